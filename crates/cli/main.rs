@@ -1,0 +1,2 @@
+//! The `nearcrawl` command.
+fn main() {}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every test of the project: the README's test command and what .ci/run calls.
+# Debug builds (fast to compile); benchmarks are only compiled and smoke-run, never timed here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo test --workspace --locked
+# Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
+cargo test --workspace --locked --benches
