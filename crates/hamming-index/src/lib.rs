@@ -1,1 +1,53 @@
-//! tmp
+//! Finds every stored 64-bit fingerprint within Hamming distance k of a query, fast: Manku,
+//! Jain and Das Sarma's permuted tables ("Detecting Near-Duplicates for Web Crawling", WWW 2007).
+//!
+//! A design ([`IndexParams`]) splits the 64 bits into blocks; each table sorts the fingerprints
+//! with some blocks moved to the front, and the pigeonhole principle guarantees that any
+//! fingerprint within distance k agrees with the query on the leading blocks of at least one
+//! table. A query probes each table for its prefix and checks the few candidates found.
+//!
+//! - [`HammingIndex`]: the online index; inserts and queries interleave, [`HammingIndex::first_match`]
+//!   is the crawler's hot path, [`HammingIndex::query`] returns every match exactly once.
+//! - [`IndexParams`]: the paper's designs for k = 3 (20, 16, 10 and 4 tables), the 4 x 16-bit
+//!   pigeonhole layout, any valid multi-level design, or one chosen by [`IndexParams::auto`] from
+//!   the expected size and a memory budget.
+//! - [`BatchQuery`] and [`near_pairs`]: batch mode, tables over the batch, the big set streamed.
+//! - [`CompressedTables`]: the paper's block compression of sorted tables (§3.2).
+//! - [`HammingIndex::save`] / [`HammingIndex::load`]: a versioned, checksummed file format.
+//! - [`BruteForceIndex`]: the obviously correct reference every design is property-tested
+//!   against.
+//!
+//! Dense prefixes (all empty pages hash to 0; pages of one forum engine collide) do not make a
+//! probe scan: a long range of keys sharing the probe's prefix is descended bit by bit within
+//! the distance budget, so its cost is bounded by the number of bit patterns within k, not by
+//! the number of keys.
+//!
+//! ```
+//! use nearcrawl_fingerprint::Fingerprint;
+//! use nearcrawl_hamming_index::{HammingIndex, IndexParams};
+//!
+//! let mut index = HammingIndex::new(IndexParams::manku_20_tables());
+//! index.insert(Fingerprint::new(0x0123_4567_89ab_cdef), 7);
+//! index.insert(Fingerprint::new(0xfedc_ba98_7654_3210), 8);
+//! let hits = index.query(Fingerprint::new(0x0123_4567_89ab_cdee));
+//! assert_eq!(hits.len(), 1);
+//! assert_eq!((hits[0].payload, hits[0].distance), (7, 1));
+//! ```
+
+mod batch;
+mod brute;
+mod compress;
+mod error;
+mod index;
+mod layout;
+mod params;
+mod persist;
+mod run;
+mod table;
+
+pub use crate::batch::{BatchMatch, BatchQuery, near_pairs};
+pub use crate::brute::{BruteForceIndex, near_pairs_brute_force};
+pub use crate::compress::{CompressedTables, CompressionStats};
+pub use crate::error::IndexError;
+pub use crate::index::{HammingIndex, Match, QueryStats};
+pub use crate::params::{IndexParams, Level};

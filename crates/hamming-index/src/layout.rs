@@ -1,0 +1,97 @@
+//! A table's bit permutation compiled into shift-and-mask moves.
+
+use crate::params::TableOrder;
+
+/// A run of consecutive bits moved as one piece: `len` bits ending `src` bits above bit 0 in the
+/// fingerprint go to `dst` bits above bit 0 in the key.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    src: u32,
+    dst: u32,
+    mask: u64,
+}
+
+/// One table's permutation π_i and prefix length p_i.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    moves: Vec<Move>,
+    /// p_i: the leading bits of the permuted key that a probe must match exactly.
+    pub(crate) prefix_bits: u32,
+    /// The prefix bits in the fingerprint's own bit positions: the table finds a stored x for a
+    /// query q exactly when `(q ^ x) & prefix_mask == 0` (and the distance is within k).
+    pub(crate) prefix_mask: u64,
+}
+
+impl Layout {
+    pub(crate) fn new(table: &TableOrder) -> Layout {
+        // Position j of the order (0 = most significant) holds fingerprint bit 63 - order[j].
+        let mut moves: Vec<Move> = Vec::new();
+        let mut j = 0;
+        while j < table.order.len() {
+            let start = j;
+            while j + 1 < table.order.len() && table.order[j + 1] == table.order[j] + 1 {
+                j += 1;
+            }
+            let len = (j - start + 1) as u32;
+            let src_top = u32::from(table.order[start]);
+            moves.push(Move {
+                src: 64 - src_top - len,
+                dst: 64 - start as u32 - len,
+                mask: if len == 64 { u64::MAX } else { (1u64 << len) - 1 },
+            });
+            j += 1;
+        }
+        let prefix_mask = table.order[..table.prefix_bits as usize]
+            .iter()
+            .fold(0u64, |m, &b| m | 1 << (63 - b));
+        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask }
+    }
+
+    /// π(fingerprint): the key stored in this table.
+    #[inline]
+    pub(crate) fn apply(&self, fp: u64) -> u64 {
+        self.moves.iter().fold(0, |key, m| key | ((fp >> m.src) & m.mask) << m.dst)
+    }
+
+    /// π⁻¹(key): the fingerprint a stored key came from.
+    #[inline]
+    pub(crate) fn invert(&self, key: u64) -> u64 {
+        self.moves.iter().fold(0, |fp, m| fp | ((key >> m.dst) & m.mask) << m.src)
+    }
+
+    /// The prefix of a key, right-aligned.
+    #[cfg(test)]
+    pub(crate) fn prefix_of(&self, key: u64) -> u64 {
+        key >> (64 - self.prefix_bits)
+    }
+}
+
+/// All tables' layouts for a design.
+pub(crate) fn layouts(params: &crate::IndexParams) -> Vec<Layout> {
+    params.table_orders().iter().map(Layout::new).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::IndexParams;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn apply_and_invert_are_inverse_bit_permutations(fp in any::<u64>(), other in any::<u64>()) {
+            for (_, params) in IndexParams::manku_designs() {
+                for layout in layouts(&params) {
+                    let key = layout.apply(fp);
+                    prop_assert_eq!(layout.invert(key), fp);
+                    prop_assert_eq!(key.count_ones(), fp.count_ones());
+                    // Distances survive the permutation, so candidates are checked on keys.
+                    prop_assert_eq!((key ^ layout.apply(other)).count_ones(), (fp ^ other).count_ones());
+                    // The key's prefix is made of exactly the prefix-mask bits.
+                    let same_prefix = layout.prefix_of(key) == layout.prefix_of(layout.apply(other));
+                    prop_assert_eq!(same_prefix, (fp ^ other) & layout.prefix_mask == 0);
+                }
+            }
+        }
+    }
+}

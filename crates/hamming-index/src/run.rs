@@ -1,0 +1,196 @@
+//! A run: every table of the design built over one set of entries. The online index is a few
+//! runs of geometrically growing size (a log-structured merge), a bulk-built index is one.
+
+use std::ops::ControlFlow;
+
+use crate::layout::Layout;
+use crate::table::SortedTable;
+
+/// Tables over one set of `(fingerprint, payload)` entries. Only table 0 stores payloads
+/// (parallel to its keys); a hit in another table finds its payloads through table 0.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Run {
+    pub(crate) tables: Vec<SortedTable>,
+    pub(crate) payloads: Vec<u64>,
+}
+
+impl Run {
+    pub(crate) fn build(layouts: &[Layout], entries: &[(u64, u64)]) -> Run {
+        let mut tables = Vec::with_capacity(layouts.len());
+        let mut first: Vec<(u64, u64)> =
+            entries.iter().map(|&(fp, payload)| (layouts[0].apply(fp), payload)).collect();
+        bucket_sort(&mut first, |e| e.0);
+        let (keys, payloads): (Vec<u64>, Vec<u64>) = first.into_iter().unzip();
+        tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
+        for layout in &layouts[1..] {
+            let mut keys: Vec<u64> = entries.iter().map(|&(fp, _)| layout.apply(fp)).collect();
+            bucket_sort(&mut keys, |&k| k);
+            tables.push(SortedTable::from_sorted(keys, layout.prefix_bits));
+        }
+        Run { tables, payloads }
+    }
+
+    /// Raw parts read back from a file; the caller has checked that every key list is sorted
+    /// and as long as `payloads`.
+    pub(crate) fn from_parts(layouts: &[Layout], keys: Vec<Vec<u64>>, payloads: Vec<u64>) -> Run {
+        let tables = keys
+            .into_iter()
+            .zip(layouts)
+            .map(|(keys, layout)| SortedTable::from_sorted(keys, layout.prefix_bits))
+            .collect();
+        Run { tables, payloads }
+    }
+
+    pub(crate) fn merge(layouts: &[Layout], a: Run, b: Run) -> Run {
+        if a.len() == 0 {
+            return b;
+        }
+        if b.len() == 0 {
+            return a;
+        }
+        let mut tables = Vec::with_capacity(layouts.len());
+        let mut ta = a.tables.into_iter();
+        let mut tb = b.tables.into_iter();
+        let (a0, b0) = (ta.next().unwrap_or_default(), tb.next().unwrap_or_default());
+        let pairs = merge_sorted(
+            a0.keys.into_iter().zip(a.payloads),
+            b0.keys.into_iter().zip(b.payloads),
+            |e| e.0,
+        );
+        let (keys, payloads): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+        tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
+        for ((x, y), layout) in ta.zip(tb).zip(&layouts[1..]) {
+            let keys = merge_sorted(x.keys.into_iter(), y.keys.into_iter(), |&k| k);
+            tables.push(SortedTable::from_sorted(keys, layout.prefix_bits));
+        }
+        Run { tables, payloads }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.payloads.len()
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.tables.iter().map(SortedTable::heap_bytes).sum::<usize>() + self.payloads.capacity() * 8
+    }
+
+    /// Every entry, as `(fingerprint, payload)`, in table 0's order.
+    pub(crate) fn entries<'a>(&'a self, layouts: &'a [Layout]) -> impl Iterator<Item = (u64, u64)> + 'a {
+        let keys = self.tables.first().map_or(&[][..], |t| &t.keys[..]);
+        keys.iter().zip(&self.payloads).map(|(&key, &payload)| (layouts[0].invert(key), payload))
+    }
+
+    /// Calls `visit(fingerprint, payload, distance)` for stored entries within distance k of
+    /// `fp`. With `canonical`, every entry is visited exactly once: a hit in table j is dropped
+    /// when an earlier table's prefix also agrees with the query (that table reported it).
+    /// Without it (first-match queries) an entry may be visited more than once.
+    pub(crate) fn for_each_match(
+        &self,
+        layouts: &[Layout],
+        fp: u64,
+        k: u32,
+        canonical: bool,
+        examined: &mut u64,
+        visit: &mut impl FnMut(u64, u64, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        if self.len() == 0 {
+            return ControlFlow::Continue(());
+        }
+        for (j, (layout, table)) in layouts.iter().zip(&self.tables).enumerate() {
+            let query = layout.apply(fp);
+            let mut previous_key = None;
+            table.probe(query, layout.prefix_bits, k, examined, &mut |index, distance| {
+                let key = table.keys[index];
+                let found = layout.invert(key);
+                if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
+                    return ControlFlow::Continue(());
+                }
+                if j == 0 {
+                    return visit(found, self.payloads[index], distance);
+                }
+                // Equal keys sit together; table 0 gives all their payloads at once.
+                if previous_key == Some(key) {
+                    return ControlFlow::Continue(());
+                }
+                previous_key = Some(key);
+                for i in self.tables[0].equal_range(layouts[0].apply(found)) {
+                    visit(found, self.payloads[i], distance)?;
+                }
+                ControlFlow::Continue(())
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn merge_sorted<T: Copy>(
+    a: impl ExactSizeIterator<Item = T>,
+    b: impl ExactSizeIterator<Item = T>,
+    key: impl Fn(&T) -> u64,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => key(x) <= key(y),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if take_a { a.next() } else { b.next() };
+        out.extend(next);
+    }
+    out
+}
+
+/// Sorts by a u64 key: one counting pass on the top bits scatters the items into about
+/// len / 64 buckets, each then sorted in cache. Much faster than a comparison sort on tens of
+/// millions of uniformly spread keys; skewed keys only make some buckets bigger.
+pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    const SMALL: usize = 1 << 14;
+    if items.len() <= SMALL {
+        items.sort_unstable_by_key(|item| key(item));
+        return;
+    }
+    let log = usize::BITS - 1 - items.len().leading_zeros();
+    let bits = log.saturating_sub(6).clamp(1, 22);
+    let shift = 64 - bits;
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for item in items.iter() {
+        starts[(key(item) >> shift) as usize + 1] += 1;
+    }
+    for i in 0..1 << bits {
+        starts[i + 1] += starts[i];
+    }
+    let mut next = starts.clone();
+    let mut out = vec![T::default(); items.len()];
+    for item in items.iter() {
+        let slot = &mut next[(key(item) >> shift) as usize];
+        out[*slot] = *item;
+        *slot += 1;
+    }
+    for w in starts.windows(2) {
+        out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+    }
+    *items = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bucket_sort_sorts(mut v in prop::collection::vec(any::<u64>(), 0..40_000), skew in any::<bool>()) {
+            if skew {
+                for x in v.iter_mut().step_by(2) { *x &= 0xFF; }
+            }
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            bucket_sort(&mut v, |&k| k);
+            prop_assert_eq!(v, expected);
+        }
+    }
+}
