@@ -52,37 +52,33 @@ impl BatchQuery {
     /// Streams one chunk of the large set through the batch's tables, appending every
     /// (query, streamed fingerprint) pair within distance k to `out`. Returns how many were added.
     pub fn scan(&self, chunk: &[(Fingerprint, u64)], out: &mut Vec<BatchMatch>) -> usize {
-        let before = out.len();
-        let mut hits = Vec::new();
-        for &(fingerprint, payload) in chunk {
-            hits.clear();
-            self.tables.query_into(fingerprint, &mut hits);
-            out.extend(hits.iter().map(|hit| BatchMatch {
-                query: hit.payload as usize,
-                found: Match { fingerprint, payload, distance: hit.distance },
-            }));
-        }
-        out.len() - before
+        let fingerprints: Vec<Fingerprint> = chunk.iter().map(|&(f, _)| f).collect();
+        let hits = self.tables.query_batch(&fingerprints);
+        out.extend(hits.iter().map(|hit| {
+            let (fingerprint, payload) = chunk[hit.query];
+            BatchMatch {
+                query: hit.found.payload as usize,
+                found: Match { fingerprint, payload, distance: hit.found.distance },
+            }
+        }));
+        hits.len()
     }
 }
 
 /// All pairs `(i, j, distance)`, `i < j`, of fingerprints within distance k of each other: the
 /// input of clustering near-duplicates. Builds the tables once over the set and queries each
-/// member; each pair is reported once, sorted.
+/// member in one [`HammingIndex::query_batch`]; each pair is reported once, sorted.
 pub fn near_pairs(params: IndexParams, fingerprints: &[Fingerprint]) -> Vec<(usize, usize, u32)> {
     let index = HammingIndex::from_entries(
         params,
         fingerprints.iter().enumerate().map(|(i, &f)| (f, i as u64)),
     );
-    let mut out = Vec::new();
-    let mut hits = Vec::new();
-    for (i, &fingerprint) in fingerprints.iter().enumerate() {
-        hits.clear();
-        index.query_into(fingerprint, &mut hits);
-        out.extend(
-            hits.iter().filter(|h| h.payload as usize > i).map(|h| (i, h.payload as usize, h.distance)),
-        );
-    }
+    let mut out: Vec<(usize, usize, u32)> = index
+        .query_batch(fingerprints)
+        .into_iter()
+        .filter(|hit| hit.found.payload as usize > hit.query)
+        .map(|hit| (hit.query, hit.found.payload as usize, hit.found.distance))
+        .collect();
     out.sort_unstable();
     out
 }

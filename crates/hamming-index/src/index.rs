@@ -4,7 +4,8 @@ use std::ops::ControlFlow;
 
 use nearcrawl_fingerprint::Fingerprint;
 
-use crate::IndexParams;
+use crate::run::bucket_sort;
+use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
 use crate::run::Run;
 
@@ -227,6 +228,42 @@ impl HammingIndex {
         stats.candidates += candidates;
         stats.probes = probes;
         stats
+    }
+
+    /// Every match of many queries at once, each (query, entry) pair exactly once. Table by
+    /// table, the queries are sorted by their permuted key and probed in that order, so the
+    /// probes walk each table in one direction instead of jumping at random: several times the
+    /// throughput of one [`HammingIndex::query`] per fingerprint on large indexes.
+    pub fn query_batch(&self, queries: &[Fingerprint]) -> Vec<BatchMatch> {
+        let k = self.params.k();
+        let mut out = Vec::new();
+        for (query, q) in queries.iter().enumerate() {
+            for &(stored, payload) in &self.pending {
+                let distance = (stored ^ q.bits()).count_ones();
+                if distance <= k {
+                    let found = Match { fingerprint: Fingerprint::new(stored), payload, distance };
+                    out.push(BatchMatch { query, found });
+                }
+            }
+        }
+        let mut order: Vec<(u64, usize)> = Vec::with_capacity(queries.len());
+        let mut examined = 0;
+        for run in self.levels.iter().filter(|r| r.len() > 0) {
+            for (j, layout) in self.layouts.iter().enumerate() {
+                order.clear();
+                order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
+                bucket_sort(&mut order, |e| e.0);
+                for &(_, query) in &order {
+                    let fp = queries[query].bits();
+                    let _ = run.table_matches(&self.layouts, j, fp, k, true, &mut examined, &mut |found, payload, distance| {
+                        let found = Match { fingerprint: Fingerprint::new(found), payload, distance };
+                        out.push(BatchMatch { query, found });
+                        ControlFlow::Continue(())
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Every stored entry, in no particular order.

@@ -96,30 +96,46 @@ impl Run {
         if self.len() == 0 {
             return ControlFlow::Continue(());
         }
-        for (j, (layout, table)) in layouts.iter().zip(&self.tables).enumerate() {
-            let query = layout.apply(fp);
-            let mut previous_key = None;
-            table.probe(query, layout.prefix_bits, k, examined, &mut |index, distance| {
-                let key = table.keys[index];
-                let found = layout.invert(key);
-                if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
-                    return ControlFlow::Continue(());
-                }
-                if j == 0 {
-                    return visit(found, self.payloads[index], distance);
-                }
-                // Equal keys sit together; table 0 gives all their payloads at once.
-                if previous_key == Some(key) {
-                    return ControlFlow::Continue(());
-                }
-                previous_key = Some(key);
-                for i in self.tables[0].equal_range(layouts[0].apply(found)) {
-                    visit(found, self.payloads[i], distance)?;
-                }
-                ControlFlow::Continue(())
-            })?;
+        for j in 0..layouts.len() {
+            self.table_matches(layouts, j, fp, k, canonical, examined, visit)?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// [`Run::for_each_match`] restricted to table `j`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn table_matches(
+        &self,
+        layouts: &[Layout],
+        j: usize,
+        fp: u64,
+        k: u32,
+        canonical: bool,
+        examined: &mut u64,
+        visit: &mut impl FnMut(u64, u64, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (layout, table) = (&layouts[j], &self.tables[j]);
+        let query = layout.apply(fp);
+        let mut previous_key = None;
+        table.probe(query, layout.prefix_bits, k, examined, &mut |index, distance| {
+            let key = table.keys[index];
+            let found = layout.invert(key);
+            if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
+                return ControlFlow::Continue(());
+            }
+            if j == 0 {
+                return visit(found, self.payloads[index], distance);
+            }
+            // Equal keys sit together; table 0 gives all their payloads at once.
+            if previous_key == Some(key) {
+                return ControlFlow::Continue(());
+            }
+            previous_key = Some(key);
+            for i in self.tables[0].equal_range(layouts[0].apply(found)) {
+                visit(found, self.payloads[i], distance)?;
+            }
+            ControlFlow::Continue(())
+        })
     }
 }
 

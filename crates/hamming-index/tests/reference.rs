@@ -195,3 +195,30 @@ fn dense_prefix_does_not_degrade_to_a_scan() {
         assert_eq!(exact_zero, 50_000);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Batch queries against an index (not compacted: buffer plus runs) give exactly the
+    /// brute-force pairs.
+    #[test]
+    fn query_batch_matches_brute_force(seed in any::<u64>()) {
+        for params in designs() {
+            let (stored, queries) = clustered(seed, params.k(), 12);
+            let mut index = HammingIndex::new(params.clone());
+            let mut brute = BruteForceIndex::new(params.k());
+            for (i, &fp) in stored.iter().enumerate() {
+                index.insert(Fingerprint::new(fp), i as u64);
+                brute.insert(Fingerprint::new(fp), i as u64);
+            }
+            let qs: Vec<Fingerprint> = queries.iter().map(|&q| Fingerprint::new(q)).collect();
+            let mut got = index.query_batch(&qs);
+            got.sort_unstable();
+            let mut expected: Vec<BatchMatch> = qs.iter().enumerate()
+                .flat_map(|(qi, &q)| brute.query(q).into_iter().map(move |found| BatchMatch { query: qi, found }))
+                .collect();
+            expected.sort_unstable();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
