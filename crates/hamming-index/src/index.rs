@@ -253,8 +253,10 @@ impl HammingIndex {
                 order.clear();
                 order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
                 bucket_sort(&mut order, |e| e.0);
-                for &(_, query) in &order {
-                    let fp = queries[query].bits();
+                for &(key, query) in &order {
+                    // Recomputed from the key: reading queries[query] here would be a random
+                    // access, a cache miss per probe on large batches.
+                    let fp = layout.invert(key);
                     let _ = run.table_matches(&self.layouts, j, fp, k, true, &mut examined, &mut |found, payload, distance| {
                         let found = Match { fingerprint: Fingerprint::new(found), payload, distance };
                         out.push(BatchMatch { query, found });

@@ -61,6 +61,15 @@ impl SortedTable {
         lo + start..lo + end
     }
 
+    /// Loads the directory slot of `key` and the first key of its range, and returns that key.
+    /// Called for every table before any is probed, so the cache misses of all tables overlap
+    /// instead of queueing one behind the other.
+    #[inline]
+    pub(crate) fn warm(&self, key: u64) -> u64 {
+        let lo = self.offsets[slot(key, self.dir_bits)] as usize;
+        self.keys.get(lo).copied().unwrap_or(0)
+    }
+
     /// The range of keys equal to `key`.
     pub(crate) fn equal_range(&self, key: u64) -> Range<usize> {
         let s = slot(key, self.dir_bits);
