@@ -1,0 +1,39 @@
+//! `nearcrawl near-pairs` from the command line.
+
+use std::process::Command;
+
+fn nearcrawl(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nearcrawl")).args(args).output().expect("run nearcrawl")
+}
+
+fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("nearcrawl-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn prints_pairs_within_k_by_line_number() {
+    let file = temp_file(
+        "fps.txt",
+        "# fingerprints\n00000000000000ff\n\n00000000000000fe\nffffffffffffff00\n0x00000000000000f0\n",
+    );
+    let out = nearcrawl(&["near-pairs", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // ff-fe: 1 bit; ff-f0: 4 bits (not a pair); fe-f0: 3 bits.
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "2 4 1\n4 6 3\n");
+}
+
+#[test]
+fn a_bad_line_is_an_error_naming_file_and_line() {
+    let file = temp_file("bad.txt", "00000000000000ff\nnot-a-fingerprint\n");
+    let out = nearcrawl(&["near-pairs", file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(&format!("{}:2", file.display())), "{err}");
+    assert!(err.contains("not-a-fingerprint"), "{err}");
+    let out = nearcrawl(&["near-pairs", "--design", "7-tables", file.to_str().unwrap()]);
+    assert!(String::from_utf8(out.stderr).unwrap().contains("unknown design"));
+}
