@@ -13,7 +13,6 @@ use std::ops::ControlFlow;
 use nearcrawl_fingerprint::Fingerprint;
 
 use crate::layout::Layout;
-use crate::run::Run;
 use crate::{HammingIndex, IndexParams, Match};
 
 const BLOCK_BYTES: usize = 1024;
@@ -62,15 +61,7 @@ struct CompressedTable {
 impl CompressedTables {
     /// Compresses the tables of `index`.
     pub fn new(index: &HammingIndex) -> CompressedTables {
-        let owned;
-        let run = match index.single_run() {
-            Some(run) => run,
-            None => {
-                let entries: Vec<(u64, u64)> = index.entries().map(|(f, p)| (f.bits(), p)).collect();
-                owned = Run::build(index.layouts(), &entries);
-                &owned
-            }
-        };
+        let run = index.as_one_run();
         CompressedTables {
             params: index.params().clone(),
             layouts: index.layouts().to_vec(),

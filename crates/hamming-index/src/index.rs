@@ -283,12 +283,17 @@ impl HammingIndex {
         &self.layouts
     }
 
-    /// The single run of a compacted index.
-    pub(crate) fn single_run(&self) -> Option<&Run> {
+    /// All entries as one run: borrowed when the index is compacted, built otherwise. What
+    /// saving and compression work from.
+    pub(crate) fn as_one_run(&self) -> std::borrow::Cow<'_, Run> {
         let mut nonempty = self.levels.iter().filter(|r| r.len() > 0);
         match (self.pending.is_empty(), nonempty.next(), nonempty.next()) {
-            (true, Some(run), None) => Some(run),
-            _ => None,
+            (true, Some(run), None) => std::borrow::Cow::Borrowed(run),
+            (true, None, None) => std::borrow::Cow::Owned(Run::build(&self.layouts, &[])),
+            _ => {
+                let entries: Vec<(u64, u64)> = self.entries().map(|(f, p)| (f.bits(), p)).collect();
+                std::borrow::Cow::Owned(Run::build(&self.layouts, &entries))
+            }
         }
     }
 }

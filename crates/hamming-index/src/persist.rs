@@ -36,15 +36,7 @@ impl HammingIndex {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IndexError> {
         let path = path.as_ref();
         let io = |source| IndexError::Io { path: path.to_owned(), source };
-        let owned;
-        let run = match self.single_run() {
-            Some(run) => run,
-            None => {
-                let entries: Vec<(u64, u64)> = self.entries().map(|(f, p)| (f.bits(), p)).collect();
-                owned = Run::build(self.layouts(), &entries);
-                &owned
-            }
-        };
+        let run = self.as_one_run();
         let tmp = temporary_path(path);
         let file = File::create(&tmp).map_err(io)?;
         let mut out = HashingWriter { inner: BufWriter::with_capacity(1 << 20, file), hash: Xxh3::new() };
