@@ -4,6 +4,8 @@
 //!
 //! cargo bench --bench simhash
 
+#![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nearcrawl_fingerprint::{Weight, feature_hash, simhash, simhash_reference};
 

@@ -48,17 +48,19 @@ impl SortedTable {
     /// The range of keys whose top `prefix_bits` bits equal those of `key`.
     #[inline]
     pub(crate) fn prefix_range(&self, key: u64, prefix_bits: u32) -> Range<usize> {
-        let s = slot(key, self.dir_bits);
-        let (lo, hi) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
+        let slot = self.slot_range(key);
         if self.dir_bits == prefix_bits {
-            return lo..hi;
+            return slot;
         }
         let shift = 64 - prefix_bits;
-        let want = key >> shift;
-        let slice = &self.keys[lo..hi];
-        let start = slice.partition_point(|&k| k >> shift < want);
-        let end = start + slice[start..].partition_point(|&k| k >> shift == want);
-        lo + start..lo + end
+        offset(slot.start, equal_run(&self.keys[slot], |k| k >> shift, key >> shift))
+    }
+
+    /// The directory slot holding `key`: the keys sharing its top `dir_bits` bits.
+    #[inline]
+    fn slot_range(&self, key: u64) -> Range<usize> {
+        let s = slot(key, self.dir_bits);
+        self.offsets[s] as usize..self.offsets[s + 1] as usize
     }
 
     /// Loads the directory slot of `key` and the first key of its range, and returns that key.
@@ -66,18 +68,13 @@ impl SortedTable {
     /// instead of queueing one behind the other.
     #[inline]
     pub(crate) fn warm(&self, key: u64) -> u64 {
-        let lo = self.offsets[slot(key, self.dir_bits)] as usize;
-        self.keys.get(lo).copied().unwrap_or(0)
+        self.keys.get(self.slot_range(key).start).copied().unwrap_or(0)
     }
 
     /// The range of keys equal to `key`.
     pub(crate) fn equal_range(&self, key: u64) -> Range<usize> {
-        let s = slot(key, self.dir_bits);
-        let (lo, hi) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
-        let slice = &self.keys[lo..hi];
-        let start = slice.partition_point(|&k| k < key);
-        let end = start + slice[start..].partition_point(|&k| k == key);
-        lo + start..lo + end
+        let slot = self.slot_range(key);
+        offset(slot.start, equal_run(&self.keys[slot], |k| k, key))
     }
 
     /// Calls `visit(index, distance)` for every key within distance `k` of `query` among those
@@ -94,6 +91,19 @@ impl SortedTable {
         let range = self.prefix_range(query, prefix_bits);
         within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
     }
+}
+
+/// The range of `sorted` whose projection equals `want`; the projection must keep the order
+/// (a prefix of the key, or the key itself).
+#[inline]
+fn equal_run(sorted: &[u64], project: impl Fn(u64) -> u64, want: u64) -> Range<usize> {
+    let start = sorted.partition_point(|&k| project(k) < want);
+    start..start + sorted[start..].partition_point(|&k| project(k) == want)
+}
+
+#[inline]
+fn offset(base: usize, range: Range<usize>) -> Range<usize> {
+    base + range.start..base + range.end
 }
 
 #[inline]
@@ -138,11 +148,9 @@ fn within_distance(
         // The only key value left: the range's shared top bits, the query's bits below.
         let high = !(u64::MAX >> depth);
         let target = (slice[0] & high) | (query & !high);
-        let start = slice.partition_point(|&key| key < target);
-        let end = start + slice[start..].partition_point(|&key| key == target);
         let distance = (target ^ query).count_ones();
-        for i in start..end {
-            visit(range.start + i, distance)?;
+        for i in offset(range.start, equal_run(slice, |k| k, target)) {
+            visit(i, distance)?;
         }
         return ControlFlow::Continue(());
     }
