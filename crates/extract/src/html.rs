@@ -167,8 +167,10 @@ impl Iterator for Children<'_> {
 
 struct Builder {
     doc: Document,
-    /// Open elements, root first.
+    /// Open elements, root first, with a hash of the name of elements not in [`Tag`] (custom
+    /// elements such as `<ps-header>` must match their own end tag).
     stack: Vec<(NodeId, Tag)>,
+    other_names: Vec<(NodeId, u64)>,
     /// Depth inside `<svg>`/`<math>`, where `<x/>` closes itself.
     foreign: usize,
     /// Scratch for attribute names being lower-cased.
@@ -183,7 +185,7 @@ impl Builder {
             text: String::with_capacity(len / 2),
         };
         doc.nodes.push(Node { tag: Some(Tag::Other), parent: 0, end: 1, data: 0..0 });
-        Builder { doc, stack: vec![(0, Tag::Other)], foreign: 0, name_buf: Vec::new() }
+        Builder { doc, stack: vec![(0, Tag::Other)], other_names: Vec::new(), foreign: 0, name_buf: Vec::new() }
     }
 
     fn finish(mut self) -> Document {
@@ -230,8 +232,13 @@ impl Builder {
             Some(b'/') => match rest.get(2) {
                 Some(c) if c.is_ascii_alphabetic() => {
                     let name_end = scan_name(bytes, lt + 2);
-                    let tag = tag_of(&bytes[lt + 2..name_end]);
-                    self.end_tag(tag);
+                    let name = &bytes[lt + 2..name_end];
+                    let tag = tag_of(name);
+                    if tag == Tag::Other {
+                        self.end_other(name_hash(name));
+                    } else {
+                        self.end_tag(tag);
+                    }
                     skip_past(bytes, name_end, b'>')
                 }
                 _ => skip_past(bytes, lt, b'>'),
@@ -275,6 +282,9 @@ impl Builder {
             self.foreign += 1;
         }
         if self.stack.len() < MAX_DEPTH {
+            if tag == Tag::Other {
+                self.other_names.push((id, name_hash(&bytes[lt + 1..name_end])));
+            }
             self.stack.push((id, tag));
         } else {
             self.doc.nodes[id as usize].end = id + 1;
@@ -406,8 +416,21 @@ impl Builder {
         }
     }
 
+    /// The end tag of an element not in [`Tag`]: closes the nearest open one with that name.
+    fn end_other(&mut self, hash: u64) {
+        let Some(&(id, _)) = self.other_names.iter().rev().find(|(_, h)| *h == hash) else { return };
+        if let Some(depth) = self.stack.iter().rposition(|(open, _)| *open == id) {
+            while self.stack.len() > depth {
+                self.pop();
+            }
+        }
+    }
+
     fn pop(&mut self) {
         if let Some((id, tag)) = self.stack.pop() {
+            if tag == Tag::Other && self.other_names.last().is_some_and(|(open, _)| *open == id) {
+                self.other_names.pop();
+            }
             if matches!(tag, Tag::Svg | Tag::Math) {
                 self.foreign = self.foreign.saturating_sub(1);
             }
@@ -451,6 +474,11 @@ fn tag_of(name: &[u8]) -> Tag {
         *dst = src.to_ascii_lowercase();
     }
     Tag::from_lowercase(&lower[..name.len()])
+}
+
+fn name_hash(name: &[u8]) -> u64 {
+    let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
+    xxhash_rust::xxh3::xxh3_64(&lower)
 }
 
 /// End of a tag name starting at `pos`.
@@ -540,6 +568,8 @@ mod tests {
             ("<select><option>a<option>b</select>", r#"select(option("a") option("b"))"#),
             ("<svg><path/><text>t</text></svg>x", r#"svg(other other("t")) "x""#),
             ("<div/>a", r#"div("a")"#),
+            ("<x-a><x-b>t</X-B>u</x-a>v", r#"other(other("t") "u") "v""#),
+            ("<div><x-a>t</div>u</x-a>", r#"div(other("t")) "u""#),
         ];
         for (html, want) in cases {
             assert_eq!(outline(&Document::parse(html)), want, "{html}");

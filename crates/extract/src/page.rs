@@ -1,0 +1,176 @@
+//! What a crawler needs from a page besides its text: title, links, canonical URL, meta robots
+//! and language, all read from the one parse.
+
+use url::Url;
+
+use crate::html::{Document, NodeId};
+use crate::tag::{Attr, Tag};
+
+/// A link found on a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The target, resolved against the page's `<base href>` (or its own URL), fragment kept;
+    /// only `http` and `https` links are kept.
+    pub url: Url,
+    /// The anchor text, whitespace collapsed.
+    pub text: String,
+    /// `rel` contains `nofollow` (or `ugc` / `sponsored`, which search engines treat alike).
+    pub nofollow: bool,
+}
+
+/// The directives of `<meta name="robots">`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MetaRobots {
+    /// Do not index this page (`noindex` or `none`).
+    pub noindex: bool,
+    /// Do not follow this page's links (`nofollow` or `none`).
+    pub nofollow: bool,
+}
+
+impl MetaRobots {
+    /// Parses a directive list such as `"noindex, nofollow"` (case-insensitive); unknown
+    /// directives are ignored. Also the syntax of the `X-Robots-Tag` header.
+    pub fn parse(content: &str) -> MetaRobots {
+        let mut robots = MetaRobots::default();
+        for directive in content.split([',', ' ']).map(str::trim) {
+            match directive.to_ascii_lowercase().as_str() {
+                "noindex" => robots.noindex = true,
+                "nofollow" => robots.nofollow = true,
+                "none" => {
+                    robots.noindex = true;
+                    robots.nofollow = true;
+                }
+                _ => {}
+            }
+        }
+        robots
+    }
+
+    /// Both sets of directives together.
+    pub fn union(self, other: MetaRobots) -> MetaRobots {
+        MetaRobots { noindex: self.noindex || other.noindex, nofollow: self.nofollow || other.nofollow }
+    }
+}
+
+/// Title, links, canonical URL, robots directives and declared language of a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageFacts {
+    /// The first `<title>`, whitespace collapsed.
+    pub title: Option<String>,
+    /// The URL relative links resolve against: `<base href>` when valid, else the page's URL.
+    pub base: Url,
+    /// `<a href>` and `<area href>` in document order.
+    pub links: Vec<Link>,
+    /// `<link rel=canonical href>`, resolved.
+    pub canonical: Option<Url>,
+    /// `<meta name=robots>` directives.
+    pub robots: MetaRobots,
+    /// Declared language: `<html lang>`, else `<meta http-equiv=content-language>`, lower-cased.
+    pub language: Option<String>,
+}
+
+impl PageFacts {
+    /// Reads the facts of `doc`, fetched from `url`.
+    pub fn read(doc: &Document, url: &Url) -> PageFacts {
+        let elements = || (0..doc.len() as NodeId).filter_map(|id| doc.node(id).tag.map(|tag| (id, tag)));
+        let base = elements()
+            .find(|&(id, tag)| tag == Tag::Base && doc.attr(id, Attr::Href).is_some())
+            .and_then(|(id, _)| url.join(doc.attr(id, Attr::Href)?.trim()).ok())
+            .unwrap_or_else(|| url.clone());
+        let mut facts = PageFacts {
+            title: doc.first(Tag::Title).map(|id| doc.subtree_text(id)),
+            base,
+            links: Vec::new(),
+            canonical: None,
+            robots: MetaRobots::default(),
+            language: None,
+        };
+        let mut meta_language = None;
+        for (id, tag) in elements() {
+            match tag {
+                Tag::A | Tag::Area => {
+                    let Some(href) = doc.attr(id, Attr::Href) else { continue };
+                    let Some(target) = resolve(&facts.base, href) else { continue };
+                    let rel = doc.attr(id, Attr::Rel).unwrap_or("").to_ascii_lowercase();
+                    let nofollow = rel.split_ascii_whitespace().any(|r| matches!(r, "nofollow" | "ugc" | "sponsored"));
+                    facts.links.push(Link { url: target, text: doc.subtree_text(id), nofollow });
+                }
+                Tag::Link if facts.canonical.is_none() => {
+                    let rel = doc.attr(id, Attr::Rel).unwrap_or("");
+                    if rel.split_ascii_whitespace().any(|r| r.eq_ignore_ascii_case("canonical")) {
+                        facts.canonical = doc.attr(id, Attr::Href).and_then(|href| resolve(url, href));
+                    }
+                }
+                Tag::Meta => {
+                    let name = doc.attr(id, Attr::Name).unwrap_or("");
+                    let content = doc.attr(id, Attr::Content).unwrap_or("");
+                    if name.eq_ignore_ascii_case("robots") {
+                        facts.robots = facts.robots.union(MetaRobots::parse(content));
+                    }
+                    let http_equiv = doc.attr(id, Attr::HttpEquiv).unwrap_or("");
+                    if http_equiv.eq_ignore_ascii_case("content-language") && meta_language.is_none() {
+                        meta_language = language_tag(content);
+                    }
+                }
+                Tag::Html if facts.language.is_none() => {
+                    facts.language = doc.attr(id, Attr::Lang).and_then(language_tag);
+                }
+                _ => {}
+            }
+        }
+        facts.language = facts.language.or(meta_language);
+        facts
+    }
+}
+
+/// `href` resolved against `base`, when it is an http(s) URL.
+fn resolve(base: &Url, href: &str) -> Option<Url> {
+    let target = base.join(href.trim()).ok()?;
+    matches!(target.scheme(), "http" | "https").then_some(target)
+}
+
+/// The first tag of a language list, lower-cased (`"en-US, fr"` -> `"en-us"`).
+fn language_tag(value: &str) -> Option<String> {
+    let first = value.split(',').next()?.trim();
+    (!first.is_empty()).then(|| first.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_from_one_parse() {
+        let html = r#"<html lang="en-GB"><head><title> A  page </title><base href="https://cdn.example/b/">
+            <link rel="Canonical" href="/canonical">
+            <meta name="ROBOTS" content="NoIndex"><meta name="robots" content="nofollow"></head>
+            <body><a href="x.html#frag">X <b>link</b></a> <a href="mailto:a@b">mail</a>
+            <a href="javascript:void(0)">js</a> <a rel="external nofollow" href="//other.example/y">y</a>
+            <map><area href="/z" alt=z></map> <a>no href</a></body></html>"#;
+        let page = Url::parse("https://example.com/dir/page.html").expect("url");
+        let facts = PageFacts::read(&Document::parse(html), &page);
+        assert_eq!(facts.title.as_deref(), Some("A page"));
+        assert_eq!(facts.base.as_str(), "https://cdn.example/b/");
+        assert_eq!(facts.canonical.as_ref().map(Url::as_str), Some("https://example.com/canonical"));
+        assert_eq!(facts.robots, MetaRobots { noindex: true, nofollow: true });
+        assert_eq!(facts.language.as_deref(), Some("en-gb"));
+        let links: Vec<_> = facts.links.iter().map(|l| (l.url.as_str(), l.text.as_str(), l.nofollow)).collect();
+        assert_eq!(
+            links,
+            [
+                ("https://cdn.example/b/x.html#frag", "X link", false),
+                ("https://other.example/y", "y", true),
+                ("https://cdn.example/z", "", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn meta_language_and_robots_none() {
+        let html = r#"<meta http-equiv="Content-Language" content="zh-CN, en"><meta name=robots content="none">"#;
+        let facts = PageFacts::read(&Document::parse(html), &Url::parse("http://a.test/").expect("url"));
+        assert_eq!(facts.language.as_deref(), Some("zh-cn"));
+        assert_eq!(facts.robots, MetaRobots { noindex: true, nofollow: true });
+        assert!(facts.title.is_none() && facts.canonical.is_none() && facts.links.is_empty());
+    }
+}
