@@ -30,6 +30,6 @@ fn main() {
 fn outline(doc: &nearcrawl_extract::Document) {
     for id in 0..doc.len() as u32 {
         let n = doc.node(id);
-        if let Some(t) = n.tag { let mut d=0; let mut p=id; while p!=0 {p=doc.node(p).parent; d+=1;} if d < 9 && n.end - id > 50 { println!("{}{:?} {} {} {:?}", " ".repeat(d), t, id, n.end, doc.attr(id, nearcrawl_extract::Attr::Class)); } }
+        if let Some(t) = n.tag { let mut d=0; let mut p=id; while p!=0 {p=doc.node(p).parent; d+=1;} if d < 14 && n.end - id > 5 { println!("{}{:?} {} {} {:?}", " ".repeat(d), t, id, n.end, doc.attr(id, nearcrawl_extract::Attr::Class)); } }
     }
 }

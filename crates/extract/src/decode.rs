@@ -70,7 +70,7 @@ pub fn charset_from_content_type(content_type: &str) -> Option<&'static Encoding
     let rest = lower[start..].trim_start().strip_prefix('=')?.trim_start();
     let rest = rest.trim_start_matches(['"', '\'']);
     let end = rest.find(|c: char| c == ';' || c == '"' || c == '\'' || c.is_whitespace()).unwrap_or(rest.len());
-    Encoding::for_label(rest[..end].as_bytes())
+    Encoding::for_label(&rest.as_bytes()[..end])
 }
 
 /// `<meta charset>` or `<meta http-equiv=content-type content="...; charset=...">` in the first

@@ -372,11 +372,7 @@ impl Builder {
                 self.close_in_scope(&[Tbody, Thead, Tfoot], &[]);
             }
             A => self.close_in_scope(&[A], &[]),
-            H1 | H2 | H3 | H4 | H5 | H6 => {
-                if self.stack.last().is_some_and(|(_, open)| open.is_heading()) {
-                    self.pop();
-                }
-            }
+            H1 | H2 | H3 | H4 | H5 | H6 if self.stack.last().is_some_and(|(_, open)| open.is_heading()) => self.pop(),
             _ => {}
         }
     }
