@@ -306,9 +306,6 @@ impl ContentExtractor {
             ) || block.tag.is_heading();
             let mut ancestor = if paragraph_like { doc.node(block.node).parent } else { block.node };
             for level in 0..5 {
-                if ancestor == 0 {
-                    break;
-                }
                 let divider = match level {
                     0 => 1.0,
                     1 => 2.0,
@@ -320,6 +317,9 @@ impl ContentExtractor {
                     a.score = initial_score(doc.node(ancestor).tag.unwrap_or(Tag::Other)) + a.class_weight;
                 }
                 a.score += score / divider;
+                if ancestor == 0 {
+                    break; // the root scores too: fragments have no <body>
+                }
                 ancestor = doc.node(ancestor).parent;
             }
         }

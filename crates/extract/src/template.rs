@@ -1,0 +1,168 @@
+//! Host templates: text blocks that repeat across the pages of one host.
+//!
+//! A site's navigation, footers, cookie notices and "related" boxes appear on most of its
+//! pages. Fed page by page as a crawl goes, [`TemplateModel`] counts on how many pages of each
+//! host a block occurs; once a host has [`TemplateConfig::min_pages`] pages, a block seen on
+//! at least [`TemplateConfig::min_share`] of them is template. Digits are masked before
+//! counting, so "Updated 3 May, 10:31" and "1,204 readers" count as one block across pages.
+//!
+//! It works with or without main-content extraction: strip template blocks from the content,
+//! or from the full text of pages where extraction finds no article.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::content::{Extraction, TextBlock};
+
+/// When a block counts as template.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TemplateConfig {
+    /// Pages a host must have before any of its blocks is called template.
+    pub min_pages: u32,
+    /// Share of the host's pages a block must appear on.
+    pub min_share: f32,
+    /// Distinct blocks remembered per host; when full, blocks seen on only one page are
+    /// forgotten, so memory stays bounded on hosts with endless unique text.
+    pub max_blocks_per_host: usize,
+}
+
+impl Default for TemplateConfig {
+    fn default() -> Self {
+        TemplateConfig { min_pages: 4, min_share: 0.5, max_blocks_per_host: 20_000 }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct HostBlocks {
+    pages: u32,
+    /// Masked block hash -> pages it was seen on.
+    seen: HashMap<u64, u32>,
+}
+
+/// Per-host counts of repeated text blocks.
+#[derive(Clone, Debug, Default)]
+pub struct TemplateModel {
+    config: TemplateConfig,
+    hosts: HashMap<String, HostBlocks>,
+}
+
+impl TemplateModel {
+    /// An empty model.
+    pub fn new(config: TemplateConfig) -> TemplateModel {
+        TemplateModel { config, hosts: HashMap::new() }
+    }
+
+    /// Records the blocks of one page of `host` (each distinct block counts once per page).
+    pub fn observe<'a>(&mut self, host: &str, blocks: impl IntoIterator<Item = &'a TextBlock>) {
+        let limit = self.config.max_blocks_per_host;
+        let entry = self.hosts.entry(host.to_owned()).or_default();
+        entry.pages += 1;
+        let distinct: HashSet<u64> = blocks.into_iter().map(|b| block_key(&b.text)).collect();
+        for key in distinct {
+            *entry.seen.entry(key).or_insert(0) += 1;
+        }
+        if entry.seen.len() > limit {
+            entry.seen.retain(|_, pages| *pages > 1);
+        }
+    }
+
+    /// Pages recorded for `host`.
+    pub fn pages(&self, host: &str) -> u32 {
+        self.hosts.get(host).map_or(0, |h| h.pages)
+    }
+
+    /// Share of `host`'s recorded pages that contain a block with this text (digits masked).
+    pub fn share(&self, host: &str, text: &str) -> f32 {
+        let Some(h) = self.hosts.get(host) else { return 0.0 };
+        if h.pages == 0 {
+            return 0.0;
+        }
+        h.seen.get(&block_key(text)).copied().unwrap_or(0) as f32 / h.pages as f32
+    }
+
+    /// Whether a block with this text is part of `host`'s template.
+    pub fn is_template(&self, host: &str, text: &str) -> bool {
+        self.pages(host) >= self.config.min_pages && self.share(host, text) >= self.config.min_share
+    }
+
+    /// The main-content blocks of `extraction` that are not template, or, when extraction
+    /// found no content, all its non-template blocks.
+    pub fn strip<'a>(&self, host: &str, extraction: &'a Extraction) -> Vec<&'a TextBlock> {
+        let any_content = extraction.blocks.iter().any(|b| b.in_content);
+        extraction
+            .blocks
+            .iter()
+            .filter(|b| b.in_content || !any_content)
+            .filter(|b| !self.is_template(host, &b.text))
+            .collect()
+    }
+}
+
+/// Hash of a block's text with digits masked and case folded.
+fn block_key(text: &str) -> u64 {
+    let mut masked = String::with_capacity(text.len());
+    let mut last_digit = false;
+    for c in text.chars() {
+        if c.is_numeric() {
+            if !last_digit {
+                masked.push('0');
+            }
+            last_digit = true;
+        } else {
+            last_digit = false;
+            masked.extend(c.to_lowercase());
+        }
+    }
+    xxhash_rust::xxh3::xxh3_64(masked.trim().as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ContentExtractor, Document};
+
+    fn page(i: usize, body: &str) -> Extraction {
+        let html = format!(
+            "<body><div class=top>Welcome to the Shop | Cart (3 items)</div><div><p>{body}</p>\
+             <p>Updated {i} May 2024, {i}:31 - {} visitors</p></div><div>Free shipping on orders over $50</div></body>",
+            1000 + i
+        );
+        ContentExtractor::new().extract(&Document::parse(&html))
+    }
+
+    #[test]
+    fn repeated_blocks_become_template_after_enough_pages() {
+        let mut model = TemplateModel::new(TemplateConfig::default());
+        let names = ["anchor", "bell", "candle", "drum", "easel", "flute", "globe", "harp", "inkwell", "jug"];
+        for (i, name) in names.iter().enumerate().take(3) {
+            model.observe("shop.test", &page(i, &format!("Product description: a {name}")).blocks);
+        }
+        assert!(!model.is_template("shop.test", "Free shipping on orders over $50"), "3 pages are too few");
+        for (i, name) in names.iter().enumerate().skip(3) {
+            model.observe("shop.test", &page(i, &format!("A unique text about a {name}")).blocks);
+        }
+        assert!(model.is_template("shop.test", "Free shipping on orders over $50"));
+        assert!(model.is_template("shop.test", "Updated 77 May 2024, 8:31 - 99 visitors"), "digits are masked");
+        assert!(!model.is_template("shop.test", "A unique text about a flute"));
+        assert!(!model.is_template("other.test", "Free shipping on orders over $50"), "per host");
+        assert_eq!(model.pages("shop.test"), 10);
+
+        let body = "The one thing this page says, at some length, so that it reads as an article: a kettle.";
+        let fresh = page(11, body);
+        let content: Vec<&str> = fresh.blocks.iter().filter(|b| b.in_content).map(|b| b.text.as_str()).collect();
+        assert_eq!(content, [body, "Updated 11 May 2024, 11:31 - 1011 visitors"]);
+        let kept: Vec<&str> = model.strip("shop.test", &fresh).iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(kept, [body]);
+    }
+
+    #[test]
+    fn memory_is_bounded_by_forgetting_singletons() {
+        let config = TemplateConfig { max_blocks_per_host: 100, ..TemplateConfig::default() };
+        let mut model = TemplateModel::new(config);
+        for i in 0..1000 {
+            let extraction = page(i, &format!("unique words {}", "x".repeat(i % 50 + 1)));
+            model.observe("a.test", &extraction.blocks);
+            assert!(model.hosts["a.test"].seen.len() <= 101);
+        }
+        assert!(model.is_template("a.test", "Free shipping on orders over $50"));
+    }
+}
