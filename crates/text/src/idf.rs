@@ -199,7 +199,7 @@ mod tests {
         let idf = JiebaIdf::get();
         let common = idf.idf("中国");
         let rare = idf.idf("劳动防护");
-        assert!((rare - 13.900677652).abs() < 1e-3, "{rare}");
+        assert!((rare - 13.900_678).abs() < 1e-3, "{rare}");
         assert!(common < rare, "{common} < {rare}");
         assert_eq!(idf.idf("劳动防护"), rare, "cached");
     }

@@ -1,0 +1,165 @@
+//! Longest common subsequence by Myers' O(ND) algorithm (linear space, middle snake), and the
+//! textbook O(N·M) dynamic programme it is tested against.
+
+/// The pairs `(i, j)` with `a[i] == b[j]` of one longest common subsequence, in order.
+pub fn lcs_pairs<T: PartialEq>(a: &[T], b: &[T]) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    let mut v = Vec::new();
+    let mut w = Vec::new();
+    diff(a, 0, b, 0, &mut v, &mut w, &mut pairs);
+    pairs
+}
+
+/// Length of the LCS by the textbook dynamic programme, O(N·M) time, O(M) space.
+pub fn lcs_len_reference<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y { diagonal + 1 } else { above.max(row[j]) };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// Recursive divide and conquer on the middle snake (Myers 1986, section 4b).
+fn diff<T: PartialEq>(
+    a: &[T],
+    a0: usize,
+    b: &[T],
+    b0: usize,
+    v: &mut Vec<isize>,
+    w: &mut Vec<isize>,
+    out: &mut Vec<(usize, usize)>,
+) {
+    // Common prefix and suffix are matched directly.
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    for k in 0..prefix {
+        out.push((a0 + k, b0 + k));
+    }
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    let (a0, b0) = (a0 + prefix, b0 + prefix);
+    let suffix = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+    let (a_mid, b_mid) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
+    if !a_mid.is_empty() && !b_mid.is_empty() {
+        let (x, y, u, vv) = middle_snake(a_mid, b_mid, v, w);
+        diff(&a_mid[..x], a0, &b_mid[..y], b0, v, w, out);
+        for k in 0..(u - x) {
+            out.push((a0 + x + k, b0 + y + k));
+        }
+        diff(&a_mid[u..], a0 + u, &b_mid[vv..], b0 + vv, v, w, out);
+    }
+    let (a_end, b_end) = (a0 + a_mid.len(), b0 + b_mid.len());
+    for k in 0..suffix {
+        out.push((a_end + k, b_end + k));
+    }
+}
+
+/// The middle snake of an optimal edit path: `(x, y)` to `(u, v)` on it, a diagonal run that
+/// splits the problem in two halves of about D/2 edits each. `a` and `b` are non-empty and
+/// differ in their first and in their last element (the caller trims common ends), so D >= 2.
+fn middle_snake<T: PartialEq>(a: &[T], b: &[T], fwd: &mut Vec<isize>, bwd: &mut Vec<isize>) -> (usize, usize, usize, usize) {
+    let n = a.len() as isize;
+    let m = b.len() as isize;
+    let delta = n - m;
+    let odd = delta & 1 == 1;
+    let max = (n + m + 1) / 2;
+    // Diagonals k = x - y reach from -(max + 1) to max + 1, reverse ones shifted by delta.
+    let offset = max + delta.abs() + 2;
+    let size = (2 * offset + 1) as usize;
+    fwd.clear();
+    fwd.resize(size, 0);
+    bwd.clear();
+    bwd.resize(size, n);
+    let at = |k: isize| (k + offset) as usize;
+    fwd[at(1)] = 0;
+    bwd[at(delta - 1)] = n;
+    for d in 0..=max {
+        let mut k = -d;
+        while k <= d {
+            let mut x = if k == -d || (k != d && fwd[at(k - 1)] < fwd[at(k + 1)]) { fwd[at(k + 1)] } else { fwd[at(k - 1)] + 1 };
+            let mut y = x - k;
+            let (x0, y0) = (x, y);
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            fwd[at(k)] = x;
+            if odd && k >= delta - (d - 1) && k <= delta + (d - 1) && fwd[at(k)] >= bwd[at(k)] {
+                return (x0 as usize, y0 as usize, x as usize, y as usize);
+            }
+            k += 2;
+        }
+        let mut k = -d;
+        while k <= d {
+            let kk = k + delta;
+            let mut x = if k == d || (k != -d && bwd[at(kk - 1)] < bwd[at(kk + 1)]) { bwd[at(kk - 1)] } else { bwd[at(kk + 1)] - 1 };
+            let mut y = x - kk;
+            let (x1, y1) = (x, y);
+            while x > 0 && y > 0 && a[(x - 1) as usize] == b[(y - 1) as usize] {
+                x -= 1;
+                y -= 1;
+            }
+            bwd[at(kk)] = x;
+            if !odd && kk >= -d && kk <= d && bwd[at(kk)] <= fwd[at(kk)] {
+                return (x as usize, y as usize, x1 as usize, y1 as usize);
+            }
+            k += 2;
+        }
+    }
+    unreachable!("an optimal path has at most n + m edits")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(a: &[u8], b: &[u8]) {
+        let pairs = lcs_pairs(a, b);
+        assert_eq!(pairs.len(), lcs_len_reference(a, b), "{a:?} {b:?}");
+        for window in pairs.windows(2) {
+            assert!(window[0].0 < window[1].0 && window[0].1 < window[1].1, "increasing: {pairs:?}");
+        }
+        for &(i, j) in &pairs {
+            assert_eq!(a[i], b[j]);
+        }
+    }
+
+    #[test]
+    fn known_cases() {
+        assert_eq!(lcs_len_reference(b"ABCABBA", b"CBABAC"), 4);
+        check(b"ABCABBA", b"CBABAC");
+        check(b"", b"abc");
+        check(b"abc", b"");
+        check(b"abc", b"abc");
+        check(b"abc", b"xyz");
+        check(b"a", b"b");
+        check(b"xaxbxc", b"abc");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn myers_matches_the_textbook_lcs(a in proptest::collection::vec(0u8..4, 0..60), b in proptest::collection::vec(0u8..4, 0..60)) {
+            check(&a, &b);
+        }
+
+        #[test]
+        fn myers_on_edited_copies(a in proptest::collection::vec(0u8..20, 0..200), edits in proptest::collection::vec((0usize..200, 0u8..20, 0u8..3), 0..20)) {
+            let mut b = a.clone();
+            for (pos, value, op) in edits {
+                let pos = if b.is_empty() { 0 } else { pos % b.len() };
+                match op {
+                    0 if !b.is_empty() => { b.remove(pos); }
+                    1 => b.insert(pos, value),
+                    _ if !b.is_empty() => b[pos] = value,
+                    _ => {}
+                }
+            }
+            check(&a, &b);
+        }
+    }
+}
