@@ -1,0 +1,207 @@
+//! Step 1: sentence fingerprints as a candidate generator, and an index of them with the
+//! frequent-fingerprint cut-off.
+//!
+//! Sentences longer than X characters are hashed (MD5) and grouped by hash mod m; in each
+//! group the Y smallest hashes, when their sentences cover at least Z characters, are
+//! combined into one 128-bit fingerprint. Rotating every hash by one byte changes which are
+//! smallest, so 16 rotations give up to 16 × m fingerprints. Two documents sharing any
+//! fingerprint share Y long sentences and become candidates.
+
+use std::collections::HashMap;
+
+use md5::{Digest, Md5};
+
+/// The paper's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentenceConfig {
+    /// X: sentences of at most this many characters are ignored.
+    pub min_sentence_chars: usize,
+    /// m: groups by hash modulo m.
+    pub groups: u32,
+    /// Y: hashes combined per fingerprint.
+    pub per_fingerprint: usize,
+    /// Z: characters the combined sentences must cover.
+    pub min_cover_chars: usize,
+    /// Byte rotations (at most 16).
+    pub rotations: u32,
+}
+
+impl Default for SentenceConfig {
+    fn default() -> Self {
+        SentenceConfig { min_sentence_chars: 10, groups: 7, per_fingerprint: 4, min_cover_chars: 100, rotations: 16 }
+    }
+}
+
+/// Sentences of `text`, split at sentence punctuation and line breaks, trimmed.
+pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；']).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The sentence fingerprints of a text (sorted, distinct).
+pub fn sentence_fingerprints(text: &str, config: &SentenceConfig) -> Vec<u128> {
+    let hashed: Vec<(u128, usize)> = sentences(text)
+        .map(|s| (s, s.chars().count()))
+        .filter(|(_, chars)| *chars > config.min_sentence_chars)
+        .map(|(s, chars)| (u128::from_be_bytes(Md5::digest(s.as_bytes()).into()), chars))
+        .collect();
+    let mut fingerprints = Vec::new();
+    let groups = config.groups.max(1) as u128;
+    for rotation in 0..config.rotations.min(16) {
+        let mut by_group: HashMap<u128, Vec<(u128, usize)>> = HashMap::new();
+        for &(hash, chars) in &hashed {
+            let rotated = hash.rotate_left(8 * rotation);
+            by_group.entry(rotated % groups).or_default().push((rotated, chars));
+        }
+        for members in by_group.values_mut() {
+            members.sort_unstable();
+            members.dedup_by_key(|m| m.0);
+            let chosen = &members[..members.len().min(config.per_fingerprint)];
+            if chosen.iter().map(|m| m.1).sum::<usize>() < config.min_cover_chars {
+                continue;
+            }
+            let mut combined = Md5::new();
+            combined.update(rotation.to_be_bytes());
+            for (hash, _) in chosen {
+                combined.update(hash.to_be_bytes());
+            }
+            fingerprints.push(u128::from_be_bytes(combined.finalize().into()));
+        }
+    }
+    fingerprints.sort_unstable();
+    fingerprints.dedup();
+    fingerprints
+}
+
+/// When a fingerprint is too common to mean anything (site templates, spam).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrequencyCutoff {
+    /// Dropped when seen in more documents than this (paper: 10,000).
+    pub max_documents: usize,
+    /// ... or in more than this many (paper: 400) ...
+    pub max_concentrated: usize,
+    /// ... that come from at most this many sites.
+    pub few_sites: usize,
+}
+
+impl Default for FrequencyCutoff {
+    fn default() -> Self {
+        FrequencyCutoff { max_documents: 10_000, max_concentrated: 400, few_sites: 3 }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Posting {
+    documents: Vec<u64>,
+    /// Distinct site hashes, up to `few_sites + 1`.
+    sites: Vec<u64>,
+    count: usize,
+    dropped: bool,
+}
+
+/// Documents by sentence fingerprint, for candidate lookup.
+#[derive(Clone, Debug, Default)]
+pub struct CandidateIndex {
+    cutoff: FrequencyCutoff,
+    postings: HashMap<u128, Posting>,
+}
+
+impl CandidateIndex {
+    /// An empty index.
+    pub fn new(cutoff: FrequencyCutoff) -> CandidateIndex {
+        CandidateIndex { cutoff, postings: HashMap::new() }
+    }
+
+    /// Adds document `id` of `site` with its fingerprints.
+    pub fn insert(&mut self, id: u64, site: &str, fingerprints: &[u128]) {
+        let site_hash = xxh(site);
+        for &fp in fingerprints {
+            let posting = self.postings.entry(fp).or_default();
+            posting.count += 1;
+            if !posting.sites.contains(&site_hash) && posting.sites.len() <= self.cutoff.few_sites {
+                posting.sites.push(site_hash);
+            }
+            let concentrated = posting.count > self.cutoff.max_concentrated && posting.sites.len() <= self.cutoff.few_sites;
+            if posting.count > self.cutoff.max_documents || concentrated {
+                posting.dropped = true;
+                posting.documents = Vec::new();
+            } else if !posting.dropped {
+                posting.documents.push(id);
+            }
+        }
+    }
+
+    /// Whether `fp` was dropped as too frequent.
+    pub fn is_frequent(&self, fp: u128) -> bool {
+        self.postings.get(&fp).is_some_and(|p| p.dropped)
+    }
+
+    /// Documents sharing at least one (not too frequent) fingerprint, with how many they
+    /// share, most shared first.
+    pub fn candidates(&self, fingerprints: &[u128]) -> Vec<(u64, usize)> {
+        let mut shared: HashMap<u64, usize> = HashMap::new();
+        for fp in fingerprints {
+            if let Some(posting) = self.postings.get(fp) {
+                for &doc in &posting.documents {
+                    *shared.entry(doc).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut out: Vec<(u64, usize)> = shared.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
+
+fn xxh(site: &str) -> u64 {
+    // A cheap, stable site hash; collisions only merge site counts.
+    site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn article(seed: usize, sentences: usize) -> String {
+        (0..sentences)
+            .map(|i| format!("Sentence number {} of article {seed} talks about topic {} at length", i, i * 31 + seed))
+            .collect::<Vec<_>>()
+            .join(". ")
+    }
+
+    #[test]
+    fn copies_share_fingerprints_and_strangers_do_not() {
+        let config = SentenceConfig::default();
+        let a = sentence_fingerprints(&article(1, 40), &config);
+        assert!(a.len() > 50 && a.len() <= 112, "{}", a.len());
+        // The copy lost a few sentences and gained a header.
+        let copy = format!("Breaking news from the wire service today! {}", article(1, 36));
+        let b = sentence_fingerprints(&copy, &config);
+        let shared = a.iter().filter(|fp| b.binary_search(fp).is_ok()).count();
+        assert!(shared > 10, "{shared}");
+        let c = sentence_fingerprints(&article(2, 40), &config);
+        assert_eq!(a.iter().filter(|fp| c.binary_search(fp).is_ok()).count(), 0);
+        assert!(sentence_fingerprints("Too short. Tiny.", &config).is_empty());
+    }
+
+    #[test]
+    fn index_finds_candidates_and_cuts_template_fingerprints() {
+        let config = SentenceConfig::default();
+        let cutoff = FrequencyCutoff { max_documents: 50, max_concentrated: 5, few_sites: 1 };
+        let mut index = CandidateIndex::new(cutoff);
+        let original = sentence_fingerprints(&article(1, 40), &config);
+        index.insert(1, "a.test", &original);
+        index.insert(2, "b.test", &sentence_fingerprints(&article(2, 40), &config));
+        let found = index.candidates(&sentence_fingerprints(&article(1, 38), &config));
+        assert_eq!(found.first().map(|c| c.0), Some(1));
+        assert!(!found.iter().any(|c| c.0 == 2));
+
+        // A boilerplate text repeated on many pages of one site is cut off.
+        let boilerplate = sentence_fingerprints(&article(9, 20), &config);
+        for id in 10..20 {
+            index.insert(id, "shop.test", &boilerplate);
+        }
+        assert!(boilerplate.iter().all(|fp| index.is_frequent(*fp)));
+        assert!(index.candidates(&boilerplate).is_empty());
+        assert!(!original.iter().any(|fp| index.is_frequent(*fp)));
+    }
+}
