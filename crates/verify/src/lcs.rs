@@ -69,10 +69,14 @@ fn middle_snake<T: PartialEq>(a: &[T], b: &[T], fwd: &mut Vec<isize>, bwd: &mut 
     // Diagonals k = x - y reach from -(max + 1) to max + 1, reverse ones shifted by delta.
     let offset = max + delta.abs() + 2;
     let size = (2 * offset + 1) as usize;
-    fwd.clear();
-    fwd.resize(size, 0);
-    bwd.clear();
-    bwd.resize(size, n);
+    // No clearing: every entry is written in round d before round d or d + 1 reads it, except
+    // the two seeds set below. (Zeroing per call would cost O(N) per recursion, O(N·D) in all.)
+    if fwd.len() < size {
+        fwd.resize(size, 0);
+    }
+    if bwd.len() < size {
+        bwd.resize(size, 0);
+    }
     let at = |k: isize| (k + offset) as usize;
     fwd[at(1)] = 0;
     bwd[at(delta - 1)] = n;

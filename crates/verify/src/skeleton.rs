@@ -2,6 +2,31 @@
 //! in the other document.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A set of window hashes. They are already well mixed, so the set hashes them by identity
+/// (SipHash would cost more than the rest of the skeleton).
+pub type WindowSet = HashSet<u64, BuildHasherDefault<IdentityHasher>>;
+
+/// The identity hasher of [`WindowSet`].
+#[derive(Default)]
+pub struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
 
 /// Multiplier of the polynomial rolling hash (odd, so it is invertible modulo 2^64).
 const BASE: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -25,7 +50,7 @@ pub fn window_hashes(units: &[u64], window: usize) -> Vec<u64> {
 
 /// Positions of `units` covered by at least one window whose hash is in `other_windows`, in
 /// increasing order.
-pub fn skeleton(units: &[u64], window: usize, other_windows: &HashSet<u64>) -> Vec<usize> {
+pub fn skeleton(units: &[u64], window: usize, other_windows: &WindowSet) -> Vec<usize> {
     let mut kept = Vec::new();
     let mut covered_to = 0; // first position not yet kept
     for (start, hash) in window_hashes(units, window).into_iter().enumerate() {
@@ -62,7 +87,7 @@ mod tests {
         let a: Vec<u64> = (0..10).chain(100..105).chain(10..20).collect();
         let b: Vec<u64> = (0..20).chain([500, 7, 501]).collect();
         let window = 3;
-        let b_windows: HashSet<u64> = window_hashes(&b, window).into_iter().collect();
+        let b_windows: WindowSet = window_hashes(&b, window).into_iter().collect();
         let kept: Vec<u64> = skeleton(&a, window, &b_windows).into_iter().map(|i| a[i]).collect();
         assert_eq!(kept, (0..20).collect::<Vec<u64>>());
     }

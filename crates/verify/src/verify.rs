@@ -1,10 +1,8 @@
 //! Steps 2 and 3 together: skeletons, LCS on the skeletons, the trustable LCS with iterative
 //! passes for moved paragraphs, and the resemble and contain rates.
 
-use std::collections::HashSet;
-
 use crate::lcs::lcs_pairs;
-use crate::skeleton::{skeleton, window_hashes};
+use crate::skeleton::{WindowSet, skeleton, window_hashes};
 use crate::trustable::trustable_region;
 
 /// Thresholds and sizes of the verification.
@@ -88,8 +86,8 @@ pub fn verify(a: &[u64], b: &[u64], config: &VerifyConfig) -> Verification {
         if window == 0 {
             break;
         }
-        let windows_a: HashSet<u64> = window_hashes(&units_a, window).into_iter().collect();
-        let windows_b: HashSet<u64> = window_hashes(&units_b, window).into_iter().collect();
+        let windows_a: WindowSet = window_hashes(&units_a, window).into_iter().collect();
+        let windows_b: WindowSet = window_hashes(&units_b, window).into_iter().collect();
         let skel_a = skeleton(&units_a, window, &windows_b);
         let skel_b = skeleton(&units_b, window, &windows_a);
         if pass == 0 {
