@@ -1,0 +1,127 @@
+//! One page to its analysis.
+
+use nearcrawl_extract::{ContentExtractor, Document, Extraction, PageFacts, decode};
+use nearcrawl_fingerprint::{Fingerprint, ShingleSet, feature_hash, simhash};
+use nearcrawl_text::{ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, simhash_input, token_hashes, tokenize, weighted_features};
+use nearcrawl_verify::VerifyConfig;
+use url::Url;
+
+/// How pages are analysed and compared.
+#[derive(Clone, Debug)]
+pub struct AnalyzerConfig {
+    /// Fingerprint the main content only (`true`) or all visible text.
+    pub main_content: bool,
+    /// Which features feed the simhash.
+    pub features: FeatureConfig,
+    /// Where feature weights come from.
+    pub weighting: Weighting,
+    /// Hamming distance at or under which two simhashes are near (Manku et al.: 3).
+    pub max_distance: u32,
+    /// Width of the word shingles reported by comparisons.
+    pub shingle_width: usize,
+    /// Run the LCS verification before calling a pair near.
+    pub verify: bool,
+    /// Its thresholds.
+    pub verify_config: VerifyConfig,
+}
+
+impl Default for AnalyzerConfig {
+    fn default() -> Self {
+        AnalyzerConfig {
+            main_content: true,
+            features: FeatureConfig::default(),
+            weighting: Weighting::default(),
+            max_distance: 3,
+            shingle_width: 4,
+            verify: true,
+            verify_config: VerifyConfig::default(),
+        }
+    }
+}
+
+/// What the dedup stage knows about one page.
+#[derive(Clone, Debug)]
+pub struct PageAnalysis {
+    /// Title, links, canonical URL, robots directives, declared language (HTML pages only).
+    pub facts: Option<PageFacts>,
+    /// The encoding the page was decoded with.
+    pub encoding: &'static str,
+    /// The text blocks, content and boilerplate (HTML pages only).
+    pub extraction: Option<Extraction>,
+    /// The text that was fingerprinted.
+    pub text: String,
+    /// Its tokens.
+    pub tokens: Vec<Token>,
+    /// Its weighted features, heaviest first.
+    pub features: Vec<WeightedFeature>,
+    /// The 64-bit simhash of the features.
+    pub simhash: Fingerprint,
+    /// The exact-duplicate key of the tokens.
+    pub exact_key: ExactKey,
+}
+
+impl PageAnalysis {
+    /// One hash per token (stop words included): the units of LCS verification.
+    pub fn units(&self) -> Vec<u64> {
+        self.tokens.iter().map(|t| feature_hash(t.text.as_bytes())).collect()
+    }
+
+    /// The word shingles of the content tokens.
+    pub fn shingles(&self, config: &AnalyzerConfig) -> ShingleSet {
+        let hashes = token_hashes(&self.tokens, &config.features);
+        ShingleSet::from_token_hashes(&hashes, config.shingle_width.max(1)).unwrap_or_else(|_| ShingleSet::from_hashes(Vec::new()))
+    }
+
+    /// Best guess of the language: declared, else `zh` when most tokens are Han, else
+    /// `und` (undetermined).
+    pub fn language(&self) -> String {
+        if let Some(declared) = self.facts.as_ref().and_then(|f| f.language.clone()) {
+            return declared;
+        }
+        let han = self.tokens.iter().filter(|t| t.kind == nearcrawl_text::TokenKind::Han).count();
+        if han * 2 > self.tokens.len() && han > 0 { "zh".into() } else { "und".into() }
+    }
+}
+
+/// Runs the page-understanding pipeline. Build one per process (or per thread) and reuse it.
+pub struct Analyzer {
+    config: AnalyzerConfig,
+    extractor: ContentExtractor,
+}
+
+impl Analyzer {
+    /// An analyzer with this configuration.
+    pub fn new(config: AnalyzerConfig) -> Analyzer {
+        Analyzer { config, extractor: ContentExtractor::new() }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AnalyzerConfig {
+        &self.config
+    }
+
+    /// Analyses an HTML page fetched from `url` (`content_type`: the HTTP header, if any).
+    pub fn analyze_html(&self, bytes: &[u8], content_type: Option<&str>, url: &Url) -> PageAnalysis {
+        let tld = url.host_str().and_then(|h| h.rsplit('.').next()).map(str::to_owned);
+        let decoded = decode(bytes, content_type, tld.as_deref());
+        let doc = Document::parse(&decoded.text);
+        let facts = PageFacts::read(&doc, url);
+        let extraction = self.extractor.extract(&doc);
+        let main = extraction.main_text();
+        let text = if self.config.main_content && !main.trim().is_empty() { main } else { extraction.full_text() };
+        let mut analysis = self.analyze_text(&text);
+        analysis.encoding = decoded.encoding.name();
+        analysis.facts = Some(facts);
+        analysis.extraction = Some(extraction);
+        analysis
+    }
+
+    /// Analyses plain text.
+    pub fn analyze_text(&self, text: &str) -> PageAnalysis {
+        let tokens = tokenize(text);
+        let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
+        let simhash = simhash(simhash_input(&features));
+        let exact_key = ExactKey::of(&tokens);
+        PageAnalysis { facts: None, encoding: "UTF-8", extraction: None, text: text.to_owned(), tokens, features, simhash, exact_key }
+    }
+}
