@@ -1,7 +1,11 @@
 //! The `nearcrawl` command.
 //!
-//! Today it exposes the near-duplicate core; the crawler's commands (`crawl`, `demo`,
-//! `fingerprint`, `compare`) arrive with the crates that implement them.
+//! `fingerprint` and `compare` expose the page-understanding pipeline, `near-pairs` the
+//! Hamming index; the crawler's commands (`crawl`, `demo`) arrive with the crates that
+//! implement them.
+
+mod config;
+mod page_commands;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -31,11 +35,41 @@ enum Command {
         #[arg(long, default_value = "16-tables")]
         design: String,
     },
+    /// Print, for each HTML or text file, its simhash (16 hex digits), token count and
+    /// language: "SIMHASH TOKENS LANGUAGE FILE".
+    Fingerprint {
+        /// HTML (by extension .html/.htm or content) or plain-text files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Also print the heaviest features and the text removed as boilerplate.
+        #[arg(long)]
+        explain: bool,
+        /// The job configuration (TOML, see config/default.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Compare two HTML or text files: print JSON with the Hamming distance, exact-key
+    /// equality, shingle resemblance and containment, LCS resemble and contain rates, and the
+    /// verdict (exact, near, distinct).
+    Compare {
+        /// First file.
+        a: PathBuf,
+        /// Second file.
+        b: PathBuf,
+        /// Also explain the verdict in words (on stderr, after the JSON).
+        #[arg(long)]
+        explain: bool,
+        /// The job configuration (TOML, see config/default.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
+        Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),
+        Command::Compare { a, b, explain, config } => page_commands::compare(&a, &b, explain, config.as_deref()),
     }
 }
 

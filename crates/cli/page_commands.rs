@@ -1,0 +1,111 @@
+//! `nearcrawl fingerprint` and `nearcrawl compare`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use nearcrawl_dedup::{Analyzer, Comparison, PageAnalysis, Verdict};
+
+use crate::config::Config;
+
+fn analyzer(config: Option<&Path>) -> Result<Analyzer> {
+    let (config, dir) = Config::load(config)?;
+    Ok(Analyzer::new(config.analyzer(dir.as_deref())?))
+}
+
+/// Reads and analyses one file, as HTML or as plain text.
+fn analyze_file(analyzer: &Analyzer, path: &Path) -> Result<PageAnalysis> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if looks_like_html(path, &bytes) {
+        let absolute = std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+        let url = url::Url::from_file_path(&absolute)
+            .map_err(|()| anyhow::anyhow!("{}: cannot be turned into a file URL", path.display()))?;
+        Ok(analyzer.analyze_html(&bytes, None, &url))
+    } else {
+        let text = String::from_utf8(bytes)
+            .or_else(|e| Ok::<_, anyhow::Error>(nearcrawl_extract::decode(e.as_bytes(), None, None).text))?;
+        Ok(analyzer.analyze_text(&text))
+    }
+}
+
+fn looks_like_html(path: &Path, bytes: &[u8]) -> bool {
+    let by_extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"));
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase();
+    let trimmed = head.trim_start_matches('\u{feff}').trim_start();
+    by_extension || trimmed.starts_with("<!doctype html") || trimmed.starts_with("<html") || head.contains("<body")
+}
+
+pub fn fingerprint(files: &[std::path::PathBuf], explain: bool, config: Option<&Path>) -> Result<()> {
+    let analyzer = analyzer(config)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for file in files {
+        let analysis = analyze_file(&analyzer, file)?;
+        writeln!(out, "{} {} {} {}", analysis.simhash, analysis.tokens.len(), analysis.language(), file.display())?;
+        if explain {
+            writeln!(out, "  encoding: {}; exact key: {}", analysis.encoding, analysis.exact_key)?;
+            writeln!(out, "  heaviest features:")?;
+            for feature in analysis.features.iter().take(15) {
+                writeln!(out, "    {:8.3}  {}", feature.weight, feature.text)?;
+            }
+            match &analysis.extraction {
+                Some(extraction) => {
+                    let removed: Vec<_> = extraction.blocks.iter().filter(|b| !b.in_content).collect();
+                    writeln!(out, "  removed as boilerplate ({} blocks):", removed.len())?;
+                    for block in removed {
+                        let shown: String = block.text.chars().take(100).collect();
+                        writeln!(out, "    - {shown}")?;
+                    }
+                }
+                None => writeln!(out, "  plain text: nothing removed")?,
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn compare(a: &Path, b: &Path, explain: bool, config: Option<&Path>) -> Result<()> {
+    let analyzer = analyzer(config)?;
+    let first = analyze_file(&analyzer, a)?;
+    let second = analyze_file(&analyzer, b)?;
+    let comparison = analyzer.compare(&first, &second);
+    println!("{}", serde_json::to_string_pretty(&comparison)?);
+    if explain {
+        eprintln!("{}", explanation(&analyzer, &comparison));
+    }
+    Ok(())
+}
+
+fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
+    let config = analyzer.config();
+    let mut lines = vec![format!(
+        "simhash distance {} ({} the threshold k = {}).",
+        c.distance,
+        if c.within_distance { "within" } else { "beyond" },
+        config.max_distance
+    )];
+    lines.push(format!(
+        "word {}-shingles: resemblance {:.3}, containment {:.3}.",
+        config.shingle_width, c.shingle_resemblance, c.shingle_containment
+    ));
+    match &c.verification {
+        Some(v) if v.rejected_by_skeleton => lines.push(format!(
+            "LCS verification: the shared skeletons ({} and {} of {} and {} tokens) are too short for r >= {} or c >= {}; no LCS computed.",
+            v.skeleton.0, v.skeleton.1, v.len_a, v.len_b, config.verify_config.min_resemblance, config.verify_config.min_containment
+        )),
+        Some(v) => lines.push(format!(
+            "LCS verification: trustable LCS {} tokens in {} pass(es) (first LCS {}); r = {:.3} (threshold {}), c = {:.3} (threshold {}).",
+            v.trustable, v.passes, v.lcs, v.resemblance, config.verify_config.min_resemblance, v.contained, config.verify_config.min_containment
+        )),
+        None => lines.push("LCS verification is off: the verdict follows the simhash distance.".into()),
+    }
+    lines.push(match c.verdict {
+        Verdict::Exact => "verdict: exact (the normalised token streams are identical).".into(),
+        Verdict::Near => "verdict: near.".into(),
+        Verdict::Distinct => "verdict: distinct.".into(),
+    });
+    lines.join("\n")
+}
