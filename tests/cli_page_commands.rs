@@ -1,5 +1,7 @@
 //! `nearcrawl fingerprint` and `nearcrawl compare` from the command line.
 
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
