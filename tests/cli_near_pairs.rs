@@ -1,5 +1,7 @@
 //! `nearcrawl near-pairs` from the command line.
 
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
 use std::process::Command;
 
 fn nearcrawl(args: &[&str]) -> std::process::Output {

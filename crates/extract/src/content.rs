@@ -226,6 +226,8 @@ impl ContentExtractor {
         let n = doc.len();
         let mut stats = vec![Stats::default(); n];
         let mut blocks: Vec<TextBlock> = Vec::new();
+        // (non-whitespace characters, commas) of each block, counted as its text arrives.
+        let mut block_counts: Vec<(u32, u32)> = Vec::new();
 
         // Forward pass: exclusion, link context, class weights, block text.
         let mut block_of = vec![u32::MAX; n];
@@ -256,20 +258,25 @@ impl ContentExtractor {
                     let text = doc.text(id);
                     let owner = block_owner(doc, &stats, id);
                     let chars = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                    let commas = text.chars().filter(|&c| is_comma(c)).count() as u32;
                     if chars > 0 {
                         if block_of[owner as usize] == u32::MAX {
                             block_of[owner as usize] = blocks.len() as u32;
                             let tag = doc.node(owner).tag.unwrap_or(Tag::Other);
                             blocks.push(TextBlock { node: owner, tag, text: String::new(), in_content: false });
+                            block_counts.push((0, 0));
                         }
-                        push_collapsed(&mut blocks[block_of[owner as usize] as usize].text, text);
+                        let index = block_of[owner as usize] as usize;
+                        push_collapsed(&mut blocks[index].text, text);
+                        block_counts[index].0 += chars;
+                        block_counts[index].1 += commas;
                     } else if let Some(block) = blocks.get_mut(block_of[owner as usize] as usize) {
                         push_collapsed(&mut block.text, " ");
                     }
                     if !s.excluded {
                         s.chars = chars;
                         s.link_chars = if s.in_link { chars } else { 0 };
-                        s.commas = text.chars().filter(|&c| c == ',' || c == '\u{ff0c}' || c == '\u{3001}').count() as u32;
+                        s.commas = commas;
                     }
                 }
                 None => {}
@@ -290,13 +297,11 @@ impl ContentExtractor {
         }
 
         // Score blocks into their ancestors.
-        for block in &blocks {
+        for (block, &(own_chars, commas)) in blocks.iter().zip(&block_counts) {
             let b = stats[block.node as usize];
-            let own_chars = block.text.chars().filter(|c| !c.is_whitespace()).count();
             if own_chars < 25 || b.excluded {
                 continue;
             }
-            let commas = block.text.chars().filter(|&c| c == ',' || c == '\u{ff0c}' || c == '\u{3001}').count();
             let score = 1.0 + commas as f32 + (own_chars as f32 / 100.0).min(3.0);
             // Text directly inside a container (a `div` holding both text and blocks) counts
             // as a paragraph of that container, as Readability wraps such text in a `p`.
@@ -512,18 +517,16 @@ impl ContentExtractor {
         if s.commas >= 10 {
             return false;
         }
-        let (mut paragraphs, mut images, mut items, mut inputs, mut headings) = (0u32, 0u32, 0u32, 0u32, 0u32);
+        let (mut paragraphs, mut images, mut items, mut inputs) = (0u32, 0u32, 0u32, 0u32);
         for i in id + 1..doc.node(id).end {
             match doc.node(i).tag {
                 Some(Tag::P) => paragraphs += 1,
                 Some(Tag::Img) => images += 1,
                 Some(Tag::Li) => items += 1,
                 Some(Tag::Input) => inputs += 1,
-                Some(t) if t.is_heading() => headings += 1,
                 _ => {}
             }
         }
-        let _ = headings;
         let tag = doc.node(id).tag.unwrap_or(Tag::Other);
         let is_list = matches!(tag, Tag::Ul | Tag::Ol);
         let density = link_density(&s);
@@ -552,6 +555,11 @@ fn block_owner(doc: &Document, stats: &[Stats], node: NodeId) -> NodeId {
         id = parent;
     }
     0
+}
+
+/// Commas in Latin and CJK punctuation (the ideographic comma and the enumeration comma).
+fn is_comma(c: char) -> bool {
+    matches!(c, ',' | '\u{ff0c}' | '\u{3001}')
 }
 
 fn link_density(s: &Stats) -> f32 {

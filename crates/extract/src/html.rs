@@ -472,9 +472,9 @@ fn tag_of(name: &[u8]) -> Tag {
     Tag::from_lowercase(&lower[..name.len()])
 }
 
+/// FNV-1a of the lower-cased name, without allocating (custom elements are common).
 fn name_hash(name: &[u8]) -> u64 {
-    let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
-    xxhash_rust::xxh3::xxh3_64(&lower)
+    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// End of a tag name starting at `pos`.

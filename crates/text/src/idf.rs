@@ -79,6 +79,7 @@ impl IdfTable {
         let file = std::fs::File::open(path).map_err(|source| TextError::Io { path: path.to_owned(), source })?;
         let parse = |line: usize, message: String| TextError::Parse { path: path.to_owned(), line, message };
         let mut table = IdfTable::new();
+        let mut saw_header = false;
         for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
             let number = index + 1;
             let line = line.map_err(|source| TextError::Io { path: path.to_owned(), source })?;
@@ -88,6 +89,7 @@ impl IdfTable {
                     .and_then(|rest| rest.strip_prefix('\t'))
                     .ok_or_else(|| parse(number, format!("expected the header `{HEADER}<TAB>documents`")))?;
                 table.documents = documents.parse().map_err(|_| parse(number, format!("bad document count `{documents}`")))?;
+                saw_header = true;
                 continue;
             }
             let (df, term) = line.split_once('\t').ok_or_else(|| parse(number, "expected `df<TAB>term`".into()))?;
@@ -97,7 +99,7 @@ impl IdfTable {
             }
             table.frequencies.insert(term.to_owned(), df);
         }
-        if table.documents == 0 && table.frequencies.is_empty() && std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0 {
+        if !saw_header {
             return Err(parse(1, "empty file".into()));
         }
         Ok(table)
@@ -129,7 +131,7 @@ impl JiebaIdf {
 
     /// The IDF of a Chinese word (jieba's median IDF for words not in its table).
     pub fn idf(&self, word: &str) -> f32 {
-        if let Some(&idf) = self.cache.read().ok().and_then(|c| c.get(word).copied()).as_ref() {
+        if let Some(idf) = self.cache.read().ok().and_then(|cache| cache.get(word).copied()) {
             return idf;
         }
         // A one-word text has tf = 1, so its TF-IDF weight is the word's IDF.

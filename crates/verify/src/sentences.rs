@@ -113,7 +113,7 @@ impl CandidateIndex {
 
     /// Adds document `id` of `site` with its fingerprints.
     pub fn insert(&mut self, id: u64, site: &str, fingerprints: &[u128]) {
-        let site_hash = xxh(site);
+        let site_hash = site_hash(site);
         for &fp in fingerprints {
             let posting = self.postings.entry(fp).or_default();
             posting.count += 1;
@@ -152,8 +152,8 @@ impl CandidateIndex {
     }
 }
 
-fn xxh(site: &str) -> u64 {
-    // A cheap, stable site hash; collisions only merge site counts.
+/// FNV-1a of the site name: cheap and stable; a collision only merges two sites' counts.
+fn site_hash(site: &str) -> u64 {
     site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
