@@ -1,0 +1,43 @@
+//! The crawl frontier's rules, without I/O: what a URL is, which URLs a job may fetch, when a
+//! host may be asked again, and which links to follow first.
+//!
+//! - [`CanonicalUrl`]: one spelling per resource (fragments, default ports, percent-encoding,
+//!   query order, tracking parameters and session ids normalised away).
+//! - [`read_seeds`]: seed lists, with errors naming `file:line`.
+//! - [`Scope`]: seed hosts / seed domains / any host, include and exclude patterns, depth, and
+//!   the [`AddressPolicy`] that keeps a public page from steering the crawler into a private
+//!   network.
+//! - [`HostPoliteness`]: connections per host, delays, `Crawl-delay`, back-off on 429/503 with
+//!   `Retry-After`, parking of hosts that keep failing. The caller passes the time in.
+//! - [`Relevance`]: topic scores for focused crawls and the link priority derived from them.
+//!
+//! The queues themselves live in the crawl store (`nearcrawl-store`); the engine
+//! (`nearcrawl-engine`) applies these rules to them.
+//!
+//! ```
+//! use nearcrawl_frontier::{CanonicalUrl, Scope, ScopeConfig, parse_seeds, OutOfScope};
+//! use std::path::Path;
+//!
+//! let seeds = parse_seeds("# a job\nhttp://Example.com:80/docs/\n", Path::new("seeds.txt")).unwrap();
+//! let scope = Scope::new(&ScopeConfig::default(), &seeds).unwrap();
+//! let link = CanonicalUrl::parse("http://example.com/docs/a?utm_source=feed#top").unwrap();
+//! assert_eq!(link.as_str(), "http://example.com/docs/a");
+//! assert_eq!(scope.check(&link, 1), Ok(()));
+//! let away = CanonicalUrl::parse("http://elsewhere.org/").unwrap();
+//! assert_eq!(scope.check(&away, 1), Err(OutOfScope::Host));
+//! ```
+
+mod canonical;
+mod focus;
+mod politeness;
+mod scope;
+mod seeds;
+
+pub use crate::canonical::{CanonicalUrl, UrlError, authority};
+pub use crate::focus::{FocusConfig, Priority, Relevance};
+pub use crate::politeness::{HostOutcome, HostPoliteness, PolitenessConfig};
+pub use crate::scope::{
+    AddressPolicy, HostScope, OutOfScope, Scope, ScopeConfig, ScopeError, is_non_public,
+    registrable_domain,
+};
+pub use crate::seeds::{Seed, SeedError, parse_seeds, read_seeds};
