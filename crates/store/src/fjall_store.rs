@@ -1,0 +1,197 @@
+//! The on-disk store: one fjall database with a keyspace per table.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+
+use crate::{
+    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
+    decode_queued, encode_queued, unique_value,
+};
+
+/// A [`CrawlStore`] in a fjall database directory.
+///
+/// Tables: `hosts` (authority -> id), `queue` ([`QueueKey`] -> URL), `seen` (URL key),
+/// `exact` (exact key -> sequence number), `records` (sequence number -> JSON record),
+/// `uniques` (sequence number -> simhash), `counters`. Each commit is one fjall write batch,
+/// handed to the operating system before `commit` returns, so a killed process loses
+/// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
+/// fsyncs).
+pub struct FjallStore {
+    path: String,
+    db: Database,
+    hosts: Keyspace,
+    queue: Keyspace,
+    seen: Keyspace,
+    exact: Keyspace,
+    records: Keyspace,
+    uniques: Keyspace,
+    counters: Keyspace,
+    /// Host ids are assigned read-then-write; serialise that.
+    host_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for FjallStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FjallStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl FjallStore {
+    /// Opens (or creates) the store in directory `path`.
+    pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
+        let name = path.display().to_string();
+        let err = |e: fjall::Error| StoreError::Database { path: name.clone(), reason: e.to_string() };
+        let db = Database::builder(path).open().map_err(err)?;
+        let open = |table: &str| db.keyspace(table, KeyspaceCreateOptions::default).map_err(err);
+        Ok(FjallStore {
+            hosts: open("hosts")?,
+            queue: open("queue")?,
+            seen: open("seen")?,
+            exact: open("exact")?,
+            records: open("records")?,
+            uniques: open("uniques")?,
+            counters: open("counters")?,
+            path: name.clone(),
+            db,
+            host_lock: Mutex::new(()),
+        })
+    }
+
+    fn err(&self, e: fjall::Error) -> StoreError {
+        StoreError::Database { path: self.path.clone(), reason: e.to_string() }
+    }
+}
+
+fn be_u64(bytes: &[u8], table: &'static str) -> Result<u64, StoreError> {
+    bytes
+        .try_into()
+        .map(u64::from_be_bytes)
+        .map_err(|_| StoreError::Corrupt { table, reason: format!("{} bytes, want 8", bytes.len()) })
+}
+
+impl CrawlStore for FjallStore {
+    fn host_id(&self, authority: &str) -> Result<HostId, StoreError> {
+        let _guard = self.host_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = self.hosts.get(authority).map_err(|e| self.err(e))? {
+            let id: [u8; 4] = (*id).try_into().map_err(|_| StoreError::Corrupt {
+                table: "hosts",
+                reason: format!("id of {authority} is not 4 bytes"),
+            })?;
+            return Ok(u32::from_be_bytes(id));
+        }
+        let next = self.hosts.len().map_err(|e| self.err(e))? as HostId;
+        self.hosts.insert(authority, next.to_be_bytes()).map_err(|e| self.err(e))?;
+        Ok(next)
+    }
+
+    fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.hosts.iter() {
+            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let id: [u8; 4] = (*v)
+                .try_into()
+                .map_err(|_| StoreError::Corrupt { table: "hosts", reason: "bad id".into() })?;
+            let name = String::from_utf8(k.to_vec())
+                .map_err(|_| StoreError::Corrupt { table: "hosts", reason: "bad name".into() })?;
+            out.push((u32::from_be_bytes(id), name));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn pending(
+        &self,
+        host: HostId,
+        after: Option<QueueKey>,
+        limit: usize,
+    ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError> {
+        let start = match after {
+            Some(key) => std::ops::Bound::Excluded(key.to_bytes()),
+            None => std::ops::Bound::Included(QueueKey { host, priority: 0, order: 0 }.to_bytes()),
+        };
+        let end = std::ops::Bound::Included(
+            QueueKey { host, priority: u32::MAX, order: u64::MAX }.to_bytes(),
+        );
+        let mut out = Vec::new();
+        for item in self.queue.range::<[u8; 16], _>((start, end)).take(limit) {
+            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let key = QueueKey::from_bytes(&k)
+                .ok_or(StoreError::Corrupt { table: "queue", reason: "bad key".into() })?;
+            out.push((key, decode_queued(&v)?));
+        }
+        Ok(out)
+    }
+
+    fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        self.seen.contains_key(key).map_err(|e| self.err(e))
+    }
+
+    fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
+        match self.exact.get(key).map_err(|e| self.err(e))? {
+            Some(v) => Ok(Some(be_u64(&v, "exact")?)),
+            None => Ok(None),
+        }
+    }
+
+    fn commit(&self, commit: Commit) -> Result<(), StoreError> {
+        let mut batch = self.db.batch();
+        for key in commit.taken {
+            batch.remove(&self.queue, key.to_bytes());
+        }
+        for (seq, record) in commit.records {
+            batch.insert(&self.records, seq.to_be_bytes(), record);
+        }
+        if let Some(page) = commit.unique {
+            batch.insert(&self.uniques, page.seq.to_be_bytes(), unique_value(&page));
+        }
+        if let Some((key, seq)) = commit.exact_key {
+            batch.insert(&self.exact, key, seq.to_be_bytes());
+        }
+        for (key, url_key, url) in commit.enqueued {
+            batch.insert(&self.seen, url_key, []);
+            batch.insert(&self.queue, key.to_bytes(), encode_queued(&url));
+        }
+        for (name, value) in commit.counters {
+            batch.insert(&self.counters, name, value.to_be_bytes());
+        }
+        batch.commit().map_err(|e| self.err(e))
+    }
+
+    fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.records.get(seq.to_be_bytes()).map_err(|e| self.err(e))?.map(|v| v.to_vec()))
+    }
+
+    fn for_each_record(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<(), StoreError> {
+        for item in self.records.range(from.to_be_bytes()..) {
+            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            each(be_u64(&k, "records")?, &v);
+        }
+        Ok(())
+    }
+
+    fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.uniques.iter() {
+            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            out.push(UniquePage { seq: be_u64(&k, "uniques")?, simhash: be_u64(&v, "uniques")? });
+        }
+        Ok(out)
+    }
+
+    fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        match self.counters.get(name).map_err(|e| self.err(e))? {
+            Some(v) => Ok(Some(be_u64(&v, "counters")?)),
+            None => Ok(None),
+        }
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.db.persist(PersistMode::SyncAll).map_err(|e| self.err(e))
+    }
+}

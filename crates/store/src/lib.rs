@@ -1,0 +1,225 @@
+//! A crawl job's persistent state, behind the [`CrawlStore`] trait: the URL queues (one per
+//! host, ordered by priority), the seen-URL set, host ids, the decision records, the
+//! fingerprints and exact keys of unique pages, and a few counters.
+//!
+//! Every decision the engine takes about a URL is one [`Commit`], applied atomically: the URL
+//! leaves its queue, its record is stored, a unique page's fingerprint is stored, and its new
+//! outlinks are marked seen and queued, all or nothing. A process killed at any moment thus
+//! restarts with every discovered URL either queued or decided; URLs that were being fetched
+//! are still queued and are fetched again.
+//!
+//! [`FjallStore`] keeps the state on disk in a [fjall](https://docs.rs/fjall) database, so
+//! memory stays flat however large the frontier grows (the seen set is on disk, 16-byte
+//! hashes). [`MemoryStore`] keeps it in memory, for tests and throw-away jobs.
+//!
+//! ```
+//! use nearcrawl_store::{Commit, CrawlStore, MemoryStore, QueuedUrl, QueueKey, url_key};
+//!
+//! let store = MemoryStore::default();
+//! let host = store.host_id("example.com").unwrap();
+//! let key = QueueKey { host, priority: 0, order: 1 };
+//! let seed = QueuedUrl { url: "http://example.com/".into(), depth: 0, ..QueuedUrl::default() };
+//! let mut commit = Commit::default();
+//! commit.enqueue(key, url_key(&seed.url), seed);
+//! store.commit(commit).unwrap();
+//! assert!(store.is_seen(&url_key("http://example.com/")).unwrap());
+//! assert_eq!(store.pending(host, None, 10).unwrap().len(), 1);
+//! ```
+
+mod fjall_store;
+mod memory;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::fjall_store::FjallStore;
+pub use crate::memory::MemoryStore;
+
+/// A host's number in the store (hosts are numbered in order of discovery).
+pub type HostId = u32;
+
+/// Position of a URL in the queues: by host, then priority (lower first), then discovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct QueueKey {
+    /// The URL's host.
+    pub host: HostId,
+    /// Lower is fetched sooner (the depth for breadth-first crawls).
+    pub priority: u32,
+    /// Discovery order, unique within the job.
+    pub order: u64,
+}
+
+impl QueueKey {
+    /// The 16-byte big-endian encoding, which sorts like the key.
+    pub fn to_bytes(self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[..4].copy_from_slice(&self.host.to_be_bytes());
+        out[4..8].copy_from_slice(&self.priority.to_be_bytes());
+        out[8..].copy_from_slice(&self.order.to_be_bytes());
+        out
+    }
+
+    /// Decodes [`QueueKey::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Option<QueueKey> {
+        if bytes.len() != 16 {
+            return None;
+        }
+        let (host, rest) = bytes.split_at(4);
+        let (priority, order) = rest.split_at(4);
+        Some(QueueKey {
+            host: u32::from_be_bytes(host.try_into().ok()?),
+            priority: u32::from_be_bytes(priority.try_into().ok()?),
+            order: u64::from_be_bytes(order.try_into().ok()?),
+        })
+    }
+}
+
+/// A URL waiting in a queue.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct QueuedUrl {
+    /// The canonical URL.
+    pub url: String,
+    /// Links followed from a seed.
+    pub depth: u32,
+    /// The record sequence number of the page that linked here (absent for seeds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+    /// Redirect hops that led here (0 unless this URL is a redirect target).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redirects: u8,
+    /// Failed attempts so far (transient errors are retried with back-off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// The seen-set key of a canonical URL: 128-bit xxh3, collision odds negligible at any crawl
+/// size.
+pub type UrlKey = [u8; 16];
+
+/// The seen-set key of a canonical URL.
+pub fn url_key(url: &str) -> UrlKey {
+    xxhash_rust::xxh3::xxh3_128(url.as_bytes()).to_be_bytes()
+}
+
+/// A unique page's entry in the fingerprint table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniquePage {
+    /// The page's record sequence number.
+    pub seq: u64,
+    /// Its 64-bit simhash.
+    pub simhash: u64,
+}
+
+/// One decision, applied atomically by [`CrawlStore::commit`].
+#[derive(Debug, Clone, Default)]
+pub struct Commit {
+    /// The queue entry that was decided (removed).
+    pub taken: Vec<QueueKey>,
+    /// Decision records, by sequence number (the record's JSON line, without newline).
+    pub records: Vec<(u64, Vec<u8>)>,
+    /// A unique page's fingerprint.
+    pub unique: Option<UniquePage>,
+    /// A unique page's exact-duplicate key and its sequence number.
+    pub exact_key: Option<([u8; 16], u64)>,
+    /// URLs to mark seen and queue.
+    pub enqueued: Vec<(QueueKey, UrlKey, QueuedUrl)>,
+    /// Job counters to store (name, value).
+    pub counters: Vec<(&'static str, u64)>,
+}
+
+impl Commit {
+    /// Marks `url` seen and queues it at `key`.
+    pub fn enqueue(&mut self, key: QueueKey, url_key: UrlKey, url: QueuedUrl) {
+        self.enqueued.push((key, url_key, url));
+    }
+}
+
+/// What the store could not do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database failed (I/O, corruption, lock held by another process).
+    Database {
+        /// Where the store lives.
+        path: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A stored value does not decode.
+    Corrupt {
+        /// Which table.
+        table: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Database { path, reason } => write!(f, "crawl store {path}: {reason}"),
+            StoreError::Corrupt { table, reason } => {
+                write!(f, "crawl store table {table} is corrupt: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// A crawl job's persistent state. Implementations apply each [`Commit`] atomically.
+pub trait CrawlStore: Send + Sync {
+    /// The id of a host (`host:port`), assigned on first use.
+    fn host_id(&self, authority: &str) -> Result<HostId, StoreError>;
+    /// Every host with its id.
+    fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError>;
+    /// Up to `limit` queued URLs of `host` in queue order, strictly after `after` if given.
+    fn pending(
+        &self,
+        host: HostId,
+        after: Option<QueueKey>,
+        limit: usize,
+    ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError>;
+    /// Whether a URL has been seen (queued or decided).
+    fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// The sequence number of the unique page with this exact key.
+    fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError>;
+    /// Applies one decision atomically.
+    fn commit(&self, commit: Commit) -> Result<(), StoreError>;
+    /// The record with sequence number `seq`.
+    fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Records with sequence numbers `>= from`, in order, passed to `each`.
+    fn for_each_record(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<(), StoreError>;
+    /// Every unique page's fingerprint, in sequence order.
+    fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError>;
+    /// A stored counter.
+    fn counter(&self, name: &str) -> Result<Option<u64>, StoreError>;
+    /// Makes everything committed so far durable (fsync).
+    fn sync(&self) -> Result<(), StoreError>;
+}
+
+pub(crate) fn decode_queued(bytes: &[u8]) -> Result<QueuedUrl, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::Corrupt { table: "queue", reason: e.to_string() })
+}
+
+pub(crate) fn encode_queued(url: &QueuedUrl) -> Vec<u8> {
+    // Serialising a struct of strings and integers cannot fail.
+    serde_json::to_vec(url).unwrap_or_default()
+}
+
+pub(crate) fn unique_value(page: &UniquePage) -> [u8; 8] {
+    page.simhash.to_be_bytes()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+//! The in-memory store: same semantics as the fjall one, nothing on disk.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+use crate::{
+    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
+};
+
+/// A [`CrawlStore`] in memory: for tests and jobs that need no resume.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    hosts: Vec<String>,
+    host_ids: HashMap<String, HostId>,
+    queue: BTreeMap<QueueKey, QueuedUrl>,
+    seen: HashSet<UrlKey>,
+    exact: HashMap<[u8; 16], u64>,
+    records: BTreeMap<u64, Vec<u8>>,
+    uniques: BTreeMap<u64, u64>,
+    counters: HashMap<&'static str, u64>,
+}
+
+impl MemoryStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves plain data behind; keep using it.
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl CrawlStore for MemoryStore {
+    fn host_id(&self, authority: &str) -> Result<HostId, StoreError> {
+        let mut inner = self.lock();
+        if let Some(id) = inner.host_ids.get(authority) {
+            return Ok(*id);
+        }
+        let id = inner.hosts.len() as HostId;
+        inner.hosts.push(authority.to_string());
+        inner.host_ids.insert(authority.to_string(), id);
+        Ok(id)
+    }
+
+    fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.hosts.iter().enumerate().map(|(i, h)| (i as HostId, h.clone())).collect())
+    }
+
+    fn pending(
+        &self,
+        host: HostId,
+        after: Option<QueueKey>,
+        limit: usize,
+    ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError> {
+        let inner = self.lock();
+        let start = QueueKey { host, priority: 0, order: 0 };
+        let end = QueueKey { host, priority: u32::MAX, order: u64::MAX };
+        Ok(inner
+            .queue
+            .range(start..=end)
+            .filter(|(k, _)| after.is_none_or(|a| **k > a))
+            .take(limit)
+            .map(|(k, v)| (*k, v.clone()))
+            .collect())
+    }
+
+    fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        Ok(self.lock().seen.contains(key))
+    }
+
+    fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
+        Ok(self.lock().exact.get(key).copied())
+    }
+
+    fn commit(&self, commit: Commit) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        for key in commit.taken {
+            inner.queue.remove(&key);
+        }
+        for (seq, record) in commit.records {
+            inner.records.insert(seq, record);
+        }
+        if let Some(page) = commit.unique {
+            inner.uniques.insert(page.seq, page.simhash);
+        }
+        if let Some((key, seq)) = commit.exact_key {
+            inner.exact.insert(key, seq);
+        }
+        for (key, url_key, url) in commit.enqueued {
+            inner.seen.insert(url_key);
+            inner.queue.insert(key, url);
+        }
+        for (name, value) in commit.counters {
+            inner.counters.insert(name, value);
+        }
+        Ok(())
+    }
+
+    fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.lock().records.get(&seq).cloned())
+    }
+
+    fn for_each_record(
+        &self,
+        from: u64,
+        each: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<(), StoreError> {
+        let inner = self.lock();
+        for (seq, record) in inner.records.range(from..) {
+            each(*seq, record);
+        }
+        Ok(())
+    }
+
+    fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.uniques.iter().map(|(&seq, &simhash)| UniquePage { seq, simhash }).collect())
+    }
+
+    fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        Ok(self.lock().counters.get(name).copied())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,100 @@
+//! The two stores must agree, and the fjall one must keep its state across a reopen.
+
+use super::*;
+
+fn queued(url: &str, depth: u32) -> QueuedUrl {
+    QueuedUrl { url: url.to_string(), depth, ..QueuedUrl::default() }
+}
+
+/// Runs the same job-like sequence of operations on a store and returns what it reads back.
+fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<UniquePage>) {
+    let a = store.host_id("a.example").unwrap();
+    let b = store.host_id("b.example:8080").unwrap();
+    assert_eq!(store.host_id("a.example").unwrap(), a);
+    let mut commit = Commit::default();
+    for (i, (host, url, prio)) in
+        [(a, "http://a.example/2", 2), (a, "http://a.example/1", 1), (b, "http://b.example:8080/", 0)]
+            .into_iter()
+            .enumerate()
+    {
+        commit.enqueue(QueueKey { host, priority: prio, order: i as u64 }, url_key(url), queued(url, prio));
+    }
+    commit.counters.push(("next_order", 3));
+    store.commit(commit).unwrap();
+
+    let pending = store.pending(a, None, 10).unwrap();
+    let urls: Vec<&str> = pending.iter().map(|(_, u)| u.url.as_str()).collect();
+    assert_eq!(urls, ["http://a.example/1", "http://a.example/2"], "priority order");
+    let after_first = store.pending(a, Some(pending[0].0), 10).unwrap();
+    assert_eq!(after_first.len(), 1);
+
+    // Decide the first: record, unique fingerprint, exact key, one new outlink.
+    let mut commit = Commit::default();
+    commit.taken.push(pending[0].0);
+    commit.records.push((0, br#"{"seq":0}"#.to_vec()));
+    commit.unique = Some(UniquePage { seq: 0, simhash: 0xABCD });
+    commit.exact_key = Some(([7; 16], 0));
+    commit.enqueue(QueueKey { host: a, priority: 2, order: 3 }, url_key("http://a.example/3"), queued("http://a.example/3", 2));
+    store.commit(commit).unwrap();
+
+    assert!(store.is_seen(&url_key("http://a.example/3")).unwrap());
+    assert!(store.is_seen(&url_key("http://a.example/1")).unwrap(), "decided URLs stay seen");
+    assert!(!store.is_seen(&url_key("http://a.example/4")).unwrap());
+    assert_eq!(store.exact_original(&[7; 16]).unwrap(), Some(0));
+    assert_eq!(store.exact_original(&[8; 16]).unwrap(), None);
+    assert_eq!(store.record(0).unwrap().as_deref(), Some(&br#"{"seq":0}"#[..]));
+    assert_eq!(store.counter("next_order").unwrap(), Some(3));
+    let mut seqs = Vec::new();
+    store.for_each_record(0, &mut |seq, _| seqs.push(seq)).unwrap();
+    assert_eq!(seqs, [0]);
+
+    let remaining: Vec<String> = store
+        .hosts()
+        .unwrap()
+        .iter()
+        .flat_map(|(id, _)| store.pending(*id, None, 100).unwrap())
+        .map(|(_, u)| u.url)
+        .collect();
+    (store.hosts().unwrap(), remaining, store.unique_pages().unwrap())
+}
+
+#[test]
+fn memory_and_fjall_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let fjall = FjallStore::open(dir.path()).unwrap();
+    let memory = MemoryStore::default();
+    let from_fjall = exercise(&fjall);
+    assert_eq!(from_fjall, exercise(&memory));
+    assert_eq!(from_fjall.1, ["http://a.example/2", "http://a.example/3", "http://b.example:8080/"]);
+}
+
+#[test]
+fn fjall_state_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let store = FjallStore::open(dir.path()).unwrap();
+        exercise(&store)
+    };
+    let store = FjallStore::open(dir.path()).unwrap();
+    let hosts = store.hosts().unwrap();
+    assert_eq!(hosts, before.0);
+    let remaining: Vec<String> = hosts
+        .iter()
+        .flat_map(|(id, _)| store.pending(*id, None, 100).unwrap())
+        .map(|(_, u)| u.url)
+        .collect();
+    assert_eq!(remaining, before.1);
+    assert_eq!(store.unique_pages().unwrap(), before.2);
+    assert!(store.is_seen(&url_key("http://a.example/3")).unwrap());
+}
+
+#[test]
+fn queue_keys_sort_like_their_bytes() {
+    use proptest::prelude::*;
+    proptest!(|(a in any::<(u32, u32, u64)>(), b in any::<(u32, u32, u64)>())| {
+        let ka = QueueKey { host: a.0, priority: a.1, order: a.2 };
+        let kb = QueueKey { host: b.0, priority: b.1, order: b.2 };
+        prop_assert_eq!(ka.cmp(&kb), ka.to_bytes().cmp(&kb.to_bytes()));
+        prop_assert_eq!(QueueKey::from_bytes(&ka.to_bytes()), Some(ka));
+    });
+}
