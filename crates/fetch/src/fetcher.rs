@@ -1,0 +1,353 @@
+//! One HTTP request per call, with what the crawler needs to account for it.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime};
+
+use nearcrawl_frontier::AddressPolicy;
+use reqwest::header::{ACCEPT, ACCEPT_ENCODING, HeaderMap};
+use url::Url;
+
+use crate::config::FetchConfig;
+use crate::decode::decode_content;
+use crate::resolve::PolicyResolver;
+
+/// What we send as `Accept-Encoding`: every encoding [`decode_content`] reads.
+const ACCEPT_ENCODINGS: &str = "gzip, br, zstd, deflate";
+const ACCEPT_TYPES: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5";
+
+/// A response, as received and as decoded.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The URL requested.
+    pub url: Url,
+    /// HTTP status code.
+    pub status: u16,
+    /// `HTTP/1.1`, `HTTP/2.0`, ...
+    pub version: String,
+    /// Response headers in the order received.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The body as it came over the wire (still content-encoded), up to the cap.
+    pub wire_body: Vec<u8>,
+    /// The body after content decoding, up to the cap.
+    pub body: Vec<u8>,
+    /// Bytes received: status line, headers and body as sent (compressed size).
+    pub wire_bytes: u64,
+    /// The body was cut at `max_body_bytes` (on the wire or after decoding).
+    pub truncated: bool,
+    /// The request as sent (request line and headers), for WARC request records.
+    pub request_head: Vec<u8>,
+    /// When the request started.
+    pub started: SystemTime,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// The server's address.
+    pub remote_addr: Option<SocketAddr>,
+}
+
+impl Fetched {
+    /// The first header named `name` (case-insensitive), as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| std::str::from_utf8(v).ok())
+    }
+
+    /// The `Content-Type` header.
+    pub fn content_type(&self) -> Option<&str> {
+        self.header("content-type")
+    }
+
+    /// Whether the body is something the crawler parses (HTML or plain text; a missing type
+    /// is sniffed as HTML when the body starts like markup).
+    pub fn is_html_or_text(&self) -> bool {
+        match self.content_type() {
+            Some(ct) => {
+                let mime = ct.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+                matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain")
+            }
+            None => {
+                let start = self.body.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+                self.body.get(start) == Some(&b'<')
+            }
+        }
+    }
+
+    /// The `Location` header resolved against the request URL.
+    pub fn location(&self) -> Option<Result<Url, String>> {
+        let raw = self.header("location")?;
+        Some(self.url.join(raw).map_err(|e| format!("Location {raw:?}: {e}")))
+    }
+
+    /// `Retry-After` in seconds or as an HTTP date.
+    pub fn retry_after(&self) -> Option<Duration> {
+        let raw = self.header("retry-after")?.trim();
+        if let Ok(secs) = raw.parse::<u64>() {
+            return Some(Duration::from_secs(secs));
+        }
+        let when = httpdate::parse_http_date(raw).ok()?;
+        Some(when.duration_since(SystemTime::now()).unwrap_or_default())
+    }
+
+    /// `X-Robots-Tag` directives that apply to every agent or to ours: (noindex, nofollow).
+    pub fn x_robots_tag(&self, agent: &str) -> (bool, bool) {
+        let (mut noindex, mut nofollow) = (false, false);
+        for (name, value) in &self.headers {
+            if !name.eq_ignore_ascii_case("x-robots-tag") {
+                continue;
+            }
+            let value = String::from_utf8_lossy(value).to_ascii_lowercase();
+            // `googlebot: noindex` applies to one agent; a bare list applies to all.
+            let directives = match value.split_once(':') {
+                Some((who, rest)) if !who.contains(',') && !is_directive(who.trim()) => {
+                    if !who.trim().eq_ignore_ascii_case(agent) {
+                        continue;
+                    }
+                    rest.to_string()
+                }
+                _ => value.clone(),
+            };
+            for d in directives.split(',').map(str::trim) {
+                match d {
+                    "noindex" => noindex = true,
+                    "nofollow" => nofollow = true,
+                    "none" => (noindex, nofollow) = (true, true),
+                    _ => {}
+                }
+            }
+        }
+        (noindex, nofollow)
+    }
+
+    /// The response head as received (status line and headers), for WARC response records.
+    pub fn response_head(&self) -> Vec<u8> {
+        response_head(&self.version, self.status, &self.headers)
+    }
+}
+
+/// Status line and headers, as an HTTP/1.1 server sends them.
+fn response_head(version: &str, status: u16, headers: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let reason =
+        reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+    let mut head = format!("{version} {status} {reason}\r\n").into_bytes();
+    for (name, value) in headers {
+        head.extend_from_slice(name.as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value);
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+fn is_directive(word: &str) -> bool {
+    matches!(word, "unavailable_after" | "max-snippet" | "max-image-preview" | "max-video-preview")
+}
+
+/// Why a request produced no response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The connect or total timeout expired.
+    Timeout,
+    /// The connection could not be opened (refused, DNS, disallowed address).
+    Connect,
+    /// The connection broke during the exchange (reset, closed early).
+    Broken,
+    /// The response could not be decoded (bad Content-Encoding data).
+    Decode,
+}
+
+impl FailureKind {
+    /// Whether trying again later may succeed.
+    pub fn is_transient(self) -> bool {
+        !matches!(self, FailureKind::Decode)
+    }
+}
+
+/// A request that produced no usable response.
+#[derive(Debug, Clone)]
+pub struct FetchFailure {
+    /// The URL.
+    pub url: Url,
+    /// What went wrong.
+    pub kind: FailureKind,
+    /// The error in words.
+    pub message: String,
+    /// Bytes received before the failure.
+    pub wire_bytes: u64,
+}
+
+impl fmt::Display for FetchFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.url, self.message)
+    }
+}
+
+impl std::error::Error for FetchFailure {}
+
+/// The fetcher could not be built.
+#[derive(Debug)]
+pub struct BuildError(String);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot build the HTTP client: {}", self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// An HTTP client for one job: no automatic redirects (each hop goes through the frontier),
+/// no automatic decompression (so the bytes on the wire are counted), and a resolver applying
+/// the job's address policy.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    config: FetchConfig,
+}
+
+impl Fetcher {
+    /// A fetcher with this configuration and address policy.
+    pub fn new(config: FetchConfig, addresses: AddressPolicy) -> Result<Fetcher, BuildError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, ACCEPT_TYPES.parse().map_err(|_| BuildError("Accept".into()))?);
+        headers.insert(
+            ACCEPT_ENCODING,
+            ACCEPT_ENCODINGS.parse().map_err(|_| BuildError("Accept-Encoding".into()))?,
+        );
+        let client = reqwest::Client::builder()
+            .user_agent(config.user_agent.clone())
+            .default_headers(headers)
+            .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+            .timeout(Duration::from_millis(config.total_timeout_ms))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(PolicyResolver::new(addresses)))
+            .build()
+            .map_err(|e| BuildError(e.to_string()))?;
+        Ok(Fetcher { client, config })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &FetchConfig {
+        &self.config
+    }
+
+    /// GETs `url` once, reading at most `max_body_bytes` of body.
+    pub async fn fetch(&self, url: &Url) -> Result<Fetched, FetchFailure> {
+        self.fetch_capped(url, self.config.max_body_bytes).await
+    }
+
+    /// GETs `url` once, reading at most `cap` bytes of body.
+    pub async fn fetch_capped(&self, url: &Url, cap: u64) -> Result<Fetched, FetchFailure> {
+        let started = SystemTime::now();
+        let clock = Instant::now();
+        let fail = |kind, message: String, wire_bytes| FetchFailure {
+            url: url.clone(),
+            kind,
+            message,
+            wire_bytes,
+        };
+        let mut response = self
+            .client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| fail(classify(&e), error_chain(&e), 0))?;
+        let status = response.status().as_u16();
+        let version = format!("{:?}", response.version());
+        let remote_addr = response.remote_addr();
+        let headers: Vec<(String, Vec<u8>)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_string(), v.as_bytes().to_vec()))
+            .collect();
+        let head_bytes = response_head(&version, status, &headers).len() as u64;
+        let mut wire_body = Vec::new();
+        let mut truncated = false;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = cap.saturating_sub(wire_body.len() as u64) as usize;
+                    if chunk.len() > room {
+                        wire_body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                    wire_body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(fail(classify(&e), error_chain(&e), head_bytes + wire_body.len() as u64));
+                }
+            }
+        }
+        let wire_bytes = head_bytes + wire_body.len() as u64;
+        let encoding = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned());
+        // A body cut on the wire cannot always be decompressed to its end; keep what decodes.
+        let (body, cut) = match decode_content(encoding.as_deref(), &wire_body, cap) {
+            Ok(decoded) => decoded,
+            Err(_) if truncated => (Vec::new(), true),
+            Err(message) => return Err(fail(FailureKind::Decode, message, wire_bytes)),
+        };
+        Ok(Fetched {
+            url: url.clone(),
+            status,
+            version,
+            headers,
+            wire_body,
+            body,
+            wire_bytes,
+            truncated: truncated || cut,
+            request_head: self.request_head(url),
+            started,
+            elapsed: clock.elapsed(),
+            remote_addr,
+        })
+    }
+
+    fn request_head(&self, url: &Url) -> Vec<u8> {
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        format!(
+            "GET {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {ACCEPT_ENCODINGS}\r\n\r\n",
+            nearcrawl_frontier::authority(url),
+            self.config.user_agent
+        )
+        .into_bytes()
+    }
+}
+
+fn classify(e: &reqwest::Error) -> FailureKind {
+    if e.is_timeout() {
+        FailureKind::Timeout
+    } else if e.is_connect() {
+        FailureKind::Connect
+    } else if e.is_decode() {
+        FailureKind::Decode
+    } else {
+        FailureKind::Broken
+    }
+}
+
+/// The error and its causes in one line ("error sending request: connection refused").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}

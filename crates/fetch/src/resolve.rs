@@ -1,0 +1,37 @@
+//! A DNS resolver that refuses addresses the job's [`AddressPolicy`] does not allow, so a
+//! public name pointing at 127.0.0.1 or 10.x cannot steer the crawler into a private network.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use nearcrawl_frontier::AddressPolicy;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Resolves with the system resolver, then drops disallowed addresses.
+#[derive(Debug, Clone)]
+pub struct PolicyResolver {
+    policy: Arc<AddressPolicy>,
+}
+
+impl PolicyResolver {
+    /// A resolver applying `policy`.
+    pub fn new(policy: AddressPolicy) -> PolicyResolver {
+        PolicyResolver { policy: Arc::new(policy) }
+    }
+}
+
+impl Resolve for PolicyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = Arc::clone(&self.policy);
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                found.iter().copied().filter(|a| policy.allows_resolved(&host, a.ip())).collect();
+            if allowed.is_empty() && !found.is_empty() {
+                return Err(format!("{host} resolves only to private or loopback addresses").into());
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}

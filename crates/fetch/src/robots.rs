@@ -1,0 +1,184 @@
+//! robots.txt as RFC 9309 says to treat it: a parsed file on 2xx, allow-all on 4xx,
+//! disallow-all while the file is unavailable (5xx, network errors), up to five redirects.
+
+use std::time::Duration;
+
+use texting_robots::Robot;
+use url::Url;
+
+use crate::fetcher::{Fetched, Fetcher};
+
+/// How the robots.txt request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RobotsSource {
+    /// 2xx: the rules come from the file.
+    Parsed,
+    /// 2xx, but nothing in it could be parsed: everything allowed.
+    Unparsable,
+    /// 4xx: no rules, everything allowed.
+    Missing(u16),
+    /// 5xx, a network error or too many redirects: nothing allowed until it is fetched
+    /// again.
+    Unavailable(String),
+}
+
+/// A host's robots rules for our agent.
+#[derive(Debug)]
+pub struct RobotsRules {
+    robot: Option<Robot>,
+    /// Where the rules came from.
+    pub source: RobotsSource,
+    /// `Crawl-delay` for our agent.
+    pub crawl_delay: Option<Duration>,
+    /// `Sitemap:` lines.
+    pub sitemaps: Vec<String>,
+}
+
+impl RobotsRules {
+    /// Rules from a robots.txt response (`status`, `body`) for `agent`.
+    pub fn from_response(agent: &str, status: u16, body: &[u8]) -> RobotsRules {
+        match status {
+            200..=299 => match Robot::new(agent, body) {
+                Ok(robot) => RobotsRules {
+                    crawl_delay: robot
+                        .delay
+                        .filter(|d| d.is_finite() && *d >= 0.0)
+                        .map(|d| Duration::from_secs_f32(d.min(86_400.0))),
+                    sitemaps: robot.sitemaps.clone(),
+                    robot: Some(robot),
+                    source: RobotsSource::Parsed,
+                },
+                Err(_) => RobotsRules::allow_all(RobotsSource::Unparsable),
+            },
+            400..=499 => RobotsRules::allow_all(RobotsSource::Missing(status)),
+            _ => RobotsRules::unavailable(format!("robots.txt answered HTTP {status}")),
+        }
+    }
+
+    /// No rules: everything allowed.
+    pub fn allow_all(source: RobotsSource) -> RobotsRules {
+        RobotsRules { robot: None, source, crawl_delay: None, sitemaps: Vec::new() }
+    }
+
+    /// The file could not be had: nothing allowed for now.
+    pub fn unavailable(reason: String) -> RobotsRules {
+        RobotsRules::allow_all(RobotsSource::Unavailable(reason))
+    }
+
+    /// Whether the host is off-limits until robots.txt is fetched again.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self.source, RobotsSource::Unavailable(_))
+    }
+
+    /// Whether `url` may be fetched. `/robots.txt` itself is always allowed.
+    pub fn allows(&self, url: &Url) -> bool {
+        if self.is_unavailable() {
+            return false;
+        }
+        match &self.robot {
+            Some(robot) => url.path() == "/robots.txt" || robot.allowed(url.as_str()),
+            None => true,
+        }
+    }
+}
+
+/// The robots.txt fetch for one host: the rules, and the responses that carried them (for
+/// bandwidth accounting and the WARC files).
+#[derive(Debug)]
+pub struct RobotsFetch {
+    /// The rules.
+    pub rules: RobotsRules,
+    /// Each response received, redirects included.
+    pub responses: Vec<Fetched>,
+}
+
+const MAX_ROBOTS_REDIRECTS: usize = 5;
+
+impl Fetcher {
+    /// Fetches and parses `/robots.txt` of the host of `site`, following up to five redirects.
+    pub async fn fetch_robots(&self, site: &Url) -> RobotsFetch {
+        let agent = self.config().robots_agent().to_string();
+        let mut responses = Vec::new();
+        let mut url = match site.join("/robots.txt") {
+            Ok(url) => url,
+            Err(e) => {
+                return RobotsFetch { rules: RobotsRules::unavailable(e.to_string()), responses };
+            }
+        };
+        for _ in 0..=MAX_ROBOTS_REDIRECTS {
+            let fetched = match self.fetch_capped(&url, self.config().max_robots_bytes).await {
+                Ok(fetched) => fetched,
+                Err(failure) => {
+                    return RobotsFetch {
+                        rules: RobotsRules::unavailable(failure.message),
+                        responses,
+                    };
+                }
+            };
+            let status = fetched.status;
+            if (300..400).contains(&status) {
+                match fetched.location() {
+                    Some(Ok(next)) => {
+                        url = next;
+                        responses.push(fetched);
+                        continue;
+                    }
+                    // A redirect without a usable Location: treat like a missing file.
+                    _ => {
+                        responses.push(fetched);
+                        return RobotsFetch {
+                            rules: RobotsRules::allow_all(RobotsSource::Missing(status)),
+                            responses,
+                        };
+                    }
+                }
+            }
+            let rules = RobotsRules::from_response(&agent, status, &fetched.body);
+            responses.push(fetched);
+            return RobotsFetch { rules, responses };
+        }
+        RobotsFetch {
+            rules: RobotsRules::unavailable("robots.txt redirects more than 5 times".into()),
+            responses,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allows(rules: &RobotsRules, path: &str) -> bool {
+        rules.allows(&Url::parse(&format!("http://example.com{path}")).unwrap())
+    }
+
+    #[test]
+    fn rules_by_status() {
+        let body = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: http://example.com/sm.xml\n\nUser-agent: nearcrawl\nDisallow: /no-bots/\nAllow: /no-bots/yes\nCrawl-delay: 0.5\n";
+        let ours = RobotsRules::from_response("nearcrawl", 200, body);
+        assert!(allows(&ours, "/private/x"), "our group replaces the * group");
+        assert!(!allows(&ours, "/no-bots/x"));
+        assert!(allows(&ours, "/no-bots/yes"), "longest match wins");
+        assert_eq!(ours.crawl_delay, Some(Duration::from_millis(500)));
+        assert_eq!(ours.sitemaps, ["http://example.com/sm.xml"]);
+        let other = RobotsRules::from_response("otherbot", 200, body);
+        assert!(!allows(&other, "/private/x"));
+        assert_eq!(other.crawl_delay, Some(Duration::from_secs(2)));
+
+        let missing = RobotsRules::from_response("nearcrawl", 404, b"");
+        assert!(allows(&missing, "/anything"));
+        assert_eq!(missing.source, RobotsSource::Missing(404));
+        let down = RobotsRules::from_response("nearcrawl", 503, b"");
+        assert!(!allows(&down, "/anything"), "5xx: disallow for now");
+        assert!(down.is_unavailable());
+    }
+
+    #[test]
+    fn disallow_all_and_empty() {
+        let all = RobotsRules::from_response("nearcrawl", 200, b"User-agent: *\nDisallow: /\n");
+        assert!(!allows(&all, "/"));
+        assert!(allows(&all, "/robots.txt"));
+        let empty = RobotsRules::from_response("nearcrawl", 200, b"");
+        assert!(allows(&empty, "/x"));
+    }
+}
