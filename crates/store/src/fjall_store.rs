@@ -14,7 +14,8 @@ use crate::{
 ///
 /// Tables: `hosts` (authority -> id), `queue` ([`QueueKey`] -> URL), `seen` (URL key),
 /// `exact` (exact key -> sequence number), `records` (sequence number -> JSON record),
-/// `uniques` (sequence number -> simhash), `counters`. Each commit is one fjall write batch,
+/// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
+/// `dropped` (URL keys of outlinks skipped with a duplicate), `counters`. Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
@@ -27,6 +28,8 @@ pub struct FjallStore {
     exact: Keyspace,
     records: Keyspace,
     uniques: Keyspace,
+    texts: Keyspace,
+    dropped: Keyspace,
     counters: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
@@ -52,6 +55,8 @@ impl FjallStore {
             exact: open("exact")?,
             records: open("records")?,
             uniques: open("uniques")?,
+            texts: open("texts")?,
+            dropped: open("dropped")?,
             counters: open("counters")?,
             path: name.clone(),
             db,
@@ -149,6 +154,12 @@ impl CrawlStore for FjallStore {
         if let Some((key, seq)) = commit.exact_key {
             batch.insert(&self.exact, key, seq.to_be_bytes());
         }
+        if let Some((seq, text)) = commit.unique_text {
+            batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
+        }
+        for key in commit.dropped {
+            batch.insert(&self.dropped, key, []);
+        }
         for (key, url_key, url) in commit.enqueued {
             batch.insert(&self.seen, url_key, []);
             batch.insert(&self.queue, key.to_bytes(), encode_queued(&url));
@@ -173,6 +184,26 @@ impl CrawlStore for FjallStore {
             each(be_u64(&k, "records")?, &v);
         }
         Ok(())
+    }
+
+    fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError> {
+        match self.texts.get(seq.to_be_bytes()).map_err(|e| self.err(e))? {
+            Some(v) => String::from_utf8(v.to_vec())
+                .map(Some)
+                .map_err(|_| StoreError::Corrupt { table: "texts", reason: format!("text of {seq} is not UTF-8") }),
+            None => Ok(None),
+        }
+    }
+
+    fn dropped_unseen(&self) -> Result<u64, StoreError> {
+        let mut unseen = 0;
+        for item in self.dropped.iter() {
+            let key = item.key().map_err(|e| self.err(e))?;
+            if !self.seen.contains_key(&key).map_err(|e| self.err(e))? {
+                unseen += 1;
+            }
+        }
+        Ok(unseen)
     }
 
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {

@@ -126,6 +126,11 @@ pub struct Commit {
     pub unique: Option<UniquePage>,
     /// A unique page's exact-duplicate key and its sequence number.
     pub exact_key: Option<([u8; 16], u64)>,
+    /// A unique page's fingerprinted text, kept so later candidates can be verified against it.
+    pub unique_text: Option<(u64, String)>,
+    /// URLs a duplicate linked to that were neither seen nor queued: the outlinks skipping
+    /// dropped. Counted at the end against what was reached another way.
+    pub dropped: Vec<UrlKey>,
     /// URLs to mark seen and queue.
     pub enqueued: Vec<(QueueKey, UrlKey, QueuedUrl)>,
     /// Job counters to store (name, value).
@@ -199,6 +204,10 @@ pub trait CrawlStore: Send + Sync {
         from: u64,
         each: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<(), StoreError>;
+    /// The fingerprinted text of unique page `seq`.
+    fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError>;
+    /// How many dropped outlinks (see [`Commit::dropped`]) were never seen otherwise.
+    fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError>;
     /// A stored counter.

@@ -22,6 +22,8 @@ struct Inner {
     exact: HashMap<[u8; 16], u64>,
     records: BTreeMap<u64, Vec<u8>>,
     uniques: BTreeMap<u64, u64>,
+    texts: HashMap<u64, String>,
+    dropped: HashSet<UrlKey>,
     counters: HashMap<&'static str, u64>,
 }
 
@@ -89,6 +91,10 @@ impl CrawlStore for MemoryStore {
         if let Some((key, seq)) = commit.exact_key {
             inner.exact.insert(key, seq);
         }
+        if let Some((seq, text)) = commit.unique_text {
+            inner.texts.insert(seq, text);
+        }
+        inner.dropped.extend(commit.dropped);
         for (key, url_key, url) in commit.enqueued {
             inner.seen.insert(url_key);
             inner.queue.insert(key, url);
@@ -113,6 +119,15 @@ impl CrawlStore for MemoryStore {
             each(*seq, record);
         }
         Ok(())
+    }
+
+    fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError> {
+        Ok(self.lock().texts.get(&seq).cloned())
+    }
+
+    fn dropped_unseen(&self) -> Result<u64, StoreError> {
+        let inner = self.lock();
+        Ok(inner.dropped.iter().filter(|k| !inner.seen.contains(*k)).count() as u64)
     }
 
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {

@@ -34,6 +34,8 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     commit.records.push((0, br#"{"seq":0}"#.to_vec()));
     commit.unique = Some(UniquePage { seq: 0, simhash: 0xABCD });
     commit.exact_key = Some(([7; 16], 0));
+    commit.unique_text = Some((0, "main text".into()));
+    commit.dropped = vec![url_key("http://a.example/3"), url_key("http://a.example/only-via-dup")];
     commit.enqueue(QueueKey { host: a, priority: 2, order: 3 }, url_key("http://a.example/3"), queued("http://a.example/3", 2));
     store.commit(commit).unwrap();
 
@@ -44,6 +46,8 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     assert_eq!(store.exact_original(&[8; 16]).unwrap(), None);
     assert_eq!(store.record(0).unwrap().as_deref(), Some(&br#"{"seq":0}"#[..]));
     assert_eq!(store.counter("next_order").unwrap(), Some(3));
+    assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
+    assert_eq!(store.dropped_unseen().unwrap(), 1, "a.example/3 was queued another way");
     let mut seqs = Vec::new();
     store.for_each_record(0, &mut |seq, _| seqs.push(seq)).unwrap();
     assert_eq!(seqs, [0]);
