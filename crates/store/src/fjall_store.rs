@@ -157,6 +157,9 @@ impl CrawlStore for FjallStore {
         if let Some((seq, text)) = commit.unique_text {
             batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
         }
+        for key in commit.seen {
+            batch.insert(&self.seen, key, []);
+        }
         for key in commit.dropped {
             batch.insert(&self.dropped, key, []);
         }

@@ -131,6 +131,8 @@ pub struct Commit {
     /// URLs a duplicate linked to that were neither seen nor queued: the outlinks skipping
     /// dropped. Counted at the end against what was reached another way.
     pub dropped: Vec<UrlKey>,
+    /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
+    pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue.
     pub enqueued: Vec<(QueueKey, UrlKey, QueuedUrl)>,
     /// Job counters to store (name, value).

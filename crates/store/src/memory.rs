@@ -95,6 +95,7 @@ impl CrawlStore for MemoryStore {
             inner.texts.insert(seq, text);
         }
         inner.dropped.extend(commit.dropped);
+        inner.seen.extend(commit.seen);
         for (key, url_key, url) in commit.enqueued {
             inner.seen.insert(url_key);
             inner.queue.insert(key, url);

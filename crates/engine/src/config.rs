@@ -1,0 +1,112 @@
+//! The engine's part of a job configuration: limits, link following, the dedup stage and
+//! outputs. Scope, politeness, fetching and focus are configured by the sections the
+//! frontier and fetch crates define.
+
+use nearcrawl_fetch::FetchConfig;
+use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
+use serde::{Deserialize, Serialize};
+
+/// `[limits]`: when a job stops.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Pages fetched (responses received, robots.txt excluded) before the job stops.
+    pub max_pages: Option<u64>,
+    /// Pages fetched from one host before its other URLs are recorded out of scope.
+    pub max_pages_per_host: Option<u64>,
+    /// Requests in flight at once, all hosts together.
+    pub concurrency: usize,
+}
+
+/// `[links]`: which links of a page are followed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinksConfig {
+    /// Follow links marked `rel=nofollow` (also `ugc`, `sponsored`).
+    pub follow_nofollow: bool,
+    /// Obey robots.txt. Turn off only for your own sites.
+    pub obey_robots: bool,
+    /// Queue a page's `rel=canonical` target when it names another URL.
+    pub follow_canonical: bool,
+}
+
+impl Default for LinksConfig {
+    fn default() -> Self {
+        LinksConfig { follow_nofollow: false, obey_robots: true, follow_canonical: true }
+    }
+}
+
+/// What happens to the outlinks of a duplicate page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicateOutlinks {
+    /// Not enqueued: the bandwidth saving (the default).
+    #[default]
+    Skip,
+    /// Enqueued anyway: the page is recorded as a duplicate, nothing is lost.
+    Keep,
+}
+
+/// The dedup stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupStageConfig {
+    /// Skip duplicates at all (off: the `--no-dedup` baseline; fingerprints are still
+    /// computed and recorded).
+    pub enabled: bool,
+    /// What happens to a duplicate's outlinks.
+    pub duplicate_outlinks: DuplicateOutlinks,
+    /// Candidates compared per page (the nearest first) before it is called unique.
+    pub max_candidates: usize,
+}
+
+impl Default for DedupStageConfig {
+    fn default() -> Self {
+        DedupStageConfig { enabled: true, duplicate_outlinks: DuplicateOutlinks::Skip, max_candidates: 4 }
+    }
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Write WARC/1.1 files (gzip per record) under `OUT/warc/`.
+    pub warc: bool,
+    /// Start a new WARC file after this many bytes.
+    pub warc_max_bytes: u64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { warc: true, warc_max_bytes: 1 << 30 }
+    }
+}
+
+/// Everything the engine needs to know about a job besides its seeds, its output directory
+/// and the page analyzer.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlConfig {
+    /// Which URLs may be fetched.
+    pub scope: ScopeConfig,
+    /// When the job stops.
+    pub limits: LimitsConfig,
+    /// Per-host politeness.
+    pub politeness: PolitenessConfig,
+    /// HTTP.
+    pub fetch: FetchConfig,
+    /// Focused crawling.
+    pub focus: FocusConfig,
+    /// Link following.
+    pub links: LinksConfig,
+    /// The dedup stage.
+    pub dedup: DedupStageConfig,
+    /// Outputs.
+    pub output: OutputConfig,
+}
+
+impl CrawlConfig {
+    /// Requests in flight at once (at least 1; default 16).
+    pub fn concurrency(&self) -> usize {
+        if self.limits.concurrency == 0 { 16 } else { self.limits.concurrency }
+    }
+}

@@ -1,0 +1,1049 @@
+//! The crawl loop: one coordinator owns the frontier, the index and the store; fetches and
+//! page analysis run as tasks and report back. Every decision is one store commit, then one
+//! line of `records.jsonl`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis, Verdict as PairVerdict};
+use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
+use nearcrawl_fingerprint::Fingerprint;
+use nearcrawl_frontier::{
+    CanonicalUrl, HostOutcome, HostPoliteness, Relevance, Scope, Seed,
+};
+use nearcrawl_hamming_index::{HammingIndex, IndexParams};
+use nearcrawl_store::{
+    Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
+};
+use tokio::sync::mpsc;
+use tracing::{debug, info, warn};
+use url::Url;
+
+use crate::config::{CrawlConfig, DuplicateOutlinks};
+use crate::error::EngineError;
+use crate::output::RecordsFile;
+use crate::progress::Progress;
+use crate::record::{Record, Verdict, rfc3339};
+use crate::report::Report;
+use crate::warc::{Original, WarcFetch, WarcWriter};
+
+/// URLs of one host held in memory; the rest stay in the store.
+const HOST_BUFFER: usize = 64;
+
+/// A crawl job: seeds, where its state and outputs go, and how it runs.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The seed URLs.
+    pub seeds: Vec<Seed>,
+    /// The output directory: `records.jsonl`, `report.json`, `warc/`, `state/`.
+    pub out_dir: PathBuf,
+    /// Scope, limits, politeness, fetching, focus, links, dedup stage, outputs.
+    pub config: CrawlConfig,
+    /// How pages are analysed and compared.
+    pub analyzer: AnalyzerConfig,
+}
+
+/// Runs `job` until its frontier is empty, a limit is reached, or `shutdown` completes;
+/// then flushes and writes the report. Running it again on the same `out_dir` resumes.
+pub async fn crawl(
+    job: Job,
+    shutdown: impl Future<Output = ()>,
+    progress: Arc<Progress>,
+) -> Result<Report, EngineError> {
+    let mut coordinator = Coordinator::open(job, progress)?;
+    coordinator.run(shutdown).await?;
+    coordinator.finish()
+}
+
+/// What a task reports back.
+enum TaskResult {
+    Robots {
+        host: HostId,
+        fetch: RobotsFetch,
+    },
+    Page {
+        host: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+        analysis: Option<(PageAnalysis, Duration)>,
+    },
+}
+
+enum RobotsState {
+    Unknown,
+    Fetching,
+    Ready { rules: RobotsRules, until: Instant },
+}
+
+/// One host's runtime state.
+struct HostRuntime {
+    authority: String,
+    /// `scheme://authority/`, for robots.txt.
+    origin: Option<Url>,
+    politeness: HostPoliteness,
+    robots: RobotsState,
+    /// The host's first queued URLs, in queue order.
+    buffer: BTreeMap<QueueKey, QueuedUrl>,
+    /// Every key up to this one has been loaded into the buffer (or decided).
+    cursor: Option<QueueKey>,
+    /// The store may hold URLs past the cursor.
+    maybe_more: bool,
+    /// Pages fetched from this host in this job.
+    fetched: u64,
+    /// Requests in flight (pages and robots).
+    in_flight: u32,
+    /// Queue keys being fetched: still in the store until decided, never loaded twice.
+    in_flight_keys: HashSet<QueueKey>,
+}
+
+impl HostRuntime {
+    fn has_work(&self) -> bool {
+        !self.buffer.is_empty() || self.maybe_more
+    }
+
+    fn robots_ready(&self, now: Instant) -> Option<&RobotsRules> {
+        match &self.robots {
+            RobotsState::Ready { rules, until } if *until > now => Some(rules),
+            _ => None,
+        }
+    }
+}
+
+struct Coordinator {
+    job: Job,
+    store: Arc<dyn CrawlStore>,
+    scope: Scope,
+    relevance: Option<Relevance>,
+    fetcher: Fetcher,
+    analyzer: Arc<Analyzer>,
+    index: HammingIndex,
+    hosts: BTreeMap<HostId, HostRuntime>,
+    host_ids: HashMap<String, HostId>,
+    /// Round-robin position among hosts.
+    next_host: HostId,
+    next_seq: u64,
+    next_order: u64,
+    pages_fetched: u64,
+    robots_bytes: u64,
+    records: RecordsFile,
+    warc: Option<WarcWriter>,
+    limiter: Option<DefaultDirectRateLimiter>,
+    in_flight: usize,
+    stopping: bool,
+    progress: Arc<Progress>,
+    tx: mpsc::UnboundedSender<TaskResult>,
+    rx: mpsc::UnboundedReceiver<TaskResult>,
+    started: SystemTime,
+}
+
+impl Coordinator {
+    fn open(job: Job, progress: Arc<Progress>) -> Result<Coordinator, EngineError> {
+        std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
+        let store: Arc<dyn CrawlStore> = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
+        let scope = Scope::new(&job.config.scope, &job.seeds)?;
+        let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
+        let relevance = Relevance::new(&job.config.focus);
+        let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
+        let k = job.analyzer.max_distance;
+        let params = if k == 3 {
+            IndexParams::manku_10_tables()
+        } else {
+            IndexParams::auto(1 << 24, k, 4 << 30).map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?
+        };
+        let uniques = store.unique_pages()?;
+        let index = HammingIndex::from_entries(
+            params,
+            uniques.iter().map(|u| (Fingerprint::new(u.simhash), u.seq)),
+        );
+        let next_seq = store.counter("next_seq")?.unwrap_or(0);
+        let next_order = store.counter("next_order")?.unwrap_or(0);
+        let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
+        let robots_bytes = store.counter("robots_bytes")?.unwrap_or(0);
+        let run = store.counter("runs")?.unwrap_or(0);
+        store.commit(Commit { counters: vec![("runs", run + 1)], ..Commit::default() })?;
+        let records = RecordsFile::open(&job.out_dir.join("records.jsonl"), store.as_ref(), next_seq)?;
+        let warc = if job.config.output.warc {
+            let dir = job.out_dir.join("warc");
+            Some(WarcWriter::new(&dir, run, job.config.output.warc_max_bytes).map_err(|e| EngineError::io(&dir, e))?)
+        } else {
+            None
+        };
+        let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
+            .map(|rate| RateLimiter::direct(Quota::per_second(rate)));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut coordinator = Coordinator {
+            job,
+            store,
+            scope,
+            relevance,
+            fetcher,
+            analyzer,
+            index,
+            hosts: BTreeMap::new(),
+            host_ids: HashMap::new(),
+            next_host: 0,
+            next_seq,
+            next_order,
+            pages_fetched,
+            robots_bytes,
+            records,
+            warc,
+            limiter,
+            in_flight: 0,
+            stopping: false,
+            progress,
+            tx,
+            rx,
+            started: SystemTime::now(),
+        };
+        let now = Instant::now();
+        for (id, authority) in coordinator.store.hosts()? {
+            coordinator.add_host(id, authority, now);
+        }
+        if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
+            coordinator.enqueue_seeds()?;
+        } else {
+            info!(decided = next_seq, "resuming job");
+        }
+        Ok(coordinator)
+    }
+
+    fn add_host(&mut self, id: HostId, authority: String, now: Instant) {
+        self.host_ids.insert(authority.clone(), id);
+        self.hosts.insert(
+            id,
+            HostRuntime {
+                authority,
+                origin: None,
+                politeness: HostPoliteness::new(now),
+                robots: RobotsState::Unknown,
+                buffer: BTreeMap::new(),
+                cursor: None,
+                maybe_more: true,
+                fetched: 0,
+                in_flight: 0,
+                in_flight_keys: HashSet::new(),
+            },
+        );
+    }
+
+    fn host_for(&mut self, url: &CanonicalUrl) -> Result<HostId, EngineError> {
+        let authority = url.authority();
+        if let Some(id) = self.host_ids.get(&authority) {
+            return Ok(*id);
+        }
+        let id = self.store.host_id(&authority)?;
+        self.add_host(id, authority, Instant::now());
+        Ok(id)
+    }
+
+    fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        let mut pending = HashSet::new();
+        let seeds = self.job.seeds.clone();
+        for seed in &seeds {
+            let entry = QueuedUrl { url: seed.url.to_string(), depth: 0, ..QueuedUrl::default() };
+            self.queue_url(&mut commit, &mut pending, &seed.url, entry, 0)?;
+        }
+        self.apply(commit, Vec::new())
+    }
+
+    /// Adds `url` to `commit` as queued at `priority` (and to the host's buffer when it sorts
+    /// before what the buffer has loaded).
+    fn queue_url(
+        &mut self,
+        commit: &mut Commit,
+        pending: &mut HashSet<UrlKey>,
+        url: &CanonicalUrl,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<(), EngineError> {
+        let host = self.host_for(url)?;
+        let key = QueueKey { host, priority, order: self.next_order };
+        self.next_order += 1;
+        let ukey = url_key(url.as_str());
+        pending.insert(ukey);
+        commit.enqueue(key, ukey, entry.clone());
+        if let Some(runtime) = self.hosts.get_mut(&host) {
+            if runtime.origin.is_none() {
+                runtime.origin = url.as_url().join("/").ok();
+            }
+            match runtime.cursor {
+                Some(cursor) if key <= cursor => {
+                    runtime.buffer.insert(key, entry);
+                    trim_buffer(runtime);
+                }
+                _ => runtime.maybe_more = true,
+            }
+        }
+        Ok(())
+    }
+
+    fn is_seen(&self, key: &UrlKey, pending: &HashSet<UrlKey>) -> Result<bool, EngineError> {
+        Ok(pending.contains(key) || self.store.is_seen(key)?)
+    }
+
+    /// Commits a decision and appends its records to `records.jsonl`.
+    fn apply(&mut self, mut commit: Commit, records: Vec<Record>) -> Result<(), EngineError> {
+        let lines: Vec<Vec<u8>> = records
+            .iter()
+            // A record holds strings and numbers only: serialising cannot fail.
+            .map(|record| serde_json::to_vec(record).unwrap_or_default())
+            .collect();
+        commit.records.extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
+        commit.counters.extend([
+            ("next_seq", self.next_seq),
+            ("next_order", self.next_order),
+            ("pages_fetched", self.pages_fetched),
+            ("robots_bytes", self.robots_bytes),
+        ]);
+        let queued_delta = commit.enqueued.len() as i64 - commit.taken.len() as i64;
+        self.store.commit(commit)?;
+        let queued = Progress::get(&self.progress.queued) as i64 + queued_delta;
+        Progress::set(&self.progress.queued, queued.max(0) as u64);
+        for (record, line) in records.iter().zip(&lines) {
+            self.records.append(line)?;
+            Progress::add(&self.progress.decisions, 1);
+            if record.verdict == Verdict::Error {
+                Progress::add(&self.progress.errors, 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn take_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    async fn run(&mut self, shutdown: impl Future<Output = ()>) -> Result<(), EngineError> {
+        tokio::pin!(shutdown);
+        loop {
+            let now = Instant::now();
+            let wake = self.launch_ready(now)?;
+            self.records.flush()?;
+            if self.in_flight == 0 && (self.stopping || wake.is_none()) {
+                return Ok(());
+            }
+            let sleep_until = wake.unwrap_or(now + Duration::from_secs(3600));
+            tokio::select! {
+                result = self.rx.recv() => {
+                    if let Some(result) = result {
+                        self.in_flight -= 1;
+                        Progress::set(&self.progress.in_flight, self.in_flight as u64);
+                        self.handle(result)?;
+                    }
+                }
+                _ = tokio::time::sleep_until(sleep_until.into()) => {}
+                _ = &mut shutdown, if !self.stopping => {
+                    info!("stopping: waiting for requests in flight");
+                    self.stopping = true;
+                }
+            }
+        }
+    }
+
+    fn page_limit_reached(&self) -> bool {
+        self.job.config.limits.max_pages.is_some_and(|max| self.pages_fetched + self.in_flight as u64 >= max)
+    }
+
+    /// Starts every request that may start now. Returns when to look again: `None` when no
+    /// host has work left (or the job is stopping).
+    fn launch_ready(&mut self, now: Instant) -> Result<Option<Instant>, EngineError> {
+        if self.stopping || self.page_limit_reached() {
+            return Ok(None);
+        }
+        let concurrency = self.job.config.concurrency();
+        let mut wake: Option<Instant> = None;
+        let ids: Vec<HostId> = self
+            .hosts
+            .range(self.next_host..)
+            .chain(self.hosts.range(..self.next_host))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            loop {
+                if self.in_flight >= concurrency || self.page_limit_reached() {
+                    // Busy: look again when a request finishes.
+                    return Ok(Some(wake.unwrap_or(now + Duration::from_secs(3600))));
+                }
+                self.refill(id)?;
+                let config = &self.job.config.politeness;
+                let Some(host) = self.hosts.get(&id) else { break };
+                if !host.has_work() || host.politeness.is_parked() {
+                    break;
+                }
+                let Some(ready_at) = host.politeness.ready_at(config) else {
+                    // At its connection limit: it wakes the loop when a request finishes.
+                    wake = Some(wake.map_or(now + Duration::from_secs(3600), |w| w));
+                    break;
+                };
+                if ready_at > now {
+                    wake = Some(wake.map_or(ready_at, |w| w.min(ready_at)));
+                    break;
+                }
+                if let Some(limiter) = &self.limiter {
+                    if let Err(not_until) = limiter.check() {
+                        let at = now + not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+                        return Ok(Some(wake.map_or(at, |w| w.min(at))));
+                    }
+                }
+                if !self.start_next(id, now)? {
+                    break;
+                }
+            }
+        }
+        self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
+        if self.in_flight > 0 && wake.is_none() {
+            wake = Some(now + Duration::from_secs(3600));
+        }
+        Ok(wake)
+    }
+
+    /// Loads more of a host's queue from the store when its buffer ran dry.
+    fn refill(&mut self, id: HostId) -> Result<(), EngineError> {
+        let Some(host) = self.hosts.get(&id) else { return Ok(()) };
+        if !host.buffer.is_empty() || !host.maybe_more {
+            return Ok(());
+        }
+        let loaded = self.store.pending(id, host.cursor, HOST_BUFFER)?;
+        let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
+        host.maybe_more = loaded.len() == HOST_BUFFER;
+        if let Some((last, _)) = loaded.last() {
+            host.cursor = Some(*last);
+        }
+        if host.origin.is_none() {
+            host.origin = loaded.first().and_then(|(_, e)| Url::parse(&e.url).ok()).and_then(|u| u.join("/").ok());
+        }
+        let in_flight = &host.in_flight_keys;
+        host.buffer.extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
+        Ok(())
+    }
+
+    /// Starts the host's next request (robots.txt first). Returns false when nothing could
+    /// start (the host has to wait).
+    fn start_next(&mut self, id: HostId, now: Instant) -> Result<bool, EngineError> {
+        let obey = self.job.config.links.obey_robots;
+        let Some(host) = self.hosts.get_mut(&id) else { return Ok(false) };
+        if obey && host.robots_ready(now).is_none() {
+            if matches!(host.robots, RobotsState::Fetching) {
+                return Ok(false);
+            }
+            let Some(origin) = host.origin.clone() else { return Ok(false) };
+            host.robots = RobotsState::Fetching;
+            host.politeness.start(now, &self.job.config.politeness);
+            host.in_flight += 1;
+            self.in_flight += 1;
+            let fetcher = self.fetcher.clone();
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                let fetch = fetcher.fetch_robots(&origin).await;
+                let _ = tx.send(TaskResult::Robots { host: id, fetch });
+            });
+            return Ok(true);
+        }
+        let Some((key, entry)) = host.buffer.pop_first() else { return Ok(false) };
+        let depth = entry.depth;
+        let url = match Url::parse(&entry.url) {
+            Ok(url) => url,
+            Err(e) => {
+                let mut record = self.new_record(&entry, Verdict::Error);
+                record.error = Some(format!("stored URL does not parse: {e}"));
+                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+                return Ok(true);
+            }
+        };
+        if let Some(max) = self.job.config.limits.max_pages_per_host {
+            if host.fetched >= max {
+                let mut record = self.new_record(&entry, Verdict::OutOfScope);
+                record.error = Some(format!("max_pages_per_host ({max}) reached"));
+                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+                return Ok(true);
+            }
+        }
+        if obey {
+            let allowed = host.robots_ready(now).is_none_or(|rules| rules.allows(&url));
+            if !allowed {
+                let mut record = self.new_record(&entry, Verdict::RobotsDisallowed);
+                record.error = Some("disallowed by robots.txt".into());
+                debug!(url = %url, depth, "robots.txt disallows");
+                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+                return Ok(true);
+            }
+        }
+        host.politeness.start(now, &self.job.config.politeness);
+        host.in_flight += 1;
+        host.in_flight_keys.insert(key);
+        self.in_flight += 1;
+        Progress::set(&self.progress.in_flight, self.in_flight as u64);
+        let fetcher = self.fetcher.clone();
+        let analyzer = Arc::clone(&self.analyzer);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = fetcher.fetch(&url).await;
+            let analysis = match &result {
+                Ok(page) if page.status == 200 && page.is_html_or_text() => {
+                    let body = page.body.clone();
+                    let content_type = page.content_type().map(str::to_owned);
+                    let url = page.url.clone();
+                    let is_plain = content_type.as_deref().is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
+                    tokio::task::spawn_blocking(move || {
+                        let clock = Instant::now();
+                        let analysis = if is_plain {
+                            analyzer.analyze_text(&String::from_utf8_lossy(&body))
+                        } else {
+                            analyzer.analyze_html(&body, content_type.as_deref(), &url)
+                        };
+                        (analysis, clock.elapsed())
+                    })
+                    .await
+                    .ok()
+                }
+                _ => None,
+            };
+            let _ = tx.send(TaskResult::Page { host: id, key, entry, result, analysis });
+        });
+        Ok(true)
+    }
+
+    fn new_record(&mut self, entry: &QueuedUrl, verdict: Verdict) -> Record {
+        let seq = self.take_seq();
+        let mut record = Record::new(seq, entry.url.clone(), entry.depth, verdict);
+        record.parent = entry.parent;
+        record
+    }
+
+    fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
+        match result {
+            TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),
+            TaskResult::Page { host, key, entry, result, analysis } => {
+                if let Some(runtime) = self.hosts.get_mut(&host) {
+                    runtime.in_flight = runtime.in_flight.saturating_sub(1);
+                    runtime.in_flight_keys.remove(&key);
+                }
+                match result {
+                    Ok(page) => self.handle_page(host, key, entry, page, analysis),
+                    Err(failure) => self.handle_failure(host, key, entry, failure),
+                }
+            }
+        }
+    }
+
+    fn handle_robots(&mut self, id: HostId, fetch: RobotsFetch) -> Result<(), EngineError> {
+        let now = Instant::now();
+        let bytes: u64 = fetch.responses.iter().map(|r| r.wire_bytes).sum();
+        self.robots_bytes += bytes;
+        Progress::add(&self.progress.bytes, bytes);
+        for response in &fetch.responses {
+            self.archive(response, None, &[("robots-txt", "true".to_string())])?;
+        }
+        let config = self.job.config.politeness.clone();
+        let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
+        let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
+        host.in_flight = host.in_flight.saturating_sub(1);
+        if fetch.rules.is_unavailable() {
+            warn!(host = %host.authority, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
+            host.politeness.finish(now, HostOutcome::Failed, &config);
+            host.robots = RobotsState::Unknown;
+            if host.politeness.is_parked() {
+                let reason = format!("host parked: robots.txt unavailable ({:?})", fetch.rules.source);
+                self.drain_host(id, Verdict::RobotsDisallowed, &reason)?;
+            }
+        } else {
+            host.politeness.set_crawl_delay(fetch.rules.crawl_delay, &config);
+            host.politeness.finish(now, HostOutcome::Answered, &config);
+            debug!(host = %host.authority, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
+            host.robots = RobotsState::Ready { rules: fetch.rules, until: now + ttl };
+        }
+        let _ = self.store.commit(Commit { counters: vec![("robots_bytes", self.robots_bytes)], ..Commit::default() });
+        Ok(())
+    }
+
+    /// Records every queued URL of a parked host, so none is retried forever or lost silently.
+    fn drain_host(&mut self, id: HostId, verdict: Verdict, reason: &str) -> Result<(), EngineError> {
+        loop {
+            self.refill(id)?;
+            let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
+            let batch: Vec<(QueueKey, QueuedUrl)> = std::mem::take(&mut host.buffer).into_iter().collect();
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let mut commit = Commit::default();
+            let mut records = Vec::new();
+            for (key, entry) in batch {
+                commit.taken.push(key);
+                let mut record = self.new_record(&entry, verdict);
+                record.error = Some(reason.to_string());
+                records.push(record);
+            }
+            self.apply(commit, records)?;
+        }
+    }
+
+    fn handle_failure(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        failure: FetchFailure,
+    ) -> Result<(), EngineError> {
+        let now = Instant::now();
+        Progress::add(&self.progress.bytes, failure.wire_bytes);
+        let config = self.job.config.politeness.clone();
+        let parked = match self.hosts.get_mut(&id) {
+            Some(host) => {
+                host.politeness.finish(now, HostOutcome::Failed, &config);
+                host.politeness.is_parked()
+            }
+            None => false,
+        };
+        if failure.kind.is_transient() && entry.attempts < self.job.config.fetch.max_retries && !parked {
+            debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
+            return self.requeue(key, entry);
+        }
+        let mut record = self.new_record(&entry, Verdict::Error);
+        record.bytes = failure.wire_bytes;
+        record.error = Some(format!("{:?}: {}", failure.kind, failure.message));
+        record.fetched_at = Some(rfc3339(SystemTime::now()));
+        self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+        if parked {
+            let reason = format!("host parked after repeated failures (last: {})", failure.message);
+            self.drain_host(id, Verdict::Error, &reason)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a URL back at the end of its host's queue for another attempt.
+    fn requeue(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
+        entry.attempts += 1;
+        let new_key = QueueKey { order: self.next_order, ..key };
+        self.next_order += 1;
+        let mut commit = Commit { taken: vec![key], ..Commit::default() };
+        commit.enqueue(new_key, url_key(&entry.url), entry.clone());
+        if let Some(host) = self.hosts.get_mut(&key.host) {
+            match host.cursor {
+                Some(cursor) if new_key <= cursor => {
+                    host.buffer.insert(new_key, entry);
+                }
+                _ => host.maybe_more = true,
+            }
+        }
+        self.apply(commit, Vec::new())
+    }
+
+    fn handle_page(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        page: Fetched,
+        analysis: Option<(PageAnalysis, Duration)>,
+    ) -> Result<(), EngineError> {
+        let now = Instant::now();
+        let config = self.job.config.politeness.clone();
+        let outcome = match page.status {
+            429 | 503 => HostOutcome::Throttled { retry_after: page.retry_after() },
+            _ => HostOutcome::Answered,
+        };
+        let parked = match self.hosts.get_mut(&id) {
+            Some(host) => {
+                host.politeness.finish(now, outcome, &config);
+                host.fetched += 1;
+                host.politeness.is_parked()
+            }
+            None => false,
+        };
+        self.pages_fetched += 1;
+        Progress::add(&self.progress.pages, 1);
+        Progress::add(&self.progress.bytes, page.wire_bytes);
+
+        let retryable = matches!(page.status, 429 | 500 | 502 | 503 | 504);
+        if retryable && entry.attempts < self.job.config.fetch.max_retries && !parked {
+            self.archive(&page, None, &[])?;
+            debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
+            return self.requeue(key, entry);
+        }
+
+        let mut record = self.new_record(&entry, Verdict::Error);
+        record.status = Some(page.status);
+        record.bytes = page.wire_bytes;
+        record.content_type = page.content_type().map(str::to_owned);
+        record.truncated = page.truncated;
+        record.fetched_at = Some(rfc3339(page.started));
+        let mut commit = Commit { taken: vec![key], ..Commit::default() };
+        let mut extra_records = Vec::new();
+
+        if (300..400).contains(&page.status) && page.status != 304 {
+            record.verdict = Verdict::Redirect;
+            self.decide_redirect(&page, &entry, &mut record, &mut commit, &mut extra_records)?;
+            self.archive(&page, None, &[("verdict", "redirect".into())])?;
+        } else if page.status != 200 {
+            record.error = Some(format!("HTTP {}", page.status));
+            self.archive(&page, None, &[("verdict", "error".into())])?;
+        } else if let Some((analysis, took)) = analysis {
+            self.decide_page(&page, &entry, analysis, took, &mut record, &mut commit, &mut extra_records)?;
+        } else {
+            record.verdict = Verdict::NotHtml;
+            self.archive(&page, None, &[("verdict", "not-html".into())])?;
+        }
+        let mut records = vec![record];
+        records.extend(extra_records);
+        self.apply(commit, records)?;
+        if parked {
+            self.drain_host(id, Verdict::Error, "host parked after repeated 429/503 answers")?;
+        }
+        Ok(())
+    }
+
+    fn decide_redirect(
+        &mut self,
+        page: &Fetched,
+        entry: &QueuedUrl,
+        record: &mut Record,
+        commit: &mut Commit,
+        extra: &mut Vec<Record>,
+    ) -> Result<(), EngineError> {
+        let target = match page.location() {
+            None => {
+                record.error = Some("redirect without Location".into());
+                return Ok(());
+            }
+            Some(Err(e)) => {
+                record.error = Some(e);
+                return Ok(());
+            }
+            Some(Ok(target)) => target,
+        };
+        let target = match CanonicalUrl::from_url(target) {
+            Ok(t) => t,
+            Err(e) => {
+                record.error = Some(format!("redirect target: {e}"));
+                return Ok(());
+            }
+        };
+        record.final_url = Some(target.to_string());
+        record.enqueued = Some(0);
+        if entry.redirects >= self.job.config.fetch.max_redirects {
+            record.verdict = Verdict::Error;
+            record.error = Some(format!("more than {} redirects", self.job.config.fetch.max_redirects));
+            return Ok(());
+        }
+        let ukey = url_key(target.as_str());
+        let mut pending = HashSet::new();
+        if self.is_seen(&ukey, &pending)? {
+            // A loop, or a target reached another way: decided (or queued) once already.
+            return Ok(());
+        }
+        if let Err(reason) = self.scope.check(&target, entry.depth) {
+            let mut out = Record::new(self.take_seq(), target.to_string(), entry.depth, Verdict::OutOfScope);
+            out.parent = Some(record.seq);
+            out.error = Some(reason.to_string());
+            commit.seen.push(ukey);
+            extra.push(out);
+            return Ok(());
+        }
+        let next = QueuedUrl {
+            url: target.to_string(),
+            depth: entry.depth,
+            parent: Some(record.seq),
+            redirects: entry.redirects + 1,
+            attempts: 0,
+        };
+        let priority = self.priority_of(entry, 0.0, "");
+        self.queue_url(commit, &mut pending, &target, next, priority)?;
+        record.enqueued = Some(1);
+        Ok(())
+    }
+
+
+    /// The queue priority of a link found on a page of relevance `page_score`: its depth for
+    /// breadth-first crawls, its relevance for focused ones.
+    fn priority_of(&self, parent: &QueuedUrl, page_score: f32, anchor: &str) -> u32 {
+        match &self.relevance {
+            Some(relevance) => relevance.link_priority(page_score, anchor),
+            None => parent.depth + 1,
+        }
+    }
+
+    /// The stored record of an earlier decision.
+    fn record_of(&self, seq: u64) -> Result<Option<Record>, EngineError> {
+        Ok(self.store.record(seq)?.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+    }
+
+    /// The dedup stage's question: is this page a copy of one already kept?
+    fn find_duplicate(&self, analysis: &PageAnalysis) -> Result<Option<Duplicate>, EngineError> {
+        if analysis.tokens.is_empty() {
+            // Pages without text all look alike (the empty page hashes to one value); they
+            // are never anyone's duplicate.
+            return Ok(None);
+        }
+        if let Some(original) = self.store.exact_original(&analysis.exact_key.0.to_be_bytes())? {
+            let distance = self
+                .record_of(original)?
+                .and_then(|r| r.simhash)
+                .and_then(|h| u64::from_str_radix(&h, 16).ok())
+                .map(|bits| Fingerprint::new(bits).distance(analysis.simhash));
+            return Ok(Some(Duplicate {
+                verdict: Verdict::Exact,
+                original,
+                distance,
+                similarity: 1.0,
+            }));
+        }
+        let mut candidates = self.index.query(analysis.simhash);
+        candidates.sort_by_key(|m| (m.distance, m.payload));
+        candidates.truncate(self.job.config.dedup.max_candidates.max(1));
+        for candidate in candidates {
+            let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
+            let verified = if self.analyzer.config().verify {
+                match self.store.unique_text(candidate.payload)? {
+                    Some(text) => {
+                        let other = self.analyzer.analyze_text(&text);
+                        let comparison = self.analyzer.compare(analysis, &other);
+                        match comparison.verdict {
+                            PairVerdict::Distinct => None,
+                            _ => Some(comparison.lcs_resemblance.unwrap_or(by_distance)),
+                        }
+                    }
+                    // Indexed without its text (an index shared from another job): the
+                    // fingerprint is all there is.
+                    None => Some(by_distance),
+                }
+            } else {
+                Some(by_distance)
+            };
+            if let Some(similarity) = verified {
+                return Ok(Some(Duplicate {
+                    verdict: Verdict::Near,
+                    original: candidate.payload,
+                    distance: Some(candidate.distance),
+                    similarity,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn decide_page(
+        &mut self,
+        page: &Fetched,
+        entry: &QueuedUrl,
+        analysis: PageAnalysis,
+        analysis_time: Duration,
+        record: &mut Record,
+        commit: &mut Commit,
+        extra: &mut Vec<Record>,
+    ) -> Result<(), EngineError> {
+        let clock = Instant::now();
+        let seq = record.seq;
+        record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
+        let (header_noindex, header_nofollow) = page.x_robots_tag(self.job.config.fetch.robots_agent());
+        let meta = analysis.facts.as_ref().map(|f| f.robots).unwrap_or_default();
+        let nofollow = header_nofollow || meta.nofollow;
+        if header_noindex || meta.noindex {
+            record.robots.push("noindex".into());
+        }
+        if nofollow {
+            record.robots.push("nofollow".into());
+        }
+        let title = analysis.facts.as_ref().and_then(|f| f.title.clone()).unwrap_or_default();
+        let relevance = self.relevance.as_ref().map(|r| r.score(&format!("{title}\n{}", analysis.text)));
+        record.relevance = relevance;
+
+        let duplicate = self.find_duplicate(&analysis)?;
+        match &duplicate {
+            Some(dup) => {
+                record.verdict = dup.verdict;
+                record.duplicate_of = self.record_of(dup.original)?.map(|r| r.url);
+                record.distance = dup.distance;
+                record.similarity = Some((dup.similarity * 1000.0).round() / 1000.0);
+                record.cluster = Some(dup.original);
+                Progress::add(&self.progress.duplicates, 1);
+                debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?dup.distance, "duplicate");
+            }
+            None => {
+                record.verdict = Verdict::Unique;
+                record.cluster = Some(seq);
+                if !analysis.tokens.is_empty() {
+                    self.index.insert(analysis.simhash, seq);
+                    commit.unique = Some(UniquePage { seq, simhash: analysis.simhash.bits() });
+                    commit.exact_key = Some((analysis.exact_key.0.to_be_bytes(), seq));
+                    if self.analyzer.config().verify {
+                        commit.unique_text = Some((seq, analysis.text.clone()));
+                    }
+                }
+            }
+        }
+        record.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
+        Progress::add(&self.progress.dedup_micros, record.dedup_us.unwrap_or(0));
+
+        // Outlinks: followed for unique pages; for duplicates only when configured or in the
+        // `--no-dedup` baseline.
+        let dedup = &self.job.config.dedup;
+        let skip = duplicate.is_some() && dedup.enabled && dedup.duplicate_outlinks == DuplicateOutlinks::Skip;
+        let expands = match (&self.relevance, relevance) {
+            (Some(r), Some(score)) => r.expands(score),
+            _ => true,
+        };
+        let mut links: Vec<(Url, String, bool)> = Vec::new();
+        if let Some(facts) = &analysis.facts {
+            links.extend(facts.links.iter().map(|l| (l.url.clone(), l.text.clone(), l.nofollow)));
+            if let Some(canonical) = facts.canonical.as_ref().and_then(|c| CanonicalUrl::from_url(c.clone()).ok()) {
+                if canonical.as_str() != entry.url {
+                    record.canonical = Some(canonical.to_string());
+                    if self.job.config.links.follow_canonical {
+                        links.push((canonical.into_url(), String::new(), false));
+                    }
+                }
+            }
+        }
+        record.outlinks = Some(links.len() as u32);
+        let (mut enqueued, mut dropped) = (0u32, 0u32);
+        let mut pending = HashSet::new();
+        if !nofollow && expands {
+            let follow_nofollow = self.job.config.links.follow_nofollow;
+            let page_score = relevance.unwrap_or(0.0);
+            for (link, anchor, link_nofollow) in links {
+                if link_nofollow && !follow_nofollow {
+                    continue;
+                }
+                let Ok(url) = CanonicalUrl::from_url(link) else { continue };
+                let ukey = url_key(url.as_str());
+                if self.is_seen(&ukey, &pending)? {
+                    continue;
+                }
+                pending.insert(ukey);
+                match self.scope.check(&url, entry.depth + 1) {
+                    // A duplicate's links were never really discovered: no records for them.
+                    Err(_) if skip => {}
+                    Err(reason) => {
+                        let mut out = Record::new(self.take_seq(), url.to_string(), entry.depth + 1, Verdict::OutOfScope);
+                        out.parent = Some(seq);
+                        out.error = Some(reason.to_string());
+                        commit.seen.push(ukey);
+                        extra.push(out);
+                    }
+                    Ok(()) if skip => {
+                        commit.dropped.push(ukey);
+                        dropped += 1;
+                    }
+                    Ok(()) => {
+                        let next = QueuedUrl {
+                            url: url.to_string(),
+                            depth: entry.depth + 1,
+                            parent: Some(seq),
+                            redirects: 0,
+                            attempts: 0,
+                        };
+                        let priority = self.priority_of(entry, page_score, &anchor);
+                        self.queue_url(commit, &mut pending, &url, next, priority)?;
+                        enqueued += 1;
+                    }
+                }
+            }
+        }
+        record.enqueued = Some(enqueued);
+        if skip {
+            record.dropped = Some(dropped);
+            Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
+        }
+
+        // The archive: a byte-identical exact duplicate is a revisit of its original.
+        let original = match &duplicate {
+            Some(dup) if dup.verdict == Verdict::Exact => self.record_of(dup.original)?,
+            _ => None,
+        };
+        let digest = WarcWriter::digest(&page.wire_body);
+        let revisit = original.as_ref().filter(|o| o.payload_digest.as_deref() == Some(digest.as_str()));
+        let mut metadata = vec![
+            ("simhash", record.simhash.clone().unwrap_or_default()),
+            ("verdict", record.verdict.as_str().to_string()),
+        ];
+        if let Some(of) = &record.duplicate_of {
+            metadata.push(("duplicate-of", of.clone()));
+        }
+        if let Some(d) = record.distance {
+            metadata.push(("distance", d.to_string()));
+        }
+        let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
+        self.archive(
+            page,
+            revisit.as_ref().map(|(url, date)| Original { url, date }),
+            &metadata,
+        )?;
+        record.payload_digest = Some(digest);
+        Ok(())
+    }
+
+    /// Writes a response to the WARC files (when enabled).
+    fn archive(
+        &mut self,
+        page: &Fetched,
+        revisit_of: Option<Original<'_>>,
+        metadata: &[(&str, String)],
+    ) -> Result<(), EngineError> {
+        let Some(warc) = &mut self.warc else { return Ok(()) };
+        let head = page.response_head();
+        let fetch = WarcFetch {
+            url: page.url.as_str(),
+            date: page.started,
+            ip: page.remote_addr.map(|a| a.ip().to_string()),
+            request_head: &page.request_head,
+            response_head: &head,
+            payload: &page.wire_body,
+        };
+        warc.write_fetch(&fetch, revisit_of, metadata).map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
+        Ok(())
+    }
+
+    /// Flushes outputs and writes the report.
+    fn finish(mut self) -> Result<Report, EngineError> {
+        self.records.flush()?;
+        if let Some(warc) = &mut self.warc {
+            warc.flush().map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
+        }
+        self.store.sync()?;
+        let queued: u64 = self
+            .hosts
+            .keys()
+            .map(|id| self.store.pending(*id, None, usize::MAX).map(|p| p.len() as u64))
+            .sum::<Result<u64, _>>()?;
+        let report = Report::build(
+            self.store.as_ref(),
+            queued,
+            self.robots_bytes,
+            self.started,
+            self.stopping,
+            &self.progress,
+        )?;
+        report.write(&self.job.out_dir)?;
+        Ok(report)
+    }
+}
+
+/// A duplicate found by the dedup stage.
+struct Duplicate {
+    verdict: Verdict,
+    /// The original's record sequence number.
+    original: u64,
+    distance: Option<u32>,
+    similarity: f64,
+}
+
+/// Keeps a host's buffer bounded: the keys past the limit stay in the store only.
+fn trim_buffer(host: &mut HostRuntime) {
+    while host.buffer.len() > 2 * HOST_BUFFER {
+        host.buffer.pop_last();
+        host.cursor = host.buffer.last_key_value().map(|(k, _)| *k);
+        host.maybe_more = true;
+    }
+}

@@ -1,0 +1,50 @@
+//! The crawler: an async shell around the pure crates.
+//!
+//! [`crawl`] runs a [`Job`]: one coordinator task owns the frontier (per-host queues in the
+//! crawl store, politeness from `nearcrawl-frontier`), the permuted-table index and the
+//! store; fetch tasks (`nearcrawl-fetch`) download pages and analyse them on the blocking
+//! pool (`nearcrawl-dedup`), then report back. For each page the coordinator asks the dedup
+//! stage *before* enqueueing outlinks: exact key, then simhash candidates within k from the
+//! index, verified by LCS when configured. Duplicates are recorded with the page they copy and
+//! their outlinks dropped; unique pages join the index and their outlinks are queued.
+//!
+//! Every decision is one atomic store commit followed by one line of `records.jsonl`, so a
+//! job killed at any moment resumes (run it again on the same output directory) having lost
+//! no discovered URL; pages in flight are fetched again. Outputs: `records.jsonl`
+//! ([`Record`]), `report.json` ([`Report`]), `warc/*.warc.gz` (WARC/1.1, gzip per record),
+//! `state/` (the fjall store).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use nearcrawl_engine::{CrawlConfig, Job, Progress, crawl};
+//!
+//! let seeds = nearcrawl_frontier::read_seeds("seeds/demo.txt".as_ref())?;
+//! let job = Job {
+//!     seeds,
+//!     out_dir: "out".into(),
+//!     config: CrawlConfig::default(),
+//!     analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+//! };
+//! let report = crawl(job, std::future::pending(), Arc::new(Progress::default())).await?;
+//! print!("{}", report.summary());
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod crawl;
+mod error;
+mod output;
+mod progress;
+mod record;
+mod report;
+mod warc;
+
+pub use crate::config::{
+    CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
+};
+pub use crate::crawl::{Job, crawl};
+pub use crate::error::EngineError;
+pub use crate::progress::Progress;
+pub use crate::record::{Record, Verdict};
+pub use crate::report::{DedupTiming, Report};

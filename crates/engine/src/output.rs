@@ -1,0 +1,72 @@
+//! `records.jsonl`, kept in step with the store: the store is written first, so after a crash
+//! the file is completed from it (and a torn last line cut off).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use nearcrawl_store::CrawlStore;
+
+use crate::error::EngineError;
+
+/// The append-only records file.
+pub struct RecordsFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl RecordsFile {
+    /// Opens `path` for appending, first making it hold exactly the store's records
+    /// `0..decided`.
+    pub fn open(path: &Path, store: &dyn CrawlStore, decided: u64) -> Result<RecordsFile, EngineError> {
+        let io = |e| EngineError::io(path, e);
+        let mut file = File::options().create(true).truncate(false).read(true).write(true).open(path).map_err(io)?;
+        // Count whole lines; remember where line `decided` would start.
+        let mut lines = 0u64;
+        let mut keep = 0u64;
+        {
+            let mut reader = BufReader::new(&mut file);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let n = reader.read_until(b'\n', &mut line).map_err(io)?;
+                if n == 0 || line.last() != Some(&b'\n') || lines == decided {
+                    break;
+                }
+                lines += 1;
+                keep += n as u64;
+            }
+        }
+        file.set_len(keep).map_err(io)?;
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        let mut out = BufWriter::new(file);
+        if lines < decided {
+            let mut failed = None;
+            store.for_each_record(lines, &mut |seq, bytes| {
+                if seq < decided && failed.is_none() {
+                    if let Err(e) = out.write_all(bytes).and_then(|()| out.write_all(b"\n")) {
+                        failed = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = failed {
+                return Err(io(e));
+            }
+        }
+        out.flush().map_err(io)?;
+        Ok(RecordsFile { path: path.to_path_buf(), out })
+    }
+
+    /// Appends one record, already serialised (one JSON object, no newline).
+    pub fn append(&mut self, line: &[u8]) -> Result<(), EngineError> {
+        self.out
+            .write_all(line)
+            .and_then(|()| self.out.write_all(b"\n"))
+            .map_err(|e| EngineError::io(&self.path, e))
+    }
+
+    /// Flushes to the operating system.
+    pub fn flush(&mut self) -> Result<(), EngineError> {
+        self.out.flush().map_err(|e| EngineError::io(&self.path, e))
+    }
+}

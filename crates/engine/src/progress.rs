@@ -1,0 +1,92 @@
+//! Live counters of a running job, shared with whatever displays them (progress bar,
+//! Prometheus endpoint).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Counters updated by the engine as it decides; read at any time from any thread.
+#[derive(Debug)]
+pub struct Progress {
+    started: Instant,
+    /// Pages fetched (responses to page requests) in this run.
+    pub pages: AtomicU64,
+    /// Bytes received on the wire in this run, robots.txt included.
+    pub bytes: AtomicU64,
+    /// Exact and near duplicates found in this run.
+    pub duplicates: AtomicU64,
+    /// New URLs not queued because their page was a duplicate, in this run.
+    pub dropped_outlinks: AtomicU64,
+    /// Bytes of the duplicates themselves plus the estimate of bytes not fetched.
+    pub bytes_saved_estimate: AtomicU64,
+    /// Decisions recorded in this run.
+    pub decisions: AtomicU64,
+    /// Errors recorded in this run.
+    pub errors: AtomicU64,
+    /// URLs waiting in the queues (approximate).
+    pub queued: AtomicU64,
+    /// Requests in flight.
+    pub in_flight: AtomicU64,
+    /// Total microseconds spent in the dedup stage in this run.
+    pub dedup_micros: AtomicU64,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            started: Instant::now(),
+            pages: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            dropped_outlinks: AtomicU64::new(0),
+            bytes_saved_estimate: AtomicU64::new(0),
+            decisions: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            dedup_micros: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Progress {
+    /// Seconds since the run started.
+    pub fn elapsed_secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Reads a counter.
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set(counter: &AtomicU64, n: u64) {
+        counter.store(n, Ordering::Relaxed);
+    }
+
+    /// Prometheus text exposition of the counters.
+    pub fn prometheus(&self) -> String {
+        let mut out = String::new();
+        for (name, help, value) in [
+            ("nearcrawl_pages_fetched_total", "Pages fetched in this run.", &self.pages),
+            ("nearcrawl_bytes_received_total", "Bytes received on the wire in this run.", &self.bytes),
+            ("nearcrawl_duplicates_total", "Exact and near duplicates found in this run.", &self.duplicates),
+            ("nearcrawl_outlinks_dropped_total", "New URLs not queued because their page was a duplicate.", &self.dropped_outlinks),
+            ("nearcrawl_decisions_total", "URL decisions recorded in this run.", &self.decisions),
+            ("nearcrawl_errors_total", "Errors recorded in this run.", &self.errors),
+            ("nearcrawl_dedup_microseconds_total", "Time spent in the dedup stage, in microseconds.", &self.dedup_micros),
+        ] {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n", Progress::get(value)));
+        }
+        for (name, help, value) in [
+            ("nearcrawl_queue_length", "URLs waiting in the queues.", &self.queued),
+            ("nearcrawl_in_flight", "Requests in flight.", &self.in_flight),
+        ] {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}\n", Progress::get(value)));
+        }
+        out
+    }
+}

@@ -1,0 +1,219 @@
+//! `records.jsonl`: one JSON object per URL decision, in decision order.
+
+use serde::{Deserialize, Serialize};
+
+/// What was decided about a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Fetched, HTML or text, not a duplicate: indexed, outlinks followed.
+    Unique,
+    /// Same normalised main text as an earlier page.
+    Exact,
+    /// Near-duplicate of an earlier page.
+    Near,
+    /// robots.txt disallows it (or was unavailable until the host was given up).
+    RobotsDisallowed,
+    /// Outside the job's scope (host, pattern, depth, per-host limit, private address).
+    OutOfScope,
+    /// Fetched, but not HTML or text.
+    NotHtml,
+    /// No usable response: network error, HTTP error status, too many redirects.
+    Error,
+    /// A 3xx response; the target is queued as its own URL.
+    Redirect,
+}
+
+impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Verdict; 8] = [
+        Verdict::Unique,
+        Verdict::Exact,
+        Verdict::Near,
+        Verdict::RobotsDisallowed,
+        Verdict::OutOfScope,
+        Verdict::NotHtml,
+        Verdict::Error,
+        Verdict::Redirect,
+    ];
+
+    /// The name used in records, reports and WARC metadata.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Unique => "unique",
+            Verdict::Exact => "exact",
+            Verdict::Near => "near",
+            Verdict::RobotsDisallowed => "robots-disallowed",
+            Verdict::OutOfScope => "out-of-scope",
+            Verdict::NotHtml => "not-html",
+            Verdict::Error => "error",
+            Verdict::Redirect => "redirect",
+        }
+    }
+
+    /// Whether the page was skipped as a duplicate.
+    pub fn is_duplicate(self) -> bool {
+        matches!(self, Verdict::Exact | Verdict::Near)
+    }
+}
+
+/// One line of `records.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Decision order, from 0, dense.
+    pub seq: u64,
+    /// The canonical URL.
+    pub url: String,
+    /// The redirect target (for `redirect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_url: Option<String>,
+    /// HTTP status; absent when nothing was fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Bytes received on the wire for this URL (headers and body, compressed size).
+    pub bytes: u64,
+    /// The `Content-Type` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Links followed from a seed.
+    pub depth: u32,
+    /// The decision.
+    pub verdict: Verdict,
+    /// The URL of the page this one duplicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<String>,
+    /// Simhash Hamming distance to `duplicate_of`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u32>,
+    /// Similarity to `duplicate_of` in 0..1: the LCS resemble rate when verified, else
+    /// `1 - distance / 64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// The cluster: the `seq` of the first page of this content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<u64>,
+    /// The page's 64-bit simhash, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simhash: Option<String>,
+    /// Links found on the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outlinks: Option<u32>,
+    /// URLs queued because of this page (new, in scope, followed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enqueued: Option<u32>,
+    /// New in-scope URLs not queued because the page is a duplicate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u32>,
+    /// The page that linked here (its `seq`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+    /// The page's `rel=canonical`, when it names another URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+    /// Robots directives of the page itself (meta or X-Robots-Tag): `noindex`, `nofollow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub robots: Vec<String>,
+    /// Focused crawls: the page's relevance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f32>,
+    /// The body was cut at `max_body_bytes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// When the response arrived (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
+    /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_digest: Option<String>,
+    /// Microseconds the dedup stage took (analysis and index lookup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_us: Option<u64>,
+    /// What went wrong, or why the URL is out of scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Record {
+    /// A record with only the always-present fields set.
+    pub fn new(seq: u64, url: String, depth: u32, verdict: Verdict) -> Record {
+        Record {
+            seq,
+            url,
+            final_url: None,
+            status: None,
+            bytes: 0,
+            content_type: None,
+            depth,
+            verdict,
+            duplicate_of: None,
+            distance: None,
+            similarity: None,
+            cluster: None,
+            simhash: None,
+            outlinks: None,
+            enqueued: None,
+            dropped: None,
+            parent: None,
+            canonical: None,
+            robots: Vec::new(),
+            relevance: None,
+            truncated: false,
+            fetched_at: None,
+            payload_digest: None,
+            dedup_us: None,
+            error: None,
+        }
+    }
+}
+
+/// RFC 3339 UTC with seconds, from a system time.
+pub fn rfc3339(time: std::time::SystemTime) -> String {
+    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-17T06:26:40Z");
+    }
+
+    #[test]
+    fn verdict_names_match_serde() {
+        for v in Verdict::ALL {
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.as_str()));
+        }
+    }
+
+    #[test]
+    fn verdicts_serialise_as_documented() {
+        let mut r = Record::new(3, "http://a/".into(), 1, Verdict::RobotsDisallowed);
+        r.error = Some("disallowed".into());
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#"{"seq":3,"url":"http://a/","bytes":0,"depth":1,"verdict":"robots-disallowed","error":"disallowed"}"#);
+        let back: Record = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}

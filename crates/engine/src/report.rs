@@ -1,0 +1,225 @@
+//! `report.json` and the summary printed at the end: what was fetched, what was skipped, and
+//! the bandwidth the dedup stage saved.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+use nearcrawl_store::CrawlStore;
+use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
+use crate::progress::Progress;
+use crate::record::{Record, Verdict, rfc3339};
+
+/// Percentiles of the dedup stage's time per page, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DedupTiming {
+    /// Pages analysed.
+    pub pages: u64,
+    /// Mean.
+    pub mean_us: u64,
+    /// Median.
+    pub median_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Maximum.
+    pub max_us: u64,
+}
+
+/// The job's report, over every decision since the job began (all runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// URL decisions recorded.
+    pub decisions: u64,
+    /// Responses received for page requests.
+    pub pages_fetched: u64,
+    /// Bytes received for page requests (headers and bodies, on the wire).
+    pub bytes_fetched: u64,
+    /// Bytes received for robots.txt files.
+    pub robots_bytes: u64,
+    /// Decisions by HTTP status (`"none"` when nothing was fetched).
+    pub by_status: BTreeMap<String, u64>,
+    /// Decisions by verdict.
+    pub by_verdict: BTreeMap<String, u64>,
+    /// Pages with the same normalised main text as an earlier page.
+    pub exact_duplicates: u64,
+    /// Near-duplicates.
+    pub near_duplicates: u64,
+    /// Bytes spent fetching the duplicates themselves (the cost of finding out).
+    pub duplicate_bytes: u64,
+    /// New in-scope URLs not queued because the page linking them was a duplicate.
+    pub outlinks_dropped: u64,
+    /// Of those, URLs never reached another way (never fetched).
+    pub dropped_never_fetched: u64,
+    /// Mean bytes of a fetched HTML page.
+    pub mean_page_bytes: u64,
+    /// Bandwidth saved, estimated: `dropped_never_fetched × mean_page_bytes`. Pages beyond
+    /// them (their own outlinks) are not counted; the what-if over a `--no-dedup` crawl
+    /// gives the exact figure.
+    pub estimated_bytes_saved: u64,
+    /// URLs still queued (the job stopped at a limit or was interrupted).
+    pub queued: u64,
+    /// The run was interrupted (Ctrl-C) rather than finishing its frontier.
+    pub interrupted: bool,
+    /// Time per page in the dedup stage (analysis and index lookup).
+    pub dedup_timing: DedupTiming,
+    /// When this run started.
+    pub run_started: String,
+    /// Seconds this run took.
+    pub run_seconds: f64,
+    /// Pages fetched per second in this run.
+    pub run_pages_per_second: f64,
+}
+
+impl Report {
+    /// Builds the report from the store's records.
+    pub fn build(
+        store: &dyn CrawlStore,
+        queued: u64,
+        robots_bytes: u64,
+        run_started: SystemTime,
+        interrupted: bool,
+        progress: &Progress,
+    ) -> Result<Report, EngineError> {
+        let mut report = Report {
+            decisions: 0,
+            pages_fetched: 0,
+            bytes_fetched: 0,
+            robots_bytes,
+            by_status: BTreeMap::new(),
+            by_verdict: Verdict::ALL.iter().map(|v| (v.as_str().to_string(), 0)).collect(),
+            exact_duplicates: 0,
+            near_duplicates: 0,
+            duplicate_bytes: 0,
+            outlinks_dropped: 0,
+            dropped_never_fetched: store.dropped_unseen()?,
+            mean_page_bytes: 0,
+            estimated_bytes_saved: 0,
+            queued,
+            interrupted,
+            dedup_timing: DedupTiming::default(),
+            run_started: rfc3339(run_started),
+            run_seconds: progress.elapsed_secs(),
+            run_pages_per_second: 0.0,
+        };
+        let mut html_bytes = 0u64;
+        let mut html_pages = 0u64;
+        let mut timings = Vec::new();
+        let mut bad = None;
+        store.for_each_record(0, &mut |seq, bytes| {
+            let record: Record = match serde_json::from_slice(bytes) {
+                Ok(r) => r,
+                Err(e) => {
+                    bad.get_or_insert(format!("record {seq}: {e}"));
+                    return;
+                }
+            };
+            report.decisions += 1;
+            let status = record.status.map_or("none".to_string(), |s| s.to_string());
+            *report.by_status.entry(status).or_default() += 1;
+            *report.by_verdict.entry(record.verdict.as_str().to_string()).or_default() += 1;
+            if record.status.is_some() {
+                report.pages_fetched += 1;
+                report.bytes_fetched += record.bytes;
+            }
+            match record.verdict {
+                Verdict::Exact => report.exact_duplicates += 1,
+                Verdict::Near => report.near_duplicates += 1,
+                _ => {}
+            }
+            if record.verdict.is_duplicate() {
+                report.duplicate_bytes += record.bytes;
+            }
+            if matches!(record.verdict, Verdict::Unique | Verdict::Exact | Verdict::Near) {
+                html_pages += 1;
+                html_bytes += record.bytes;
+            }
+            report.outlinks_dropped += u64::from(record.dropped.unwrap_or(0));
+            if let Some(us) = record.dedup_us {
+                timings.push(us);
+            }
+        })?;
+        if let Some(reason) = bad {
+            return Err(EngineError::Store(nearcrawl_store::StoreError::Corrupt { table: "records", reason }));
+        }
+        report.mean_page_bytes = html_bytes.checked_div(html_pages).unwrap_or(0);
+        report.estimated_bytes_saved = report.dropped_never_fetched * report.mean_page_bytes;
+        timings.sort_unstable();
+        if let Some(&max) = timings.last() {
+            let at = |q: f64| timings[((timings.len() - 1) as f64 * q).round() as usize];
+            report.dedup_timing = DedupTiming {
+                pages: timings.len() as u64,
+                mean_us: timings.iter().sum::<u64>() / timings.len() as u64,
+                median_us: at(0.5),
+                p99_us: at(0.99),
+                max_us: max,
+            };
+        }
+        let run_pages = Progress::get(&progress.pages) as f64;
+        report.run_pages_per_second = if report.run_seconds > 0.0 { run_pages / report.run_seconds } else { 0.0 };
+        Ok(report)
+    }
+
+    /// Writes `report.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), EngineError> {
+        let path = dir.join("report.json");
+        let json = serde_json::to_string_pretty(self).unwrap_or_default();
+        std::fs::write(&path, json + "\n").map_err(|e| EngineError::io(&path, e))
+    }
+
+    /// The human summary printed at the end of a job.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{} decisions; {} pages fetched, {} on the wire (+{} robots.txt)\n",
+            self.decisions,
+            self.pages_fetched,
+            human_bytes(self.bytes_fetched),
+            human_bytes(self.robots_bytes)
+        ));
+        let verdicts: Vec<String> = self
+            .by_verdict
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(v, n)| format!("{v} {n}"))
+            .collect();
+        out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
+        let statuses: Vec<String> = self.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        out.push_str(&format!("statuses: {}\n", statuses.join(", ")));
+        out.push_str(&format!(
+            "duplicates: {} exact, {} near ({} spent finding them); {} new outlinks dropped, {} never reached otherwise\n",
+            self.exact_duplicates,
+            self.near_duplicates,
+            human_bytes(self.duplicate_bytes),
+            self.outlinks_dropped,
+            self.dropped_never_fetched
+        ));
+        out.push_str(&format!(
+            "bandwidth saved (estimate): {} ({} pages x {} mean page)\n",
+            human_bytes(self.estimated_bytes_saved),
+            self.dropped_never_fetched,
+            human_bytes(self.mean_page_bytes)
+        ));
+        out.push_str(&format!(
+            "dedup stage: median {} us, p99 {} us per page over {} pages; this run {:.1} s, {:.1} pages/s{}{}\n",
+            self.dedup_timing.median_us,
+            self.dedup_timing.p99_us,
+            self.dedup_timing.pages,
+            self.run_seconds,
+            self.run_pages_per_second,
+            if self.queued > 0 { format!("; {} URLs still queued", self.queued) } else { String::new() },
+            if self.interrupted { " (interrupted: run the same command to resume)" } else { "" },
+        ));
+        out
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.1} kB", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        _ => format!("{:.2} GB", n as f64 / 1e9),
+    }
+}
