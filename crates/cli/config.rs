@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use nearcrawl_dedup::AnalyzerConfig;
+use nearcrawl_engine::{CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig};
+use nearcrawl_fetch::FetchConfig;
+use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
 use nearcrawl_text::{FeatureConfig, IdfTable, Weighting};
 use nearcrawl_verify::VerifyConfig;
 use serde::Deserialize;
@@ -13,8 +16,22 @@ use serde::Deserialize;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// How pages are fingerprinted and compared.
+    /// How pages are fingerprinted and compared, and what the crawler does with duplicates.
     pub dedup: DedupConfig,
+    /// `[scope]`: which URLs a crawl may fetch.
+    pub scope: ScopeConfig,
+    /// `[limits]`: when a crawl stops, and how many requests run at once.
+    pub limits: LimitsConfig,
+    /// `[politeness]`: per-host connections, delays and back-off.
+    pub politeness: PolitenessConfig,
+    /// `[fetch]`: HTTP.
+    pub fetch: FetchConfig,
+    /// `[focus]`: topic terms of a focused crawl.
+    pub focus: FocusConfig,
+    /// `[links]`: which links are followed.
+    pub links: LinksConfig,
+    /// `[output]`: WARC files.
+    pub output: OutputConfig,
 }
 
 /// `[dedup]`.
@@ -29,6 +46,12 @@ pub struct DedupConfig {
     pub shingle_width: usize,
     /// Verify candidates with the LCS method before calling them near-duplicates.
     pub verify: bool,
+    /// The crawler skips duplicates (false: baseline crawl, verdicts recorded only).
+    pub enabled: bool,
+    /// What happens to a duplicate's outlinks: "skip" or "keep".
+    pub duplicate_outlinks: DuplicateOutlinks,
+    /// Index candidates compared per page, nearest first.
+    pub max_candidates: usize,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`.
@@ -38,11 +61,15 @@ pub struct DedupConfig {
 impl Default for DedupConfig {
     fn default() -> Self {
         let defaults = AnalyzerConfig::default();
+        let stage = DedupStageConfig::default();
         DedupConfig {
             main_content: defaults.main_content,
             max_distance: defaults.max_distance,
             shingle_width: defaults.shingle_width,
             verify: defaults.verify,
+            enabled: stage.enabled,
+            duplicate_outlinks: stage.duplicate_outlinks,
+            max_candidates: stage.max_candidates,
             features: FeaturesConfig::default(),
             lcs: LcsConfig::default(),
         }
@@ -154,5 +181,23 @@ impl Config {
                 ..VerifyConfig::default()
             },
         })
+    }
+
+    /// The crawler's settings.
+    pub fn crawl(&self) -> CrawlConfig {
+        CrawlConfig {
+            scope: self.scope.clone(),
+            limits: self.limits.clone(),
+            politeness: self.politeness.clone(),
+            fetch: self.fetch.clone(),
+            focus: self.focus.clone(),
+            links: self.links.clone(),
+            dedup: DedupStageConfig {
+                enabled: self.dedup.enabled,
+                duplicate_outlinks: self.dedup.duplicate_outlinks,
+                max_candidates: self.dedup.max_candidates,
+            },
+            output: self.output.clone(),
+        }
     }
 }

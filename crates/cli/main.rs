@@ -1,10 +1,11 @@
 //! The `nearcrawl` command.
 //!
-//! `fingerprint` and `compare` expose the page-understanding pipeline, `near-pairs` the
-//! Hamming index; the crawler's commands (`crawl`, `demo`) arrive with the crates that
-//! implement them.
+//! `crawl` runs a job from a seed list, `demo` crawls a generated local web; `fingerprint` and
+//! `compare` expose the page-understanding pipeline, `near-pairs` the Hamming index.
 
 mod config;
+mod crawl_commands;
+mod metrics;
 mod page_commands;
 
 use std::io::{BufWriter, Write};
@@ -24,6 +25,28 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Crawl from a seed list into an output directory (records.jsonl, report.json, warc/,
+    /// state/). Running the same command again on the same --out resumes the job.
+    Crawl {
+        /// Seed URLs, one per line; `#` comments and blank lines are ignored.
+        #[arg(long)]
+        seeds: PathBuf,
+        /// The job's output and state directory.
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        flags: crawl_commands::CrawlFlags,
+    },
+    /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
+    /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
+    /// the report.
+    Demo {
+        /// Output directory (default: a new directory under the system temp directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        flags: crawl_commands::CrawlFlags,
+    },
     /// Print every pair of fingerprints within Hamming distance k of each other (clustering
     /// input). FILE holds one 64-bit fingerprint per line, as 16 hex digits (optionally 0x-prefixed);
     /// blank lines and lines starting with # are skipped. Output: "LINE_A LINE_B DISTANCE" per
@@ -67,6 +90,8 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
+        Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
+        Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),
         Command::Compare { a, b, explain, config } => page_commands::compare(&a, &b, explain, config.as_deref()),

@@ -1,0 +1,178 @@
+//! `nearcrawl crawl` and `nearcrawl demo`: run a job with a progress bar, Ctrl-C handling and
+//! an optional Prometheus endpoint, then print the report.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use nearcrawl_demo_web::{DemoConfig, DemoWeb};
+use nearcrawl_engine::{Job, Progress, Report, crawl};
+use nearcrawl_frontier::read_seeds;
+
+use crate::config::Config;
+
+/// The knobs shared by `crawl` and `demo`; each overrides the configuration file.
+#[derive(Args, Debug, Default)]
+pub struct CrawlFlags {
+    /// The job configuration (TOML, see config/default.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Stop after this many pages fetched.
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// Follow links at most this deep from a seed.
+    #[arg(long)]
+    pub max_depth: Option<u32>,
+    /// Only URLs matching this regex (repeatable: any of them).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// No URL matching this regex (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// Requests in flight at once.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Minimum milliseconds between two requests to one host (0 for your own servers).
+    #[arg(long)]
+    pub per_host_delay_ms: Option<u64>,
+    /// Baseline crawl: fingerprints and verdicts recorded, nothing skipped.
+    #[arg(long)]
+    pub no_dedup: bool,
+    /// The User-Agent (and robots.txt agent name).
+    #[arg(long)]
+    pub user_agent: Option<String>,
+    /// Serve Prometheus metrics at this address (e.g. 127.0.0.1:9898).
+    #[arg(long)]
+    pub metrics: Option<SocketAddr>,
+}
+
+impl CrawlFlags {
+    fn apply(&self, config: &mut Config) {
+        let c = config;
+        if let Some(n) = self.max_pages {
+            c.limits.max_pages = Some(n);
+        }
+        if let Some(n) = self.max_depth {
+            c.scope.max_depth = Some(n);
+        }
+        c.scope.include.extend(self.include.iter().cloned());
+        c.scope.exclude.extend(self.exclude.iter().cloned());
+        if let Some(n) = self.concurrency {
+            c.limits.concurrency = n;
+        }
+        if let Some(ms) = self.per_host_delay_ms {
+            c.politeness.per_host_delay_ms = ms;
+        }
+        if self.no_dedup {
+            c.dedup.enabled = false;
+        }
+        if let Some(agent) = &self.user_agent {
+            c.fetch.user_agent = agent.clone();
+        }
+    }
+}
+
+/// `nearcrawl crawl --seeds FILE --out DIR`.
+pub fn crawl_command(seeds: &Path, out: &Path, flags: &CrawlFlags) -> Result<()> {
+    let seeds = read_seeds(seeds)?;
+    let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
+    flags.apply(&mut config);
+    let job = Job {
+        seeds,
+        out_dir: out.to_path_buf(),
+        config: config.crawl(),
+        analyzer: config.analyzer(config_dir.as_deref())?,
+    };
+    let runtime = runtime()?;
+    let report = runtime.block_on(run_job(job, flags.metrics))?;
+    print!("{}", report.summary());
+    println!("records: {}  report: {}", out.join("records.jsonl").display(), out.join("report.json").display());
+    Ok(())
+}
+
+/// `nearcrawl demo`: serve the demo web on 127.0.0.1 and crawl it.
+pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let web = DemoWeb::start(DemoConfig::default()).await.context("cannot start the demo web on 127.0.0.1")?;
+        let out = match out {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::temp_dir().join(format!("nearcrawl-demo-{}", std::process::id())),
+        };
+        std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        let seeds_path = out.join("seeds.txt");
+        std::fs::write(&seeds_path, web.seed_list()).with_context(|| format!("cannot write {}", seeds_path.display()))?;
+        println!("demo web: origin {}, mirror {}, syndicate {}, trap {}", web.origin.url("/"), web.mirror.url("/"), web.syndicate.url("/"), web.trap.url("/cal/2026-01-01"));
+        let seeds = read_seeds(&seeds_path)?;
+        let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
+        // The demo web is ours and local: no need to wait between requests unless asked.
+        if flags.per_host_delay_ms.is_none() {
+            config.politeness.per_host_delay_ms = 0;
+        }
+        flags.apply(&mut config);
+        let job = Job { seeds, out_dir: out.clone(), config: config.crawl(), analyzer: config.analyzer(config_dir.as_deref())? };
+        let report = run_job(job, flags.metrics).await?;
+        print!("{}", report.summary());
+        println!("records: {}  report: {}  WARC: {}", out.join("records.jsonl").display(), out.join("report.json").display(), out.join("warc").display());
+        Ok(())
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+/// Runs a job with logs, a progress bar on a terminal, Ctrl-C and metrics.
+async fn run_job(job: Job, metrics: Option<SocketAddr>) -> Result<Report> {
+    let terminal = std::io::stderr().is_terminal();
+    let default_level = if terminal { "warn" } else { "error" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARCRAWL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+
+    let progress = Arc::new(Progress::default());
+    if let Some(addr) = metrics {
+        crate::metrics::serve(addr, Arc::clone(&progress)).await.with_context(|| format!("cannot serve metrics on {addr}"))?;
+    }
+    let bar = terminal.then(|| spawn_progress_bar(Arc::clone(&progress)));
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("\nCtrl-C: finishing requests in flight, then writing the report (Ctrl-C again to abort)");
+        tokio::spawn(async {
+            let _ = tokio::signal::ctrl_c().await;
+            std::process::exit(130);
+        });
+    };
+    let out = job.out_dir.clone();
+    let result = crawl(job, shutdown, Arc::clone(&progress)).await;
+    if let Some(bar) = bar {
+        bar.abort();
+    }
+    result.with_context(|| format!("crawl into {} stopped", out.display()))
+}
+
+fn spawn_progress_bar(progress: Arc<Progress>) -> tokio::task::JoinHandle<()> {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+    tokio::spawn(async move {
+        loop {
+            let pages = Progress::get(&progress.pages);
+            let secs = progress.elapsed_secs().max(0.001);
+            bar.set_message(format!(
+                "{pages} pages ({:.1}/s), {} queued, {} in flight, {} duplicates, {} outlinks dropped, {:.1} MB received",
+                pages as f64 / secs,
+                Progress::get(&progress.queued),
+                Progress::get(&progress.in_flight),
+                Progress::get(&progress.duplicates),
+                Progress::get(&progress.dropped_outlinks),
+                Progress::get(&progress.bytes) as f64 / 1e6,
+            ));
+            bar.tick();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+}

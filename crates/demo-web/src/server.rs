@@ -1,0 +1,242 @@
+//! The HTTP server: a [`Site`] is a table of paths to [`Reply`]s plus an optional generator
+//! for endless paths; each site listens on its own 127.0.0.1 port and counts its requests.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// What the server does for one path.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body as sent.
+    pub body: Vec<u8>,
+    /// Wait this long before answering.
+    pub delay: Duration,
+    /// Close the connection without answering (a reset, as the client sees it).
+    pub reset: bool,
+}
+
+impl Reply {
+    /// A 200 response with this content type.
+    pub fn ok(content_type: &str, body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status: 200,
+            headers: vec![("content-type".into(), content_type.into())],
+            body: body.into(),
+            delay: Duration::ZERO,
+            reset: false,
+        }
+    }
+
+    /// A UTF-8 HTML page.
+    pub fn html(body: impl Into<String>) -> Reply {
+        Reply::ok("text/html; charset=utf-8", body.into().into_bytes())
+    }
+
+    /// A response with only a status.
+    pub fn status(status: u16) -> Reply {
+        Reply { status, headers: Vec::new(), body: Vec::new(), delay: Duration::ZERO, reset: false }
+    }
+
+    /// A redirect to `location`.
+    pub fn redirect(status: u16, location: &str) -> Reply {
+        Reply::status(status).header("location", location)
+    }
+
+    /// The connection is dropped without a response.
+    pub fn reset() -> Reply {
+        Reply { reset: true, ..Reply::status(500) }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Answers after `delay`.
+    pub fn delayed(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+
+    /// Sends the body gzip-compressed with `Content-Encoding: gzip`.
+    pub fn gzipped(mut self) -> Reply {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        // Writing to a Vec cannot fail.
+        let _ = gz.write_all(&self.body);
+        self.body = gz.finish().unwrap_or_default();
+        self.header("content-encoding", "gzip")
+    }
+}
+
+/// Generates replies for paths not in the table (traps, endless calendars).
+pub type Generator = Arc<dyn Fn(&str) -> Option<Reply> + Send + Sync>;
+
+/// One site: its pages, and a log of the requests it received.
+#[derive(Clone, Default)]
+pub struct Site {
+    pages: HashMap<String, Reply>,
+    generator: Option<Generator>,
+    log: Arc<Mutex<Vec<(String, Instant)>>>,
+}
+
+impl std::fmt::Debug for Site {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Site").field("pages", &self.pages.len()).finish_non_exhaustive()
+    }
+}
+
+impl Site {
+    /// An empty site (every path 404, `/robots.txt` included).
+    pub fn new() -> Site {
+        Site::default()
+    }
+
+    /// Serves `reply` at `path` (path and query, e.g. `/a?b=1`).
+    pub fn page(mut self, path: &str, reply: Reply) -> Site {
+        self.pages.insert(path.to_string(), reply);
+        self
+    }
+
+    /// Adds a page in place.
+    pub fn insert(&mut self, path: &str, reply: Reply) {
+        self.pages.insert(path.to_string(), reply);
+    }
+
+    /// Answers paths not in the table with `generator`.
+    pub fn generated(mut self, generator: Generator) -> Site {
+        self.generator = Some(generator);
+        self
+    }
+
+    /// Number of pages in the table.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    fn reply(&self, path: &str) -> Reply {
+        self.pages
+            .get(path)
+            .cloned()
+            .or_else(|| self.generator.as_ref().and_then(|g| g(path)))
+            .unwrap_or_else(|| Reply::html("<html><body><h1>Not found</h1></body></html>").with_status(404))
+    }
+
+    /// Paths requested so far, in order, with when.
+    pub fn requests(&self) -> Vec<(String, Instant)> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// How many times `path` was requested.
+    pub fn hits(&self, path: &str) -> usize {
+        self.requests().iter().filter(|(p, _)| p == path).count()
+    }
+}
+
+impl Reply {
+    /// The same reply with another status.
+    pub fn with_status(mut self, status: u16) -> Reply {
+        self.status = status;
+        self
+    }
+}
+
+/// A site being served; dropping it stops the server.
+#[derive(Debug)]
+pub struct RunningSite {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The site, for its request log.
+    pub site: Site,
+    stop: watch::Sender<bool>,
+}
+
+impl RunningSite {
+    /// `http://127.0.0.1:PORT` followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for RunningSite {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Serves `site` on 127.0.0.1 at a free port.
+pub async fn serve(site: Site) -> std::io::Result<RunningSite> {
+    serve_on(site, "127.0.0.1:0".parse().map_err(std::io::Error::other)?).await
+}
+
+/// Serves `site` at `addr` (port 0 for any free port).
+pub async fn serve_on(site: Site, addr: SocketAddr) -> std::io::Result<RunningSite> {
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let (stop, mut stopped) = watch::channel(false);
+    let served = site.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let site = served.clone();
+                    let mut stopped = stopped.clone();
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| answer(site.clone(), req));
+                        let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                        tokio::select! {
+                            _ = conn => {}
+                            _ = stopped.changed() => {}
+                        }
+                    });
+                }
+                _ = stopped.changed() => break,
+            }
+        }
+    });
+    Ok(RunningSite { addr, site, stop })
+}
+
+async fn answer(site: Site, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, std::io::Error> {
+    let path = req.uri().path_and_query().map_or("/".to_string(), |p| p.as_str().to_string());
+    if let Ok(mut log) = site.log.lock() {
+        log.push((path.clone(), Instant::now()));
+    }
+    let reply = site.reply(&path);
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    if reply.reset {
+        return Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted reset"));
+    }
+    let mut response = Response::builder().status(reply.status);
+    for (name, value) in &reply.headers {
+        response = response.header(name, value);
+    }
+    response
+        .body(Full::new(Bytes::from(reply.body)))
+        .map_err(std::io::Error::other)
+}
