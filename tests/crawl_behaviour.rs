@@ -1,0 +1,365 @@
+//! The crawler against local sites: robots, redirects, encodings, size cap, timeouts and
+//! resets, 429 back-off, traps, duplicates and their outlinks. Every site is served in-process
+//! on 127.0.0.1.
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::time::Duration;
+
+use nearcrawl_demo_web::{Reply, Site, serve};
+use nearcrawl_engine::{DuplicateOutlinks, Verdict};
+use crawl_support::{count, local_config, record, records, run};
+
+fn page(title: &str, body: &str, links: &[&str]) -> Reply {
+    let links: String = links.iter().map(|l| format!("<a href=\"{l}\">{l}</a> ")).collect();
+    Reply::html(format!(
+        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
+    ))
+}
+
+/// Distinct prose per page, long enough for the dedup stage to work with.
+fn prose(seed: u64) -> String {
+    let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
+    (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_rules_are_obeyed_and_recorded() {
+    let site = serve(
+        Site::new()
+            .page("/robots.txt", Reply::ok("text/plain", "User-agent: *\nDisallow: /secret/\nAllow: /secret/open\n"))
+            .page("/", page("home", &prose(1), &["/secret/a", "/secret/open", "/public"]))
+            .page("/secret/a", page("a", &prose(2), &[]))
+            .page("/secret/open", page("open", &prose(3), &[]))
+            .page("/public", page("public", &prose(4), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    assert_eq!(record(&records, "/secret/a").verdict, Verdict::RobotsDisallowed);
+    assert_eq!(site.site.hits("/secret/a"), 0, "a disallowed URL is never requested");
+    assert_eq!(record(&records, "/secret/open").verdict, Verdict::Unique);
+    assert_eq!(record(&records, "/public").verdict, Verdict::Unique);
+    assert_eq!(site.site.hits("/robots.txt"), 1, "robots.txt fetched once and cached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_404_allows_everything_and_5xx_blocks_until_the_host_is_parked() {
+    let open = serve(Site::new().page("/", page("home", &prose(5), &["/x"])).page("/x", page("x", &prose(6), &[])))
+        .await
+        .unwrap();
+    let down = serve(
+        Site::new()
+            .page("/robots.txt", Reply::status(503))
+            .page("/", page("home", &prose(7), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.politeness.max_consecutive_failures = 3;
+    run(&format!("{}\n{}\n", open.url("/"), down.url("/")), out.path(), config).await;
+    let records = records(out.path());
+    assert_eq!(record(&records, &open.url("/x")).verdict, Verdict::Unique);
+    let blocked = record(&records, &down.url("/"));
+    assert_eq!(blocked.verdict, Verdict::RobotsDisallowed);
+    assert!(blocked.error.as_deref().unwrap_or_default().contains("robots.txt unavailable"), "{blocked:?}");
+    assert_eq!(down.site.hits("/"), 0, "nothing fetched while robots.txt is unavailable");
+    assert_eq!(down.site.hits("/robots.txt"), 3, "robots.txt retried until the host is parked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_delay_spaces_requests() {
+    let site = serve(
+        Site::new()
+            .page("/robots.txt", Reply::ok("text/plain", "User-agent: *\nCrawl-delay: 0.3\n"))
+            .page("/", page("home", &prose(8), &["/a", "/b"]))
+            .page("/a", page("a", &prose(9), &[]))
+            .page("/b", page("b", &prose(10), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let times: Vec<_> = site.site.requests().into_iter().map(|(_, t)| t).collect();
+    assert_eq!(times.len(), 4);
+    // The delay runs from the end of one request to the start of the next; robots.txt's own
+    // request comes before the delay is known.
+    for pair in times[1..].windows(2) {
+        assert!(pair[1] - pair[0] >= Duration::from_millis(300), "{:?}", pair[1] - pair[0]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_followed_hop_by_hop_and_loops_stopped() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(11), &["/old", "/loop-a", "/chain/0"]))
+            .page("/old", Reply::redirect(301, "/new"))
+            .page("/new", page("new", &prose(12), &[]))
+            .page("/loop-a", Reply::redirect(302, "/loop-b"))
+            .page("/loop-b", Reply::redirect(302, "/loop-a"))
+            .generated(std::sync::Arc::new(|path: &str| {
+                let n: u32 = path.strip_prefix("/chain/")?.parse().ok()?;
+                Some(Reply::redirect(302, &format!("/chain/{}", n + 1)))
+            })),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.fetch.max_redirects = 3;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let old = record(&records, "/old");
+    assert_eq!(old.verdict, Verdict::Redirect);
+    assert_eq!(old.final_url.as_deref(), Some(site.url("/new").as_str()));
+    let new = record(&records, "/new");
+    assert_eq!(new.verdict, Verdict::Unique);
+    assert_eq!(new.parent, Some(old.seq), "the hop is recorded as the target's parent");
+    assert_eq!(record(&records, "/loop-b").verdict, Verdict::Redirect);
+    assert_eq!(site.site.hits("/loop-a"), 1, "a loop ends at the first URL seen again");
+    let last = record(&records, "/chain/3");
+    assert_eq!(last.verdict, Verdict::Error);
+    assert!(last.error.as_deref().unwrap_or_default().contains("more than 3 redirects"));
+    assert_eq!(site.site.hits("/chain/4"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gbk_and_gzip_pages_fingerprint_like_their_utf8_twins() {
+    let text = "长江是中国最长的河流，发源于青藏高原，流经十一个省级行政区，最后注入东海。长江流域的面积约占中国国土面积的五分之一，养育了数亿人口。";
+    let html = format!("<html><head><title>长江</title></head><body><article><p>{text}</p><p>{text}</p></article></body></html>");
+    let (gbk, _, _) = encoding_rs::GBK.encode(&html);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(13), &["/utf8", "/gbk", "/gz"]))
+            .page("/utf8", Reply::html(html.clone()))
+            .page("/gbk", Reply::ok("text/html; charset=GBK", gbk.into_owned()))
+            .page("/gz", Reply::html(html.clone()).gzipped()),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let utf8 = record(&records, "/utf8");
+    for twin in ["/gbk", "/gz"] {
+        let r = record(&records, twin);
+        assert_eq!(r.simhash, utf8.simhash, "{twin}");
+        assert_eq!(r.verdict, Verdict::Exact, "{twin}");
+        assert_eq!(r.duplicate_of.as_deref(), Some(utf8.url.as_str()));
+    }
+    assert!(record(&records, "/gz").bytes < record(&records, "/utf8").bytes, "wire bytes are the compressed size");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn body_cap_truncates_and_records_it() {
+    let big = format!("<html><body><p>{}</p></body></html>", prose(14).repeat(40));
+    let site = serve(Site::new().page("/", page("home", &prose(15), &["/big"])).page("/big", Reply::html(big))).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.fetch.max_body_bytes = 4096;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let big = record(&records, "/big");
+    assert!(big.truncated);
+    assert!(big.bytes < 4096 + 1024, "{}", big.bytes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_and_resets_are_retried_then_recorded() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(16), &["/slow", "/reset", "/fine"]))
+            .page("/slow", page("slow", &prose(17), &[]).delayed(Duration::from_secs(5)))
+            .page("/reset", Reply::reset())
+            .page("/fine", page("fine", &prose(18), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.fetch.total_timeout_ms = 300;
+    config.fetch.max_retries = 1;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let slow = record(&records, "/slow");
+    assert_eq!(slow.verdict, Verdict::Error);
+    assert!(slow.error.as_deref().unwrap_or_default().starts_with("Timeout"), "{slow:?}");
+    let reset = record(&records, "/reset");
+    assert_eq!(reset.verdict, Verdict::Error);
+    assert_eq!(site.site.hits("/reset"), 2, "one retry");
+    assert_eq!(record(&records, "/fine").verdict, Verdict::Unique, "other pages carry on");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throttled_host_is_retried_after_retry_after() {
+    let site = serve(Site::new().page("/", page("home", &prose(19), &["/busy"]))).await.unwrap();
+    // First answer 429 with Retry-After: 1, then the page.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&calls);
+    let busy_page = page("busy", &prose(20), &[]);
+    let throttling = serve(
+        Site::new()
+            .page("/", page("home", &prose(21), &["/busy"]))
+            .generated(std::sync::Arc::new(move |path: &str| {
+                (path == "/busy").then(|| {
+                    if counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        Reply::status(429).header("retry-after", "1")
+                    } else {
+                        busy_page.clone()
+                    }
+                })
+            })),
+    )
+    .await
+    .unwrap();
+    drop(site);
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.politeness.backoff_max_ms = 5_000;
+    run(&throttling.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let busy = record(&records, "/busy");
+    assert_eq!(busy.verdict, Verdict::Unique);
+    assert_eq!(busy.status, Some(200));
+    let times: Vec<_> = throttling.site.requests().into_iter().filter(|(p, _)| p == "/busy").map(|(_, t)| t).collect();
+    assert_eq!(times.len(), 2);
+    assert!(times[1] - times[0] >= Duration::from_millis(950), "Retry-After honoured: {:?}", times[1] - times[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
+    let article = prose(22);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(23), &["/original", "/copy", "/cal/1"]))
+            .page("/original", page("story", &article, &["/from-original"]))
+            .page("/copy", page("story (copy)", &article, &["/only-from-copy"]))
+            .page("/from-original", page("o", &prose(24), &[]))
+            .page("/only-from-copy", page("c", &prose(25), &[]))
+            .generated(std::sync::Arc::new(|path: &str| {
+                let n: u32 = path.strip_prefix("/cal/")?.parse().ok()?;
+                let body = format!("Day {n}. {}", prose(26));
+                Some(page("calendar", &body, &[&format!("/cal/{}", n + 1)]))
+            })),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    let report = run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let copy = record(&records, "/copy");
+    assert!(copy.verdict.is_duplicate(), "{copy:?}");
+    assert_eq!(copy.duplicate_of.as_deref(), Some(site.url("/original").as_str()));
+    assert_eq!(copy.dropped, Some(1));
+    assert_eq!(site.site.hits("/only-from-copy"), 0, "a duplicate's outlinks are not followed");
+    assert_eq!(record(&records, "/from-original").verdict, Verdict::Unique);
+    // The calendar: pages differing by their date only. With short pages a one-word change can
+    // move a 64-bit simhash by more than k = 3 bits, so a day or two may pass as unique; the
+    // first day recognised as a duplicate ends the trap.
+    let days: Vec<_> = records.iter().filter(|r| r.url.contains("/cal/")).collect();
+    let last = days.last().unwrap();
+    assert!(last.verdict.is_duplicate(), "{last:?}");
+    assert!(days.len() <= 4, "the trap is cut within a few pages: {}", days.len());
+    let next_day = format!("/cal/{}", days.len() + 1);
+    assert_eq!(site.site.hits(&next_day), 0);
+    assert_eq!(report.dropped_never_fetched, 2, "only-from-copy and the next calendar day");
+    assert_eq!(report.near_duplicates + report.exact_duplicates, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dedup_baseline_records_verdicts_but_skips_nothing() {
+    let article = prose(27);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(28), &["/original", "/copy"]))
+            .page("/original", page("story", &article, &[]))
+            .page("/copy", page("story", &article, &["/only-from-copy"]))
+            .page("/only-from-copy", page("c", &prose(29), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.enabled = false;
+    run(&site.url("/"), out.path(), config.clone()).await;
+    let records = records(out.path());
+    assert!(record(&records, "/copy").verdict.is_duplicate());
+    assert_eq!(record(&records, "/only-from-copy").verdict, Verdict::Unique);
+    // Keeping a duplicate's outlinks is also a setting of the dedup stage.
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.enabled = true;
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::Keep;
+    run(&site.url("/"), out.path(), config).await;
+    let kept = crawl_support::records(out.path());
+    assert_eq!(record(&kept, "/only-from-copy").verdict, Verdict::Unique);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scope_limits_and_nofollow() {
+    let other = serve(Site::new().page("/", page("other", &prose(30), &[]))).await.unwrap();
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(31), &[&other.url("/"), "/skip/me", "/d1"]))
+            .page("/d1", page("d1", &prose(32), &["/d2"]))
+            .page("/d2", page("d2", &prose(33), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.scope.exclude = vec!["/skip/".into()];
+    config.scope.max_depth = Some(1);
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let away = record(&records, &other.url("/"));
+    assert_eq!(away.verdict, Verdict::OutOfScope);
+    assert_eq!(away.error.as_deref(), Some("host not in scope"));
+    assert_eq!(other.site.hits("/"), 0);
+    assert_eq!(record(&records, "/skip/me").verdict, Verdict::OutOfScope);
+    assert_eq!(record(&records, "/d1").verdict, Verdict::Unique);
+    assert_eq!(record(&records, "/d2").verdict, Verdict::OutOfScope, "depth 2 > max_depth 1");
+    assert_eq!(count(&records, Verdict::Unique), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nofollow_links_and_pages_are_not_followed() {
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                Reply::html(format!(
+                    "<html><body><p>{}</p><a href=/nf>nf</a> <a rel=\"ugc nofollow\" href=/ugc>ugc</a></body></html>",
+                    prose(34)
+                )),
+            )
+            .page(
+                "/nf",
+                Reply::html(format!(
+                    "<html><head><meta name=robots content=nofollow></head><body><p>{}</p><a href=/hidden>x</a></body></html>",
+                    prose(35)
+                )),
+            )
+            .page("/hidden", page("hidden", &prose(36), &[]))
+            .page("/ugc", page("ugc", &prose(37), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    assert_eq!(record(&records, "/nf").robots, ["nofollow"]);
+    assert_eq!(record(&records, "/nf").enqueued, Some(0));
+    assert_eq!(site.site.hits("/hidden"), 0);
+    assert_eq!(site.site.hits("/ugc"), 0);
+    assert_eq!(records.len(), 2);
+}

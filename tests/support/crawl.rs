@@ -1,0 +1,52 @@
+//! Running crawl jobs in-process against local sites, and reading their outputs.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use nearcrawl_dedup::AnalyzerConfig;
+use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, Report, Verdict, crawl};
+use nearcrawl_frontier::parse_seeds;
+
+/// A configuration for local tests: no politeness delay, short timeouts, fast back-off.
+pub fn local_config() -> CrawlConfig {
+    let mut config = CrawlConfig::default();
+    config.politeness.per_host_delay_ms = 0;
+    config.politeness.backoff_initial_ms = 10;
+    config.politeness.backoff_max_ms = 200;
+    config.fetch.connect_timeout_ms = 2_000;
+    config.fetch.total_timeout_ms = 2_000;
+    config.limits.concurrency = 4;
+    config
+}
+
+/// Crawls `seeds` (seed-list text) into `out` with `config`.
+pub async fn run(seeds: &str, out: &Path, config: CrawlConfig) -> Report {
+    let seeds = parse_seeds(seeds, Path::new("seeds.txt")).expect("seed list");
+    let job = Job { seeds, out_dir: out.to_path_buf(), config, analyzer: AnalyzerConfig::default() };
+    crawl(job, std::future::pending(), Arc::new(Progress::default())).await.expect("crawl runs")
+}
+
+/// The records of a job, checking that `seq` is dense from 0.
+pub fn records(out: &Path) -> Vec<Record> {
+    let text = std::fs::read_to_string(out.join("records.jsonl")).expect("records.jsonl");
+    let records: Vec<Record> = text.lines().map(|l| serde_json::from_str(l).expect("record line")).collect();
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r.seq, i as u64, "records are in decision order, seq dense");
+    }
+    records
+}
+
+/// The record of the URL ending in `suffix`.
+pub fn record<'a>(records: &'a [Record], suffix: &str) -> &'a Record {
+    records
+        .iter()
+        .find(|r| r.url.ends_with(suffix))
+        .unwrap_or_else(|| panic!("no record for *{suffix}: {:#?}", records.iter().map(|r| &r.url).collect::<Vec<_>>()))
+}
+
+/// How many records have this verdict.
+pub fn count(records: &[Record], verdict: Verdict) -> usize {
+    records.iter().filter(|r| r.verdict == verdict).count()
+}
