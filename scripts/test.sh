@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Tools the tests call (warcio for WARC validity), installed under target/test-tools/.
+NEARCRAWL_WARCIO="$(./scripts/test-tools.sh)"
+export NEARCRAWL_WARCIO
+
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches

@@ -1,0 +1,125 @@
+//! Resume: the `nearcrawl` binary is killed with SIGKILL mid-crawl, several times, then run
+//! again on the same output directory; and stopped with SIGINT (Ctrl-C), which writes the
+//! report. No discovered URL may be lost, no URL decided twice, and only pages that were in
+//! flight fetched again.
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
+
+const PAGES: usize = 60;
+const CONCURRENCY: usize = 2;
+
+/// Page i links to 2i and 2i+1 (a binary tree), each answer delayed so a crawl takes a while.
+async fn tree_site() -> RunningSite {
+    let mut writer = nearcrawl_demo_web::Writer::new(99, 3000);
+    let mut site = Site::new();
+    for i in 1..=PAGES {
+        let links: String = [2 * i, 2 * i + 1]
+            .iter()
+            .filter(|&&j| j <= PAGES)
+            .map(|j| format!("<a href=\"/p/{j}\">page {j}</a> "))
+            .collect();
+        let html = format!("<html><body><article><p>{}</p><p>{}</p></article>{links}</body></html>", writer.paragraph(), writer.paragraph());
+        site.insert(&format!("/p/{i}"), Reply::html(html).delayed(Duration::from_millis(25)));
+    }
+    serve(site).await.unwrap()
+}
+
+fn start(seeds: &Path, out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(["crawl", "--seeds"])
+        .arg(seeds)
+        .arg("--out")
+        .arg(out)
+        .args(["--per-host-delay-ms", "0", "--concurrency", &CONCURRENCY.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nearcrawl runs")
+}
+
+fn lines(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("records.jsonl")).map_or(0, |t| t.lines().count())
+}
+
+async fn wait_for_records(out: &Path, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lines(out) < n {
+        assert!(Instant::now() < deadline, "crawl made no progress");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn finish(child: Child) -> String {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&output.stderr));
+    stdout
+}
+
+fn check_complete(out: &Path, site: &RunningSite) {
+    let records = crawl_support::records(out);
+    let urls: Vec<&str> = records.iter().map(|r| r.url.as_str()).collect();
+    let distinct: HashSet<&str> = urls.iter().copied().collect();
+    assert_eq!(distinct.len(), urls.len(), "no URL decided twice");
+    assert_eq!(urls.len(), PAGES, "every discovered URL decided");
+    for i in 1..=PAGES {
+        assert!(distinct.contains(site.url(&format!("/p/{i}")).as_str()), "page {i} decided");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_jobs_resume_without_losing_or_repeating_urls() {
+    let site = tree_site().await;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, site.url("/p/1")).unwrap();
+    let out = dir.path().join("out");
+    let kills = [5, 17, 31, 44];
+    for at in kills {
+        let mut child = start(&seeds, &out);
+        wait_for_records(&out, at).await;
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    let summary = finish(start(&seeds, &out));
+    assert!(summary.contains(&format!("{PAGES} decisions")), "{summary}");
+    check_complete(&out, &site);
+    let page_fetches: usize = (1..=PAGES).map(|i| site.site.hits(&format!("/p/{i}"))).sum();
+    assert!(
+        page_fetches <= PAGES + kills.len() * CONCURRENCY,
+        "only pages in flight at a kill are fetched again: {page_fetches} fetches"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["decisions"], PAGES as u64);
+    assert_eq!(report["queued"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_flushes_and_writes_the_report() {
+    let site = tree_site().await;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, site.url("/p/1")).unwrap();
+    let out = dir.path().join("out");
+    let child = start(&seeds, &out);
+    wait_for_records(&out, 10).await;
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let summary = finish(child);
+    assert!(summary.contains("interrupted"), "{summary}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["interrupted"], true);
+    let decided = report["decisions"].as_u64().unwrap();
+    assert!(decided < PAGES as u64 && report["queued"].as_u64().unwrap() > 0);
+    assert_eq!(lines(&out) as u64, decided, "records.jsonl flushed");
+    finish(start(&seeds, &out));
+    check_complete(&out, &site);
+}
