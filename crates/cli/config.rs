@@ -201,3 +201,38 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shipped configuration parses, and the fully commented default equals the
+    /// built-in defaults it documents.
+    #[test]
+    fn shipped_configs_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        for name in ["default.toml", "general.toml", "focused.toml"] {
+            let (config, _) = Config::load(Some(&dir.join(name))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            config.analyzer(Some(&dir)).unwrap();
+            let _ = config.crawl();
+        }
+        let (default, _) = Config::load(Some(&dir.join("default.toml"))).unwrap();
+        let builtin = Config::default().crawl();
+        let documented = default.crawl();
+        assert_eq!(documented.scope, builtin.scope);
+        assert_eq!(documented.limits, builtin.limits);
+        assert_eq!(documented.politeness, builtin.politeness);
+        assert_eq!(documented.fetch, builtin.fetch);
+        assert_eq!(documented.links, builtin.links);
+        assert_eq!(documented.dedup, builtin.dedup);
+        assert_eq!(documented.output, builtin.output);
+    }
+
+    #[test]
+    fn shipped_seed_lists_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+        for name in ["general.txt", "focused.txt"] {
+            nearcrawl_frontier::read_seeds(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

@@ -7,15 +7,21 @@ use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
 use serde::{Deserialize, Serialize};
 
 /// `[limits]`: when a job stops.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
     /// Pages fetched (responses received, robots.txt excluded) before the job stops.
     pub max_pages: Option<u64>,
     /// Pages fetched from one host before its other URLs are recorded out of scope.
     pub max_pages_per_host: Option<u64>,
-    /// Requests in flight at once, all hosts together.
+    /// Requests in flight at once, all hosts together (0: the default, 16).
     pub concurrency: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig { max_pages: None, max_pages_per_host: None, concurrency: 16 }
+    }
 }
 
 /// `[links]`: which links of a page are followed.

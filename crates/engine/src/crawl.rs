@@ -144,9 +144,10 @@ struct Coordinator {
 
 impl Coordinator {
     fn open(job: Job, progress: Arc<Progress>) -> Result<Coordinator, EngineError> {
+        // Check the configuration before creating anything on disk.
+        let scope = Scope::new(&job.config.scope, &job.seeds)?;
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let store: Arc<dyn CrawlStore> = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
-        let scope = Scope::new(&job.config.scope, &job.seeds)?;
         let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         let relevance = Relevance::new(&job.config.focus);
