@@ -1,5 +1,7 @@
 //! `nearcrawl crawl` input errors: each names the input and nothing is crawled.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
 use std::process::Command;
 
 fn crawl(args: &[&str]) -> (bool, String) {

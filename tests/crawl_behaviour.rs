@@ -2,6 +2,8 @@
 //! resets, 429 back-off, traps, duplicates and their outlinks. Every site is served in-process
 //! on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
 #[path = "support/crawl.rs"]
 mod crawl_support;
 

@@ -2,6 +2,8 @@
 //! scripts/test.sh, found through NEARCRAWL_WARCIO), report.json consistent with
 //! records.jsonl, and `nearcrawl demo` doing what the README says.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
 #[path = "support/crawl.rs"]
 mod crawl_support;
 

@@ -3,6 +3,8 @@
 //! report. No discovered URL may be lost, no URL decided twice, and only pages that were in
 //! flight fetched again.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
 #[path = "support/crawl.rs"]
 mod crawl_support;
 

@@ -1,5 +1,7 @@
 //! Running crawl jobs in-process against local sites, and reading their outputs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
 #![allow(dead_code)]
 
 use std::path::Path;

@@ -43,11 +43,10 @@ impl RecordsFile {
         if lines < decided {
             let mut failed = None;
             store.for_each_record(lines, &mut |seq, bytes| {
-                if seq < decided && failed.is_none() {
-                    if let Err(e) = out.write_all(bytes).and_then(|()| out.write_all(b"\n")) {
+                if seq < decided && failed.is_none()
+                    && let Err(e) = out.write_all(bytes).and_then(|()| out.write_all(b"\n")) {
                         failed = Some(e);
                     }
-                }
             })?;
             if let Some(e) = failed {
                 return Err(io(e));

@@ -49,11 +49,10 @@ fn reference_at(rest: &str, in_attribute: bool) -> Option<(Replacement, usize)> 
     if name_len == 0 {
         return None;
     }
-    if bytes.get(name_len) == Some(&b';') {
-        if let Some(value) = lookup(&rest[..=name_len]) {
+    if bytes.get(name_len) == Some(&b';')
+        && let Some(value) = lookup(&rest[..=name_len]) {
             return Some((Replacement::Str(value), name_len + 1));
         }
-    }
     // Legacy references without `;`: the longest matching prefix wins (`&notit;` is `¬it;`).
     for len in (2..=name_len.min(6)).rev() {
         if let Some(value) = lookup(&rest[..len]) {

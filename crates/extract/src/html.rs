@@ -403,13 +403,12 @@ impl Builder {
         if tag == Tag::Other || tag.is_void() {
             return;
         }
-        if let Some(depth) = self.stack.iter().rposition(|(_, open)| *open == tag) {
-            if depth > 0 {
+        if let Some(depth) = self.stack.iter().rposition(|(_, open)| *open == tag)
+            && depth > 0 {
                 while self.stack.len() > depth {
                     self.pop();
                 }
             }
-        }
     }
 
     /// The end tag of an element not in [`Tag`]: closes the nearest open one with that name.

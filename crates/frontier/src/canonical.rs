@@ -220,8 +220,8 @@ fn normalize_percent(input: &str, out: &mut String) {
     let bytes = input.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
+        if bytes[i] == b'%' && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
                 let byte = hi << 4 | lo;
                 if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
                     out.push(byte as char);
@@ -233,7 +233,6 @@ fn normalize_percent(input: &str, out: &mut String) {
                 i += 3;
                 continue;
             }
-        }
         // Not an escape: copy one whole character.
         let ch_len = utf8_len(bytes[i]);
         out.push_str(&input[i..i + ch_len]);

@@ -158,11 +158,10 @@ impl Scope {
         if !host_ok {
             return Err(OutOfScope::Host);
         }
-        if let Some(host) = url.as_url().host() {
-            if !self.addresses.allows_host(&host) {
+        if let Some(host) = url.as_url().host()
+            && !self.addresses.allows_host(&host) {
                 return Err(OutOfScope::PrivateAddress);
             }
-        }
         if let Some(re) = self.exclude.iter().find(|re| re.is_match(url.as_str())) {
             return Err(OutOfScope::Excluded(re.as_str().to_string()));
         }

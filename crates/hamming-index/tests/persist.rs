@@ -1,6 +1,8 @@
 //! The index file: round trip, and every kind of damage is a clear error, never a panic or a
 //! partial load.
 
+#![allow(clippy::unwrap_used)] // test helpers: a panic is a failure with a backtrace
+
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams};
 use rand::{Rng, SeedableRng};

@@ -1,6 +1,8 @@
 //! Every fast structure against the brute-force reference, on random and on clustered sets
 //! (planted neighbours at every distance 0..=k+1), for every design and every k tested.
 
+#![allow(clippy::unwrap_used)] // test helpers: a panic is a failure with a backtrace
+
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{
     BatchMatch, BatchQuery, BruteForceIndex, CompressedTables, HammingIndex, IndexParams, Level,
