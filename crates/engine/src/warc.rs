@@ -7,8 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use sha1::{Digest, Sha1};
 
 use crate::record::rfc3339;
@@ -21,6 +20,57 @@ pub struct WarcWriter {
     max_bytes: u64,
     out: Option<(BufWriter<File>, u64)>,
     ids: u64,
+    gzip: GzipMembers,
+}
+
+/// Writes gzip members with one reused deflate state: a fresh encoder per record would
+/// allocate and clear its ~300 kB of tables for every record.
+struct GzipMembers {
+    deflate: Compress,
+    buffer: Vec<u8>,
+}
+
+impl GzipMembers {
+    fn new() -> GzipMembers {
+        GzipMembers { deflate: Compress::new(Compression::fast(), false), buffer: Vec::new() }
+    }
+
+    /// One gzip member (RFC 1952) holding `parts` concatenated.
+    fn member(&mut self, parts: &[&[u8]]) -> io::Result<Vec<u8>> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut out = Vec::with_capacity(total / 2 + 64);
+        // Header: magic, deflate, no flags, no mtime, no extra flags, OS unknown.
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
+        self.deflate.reset();
+        let mut crc = Crc::new();
+        for (i, part) in parts.iter().enumerate() {
+            crc.update(part);
+            let flush = if i + 1 == parts.len() { FlushCompress::Finish } else { FlushCompress::None };
+            let mut input: &[u8] = part;
+            loop {
+                self.buffer.clear();
+                self.buffer.reserve(input.len() / 2 + 4096);
+                let before_in = self.deflate.total_in();
+                let status = self
+                    .deflate
+                    .compress_vec(input, &mut self.buffer, flush)
+                    .map_err(io::Error::other)?;
+                let consumed = (self.deflate.total_in() - before_in) as usize;
+                input = &input[consumed..];
+                out.extend_from_slice(&self.buffer);
+                let done = match flush {
+                    FlushCompress::Finish => status == Status::StreamEnd,
+                    _ => input.is_empty(),
+                };
+                if done {
+                    break;
+                }
+            }
+        }
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        out.extend_from_slice(&(crc.amount()).to_le_bytes());
+        Ok(out)
+    }
 }
 
 /// A fetch to archive.
@@ -51,7 +101,15 @@ impl WarcWriter {
     /// A writer for files `DIR/nearcrawl-RUN-NNNNN.warc.gz`.
     pub fn new(dir: &Path, run: u64, max_bytes: u64) -> io::Result<WarcWriter> {
         std::fs::create_dir_all(dir)?;
-        Ok(WarcWriter { dir: dir.to_path_buf(), run, file_no: 0, max_bytes, out: None, ids: 0 })
+        Ok(WarcWriter {
+            dir: dir.to_path_buf(),
+            run,
+            file_no: 0,
+            max_bytes,
+            out: None,
+            ids: 0,
+            gzip: GzipMembers::new(),
+        })
     }
 
     /// SHA-1 of a payload in the WARC's `sha1:BASE32` form.
@@ -166,11 +224,7 @@ impl WarcWriter {
         }
         head.push_str(&format!("WARC-Block-Digest: {}\r\n", WarcWriter::digest(block)));
         head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
-        let mut gz = GzEncoder::new(Vec::with_capacity(block.len() / 3 + 512), Compression::fast());
-        gz.write_all(head.as_bytes())?;
-        gz.write_all(block)?;
-        gz.write_all(b"\r\n\r\n")?;
-        let member = gz.finish()?;
+        let member = self.gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"])?;
         if let Some((out, written)) = &mut self.out {
             out.write_all(&member)?;
             *written += member.len() as u64;
@@ -241,6 +295,18 @@ mod tests {
         }
         // The SHA-1 of the empty payload, as every WARC tool writes it.
         assert_eq!(WarcWriter::digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    }
+
+    #[test]
+    fn gzip_members_decode_to_their_parts() {
+        let mut gzip = GzipMembers::new();
+        let big: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        for parts in [vec![&b""[..]], vec![&b"head "[..], &big[..], &b"\r\n"[..]], vec![&b"small"[..]]] {
+            let member = gzip.member(&parts).unwrap();
+            let mut back = Vec::new();
+            flate2::read::GzDecoder::new(&member[..]).read_to_end(&mut back).unwrap();
+            assert_eq!(back, parts.concat());
+        }
     }
 
     #[test]

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Crawl throughput benchmark (issue: the crawler). Serves a generated static site of PAGES
+# pages with nginx on 127.0.0.1 and crawls it with politeness off for that host:
+#   nearcrawl with dedup on, nearcrawl --no-dedup, and wget2 -r, in the same run.
+# Reports wall seconds, pages/s, CPU seconds per 1,000 pages and peak RSS for each.
+# Installs nginx-light and wget2 from Debian when missing. Release build.
+# Usage: scripts/bench-crawl.sh [PAGES] [CONCURRENCY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pages="${1:-20000}"
+concurrency="${2:-32}"
+port=18089
+
+if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
+    apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null 2>&1 \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null; }
+fi
+cargo build --release --locked --bin nearcrawl --example bench_site -p nearcrawl-demo-web -p nearcrawl >&2
+
+work="$(mktemp -d /tmp/nearcrawl-bench.XXXXXX)"
+trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+target/release/examples/bench_site "$work/site" "$pages"
+chmod -R a+rX "$work"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { text/html html; }
+    server { listen 127.0.0.1:$port; root $work/site; }
+}
+CONF
+nginx -c "$work/nginx.conf"
+sleep 0.5
+seed="http://127.0.0.1:$port/p/1.html"
+echo "$seed" > "$work/seeds.txt"
+
+# Runs a command under /usr/bin/time; prints "wall user sys maxrss_kb".
+measure() {
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; exit 1; }
+    cat "$work/time.txt"
+}
+
+row() { # name fetched wall user sys rss
+    awk -v n="$1" -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
+        printf "| %s | %d | %.2f | %.0f | %.2f | %.0f |\n", n, p, w, p / w, (u + s) * 1000 / p, r / 1024 }'
+}
+
+echo "| crawler | pages fetched | wall s | pages/s | CPU s per 1,000 pages | peak RSS MB |"
+echo "|---|---|---|---|---|---|"
+for mode in dedup no-dedup; do
+    rm -rf "$work/crawl"
+    flag=""
+    [ "$mode" = no-dedup ] && flag="--no-dedup"
+    read -r wall user sys rss < <(measure target/release/nearcrawl crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
+        --per-host-delay-ms 0 --concurrency "$concurrency" $flag)
+    fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
+    row "nearcrawl ($mode)" "$fetched" "$wall" "$user" "$sys" "$rss"
+done
+rm -rf "$work/wget"
+read -r wall user sys rss < <(measure wget2 -r -l inf -q --robots=off --max-threads="$concurrency" -P "$work/wget" "$seed")
+fetched=$(find "$work/wget" -name '*.html' | wc -l)
+row "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
