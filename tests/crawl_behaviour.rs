@@ -404,3 +404,47 @@ async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages()
     assert_eq!(site.site.hits("/off1/more"), 0);
     assert_eq!(record(&records, "/on1/more").verdict, Verdict::Unique);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
+    let story = prose(60);
+    let first = serve(Site::new().page("/", page("home", &prose(61), &["/story"])).page("/story", page("story", &story, &[])))
+        .await
+        .unwrap();
+    let second = serve(
+        Site::new()
+            .page("/", page("other home", &prose(62), &["/copied"]))
+            .page("/copied", page("story again", &story, &["/behind-copy"]))
+            .page("/behind-copy", page("x", &prose(63), &[])),
+    )
+    .await
+    .unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let out1 = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&first.url("/"), out1.path(), local_config(), index.path()).await;
+    assert!(index.path().join("fingerprints.idx").exists());
+    let out2 = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&second.url("/"), out2.path(), local_config(), index.path()).await;
+    let records = records(out2.path());
+    let copied = record(&records, "/copied");
+    assert_eq!(copied.verdict, Verdict::Near, "{copied:?}");
+    assert_eq!(copied.duplicate_of.as_deref(), Some(first.url("/story").as_str()));
+    assert_eq!(second.site.hits("/behind-copy"), 0);
+    // The second job's unique pages joined the shared index: a third job sees them too.
+    let urls = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
+    assert_eq!(urls.lines().count(), 3, "{urls}");
+    // A damaged pair of files is an error naming the index, not a partial load.
+    std::fs::write(index.path().join("urls.txt"), "only-one-line\n").unwrap();
+    let seeds = nearcrawl_frontier::parse_seeds(&second.url("/"), std::path::Path::new("s")).unwrap();
+    let out3 = tempfile::tempdir().unwrap();
+    let job = nearcrawl_engine::Job {
+        seeds,
+        out_dir: out3.path().join("out"),
+        config: local_config(),
+        analyzer: Default::default(),
+        shared_index: Some(index.path().to_path_buf()),
+    };
+    let err = nearcrawl_engine::crawl(job, std::future::pending(), Default::default()).await.unwrap_err();
+    assert!(err.to_string().contains("has no URL"), "{err}");
+    assert!(!out3.path().join("out").exists(), "nothing created for a job that cannot start");
+}

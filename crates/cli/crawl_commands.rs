@@ -48,6 +48,10 @@ pub struct CrawlFlags {
     /// Serve Prometheus metrics at this address (e.g. 127.0.0.1:9898).
     #[arg(long)]
     pub metrics: Option<SocketAddr>,
+    /// An index shared across jobs (a directory): pages it holds count as already crawled,
+    /// and this job's unique pages are added to it at the end.
+    #[arg(long)]
+    pub index: Option<PathBuf>,
 }
 
 impl CrawlFlags {
@@ -86,6 +90,7 @@ pub fn crawl_command(seeds: &Path, out: &Path, flags: &CrawlFlags) -> Result<()>
         out_dir: out.to_path_buf(),
         config: config.crawl(),
         analyzer: config.analyzer(config_dir.as_deref())?,
+        shared_index: flags.index.clone(),
     };
     let runtime = runtime()?;
     let report = runtime.block_on(run_job(job, flags.metrics))?;
@@ -114,7 +119,13 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
             config.politeness.per_host_delay_ms = 0;
         }
         flags.apply(&mut config);
-        let job = Job { seeds, out_dir: out.clone(), config: config.crawl(), analyzer: config.analyzer(config_dir.as_deref())? };
+        let job = Job {
+            seeds,
+            out_dir: out.clone(),
+            config: config.crawl(),
+            analyzer: config.analyzer(config_dir.as_deref())?,
+            shared_index: flags.index.clone(),
+        };
         let report = run_job(job, flags.metrics).await?;
         print!("{}", report.summary());
         println!("records: {}  report: {}  WARC: {}", out.join("records.jsonl").display(), out.join("report.json").display(), out.join("warc").display());

@@ -26,7 +26,7 @@ pub fn local_config() -> CrawlConfig {
 /// Crawls `seeds` (seed-list text) into `out` with `config`.
 pub async fn run(seeds: &str, out: &Path, config: CrawlConfig) -> Report {
     let seeds = parse_seeds(seeds, Path::new("seeds.txt")).expect("seed list");
-    let job = Job { seeds, out_dir: out.to_path_buf(), config, analyzer: AnalyzerConfig::default() };
+    let job = Job { seeds, out_dir: out.to_path_buf(), config, analyzer: AnalyzerConfig::default(), shared_index: None };
     crawl(job, std::future::pending(), Arc::new(Progress::default())).await.expect("crawl runs")
 }
 
@@ -51,4 +51,17 @@ pub fn record<'a>(records: &'a [Record], suffix: &str) -> &'a Record {
 /// How many records have this verdict.
 pub fn count(records: &[Record], verdict: Verdict) -> usize {
     records.iter().filter(|r| r.verdict == verdict).count()
+}
+
+/// Crawls with an index shared across jobs.
+pub async fn run_sharing(seeds: &str, out: &Path, config: CrawlConfig, index: &Path) -> Report {
+    let seeds = parse_seeds(seeds, Path::new("seeds.txt")).expect("seed list");
+    let job = Job {
+        seeds,
+        out_dir: out.to_path_buf(),
+        config,
+        analyzer: AnalyzerConfig::default(),
+        shared_index: Some(index.to_path_buf()),
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default())).await.expect("crawl runs")
 }

@@ -35,6 +35,9 @@ use crate::warc::{Original, WarcFetch, WarcWriter};
 /// URLs of one host held in memory; the rest stay in the store.
 const HOST_BUFFER: usize = 64;
 
+/// Tag of index payloads that point into the shared index rather than this job's records.
+const SHARED: u64 = 1 << 63;
+
 /// A crawl job: seeds, where its state and outputs go, and how it runs.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -46,6 +49,9 @@ pub struct Job {
     pub config: CrawlConfig,
     /// How pages are analysed and compared.
     pub analyzer: AnalyzerConfig,
+    /// An index shared across jobs (`--index PATH`, a directory): its pages count as already
+    /// crawled, and this job's unique pages are added to it when the job ends.
+    pub shared_index: Option<PathBuf>,
 }
 
 /// Runs `job` until its frontier is empty, a limit is reached, or `shutdown` completes;
@@ -125,6 +131,8 @@ struct Coordinator {
     fetcher: Fetcher,
     analyzer: Arc<Analyzer>,
     index: HammingIndex,
+    /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
+    shared_urls: Vec<String>,
     hosts: BTreeMap<HostId, HostRuntime>,
     host_ids: HashMap<String, HostId>,
     /// Round-robin position among hosts.
@@ -148,6 +156,10 @@ impl Coordinator {
     fn open(job: Job, progress: Arc<Progress>) -> Result<Coordinator, EngineError> {
         // Check the configuration before creating anything on disk.
         let scope = Scope::new(&job.config.scope, &job.seeds)?;
+        let (shared_entries, shared_urls) = match &job.shared_index {
+            Some(dir) => crate::shared::load(dir)?,
+            None => (Vec::new(), Vec::new()),
+        };
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let store: Arc<dyn CrawlStore> = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
         let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
@@ -163,7 +175,10 @@ impl Coordinator {
         let uniques = store.unique_pages()?;
         let index = HammingIndex::from_entries(
             params,
-            uniques.iter().map(|u| (Fingerprint::new(u.simhash), u.seq)),
+            uniques
+                .iter()
+                .map(|u| (Fingerprint::new(u.simhash), u.seq))
+                .chain(shared_entries.iter().map(|&(fp, n)| (fp, SHARED | n))),
         );
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
@@ -189,6 +204,7 @@ impl Coordinator {
             fetcher,
             analyzer,
             index,
+            shared_urls,
             hosts: BTreeMap::new(),
             host_ids: HashMap::new(),
             next_host: 0,
@@ -794,7 +810,7 @@ impl Coordinator {
                 .map(|bits| Fingerprint::new(bits).distance(analysis.simhash));
             return Ok(Some(Duplicate {
                 verdict: Verdict::Exact,
-                original,
+                original: CopiedFrom::Job(original),
                 distance,
                 similarity: 1.0,
             }));
@@ -804,6 +820,15 @@ impl Coordinator {
         candidates.truncate(self.job.config.dedup.max_candidates.max(1));
         for candidate in candidates {
             let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
+            if candidate.payload & SHARED != 0 {
+                // A page of the shared index: its fingerprint is all there is to compare.
+                return Ok(Some(Duplicate {
+                    verdict: Verdict::Near,
+                    original: CopiedFrom::Shared(candidate.payload & !SHARED),
+                    distance: Some(candidate.distance),
+                    similarity: by_distance,
+                }));
+            }
             let verified = if self.analyzer.config().verify {
                 match self.store.unique_text(candidate.payload)? {
                     Some(text) => {
@@ -814,8 +839,7 @@ impl Coordinator {
                             _ => Some(comparison.lcs_resemblance.unwrap_or(by_distance)),
                         }
                     }
-                    // Indexed without its text (an index shared from another job): the
-                    // fingerprint is all there is.
+                    // Indexed before texts were kept (a job run without verification).
                     None => Some(by_distance),
                 }
             } else {
@@ -824,7 +848,7 @@ impl Coordinator {
             if let Some(similarity) = verified {
                 return Ok(Some(Duplicate {
                     verdict: Verdict::Near,
-                    original: candidate.payload,
+                    original: CopiedFrom::Job(candidate.payload),
                     distance: Some(candidate.distance),
                     similarity,
                 }));
@@ -864,10 +888,17 @@ impl Coordinator {
         match &duplicate {
             Some(dup) => {
                 record.verdict = dup.verdict;
-                record.duplicate_of = self.record_of(dup.original)?.map(|r| r.url);
+                match dup.original {
+                    CopiedFrom::Job(seq) => {
+                        record.duplicate_of = self.record_of(seq)?.map(|r| r.url);
+                        record.cluster = Some(seq);
+                    }
+                    CopiedFrom::Shared(n) => {
+                        record.duplicate_of = self.shared_urls.get(n as usize).cloned();
+                    }
+                }
                 record.distance = dup.distance;
                 record.similarity = Some((dup.similarity * 1000.0).round() / 1000.0);
-                record.cluster = Some(dup.original);
                 Progress::add(&self.progress.duplicates, 1);
                 debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?dup.distance, "duplicate");
             }
@@ -959,7 +990,7 @@ impl Coordinator {
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
         let original = match &duplicate {
-            Some(dup) if dup.verdict == Verdict::Exact => self.record_of(dup.original)?,
+            Some(Duplicate { verdict: Verdict::Exact, original: CopiedFrom::Job(seq), .. }) => self.record_of(*seq)?,
             _ => None,
         };
         let digest = WarcWriter::digest(&page.wire_body);
@@ -1012,6 +1043,9 @@ impl Coordinator {
             warc.flush().map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
         }
         self.store.sync()?;
+        if let Some(dir) = &self.job.shared_index {
+            crate::shared::save(dir, &self.index, &self.shared_urls, self.store.as_ref(), SHARED)?;
+        }
         let queued: u64 = self
             .hosts
             .keys()
@@ -1030,11 +1064,20 @@ impl Coordinator {
     }
 }
 
+/// Where the page a duplicate copies was seen.
+#[derive(Clone, Copy)]
+enum CopiedFrom {
+    /// In this job: its record's sequence number.
+    Job(u64),
+    /// In the shared index: its position there.
+    Shared(u64),
+}
+
 /// A duplicate found by the dedup stage.
 struct Duplicate {
     verdict: Verdict,
-    /// The original's record sequence number.
-    original: u64,
+    /// The page it copies.
+    original: CopiedFrom,
     distance: Option<u32>,
     similarity: f64,
 }

@@ -12,7 +12,8 @@
 //! job killed at any moment resumes (run it again on the same output directory) having lost
 //! no discovered URL; pages in flight are fetched again. Outputs: `records.jsonl`
 //! ([`Record`]), `report.json` ([`Report`]), `warc/*.warc.gz` (WARC/1.1, gzip per record),
-//! `state/` (the fjall store).
+//! `state/` (the fjall store). With [`Job::shared_index`] a job also reads and extends an
+//! index shared across jobs, so a new crawl skips what an earlier one already has.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,6 +26,7 @@
 //!     out_dir: "out".into(),
 //!     config: CrawlConfig::default(),
 //!     analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+//!     shared_index: None,
 //! };
 //! let report = crawl(job, std::future::pending(), Arc::new(Progress::default())).await?;
 //! print!("{}", report.summary());
@@ -38,6 +40,7 @@ mod output;
 mod progress;
 mod record;
 mod report;
+mod shared;
 mod warc;
 
 pub use crate::config::{
