@@ -448,3 +448,39 @@ async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
     assert!(err.to_string().contains("has no URL"), "{err}");
     assert!(!out3.path().join("out").exists(), "nothing created for a job that cannot start");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
+    let story = prose(70);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(71), &["/a", "/b"]))
+            .page("/a", page("story", &story, &["/d", "/b"]))
+            .page("/b", page("story", &story, &["/c", "/a"]))
+            .page("/c", page("c", &prose(72), &["/e", "/d"]))
+            .page("/d", page("d", &prose(73), &[]))
+            .page("/e", page("e", &prose(74), &[])),
+    )
+    .await
+    .unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    let baseline = tempfile::tempdir().unwrap();
+    config.dedup.enabled = false;
+    let base_report = run(&site.url("/"), baseline.path(), config.clone()).await;
+    assert_eq!(base_report.pages_fetched, 6);
+    let predicted = nearcrawl_engine::what_if(baseline.path()).unwrap();
+    assert_eq!((predicted.baseline_pages, predicted.dedup_pages, predicted.pages_saved), (6, 4, 2));
+    assert_eq!(predicted.unique_pages_lost, 2, "/c and /e are reachable only through the copy");
+
+    let deduped = tempfile::tempdir().unwrap();
+    config.dedup.enabled = true;
+    let report = run(&site.url("/"), deduped.path(), config).await;
+    assert_eq!(report.pages_fetched, predicted.dedup_pages);
+    assert_eq!(report.bytes_fetched, predicted.dedup_bytes);
+    assert_eq!(base_report.bytes_fetched - report.bytes_fetched, predicted.bytes_saved);
+
+    // A crawl that was not a baseline cannot be replayed.
+    let err = nearcrawl_engine::what_if(deduped.path()).unwrap_err();
+    assert!(err.to_string().contains("--no-dedup"), "{err}");
+}

@@ -37,6 +37,13 @@ enum Command {
         #[command(flatten)]
         flags: crawl_commands::CrawlFlags,
     },
+    /// Replay a --no-dedup (baseline) crawl's link graph as a crawl that skips duplicates'
+    /// outlinks, and print the exact pages and bytes it would have saved (also written to
+    /// DIR/what-if.json).
+    WhatIf {
+        /// The baseline crawl's output directory.
+        dir: PathBuf,
+    },
     /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
     /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
     /// the report.
@@ -91,11 +98,20 @@ enum Command {
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
+        Command::WhatIf { dir } => what_if_command(&dir),
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),
         Command::Compare { a, b, explain, config } => page_commands::compare(&a, &b, explain, config.as_deref()),
     }
+}
+
+fn what_if_command(dir: &Path) -> Result<()> {
+    let what_if = nearcrawl_engine::what_if(dir)?;
+    print!("{}", what_if.summary());
+    let path = dir.join("what-if.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&what_if)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 fn near_pairs_command(file: &Path, design: &str) -> Result<()> {

@@ -940,6 +940,9 @@ impl Coordinator {
         record.outlinks = Some(links.len() as u32);
         let (mut enqueued, mut dropped) = (0u32, 0u32);
         let mut pending = HashSet::new();
+        // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
+        let baseline = !self.job.config.dedup.enabled;
+        let mut graph: Vec<String> = Vec::new();
         if !nofollow && expands {
             let follow_nofollow = self.job.config.links.follow_nofollow;
             let page_score = relevance.unwrap_or(0.0);
@@ -948,6 +951,9 @@ impl Coordinator {
                     continue;
                 }
                 let Ok(url) = CanonicalUrl::from_url(link) else { continue };
+                if baseline && self.scope.check(&url, entry.depth + 1).is_ok() && !graph.iter().any(|g| g == url.as_str()) {
+                    graph.push(url.to_string());
+                }
                 let ukey = url_key(url.as_str());
                 if self.is_seen(&ukey, &pending)? {
                     continue;
@@ -983,6 +989,9 @@ impl Coordinator {
             }
         }
         record.enqueued = Some(enqueued);
+        if baseline {
+            record.links = Some(graph);
+        }
         if skip {
             record.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));

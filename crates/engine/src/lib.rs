@@ -42,6 +42,7 @@ mod record;
 mod report;
 mod shared;
 mod warc;
+mod what_if;
 
 pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
@@ -51,3 +52,4 @@ pub use crate::error::EngineError;
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict};
 pub use crate::report::{DedupTiming, Report};
+pub use crate::what_if::{WhatIf, what_if};

@@ -104,6 +104,10 @@ pub struct Record {
     /// New in-scope URLs not queued because the page is a duplicate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u32>,
+    /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
+    /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
     /// The page that linked here (its `seq`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<u64>,
@@ -153,6 +157,7 @@ impl Record {
             outlinks: None,
             enqueued: None,
             dropped: None,
+            links: None,
             parent: None,
             canonical: None,
             robots: Vec::new(),

@@ -1,0 +1,115 @@
+//! The exact what-if: replay a `--no-dedup` crawl's link graph as a crawl that skips the
+//! outlinks of duplicates, and count what it would not have fetched.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
+use crate::record::{Record, Verdict};
+
+/// What skipping duplicates' outlinks would have saved on a baseline crawl.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhatIf {
+    /// Pages the baseline fetched.
+    pub baseline_pages: u64,
+    /// Bytes the baseline received for them.
+    pub baseline_bytes: u64,
+    /// Pages a dedup crawl would have fetched: those reachable from the seeds without
+    /// following a duplicate's links.
+    pub dedup_pages: u64,
+    /// Bytes for them.
+    pub dedup_bytes: u64,
+    /// `baseline_pages - dedup_pages`.
+    pub pages_saved: u64,
+    /// `baseline_bytes - dedup_bytes`.
+    pub bytes_saved: u64,
+    /// Unique pages (baseline verdict) a dedup crawl would not reach: the price of skipping.
+    pub unique_pages_lost: u64,
+    /// Duplicates (exact or near) the baseline found.
+    pub duplicates: u64,
+}
+
+/// Replays the baseline crawl in `dir` (its `records.jsonl`). The duplicate verdicts are the
+/// baseline's own: the first page of each content fetched is the original.
+pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
+    let path = dir.join("records.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io(&path, e))?;
+    let mut records: Vec<Record> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let record: Record = serde_json::from_str(line)
+            .map_err(|e| EngineError::Setup(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        records.push(record);
+    }
+    let fetched = |r: &Record| r.status.is_some();
+    if records.iter().any(|r| fetched(r) && r.verdict == Verdict::Unique && r.links.is_none()) {
+        return Err(EngineError::Setup(format!(
+            "{} is not a baseline crawl: run it with --no-dedup (its pages must record their links)",
+            dir.display()
+        )));
+    }
+    let by_url: HashMap<&str, &Record> = records.iter().map(|r| (r.url.as_str(), r)).collect();
+    // Seeds: depth 0 and no parent.
+    let mut queue: VecDeque<&Record> = records.iter().filter(|r| r.depth == 0 && r.parent.is_none()).collect();
+    let mut reached: HashSet<&str> = queue.iter().map(|r| r.url.as_str()).collect();
+    while let Some(record) = queue.pop_front() {
+        if record.verdict.is_duplicate() {
+            continue;
+        }
+        let next = record.links.iter().flatten().map(String::as_str).chain(record.final_url.as_deref());
+        for url in next {
+            if let Some(target) = by_url.get(url) {
+                if reached.insert(target.url.as_str()) {
+                    queue.push_back(target);
+                }
+            }
+        }
+    }
+    let mut report = WhatIf {
+        baseline_pages: 0,
+        baseline_bytes: 0,
+        dedup_pages: 0,
+        dedup_bytes: 0,
+        pages_saved: 0,
+        bytes_saved: 0,
+        unique_pages_lost: 0,
+        duplicates: 0,
+    };
+    for record in records.iter().filter(|r| fetched(r)) {
+        report.baseline_pages += 1;
+        report.baseline_bytes += record.bytes;
+        if record.verdict.is_duplicate() {
+            report.duplicates += 1;
+        }
+        if reached.contains(record.url.as_str()) {
+            report.dedup_pages += 1;
+            report.dedup_bytes += record.bytes;
+        } else if record.verdict == Verdict::Unique {
+            report.unique_pages_lost += 1;
+        }
+    }
+    report.pages_saved = report.baseline_pages - report.dedup_pages;
+    report.bytes_saved = report.baseline_bytes - report.dedup_bytes;
+    Ok(report)
+}
+
+impl WhatIf {
+    /// The human summary.
+    pub fn summary(&self) -> String {
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
+        format!(
+            "baseline: {} pages, {} bytes; with dedup: {} pages, {} bytes\nsaved: {} pages ({:.1} %), {} bytes ({:.1} %); {} duplicates found; {} unique pages reachable only through duplicates\n",
+            self.baseline_pages,
+            self.baseline_bytes,
+            self.dedup_pages,
+            self.dedup_bytes,
+            self.pages_saved,
+            share(self.pages_saved, self.baseline_pages),
+            self.bytes_saved,
+            share(self.bytes_saved, self.baseline_bytes),
+            self.duplicates,
+            self.unique_pages_lost,
+        )
+    }
+}
