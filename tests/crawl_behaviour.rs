@@ -484,3 +484,47 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
     let err = nearcrawl_engine::what_if(deduped.path()).unwrap_err();
     assert!(err.to_string().contains("--no-dedup"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
+    let urlset = |paths: &[&str]| -> String {
+        let urls: String = paths.iter().map(|p| format!("<url><loc>{p}</loc></url>")).collect();
+        format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>")
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let gz = {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(urlset(&[&format!("{base}/hidden-2")]).as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let site = Site::new()
+        .page("/robots.txt", Reply::ok("text/plain", format!("User-agent: *\nAllow: /\nSitemap: {base}/sitemap-index.xml\n")))
+        .page("/", page("home", &prose(80), &[]))
+        .page(
+            "/sitemap-index.xml",
+            Reply::ok("application/xml", format!("<sitemapindex><sitemap><loc>{base}/s1.xml</loc></sitemap><sitemap><loc>{base}/s2.xml.gz</loc></sitemap></sitemapindex>")),
+        )
+        .page("/s1.xml", Reply::ok("application/xml", urlset(&[&format!("{base}/hidden-1"), "http://elsewhere.example/x"])))
+        .page("/s2.xml.gz", Reply::ok("application/gzip", gz))
+        .page("/hidden-1", page("h1", &prose(81), &[]))
+        .page("/hidden-2", page("h2", &prose(82), &[]));
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    let site = nearcrawl_demo_web::serve_on(site, addr).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.links.sitemaps = true;
+    run(&site.url("/"), out.path(), config.clone()).await;
+    let records = records(out.path());
+    assert_eq!(record(&records, "/sitemap-index.xml").verdict, Verdict::Sitemap);
+    assert_eq!(record(&records, "/s1.xml").enqueued, Some(1), "the other host is out of scope");
+    assert_eq!(record(&records, "/hidden-1").verdict, Verdict::Unique);
+    assert_eq!(record(&records, "/hidden-2").verdict, Verdict::Unique, "gzip sitemap read");
+    // Off by default.
+    let out = tempfile::tempdir().unwrap();
+    config.links.sitemaps = false;
+    run(&site.url("/"), out.path(), config).await;
+    assert_eq!(crawl_support::records(out.path()).len(), 1);
+}

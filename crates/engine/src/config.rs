@@ -34,11 +34,14 @@ pub struct LinksConfig {
     pub obey_robots: bool,
     /// Queue a page's `rel=canonical` target when it names another URL.
     pub follow_canonical: bool,
+    /// Queue the URLs of the sitemaps named by robots.txt `Sitemap:` lines (and of the
+    /// sitemaps a sitemap index names), like seeds.
+    pub sitemaps: bool,
 }
 
 impl Default for LinksConfig {
     fn default() -> Self {
-        LinksConfig { follow_nofollow: false, obey_robots: true, follow_canonical: true }
+        LinksConfig { follow_nofollow: false, obey_robots: true, follow_canonical: true, sitemaps: false }
     }
 }
 

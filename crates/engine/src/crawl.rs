@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis, Verdict as PairVerdict};
+use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
@@ -34,6 +35,9 @@ use crate::warc::{Original, WarcFetch, WarcWriter};
 
 /// URLs of one host held in memory; the rest stay in the store.
 const HOST_BUFFER: usize = 64;
+
+/// URLs read from one sitemap file at most (the sitemaps.org limit).
+const MAX_SITEMAP_URLS: usize = 50_000;
 
 /// Tag of index payloads that point into the shared index rather than this job's records.
 const SHARED: u64 = 1 << 63;
@@ -578,9 +582,72 @@ impl Coordinator {
             host.politeness.set_crawl_delay(fetch.rules.crawl_delay, &config);
             host.politeness.finish(now, HostOutcome::Answered, &config);
             debug!(host = %host.authority, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
+            let sitemaps = fetch.rules.sitemaps.clone();
             host.robots = RobotsState::Ready { rules: fetch.rules, until: now + ttl };
+            if self.job.config.links.sitemaps {
+                return self.queue_sitemaps(&sitemaps);
+            }
         }
-        let _ = self.store.commit(Commit { counters: vec![("robots_bytes", self.robots_bytes)], ..Commit::default() });
+        // Stores the robots.txt byte count.
+        self.apply(Commit::default(), Vec::new())
+    }
+
+    /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
+    fn queue_sitemaps(&mut self, sitemaps: &[String]) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        let mut pending = HashSet::new();
+        for raw in sitemaps {
+            let Ok(url) = CanonicalUrl::parse(raw) else { continue };
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, 0).is_err() {
+                continue;
+            }
+            let entry = QueuedUrl { url: url.to_string(), sitemap: true, ..QueuedUrl::default() };
+            self.queue_url(&mut commit, &mut pending, &url, entry, 0)?;
+        }
+        self.apply(commit, Vec::new())
+    }
+
+    /// A fetched sitemap: its URLs are queued like seeds, a sitemap index's like sitemaps.
+    fn decide_sitemap(&mut self, page: &Fetched, entry: &QueuedUrl, record: &mut Record, commit: &mut Commit) -> Result<(), EngineError> {
+        record.verdict = Verdict::Sitemap;
+        // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
+        let body = if page.body.starts_with(&[0x1f, 0x8b]) {
+            match nearcrawl_fetch::decode_content(Some("gzip"), &page.body, self.job.config.fetch.max_body_bytes) {
+                Ok((body, _)) => body,
+                Err(e) => {
+                    record.verdict = Verdict::Error;
+                    record.error = Some(format!("sitemap: {e}"));
+                    return Ok(());
+                }
+            }
+        } else {
+            page.body.clone()
+        };
+        let Some(sitemap) = read_sitemap(&String::from_utf8_lossy(&body)) else {
+            record.verdict = Verdict::Error;
+            record.error = Some("not a sitemap (no urlset or sitemapindex)".into());
+            return Ok(());
+        };
+        let (locs, nested) = match sitemap {
+            Sitemap::Pages(locs) => (locs, false),
+            Sitemap::Index(locs) => (locs, true),
+        };
+        record.outlinks = Some(locs.len() as u32);
+        let mut pending = HashSet::new();
+        let mut enqueued = 0;
+        for loc in locs.iter().take(MAX_SITEMAP_URLS) {
+            let Ok(url) = CanonicalUrl::parse(loc) else { continue };
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, entry.depth).is_err() {
+                continue;
+            }
+            let next = QueuedUrl { url: url.to_string(), depth: entry.depth, parent: Some(record.seq), sitemap: nested, ..QueuedUrl::default() };
+            let priority = if nested || self.relevance.is_some() { 0 } else { entry.depth };
+            self.queue_url(commit, &mut pending, &url, next, priority)?;
+            enqueued += 1;
+        }
+        record.enqueued = Some(enqueued);
         Ok(())
     }
 
@@ -705,6 +772,9 @@ impl Coordinator {
         } else if page.status != 200 {
             record.error = Some(format!("HTTP {}", page.status));
             self.archive(&page, None, &[("verdict", "error".into())])?;
+        } else if entry.sitemap {
+            self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
+            self.archive(&page, None, &[("verdict", record.verdict.as_str().into())])?;
         } else if let Some((analysis, took)) = analysis {
             self.decide_page(&page, &entry, analysis, took, &mut record, &mut commit, &mut extra_records)?;
         } else {
@@ -772,7 +842,7 @@ impl Coordinator {
             depth: entry.depth,
             parent: Some(record.seq),
             redirects: entry.redirects + 1,
-            attempts: 0,
+            ..QueuedUrl::default()
         };
         let priority = self.priority_of(entry, 0.0, "");
         self.queue_url(commit, &mut pending, &target, next, priority)?;
@@ -978,8 +1048,7 @@ impl Coordinator {
                             url: url.to_string(),
                             depth: entry.depth + 1,
                             parent: Some(seq),
-                            redirects: 0,
-                            attempts: 0,
+                            ..QueuedUrl::default()
                         };
                         let priority = self.priority_of(entry, page_score, &anchor);
                         self.queue_url(commit, &mut pending, &url, next, priority)?;

@@ -22,11 +22,13 @@ pub enum Verdict {
     Error,
     /// A 3xx response; the target is queued as its own URL.
     Redirect,
+    /// A sitemap (from robots.txt or a sitemap index); its URLs are queued.
+    Sitemap,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 8] = [
+    pub const ALL: [Verdict; 9] = [
         Verdict::Unique,
         Verdict::Exact,
         Verdict::Near,
@@ -35,6 +37,7 @@ impl Verdict {
         Verdict::NotHtml,
         Verdict::Error,
         Verdict::Redirect,
+        Verdict::Sitemap,
     ];
 
     /// The name used in records, reports and WARC metadata.
@@ -48,6 +51,7 @@ impl Verdict {
             Verdict::NotHtml => "not-html",
             Verdict::Error => "error",
             Verdict::Redirect => "redirect",
+            Verdict::Sitemap => "sitemap",
         }
     }
 

@@ -40,6 +40,7 @@ mod entities;
 mod entity;
 mod html;
 mod page;
+mod sitemap;
 mod tag;
 mod template;
 
@@ -47,5 +48,6 @@ pub use crate::content::{ContentExtractor, Extraction, TextBlock};
 pub use crate::decode::{CharsetSource, Decoded, charset_from_content_type, decode};
 pub use crate::html::{Attribute, Children, Document, Node, NodeId};
 pub use crate::page::{Link, MetaRobots, PageFacts};
+pub use crate::sitemap::{Sitemap, read_sitemap};
 pub use crate::tag::{Attr, Tag};
 pub use crate::template::{TemplateConfig, TemplateModel};

@@ -91,6 +91,9 @@ pub struct QueuedUrl {
     /// Failed attempts so far (transient errors are retried with back-off).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u8,
+    /// The URL is a sitemap (from robots.txt or a sitemap index), not a page.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sitemap: bool,
 }
 
 fn is_zero(n: &u8) -> bool {
