@@ -528,3 +528,55 @@ async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
     run(&site.url("/"), out.path(), config).await;
     assert_eq!(crawl_support::records(out.path()).len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_robots_tag_and_canonical_are_honoured() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(90), &["/tagged", "/variant?sort=asc"]))
+            .page("/tagged", page("tagged", &prose(91), &["/behind-tag"]).header("x-robots-tag", "noindex, nofollow"))
+            .page("/behind-tag", page("b", &prose(92), &[]))
+            .page(
+                "/variant?sort=asc",
+                Reply::html(format!(
+                    "<html><head><link rel=canonical href=/canonical></head><body><p>{}</p></body></html>",
+                    prose(93)
+                )),
+            )
+            .page("/canonical", page("canonical", &prose(94), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    let tagged = record(&records, "/tagged");
+    assert_eq!(tagged.robots, ["noindex", "nofollow"]);
+    assert_eq!(site.site.hits("/behind-tag"), 0);
+    let variant = record(&records, "/variant?sort=asc");
+    assert_eq!(variant.canonical.as_deref(), Some(site.url("/canonical").as_str()));
+    assert_eq!(record(&records, "/canonical").parent, Some(variant.seq), "the canonical target is queued");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_global_rate_cap_spaces_all_requests() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(95), &["/1", "/2", "/3", "/4"]))
+            .page("/1", page("1", &prose(96), &[]))
+            .page("/2", page("2", &prose(97), &[]))
+            .page("/3", page("3", &prose(98), &[]))
+            .page("/4", page("4", &prose(99), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.politeness.global_requests_per_second = 8;
+    config.politeness.max_connections_per_host = 4;
+    run(&site.url("/"), out.path(), config).await;
+    let times: Vec<_> = site.site.requests().into_iter().map(|(_, t)| t).collect();
+    assert_eq!(times.len(), 6, "robots.txt and five pages");
+    let span = times[5] - times[0];
+    assert!(span >= Duration::from_millis(5 * 125 - 20), "6 requests at 8/s take 625 ms at least: {span:?}");
+}

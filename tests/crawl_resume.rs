@@ -35,12 +35,17 @@ async fn tree_site() -> RunningSite {
 }
 
 fn start(seeds: &Path, out: &Path) -> Child {
+    start_with(seeds, out, &[])
+}
+
+fn start_with(seeds: &Path, out: &Path, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
         .args(["crawl", "--seeds"])
         .arg(seeds)
         .arg("--out")
         .arg(out)
         .args(["--per-host-delay-ms", "0", "--concurrency", &CONCURRENCY.to_string()])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -124,4 +129,34 @@ async fn ctrl_c_stops_flushes_and_writes_the_report() {
     assert_eq!(lines(&out) as u64, decided, "records.jsonl flushed");
     finish(start(&seeds, &out));
     check_complete(&out, &site);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_endpoint_serves_prometheus_counters_during_a_crawl() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let site = tree_site().await;
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, site.url("/p/1")).unwrap();
+    let out = dir.path().join("out");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let child = start_with(&seeds, &out, &["--metrics", &addr]);
+    wait_for_records(&out, 5).await;
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let pages: u64 = response
+        .lines()
+        .find_map(|l| l.strip_prefix("nearcrawl_pages_fetched_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{response}"));
+    assert!(pages >= 5, "{response}");
+    assert!(response.contains("# TYPE nearcrawl_queue_length gauge"));
+    finish(child);
 }

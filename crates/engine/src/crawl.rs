@@ -198,7 +198,8 @@ impl Coordinator {
             None
         };
         let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
-            .map(|rate| RateLimiter::direct(Quota::per_second(rate)));
+            // No bursts: the cap holds over any second, not on average.
+            .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let (tx, rx) = mpsc::unbounded_channel();
         let mut coordinator = Coordinator {
             job,

@@ -43,6 +43,9 @@ mod tests {
         gz.write_all(&text).unwrap();
         let gz = gz.finish().unwrap();
         assert_eq!(decode_content(Some("gzip"), &gz, 1 << 20).unwrap(), (text.clone(), false));
+        let mut br = Vec::new();
+        brotli::BrotliCompress(&mut &text[..], &mut br, &brotli::enc::BrotliEncoderParams::default()).unwrap();
+        assert_eq!(decode_content(Some("br"), &br, 1 << 20).unwrap(), (text.clone(), false));
         let zs = zstd::encode_all(&text[..], 3).unwrap();
         assert_eq!(decode_content(Some("zstd"), &zs, 1 << 20).unwrap(), (text.clone(), false));
         assert_eq!(decode_content(None, &text, 1 << 20).unwrap(), (text.clone(), false));
