@@ -195,6 +195,7 @@ async fn timeouts_and_resets_are_retried_then_recorded() {
     assert!(slow.error.as_deref().unwrap_or_default().starts_with("Timeout"), "{slow:?}");
     let reset = record(&records, "/reset");
     assert_eq!(reset.verdict, Verdict::Error);
+    assert_eq!(reset.retries, Some(1), "the retry is on the record");
     assert_eq!(site.site.hits("/reset"), 2, "one retry");
     assert_eq!(record(&records, "/fine").verdict, Verdict::Unique, "other pages carry on");
 }

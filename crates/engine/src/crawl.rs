@@ -540,6 +540,7 @@ impl Coordinator {
         let seq = self.take_seq();
         let mut record = Record::new(seq, entry.url.clone(), entry.depth, verdict);
         record.parent = entry.parent;
+        record.retries = (entry.attempts > 0).then_some(entry.attempts);
         record
     }
 

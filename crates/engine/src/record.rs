@@ -124,6 +124,10 @@ pub struct Record {
     /// Focused crawls: the page's relevance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
+    /// Earlier attempts that failed transiently (timeouts, resets, 429, 5xx) before this
+    /// outcome; each waited for the host's back-off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u8>,
     /// The body was cut at `max_body_bytes`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -166,6 +170,7 @@ impl Record {
             canonical: None,
             robots: Vec::new(),
             relevance: None,
+            retries: None,
             truncated: false,
             fetched_at: None,
             payload_digest: None,

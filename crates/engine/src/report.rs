@@ -42,6 +42,10 @@ pub struct Report {
     pub by_status: BTreeMap<String, u64>,
     /// Decisions by verdict.
     pub by_verdict: BTreeMap<String, u64>,
+    /// Bytes received, by HTTP status.
+    pub bytes_by_status: BTreeMap<String, u64>,
+    /// Bytes received, by verdict.
+    pub bytes_by_verdict: BTreeMap<String, u64>,
     /// Pages with the same normalised main text as an earlier page.
     pub exact_duplicates: u64,
     /// Near-duplicates.
@@ -89,6 +93,8 @@ impl Report {
             robots_bytes,
             by_status: BTreeMap::new(),
             by_verdict: Verdict::ALL.iter().map(|v| (v.as_str().to_string(), 0)).collect(),
+            bytes_by_status: BTreeMap::new(),
+            bytes_by_verdict: BTreeMap::new(),
             exact_duplicates: 0,
             near_duplicates: 0,
             duplicate_bytes: 0,
@@ -117,8 +123,12 @@ impl Report {
             };
             report.decisions += 1;
             let status = record.status.map_or("none".to_string(), |s| s.to_string());
-            *report.by_status.entry(status).or_default() += 1;
+            *report.by_status.entry(status.clone()).or_default() += 1;
             *report.by_verdict.entry(record.verdict.as_str().to_string()).or_default() += 1;
+            if record.bytes > 0 {
+                *report.bytes_by_status.entry(status).or_default() += record.bytes;
+                *report.bytes_by_verdict.entry(record.verdict.as_str().to_string()).or_default() += record.bytes;
+            }
             if record.status.is_some() {
                 report.pages_fetched += 1;
                 report.bytes_fetched += record.bytes;

@@ -35,3 +35,22 @@ impl Resolve for PolicyResolver {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nearcrawl_frontier::CanonicalUrl;
+
+    #[tokio::test]
+    async fn private_answers_are_refused_unless_a_seed_is_there() {
+        let name: Name = "localhost".parse().unwrap();
+        let refused = PolicyResolver::new(AddressPolicy::default()).resolve(name).await;
+        let err = refused.err().expect("localhost resolves only to loopback");
+        assert!(err.to_string().contains("private or loopback"), "{err}");
+        let seed = CanonicalUrl::parse("http://localhost:8080/").unwrap();
+        let allowed = PolicyResolver::new(AddressPolicy::new(false, &[&seed]));
+        let name: Name = "localhost".parse().unwrap();
+        let addrs: Vec<SocketAddr> = allowed.resolve(name).await.unwrap().collect();
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty());
+    }
+}
