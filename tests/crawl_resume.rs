@@ -34,6 +34,14 @@ async fn tree_site() -> RunningSite {
     serve(site).await.unwrap()
 }
 
+/// The tree site and a job directory holding its seed list.
+async fn tree_job() -> (RunningSite, tempfile::TempDir) {
+    let site = tree_site().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), site.url("/p/1")).unwrap();
+    (site, dir)
+}
+
 fn start(seeds: &Path, out: &Path) -> Child {
     start_with(seeds, out, &[])
 }
@@ -84,11 +92,8 @@ fn check_complete(out: &Path, site: &RunningSite) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_jobs_resume_without_losing_or_repeating_urls() {
-    let site = tree_site().await;
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, site.url("/p/1")).unwrap();
-    let out = dir.path().join("out");
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
     let kills = [5, 17, 31, 44];
     for at in kills {
         let mut child = start(&seeds, &out);
@@ -111,11 +116,8 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_flushes_and_writes_the_report() {
-    let site = tree_site().await;
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, site.url("/p/1")).unwrap();
-    let out = dir.path().join("out");
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
     let child = start(&seeds, &out);
     wait_for_records(&out, 10).await;
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
@@ -134,11 +136,8 @@ async fn ctrl_c_stops_flushes_and_writes_the_report() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_endpoint_serves_prometheus_counters_during_a_crawl() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let site = tree_site().await;
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, site.url("/p/1")).unwrap();
-    let out = dir.path().join("out");
+    let (_site, dir) = tree_job().await; // served until the test ends
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()

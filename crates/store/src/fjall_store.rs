@@ -112,13 +112,12 @@ impl CrawlStore for FjallStore {
         after: Option<QueueKey>,
         limit: usize,
     ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError> {
+        let (first, last) = QueueKey::host_bounds(host);
         let start = match after {
             Some(key) => std::ops::Bound::Excluded(key.to_bytes()),
-            None => std::ops::Bound::Included(QueueKey { host, priority: 0, order: 0 }.to_bytes()),
+            None => std::ops::Bound::Included(first.to_bytes()),
         };
-        let end = std::ops::Bound::Included(
-            QueueKey { host, priority: u32::MAX, order: u64::MAX }.to_bytes(),
-        );
+        let end = std::ops::Bound::Included(last.to_bytes());
         let mut out = Vec::new();
         for item in self.queue.range::<[u8; 16], _>((start, end)).take(limit) {
             let (k, v) = item.into_inner().map_err(|e| self.err(e))?;

@@ -60,6 +60,11 @@ impl QueueKey {
         out
     }
 
+    /// The first and last possible keys of `host`'s queue.
+    pub fn host_bounds(host: HostId) -> (QueueKey, QueueKey) {
+        (QueueKey { host, priority: 0, order: 0 }, QueueKey { host, priority: u32::MAX, order: u64::MAX })
+    }
+
     /// Decodes [`QueueKey::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Option<QueueKey> {
         if bytes.len() != 16 {

@@ -58,8 +58,7 @@ impl CrawlStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError> {
         let inner = self.lock();
-        let start = QueueKey { host, priority: 0, order: 0 };
-        let end = QueueKey { host, priority: u32::MAX, order: u64::MAX };
+        let (start, end) = QueueKey::host_bounds(host);
         Ok(inner
             .queue
             .range(start..=end)
