@@ -139,3 +139,32 @@ fn the_shipped_default_config_loads() {
     let out = nearcrawl(&["compare", "--config", config.to_str().unwrap(), origin.to_str().unwrap(), origin.to_str().unwrap()]);
     assert_eq!(json(&out)["verdict"], "exact");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_fetches_urls_served_locally() {
+    use nearcrawl_demo_web::{Reply, Site, serve};
+    let body = "Rivers carve valleys over thousands of years, moving sediment from the mountains to the sea. In hard rock a river cuts a narrow gorge with steep walls; in soft rock the walls slump and the valley widens into a gentle V.";
+    let site = serve(
+        Site::new()
+            .page("/a", Reply::html(format!("<html><body><nav>Home | News</nav><article><p>{body}</p></article></body></html>")))
+            .page("/b", Reply::html(format!("<html><body><div class=menu>Index</div><main><p>{body}</p></main></body></html>")).gzipped())
+            .page("/img", Reply::ok("image/png", vec![1, 2, 3])),
+    )
+    .await
+    .unwrap();
+    let (a, b, img) = (site.url("/a"), site.url("/b"), site.url("/img"));
+    let output = tokio::task::spawn_blocking(move || {
+        let same = Command::new(env!("CARGO_BIN_EXE_nearcrawl")).args(["compare", &a, &b]).output().unwrap();
+        let bad = Command::new(env!("CARGO_BIN_EXE_nearcrawl")).args(["fingerprint", &img]).output().unwrap();
+        (same, bad, img)
+    })
+    .await
+    .unwrap();
+    let (same, bad, img) = output;
+    assert!(same.status.success(), "{}", String::from_utf8_lossy(&same.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(json["verdict"], "exact", "{json}");
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains(&img) && stderr.contains("not HTML or text"), "{stderr}");
+}

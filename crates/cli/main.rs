@@ -65,10 +65,10 @@ enum Command {
         #[arg(long, default_value = "16-tables")]
         design: String,
     },
-    /// Print, for each HTML or text file, its simhash (16 hex digits), token count and
+    /// Print, for each HTML or text file (or http(s) URL), its simhash (16 hex digits), token count and
     /// language: "SIMHASH TOKENS LANGUAGE FILE".
     Fingerprint {
-        /// HTML (by extension .html/.htm or content) or plain-text files.
+        /// HTML (by extension .html/.htm or content) or plain-text files, or http(s) URLs.
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Also print the heaviest features and the text removed as boilerplate.
@@ -78,13 +78,13 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Compare two HTML or text files: print JSON with the Hamming distance, exact-key
+    /// Compare two HTML or text files or http(s) URLs: print JSON with the Hamming distance, exact-key
     /// equality, shingle resemblance and containment, LCS resemble and contain rates, and the
     /// verdict (exact, near, distinct).
     Compare {
-        /// First file.
+        /// First file or URL.
         a: PathBuf,
-        /// Second file.
+        /// Second file or URL.
         b: PathBuf,
         /// Also explain the verdict in words (on stderr, after the JSON).
         #[arg(long)]

@@ -5,16 +5,43 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use nearcrawl_dedup::{Analyzer, Comparison, PageAnalysis, Verdict};
+use nearcrawl_fetch::{FetchConfig, Fetcher};
+use nearcrawl_frontier::{AddressPolicy, CanonicalUrl};
 
 use crate::config::Config;
 
-fn analyzer(config: Option<&Path>) -> Result<Analyzer> {
+/// The analyzer and the fetch settings of a configuration.
+fn analyzer(config: Option<&Path>) -> Result<(Analyzer, FetchConfig)> {
     let (config, dir) = Config::load(config)?;
-    Ok(Analyzer::new(config.analyzer(dir.as_deref())?))
+    Ok((Analyzer::new(config.analyzer(dir.as_deref())?), config.fetch))
 }
 
-/// Reads and analyses one file, as HTML or as plain text.
-fn analyze_file(analyzer: &Analyzer, path: &Path) -> Result<PageAnalysis> {
+/// Fetches a page given on the command line (any address: the user named it).
+fn fetch_page(url: &str, config: &FetchConfig) -> Result<(Vec<u8>, Option<String>, url::Url)> {
+    let canonical = CanonicalUrl::parse(url)?;
+    let fetcher = Fetcher::new(config.clone(), AddressPolicy::new(true, &[&canonical]))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let page = runtime.block_on(fetcher.fetch(canonical.as_url()))?;
+    if page.status != 200 {
+        anyhow::bail!("{url}: HTTP {}", page.status);
+    }
+    if !page.is_html_or_text() {
+        anyhow::bail!("{url}: not HTML or text ({})", page.content_type().unwrap_or("no Content-Type"));
+    }
+    let content_type = page.content_type().map(str::to_owned);
+    Ok((page.body, content_type, canonical.into_url()))
+}
+
+/// Reads and analyses one file or URL, as HTML or as plain text.
+fn analyze_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result<PageAnalysis> {
+    let name = path.to_string_lossy();
+    if name.starts_with("http://") || name.starts_with("https://") {
+        let (bytes, content_type, url) = fetch_page(&name, fetch)?;
+        if content_type.as_deref().is_some_and(|ct| ct.trim_start().starts_with("text/plain")) {
+            return Ok(analyzer.analyze_text(&nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text));
+        }
+        return Ok(analyzer.analyze_html(&bytes, content_type.as_deref(), &url));
+    }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if looks_like_html(path, &bytes) {
         let absolute = std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
@@ -39,11 +66,11 @@ fn looks_like_html(path: &Path, bytes: &[u8]) -> bool {
 }
 
 pub fn fingerprint(files: &[std::path::PathBuf], explain: bool, config: Option<&Path>) -> Result<()> {
-    let analyzer = analyzer(config)?;
+    let (analyzer, fetch) = analyzer(config)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for file in files {
-        let analysis = analyze_file(&analyzer, file)?;
+        let analysis = analyze_file(&analyzer, &fetch, file)?;
         writeln!(out, "{} {} {} {}", analysis.simhash, analysis.tokens.len(), analysis.language(), file.display())?;
         if explain {
             writeln!(out, "  encoding: {}; exact key: {}", analysis.encoding, analysis.exact_key)?;
@@ -68,9 +95,9 @@ pub fn fingerprint(files: &[std::path::PathBuf], explain: bool, config: Option<&
 }
 
 pub fn compare(a: &Path, b: &Path, explain: bool, config: Option<&Path>) -> Result<()> {
-    let analyzer = analyzer(config)?;
-    let first = analyze_file(&analyzer, a)?;
-    let second = analyze_file(&analyzer, b)?;
+    let (analyzer, fetch) = analyzer(config)?;
+    let first = analyze_file(&analyzer, &fetch, a)?;
+    let second = analyze_file(&analyzer, &fetch, b)?;
     let comparison = analyzer.compare(&first, &second);
     println!("{}", serde_json::to_string_pretty(&comparison)?);
     if explain {
