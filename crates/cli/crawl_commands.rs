@@ -174,13 +174,14 @@ fn spawn_progress_bar(progress: Arc<Progress>) -> tokio::task::JoinHandle<()> {
             let pages = Progress::get(&progress.pages);
             let secs = progress.elapsed_secs().max(0.001);
             bar.set_message(format!(
-                "{pages} pages ({:.1}/s), {} queued, {} in flight, {} duplicates, {} outlinks dropped, {:.1} MB received",
+                "{pages} pages ({:.1}/s), {} queued, {} in flight, {} duplicates, {} outlinks dropped, {:.1} MB received, ~{:.1} MB saved",
                 pages as f64 / secs,
                 Progress::get(&progress.queued),
                 Progress::get(&progress.in_flight),
                 Progress::get(&progress.duplicates),
                 Progress::get(&progress.dropped_outlinks),
                 Progress::get(&progress.bytes) as f64 / 1e6,
+                progress.bytes_saved_estimate() as f64 / 1e6,
             ));
             bar.tick();
             tokio::time::sleep(Duration::from_millis(200)).await;

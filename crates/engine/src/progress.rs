@@ -16,8 +16,6 @@ pub struct Progress {
     pub duplicates: AtomicU64,
     /// New URLs not queued because their page was a duplicate, in this run.
     pub dropped_outlinks: AtomicU64,
-    /// Bytes of the duplicates themselves plus the estimate of bytes not fetched.
-    pub bytes_saved_estimate: AtomicU64,
     /// Decisions recorded in this run.
     pub decisions: AtomicU64,
     /// Errors recorded in this run.
@@ -38,7 +36,6 @@ impl Default for Progress {
             bytes: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             dropped_outlinks: AtomicU64::new(0),
-            bytes_saved_estimate: AtomicU64::new(0),
             decisions: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             queued: AtomicU64::new(0),
@@ -67,6 +64,14 @@ impl Progress {
         counter.store(n, Ordering::Relaxed);
     }
 
+    /// Bandwidth saved so far, estimated as in the report: outlinks dropped times the mean
+    /// bytes per page fetched.
+    pub fn bytes_saved_estimate(&self) -> u64 {
+        let pages = Progress::get(&self.pages);
+        let mean = Progress::get(&self.bytes).checked_div(pages).unwrap_or(0);
+        Progress::get(&self.dropped_outlinks) * mean
+    }
+
     /// Prometheus text exposition of the counters.
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
@@ -82,10 +87,11 @@ impl Progress {
             out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n", Progress::get(value)));
         }
         for (name, help, value) in [
-            ("nearcrawl_queue_length", "URLs waiting in the queues.", &self.queued),
-            ("nearcrawl_in_flight", "Requests in flight.", &self.in_flight),
+            ("nearcrawl_queue_length", "URLs waiting in the queues.", Progress::get(&self.queued)),
+            ("nearcrawl_in_flight", "Requests in flight.", Progress::get(&self.in_flight)),
+            ("nearcrawl_bytes_saved_estimate", "Outlinks dropped times the mean page size.", self.bytes_saved_estimate()),
         ] {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}\n", Progress::get(value)));
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"));
         }
         out
     }
