@@ -117,6 +117,7 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
         // The demo web is ours and local: no need to wait between requests unless asked.
         if flags.per_host_delay_ms.is_none() {
             config.politeness.per_host_delay_ms = 0;
+            println!("per-host delay 0 ms: the demo web is local (--per-host-delay-ms to change); everything else as configured");
         }
         flags.apply(&mut config);
         let job = Job {
