@@ -7,6 +7,7 @@ mod config;
 mod crawl_commands;
 mod metrics;
 mod page_commands;
+mod quality_command;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,27 @@ enum Command {
     WhatIf {
         /// The baseline crawl's output directory.
         dir: PathBuf,
+    },
+    /// Measure detection quality: build the labelled web from Debian documentation text
+    /// (scripts/quality-deps.sh installs it), crawl it with dedup and with --no-dedup, and
+    /// print precision, recall, bytes saved against the oracle, coverage and robots
+    /// violations (also OUT/quality.json).
+    Quality {
+        /// "small" (the CI variant) or "large".
+        #[arg(long, default_value = "small")]
+        size: String,
+        /// Seed of the web's generator.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// English text: "python" (python3.11-doc, used for tuning) or "git" (git-doc, held out).
+        #[arg(long, default_value = "python")]
+        corpus: String,
+        /// Where the two crawls go (default: a new directory under the system temp directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The job configuration (TOML, see config/default.toml) for both crawls.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
     /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
@@ -99,6 +121,9 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
         Command::WhatIf { dir } => what_if_command(&dir),
+        Command::Quality { size, seed, corpus, out, config } => {
+            quality_command::quality(&size, seed, &corpus, out.as_deref(), config.as_deref())
+        }
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),

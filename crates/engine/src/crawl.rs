@@ -11,7 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis, Verdict as PairVerdict};
-use nearcrawl_extract::{Sitemap, read_sitemap};
+use nearcrawl_extract::{Sitemap, TemplateConfig, TemplateModel, read_sitemap};
+use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
@@ -35,6 +36,15 @@ use crate::warc::{Original, WarcFetch, WarcWriter};
 
 /// URLs of one host held in memory; the rest stay in the store.
 const HOST_BUFFER: usize = 64;
+
+/// Fewer characters of its own than this, and a page is its template.
+const MIN_OWN_TEXT: usize = 100;
+
+/// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
+/// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
+fn crawl_sentence_config() -> SentenceConfig {
+    SentenceConfig { rotations: 4, ..SentenceConfig::default() }
+}
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
 const MAX_SITEMAP_URLS: usize = 50_000;
@@ -137,6 +147,11 @@ struct Coordinator {
     index: HammingIndex,
     /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
     shared_urls: Vec<String>,
+    /// Unique pages by sentence fingerprint: candidates the simhash misses.
+    sentences: CandidateIndex,
+    sentence_config: SentenceConfig,
+    /// Per-host repeated blocks, fed with every page.
+    templates: TemplateModel,
     hosts: BTreeMap<HostId, HostRuntime>,
     host_ids: HashMap<String, HostId>,
     /// Round-robin position among hosts.
@@ -210,6 +225,9 @@ impl Coordinator {
             analyzer,
             index,
             shared_urls,
+            sentences: CandidateIndex::new(FrequencyCutoff::default()),
+            sentence_config: crawl_sentence_config(),
+            templates: TemplateModel::new(TemplateConfig { min_pages: 2, min_share: 0.6, ..TemplateConfig::default() }),
             hosts: BTreeMap::new(),
             host_ids: HashMap::new(),
             next_host: 0,
@@ -231,12 +249,26 @@ impl Coordinator {
         for (id, authority) in coordinator.store.hosts()? {
             coordinator.add_host(id, authority, now);
         }
+        if coordinator.analyzer.config().verify {
+            coordinator.rebuild_sentences(&uniques)?;
+        }
         if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
             coordinator.enqueue_seeds()?;
         } else {
             info!(decided = next_seq, "resuming job");
         }
         Ok(coordinator)
+    }
+
+    /// On resume: the sentence index from the stored texts of unique pages.
+    fn rebuild_sentences(&mut self, uniques: &[UniquePage]) -> Result<(), EngineError> {
+        for page in uniques {
+            let (Some(text), Some(record)) = (self.store.unique_text(page.seq)?, self.record_of(page.seq)?) else { continue };
+            let Ok(url) = Url::parse(&record.url) else { continue };
+            let fingerprints = sentence_fingerprints(&text, &self.sentence_config);
+            self.sentences.insert(page.seq, &nearcrawl_frontier::authority(&url), &fingerprints);
+        }
+        Ok(())
     }
 
     fn add_host(&mut self, id: HostId, authority: String, now: Instant) {
@@ -890,7 +922,9 @@ impl Coordinator {
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(self.job.config.dedup.max_candidates.max(1));
-        for candidate in candidates {
+        let verify = self.analyzer.config().verify;
+        let mut tried: HashSet<u64> = HashSet::new();
+        for candidate in &candidates {
             let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
             if candidate.payload & SHARED != 0 {
                 // A page of the shared index: its fingerprint is all there is to compare.
@@ -901,23 +935,9 @@ impl Coordinator {
                     similarity: by_distance,
                 }));
             }
-            let verified = if self.analyzer.config().verify {
-                match self.store.unique_text(candidate.payload)? {
-                    Some(text) => {
-                        let other = self.analyzer.analyze_text(&text);
-                        let comparison = self.analyzer.compare(analysis, &other);
-                        match comparison.verdict {
-                            PairVerdict::Distinct => None,
-                            _ => Some(comparison.lcs_resemblance.unwrap_or(by_distance)),
-                        }
-                    }
-                    // Indexed before texts were kept (a job run without verification).
-                    None => Some(by_distance),
-                }
-            } else {
-                Some(by_distance)
-            };
-            if let Some(similarity) = verified {
+            tried.insert(candidate.payload);
+            let similarity = if verify { self.verified(analysis, candidate.payload, by_distance)? } else { Some(by_distance) };
+            if let Some(similarity) = similarity {
                 return Ok(Some(Duplicate {
                     verdict: Verdict::Near,
                     original: CopiedFrom::Job(candidate.payload),
@@ -926,7 +946,73 @@ impl Coordinator {
                 }));
             }
         }
+        if !verify {
+            return Ok(None);
+        }
+        // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
+        // (edited copies move a 64-bit simhash by 5 to 20 bits).
+        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
+        for (candidate, _shared) in self.sentences.candidates(&fingerprints).into_iter().take(self.job.config.dedup.max_candidates.max(1)) {
+            if !tried.insert(candidate) {
+                continue;
+            }
+            if let Some(similarity) = self.verified(analysis, candidate, 0.0)? {
+                let distance = self
+                    .record_of(candidate)?
+                    .and_then(|r| r.simhash)
+                    .and_then(|h| u64::from_str_radix(&h, 16).ok())
+                    .map(|bits| Fingerprint::new(bits).distance(analysis.simhash));
+                return Ok(Some(Duplicate { verdict: Verdict::Near, original: CopiedFrom::Job(candidate), distance, similarity }));
+            }
+        }
         Ok(None)
+    }
+
+    /// LCS verification of `analysis` against unique page `seq`: its similarity when similar.
+    fn verified(&self, analysis: &PageAnalysis, seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
+        match self.store.unique_text(seq)? {
+            Some(text) => {
+                let other = self.analyzer.analyze_text(&text);
+                let comparison = self.analyzer.compare(analysis, &other);
+                Ok(match comparison.verdict {
+                    PairVerdict::Distinct => None,
+                    _ => Some(comparison.lcs_resemblance.unwrap_or(fallback)),
+                })
+            }
+            // Indexed before texts were kept (a job run without verification).
+            None => Ok(Some(fallback)),
+        }
+    }
+
+    /// The text the dedup stage fingerprints: the main text without the host's template
+    /// blocks; when extraction chose only template, the page's own (non-template) blocks;
+    /// when even those are short, the page is its template and keeps its main text.
+    fn template_free(&mut self, url: &Url, mut analysis: PageAnalysis) -> PageAnalysis {
+        let Some(extraction) = &analysis.extraction else { return analysis };
+        let host = nearcrawl_frontier::authority(url);
+        self.templates.observe(&host, &extraction.blocks);
+        let own = |in_content_only: bool| -> String {
+            extraction
+                .blocks
+                .iter()
+                .filter(|b| b.in_content || !in_content_only)
+                .filter(|b| !self.templates.is_template(&host, &b.text))
+                .map(|b| b.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut text = own(true);
+        if text.chars().count() < MIN_OWN_TEXT {
+            text = own(false);
+        }
+        if text.chars().count() < MIN_OWN_TEXT || text == analysis.text {
+            return analysis;
+        }
+        let mut reduced = self.analyzer.analyze_text(&text);
+        reduced.facts = analysis.facts.take();
+        reduced.extraction = analysis.extraction.take();
+        reduced.encoding = analysis.encoding;
+        reduced
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -942,6 +1028,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let seq = record.seq;
+        let analysis = self.template_free(&page.url, analysis);
         record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) = page.x_robots_tag(self.job.config.fetch.robots_agent());
         let meta = analysis.facts.as_ref().map(|f| f.robots).unwrap_or_default();
@@ -982,6 +1069,8 @@ impl Coordinator {
                     commit.unique = Some(UniquePage { seq, simhash: analysis.simhash.bits() });
                     commit.exact_key = Some((analysis.exact_key.0.to_be_bytes(), seq));
                     if self.analyzer.config().verify {
+                        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
+                        self.sentences.insert(seq, &nearcrawl_frontier::authority(&page.url), &fingerprints);
                         commit.unique_text = Some((seq, analysis.text.clone()));
                     }
                 }

@@ -52,4 +52,4 @@ pub use crate::error::EngineError;
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict};
 pub use crate::report::{DedupTiming, Report};
-pub use crate::what_if::{WhatIf, what_if};
+pub use crate::what_if::{WhatIf, replay, what_if};

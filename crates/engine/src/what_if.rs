@@ -42,19 +42,25 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
             .map_err(|e| EngineError::Setup(format!("{}:{}: {e}", path.display(), i + 1)))?;
         records.push(record);
     }
-    let fetched = |r: &Record| r.status.is_some();
-    if records.iter().any(|r| fetched(r) && r.verdict == Verdict::Unique && r.links.is_none()) {
+    if records.iter().any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none()) {
         return Err(EngineError::Setup(format!(
             "{} is not a baseline crawl: run it with --no-dedup (its pages must record their links)",
             dir.display()
         )));
     }
+    Ok(replay(&records, &|r: &Record| r.verdict.is_duplicate()))
+}
+
+/// Replays a baseline crawl's records (with their `links`) as a crawl that does not follow
+/// the links of the pages `is_duplicate` names. Seeds are the records of depth 0 without a
+/// parent.
+pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> WhatIf {
+    let fetched = |r: &Record| r.status.is_some();
     let by_url: HashMap<&str, &Record> = records.iter().map(|r| (r.url.as_str(), r)).collect();
-    // Seeds: depth 0 and no parent.
     let mut queue: VecDeque<&Record> = records.iter().filter(|r| r.depth == 0 && r.parent.is_none()).collect();
     let mut reached: HashSet<&str> = queue.iter().map(|r| r.url.as_str()).collect();
     while let Some(record) = queue.pop_front() {
-        if record.verdict.is_duplicate() {
+        if is_duplicate(record) {
             continue;
         }
         let next = record.links.iter().flatten().map(String::as_str).chain(record.final_url.as_deref());
@@ -79,19 +85,19 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
     for record in records.iter().filter(|r| fetched(r)) {
         report.baseline_pages += 1;
         report.baseline_bytes += record.bytes;
-        if record.verdict.is_duplicate() {
+        if is_duplicate(record) {
             report.duplicates += 1;
         }
         if reached.contains(record.url.as_str()) {
             report.dedup_pages += 1;
             report.dedup_bytes += record.bytes;
-        } else if record.verdict == Verdict::Unique {
+        } else if !is_duplicate(record) && record.verdict == Verdict::Unique {
             report.unique_pages_lost += 1;
         }
     }
     report.pages_saved = report.baseline_pages - report.dedup_pages;
     report.bytes_saved = report.baseline_bytes - report.dedup_bytes;
-    Ok(report)
+    report
 }
 
 impl WhatIf {

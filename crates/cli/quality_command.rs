@@ -1,0 +1,42 @@
+//! `nearcrawl quality`: detection quality on the labelled web.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run};
+
+use crate::config::Config;
+
+pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: Option<&Path>) -> Result<()> {
+    let web = match size {
+        "small" => WebConfig::small(seed),
+        "large" => WebConfig::large(seed),
+        other => bail!("--size {other:?}: expected \"small\" or \"large\""),
+    };
+    let english = match corpus {
+        "python" => Source::PythonDocs,
+        "git" => Source::GitDocs,
+        other => bail!("--corpus {other:?}: expected \"python\" or \"git\""),
+    };
+    let (file, dir) = Config::load(config)?;
+    let mut crawl = local_crawl_config();
+    if config.is_some() {
+        // A given configuration decides everything but what the labelled web needs.
+        crawl = file.crawl();
+        crawl.politeness.per_host_delay_ms = 0;
+        crawl.scope.max_depth = crawl.scope.max_depth.or(Some(12));
+    }
+    let run_config = RunConfig { web, english, crawl, analyzer: file.analyzer(dir.as_deref())? };
+    let out = match out {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::temp_dir().join(format!("nearcrawl-quality-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let measures = runtime.block_on(run(&run_config, &out))?;
+    print!("{}", measures.summary());
+    let path = out.join("quality.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+    println!("measures: {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! Detection quality, measured.
+//!
+//! [`build`] generates and serves a labelled web on 127.0.0.x from real text read at run time
+//! from Debian documentation packages ([`Corpus`]: `python3.11-doc` for tuning, `git-doc`
+//! held out, `debian-reference-zh-cn` for Chinese): an origin site, a mirror under another
+//! template and URL scheme, syndicated copies with the labelling guideline's edits (and heavy
+//! rewrites labelled unknown), a Chinese site and its GBK mirror, a template-heavy shop whose
+//! pages differ only in a short text (the hard negatives), exact duplicates behind URL
+//! variants, an endless calendar trap, robots-disallowed areas, and pages reachable only
+//! through the mirror. [`Truth`] says what every URL is.
+//!
+//! [`run`] crawls it with dedup and with `--no-dedup` and [`measure`]s: precision and recall
+//! of the duplicate verdicts per kind of variant, bytes saved against the baseline and against
+//! an oracle that skips exactly the true duplicates, coverage of content groups, robots
+//! violations.
+
+mod corpus;
+mod measure;
+mod run;
+mod truth;
+mod web;
+
+pub use crate::corpus::{Corpus, CorpusError, Source};
+pub use crate::measure::{KindCounts, Measures, measure};
+pub use crate::run::{RunConfig, RunError, local_crawl_config, run};
+pub use crate::truth::{Kind, PageTruth, Truth};
+pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

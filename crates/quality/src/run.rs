@@ -1,0 +1,90 @@
+//! One quality run: build the labelled web, crawl it with dedup and with `--no-dedup`, and
+//! measure.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use nearcrawl_dedup::AnalyzerConfig;
+use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, crawl};
+
+use crate::corpus::{Corpus, CorpusError, Source};
+use crate::measure::{Measures, measure};
+use crate::web::{WebConfig, build};
+
+/// What a quality run needs besides the web's size.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The labelled web.
+    pub web: WebConfig,
+    /// The English text source.
+    pub english: Source,
+    /// The crawl settings (both crawls; `dedup.enabled` is set per crawl).
+    pub crawl: CrawlConfig,
+    /// Page analysis.
+    pub analyzer: AnalyzerConfig,
+}
+
+/// A failed quality run.
+#[derive(Debug)]
+pub enum RunError {
+    /// The text sources are missing.
+    Corpus(CorpusError),
+    /// The web could not be served, or a crawl failed.
+    Other(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Corpus(e) => e.fmt(f),
+            RunError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// The crawl settings for the labelled web: no politeness delay (the web is local), depth
+/// bounded so the `--no-dedup` crawl ends in the trap.
+pub fn local_crawl_config() -> CrawlConfig {
+    let mut config = CrawlConfig::default();
+    config.politeness.per_host_delay_ms = 0;
+    config.scope.max_depth = Some(12);
+    config.limits.concurrency = 8;
+    config.output.warc = false;
+    config
+}
+
+/// Builds the web, runs both crawls under `out` (`dedup/`, `baseline/`), and measures.
+pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
+    let english = Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
+    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles).map_err(RunError::Corpus)?;
+    let web = build(config.web, &english, &chinese).await.map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+    let seeds = nearcrawl_frontier::parse_seeds(&web.seeds, Path::new("labelled-web seeds"))
+        .map_err(|e| RunError::Other(e.to_string()))?;
+    let mut records = Vec::new();
+    for (name, enabled) in [("baseline", false), ("dedup", true)] {
+        let dir = out.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut crawl_config = config.crawl.clone();
+        crawl_config.dedup.enabled = enabled;
+        let job = Job { seeds: seeds.clone(), out_dir: dir.clone(), config: crawl_config, analyzer: config.analyzer.clone(), shared_index: None };
+        crawl(job, std::future::pending(), Arc::new(Progress::default()))
+            .await
+            .map_err(|e| RunError::Other(format!("{name} crawl: {e}")))?;
+        records.push(read_records(&dir)?);
+    }
+    let dedup = records.pop().unwrap_or_default();
+    let baseline = records.pop().unwrap_or_default();
+    let truth_path = out.join("truth.jsonl");
+    web.truth.write(&truth_path).map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
+    Ok(measure(&dedup, &baseline, &web.truth))
+}
+
+fn read_records(dir: &Path) -> Result<Vec<Record>, RunError> {
+    let path = dir.join("records.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    text.lines()
+        .map(|l| serde_json::from_str(l).map_err(|e| RunError::Other(format!("{}: {e}", path.display()))))
+        .collect()
+}
