@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 # Tools the tests call (warcio for WARC validity), installed under target/test-tools/.
 NEARCRAWL_WARCIO="$(./scripts/test-tools.sh)"
 export NEARCRAWL_WARCIO
+# Debian documentation packages: the labelled web's text (tests/quality_floors.rs).
+./scripts/quality-deps.sh
 
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.

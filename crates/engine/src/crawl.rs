@@ -43,7 +43,7 @@ const MIN_OWN_TEXT: usize = 100;
 /// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
 /// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
 fn crawl_sentence_config() -> SentenceConfig {
-    SentenceConfig { rotations: 4, ..SentenceConfig::default() }
+    SentenceConfig { rotations: 4, per_fingerprint: 2, min_cover_chars: 60, ..SentenceConfig::default() }
 }
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).

@@ -91,6 +91,11 @@ impl Corpus {
             return Err(CorpusError { package: source.package() });
         }
         let mut articles = Vec::new();
+        // Documentation repeats itself (shared option lists, notes, licence text); a paragraph
+        // used twice would make two "distinct" articles near-duplicates in truth. Keep each
+        // paragraph, and each long sentence, once.
+        let mut seen_paragraphs = std::collections::HashSet::new();
+        let mut seen_sentences = std::collections::HashSet::new();
         'files: for file in files {
             let Ok(html) = std::fs::read_to_string(&file) else { continue };
             let doc = Document::parse(&html);
@@ -99,6 +104,20 @@ impl Corpus {
                 .filter(|&id| doc.node(id).tag == Some(Tag::P))
                 .map(|id| doc.subtree_text(id))
                 .filter(|p| source.long_enough(p))
+                .filter(|p| seen_paragraphs.insert(p.to_lowercase()))
+                .filter(|p| {
+                    // Drop paragraphs that repeat a long sentence already used elsewhere.
+                    let long: Vec<String> = p
+                        .split(['.', '。', '!', '?'])
+                        .map(|s| s.trim().to_lowercase())
+                        .filter(|s| s.chars().count() > 40)
+                        .collect();
+                    let fresh = long.iter().all(|s| !seen_sentences.contains(s));
+                    if fresh {
+                        seen_sentences.extend(long);
+                    }
+                    fresh
+                })
                 .collect();
             for (part, chunk) in paragraphs.chunks(8).enumerate() {
                 if chunk.len() < 6 {

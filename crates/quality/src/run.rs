@@ -50,7 +50,8 @@ pub fn local_crawl_config() -> CrawlConfig {
     let mut config = CrawlConfig::default();
     config.politeness.per_host_delay_ms = 0;
     config.scope.max_depth = Some(12);
-    config.limits.concurrency = 8;
+    // One request at a time: the crawl order, and so every measure, is the same on every run.
+    config.limits.concurrency = 1;
     config.output.warc = false;
     config
 }

@@ -37,7 +37,7 @@ impl WebConfig {
 
     /// The benchmark variant: a few thousand pages.
     pub fn large(seed: u64) -> WebConfig {
-        WebConfig { seed, articles: 400, zh_articles: 60, syndicated: 240, products: 300, first_address: 40 }
+        WebConfig { seed, articles: 400, zh_articles: 60, syndicated: 200, products: 300, first_address: 40 }
     }
 
     /// Pages linked only from mirror pages: few (a twenty-fifth of the articles), as on a
