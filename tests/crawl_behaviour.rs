@@ -257,7 +257,8 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    let report = run(&site.url("/"), out.path(), config).await;
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::Skip;
+    let report = run(&site.url("/"), out.path(), config.clone()).await;
     let records = records(out.path());
     let copy = record(&records, "/copy");
     assert!(copy.verdict.is_duplicate(), "{copy:?}");
@@ -276,6 +277,16 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     assert_eq!(site.site.hits(&next_day), 0);
     assert_eq!(report.dropped_never_fetched, 2, "only-from-copy and the next calendar day");
     assert_eq!(report.near_duplicates + report.exact_duplicates, 2);
+
+    // The default, "new": the copy's link whose anchor text the original lacks is followed;
+    // the calendar's next-day link (same anchor, digits masked) is not, so the trap is cut.
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::New;
+    run(&site.url("/"), out.path(), config).await;
+    let records = crawl_support::records(out.path());
+    assert_eq!(record(&records, "/only-from-copy").verdict, Verdict::Unique);
+    let days = records.iter().filter(|r| r.url.contains("/cal/")).count();
+    assert!(days <= 4, "the trap is cut: {days} days");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -466,6 +477,8 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
     .unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
+    // The what-if replays "skip" semantics: the oracle of the quality measures.
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::Skip;
     let baseline = tempfile::tempdir().unwrap();
     config.dedup.enabled = false;
     let base_report = run(&site.url("/"), baseline.path(), config.clone()).await;

@@ -22,9 +22,12 @@ pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: 
     let mut crawl = local_crawl_config();
     if config.is_some() {
         // A given configuration decides everything but what the labelled web needs.
+        let local = crawl;
         crawl = file.crawl();
-        crawl.politeness.per_host_delay_ms = 0;
-        crawl.scope.max_depth = crawl.scope.max_depth.or(Some(12));
+        crawl.politeness.per_host_delay_ms = local.politeness.per_host_delay_ms;
+        crawl.limits.concurrency = local.limits.concurrency;
+        crawl.output.warc = local.output.warc;
+        crawl.scope.max_depth = crawl.scope.max_depth.or(local.scope.max_depth);
     }
     let run_config = RunConfig { web, english, crawl, analyzer: file.analyzer(dir.as_deref())? };
     let out = match out {

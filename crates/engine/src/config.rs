@@ -49,11 +49,16 @@ impl Default for LinksConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DuplicateOutlinks {
-    /// Not enqueued: the bandwidth saving (the default).
-    #[default]
+    /// Not enqueued: the most bandwidth saved, and pages reachable only through duplicates
+    /// lost.
     Skip,
     /// Enqueued anyway: the page is recorded as a duplicate, nothing is lost.
     Keep,
+    /// Only the links whose anchor text (digits masked) none of the original's links has: a
+    /// mirror's extra pages and a longer listing's extra items are kept, the copied
+    /// navigation and a trap's "next" link are not. The default: see docs/QUALITY.md.
+    #[default]
+    New,
 }
 
 /// The dedup stage.
@@ -71,7 +76,7 @@ pub struct DedupStageConfig {
 
 impl Default for DedupStageConfig {
     fn default() -> Self {
-        DedupStageConfig { enabled: true, duplicate_outlinks: DuplicateOutlinks::Skip, max_candidates: 4 }
+        DedupStageConfig { enabled: true, duplicate_outlinks: DuplicateOutlinks::New, max_candidates: 4 }
     }
 }
 

@@ -1082,7 +1082,14 @@ impl Coordinator {
         // Outlinks: followed for unique pages; for duplicates only when configured or in the
         // `--no-dedup` baseline.
         let dedup = &self.job.config.dedup;
-        let skip = duplicate.is_some() && dedup.enabled && dedup.duplicate_outlinks == DuplicateOutlinks::Skip;
+        let follow = match (&duplicate, dedup.enabled, dedup.duplicate_outlinks) {
+            (None, _, _) | (_, false, _) | (_, true, DuplicateOutlinks::Keep) => Follow::All,
+            (Some(_), true, DuplicateOutlinks::Skip) => Follow::None,
+            (Some(dup), true, DuplicateOutlinks::New) => match dup.original {
+                CopiedFrom::Job(original) => Follow::NewAnchors(self.store.anchors(original)?.unwrap_or_default().into_iter().collect()),
+                CopiedFrom::Shared(_) => Follow::None,
+            },
+        };
         let expands = match (&self.relevance, relevance) {
             (Some(r), Some(score)) => r.expands(score),
             _ => true,
@@ -1120,6 +1127,11 @@ impl Coordinator {
                     continue;
                 }
                 pending.insert(ukey);
+                let skip = match &follow {
+                    Follow::All => false,
+                    Follow::None => true,
+                    Follow::NewAnchors(known) => anchor.trim().is_empty() || known.contains(&anchor_hash(&anchor)),
+                };
                 match self.scope.check(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
@@ -1152,7 +1164,15 @@ impl Coordinator {
         if baseline {
             record.links = Some(graph);
         }
-        if skip {
+        if duplicate.is_none() && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New {
+            if let Some(facts) = &analysis.facts {
+                let mut anchors: Vec<u64> = facts.links.iter().filter(|l| !l.text.trim().is_empty()).map(|l| anchor_hash(&l.text)).collect();
+                anchors.sort_unstable();
+                anchors.dedup();
+                commit.unique_anchors = Some((seq, anchors));
+            }
+        }
+        if !matches!(follow, Follow::All) {
             record.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
@@ -1240,6 +1260,35 @@ enum CopiedFrom {
     Job(u64),
     /// In the shared index: its position there.
     Shared(u64),
+}
+
+/// Which links of a page are followed.
+enum Follow {
+    /// All (unique pages, baseline crawls, `duplicate_outlinks = "keep"`).
+    All,
+    /// None (duplicates, `duplicate_outlinks = "skip"`).
+    None,
+    /// Those whose anchor text the original's links lack (duplicates, `"new"`).
+    NewAnchors(HashSet<u64>),
+}
+
+/// A link's anchor text, normalised, with every run of digits masked (so "Next: 3 May" on
+/// one calendar page and "Next: 4 May" on the next are the same link), hashed.
+fn anchor_hash(anchor: &str) -> u64 {
+    let mut masked = String::with_capacity(anchor.len());
+    let mut in_digits = false;
+    for c in nearcrawl_text::normalize(anchor.trim()).chars() {
+        if c.is_numeric() {
+            if !in_digits {
+                masked.push('0');
+            }
+            in_digits = true;
+        } else {
+            masked.push(c);
+            in_digits = false;
+        }
+    }
+    nearcrawl_fingerprint::feature_hash(masked.as_bytes())
 }
 
 /// A duplicate found by the dedup stage.

@@ -15,7 +15,8 @@ use crate::{
 /// Tables: `hosts` (authority -> id), `queue` ([`QueueKey`] -> URL), `seen` (URL key),
 /// `exact` (exact key -> sequence number), `records` (sequence number -> JSON record),
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
-/// `dropped` (URL keys of outlinks skipped with a duplicate), `counters`. Each commit is one fjall write batch,
+/// `anchors` (sequence number -> link anchor hashes), `dropped` (URL keys of outlinks skipped
+/// with a duplicate), `counters`. Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
@@ -29,6 +30,7 @@ pub struct FjallStore {
     records: Keyspace,
     uniques: Keyspace,
     texts: Keyspace,
+    anchors: Keyspace,
     dropped: Keyspace,
     counters: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
@@ -56,6 +58,7 @@ impl FjallStore {
             records: open("records")?,
             uniques: open("uniques")?,
             texts: open("texts")?,
+            anchors: open("anchors")?,
             dropped: open("dropped")?,
             counters: open("counters")?,
             path: name.clone(),
@@ -156,6 +159,9 @@ impl CrawlStore for FjallStore {
         if let Some((seq, text)) = commit.unique_text {
             batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
         }
+        if let Some((seq, anchors)) = commit.unique_anchors {
+            batch.insert(&self.anchors, seq.to_be_bytes(), crate::encode_anchors(&anchors));
+        }
         for key in commit.seen {
             batch.insert(&self.seen, key, []);
         }
@@ -195,6 +201,10 @@ impl CrawlStore for FjallStore {
                 .map_err(|_| StoreError::Corrupt { table: "texts", reason: format!("text of {seq} is not UTF-8") }),
             None => Ok(None),
         }
+    }
+
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(self.anchors.get(seq.to_be_bytes()).map_err(|e| self.err(e))?.map(|v| crate::decode_anchors(&v)))
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {

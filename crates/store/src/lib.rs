@@ -136,6 +136,9 @@ pub struct Commit {
     pub exact_key: Option<([u8; 16], u64)>,
     /// A unique page's fingerprinted text, kept so later candidates can be verified against it.
     pub unique_text: Option<(u64, String)>,
+    /// A unique page's link anchor texts (hashed), so a later duplicate's links the original
+    /// lacks can be told apart.
+    pub unique_anchors: Option<(u64, Vec<u64>)>,
     /// URLs a duplicate linked to that were neither seen nor queued: the outlinks skipping
     /// dropped. Counted at the end against what was reached another way.
     pub dropped: Vec<UrlKey>,
@@ -216,6 +219,8 @@ pub trait CrawlStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// The fingerprinted text of unique page `seq`.
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError>;
+    /// The anchor hashes of unique page `seq` (see [`Commit::unique_anchors`]).
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError>;
     /// How many dropped outlinks (see [`Commit::dropped`]) were never seen otherwise.
     fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.
@@ -234,6 +239,14 @@ pub(crate) fn decode_queued(bytes: &[u8]) -> Result<QueuedUrl, StoreError> {
 pub(crate) fn encode_queued(url: &QueuedUrl) -> Vec<u8> {
     // Serialising a struct of strings and integers cannot fail.
     serde_json::to_vec(url).unwrap_or_default()
+}
+
+pub(crate) fn encode_anchors(anchors: &[u64]) -> Vec<u8> {
+    anchors.iter().flat_map(|a| a.to_be_bytes()).collect()
+}
+
+pub(crate) fn decode_anchors(bytes: &[u8]) -> Vec<u64> {
+    bytes.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default())).collect()
 }
 
 pub(crate) fn unique_value(page: &UniquePage) -> [u8; 8] {

@@ -23,6 +23,7 @@ struct Inner {
     records: BTreeMap<u64, Vec<u8>>,
     uniques: BTreeMap<u64, u64>,
     texts: HashMap<u64, String>,
+    anchors: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
     counters: HashMap<&'static str, u64>,
 }
@@ -93,6 +94,9 @@ impl CrawlStore for MemoryStore {
         if let Some((seq, text)) = commit.unique_text {
             inner.texts.insert(seq, text);
         }
+        if let Some((seq, anchors)) = commit.unique_anchors {
+            inner.anchors.insert(seq, anchors);
+        }
         inner.dropped.extend(commit.dropped);
         inner.seen.extend(commit.seen);
         for (key, url_key, url) in commit.enqueued {
@@ -123,6 +127,10 @@ impl CrawlStore for MemoryStore {
 
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError> {
         Ok(self.lock().texts.get(&seq).cloned())
+    }
+
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(self.lock().anchors.get(&seq).cloned())
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {

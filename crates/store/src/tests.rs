@@ -35,6 +35,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     commit.unique = Some(UniquePage { seq: 0, simhash: 0xABCD });
     commit.exact_key = Some(([7; 16], 0));
     commit.unique_text = Some((0, "main text".into()));
+    commit.unique_anchors = Some((0, vec![1, u64::MAX]));
     commit.dropped = vec![url_key("http://a.example/3"), url_key("http://a.example/only-via-dup")];
     commit.enqueue(QueueKey { host: a, priority: 2, order: 3 }, url_key("http://a.example/3"), queued("http://a.example/3", 2));
     store.commit(commit).unwrap();
@@ -47,6 +48,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     assert_eq!(store.record(0).unwrap().as_deref(), Some(&br#"{"seq":0}"#[..]));
     assert_eq!(store.counter("next_order").unwrap(), Some(3));
     assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
+    assert_eq!(store.anchors(0).unwrap(), Some(vec![1, u64::MAX]));
     assert_eq!(store.dropped_unseen().unwrap(), 1, "a.example/3 was queued another way");
     let mut seqs = Vec::new();
     store.for_each_record(0, &mut |seq, _| seqs.push(seq)).unwrap();
