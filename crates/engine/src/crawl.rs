@@ -1164,14 +1164,13 @@ impl Coordinator {
         if baseline {
             record.links = Some(graph);
         }
-        if duplicate.is_none() && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New {
-            if let Some(facts) = &analysis.facts {
+        if duplicate.is_none() && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New
+            && let Some(facts) = &analysis.facts {
                 let mut anchors: Vec<u64> = facts.links.iter().filter(|l| !l.text.trim().is_empty()).map(|l| anchor_hash(&l.text)).collect();
                 anchors.sort_unstable();
                 anchors.dedup();
                 commit.unique_anchors = Some((seq, anchors));
             }
-        }
         if !matches!(follow, Follow::All) {
             record.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));

@@ -16,8 +16,11 @@ use crate::record::Record;
 const INDEX_FILE: &str = "fingerprints.idx";
 const URLS_FILE: &str = "urls.txt";
 
-/// The shared entries `(fingerprint, position)` and URLs; empty when `dir` holds no index yet.
-pub fn load(dir: &Path) -> Result<(Vec<(Fingerprint, u64)>, Vec<String>), EngineError> {
+/// A shared index in memory: `(fingerprint, position)` entries and the URL of each position.
+pub type SharedIndex = (Vec<(Fingerprint, u64)>, Vec<String>);
+
+/// The shared entries and URLs; empty when `dir` holds no index yet.
+pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
     let index_path = dir.join(INDEX_FILE);
     let urls_path = dir.join(URLS_FILE);
     if !index_path.exists() && !urls_path.exists() {

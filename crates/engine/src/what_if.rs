@@ -65,11 +65,10 @@ pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> Wha
         }
         let next = record.links.iter().flatten().map(String::as_str).chain(record.final_url.as_deref());
         for url in next {
-            if let Some(target) = by_url.get(url) {
-                if reached.insert(target.url.as_str()) {
+            if let Some(target) = by_url.get(url)
+                && reached.insert(target.url.as_str()) {
                     queue.push_back(target);
                 }
-            }
         }
     }
     let mut report = WhatIf {
