@@ -53,7 +53,7 @@ pub struct Measures {
     pub oracle_bytes: u64,
     /// `(baseline - dedup) / (baseline - oracle)` in bytes: 1 is as good as possible.
     pub bytes_saved_vs_oracle: f64,
-    /// Content groups reached by the dedup crawl / by the `--no-dedup` crawl.
+    /// Scored content groups reached by the dedup crawl / by the `--no-dedup` crawl.
     pub coverage: f64,
     /// Groups reached by the `--no-dedup` crawl and not by the dedup crawl.
     pub groups_lost: u64,
@@ -126,8 +126,9 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
         .collect();
     let oracle = replay(baseline, &|r: &Record| oracle_duplicates.contains(r.url.as_str()));
 
+    // Scored groups only: borderline pages (heavy rewrites, listings) are not scored here either.
     let groups = |records: &[Record]| -> HashSet<u64> {
-        records.iter().filter(fetched).filter_map(|r| truth.get(&r.url)).map(|t| t.group).collect()
+        records.iter().filter(fetched).filter_map(|r| truth.get(&r.url)).filter(|t| t.scored).map(|t| t.group).collect()
     };
     let (dedup_groups, baseline_groups) = (groups(dedup), groups(baseline));
     let violations = dedup
