@@ -65,6 +65,10 @@ enum Command {
         /// The job configuration (TOML, see config/default.toml) for both crawls.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Instead of crawling, measure `compare` on labelled pairs drawn from the web:
+        /// precision/recall as k and the LCS thresholds vary (OUT/pairs.json, OUT/pr-curve.svg).
+        #[arg(long)]
+        pairs: bool,
     },
     /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
     /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
@@ -121,8 +125,8 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
         Command::WhatIf { dir } => what_if_command(&dir),
-        Command::Quality { size, seed, corpus, out, config } => {
-            quality_command::quality(&size, seed, &corpus, out.as_deref(), config.as_deref())
+        Command::Quality { size, seed, corpus, out, config, pairs } => {
+            quality_command::quality(&size, seed, &corpus, out.as_deref(), config.as_deref(), pairs)
         }
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),

@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run};
+use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run, run_pairs};
 
 use crate::config::Config;
 
-pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: Option<&Path>) -> Result<()> {
+pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: Option<&Path>, pairs: bool) -> Result<()> {
     let web = match size {
         "small" => WebConfig::small(seed),
         "large" => WebConfig::large(seed),
@@ -36,6 +36,12 @@ pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: 
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if pairs {
+        let report = runtime.block_on(run_pairs(&run_config, &out))?;
+        print!("{}", report.summary());
+        println!("pairs: {}  plot: {}", out.join("pairs.json").display(), out.join("pr-curve.svg").display());
+        return Ok(());
+    }
     let measures = runtime.block_on(run(&run_config, &out))?;
     print!("{}", measures.summary());
     let path = out.join("quality.json");

@@ -136,7 +136,9 @@ impl Site {
         self.pages.is_empty()
     }
 
-    fn reply(&self, path: &str) -> Reply {
+    /// The reply the site gives for `path` (path and query): a page of the table, a
+    /// generated page, or a 404.
+    pub fn reply(&self, path: &str) -> Reply {
         self.pages
             .get(path)
             .cloned()

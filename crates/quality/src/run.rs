@@ -89,3 +89,20 @@ fn read_records(dir: &Path) -> Result<Vec<Record>, RunError> {
         .map(|l| serde_json::from_str(l).map_err(|e| RunError::Other(format!("{}: {e}", path.display()))))
         .collect()
 }
+
+/// Builds the web and measures `nearcrawl compare` on its labelled pairs; writes
+/// `out/pairs.json` and `out/pr-curve.svg`.
+pub async fn run_pairs(config: &RunConfig, out: &Path) -> Result<crate::pairs::PairReport, RunError> {
+    let english = Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
+    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles).map_err(RunError::Corpus)?;
+    let web = build(config.web, &english, &chinese).await.map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+    let analyzer = nearcrawl_dedup::Analyzer::new(config.analyzer.clone());
+    let report = crate::pairs::measure_pairs(&web, &analyzer);
+    let write = |name: &str, text: String| {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))
+    };
+    write("pairs.json", serde_json::to_string_pretty(&report).unwrap_or_default())?;
+    write("pr-curve.svg", report.svg())?;
+    Ok(report)
+}

@@ -119,6 +119,11 @@ impl Truth {
         std::fs::write(path, lines.join("\n") + "\n")
     }
 
+    /// Every page of the table with its truth.
+    pub fn pages(&self) -> impl Iterator<Item = (String, PageTruth)> + '_ {
+        self.pages.iter().map(|(u, t)| (u.clone(), *t))
+    }
+
     /// Pages in the table (generated areas not counted).
     pub fn len(&self) -> usize {
         self.pages.len()

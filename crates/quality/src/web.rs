@@ -63,6 +63,15 @@ pub struct LabelledWeb {
     pub seeds: String,
 }
 
+impl LabelledWeb {
+    /// The site serving `url`, and the URL's path and query.
+    pub fn site_and_path(&self, url: &str) -> Option<(&RunningSite, String)> {
+        let site = self.sites.iter().find(|s| url.starts_with(&s.url("/")))?;
+        let path = &url[site.url("").len()..];
+        Some((site, path.to_string()))
+    }
+}
+
 /// The sites, in order.
 pub const SITE_NAMES: [&str; 7] = ["origin", "mirror", "syndicate", "zh-origin", "zh-mirror", "shop", "trap"];
 
