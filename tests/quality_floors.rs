@@ -43,3 +43,25 @@ async fn check_floors(english: Source, seed: u64) {
         assert!(counts.is_some_and(|(_, c)| c.fetched > 0), "no {kind} page fetched\n{report}");
     }
 }
+
+/// `compare` on labelled pairs: the LCS verification finds every kind of duplicate, and the
+/// simhash at k = 3 alone does not (the reason candidates are verified, not trusted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_on_labelled_pairs() {
+    let out = tempfile::tempdir().unwrap();
+    let config = RunConfig {
+        web: WebConfig::small(7),
+        english: Source::GitDocs,
+        crawl: local_crawl_config(),
+        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+    };
+    let report = nearcrawl_quality::run_pairs(&config, out.path()).await.unwrap_or_else(|e| panic!("{e}"));
+    let summary = report.summary();
+    assert!(report.positives >= 50 && report.negatives >= 100, "{summary}");
+    let d = report.defaults_without_template_pairs;
+    assert!(d.precision >= 0.98 && d.recall >= 0.95, "{summary}");
+    let k3 = report.simhash_k.iter().find(|p| p.threshold == 3.0).unwrap();
+    assert!(k3.recall < d.recall, "{summary}");
+    let svg = std::fs::read_to_string(out.path().join("pr-curve.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 3);
+}

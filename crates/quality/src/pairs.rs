@@ -226,9 +226,9 @@ impl PairReport {
         svg.push_str(&format!("<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">recall</text>\n", w / 2.0, h - 15.0));
         svg.push_str(&format!("<text x=\"15\" y=\"{:.0}\" transform=\"rotate(-90 15 {:.0})\" text-anchor=\"middle\">precision</text>\n", h / 2.0, h / 2.0));
         for (i, (name, curve, color)) in [
-            ("simhash, distance <= k (k = 0..16)", &self.simhash_k, "#d62728"),
-            ("LCS resemble rate r >= t", &self.lcs_resemblance, "#1f77b4"),
-            ("LCS contain rate c >= t", &self.lcs_containment, "#2ca02c"),
+            ("simhash, distance &lt;= k (k = 0..16)", &self.simhash_k, "#d62728"),
+            ("LCS resemble rate r &gt;= t", &self.lcs_resemblance, "#1f77b4"),
+            ("LCS contain rate c &gt;= t", &self.lcs_containment, "#2ca02c"),
         ]
         .into_iter()
         .enumerate()
