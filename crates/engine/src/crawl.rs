@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis, Verdict as PairVerdict};
+use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis};
 use nearcrawl_extract::{Sitemap, TemplateConfig, TemplateModel, read_sitemap};
-use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints};
+use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, verify};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
@@ -924,6 +924,8 @@ impl Coordinator {
         candidates.truncate(self.job.config.dedup.max_candidates.max(1));
         let verify = self.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
+        // The page's verification units, computed once for all its candidates.
+        let units = if verify { analysis.units() } else { Vec::new() };
         for candidate in &candidates {
             let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
             if candidate.payload & SHARED != 0 {
@@ -936,7 +938,7 @@ impl Coordinator {
                 }));
             }
             tried.insert(candidate.payload);
-            let similarity = if verify { self.verified(analysis, candidate.payload, by_distance)? } else { Some(by_distance) };
+            let similarity = if verify { self.verified(&units, candidate.payload, by_distance)? } else { Some(by_distance) };
             if let Some(similarity) = similarity {
                 return Ok(Some(Duplicate {
                     verdict: Verdict::Near,
@@ -956,7 +958,7 @@ impl Coordinator {
             if !tried.insert(candidate) {
                 continue;
             }
-            if let Some(similarity) = self.verified(analysis, candidate, 0.0)? {
+            if let Some(similarity) = self.verified(&units, candidate, 0.0)? {
                 let distance = self
                     .record_of(candidate)?
                     .and_then(|r| r.simhash)
@@ -968,16 +970,14 @@ impl Coordinator {
         Ok(None)
     }
 
-    /// LCS verification of `analysis` against unique page `seq`: its similarity when similar.
-    fn verified(&self, analysis: &PageAnalysis, seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
+    /// LCS verification of a page (its verification units) against unique page `seq`: its
+    /// resemble rate when similar.
+    fn verified(&self, units: &[u64], seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
         match self.store.unique_text(seq)? {
             Some(text) => {
-                let other = self.analyzer.analyze_text(&text);
-                let comparison = self.analyzer.compare(analysis, &other);
-                Ok(match comparison.verdict {
-                    PairVerdict::Distinct => None,
-                    _ => Some(comparison.lcs_resemblance.unwrap_or(fallback)),
-                })
+                let other = self.analyzer.analyze_text(&text).units();
+                let verification = verify(units, &other, &self.analyzer.config().verify_config);
+                Ok(verification.similar.then_some(verification.resemblance))
             }
             // Indexed before texts were kept (a job run without verification).
             None => Ok(Some(fallback)),
