@@ -118,8 +118,6 @@ struct HostRuntime {
     maybe_more: bool,
     /// Pages fetched from this host in this job.
     fetched: u64,
-    /// Requests in flight (pages and robots).
-    in_flight: u32,
     /// Queue keys being fetched: still in the store until decided, never loaded twice.
     in_flight_keys: HashSet<QueueKey>,
 }
@@ -284,7 +282,6 @@ impl Coordinator {
                 cursor: None,
                 maybe_more: true,
                 fetched: 0,
-                in_flight: 0,
                 in_flight_keys: HashSet::new(),
             },
         );
@@ -495,7 +492,6 @@ impl Coordinator {
             let Some(origin) = host.origin.clone() else { return Ok(false) };
             host.robots = RobotsState::Fetching;
             host.politeness.start(now, &self.job.config.politeness);
-            host.in_flight += 1;
             self.in_flight += 1;
             let fetcher = self.fetcher.clone();
             let tx = self.tx.clone();
@@ -534,7 +530,6 @@ impl Coordinator {
             }
         }
         host.politeness.start(now, &self.job.config.politeness);
-        host.in_flight += 1;
         host.in_flight_keys.insert(key);
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
@@ -581,7 +576,6 @@ impl Coordinator {
             TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),
             TaskResult::Page { host, key, entry, result, analysis } => {
                 if let Some(runtime) = self.hosts.get_mut(&host) {
-                    runtime.in_flight = runtime.in_flight.saturating_sub(1);
                     runtime.in_flight_keys.remove(&key);
                 }
                 match result {
@@ -603,7 +597,6 @@ impl Coordinator {
         let config = self.job.config.politeness.clone();
         let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
         let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
-        host.in_flight = host.in_flight.saturating_sub(1);
         if fetch.rules.is_unavailable() {
             warn!(host = %host.authority, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
             host.politeness.finish(now, HostOutcome::Failed, &config);
