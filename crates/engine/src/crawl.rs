@@ -900,17 +900,8 @@ impl Coordinator {
             return Ok(None);
         }
         if let Some(original) = self.store.exact_original(&analysis.exact_key.0.to_be_bytes())? {
-            let distance = self
-                .record_of(original)?
-                .and_then(|r| r.simhash)
-                .and_then(|h| u64::from_str_radix(&h, 16).ok())
-                .map(|bits| Fingerprint::new(bits).distance(analysis.simhash));
-            return Ok(Some(Duplicate {
-                verdict: Verdict::Exact,
-                original: CopiedFrom::Job(original),
-                distance,
-                similarity: 1.0,
-            }));
+            // The distance is read from the original's record by the caller.
+            return Ok(Some(Duplicate { verdict: Verdict::Exact, original: CopiedFrom::Job(original), distance: None, similarity: 1.0 }));
         }
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
@@ -952,12 +943,7 @@ impl Coordinator {
                 continue;
             }
             if let Some(similarity) = self.verified(&units, candidate, 0.0)? {
-                let distance = self
-                    .record_of(candidate)?
-                    .and_then(|r| r.simhash)
-                    .and_then(|h| u64::from_str_radix(&h, 16).ok())
-                    .map(|bits| Fingerprint::new(bits).distance(analysis.simhash));
-                return Ok(Some(Duplicate { verdict: Verdict::Near, original: CopiedFrom::Job(candidate), distance, similarity }));
+                return Ok(Some(Duplicate { verdict: Verdict::Near, original: CopiedFrom::Job(candidate), distance: None, similarity }));
             }
         }
         Ok(None)
@@ -1037,22 +1023,30 @@ impl Coordinator {
         record.relevance = relevance;
 
         let duplicate = self.find_duplicate(&analysis)?;
+        // The original's record, read once: its URL, simhash and payload digest.
+        let original = match &duplicate {
+            Some(Duplicate { original: CopiedFrom::Job(seq), .. }) => self.record_of(*seq)?,
+            _ => None,
+        };
         match &duplicate {
             Some(dup) => {
                 record.verdict = dup.verdict;
                 match dup.original {
                     CopiedFrom::Job(seq) => {
-                        record.duplicate_of = self.record_of(seq)?.map(|r| r.url);
+                        record.duplicate_of = original.as_ref().map(|r| r.url.clone());
                         record.cluster = Some(seq);
                     }
                     CopiedFrom::Shared(n) => {
                         record.duplicate_of = self.shared_urls.get(n as usize).cloned();
                     }
                 }
-                record.distance = dup.distance;
+                record.distance = dup.distance.or_else(|| {
+                    let bits = u64::from_str_radix(original.as_ref()?.simhash.as_deref()?, 16).ok()?;
+                    Some(Fingerprint::new(bits).distance(analysis.simhash))
+                });
                 record.similarity = Some((dup.similarity * 1000.0).round() / 1000.0);
                 Progress::add(&self.progress.duplicates, 1);
-                debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?dup.distance, "duplicate");
+                debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?record.distance, "duplicate");
             }
             None => {
                 record.verdict = Verdict::Unique;
@@ -1170,12 +1164,10 @@ impl Coordinator {
         }
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
-        let original = match &duplicate {
-            Some(Duplicate { verdict: Verdict::Exact, original: CopiedFrom::Job(seq), .. }) => self.record_of(*seq)?,
-            _ => None,
-        };
         let digest = WarcWriter::digest(&page.wire_body);
-        let revisit = original.as_ref().filter(|o| o.payload_digest.as_deref() == Some(digest.as_str()));
+        let revisit = original
+            .as_ref()
+            .filter(|o| record.verdict == Verdict::Exact && o.payload_digest.as_deref() == Some(digest.as_str()));
         let mut metadata = vec![
             ("simhash", record.simhash.clone().unwrap_or_default()),
             ("verdict", record.verdict.as_str().to_string()),
