@@ -16,7 +16,7 @@ use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
-    CanonicalUrl, HostOutcome, HostPoliteness, Relevance, Scope, Seed,
+    CanonicalUrl, HostOutcome, HostPoliteness, OutOfScope, Relevance, Scope, Seed,
 };
 use nearcrawl_hamming_index::{HammingIndex, IndexParams};
 use nearcrawl_store::{
@@ -857,11 +857,7 @@ impl Coordinator {
             return Ok(());
         }
         if let Err(reason) = self.scope.check(&target, entry.depth) {
-            let mut out = Record::new(self.take_seq(), target.to_string(), entry.depth, Verdict::OutOfScope);
-            out.parent = Some(record.seq);
-            out.error = Some(reason.to_string());
-            commit.seen.push(ukey);
-            extra.push(out);
+            self.record_out_of_scope(&target, ukey, entry.depth, record.seq, &reason, commit, extra);
             return Ok(());
         }
         let next = QueuedUrl {
@@ -877,6 +873,26 @@ impl Coordinator {
         Ok(())
     }
 
+
+    /// Decides a discovered URL out of scope: a record of its own, and marked seen so it is
+    /// recorded once.
+    #[allow(clippy::too_many_arguments)]
+    fn record_out_of_scope(
+        &mut self,
+        url: &CanonicalUrl,
+        key: UrlKey,
+        depth: u32,
+        parent: u64,
+        reason: &OutOfScope,
+        commit: &mut Commit,
+        extra: &mut Vec<Record>,
+    ) {
+        let mut out = Record::new(self.take_seq(), url.to_string(), depth, Verdict::OutOfScope);
+        out.parent = Some(parent);
+        out.error = Some(reason.to_string());
+        commit.seen.push(key);
+        extra.push(out);
+    }
 
     /// The queue priority of a link found on a page of relevance `page_score`: its depth for
     /// breadth-first crawls, its relevance for focused ones.
@@ -1122,13 +1138,7 @@ impl Coordinator {
                 match self.scope.check(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
-                    Err(reason) => {
-                        let mut out = Record::new(self.take_seq(), url.to_string(), entry.depth + 1, Verdict::OutOfScope);
-                        out.parent = Some(seq);
-                        out.error = Some(reason.to_string());
-                        commit.seen.push(ukey);
-                        extra.push(out);
-                    }
+                    Err(reason) => self.record_out_of_scope(&url, ukey, entry.depth + 1, seq, &reason, commit, extra),
                     Ok(()) if skip => {
                         commit.dropped.push(ukey);
                         dropped += 1;

@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::record::{Record, Verdict};
 
 /// What skipping duplicates' outlinks would have saved on a baseline crawl.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WhatIf {
     /// Pages the baseline fetched.
     pub baseline_pages: u64,
@@ -71,16 +71,7 @@ pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> Wha
                 }
         }
     }
-    let mut report = WhatIf {
-        baseline_pages: 0,
-        baseline_bytes: 0,
-        dedup_pages: 0,
-        dedup_bytes: 0,
-        pages_saved: 0,
-        bytes_saved: 0,
-        unique_pages_lost: 0,
-        duplicates: 0,
-    };
+    let mut report = WhatIf::default();
     for record in records.iter().filter(|r| fetched(r)) {
         report.baseline_pages += 1;
         report.baseline_bytes += record.bytes;
