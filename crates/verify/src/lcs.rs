@@ -60,6 +60,11 @@ fn diff<T: PartialEq>(
 /// The middle snake of an optimal edit path: `(x, y)` to `(u, v)` on it, a diagonal run that
 /// splits the problem in two halves of about D/2 edits each. `a` and `b` are non-empty and
 /// differ in their first and in their last element (the caller trims common ends), so D >= 2.
+///
+/// `fwd[i]` and `bwd[i]` hold the furthest x reached on diagonal `k = i - offset` (forward
+/// from (0, 0), backward from (n, m)). Myers' choice "from k + 1 if its x is further, else from
+/// k - 1" is `max(fwd[k - 1] + 1, fwd[k + 1])` once the two diagonals just outside round d's
+/// range hold sentinels, so the hot loop has no unpredictable branch.
 fn middle_snake<T: PartialEq>(a: &[T], b: &[T], fwd: &mut Vec<isize>, bwd: &mut Vec<isize>) -> (usize, usize, usize, usize) {
     let n = a.len() as isize;
     let m = b.len() as isize;
@@ -70,47 +75,55 @@ fn middle_snake<T: PartialEq>(a: &[T], b: &[T], fwd: &mut Vec<isize>, bwd: &mut 
     let offset = max + delta.abs() + 2;
     let size = (2 * offset + 1) as usize;
     // No clearing: every entry is written in round d before round d or d + 1 reads it, except
-    // the two seeds set below. (Zeroing per call would cost O(N) per recursion, O(N·D) in all.)
+    // the sentinels, which each round writes first. (Zeroing per call would cost O(N) per
+    // recursion, O(N·D) in all.)
     if fwd.len() < size {
         fwd.resize(size, 0);
     }
     if bwd.len() < size {
         bwd.resize(size, 0);
     }
+    let (fwd, bwd) = (&mut fwd[..size], &mut bwd[..size]);
+    // Far outside any reachable x, and far from overflowing when 1 is added or taken.
+    let (low, high) = (-(n + m + 2), 2 * (n + m + 2));
     let at = |k: isize| (k + offset) as usize;
-    fwd[at(1)] = 0;
-    bwd[at(delta - 1)] = n;
     for d in 0..=max {
+        // Forward round d: diagonals -d, -d + 2, ..., d.
+        fwd[at(-d - 1)] = low;
+        fwd[at(d + 1)] = if d == 0 { 0 } else { low };
+        let (check_from, check_to) = (delta - (d - 1), delta + (d - 1));
         let mut k = -d;
         while k <= d {
-            let mut x = if k == -d || (k != d && fwd[at(k - 1)] < fwd[at(k + 1)]) { fwd[at(k + 1)] } else { fwd[at(k - 1)] + 1 };
-            let mut y = x - k;
-            let (x0, y0) = (x, y);
+            let i = at(k);
+            let x0 = (fwd[i - 1] + 1).max(fwd[i + 1]);
+            let (mut x, mut y) = (x0, x0 - k);
             while x < n && y < m && a[x as usize] == b[y as usize] {
                 x += 1;
                 y += 1;
             }
-            fwd[at(k)] = x;
-            if odd && k >= delta - (d - 1) && k <= delta + (d - 1) && fwd[at(k)] >= bwd[at(k)] {
-                return (x0 as usize, y0 as usize, x as usize, y as usize);
+            fwd[i] = x;
+            if odd && k >= check_from && k <= check_to && x >= bwd[i] {
+                return (x0 as usize, (x0 - k) as usize, x as usize, y as usize);
             }
             k += 2;
         }
-        let mut k = -d;
-        while k <= d {
-            let kk = k + delta;
-            let mut x = if k == d || (k != -d && bwd[at(kk - 1)] < bwd[at(kk + 1)]) { bwd[at(kk - 1)] } else { bwd[at(kk + 1)] - 1 };
-            let mut y = x - kk;
-            let (x1, y1) = (x, y);
+        // Backward round d: diagonals delta - d, ..., delta + d.
+        bwd[at(delta - d - 1)] = high;
+        bwd[at(delta + d + 1)] = if d == 0 { n + 1 } else { high };
+        let mut kk = delta - d;
+        while kk <= delta + d {
+            let i = at(kk);
+            let x1 = bwd[i - 1].min(bwd[i + 1] - 1);
+            let (mut x, mut y) = (x1, x1 - kk);
             while x > 0 && y > 0 && a[(x - 1) as usize] == b[(y - 1) as usize] {
                 x -= 1;
                 y -= 1;
             }
-            bwd[at(kk)] = x;
-            if !odd && kk >= -d && kk <= d && bwd[at(kk)] <= fwd[at(kk)] {
-                return (x as usize, y as usize, x1 as usize, y1 as usize);
+            bwd[i] = x;
+            if !odd && kk >= -d && kk <= d && x <= fwd[i] {
+                return (x as usize, y as usize, x1 as usize, (x1 - kk) as usize);
             }
-            k += 2;
+            kk += 2;
         }
     }
     unreachable!("an optimal path has at most n + m edits")

@@ -38,6 +38,6 @@ mod verify;
 
 pub use crate::lcs::{lcs_len_reference, lcs_pairs};
 pub use crate::sentences::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, sentences};
-pub use crate::skeleton::{IdentityHasher, WindowSet, skeleton, window_hashes};
+pub use crate::skeleton::{WindowSet, skeleton, window_hashes};
 pub use crate::trustable::trustable_region;
 pub use crate::verify::{Verification, VerifyConfig, verify};

@@ -86,10 +86,9 @@ pub fn verify(a: &[u64], b: &[u64], config: &VerifyConfig) -> Verification {
         if window == 0 {
             break;
         }
-        let windows_a: WindowSet = window_hashes(&units_a, window).into_iter().collect();
-        let windows_b: WindowSet = window_hashes(&units_b, window).into_iter().collect();
-        let skel_a = skeleton(&units_a, window, &windows_b);
-        let skel_b = skeleton(&units_b, window, &windows_a);
+        let (hashes_a, hashes_b) = (window_hashes(&units_a, window), window_hashes(&units_b, window));
+        let skel_a = skeleton(&hashes_a, window, &WindowSet::new(&hashes_b));
+        let skel_b = skeleton(&hashes_b, window, &WindowSet::new(&hashes_a));
         if pass == 0 {
             result.skeleton = (skel_a.len(), skel_b.len());
             // The LCS cannot be longer than the shorter skeleton.
