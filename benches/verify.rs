@@ -10,7 +10,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nearcrawl_fingerprint::feature_hash;
-use nearcrawl_verify::{VerifyConfig, lcs_len_reference, verify};
+use nearcrawl_verify::{Verifier, VerifyConfig, lcs_len_reference, verify};
 
 const ARTICLES: &str = include_str!("data/articles.txt");
 const WORDS: usize = 3000;
@@ -48,8 +48,13 @@ fn bench(c: &mut Criterion) {
     println!("near pair: {near:?}");
 
     let mut group = c.benchmark_group("verify-3000-words");
-    group.bench_function("near-duplicate", |b| b.iter(|| verify(&article, &copy, &config).trustable));
-    group.bench_function("different-rejected-by-skeleton", |b| b.iter(|| verify(&article, &different, &config).similar));
+    // As the crawler verifies: one Verifier for every pair, its work memory reused.
+    let mut verifier = Verifier::new(config);
+    group.bench_function("near-duplicate", |b| b.iter(|| verifier.verify(&article, &copy).trustable));
+    group
+        .bench_function("different-rejected-by-skeleton", |b| b.iter(|| verifier.verify(&article, &different).similar));
+    // A one-off pair: `verify` allocates its work memory afresh.
+    group.bench_function("near-duplicate-one-off", |b| b.iter(|| verify(&article, &copy, &config).trustable));
     group.sample_size(10);
     group.bench_function("textbook-lcs-baseline", |b| b.iter(|| lcs_len_reference(&article, &copy)));
     group.finish();

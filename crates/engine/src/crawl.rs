@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis};
 use nearcrawl_extract::{Sitemap, TemplateConfig, TemplateModel, read_sitemap};
-use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, verify};
+use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
@@ -148,6 +148,8 @@ struct Coordinator {
     /// Unique pages by sentence fingerprint: candidates the simhash misses.
     sentences: CandidateIndex,
     sentence_config: SentenceConfig,
+    /// LCS verification of candidates, its work memory kept from pair to pair.
+    verifier: Verifier,
     /// Per-host repeated blocks, fed with every page.
     templates: TemplateModel,
     hosts: BTreeMap<HostId, HostRuntime>,
@@ -183,6 +185,7 @@ impl Coordinator {
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         let relevance = Relevance::new(&job.config.focus);
         let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
+        let verifier = Verifier::new(job.analyzer.verify_config);
         let k = job.analyzer.max_distance;
         let params = if k == 3 {
             IndexParams::manku_10_tables()
@@ -225,6 +228,7 @@ impl Coordinator {
             shared_urls,
             sentences: CandidateIndex::new(FrequencyCutoff::default()),
             sentence_config: crawl_sentence_config(),
+            verifier,
             templates: TemplateModel::new(TemplateConfig { min_pages: 2, min_share: 0.6, ..TemplateConfig::default() }),
             hosts: BTreeMap::new(),
             host_ids: HashMap::new(),
@@ -909,7 +913,7 @@ impl Coordinator {
     }
 
     /// The dedup stage's question: is this page a copy of one already kept?
-    fn find_duplicate(&self, analysis: &PageAnalysis) -> Result<Option<Duplicate>, EngineError> {
+    fn find_duplicate(&mut self, analysis: &PageAnalysis) -> Result<Option<Duplicate>, EngineError> {
         if analysis.tokens.is_empty() {
             // Pages without text all look alike (the empty page hashes to one value); they
             // are never anyone's duplicate.
@@ -967,11 +971,11 @@ impl Coordinator {
 
     /// LCS verification of a page (its verification units) against unique page `seq`: its
     /// resemble rate when similar.
-    fn verified(&self, units: &[u64], seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
+    fn verified(&mut self, units: &[u64], seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
         match self.store.unique_text(seq)? {
             Some(text) => {
                 let other = self.analyzer.analyze_text(&text).units();
-                let verification = verify(units, &other, &self.analyzer.config().verify_config);
+                let verification = self.verifier.verify(units, &other);
                 Ok(verification.similar.then_some(verification.resemblance))
             }
             // Indexed before texts were kept (a job run without verification).

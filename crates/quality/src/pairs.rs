@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use nearcrawl_dedup::{Analyzer, PageAnalysis};
-use nearcrawl_verify::{VerifyConfig, verify};
+use nearcrawl_verify::{Verifier, VerifyConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::truth::Kind;
@@ -119,13 +119,13 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
     chosen.sort_unstable();
     chosen.dedup();
     // Full verification values: no threshold, so no skeleton-bound shortcut.
-    let open = VerifyConfig { min_resemblance: 0.0, min_containment: 0.0, ..analyzer.config().verify_config };
+    let mut open = Verifier::new(VerifyConfig { min_resemblance: 0.0, min_containment: 0.0, ..analyzer.config().verify_config });
     let defaults = analyzer.config().verify_config;
     let mut measured = Vec::new();
     let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
     for (a, b) in chosen {
         let (pa, pb) = (&pages[a], &pages[b]);
-        let v = verify(&pa.3.units(), &pb.3.units(), &open);
+        let v = open.verify(&pa.3.units(), &pb.3.units());
         let duplicate = pa.2 == pb.2;
         let kind = if duplicate && pa.1 != Kind::Origin { pa.1 } else { pb.1 };
         if duplicate {

@@ -117,7 +117,8 @@ mod tests {
         let b: Vec<u64> = (0..20).chain([500, 7, 501]).collect();
         let window = 3;
         let b_windows = WindowSet::new(&window_hashes(&b, window));
-        let kept: Vec<u64> = skeleton(&window_hashes(&a, window), window, &b_windows).into_iter().map(|i| a[i]).collect();
+        let kept: Vec<u64> =
+            skeleton(&window_hashes(&a, window), window, &b_windows).into_iter().map(|i| a[i]).collect();
         assert_eq!(kept, (0..20).collect::<Vec<u64>>());
     }
 

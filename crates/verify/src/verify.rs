@@ -1,7 +1,7 @@
 //! Steps 2 and 3 together: skeletons, LCS on the skeletons, the trustable LCS with iterative
 //! passes for moved paragraphs, and the resemble and contain rates.
 
-use crate::lcs::lcs_pairs;
+use crate::lcs::Lcs;
 use crate::skeleton::{WindowSet, skeleton, window_hashes};
 use crate::trustable::trustable_region;
 
@@ -25,7 +25,14 @@ pub struct VerifyConfig {
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { window: 3, slope: 0.10, min_resemblance: 0.28, min_containment: 0.7, max_passes: 8, min_pass_share: 0.05 }
+        VerifyConfig {
+            window: 3,
+            slope: 0.10,
+            min_resemblance: 0.28,
+            min_containment: 0.7,
+            max_passes: 8,
+            min_pass_share: 0.05,
+        }
     }
 }
 
@@ -54,86 +61,145 @@ pub struct Verification {
     pub similar: bool,
 }
 
-/// Verifies two documents given as sequences of unit hashes (words, or characters).
+/// Verifies two documents given as sequences of unit hashes (words, or characters). A
+/// caller verifying many pairs keeps a [`Verifier`] instead, which reuses its work memory.
 pub fn verify(a: &[u64], b: &[u64], config: &VerifyConfig) -> Verification {
-    let (len_a, len_b) = (a.len(), b.len());
-    let mut result = Verification {
-        len_a,
-        len_b,
-        skeleton: (0, 0),
-        lcs: 0,
-        trustable: 0,
-        passes: 0,
-        resemblance: 0.0,
-        contained: 0.0,
-        rejected_by_skeleton: false,
-        similar: false,
-    };
-    if len_a == 0 || len_b == 0 {
-        return result;
-    }
-    let rates = |t: usize| (t as f64 / (len_a + len_b - t) as f64, t as f64 / len_a.min(len_b) as f64);
-    let passes_rate = |(r, c): (f64, f64)| r >= config.min_resemblance || c >= config.min_containment;
+    Verifier::new(*config).verify(a, b)
+}
 
-    // Remaining positions of A and B (original indices), shrinking pass by pass.
-    let mut rest_a: Vec<usize> = (0..len_a).collect();
-    let mut rest_b: Vec<usize> = (0..len_b).collect();
-    let mut total = 0;
-    for pass in 0..config.max_passes {
-        let units_a: Vec<u64> = rest_a.iter().map(|&i| a[i]).collect();
-        let units_b: Vec<u64> = rest_b.iter().map(|&i| b[i]).collect();
-        let window = config.window.max(1).min(units_a.len()).min(units_b.len());
-        if window == 0 {
-            break;
-        }
-        let (hashes_a, hashes_b) = (window_hashes(&units_a, window), window_hashes(&units_b, window));
-        let skel_a = skeleton(&hashes_a, window, &WindowSet::new(&hashes_b));
-        let skel_b = skeleton(&hashes_b, window, &WindowSet::new(&hashes_a));
-        if pass == 0 {
-            result.skeleton = (skel_a.len(), skel_b.len());
-            // The LCS cannot be longer than the shorter skeleton.
-            if !passes_rate(rates(skel_a.len().min(skel_b.len()))) {
-                result.rejected_by_skeleton = true;
-                return result;
-            }
-        }
-        let seq_a: Vec<u64> = skel_a.iter().map(|&i| units_a[i]).collect();
-        let seq_b: Vec<u64> = skel_b.iter().map(|&i| units_b[i]).collect();
-        let pairs = lcs_pairs(&seq_a, &seq_b);
-        if pass == 0 {
-            result.lcs = pairs.len();
-        }
-        result.passes = pass + 1;
-        // Matched positions of this pass's A, in its own coordinates.
-        let mut matched = vec![false; units_a.len()];
-        let mut partner = vec![usize::MAX; units_a.len()];
-        for &(i, j) in &pairs {
-            matched[skel_a[i]] = true;
-            partner[skel_a[i]] = skel_b[j];
-        }
-        let Some((start, end, count)) = trustable_region(&matched, config.slope) else { break };
-        let minimum = (config.min_pass_share * len_a.min(len_b) as f64).ceil() as usize;
-        if pass > 0 && count < minimum.max(1) {
-            break;
-        }
-        total += count;
-        // Remove the trustable region from A and its partners from B, then look again.
-        let mut used_b = vec![false; units_b.len()];
-        for x in start..end {
-            if matched[x] {
-                used_b[partner[x]] = true;
-            }
-        }
-        rest_a = rest_a.iter().enumerate().filter(|(x, _)| *x < start || *x >= end).map(|(_, &i)| i).collect();
-        rest_b = rest_b.iter().enumerate().filter(|(y, _)| !used_b[*y]).map(|(_, &i)| i).collect();
-        if rest_a.is_empty() || rest_b.is_empty() || config.max_passes == 1 {
-            break;
-        }
+/// Verification with its work memory kept between pairs: the LCS search's arrays and the
+/// passes' buffers grow to the largest pair seen and are reused, so verifying the next pair
+/// allocates nothing.
+#[derive(Default)]
+pub struct Verifier {
+    config: VerifyConfig,
+    lcs: Lcs,
+    pairs: Vec<(usize, usize)>,
+    /// Units of A and B still unmatched (original positions), and of this pass.
+    rest_a: Vec<usize>,
+    rest_b: Vec<usize>,
+    units_a: Vec<u64>,
+    units_b: Vec<u64>,
+    seq_a: Vec<u64>,
+    seq_b: Vec<u64>,
+    /// Per position of this pass's A: matched by the LCS, and to which position of B.
+    matched: Vec<bool>,
+    partner: Vec<usize>,
+    used_b: Vec<bool>,
+}
+
+impl Verifier {
+    /// A verifier under `config`.
+    pub fn new(config: VerifyConfig) -> Verifier {
+        Verifier { config, ..Verifier::default() }
     }
-    result.trustable = total;
-    (result.resemblance, result.contained) = rates(total);
-    result.similar = passes_rate((result.resemblance, result.contained));
-    result
+
+    /// The thresholds it verifies under.
+    pub fn config(&self) -> &VerifyConfig {
+        &self.config
+    }
+
+    /// Verifies documents `a` and `b`, given as sequences of unit hashes.
+    pub fn verify(&mut self, a: &[u64], b: &[u64]) -> Verification {
+        let config = self.config;
+        let (len_a, len_b) = (a.len(), b.len());
+        let mut result = Verification {
+            len_a,
+            len_b,
+            skeleton: (0, 0),
+            lcs: 0,
+            trustable: 0,
+            passes: 0,
+            resemblance: 0.0,
+            contained: 0.0,
+            rejected_by_skeleton: false,
+            similar: false,
+        };
+        if len_a == 0 || len_b == 0 {
+            return result;
+        }
+        let rates = |t: usize| (t as f64 / (len_a + len_b - t) as f64, t as f64 / len_a.min(len_b) as f64);
+        let passes_rate = |(r, c): (f64, f64)| r >= config.min_resemblance || c >= config.min_containment;
+
+        // Remaining positions of A and B (original indices), shrinking pass by pass.
+        refill(&mut self.rest_a, 0..len_a);
+        refill(&mut self.rest_b, 0..len_b);
+        let mut total = 0;
+        for pass in 0..config.max_passes {
+            refill(&mut self.units_a, self.rest_a.iter().map(|&i| a[i]));
+            refill(&mut self.units_b, self.rest_b.iter().map(|&i| b[i]));
+            let (units_a, units_b) = (&self.units_a, &self.units_b);
+            let window = config.window.max(1).min(units_a.len()).min(units_b.len());
+            if window == 0 {
+                break;
+            }
+            let (hashes_a, hashes_b) = (window_hashes(units_a, window), window_hashes(units_b, window));
+            let skel_a = skeleton(&hashes_a, window, &WindowSet::new(&hashes_b));
+            let skel_b = skeleton(&hashes_b, window, &WindowSet::new(&hashes_a));
+            if pass == 0 {
+                result.skeleton = (skel_a.len(), skel_b.len());
+                // The LCS cannot be longer than the shorter skeleton.
+                if !passes_rate(rates(skel_a.len().min(skel_b.len()))) {
+                    result.rejected_by_skeleton = true;
+                    return result;
+                }
+            }
+            refill(&mut self.seq_a, skel_a.iter().map(|&i| units_a[i]));
+            refill(&mut self.seq_b, skel_b.iter().map(|&i| units_b[i]));
+            self.lcs.pairs_into(&self.seq_a, &self.seq_b, &mut self.pairs);
+            if pass == 0 {
+                result.lcs = self.pairs.len();
+            }
+            result.passes = pass + 1;
+            // Matched positions of this pass's A, in its own coordinates.
+            refill(&mut self.matched, std::iter::repeat_n(false, units_a.len()));
+            refill(&mut self.partner, std::iter::repeat_n(usize::MAX, units_a.len()));
+            for &(i, j) in &self.pairs {
+                self.matched[skel_a[i]] = true;
+                self.partner[skel_a[i]] = skel_b[j];
+            }
+            let Some((start, end, count)) = trustable_region(&self.matched, config.slope) else {
+                break;
+            };
+            let minimum = (config.min_pass_share * len_a.min(len_b) as f64).ceil() as usize;
+            if pass > 0 && count < minimum.max(1) {
+                break;
+            }
+            total += count;
+            // Remove the trustable region from A and its partners from B, then look again.
+            refill(&mut self.used_b, std::iter::repeat_n(false, units_b.len()));
+            for x in start..end {
+                if self.matched[x] {
+                    self.used_b[self.partner[x]] = true;
+                }
+            }
+            retain_by_position(&mut self.rest_a, |x| !(start..end).contains(&x));
+            let used_b = &self.used_b;
+            retain_by_position(&mut self.rest_b, |y| !used_b[y]);
+            if self.rest_a.is_empty() || self.rest_b.is_empty() || config.max_passes == 1 {
+                break;
+            }
+        }
+        result.trustable = total;
+        (result.resemblance, result.contained) = rates(total);
+        result.similar = passes_rate((result.resemblance, result.contained));
+        result
+    }
+}
+
+/// Keeps the items whose position passes `keep`.
+fn retain_by_position<T>(items: &mut Vec<T>, keep: impl Fn(usize) -> bool) {
+    let mut position = 0;
+    items.retain(|_| {
+        position += 1;
+        keep(position - 1)
+    });
+}
+
+/// Replaces the contents of `buffer` with `items`, keeping its allocation.
+fn refill<T>(buffer: &mut Vec<T>, items: impl IntoIterator<Item = T>) {
+    buffer.clear();
+    buffer.extend(items);
 }
 
 #[cfg(test)]
@@ -192,6 +258,24 @@ mod tests {
         long.splice(700..700, short.iter().copied());
         let v = verify(&short, &long, &VerifyConfig::default());
         assert!(v.contained > 0.99 && v.resemblance < 0.28 && v.similar, "{v:?}");
+    }
+
+    #[test]
+    fn a_reused_verifier_answers_as_a_fresh_one() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut verifier = Verifier::new(VerifyConfig::default());
+        let base = text(&mut rng, 800);
+        for round in 0..20 {
+            // Pairs of varying sizes and likeness, so buffers shrink and grow between calls.
+            let size = 50 + (round * 137) % 700;
+            let mut copy = base[..size].to_vec();
+            for i in (round % 7..size).step_by(3 + round % 5) {
+                copy[i] = rng.random_range(0..5000);
+            }
+            copy.rotate_left(size / (2 + round % 3));
+            let (a, b) = if round % 2 == 0 { (&base[..size], &copy[..]) } else { (&copy[..], &base[..]) };
+            assert_eq!(verifier.verify(a, b), verify(a, b, &VerifyConfig::default()), "round {round}");
+        }
     }
 
     #[test]
