@@ -1,8 +1,9 @@
 //! LCS verification of 3,000-word document pairs from real English text
 //! (benches/data/articles.txt): a near-duplicate (another template around the article, 5 % of
 //! words changed, a paragraph moved) and a clearly different pair (rejected by the skeleton
-//! bound). The textbook O(N·M) LCS of the same near pair runs in the same process as the
-//! baseline.
+//! bound). Baselines in the same process, on the same near pair: imara-diff 0.2's histogram
+//! and Myers diffs (interning included, as its API requires), our Myers LCS alone on the whole
+//! pair (no skeleton), and the textbook O(N·M) LCS.
 //!
 //! cargo bench --bench verify
 
@@ -10,7 +11,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nearcrawl_fingerprint::feature_hash;
-use nearcrawl_verify::{Verifier, VerifyConfig, lcs_len_reference, verify};
+use imara_diff::{Algorithm, Diff, InternedInput};
+use nearcrawl_verify::{Lcs, Verifier, VerifyConfig, lcs_len_reference, verify};
 
 const ARTICLES: &str = include_str!("data/articles.txt");
 const WORDS: usize = 3000;
@@ -55,6 +57,23 @@ fn bench(c: &mut Criterion) {
         .bench_function("different-rejected-by-skeleton", |b| b.iter(|| verifier.verify(&article, &different).similar));
     // A one-off pair: `verify` allocates its work memory afresh.
     group.bench_function("near-duplicate-one-off", |b| b.iter(|| verify(&article, &copy, &config).trustable));
+    let imara = |algorithm| {
+        let mut input = InternedInput::default();
+        input.update_before(article.iter().copied());
+        input.update_after(copy.iter().copied());
+        Diff::compute(algorithm, &input).count_removals()
+    };
+    // Its diff keeps what it does not remove: an LCS-like common subsequence.
+    println!("imara-diff histogram keeps {} words of A", WORDS as u32 - imara(Algorithm::Histogram));
+    group.bench_function("imara-diff-histogram-baseline", |b| b.iter(|| imara(Algorithm::Histogram)));
+    group.bench_function("imara-diff-myers-baseline", |b| b.iter(|| imara(Algorithm::Myers)));
+    let (mut lcs, mut pairs) = (Lcs::default(), Vec::new());
+    group.bench_function("myers-lcs-whole-pair", |b| {
+        b.iter(|| {
+            lcs.pairs_into(&article, &copy, &mut pairs);
+            pairs.len()
+        })
+    });
     group.sample_size(10);
     group.bench_function("textbook-lcs-baseline", |b| b.iter(|| lcs_len_reference(&article, &copy)));
     group.finish();
