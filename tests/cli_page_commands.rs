@@ -1,4 +1,4 @@
-//! `nearcrawl fingerprint` and `nearcrawl compare` from the command line.
+//! `nearcrawl fingerprint`, `nearcrawl compare` and `nearcrawl idf` from the command line.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -167,4 +167,56 @@ async fn compare_fetches_urls_served_locally() {
     assert!(!bad.status.success());
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains(&img) && stderr.contains("not HTML or text"), "{stderr}");
+}
+
+#[test]
+fn idf_is_learned_from_a_crawls_own_pages_and_files_and_then_weights_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    let demo = nearcrawl(&["demo", "--out", crawl.to_str().unwrap()]);
+    assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(crawl.join("report.json")).unwrap()).unwrap();
+    let unique = report["by_verdict"]["unique"].as_u64().unwrap();
+    let article = write(dir.path(), "valleys.html", page("origin", &ARTICLE).as_bytes());
+    let table_path = dir.path().join("idf.tsv");
+
+    let learned = nearcrawl(&["idf", "--out", table_path.to_str().unwrap(), "--crawl", crawl.to_str().unwrap(), article.to_str().unwrap()]);
+    assert!(learned.status.success(), "{}", String::from_utf8_lossy(&learned.stderr));
+    let table = nearcrawl_text::IdfTable::load(&table_path).unwrap();
+    // Every unique page with text is one document, and the file one more.
+    assert!(table.documents() > unique / 2 && table.documents() <= unique + 1, "{} of {unique}", table.documents());
+    let stdout = String::from_utf8_lossy(&learned.stdout);
+    assert!(stdout.starts_with(&format!("{} documents, {} terms -> ", table.documents(), table.terms())), "{stdout}");
+    assert_eq!(table.document_frequency("glaciers"), 1, "the file's own word");
+    // The crawl's own vocabulary is there: some words are on nearly every page, and weigh least.
+    let text = std::fs::read_to_string(&table_path).unwrap();
+    let rows = text.lines().skip(1).filter_map(|line| line.split_once('\t'));
+    let (df, word) = rows.max_by_key(|(df, _)| df.parse::<u64>().unwrap()).unwrap();
+    assert!(df.parse::<u64>().unwrap() > table.documents() / 2, "{word} on {df} pages");
+    assert!(table.idf(word) < table.idf("glaciers"));
+
+    // The table in use: learned weights move the fingerprint.
+    let config = write(dir.path(), "learned.toml", b"[dedup.features]\nweighting = \"learned\"\nidf_table = \"idf.tsv\"\n");
+    let simhash = |args: &[&str]| {
+        let out = nearcrawl(args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_owned()
+    };
+    let default = simhash(&["fingerprint", article.to_str().unwrap()]);
+    let weighted = simhash(&["fingerprint", "--config", config.to_str().unwrap(), article.to_str().unwrap()]);
+    assert_ne!(default, weighted);
+}
+
+#[test]
+fn idf_names_what_it_cannot_learn_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("idf.tsv");
+    let none = nearcrawl(&["idf", "--out", out.to_str().unwrap()]);
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("nothing to learn from"));
+    let missing = dir.path().join("no-such-crawl");
+    let bad = nearcrawl(&["idf", "--out", out.to_str().unwrap(), "--crawl", missing.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-crawl: not a crawl output directory"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(!out.exists(), "no table written on error");
 }

@@ -1,7 +1,8 @@
 //! The `nearcrawl` command.
 //!
 //! `crawl` runs a job from a seed list, `demo` crawls a generated local web; `fingerprint` and
-//! `compare` expose the page-understanding pipeline, `near-pairs` the Hamming index.
+//! `compare` expose the page-understanding pipeline, `idf` learns IDF weights from a crawl's
+//! own pages, `near-pairs` the Hamming index.
 
 mod config;
 mod crawl_commands;
@@ -119,6 +120,22 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Learn an IDF table for `weighting = "learned"` from the kept page texts of finished
+    /// crawls and from HTML or text files (or http(s) URLs), one document each, and write it
+    /// to OUT. Prints "DOCUMENTS documents, TERMS terms -> OUT".
+    Idf {
+        /// Where the table goes (set `idf_table` in the configuration to use it).
+        #[arg(long)]
+        out: PathBuf,
+        /// A finished crawl's output directory: its unique pages' texts (repeatable).
+        #[arg(long = "crawl")]
+        crawls: Vec<PathBuf>,
+        /// HTML or plain-text files, or http(s) URLs.
+        files: Vec<PathBuf>,
+        /// The job configuration (TOML, see config/default.toml): how text is tokenized.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -132,6 +149,7 @@ fn main() -> Result<()> {
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),
         Command::Compare { a, b, explain, config } => page_commands::compare(&a, &b, explain, config.as_deref()),
+        Command::Idf { out, crawls, files, config } => page_commands::learn_idf(&out, &crawls, &files, config.as_deref()),
     }
 }
 

@@ -1,12 +1,13 @@
-//! `nearcrawl fingerprint` and `nearcrawl compare`.
+//! `nearcrawl fingerprint`, `nearcrawl compare` and `nearcrawl idf`.
 
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use nearcrawl_dedup::{Analyzer, Comparison, PageAnalysis, Verdict};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
 use nearcrawl_frontier::{AddressPolicy, CanonicalUrl};
+use nearcrawl_text::IdfTable;
 
 use crate::config::Config;
 
@@ -135,4 +136,26 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
         Verdict::Distinct => "verdict: distinct.".into(),
     });
     lines.join("\n")
+}
+
+/// Learns an IDF table from the kept texts of finished crawls and from files or URLs.
+pub fn learn_idf(out: &Path, crawls: &[std::path::PathBuf], files: &[std::path::PathBuf], config: Option<&Path>) -> Result<()> {
+    if crawls.is_empty() && files.is_empty() {
+        bail!("nothing to learn from: give --crawl DIR (a finished crawl) or files");
+    }
+    let (analyzer, fetch) = analyzer(config)?;
+    let mut table = IdfTable::new();
+    let add = |table: &mut IdfTable, analysis: &PageAnalysis| table.add_document(analysis.tokens.iter().map(|t| t.text.as_str()));
+    for dir in crawls {
+        let kept = nearcrawl_engine::for_each_kept_text(dir, |text| add(&mut table, &analyzer.analyze_text(text)))?;
+        if kept == 0 {
+            bail!("{}: the crawl kept no page texts (no unique pages, or verification was off)", dir.display());
+        }
+    }
+    for file in files {
+        add(&mut table, &analyze_file(&analyzer, &fetch, file)?);
+    }
+    table.save(out)?;
+    println!("{} documents, {} terms -> {}", table.documents(), table.terms(), out.display());
+    Ok(())
 }

@@ -13,7 +13,8 @@
 //! no discovered URL; pages in flight are fetched again. Outputs: `records.jsonl`
 //! ([`Record`]), `report.json` ([`Report`]), `warc/*.warc.gz` (WARC/1.1, gzip per record),
 //! `state/` (the fjall store). With [`Job::shared_index`] a job also reads and extends an
-//! index shared across jobs, so a new crawl skips what an earlier one already has.
+//! index shared across jobs, so a new crawl skips what an earlier one already has. A finished
+//! crawl's kept page texts ([`for_each_kept_text`]) are a corpus for learning IDF weights.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,6 +35,7 @@
 //! ```
 
 mod config;
+mod corpus;
 mod crawl;
 mod error;
 mod output;
@@ -47,6 +49,7 @@ mod what_if;
 pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
 };
+pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, crawl};
 pub use crate::error::EngineError;
 pub use crate::progress::Progress;

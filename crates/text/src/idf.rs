@@ -40,6 +40,11 @@ impl IdfTable {
         }
     }
 
+    /// Distinct terms counted.
+    pub fn terms(&self) -> usize {
+        self.frequencies.len()
+    }
+
     /// Documents counted.
     pub fn documents(&self) -> u64 {
         self.documents
