@@ -5,6 +5,7 @@
 //!
 //! cargo bench --bench index_scale                     # 2^24 and 2^26, every design (~20 min, ~16 GB)
 //! cargo bench --bench index_scale -- --log2n 20       # one size
+//! cargo bench --bench index_scale -- --log2n 26 --set random --design 10-tables  # one row
 //! cargo bench --bench index_scale -- --near-pairs 20  # near_pairs on 2^20 fingerprints, and write
 //!                                                     # them for scripts/bench-python.sh
 //!
@@ -150,11 +151,12 @@ fn main() {
     let (queries_n, batch_log2) = if bench { (QUERIES, BATCH_LOG2) } else { (1_000, 10) };
     println!("| N | set | design | build s | bulk insert | online insert | first match ns median / p99 | all matches ns median / p99 | candidates/query | batch queries/s | heap bytes/fp | raw bytes/fp/table | compressed bytes/fp/table | hits (first-match / batch) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let wanted = |flag: &str, name: &str| value(flag).is_none_or(|want| want.split(',').any(|w| w == name));
     for log2n in sizes {
-        for kind in ["random", "clustered"] {
+        for kind in ["random", "clustered"].into_iter().filter(|kind| wanted("--set", kind)) {
             let n = 1usize << log2n;
             let set = if kind == "random" { random_set(n, 1) } else { clustered_set(n, 2) };
-            for (design, params) in IndexParams::manku_designs() {
+            for (design, params) in IndexParams::manku_designs().into_iter().filter(|(design, _)| wanted("--design", design)) {
                 run(log2n, kind, design, params, &set, queries_n, batch_log2);
             }
         }

@@ -40,6 +40,7 @@ mod compress;
 mod error;
 mod index;
 mod layout;
+mod memory;
 mod params;
 mod persist;
 mod run;

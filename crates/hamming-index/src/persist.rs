@@ -186,7 +186,7 @@ fn write_u64s(out: &mut impl Write, values: &[u64]) -> std::io::Result<()> {
 }
 
 fn read_u64s(file: &mut File, n: usize, hash: &mut Xxh3) -> std::io::Result<Vec<u64>> {
-    let mut values = vec![0u64; n];
+    let mut values = crate::memory::huge_filled(n, 0u64);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut values);
     for chunk in bytes.chunks_mut(1 << 24) {
         file.read_exact(chunk)?;

@@ -4,6 +4,7 @@
 use std::ops::ControlFlow;
 
 use crate::layout::Layout;
+use crate::memory::{huge_filled, huge_vec};
 use crate::table::SortedTable;
 
 /// Tables over one set of `(fingerprint, payload)` entries. Only table 0 stores payloads
@@ -20,7 +21,7 @@ impl Run {
         let mut first: Vec<(u64, u64)> =
             entries.iter().map(|&(fp, payload)| (layouts[0].apply(fp), payload)).collect();
         bucket_sort(&mut first, |e| e.0);
-        let (keys, payloads): (Vec<u64>, Vec<u64>) = first.into_iter().unzip();
+        let (keys, payloads) = unzip_huge(&first);
         tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
         for layout in &layouts[1..] {
             let mut keys: Vec<u64> = entries.iter().map(|&(fp, _)| layout.apply(fp)).collect();
@@ -57,7 +58,7 @@ impl Run {
             b0.keys.into_iter().zip(b.payloads),
             |e| e.0,
         );
-        let (keys, payloads): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+        let (keys, payloads) = unzip_huge(&pairs);
         tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
         for ((x, y), layout) in ta.zip(tb).zip(&layouts[1..]) {
             let keys = merge_sorted(x.keys.into_iter(), y.keys.into_iter(), |&k| k);
@@ -96,13 +97,15 @@ impl Run {
         if self.len() == 0 {
             return ControlFlow::Continue(());
         }
-        // Touch every table's directory slot and range first: independent loads whose misses
-        // overlap, so the probes below find their memory in cache.
-        let warmed = layouts
-            .iter()
-            .zip(&self.tables)
-            .fold(0u64, |acc, (layout, table)| acc ^ table.warm(layout.apply(fp)));
-        std::hint::black_box(warmed);
+        // Fetch every table's memory at once instead of one table after another: first all
+        // directory slots, then (slots arriving) the first keys of all ranges, then probe. Each
+        // table costs two dependent cache misses; this way a query pays about two in all.
+        for (layout, table) in layouts.iter().zip(&self.tables) {
+            table.prefetch_slot(layout.apply(fp));
+        }
+        for (layout, table) in layouts.iter().zip(&self.tables) {
+            table.prefetch_range(layout.apply(fp));
+        }
         for j in 0..layouts.len() {
             self.table_matches(layouts, j, fp, k, canonical, examined, visit)?;
         }
@@ -146,12 +149,20 @@ impl Run {
     }
 }
 
+/// Table 0's keys and payloads, each in memory advised for huge pages.
+fn unzip_huge(entries: &[(u64, u64)]) -> (Vec<u64>, Vec<u64>) {
+    let (mut keys, mut payloads) = (huge_vec(entries.len()), huge_vec(entries.len()));
+    keys.extend(entries.iter().map(|e| e.0));
+    payloads.extend(entries.iter().map(|e| e.1));
+    (keys, payloads)
+}
+
 fn merge_sorted<T: Copy>(
     a: impl ExactSizeIterator<Item = T>,
     b: impl ExactSizeIterator<Item = T>,
     key: impl Fn(&T) -> u64,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut out = huge_vec(a.len() + b.len());
     let mut a = a.peekable();
     let mut b = b.peekable();
     loop {
@@ -187,7 +198,7 @@ pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T
         starts[i + 1] += starts[i];
     }
     let mut next = starts.clone();
-    let mut out = vec![T::default(); items.len()];
+    let mut out = huge_filled(items.len(), T::default());
     for item in items.iter() {
         let slot = &mut next[(key(item) >> shift) as usize];
         out[*slot] = *item;

@@ -3,6 +3,8 @@
 
 use std::ops::{ControlFlow, Range};
 
+use crate::memory::huge_filled;
+
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
 const SCAN_LIMIT: usize = 48;
 
@@ -30,7 +32,7 @@ impl SortedTable {
         assert!(keys.len() < u32::MAX as usize, "a table holds fewer than 2^32 keys");
         let dir_bits = Self::directory_bits(keys.len(), prefix_bits);
         let slots = 1usize << dir_bits;
-        let mut offsets = vec![0u32; slots + 1];
+        let mut offsets = huge_filled(slots + 1, 0u32);
         for &key in &keys {
             offsets[slot(key, dir_bits) + 1] += 1;
         }
@@ -63,12 +65,19 @@ impl SortedTable {
         self.offsets[s] as usize..self.offsets[s + 1] as usize
     }
 
-    /// Loads the directory slot of `key` and the first key of its range, and returns that key.
-    /// Called for every table before any is probed, so the cache misses of all tables overlap
-    /// instead of queueing one behind the other.
+    /// Asks for the directory slot of `key` to be brought into cache, without waiting for it.
     #[inline]
-    pub(crate) fn warm(&self, key: u64) -> u64 {
-        self.keys.get(self.slot_range(key).start).copied().unwrap_or(0)
+    pub(crate) fn prefetch_slot(&self, key: u64) {
+        prefetch(&self.offsets[slot(key, self.dir_bits)]);
+    }
+
+    /// Reads the directory slot of `key` (prefetched before) and asks for the first keys of its
+    /// range to be brought into cache, without waiting for them.
+    #[inline]
+    pub(crate) fn prefetch_range(&self, key: u64) {
+        if let Some(first) = self.keys.get(self.slot_range(key).start) {
+            prefetch(first);
+        }
     }
 
     /// The range of keys equal to `key`.
@@ -104,6 +113,22 @@ fn equal_run(sorted: &[u64], project: impl Fn(u64) -> u64, want: u64) -> Range<u
 #[inline]
 fn offset(base: usize, range: Range<usize>) -> Range<usize> {
     base + range.start..base + range.end
+}
+
+/// A hint to load `item`'s cache line. Unlike a load, a prefetch retires at once, so the
+/// processor can have one outstanding for every table of a query instead of stalling on the
+/// first miss once its reorder window is full.
+#[inline]
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults and changes no memory, and the address
+    // comes from a live reference.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
 
 #[inline]
