@@ -247,6 +247,10 @@ impl HammingIndex {
             }
         }
         let mut order: Vec<(u64, usize)> = Vec::with_capacity(queries.len());
+        // Hits of tables 1.. wait here as (table-0 key, query, fingerprint, distance): their
+        // payloads are looked up in table 0 in key order at the end, a forward walk instead of
+        // a random jump per hit.
+        let mut deferred: Vec<(u64, usize, u64, u32)> = Vec::new();
         let mut examined = 0;
         for run in self.levels.iter().filter(|r| r.len() > 0) {
             for (j, layout) in self.layouts.iter().enumerate() {
@@ -257,13 +261,28 @@ impl HammingIndex {
                     // Recomputed from the key: reading queries[query] here would be a random
                     // access, a cache miss per probe on large batches.
                     let fp = layout.invert(key);
-                    let _ = run.table_matches(&self.layouts, j, fp, k, true, &mut examined, &mut |found, payload, distance| {
-                        let found = Match { fingerprint: Fingerprint::new(found), payload, distance };
-                        out.push(BatchMatch { query, found });
+                    let mut previous = None;
+                    let _ = run.table_hits(&self.layouts, j, fp, k, true, &mut examined, &mut |index, found, distance| {
+                        if j == 0 {
+                            let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
+                            out.push(BatchMatch { query, found });
+                        } else if previous != Some(found) {
+                            // Equal fingerprints sit together; one lookup gives all their payloads.
+                            previous = Some(found);
+                            deferred.push((self.layouts[0].apply(found), query, found, distance));
+                        }
                         ControlFlow::Continue(())
                     });
                 }
             }
+            bucket_sort(&mut deferred, |e| e.0);
+            for &(_, query, found, distance) in &deferred {
+                let _ = run.payloads_of(&self.layouts, found, &mut |payload| {
+                    out.push(BatchMatch { query, found: Match { fingerprint: Fingerprint::new(found), payload, distance } });
+                    ControlFlow::Continue(())
+                });
+            }
+            deferred.clear();
         }
         out
     }

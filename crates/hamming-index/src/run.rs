@@ -124,28 +124,56 @@ impl Run {
         examined: &mut u64,
         visit: &mut impl FnMut(u64, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let (layout, table) = (&layouts[j], &self.tables[j]);
-        let query = layout.apply(fp);
         let mut previous_key = None;
-        table.probe(query, layout.prefix_bits, k, examined, &mut |index, distance| {
-            let key = table.keys[index];
-            let found = layout.invert(key);
-            if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
-                return ControlFlow::Continue(());
-            }
+        self.table_hits(layouts, j, fp, k, canonical, examined, &mut |index, found, distance| {
             if j == 0 {
                 return visit(found, self.payloads[index], distance);
             }
             // Equal keys sit together; table 0 gives all their payloads at once.
+            let key = self.tables[j].keys[index];
             if previous_key == Some(key) {
                 return ControlFlow::Continue(());
             }
             previous_key = Some(key);
-            for i in self.tables[0].equal_range(layouts[0].apply(found)) {
-                visit(found, self.payloads[i], distance)?;
-            }
-            ControlFlow::Continue(())
+            self.payloads_of(layouts, found, &mut |payload| visit(found, payload, distance))
         })
+    }
+
+    /// Calls `visit(index, fingerprint, distance)` for the keys of table `j` within distance k
+    /// of `fp` (with `canonical`, only those no earlier table reports): `index` is the key's
+    /// position in table `j`. Payloads are left to the caller.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn table_hits(
+        &self,
+        layouts: &[Layout],
+        j: usize,
+        fp: u64,
+        k: u32,
+        canonical: bool,
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, u64, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (layout, table) = (&layouts[j], &self.tables[j]);
+        table.probe(layout.apply(fp), layout.prefix_bits, k, examined, &mut |index, distance| {
+            let found = layout.invert(table.keys[index]);
+            if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
+                return ControlFlow::Continue(());
+            }
+            visit(index, found, distance)
+        })
+    }
+
+    /// Calls `visit` with the payload of every entry stored with fingerprint `found`.
+    pub(crate) fn payloads_of(
+        &self,
+        layouts: &[Layout],
+        found: u64,
+        visit: &mut impl FnMut(u64) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for i in self.tables[0].equal_range(layouts[0].apply(found)) {
+            visit(self.payloads[i])?;
+        }
+        ControlFlow::Continue(())
     }
 }
 
