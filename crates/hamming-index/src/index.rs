@@ -13,6 +13,9 @@ use crate::run::Run;
 const PENDING_LIMIT: usize = 128;
 /// Each level of runs holds up to this many times more entries than the one before.
 const LEVEL_GROWTH: usize = 8;
+/// How many probes ahead a batch fetches a table's memory: enough to cover a cache miss with
+/// the probes in between.
+const PREFETCH_STRIDE: usize = 16;
 
 /// A stored fingerprint within distance k of a query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -257,7 +260,16 @@ impl HammingIndex {
                 order.clear();
                 order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
                 bucket_sort(&mut order, |e| e.0);
-                for &(key, query) in &order {
+                let table = &run.tables[j];
+                for (position, &(key, query)) in order.iter().enumerate() {
+                    // Keys ahead in the walk are fetched while this one is probed: their
+                    // directory slots two strides ahead, their ranges one stride ahead.
+                    if let Some(&(ahead, _)) = order.get(position + 2 * PREFETCH_STRIDE) {
+                        table.prefetch_slot(ahead);
+                    }
+                    if let Some(&(ahead, _)) = order.get(position + PREFETCH_STRIDE) {
+                        table.prefetch_range(ahead);
+                    }
                     // Recomputed from the key: reading queries[query] here would be a random
                     // access, a cache miss per probe on large batches.
                     let fp = layout.invert(key);
