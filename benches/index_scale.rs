@@ -7,6 +7,8 @@
 //! cargo bench --bench index_scale                     # 2^24 and 2^26, every design (~20 min, ~16 GB)
 //! cargo bench --bench index_scale -- --log2n 20       # one size
 //! cargo bench --bench index_scale -- --log2n 26 --set random --design 10-tables  # one row
+//! cargo bench --bench index_scale -- --log2n 24 --auto 2,4,8  # also IndexParams::auto's pick
+//!                                                     # for each memory budget (GiB)
 //! cargo bench --bench index_scale -- --near-pairs 20  # near_pairs on 2^20 fingerprints, and write
 //!                                                     # them for scripts/bench-python.sh
 //!
@@ -167,6 +169,12 @@ fn main() {
             let set = if kind == "random" { random_set(n, 1) } else { clustered_set(n, 2) };
             for (design, params) in IndexParams::manku_designs().into_iter().filter(|(design, _)| wanted("--design", design)) {
                 run(log2n, kind, design, params, &set, queries_n, batch_log2);
+            }
+            for budget in value("--auto").iter().flat_map(|list| list.split(',')) {
+                let gib: u64 = budget.parse().expect("--auto takes memory budgets in GiB, like 2,4,8");
+                let params = IndexParams::auto(n as u64, 3, gib << 30).expect("a design fits the budget");
+                let design = format!("auto({gib} GiB): {} tables, prefixes {:?}", params.table_count(), params.prefix_lengths());
+                run(log2n, kind, &design, params, &set, queries_n, batch_log2);
             }
         }
     }
