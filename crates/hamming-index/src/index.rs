@@ -7,7 +7,7 @@ use nearcrawl_fingerprint::Fingerprint;
 use crate::run::bucket_sort;
 use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
-use crate::run::Run;
+use crate::run::{Run, TableProbe};
 
 /// Inserts are buffered here and scanned directly until there are this many.
 const PENDING_LIMIT: usize = 128;
@@ -274,7 +274,8 @@ impl HammingIndex {
                     // access, a cache miss per probe on large batches.
                     let fp = layout.invert(key);
                     let mut previous = None;
-                    let _ = run.table_hits(&self.layouts, j, fp, k, true, &mut examined, &mut |index, found, distance| {
+                    let probe = TableProbe { table: j, fp, k, canonical: true };
+                    let _ = run.table_hits(&self.layouts, probe, &mut examined, &mut |index, found, distance| {
                         if j == 0 {
                             let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
                             out.push(BatchMatch { query, found });

@@ -7,6 +7,16 @@ use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
 use crate::table::SortedTable;
 
+/// One table's share of a query: the entries of table `table` within distance `k` of `fp`;
+/// with `canonical`, only those no earlier table reports (so every entry is reported once).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TableProbe {
+    pub(crate) table: usize,
+    pub(crate) fp: u64,
+    pub(crate) k: u32,
+    pub(crate) canonical: bool,
+}
+
 /// Tables over one set of `(fingerprint, payload)` entries. Only table 0 stores payloads
 /// (parallel to its keys); a hit in another table finds its payloads through table 0.
 #[derive(Clone, Debug, Default)]
@@ -107,25 +117,22 @@ impl Run {
             table.prefetch_range(layout.apply(fp));
         }
         for j in 0..layouts.len() {
-            self.table_matches(layouts, j, fp, k, canonical, examined, visit)?;
+            self.table_matches(layouts, TableProbe { table: j, fp, k, canonical }, examined, visit)?;
         }
         ControlFlow::Continue(())
     }
 
-    /// [`Run::for_each_match`] restricted to table `j`.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Run::for_each_match`] restricted to one table.
     pub(crate) fn table_matches(
         &self,
         layouts: &[Layout],
-        j: usize,
-        fp: u64,
-        k: u32,
-        canonical: bool,
+        probe: TableProbe,
         examined: &mut u64,
         visit: &mut impl FnMut(u64, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        let j = probe.table;
         let mut previous_key = None;
-        self.table_hits(layouts, j, fp, k, canonical, examined, &mut |index, found, distance| {
+        self.table_hits(layouts, probe, examined, &mut |index, found, distance| {
             if j == 0 {
                 return visit(found, self.payloads[index], distance);
             }
@@ -139,20 +146,17 @@ impl Run {
         })
     }
 
-    /// Calls `visit(index, fingerprint, distance)` for the keys of table `j` within distance k
-    /// of `fp` (with `canonical`, only those no earlier table reports): `index` is the key's
-    /// position in table `j`. Payloads are left to the caller.
-    #[allow(clippy::too_many_arguments)]
+    /// Calls `visit(index, fingerprint, distance)` for the keys of the probed table within
+    /// distance k of the query: `index` is the key's position in that table. Payloads are left
+    /// to the caller.
     pub(crate) fn table_hits(
         &self,
         layouts: &[Layout],
-        j: usize,
-        fp: u64,
-        k: u32,
-        canonical: bool,
+        probe: TableProbe,
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        let TableProbe { table: j, fp, k, canonical } = probe;
         let (layout, table) = (&layouts[j], &self.tables[j]);
         table.probe(layout.apply(fp), layout.prefix_bits, k, examined, &mut |index, distance| {
             let found = layout.invert(table.keys[index]);
