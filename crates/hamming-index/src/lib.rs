@@ -17,6 +17,11 @@
 //! - [`BruteForceIndex`]: the obviously correct reference every design is property-tested
 //!   against.
 //!
+//! At scale a query's cost is memory latency: each table is hundreds of megabytes. The tables
+//! are advised for 2 MiB pages (Linux transparent huge pages, `madvise` mode) so a probe rarely
+//! misses the TLB, and a query asks for every table's directory slot, then every range, before
+//! probing any, so it pays about two memory latencies instead of two per table.
+//!
 //! Dense prefixes (all empty pages hash to 0; pages of one forum engine collide) do not make a
 //! probe scan: a long range of keys sharing the probe's prefix is descended bit by bit within
 //! the distance budget, so its cost is bounded by the number of bit patterns within k, not by
