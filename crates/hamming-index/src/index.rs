@@ -43,7 +43,7 @@ pub struct QueryStats {
 /// within Hamming distance k of a query, with a `u64` payload per entry.
 ///
 /// Inserts and queries interleave: new entries wait in a small buffer that queries scan, then
-/// move into sorted runs merged level by level (each level [`LEVEL_GROWTH`] times larger), so an
+/// move into sorted runs merged level by level (each level eight times larger), so an
 /// insert costs a few amortised key moves per table and a query a handful of probes per table.
 /// [`HammingIndex::from_entries`] bulk-builds one run, the fastest way to load a large set.
 ///
