@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 
 use nearcrawl_fingerprint::Fingerprint;
 
-use crate::run::bucket_sort;
+use crate::run::{bucket_group, bucket_sort};
 use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
 use crate::run::{Run, TableProbe};
@@ -259,7 +259,9 @@ impl HammingIndex {
             for (j, layout) in self.layouts.iter().enumerate() {
                 order.clear();
                 order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
-                bucket_sort(&mut order, |e| e.0);
+                // Grouped by key, not sorted: the walk moves forward through the table group
+                // by group, and the prefetches cover the order inside a group.
+                bucket_group(&mut order, |e| e.0);
                 let table = &run.tables[j];
                 for (position, &(key, query)) in order.iter().enumerate() {
                     // Keys ahead in the walk are fetched while this one is probed: their

@@ -214,6 +214,17 @@ fn merge_sorted<T: Copy>(
 /// len / 64 buckets, each then sorted in cache. Much faster than a comparison sort on tens of
 /// millions of uniformly spread keys; skewed keys only make some buckets bigger.
 pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    bucket_order(items, &key, true);
+}
+
+/// Groups items by the top bits of their key (about 64 per group, groups in key order) without
+/// sorting inside a group: enough order for a walk through a sorted table to move forward,
+/// at the cost of one scatter pass.
+pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    bucket_order(items, &key, false);
+}
+
+fn bucket_order<T: Copy + Default>(items: &mut Vec<T>, key: &impl Fn(&T) -> u64, sort_groups: bool) {
     const SMALL: usize = 1 << 14;
     if items.len() <= SMALL {
         items.sort_unstable_by_key(|item| key(item));
@@ -236,8 +247,10 @@ pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T
         out[*slot] = *item;
         *slot += 1;
     }
-    for w in starts.windows(2) {
-        out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+    if sort_groups {
+        for w in starts.windows(2) {
+            out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+        }
     }
     *items = out;
 }
@@ -256,6 +269,18 @@ mod tests {
             let mut expected = v.clone();
             expected.sort_unstable();
             bucket_sort(&mut v, |&k| k);
+            prop_assert_eq!(v, expected);
+        }
+
+        #[test]
+        fn bucket_group_keeps_the_items_in_groups_of_rising_top_bits(mut v in prop::collection::vec(any::<u64>(), 20_000..40_000)) {
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            bucket_group(&mut v, |&k| k);
+            // The groups are the scatter's buckets: by the top `bits` bits, rising.
+            let bits = (usize::BITS - 1 - v.len().leading_zeros()).saturating_sub(6).clamp(1, 22);
+            prop_assert!(v.windows(2).all(|w| w[0] >> (64 - bits) <= w[1] >> (64 - bits)));
+            v.sort_unstable();
             prop_assert_eq!(v, expected);
         }
     }
