@@ -180,7 +180,7 @@ fn middle_snake<T: PartialEq>(
         if fwd_rounds.count < df || bwd_rounds.count < db {
             return false;
         }
-        let (x0, x1) = (start_forward(fwd_rounds, df, k), start_backward(bwd_rounds, n, db, k));
+        let (x0, x1) = (forward_start(fwd_rounds, df, k).0, backward_start(bwd_rounds, n, db, k).0);
         if x0 > x1 {
             return false;
         }
@@ -244,27 +244,24 @@ fn middle_snake<T: PartialEq>(
     unreachable!("an optimal path has at most n + m edits")
 }
 
-/// Where forward round `d`'s snake on diagonal `k` began (the rounds before `d` recorded).
-fn start_forward(rounds: &Rounds, d: usize, k: isize) -> isize {
-    if d == 0 { 0 } else { forward_start(rounds, d, k).0 }
-}
-
-/// Where backward round `d`'s snake on diagonal `kk` began (the rounds before `d` recorded).
-fn start_backward(rounds: &Rounds, n: isize, d: usize, kk: isize) -> isize {
-    if d == 0 { n } else { backward_start(rounds, d, kk).0 }
-}
-
-/// Where forward round `d >= 1`'s snake on diagonal `k` began, and the diagonal of round
-/// d - 1 it came from (Myers' rule, ties as in the search).
+/// Where forward round `d`'s snake on diagonal `k` began, and the diagonal of round d - 1 it
+/// came from (Myers' rule, ties as in the search; round 0 starts at x = 0). The rounds before
+/// `d` are recorded.
 fn forward_start(rounds: &Rounds, d: usize, k: isize) -> (isize, isize) {
+    if d == 0 {
+        return (0, k);
+    }
     let di = d as isize;
     let from_above = k == -di || (k != di && rounds.get(d - 1, k - 1) < rounds.get(d - 1, k + 1));
     if from_above { (rounds.get(d - 1, k + 1), k + 1) } else { (rounds.get(d - 1, k - 1) + 1, k - 1) }
 }
 
-/// Where backward round `d >= 1`'s snake on diagonal `kk` began (going down from there), and
-/// the diagonal of round d - 1 it came from.
-fn backward_start(rounds: &Rounds, d: usize, kk: isize) -> (isize, isize) {
+/// Where backward round `d`'s snake on diagonal `kk` began (going down from there; round 0
+/// starts at x = n), and the diagonal of round d - 1 it came from.
+fn backward_start(rounds: &Rounds, n: isize, d: usize, kk: isize) -> (isize, isize) {
+    if d == 0 {
+        return (n, kk);
+    }
     let (di, k) = (d as isize, kk - rounds.centre);
     let from_left = k == di || (k != -di && rounds.get(d - 1, kk - 1) < rounds.get(d - 1, kk + 1));
     if from_left { (rounds.get(d - 1, kk - 1), kk - 1) } else { (rounds.get(d - 1, kk + 1) - 1, kk + 1) }
@@ -280,14 +277,15 @@ fn trace_forward(
     origin: (usize, usize),
     out: &mut Vec<(usize, usize)>,
 ) {
-    let pair = |x: isize, k: isize| (origin.0 + x as usize, origin.1 + (x - k) as usize);
-    while d > 0 {
+    loop {
         let (x0, from) = forward_start(rounds, d, k);
-        out.extend((x0..end).rev().map(|x| pair(x, k)));
+        out.extend((x0..end).rev().map(|x| (origin.0 + x as usize, origin.1 + (x - k) as usize)));
+        if d == 0 {
+            return;
+        }
         (d, k) = (d - 1, from);
         end = rounds.get(d, k);
     }
-    out.extend((0..end).rev().map(|x| pair(x, k)));
 }
 
 /// Appends, first first, the pairs of the backward path from x = `start` on diagonal `kk`
@@ -301,14 +299,15 @@ fn trace_backward(
     origin: (usize, usize),
     out: &mut Vec<(usize, usize)>,
 ) {
-    let pair = |x: isize, kk: isize| (origin.0 + x as usize, origin.1 + (x - kk) as usize);
-    while d > 0 {
-        let (x1, from) = backward_start(rounds, d, kk);
-        out.extend((start..x1).map(|x| pair(x, kk)));
+    loop {
+        let (x1, from) = backward_start(rounds, n, d, kk);
+        out.extend((start..x1).map(|x| (origin.0 + x as usize, origin.1 + (x - kk) as usize)));
+        if d == 0 {
+            return;
+        }
         (d, kk) = (d - 1, from);
         start = rounds.get(d, kk);
     }
-    out.extend((start..n).map(|x| pair(x, kk)));
 }
 
 #[cfg(test)]

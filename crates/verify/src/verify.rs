@@ -94,11 +94,6 @@ impl Verifier {
         Verifier { config, ..Verifier::default() }
     }
 
-    /// The thresholds it verifies under.
-    pub fn config(&self) -> &VerifyConfig {
-        &self.config
-    }
-
     /// Verifies documents `a` and `b`, given as sequences of unit hashes.
     pub fn verify(&mut self, a: &[u64], b: &[u64]) -> Verification {
         let config = self.config;
