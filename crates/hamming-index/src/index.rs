@@ -276,7 +276,7 @@ impl HammingIndex {
                     // access, a cache miss per probe on large batches.
                     let fp = layout.invert(key);
                     let mut previous = None;
-                    let probe = TableProbe { table: j, fp, k, canonical: true };
+                    let probe = TableProbe { table: j, fp, key, k, canonical: true };
                     let _ = run.table_hits(&self.layouts, probe, &mut examined, &mut |index, found, distance| {
                         if j == 0 {
                             let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };

@@ -7,12 +7,18 @@ use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
 use crate::table::SortedTable;
 
-/// One table's share of a query: the entries of table `table` within distance `k` of `fp`;
-/// with `canonical`, only those no earlier table reports (so every entry is reported once).
+/// Tables of a design whose memory a query prefetches before probing (every design here has
+/// at most 20; a larger one probes the rest without).
+const MAX_PREFETCHED_TABLES: usize = 64;
+
+/// One table's share of a query: the entries of table `table` within distance `k` of `fp`
+/// (`key` is `fp` in that table's bit order); with `canonical`, only those no earlier table
+/// reports (so every entry is reported once).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TableProbe {
     pub(crate) table: usize,
     pub(crate) fp: u64,
+    pub(crate) key: u64,
     pub(crate) k: u32,
     pub(crate) canonical: bool,
 }
@@ -110,14 +116,19 @@ impl Run {
         // Fetch every table's memory at once instead of one table after another: first all
         // directory slots, then (slots arriving) the first keys of all ranges, then probe. Each
         // table costs two dependent cache misses; this way a query pays about two in all.
-        for (layout, table) in layouts.iter().zip(&self.tables) {
-            table.prefetch_slot(layout.apply(fp));
+        // The query's key in each table is computed once for all three passes.
+        let mut keys = [0u64; MAX_PREFETCHED_TABLES];
+        let ahead = layouts.len().min(MAX_PREFETCHED_TABLES);
+        for j in 0..ahead {
+            keys[j] = layouts[j].apply(fp);
+            self.tables[j].prefetch_slot(keys[j]);
         }
-        for (layout, table) in layouts.iter().zip(&self.tables) {
-            table.prefetch_range(layout.apply(fp));
+        for (table, &key) in self.tables.iter().zip(&keys[..ahead]) {
+            table.prefetch_range(key);
         }
-        for j in 0..layouts.len() {
-            self.table_matches(layouts, TableProbe { table: j, fp, k, canonical }, examined, visit)?;
+        for (j, layout) in layouts.iter().enumerate() {
+            let key = if j < ahead { keys[j] } else { layout.apply(fp) };
+            self.table_matches(layouts, TableProbe { table: j, fp, key, k, canonical }, examined, visit)?;
         }
         ControlFlow::Continue(())
     }
@@ -156,9 +167,9 @@ impl Run {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let TableProbe { table: j, fp, k, canonical } = probe;
+        let TableProbe { table: j, fp, key, k, canonical } = probe;
         let (layout, table) = (&layouts[j], &self.tables[j]);
-        table.probe(layout.apply(fp), layout.prefix_bits, k, examined, &mut |index, distance| {
+        table.probe(key, layout.prefix_bits, k, examined, &mut |index, distance| {
             let found = layout.invert(table.keys[index]);
             if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
                 return ControlFlow::Continue(());
