@@ -11,7 +11,7 @@ struct Move {
     mask: u64,
 }
 
-/// One table's permutation π_i and prefix length p_i.
+/// One table's permutation π_i, prefix length p_i, and the radius k its probes search.
 #[derive(Clone, Debug)]
 pub(crate) struct Layout {
     moves: Vec<Move>,
@@ -20,10 +20,12 @@ pub(crate) struct Layout {
     /// The prefix bits in the fingerprint's own bit positions: the table finds a stored x for a
     /// query q exactly when `(q ^ x) & prefix_mask == 0` (and the distance is within k).
     pub(crate) prefix_mask: u64,
+    /// The Hamming radius k of the design.
+    pub(crate) k: u32,
 }
 
 impl Layout {
-    pub(crate) fn new(table: &TableOrder) -> Layout {
+    pub(crate) fn new(table: &TableOrder, k: u32) -> Layout {
         // Position j of the order (0 = most significant) holds fingerprint bit 63 - order[j].
         let mut moves: Vec<Move> = Vec::new();
         let mut j = 0;
@@ -44,7 +46,7 @@ impl Layout {
         let prefix_mask = table.order[..table.prefix_bits as usize]
             .iter()
             .fold(0u64, |m, &b| m | 1 << (63 - b));
-        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask }
+        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask, k }
     }
 
     /// π(fingerprint): the key stored in this table.
@@ -68,7 +70,7 @@ impl Layout {
 
 /// All tables' layouts for a design.
 pub(crate) fn layouts(params: &crate::IndexParams) -> Vec<Layout> {
-    params.table_orders().iter().map(Layout::new).collect()
+    params.table_orders().iter().map(|table| Layout::new(table, params.k())).collect()
 }
 
 #[cfg(test)]

@@ -43,12 +43,14 @@ mod batch;
 mod brute;
 mod compress;
 mod error;
+mod hot;
 mod index;
 mod layout;
 mod memory;
 mod params;
 mod persist;
 mod run;
+mod subdirectory;
 mod table;
 
 pub use crate::batch::{BatchMatch, BatchQuery, near_pairs};

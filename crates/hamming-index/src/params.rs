@@ -195,52 +195,59 @@ impl IndexParams {
     /// The bit order of every table: all choices at every level, leading blocks first, then the
     /// remaining bits in their original order.
     pub(crate) fn table_orders(&self) -> Vec<TableOrder> {
-        let mut out = Vec::with_capacity(self.table_count());
-        let all: Vec<u8> = (0..64).collect();
-        self.expand(0, Vec::new(), all, &mut out);
-        out
+        table_orders(&self.levels, (0..64).collect(), &[])
     }
+}
 
-    fn expand(&self, level: usize, prefix: Vec<u8>, rest: Vec<u8>, out: &mut Vec<TableOrder>) {
-        let Some(&Level { blocks, chosen }) = self.levels.get(level) else {
-            let prefix_bits = prefix.len() as u32;
-            let mut order = prefix;
-            order.extend(rest);
-            out.push(TableOrder { order, prefix_bits });
-            return;
-        };
-        let mut cuts = Vec::with_capacity(blocks as usize);
-        let mut start = 0usize;
-        for size in block_sizes(rest.len() as u32, blocks) {
-            cuts.push(&rest[start..start + size as usize]);
-            start += size as usize;
-        }
-        for choice in combinations(blocks as usize, chosen as usize) {
-            let mut next_prefix = prefix.clone();
-            let mut next_rest = Vec::with_capacity(rest.len());
-            for (i, block) in cuts.iter().enumerate() {
-                if choice.contains(&i) {
-                    next_prefix.extend_from_slice(block);
-                } else {
-                    next_rest.extend_from_slice(block);
-                }
+/// The tables of a design over the bit positions `free` only: every choice at every level,
+/// leading blocks first, then the rest of `free` in order, then `last`. A whole design has all
+/// 64 positions free; a hot range's design ([`crate::table`]) leaves its shared prefix last.
+pub(crate) fn table_orders(levels: &[Level], free: Vec<u8>, last: &[u8]) -> Vec<TableOrder> {
+    let mut out = Vec::new();
+    expand(levels, Vec::new(), free, last, &mut out);
+    out
+}
+
+fn expand(levels: &[Level], prefix: Vec<u8>, rest: Vec<u8>, last: &[u8], out: &mut Vec<TableOrder>) {
+    let Some((&Level { blocks, chosen }, deeper)) = levels.split_first() else {
+        let prefix_bits = prefix.len() as u32;
+        let mut order = prefix;
+        order.extend(rest);
+        order.extend_from_slice(last);
+        out.push(TableOrder { order, prefix_bits });
+        return;
+    };
+    let mut cuts = Vec::with_capacity(blocks as usize);
+    let mut start = 0usize;
+    for size in block_sizes(rest.len() as u32, blocks) {
+        cuts.push(&rest[start..start + size as usize]);
+        start += size as usize;
+    }
+    for choice in combinations(blocks as usize, chosen as usize) {
+        let mut next_prefix = prefix.clone();
+        let mut next_rest = Vec::with_capacity(rest.len());
+        for (i, block) in cuts.iter().enumerate() {
+            if choice.contains(&i) {
+                next_prefix.extend_from_slice(block);
+            } else {
+                next_rest.extend_from_slice(block);
             }
-            self.expand(level + 1, next_prefix, next_rest, out);
         }
+        expand(deeper, next_prefix, next_rest, last, out);
     }
 }
 
 /// Probe cost in units of one candidate check: a probe touches the directory and the first
 /// cache line of its range (two likely cache misses), a candidate is a popcount on data already
 /// streaming in.
-const PROBE_COST: f64 = 4.0;
+pub(crate) const PROBE_COST: f64 = 4.0;
 
 /// Near-equal block sizes, the larger blocks first: 64 bits in 6 blocks are 11,11,11,11,10,10.
 fn block_sizes(bits: u32, blocks: u32) -> Vec<u32> {
     (0..blocks).map(|i| bits / blocks + u32::from(i < bits % blocks)).collect()
 }
 
-fn binomial(n: u32, k: u32) -> u64 {
+pub(crate) fn binomial(n: u32, k: u32) -> u64 {
     let k = k.min(n - k) as u64;
     (0..k).fold(1u64, |acc, i| acc.saturating_mul(n as u64 - i) / (i + 1))
 }

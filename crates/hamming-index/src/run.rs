@@ -38,11 +38,11 @@ impl Run {
             entries.iter().map(|&(fp, payload)| (layouts[0].apply(fp), payload)).collect();
         bucket_sort(&mut first, |e| e.0);
         let (keys, payloads) = unzip_huge(&first);
-        tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
+        tables.push(SortedTable::from_sorted(keys, &layouts[0]));
         for layout in &layouts[1..] {
             let mut keys: Vec<u64> = entries.iter().map(|&(fp, _)| layout.apply(fp)).collect();
             bucket_sort(&mut keys, |&k| k);
-            tables.push(SortedTable::from_sorted(keys, layout.prefix_bits));
+            tables.push(SortedTable::from_sorted(keys, layout));
         }
         Run { tables, payloads }
     }
@@ -53,7 +53,7 @@ impl Run {
         let tables = keys
             .into_iter()
             .zip(layouts)
-            .map(|(keys, layout)| SortedTable::from_sorted(keys, layout.prefix_bits))
+            .map(|(keys, layout)| SortedTable::from_sorted(keys, layout))
             .collect();
         Run { tables, payloads }
     }
@@ -75,10 +75,10 @@ impl Run {
             |e| e.0,
         );
         let (keys, payloads) = unzip_huge(&pairs);
-        tables.push(SortedTable::from_sorted(keys, layouts[0].prefix_bits));
+        tables.push(SortedTable::from_sorted(keys, &layouts[0]));
         for ((x, y), layout) in ta.zip(tb).zip(&layouts[1..]) {
             let keys = merge_sorted(x.keys.into_iter(), y.keys.into_iter(), |&k| k);
-            tables.push(SortedTable::from_sorted(keys, layout.prefix_bits));
+            tables.push(SortedTable::from_sorted(keys, layout));
         }
         Run { tables, payloads }
     }

@@ -3,19 +3,27 @@
 
 use std::ops::{ControlFlow, Range};
 
+use crate::hot::{HOT_MIN, HotRange};
+use crate::layout::Layout;
 use crate::memory::huge_filled;
+use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
-const SCAN_LIMIT: usize = 48;
+const SCAN_LIMIT: usize = 1024;
 
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
 /// top `dir_bits` bits equal b, so a probe costs a directory read and a short scan instead of a
-/// binary search over the whole table.
+/// binary search over the whole table. Hot ranges (far more keys sharing a prefix than the
+/// average) carry a design of their own, see [`crate::hot`].
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SortedTable {
     pub(crate) keys: Vec<u64>,
     dir_bits: u32,
     offsets: Vec<u32>,
+    /// For the long slots.
+    subdirectories: Subdirectories,
+    /// In key order.
+    hot: Vec<HotRange>,
 }
 
 impl SortedTable {
@@ -26,8 +34,16 @@ impl SortedTable {
         log.saturating_sub(1).min(prefix_bits).min(30)
     }
 
-    /// Wraps keys that are already sorted and builds the directory.
-    pub(crate) fn from_sorted(keys: Vec<u64>, prefix_bits: u32) -> SortedTable {
+    /// Wraps keys that are already sorted in `layout`'s order and builds the directory and the
+    /// designs of hot ranges.
+    pub(crate) fn from_sorted(keys: Vec<u64>, layout: &Layout) -> SortedTable {
+        let mut table = SortedTable::without_hot_ranges(keys, layout.prefix_bits);
+        table.hot = HotRange::find_all(&table.keys, layout);
+        table
+    }
+
+    /// Wraps keys that are already sorted and builds the directory only.
+    pub(crate) fn without_hot_ranges(keys: Vec<u64>, prefix_bits: u32) -> SortedTable {
         debug_assert!(keys.is_sorted());
         assert!(keys.len() < u32::MAX as usize, "a table holds fewer than 2^32 keys");
         let dir_bits = Self::directory_bits(keys.len(), prefix_bits);
@@ -39,23 +55,45 @@ impl SortedTable {
         for i in 0..slots {
             offsets[i + 1] += offsets[i];
         }
-        SortedTable { keys, dir_bits, offsets }
+        let subdirectories = Subdirectories::new(&keys, &offsets, dir_bits);
+        SortedTable { keys, dir_bits, offsets, subdirectories, hot: Vec::new() }
     }
 
-    /// Heap bytes of keys and directory.
+    /// Heap bytes of keys, directory and hot ranges' designs.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.keys.capacity() * 8 + self.offsets.capacity() * 4
+        self.keys.capacity() * 8
+            + self.offsets.capacity() * 4
+            + self.subdirectories.heap_bytes()
+            + self.hot.iter().map(HotRange::heap_bytes).sum::<usize>()
     }
 
     /// The range of keys whose top `prefix_bits` bits equal those of `key`.
     #[inline]
     pub(crate) fn prefix_range(&self, key: u64, prefix_bits: u32) -> Range<usize> {
-        let slot = self.slot_range(key);
-        if self.dir_bits == prefix_bits {
+        self.shared_range(key, prefix_bits)
+    }
+
+    /// The range of keys whose top `bits` bits (at least the directory's) equal those of `key`:
+    /// from the directory slot, narrowed by the slot's subdirectory if it has one, then by a
+    /// binary search for the bits neither covers.
+    #[inline]
+    fn shared_range(&self, key: u64, bits: u32) -> Range<usize> {
+        debug_assert!(bits >= self.dir_bits && bits <= 64);
+        let s = slot(key, self.dir_bits);
+        let slot = self.offsets[s] as usize..self.offsets[s + 1] as usize;
+        if bits == self.dir_bits {
             return slot;
         }
-        let shift = 64 - prefix_bits;
-        offset(slot.start, equal_run(&self.keys[slot], |k| k >> shift, key >> shift))
+        let subdirectory = if slot.len() > SUBDIRECTORY_MIN { self.subdirectories.get(s, self.dir_bits) } else { None };
+        let (range, known) = match subdirectory {
+            Some(sub) => sub.shared_range(key, bits),
+            None => (slot, self.dir_bits),
+        };
+        if known >= bits {
+            return range;
+        }
+        let shift = 64 - bits;
+        offset(range.start, equal_run(&self.keys[range], |k| k >> shift, key >> shift))
     }
 
     /// The directory slot holding `key`: the keys sharing its top `dir_bits` bits.
@@ -82,14 +120,33 @@ impl SortedTable {
 
     /// The range of keys equal to `key`.
     pub(crate) fn equal_range(&self, key: u64) -> Range<usize> {
-        let slot = self.slot_range(key);
-        offset(slot.start, equal_run(&self.keys[slot], |k| k, key))
+        self.shared_range(key, 64)
     }
 
     /// Calls `visit(index, distance)` for every key within distance `k` of `query` among those
-    /// sharing its top `prefix_bits` bits, in key order. `examined` counts the keys compared.
+    /// sharing its top `prefix_bits` bits, equal keys one after another. `examined` counts the
+    /// keys compared.
     #[inline]
     pub(crate) fn probe(
+        &self,
+        query: u64,
+        prefix_bits: u32,
+        k: u32,
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let range = self.prefix_range(query, prefix_bits);
+        if range.len() > HOT_MIN
+            && let Ok(i) = self.hot.binary_search_by_key(&range.start, |hot| hot.range.start)
+        {
+            return self.hot[i].probe(&self.keys, query, k, examined, visit);
+        }
+        within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
+    }
+
+    /// [`SortedTable::probe`] without looking for a hot range: the keys in key order.
+    #[inline]
+    pub(crate) fn probe_plain(
         &self,
         query: u64,
         prefix_bits: u32,
@@ -197,26 +254,117 @@ mod tests {
         /// keys dense enough that most ranges are long.
         #[test]
         fn descent_matches_a_scan(
-            mut keys in prop::collection::vec(0u64..4096, 100..2000),
+            mut keys in prop::collection::vec(0u64..4096, 100..5000),
             query in 0u64..4096,
             k in 0u32..5,
             prefix_bits in 1u32..52,
         ) {
             keys.sort_unstable();
-            let table = SortedTable::from_sorted(keys.clone(), prefix_bits);
-            let mut found = Vec::new();
-            let mut examined = 0;
-            let _ = table.probe(query, prefix_bits, k, &mut examined, &mut |i, d| {
-                found.push((i, d));
-                ControlFlow::Continue(())
-            });
+            let table = SortedTable::without_hot_ranges(keys.clone(), prefix_bits);
+            let (mut found, _) = probed(&table, query, prefix_bits, k);
             found.sort_unstable();
-            let shift = 64 - prefix_bits;
-            let expected: Vec<(usize, u32)> = keys.iter().enumerate()
-                .filter(|(_, key)| *key >> shift == query >> shift && (*key ^ query).count_ones() <= k)
-                .map(|(i, key)| (i, (key ^ query).count_ones()))
-                .collect();
-            prop_assert_eq!(found, expected);
+            prop_assert_eq!(found, scanned(&keys, query, prefix_bits, k));
         }
+
+        /// With keys crowded into a few prefixes (long slots with subdirectories, hot ranges
+        /// with designs of their own), ranges and probes are exactly those of a scan.
+        #[test]
+        fn crowded_tables_match_a_scan(
+            keys in crowded_keys(),
+            queries in prop::collection::vec((any::<prop::sample::Index>(), 0u32..5, any::<u64>()), 1..12),
+            k in 0u32..5,
+            prefix_bits in 8u32..40,
+        ) {
+            let table = SortedTable::from_sorted(keys.clone(), &identity(prefix_bits, k));
+            for (pick, flips, noise) in queries {
+                // Near a stored key: its bits flipped at `flips` places drawn from `noise`.
+                let query = keys[pick.index(keys.len())] ^ spread_bits(noise, flips);
+                for bits in [table.dir_bits, prefix_bits, prefix_bits + 7, 64] {
+                    let shift = 64 - bits;
+                    let start = keys.partition_point(|&key| key >> shift < query >> shift);
+                    let end = keys.partition_point(|&key| key >> shift <= query >> shift);
+                    prop_assert_eq!(table.shared_range(query, bits), start..end, "bits {}", bits);
+                }
+                let (mut found, _) = probed(&table, query, prefix_bits, k);
+                found.sort_unstable();
+                prop_assert_eq!(found, scanned(&keys, query, prefix_bits, k));
+            }
+        }
+    }
+
+    /// A probe of a hot range examines a few keys per table of its design, not the range.
+    #[test]
+    fn a_hot_range_is_probed_through_its_own_design() {
+        let mut state = 1u64;
+        let mut keys: Vec<u64> = (0..40_000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state >> 24 // 24 leading zero bits: one prefix of 20 bits holds every key
+            })
+            .collect();
+        keys.sort_unstable();
+        let table = SortedTable::from_sorted(keys.clone(), &identity(20, 3));
+        assert_eq!(table.hot.len(), 1);
+        assert_eq!(table.hot[0].range, 0..keys.len());
+        for &stored in keys.iter().step_by(997) {
+            let query = stored ^ 0b1011;
+            let (found, examined) = probed(&table, query, 20, 3);
+            assert!(found.iter().any(|&(i, d)| keys[i] == stored && d == 3), "{query:x}");
+            assert!(examined < 2_000, "examined {examined} of {}", keys.len());
+        }
+    }
+
+    /// Sorted keys, most of them crowded: half share their top 24 bits or more (a hot range for
+    /// prefixes up to 24 bits), a quarter share another pattern over fewer low bits (with
+    /// repeats), the rest are uniform.
+    fn crowded_keys() -> impl Strategy<Value = Vec<u64>> {
+        prop::collection::vec((0u8..8, any::<u64>(), 20u32..40), 3_000..8_000).prop_map(|draws| {
+            let mut keys: Vec<u64> = draws
+                .into_iter()
+                .map(|(crowd, bits, low_bits)| match crowd {
+                    0..4 => bits >> (64 - low_bits),
+                    4..6 => (1 << 61) | (bits >> (64 - low_bits / 2)),
+                    _ => bits,
+                })
+                .collect();
+            keys.sort_unstable();
+            keys
+        })
+    }
+
+    fn identity(prefix_bits: u32, k: u32) -> Layout {
+        Layout::new(&crate::params::TableOrder { order: (0..64).collect(), prefix_bits }, k)
+    }
+
+    /// `count` distinct bit positions drawn from `seed`.
+    fn spread_bits(seed: u64, count: u32) -> u64 {
+        let mut mask = 0u64;
+        let mut state = seed;
+        while mask.count_ones() < count {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            mask |= 1 << (state >> 58);
+        }
+        mask
+    }
+
+    /// What a probe reports, and how many keys it examined.
+    fn probed(table: &SortedTable, query: u64, prefix_bits: u32, k: u32) -> (Vec<(usize, u32)>, u64) {
+        let mut found = Vec::new();
+        let mut examined = 0;
+        let _ = table.probe(query, prefix_bits, k, &mut examined, &mut |i, d| {
+            found.push((i, d));
+            ControlFlow::Continue(())
+        });
+        (found, examined)
+    }
+
+    /// The reference: every key sharing the prefix and within distance k, by a scan.
+    fn scanned(keys: &[u64], query: u64, prefix_bits: u32, k: u32) -> Vec<(usize, u32)> {
+        let shift = 64 - prefix_bits;
+        keys.iter()
+            .enumerate()
+            .filter(|(_, key)| *key >> shift == query >> shift && (*key ^ query).count_ones() <= k)
+            .map(|(i, key)| (i, (key ^ query).count_ones()))
+            .collect()
     }
 }

@@ -198,6 +198,72 @@ fn dense_prefix_does_not_degrade_to_a_scan() {
     }
 }
 
+/// A crowd under one prefix, as in the clustered set of the index_scale bench at a smaller
+/// scale: 12,000 distinct fingerprints sharing their top 24 bits, some with near copies, among
+/// 18,000 uniform ones. The crowded ranges get designs of their own (and long directory slots
+/// subdirectories); bulk-built, inserted one by one, batch-queried and reloaded, the index still
+/// answers exactly as brute force does.
+#[test]
+fn crowded_prefixes_match_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut stored: Vec<u64> = Vec::new();
+    for i in 0..30_000 {
+        let fp = if i % 5 < 2 { rng.random::<u64>() >> 24 } else { rng.random() };
+        stored.push(fp);
+        if i % 10 == 0 {
+            let d = rng.random_range(0..=5);
+            stored.push(flip_bits(&mut rng, fp, d));
+        }
+    }
+    let queries: Vec<u64> = (0..300)
+        .map(|i| match i % 3 {
+            0 => rng.random(),
+            _ => {
+                let (d, base) = (rng.random_range(0..=4), stored[rng.random_range(0..stored.len())]);
+                flip_bits(&mut rng, base, d)
+            }
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("nearcrawl-crowded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("index.nchi");
+    for params in [
+        IndexParams::manku_10_tables(),
+        IndexParams::manku_4_tables(),
+        IndexParams::single_level(1, 3, 2).unwrap(),
+        IndexParams::new(4, &[Level { blocks: 6, chosen: 2 }]).unwrap(),
+    ] {
+        let mut brute = BruteForceIndex::new(params.k());
+        let mut online = HammingIndex::new(params.clone());
+        for (i, &fp) in stored.iter().enumerate() {
+            brute.insert(Fingerprint::new(fp), i as u64);
+            online.insert(Fingerprint::new(fp), i as u64);
+        }
+        let bulk = HammingIndex::from_entries(params.clone(), brute_entries(&stored));
+        bulk.save(&file).unwrap();
+        let loaded = HammingIndex::load(&file).unwrap();
+        let qs: Vec<Fingerprint> = queries.iter().map(|&q| Fingerprint::new(q)).collect();
+        let mut expected_batch = Vec::new();
+        for (qi, &q) in qs.iter().enumerate() {
+            let expected = brute.query(q);
+            for index in [&bulk, &online, &loaded] {
+                assert_eq!(sorted(index.query(q)), expected, "{params:?} query {q}");
+                assert_eq!(index.first_match(q).is_some(), !expected.is_empty(), "{params:?} query {q}");
+            }
+            expected_batch.extend(expected.into_iter().map(|found| BatchMatch { query: qi, found }));
+        }
+        let mut batch = bulk.query_batch(&qs);
+        batch.sort_unstable();
+        expected_batch.sort_unstable();
+        assert_eq!(batch, expected_batch, "{params:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn brute_entries(stored: &[u64]) -> impl Iterator<Item = (Fingerprint, u64)> + '_ {
+    stored.iter().enumerate().map(|(i, &f)| (Fingerprint::new(f), i as u64))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
