@@ -65,19 +65,20 @@ impl Run {
         if b.len() == 0 {
             return a;
         }
+        // Each pair of old tables is dropped as soon as it is merged, so the allocator hands
+        // its memory to the next table instead of asking the kernel for fresh pages.
         let mut tables = Vec::with_capacity(layouts.len());
-        let mut ta = a.tables.into_iter();
-        let mut tb = b.tables.into_iter();
-        let (a0, b0) = (ta.next().unwrap_or_default(), tb.next().unwrap_or_default());
-        let pairs = merge_sorted(
-            a0.keys.into_iter().zip(a.payloads),
-            b0.keys.into_iter().zip(b.payloads),
-            |e| e.0,
-        );
-        let (keys, payloads) = unzip_huge(&pairs);
+        let mut a_tables = a.tables.into_iter();
+        let mut b_tables = b.tables.into_iter();
+        let (a0, b0) = (a_tables.next().unwrap_or_default(), b_tables.next().unwrap_or_default());
+        let pairs = |keys: Vec<u64>, payloads: Vec<u64>| -> Vec<(u64, u64)> { keys.into_iter().zip(payloads).collect() };
+        let merged = merge_sorted(&pairs(a0.keys, a.payloads), &pairs(b0.keys, b.payloads), |e| e.0);
+        let (keys, payloads) = unzip_huge(&merged);
+        drop(merged);
         tables.push(SortedTable::from_sorted(keys, &layouts[0]));
-        for ((x, y), layout) in ta.zip(tb).zip(&layouts[1..]) {
-            let keys = merge_sorted(x.keys.into_iter(), y.keys.into_iter(), |&k| k);
+        for ((x, y), layout) in a_tables.zip(b_tables).zip(&layouts[1..]) {
+            let keys = merge_sorted(&x.keys, &y.keys, |&k| k);
+            drop((x, y));
             tables.push(SortedTable::from_sorted(keys, layout));
         }
         Run { tables, payloads }
@@ -200,24 +201,20 @@ fn unzip_huge(entries: &[(u64, u64)]) -> (Vec<u64>, Vec<u64>) {
     (keys, payloads)
 }
 
-fn merge_sorted<T: Copy>(
-    a: impl ExactSizeIterator<Item = T>,
-    b: impl ExactSizeIterator<Item = T>,
-    key: impl Fn(&T) -> u64,
-) -> Vec<T> {
-    let mut out = huge_vec(a.len() + b.len());
-    let mut a = a.peekable();
-    let mut b = b.peekable();
-    loop {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => key(x) <= key(y),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        let next = if take_a { a.next() } else { b.next() };
-        out.extend(next);
+/// Merges two lists sorted by `key` (ties from `a` first).
+fn merge_sorted<T: Copy + Default>(a: &[T], b: &[T], key: impl Fn(&T) -> u64) -> Vec<T> {
+    let mut out = huge_filled(a.len() + b.len(), T::default());
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let from_a = key(&x) <= key(&y);
+        out[n] = if from_a { x } else { y };
+        n += 1;
+        i += usize::from(from_a);
+        j += usize::from(!from_a);
     }
+    out[n..n + a.len() - i].copy_from_slice(&a[i..]);
+    out[n + a.len() - i..].copy_from_slice(&b[j..]);
     out
 }
 

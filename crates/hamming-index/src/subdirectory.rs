@@ -42,18 +42,15 @@ pub(crate) struct Subdirectory<'a> {
 }
 
 impl Subdirectories {
-    /// The subdirectories of every slot of `directory` (prefix sums of slot lengths over sorted
-    /// `keys`, `dir_bits` bits) longer than [`SUBDIRECTORY_MIN`].
-    pub(crate) fn new(keys: &[u64], directory: &[u32], dir_bits: u32) -> Subdirectories {
-        let long: Vec<usize> = (0..directory.len().saturating_sub(1))
-            .filter(|&s| (directory[s + 1] - directory[s]) as usize > SUBDIRECTORY_MIN)
-            .collect();
+    /// The subdirectories of the slots `long` of `directory` (prefix sums of slot lengths over
+    /// sorted `keys`, `dir_bits` bits): those longer than [`SUBDIRECTORY_MIN`].
+    pub(crate) fn new(keys: &[u64], directory: &[u32], dir_bits: u32, long: &[usize]) -> Subdirectories {
         if long.is_empty() {
             return Subdirectories::default();
         }
         let mut entries = vec![Entry::default(); (2 * long.len()).next_power_of_two()];
         let mut offsets = Vec::new();
-        for &s in &long {
+        for &s in long {
             let range = directory[s] as usize..directory[s + 1] as usize;
             let log = usize::BITS - 1 - range.len().leading_zeros();
             // About two keys per entry, as in the directory itself.

@@ -52,10 +52,14 @@ impl SortedTable {
         for &key in &keys {
             offsets[slot(key, dir_bits) + 1] += 1;
         }
+        let mut long_slots = Vec::new();
         for i in 0..slots {
+            if offsets[i + 1] as usize > SUBDIRECTORY_MIN {
+                long_slots.push(i);
+            }
             offsets[i + 1] += offsets[i];
         }
-        let subdirectories = Subdirectories::new(&keys, &offsets, dir_bits);
+        let subdirectories = Subdirectories::new(&keys, &offsets, dir_bits, &long_slots);
         SortedTable { keys, dir_bits, offsets, subdirectories, hot: Vec::new() }
     }
 
