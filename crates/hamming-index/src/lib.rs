@@ -23,9 +23,16 @@
 //! probing any, so it pays about two memory latencies instead of two per table.
 //!
 //! Dense prefixes (all empty pages hash to 0; pages of one forum engine collide) do not make a
-//! probe scan: a long range of keys sharing the probe's prefix is descended bit by bit within
-//! the distance budget, so its cost is bounded by the number of bit patterns within k, not by
-//! the number of keys.
+//! probe scan, at three levels:
+//! - A directory slot holding many keys has a subdirectory on the next bits, so finding a
+//!   prefix's range or a key's payloads in it is a lookup, not a binary search.
+//! - A hot range, far more distinct keys under one table's prefix than the table's average,
+//!   gets a permuted-table design of its own over the bits the prefix leaves free (Manku's
+//!   construction applied to the range): a probe into it costs a few short probes. Only hot
+//!   ranges pay its memory, 12 bytes per distinct key per table of its design (at most 10).
+//! - Any other long range (many equal keys, say) is descended bit by bit within the distance
+//!   budget, so its cost is bounded by the number of bit patterns within k, not by the number of
+//!   keys.
 //!
 //! ```
 //! use nearcrawl_fingerprint::Fingerprint;

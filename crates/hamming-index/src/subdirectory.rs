@@ -11,8 +11,17 @@ use std::ops::Range;
 
 use crate::memory::huge_vec;
 
-/// Slots longer than this get a subdirectory.
+/// Slots longer than this get a subdirectory ...
 pub(crate) const SUBDIRECTORY_MIN: usize = 64;
+/// ... if they are also this many times longer than the average slot (a design with short
+/// prefixes, such as 4 tables of 16 bits, has long slots everywhere and binary-searches them).
+const LONG_FACTOR: usize = 16;
+
+/// The length above which a slot of a directory with `slots` slots over `len` keys gets a
+/// subdirectory.
+pub(crate) fn long_slot_threshold(len: usize, slots: usize) -> usize {
+    SUBDIRECTORY_MIN.max(LONG_FACTOR * len / slots.max(1))
+}
 
 /// The subdirectories of one table's long slots.
 #[derive(Clone, Debug, Default)]
@@ -43,7 +52,7 @@ pub(crate) struct Subdirectory<'a> {
 
 impl Subdirectories {
     /// The subdirectories of the slots `long` of `directory` (prefix sums of slot lengths over
-    /// sorted `keys`, `dir_bits` bits): those longer than [`SUBDIRECTORY_MIN`].
+    /// sorted `keys`, `dir_bits` bits): those longer than [`long_slot_threshold`].
     pub(crate) fn new(keys: &[u64], directory: &[u32], dir_bits: u32, long: &[usize]) -> Subdirectories {
         if long.is_empty() {
             return Subdirectories::default();

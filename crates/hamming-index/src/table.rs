@@ -6,7 +6,7 @@ use std::ops::{ControlFlow, Range};
 use crate::hot::{HOT_MIN, HotRange};
 use crate::layout::Layout;
 use crate::memory::huge_filled;
-use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories};
+use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, long_slot_threshold};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
 const SCAN_LIMIT: usize = 1024;
@@ -53,8 +53,9 @@ impl SortedTable {
             offsets[slot(key, dir_bits) + 1] += 1;
         }
         let mut long_slots = Vec::new();
+        let long = long_slot_threshold(keys.len(), slots);
         for i in 0..slots {
-            if offsets[i + 1] as usize > SUBDIRECTORY_MIN {
+            if offsets[i + 1] as usize > long {
                 long_slots.push(i);
             }
             offsets[i + 1] += offsets[i];
