@@ -4,7 +4,8 @@
 #  2. all near pairs at k = 3: nearcrawl near_pairs (20 tables) vs `simhash-pybind` 0.0.3 find_all
 #     (seomoz/simhash-cpp, 6 blocks = the same 20 tables) on the same 2^LOG2 fingerprints.
 # Installs both packages in their own virtualenvs under target/pybench (both are imported as
-# `simhash`). Usage: scripts/bench-python.sh [LOG2]   (default 20)
+# `simhash`). Usage: scripts/bench-python.sh [LOG2]   (default 20); REPEATS=1 for one timed run
+# per side instead of the median of 3 (2^24 takes minutes per run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log2=${1:-20}

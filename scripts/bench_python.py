@@ -1,5 +1,6 @@
 """Python side of scripts/bench-python.sh: times one package on the same data as the Rust side."""
 import json
+import os
 import re
 import statistics
 import sys
@@ -26,7 +27,7 @@ def bench_find_all(path):
 
     hashes = {int(line) for line in open(path)}
     times, pairs = [], 0
-    for _ in range(3):
+    for _ in range(max(1, int(os.environ.get("REPEATS", "3")))):
         start = time.perf_counter()
         pairs = len(simhash.find_all(hashes, 6, 3))
         times.append(time.perf_counter() - start)

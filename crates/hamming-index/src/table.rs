@@ -9,6 +9,9 @@ use crate::memory::huge_filled;
 use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, long_slot_threshold};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
+/// A scan streams through memory at about a nanosecond per key, while every split of a descent
+/// is a binary search with cache misses: on the clustered 2^24 set, dense queries took 24 us
+/// (median) with 48 here, 18 us with 1,024.
 const SCAN_LIMIT: usize = 1024;
 
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
