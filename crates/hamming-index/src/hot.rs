@@ -1,8 +1,8 @@
 //! Hot prefixes: a second permuted-table design over a long range of keys that share one
 //! table's prefix.
 //!
-//! Real fingerprints are not uniform (the paper's §3.1.1 and §4: empty pages hash to 0, pages of
-//! one site engine collide). When many distinct keys share a table's prefix, that table's
+//! Real fingerprints are not uniform (Manku et al. observed it: empty pages hash to 0, login
+//! pages of one bulletin-board engine collide). When many distinct keys share a table's prefix, that table's
 //! leading bits no longer tell them apart, and a probe into the range would examine a large
 //! part of it. Such a range gets its own small design over the bits the prefix leaves free:
 //! Manku's construction applied once more, to the range alone. Each of its tables leads with
