@@ -20,7 +20,7 @@ use crate::layout::Layout;
 use crate::memory::huge_vec;
 use crate::params::{Level, PROBE_COST, binomial, table_orders};
 use crate::run::bucket_sort;
-use crate::table::SortedTable;
+use crate::table::{SortedTable, within_distance};
 
 /// The most tables a hot range's design may have.
 pub(crate) const MAX_HOT_TABLES: usize = 10;
@@ -159,7 +159,11 @@ impl HotRange {
             hot.table.prefetch_range(sub_query);
         }
         for (s, (hot, &sub_query)) in self.tables.iter().zip(&sub_queries).enumerate() {
-            hot.table.probe_plain(sub_query, hot.layout.prefix_bits, k, examined, &mut |i, distance| {
+            // Within the range's own tables the keys are distinct and the range is not looked
+            // up again: a long sub-range is descended.
+            let bits = hot.layout.prefix_bits;
+            let sub_range = hot.table.prefix_range(sub_query, bits);
+            within_distance(&hot.table.keys, sub_range, bits, sub_query, k, k, examined, &mut |i, distance| {
                 let key = hot.layout.invert(hot.table.keys[i]);
                 // An earlier table of the range whose prefix also agrees has reported it.
                 if self.tables[..s].iter().any(|t| (key ^ query) & t.layout.prefix_mask == 0) {

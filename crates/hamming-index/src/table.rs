@@ -151,20 +151,6 @@ impl SortedTable {
         }
         within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
     }
-
-    /// [`SortedTable::probe`] without looking for a hot range: the keys in key order.
-    #[inline]
-    pub(crate) fn probe_plain(
-        &self,
-        query: u64,
-        prefix_bits: u32,
-        k: u32,
-        examined: &mut u64,
-        visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let range = self.prefix_range(query, prefix_bits);
-        within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
-    }
 }
 
 /// The range of `sorted` whose projection equals `want`; the projection must keep the order
@@ -242,7 +228,7 @@ fn scan_portable(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl
 /// can match (one binary search). The work is bounded by the number of bit patterns within the
 /// budget, whatever the number of keys, so a hot prefix never turns a probe into a table scan.
 #[allow(clippy::too_many_arguments)]
-fn within_distance(
+pub(crate) fn within_distance(
     keys: &[u64],
     range: Range<usize>,
     depth: u32,
