@@ -9,7 +9,8 @@
 
 use std::ops::Range;
 
-use crate::memory::huge_vec;
+use crate::memory::huge_filled;
+use crate::table::SortedTable;
 
 /// Slots longer than this get a subdirectory ...
 pub(crate) const SUBDIRECTORY_MIN: usize = 64;
@@ -57,16 +58,19 @@ impl Subdirectories {
         if long.is_empty() {
             return Subdirectories::default();
         }
+        // About two keys per entry, as in the directory itself.
+        let bits_of = |s: usize| {
+            let len = (directory[s + 1] - directory[s]) as usize;
+            SortedTable::directory_bits(len, (64 - dir_bits).min(24)).max(1)
+        };
+        let total: usize = long.iter().map(|&s| (1 << bits_of(s)) + 1).sum();
+        let mut offsets = huge_filled(total, 0u32);
         let mut entries = vec![Entry::default(); (2 * long.len()).next_power_of_two()];
-        let mut offsets = Vec::new();
+        let mut start = 0;
         for &s in long {
             let range = directory[s] as usize..directory[s + 1] as usize;
-            let log = usize::BITS - 1 - range.len().leading_zeros();
-            // About two keys per entry, as in the directory itself.
-            let bits = log.saturating_sub(1).clamp(1, (64 - dir_bits).min(24));
-            let start = offsets.len();
-            offsets.resize(start + (1 << bits) + 1, 0u32);
-            let sub = &mut offsets[start..];
+            let bits = bits_of(s);
+            let sub = &mut offsets[start..start + (1 << bits) + 1];
             sub[0] = range.start as u32;
             for &key in &keys[range] {
                 sub[sub_slot(key, dir_bits, bits) + 1] += 1;
@@ -79,10 +83,9 @@ impl Subdirectories {
                 at = (at + 1) & (entries.len() - 1);
             }
             entries[at] = Entry { slot_plus_one: s as u32 + 1, bits, start: start as u32 };
+            start += sub.len();
         }
-        let mut packed = huge_vec(offsets.len());
-        packed.extend_from_slice(&offsets);
-        Subdirectories { entries, offsets: packed }
+        Subdirectories { entries, offsets }
     }
 
     /// The subdirectory of slot `slot` of a directory with `dir_bits` bits, if it has one.
