@@ -7,15 +7,12 @@ use nearcrawl_fingerprint::Fingerprint;
 use crate::run::{bucket_group, bucket_sort};
 use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
-use crate::run::{Run, TableProbe};
+use crate::run::Run;
 
 /// Inserts are buffered here and scanned directly until there are this many.
 const PENDING_LIMIT: usize = 128;
 /// Each level of runs holds up to this many times more entries than the one before.
 const LEVEL_GROWTH: usize = 8;
-/// How many probes ahead a batch fetches a table's memory: enough to cover a cache miss with
-/// the probes in between.
-const PREFETCH_STRIDE: usize = 16;
 
 /// A stored fingerprint within distance k of a query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -250,6 +247,7 @@ impl HammingIndex {
             }
         }
         let mut order: Vec<(u64, usize)> = Vec::with_capacity(queries.len());
+        let mut scratch = Vec::new();
         // Hits of tables 1.. wait here as (table-0 key, query, fingerprint, distance): their
         // payloads are looked up in table 0 in key order at the end, a forward walk instead of
         // a random jump per hit.
@@ -261,34 +259,18 @@ impl HammingIndex {
                 order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
                 // Grouped by key, not sorted: the walk moves forward through the table group
                 // by group, and the prefetches cover the order inside a group.
-                bucket_group(&mut order, |e| e.0);
-                let table = &run.tables[j];
-                for (position, &(key, query)) in order.iter().enumerate() {
-                    // Keys ahead in the walk are fetched while this one is probed: their
-                    // directory slots two strides ahead, their ranges one stride ahead.
-                    if let Some(&(ahead, _)) = order.get(position + 2 * PREFETCH_STRIDE) {
-                        table.prefetch_slot(ahead);
+                bucket_group(&mut order, &mut scratch, |e| e.0);
+                let mut previous = None;
+                run.walk_table(&self.layouts, j, k, &order, &mut examined, &mut |query, index, found, distance| {
+                    if j == 0 {
+                        let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
+                        out.push(BatchMatch { query, found });
+                    } else if previous != Some((query, found)) {
+                        // Equal fingerprints sit together; one lookup gives all their payloads.
+                        previous = Some((query, found));
+                        deferred.push((self.layouts[0].apply(found), query, found, distance));
                     }
-                    if let Some(&(ahead, _)) = order.get(position + PREFETCH_STRIDE) {
-                        table.prefetch_range(ahead);
-                    }
-                    // Recomputed from the key: reading queries[query] here would be a random
-                    // access, a cache miss per probe on large batches.
-                    let fp = layout.invert(key);
-                    let mut previous = None;
-                    let probe = TableProbe { table: j, fp, key, k, canonical: true };
-                    let _ = run.table_hits(&self.layouts, probe, &mut examined, &mut |index, found, distance| {
-                        if j == 0 {
-                            let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
-                            out.push(BatchMatch { query, found });
-                        } else if previous != Some(found) {
-                            // Equal fingerprints sit together; one lookup gives all their payloads.
-                            previous = Some(found);
-                            deferred.push((self.layouts[0].apply(found), query, found, distance));
-                        }
-                        ControlFlow::Continue(())
-                    });
-                }
+                });
             }
             bucket_sort(&mut deferred, |e| e.0);
             for &(_, query, found, distance) in &deferred {

@@ -5,19 +5,22 @@ use std::ops::ControlFlow;
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::table::SortedTable;
+use crate::table::{SortedTable, scan_prefix};
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
 /// at most 20; a larger one probes the rest without).
 const MAX_PREFETCHED_TABLES: usize = 64;
 
-/// One table's share of a query: the entries of table `table` within distance `k` of `fp`
-/// (`key` is `fp` in that table's bit order); with `canonical`, only those no earlier table
+/// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
+/// with the probes in between.
+const PREFETCH_STRIDE: usize = 16;
+
+/// One table's share of a query: the entries of table `table` within distance `k` of the query
+/// whose key in that table's bit order is `key`; with `canonical`, only those no earlier table
 /// reports (so every entry is reported once).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TableProbe {
     pub(crate) table: usize,
-    pub(crate) fp: u64,
     pub(crate) key: u64,
     pub(crate) k: u32,
     pub(crate) canonical: bool,
@@ -129,7 +132,7 @@ impl Run {
         }
         for (j, layout) in layouts.iter().enumerate() {
             let key = if j < ahead { keys[j] } else { layout.apply(fp) };
-            self.table_matches(layouts, TableProbe { table: j, fp, key, k, canonical }, examined, visit)?;
+            self.table_matches(layouts, TableProbe { table: j, key, k, canonical }, examined, visit)?;
         }
         ControlFlow::Continue(())
     }
@@ -161,6 +164,7 @@ impl Run {
     /// Calls `visit(index, fingerprint, distance)` for the keys of the probed table within
     /// distance k of the query: `index` is the key's position in that table. Payloads are left
     /// to the caller.
+    #[inline]
     pub(crate) fn table_hits(
         &self,
         layouts: &[Layout],
@@ -168,15 +172,103 @@ impl Run {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let TableProbe { table: j, fp, key, k, canonical } = probe;
-        let (layout, table) = (&layouts[j], &self.tables[j]);
-        table.probe(key, layout.prefix_bits, k, examined, &mut |index, distance| {
-            let found = layout.invert(table.keys[index]);
-            if canonical && layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
-                return ControlFlow::Continue(());
+        let prefix_bits = layouts[probe.table].prefix_bits;
+        self.tables[probe.table].probe(probe.key, prefix_bits, probe.k, examined, &mut |index, distance| {
+            match self.reported(layouts, probe, index) {
+                Some(found) => visit(index, found, distance),
+                None => ControlFlow::Continue(()),
             }
-            visit(index, found, distance)
         })
+    }
+
+    /// The fingerprint of the entry at `index` of the probed table, if the probe reports it:
+    /// with `canonical`, not when an earlier table's prefix also agrees with the query (that
+    /// table reports it).
+    #[inline(always)]
+    fn reported(&self, layouts: &[Layout], probe: TableProbe, index: usize) -> Option<u64> {
+        let (j, layout) = (probe.table, &layouts[probe.table]);
+        let stored = self.tables[j].keys[index];
+        // The permutation commutes with XOR: the bits where query and entry differ are found
+        // without inverting the query's key on every probe.
+        if probe.canonical && j > 0 {
+            let differ = layout.invert(stored ^ probe.key);
+            if layouts[..j].iter().any(|l| differ & l.prefix_mask == 0) {
+                return None;
+            }
+        }
+        Some(layout.invert(stored))
+    }
+
+    /// Probes table `j` for every `(key, query)` of `order` (keys in table j's bit order,
+    /// grouped so that the walk moves forward through the table) and calls `visit(query, index,
+    /// fingerprint, distance)` for the hits no earlier table reports: `index` is the hit's
+    /// position in table j. Memory is fetched ahead of the walk.
+    pub(crate) fn walk_table(
+        &self,
+        layouts: &[Layout],
+        j: usize,
+        k: u32,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the processor has the popcnt instruction, checked just above.
+            return unsafe { self.walk_table_with_popcnt(layouts, j, k, order, examined, visit) };
+        }
+        self.walk_table_portable(layouts, j, k, order, examined, visit);
+    }
+
+    /// [`Run::walk_table`] compiled with the popcnt instruction enabled, so that the probes and
+    /// scans inline into one loop instead of each checking for it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn walk_table_with_popcnt(
+        &self,
+        layouts: &[Layout],
+        j: usize,
+        k: u32,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        self.walk_table_portable(layouts, j, k, order, examined, visit);
+    }
+
+    #[inline(always)]
+    fn walk_table_portable(
+        &self,
+        layouts: &[Layout],
+        j: usize,
+        k: u32,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        let (table, prefix_bits) = (&self.tables[j], layouts[j].prefix_bits);
+        for (position, &(key, query)) in order.iter().enumerate() {
+            // Keys ahead in the walk are fetched while this one is probed: their directory
+            // slots two strides ahead, their ranges one stride ahead.
+            if let Some(&(ahead, _)) = order.get(position + 2 * PREFETCH_STRIDE) {
+                table.prefetch_slot(ahead);
+            }
+            if let Some(&(ahead, _)) = order.get(position + PREFETCH_STRIDE) {
+                table.prefetch_range(ahead);
+            }
+            let probe = TableProbe { table: j, key, k, canonical: true };
+            let mut hit = |index, distance| {
+                if let Some(found) = self.reported(layouts, probe, index) {
+                    visit(query, index, found, distance);
+                }
+                ControlFlow::Continue(())
+            };
+            // The common case, a short slot, inline; the rest through the full probe.
+            let _ = match table.short_slot(key) {
+                Some(slot) => scan_prefix(&table.keys, slot, key, prefix_bits, k, examined, &mut hit),
+                None => table.probe(key, prefix_bits, k, examined, &mut hit),
+            };
+        }
     }
 
     /// Calls `visit` with the payload of every entry stored with fingerprint `found`.
@@ -222,45 +314,56 @@ fn merge_sorted<T: Copy + Default>(a: &[T], b: &[T], key: impl Fn(&T) -> u64) ->
 /// len / 64 buckets, each then sorted in cache. Much faster than a comparison sort on tens of
 /// millions of uniformly spread keys; skewed keys only make some buckets bigger.
 pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-    bucket_order(items, &key, true);
+    if items.len() <= SMALL_SORT {
+        items.sort_unstable_by_key(|item| key(item));
+        return;
+    }
+    let mut out = huge_filled(items.len(), T::default());
+    let starts = scatter_by_top_bits(items, &mut out, &key);
+    for w in starts.windows(2) {
+        out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+    }
+    *items = out;
 }
 
 /// Groups items by the top bits of their key (about 64 per group, groups in key order) without
 /// sorting inside a group: enough order for a walk through a sorted table to move forward,
-/// at the cost of one scatter pass.
-pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-    bucket_order(items, &key, false);
-}
-
-fn bucket_order<T: Copy + Default>(items: &mut Vec<T>, key: &impl Fn(&T) -> u64, sort_groups: bool) {
-    const SMALL: usize = 1 << 14;
-    if items.len() <= SMALL {
+/// at the cost of one scatter pass. `scratch` is reused from call to call (it ends up holding
+/// the old order), so grouping for table after table allocates nothing new.
+pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, scratch: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    if items.len() <= SMALL_SORT {
         items.sort_unstable_by_key(|item| key(item));
         return;
     }
+    scratch.clear();
+    scratch.resize(items.len(), T::default());
+    scatter_by_top_bits(items, scratch, &key);
+    std::mem::swap(items, scratch);
+}
+
+/// Up to this many items are sorted directly instead of scattered first.
+const SMALL_SORT: usize = 1 << 14;
+
+/// Writes `items` into `out` (as long) grouped by the top bits of their key, about 64 items per
+/// group, and returns where each group starts (plus the end).
+fn scatter_by_top_bits<T: Copy>(items: &[T], out: &mut [T], key: &impl Fn(&T) -> u64) -> Vec<usize> {
     let log = usize::BITS - 1 - items.len().leading_zeros();
     let bits = log.saturating_sub(6).clamp(1, 22);
     let shift = 64 - bits;
     let mut starts = vec![0usize; (1 << bits) + 1];
-    for item in items.iter() {
+    for item in items {
         starts[(key(item) >> shift) as usize + 1] += 1;
     }
     for i in 0..1 << bits {
         starts[i + 1] += starts[i];
     }
     let mut next = starts.clone();
-    let mut out = huge_filled(items.len(), T::default());
-    for item in items.iter() {
+    for item in items {
         let slot = &mut next[(key(item) >> shift) as usize];
         out[*slot] = *item;
         *slot += 1;
     }
-    if sort_groups {
-        for w in starts.windows(2) {
-            out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
-        }
-    }
-    *items = out;
+    starts
 }
 
 #[cfg(test)]
@@ -284,7 +387,8 @@ mod tests {
         fn bucket_group_keeps_the_items_in_groups_of_rising_top_bits(mut v in prop::collection::vec(any::<u64>(), 20_000..40_000)) {
             let mut expected = v.clone();
             expected.sort_unstable();
-            bucket_group(&mut v, |&k| k);
+            let mut scratch = vec![7; 3];
+            bucket_group(&mut v, &mut scratch, |&k| k);
             // The groups are the scatter's buckets: by the top `bits` bits, rising.
             let bits = (usize::BITS - 1 - v.len().leading_zeros()).saturating_sub(6).clamp(1, 22);
             prop_assert!(v.windows(2).all(|w| w[0] >> (64 - bits) <= w[1] >> (64 - bits)));

@@ -14,6 +14,11 @@ use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, long_slot_threshold}
 /// (median) with 48 here, 18 us with 1,024.
 const SCAN_LIMIT: usize = 1024;
 
+/// Directory slots at most this long are scanned whole by a probe, without narrowing them to
+/// the prefix first: a slot holds about two keys on average, and a binary search costs more
+/// than a few popcounts.
+const SHORT_SLOT: usize = 16;
+
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
 /// top `dir_bits` bits equal b, so a probe costs a directory read and a short scan instead of a
 /// binary search over the whole table. Hot ranges (far more keys sharing a prefix than the
@@ -126,6 +131,13 @@ impl SortedTable {
         }
     }
 
+    /// The directory slot of `query` if it is short enough for a probe to scan it whole (see
+    /// [`scan_prefix`]), as nearly all are.
+    #[inline(always)]
+    pub(crate) fn short_slot(&self, query: u64) -> Option<Range<usize>> {
+        Some(self.slot_range(query)).filter(|slot| slot.len() <= SHORT_SLOT)
+    }
+
     /// The range of keys equal to `key`.
     pub(crate) fn equal_range(&self, key: u64) -> Range<usize> {
         self.shared_range(key, 64)
@@ -143,6 +155,9 @@ impl SortedTable {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        if let Some(slot) = self.short_slot(query) {
+            return scan_prefix(&self.keys, slot, query, prefix_bits, k, examined, visit);
+        }
         let range = self.prefix_range(query, prefix_bits);
         if range.len() > HOT_MIN
             && let Ok(i) = self.hot.binary_search_by_key(&range.start, |hot| hot.range.start)
@@ -151,6 +166,32 @@ impl SortedTable {
         }
         within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
     }
+}
+
+/// Calls `visit(index, distance)` for the keys of `keys[range]` within distance `k` of `query`
+/// that share its top `prefix_bits` bits. For a short directory slot this is cheaper than
+/// narrowing the slot to the prefix first: the keys whose prefix differs are dropped after the
+/// distance test, which few pass. Inlined with the caller's instruction set (popcnt or not).
+#[inline(always)]
+pub(crate) fn scan_prefix(
+    keys: &[u64],
+    range: Range<usize>,
+    query: u64,
+    prefix_bits: u32,
+    k: u32,
+    examined: &mut u64,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    *examined += range.len() as u64;
+    let shift = 64 - prefix_bits;
+    for i in range {
+        let differ = keys[i] ^ query;
+        let distance = differ.count_ones();
+        if distance <= k && differ.checked_shr(shift).unwrap_or(0) == 0 {
+            visit(i, distance)?;
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// The range of `sorted` whose projection equals `want`; the projection must keep the order
@@ -203,6 +244,7 @@ fn scan(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(us
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
+#[inline]
 fn scan_with_popcnt(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
     scan_portable(keys, base, query, k, visit)
 }
