@@ -125,10 +125,10 @@ impl CompressedTables {
                     if key < lo || key > hi || distance > k {
                         continue;
                     }
-                    let found = layout.invert(key);
-                    if canonical && self.layouts[..j].iter().any(|l| (fp ^ found) & l.prefix_mask == 0) {
+                    if canonical && layout.earlier_table_agrees(key ^ query) {
                         continue;
                     }
+                    let found = layout.invert(key);
                     let mut emit = |payload| {
                         visit(Match { fingerprint: Fingerprint::new(found), payload, distance })
                     };

@@ -16,7 +16,7 @@
 
 use std::ops::{ControlFlow, Range};
 
-use crate::layout::Layout;
+use crate::layout::{Layout, design_layouts};
 use crate::memory::huge_vec;
 use crate::params::{Level, PROBE_COST, binomial, table_orders};
 use crate::run::bucket_sort;
@@ -118,10 +118,9 @@ impl HotRange {
         if cost > n / 4.0 {
             return None;
         }
-        let tables = orders
-            .iter()
-            .map(|order| {
-                let layout = Layout::new(order, k);
+        let tables = design_layouts(&orders, k)
+            .into_iter()
+            .map(|layout| {
                 let mut entries: Vec<(u64, u32)> = distinct.iter().map(|&(key, at)| (layout.apply(key), at)).collect();
                 bucket_sort(&mut entries, |e| e.0);
                 let mut sub_keys = huge_vec(entries.len());
@@ -158,17 +157,17 @@ impl HotRange {
         for (&sub_query, hot) in sub_queries.iter().zip(&self.tables) {
             hot.table.prefetch_range(sub_query);
         }
-        for (s, (hot, &sub_query)) in self.tables.iter().zip(&sub_queries).enumerate() {
+        for (hot, &sub_query) in self.tables.iter().zip(&sub_queries) {
             // Within the range's own tables the keys are distinct and the range is not looked
             // up again: a long sub-range is descended.
             let bits = hot.layout.prefix_bits;
             let sub_range = hot.table.prefix_range(sub_query, bits);
             within_distance(&hot.table.keys, sub_range, bits, sub_query, k, k, examined, &mut |i, distance| {
-                let key = hot.layout.invert(hot.table.keys[i]);
                 // An earlier table of the range whose prefix also agrees has reported it.
-                if self.tables[..s].iter().any(|t| (key ^ query) & t.layout.prefix_mask == 0) {
+                if hot.layout.earlier_table_agrees(hot.table.keys[i] ^ sub_query) {
                     return ControlFlow::Continue(());
                 }
+                let key = hot.layout.invert(hot.table.keys[i]);
                 let first = hot.first[i] as usize;
                 let equal = keys[first..self.range.end].iter().take_while(|&&other| other == key).count();
                 (first..first + equal).try_for_each(|index| visit(index, distance))

@@ -22,6 +22,9 @@ pub(crate) struct Layout {
     pub(crate) prefix_mask: u64,
     /// The Hamming radius k of the design.
     pub(crate) k: u32,
+    /// The prefix masks of the design's earlier tables, in this table's key order: a stored key
+    /// that agrees with the query key on one of them was reported by that earlier table.
+    earlier_prefixes: Vec<u64>,
 }
 
 impl Layout {
@@ -46,7 +49,14 @@ impl Layout {
         let prefix_mask = table.order[..table.prefix_bits as usize]
             .iter()
             .fold(0u64, |m, &b| m | 1 << (63 - b));
-        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask, k }
+        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask, k, earlier_prefixes: Vec::new() }
+    }
+
+    /// True when keys of this table that differ in the bits of `differ` (a XOR of two keys)
+    /// agree on an earlier table's prefix: that table reports the pair, this one skips it.
+    #[inline(always)]
+    pub(crate) fn earlier_table_agrees(&self, differ: u64) -> bool {
+        self.earlier_prefixes.iter().any(|&mask| differ & mask == 0)
     }
 
     /// π(fingerprint): the key stored in this table.
@@ -70,7 +80,17 @@ impl Layout {
 
 /// All tables' layouts for a design.
 pub(crate) fn layouts(params: &crate::IndexParams) -> Vec<Layout> {
-    params.table_orders().iter().map(|table| Layout::new(table, params.k())).collect()
+    design_layouts(&params.table_orders(), params.k())
+}
+
+/// The layouts of the tables `orders`, each knowing the earlier tables' prefixes.
+pub(crate) fn design_layouts(orders: &[TableOrder], k: u32) -> Vec<Layout> {
+    let mut layouts: Vec<Layout> = orders.iter().map(|order| Layout::new(order, k)).collect();
+    for j in 0..layouts.len() {
+        let earlier = layouts[..j].iter().map(|l| layouts[j].apply(l.prefix_mask)).collect();
+        layouts[j].earlier_prefixes = earlier;
+    }
+    layouts
 }
 
 #[cfg(test)]
@@ -92,6 +112,13 @@ mod tests {
                     // The key's prefix is made of exactly the prefix-mask bits.
                     let same_prefix = layout.prefix_of(key) == layout.prefix_of(layout.apply(other));
                     prop_assert_eq!(same_prefix, (fp ^ other) & layout.prefix_mask == 0);
+                }
+                // The check in key order agrees with the check on fingerprints.
+                let layouts = layouts(&params);
+                for (j, layout) in layouts.iter().enumerate() {
+                    let by_fingerprint = layouts[..j].iter().any(|l| (fp ^ other) & l.prefix_mask == 0);
+                    let differ = layout.apply(fp) ^ layout.apply(other);
+                    prop_assert_eq!(layout.earlier_table_agrees(differ), by_fingerprint);
                 }
             }
         }

@@ -188,13 +188,8 @@ impl Run {
     fn reported(&self, layouts: &[Layout], probe: TableProbe, index: usize) -> Option<u64> {
         let (j, layout) = (probe.table, &layouts[probe.table]);
         let stored = self.tables[j].keys[index];
-        // The permutation commutes with XOR: the bits where query and entry differ are found
-        // without inverting the query's key on every probe.
-        if probe.canonical && j > 0 {
-            let differ = layout.invert(stored ^ probe.key);
-            if layouts[..j].iter().any(|l| differ & l.prefix_mask == 0) {
-                return None;
-            }
+        if probe.canonical && layout.earlier_table_agrees(stored ^ probe.key) {
+            return None;
         }
         Some(layout.invert(stored))
     }
@@ -327,8 +322,8 @@ pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T
 }
 
 /// Groups items by the top bits of their key (about 64 per group, groups in key order) without
-/// sorting inside a group: enough order for a walk through a sorted table to move forward,
-/// at the cost of one scatter pass. `scratch` is reused from call to call (it ends up holding
+/// sorting inside a group (unless it is crowded): enough order for a walk through a sorted table
+/// to move forward, at the cost of one scatter pass. `scratch` is reused from call to call (it ends up holding
 /// the old order), so grouping for table after table allocates nothing new.
 pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, scratch: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     if items.len() <= SMALL_SORT {
@@ -337,9 +332,17 @@ pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, scratch: &mut 
     }
     scratch.clear();
     scratch.resize(items.len(), T::default());
-    scatter_by_top_bits(items, scratch, &key);
+    let starts = scatter_by_top_bits(items, scratch, &key);
+    // A crowded group (queries into a dense prefix of the table) is sorted after all: its
+    // queries probe the same long ranges, and one after another they find them in cache.
+    for w in starts.windows(2).filter(|w| w[1] - w[0] > CROWDED_GROUP) {
+        scratch[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+    }
     std::mem::swap(items, scratch);
 }
+
+/// A group of [`bucket_group`] longer than this (four times the average) is sorted.
+const CROWDED_GROUP: usize = 256;
 
 /// Up to this many items are sorted directly instead of scattered first.
 const SMALL_SORT: usize = 1 << 14;
