@@ -460,7 +460,7 @@ mod tests {
     type Visit<'a> = &'a mut dyn FnMut(usize, u32) -> ControlFlow<()>;
 
     /// What one scan implementation visits.
-    fn scanned_with(keys: &[u64], base: usize, query: u64, k: u32, scan: impl Fn(&[u64], usize, u64, u32, Visit) -> ControlFlow<()>) -> Vec<(usize, u32)> {
+    fn scanned_with(keys: &[u64], base: usize, query: u64, k: u32, scan: impl Fn(&[u64], usize, u64, u32, Visit<'_>) -> ControlFlow<()>) -> Vec<(usize, u32)> {
         let mut found = Vec::new();
         let _ = scan(keys, base, query, k, &mut |i, d| {
             found.push((i, d));
