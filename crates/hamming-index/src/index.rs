@@ -273,12 +273,9 @@ impl HammingIndex {
                 });
             }
             bucket_sort(&mut deferred, |e| e.0);
-            for &(_, query, found, distance) in &deferred {
-                let _ = run.payloads_of(&self.layouts, found, &mut |payload| {
-                    out.push(BatchMatch { query, found: Match { fingerprint: Fingerprint::new(found), payload, distance } });
-                    ControlFlow::Continue(())
-                });
-            }
+            run.payloads_in_key_order(&deferred, |e| e.0, &mut |&(_, query, found, distance), payload| {
+                out.push(BatchMatch { query, found: Match { fingerprint: Fingerprint::new(found), payload, distance } });
+            });
             deferred.clear();
         }
         out

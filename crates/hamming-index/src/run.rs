@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::table::{SortedTable, scan_prefix};
+use crate::table::{SortedTable, prefetch, scan_prefix};
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
 /// at most 20; a larger one probes the rest without).
@@ -266,6 +266,27 @@ impl Run {
         }
     }
 
+    /// Calls `visit(item, payload)` for each of `items`, sorted by their table-0 key, and
+    /// each payload stored under that key: a forward walk through table 0 that fetches the
+    /// memory of the keys and payloads ahead.
+    pub(crate) fn payloads_in_key_order<T>(&self, items: &[T], key: impl Fn(&T) -> u64, visit: &mut impl FnMut(&T, u64)) {
+        let table = &self.tables[0];
+        for (position, item) in items.iter().enumerate() {
+            if let Some(ahead) = items.get(position + 2 * PREFETCH_STRIDE) {
+                table.prefetch_slot(key(ahead));
+            }
+            if let Some(ahead) = items.get(position + PREFETCH_STRIDE) {
+                let start = table.prefetch_range(key(ahead));
+                if let Some(payload) = self.payloads.get(start) {
+                    prefetch(payload);
+                }
+            }
+            for i in table.equal_range(key(item)) {
+                visit(item, self.payloads[i]);
+            }
+        }
+    }
+
     /// Calls `visit` with the payload of every entry stored with fingerprint `found`.
     pub(crate) fn payloads_of(
         &self,
@@ -330,8 +351,11 @@ pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, scratch: &mut 
         items.sort_unstable_by_key(|item| key(item));
         return;
     }
-    scratch.clear();
-    scratch.resize(items.len(), T::default());
+    // Every place of `scratch` is written by the scatter: it needs the length, not the values.
+    if scratch.len() != items.len() {
+        scratch.clear();
+        scratch.resize(items.len(), T::default());
+    }
     let starts = scatter_by_top_bits(items, scratch, &key);
     // A crowded group (queries into a dense prefix of the table) is sorted after all: its
     // queries probe the same long ranges, and one after another they find them in cache.

@@ -123,12 +123,14 @@ impl SortedTable {
     }
 
     /// Reads the directory slot of `key` (prefetched before) and asks for the first keys of its
-    /// range to be brought into cache, without waiting for them.
+    /// range to be brought into cache, without waiting for them. Returns where the range starts.
     #[inline]
-    pub(crate) fn prefetch_range(&self, key: u64) {
-        if let Some(first) = self.keys.get(self.slot_range(key).start) {
+    pub(crate) fn prefetch_range(&self, key: u64) -> usize {
+        let start = self.slot_range(key).start;
+        if let Some(first) = self.keys.get(start) {
             prefetch(first);
         }
+        start
     }
 
     /// The directory slot of `query` if it is short enough for a probe to scan it whole (see
@@ -211,7 +213,7 @@ fn offset(base: usize, range: Range<usize>) -> Range<usize> {
 /// processor can have one outstanding for every table of a query instead of stalling on the
 /// first miss once its reorder window is full.
 #[inline]
-fn prefetch<T>(item: &T) {
+pub(crate) fn prefetch<T>(item: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults and changes no memory, and the address
     // comes from a live reference.
