@@ -231,6 +231,7 @@ impl Run {
         self.walk_table_portable(layouts, j, k, order, examined, visit);
     }
 
+    /// The walk itself, inlined into each instruction-set version above.
     #[inline(always)]
     fn walk_table_portable(
         &self,
