@@ -261,7 +261,7 @@ impl HammingIndex {
                 // by group, and the prefetches cover the order inside a group.
                 bucket_group(&mut order, &mut scratch, |e| e.0);
                 let mut previous = None;
-                run.walk_table(&self.layouts, j, k, &order, &mut examined, &mut |query, index, found, distance| {
+                run.walk_table(&self.layouts, j, &order, &mut examined, &mut |query, index, found, distance| {
                     if j == 0 {
                         let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
                         out.push(BatchMatch { query, found });

@@ -202,7 +202,6 @@ impl Run {
         &self,
         layouts: &[Layout],
         j: usize,
-        k: u32,
         order: &[(u64, usize)],
         examined: &mut u64,
         visit: &mut impl FnMut(usize, usize, u64, u32),
@@ -210,9 +209,9 @@ impl Run {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("popcnt") {
             // SAFETY: the processor has the popcnt instruction, checked just above.
-            return unsafe { self.walk_table_with_popcnt(layouts, j, k, order, examined, visit) };
+            return unsafe { self.walk_table_with_popcnt(layouts, j, order, examined, visit) };
         }
-        self.walk_table_portable(layouts, j, k, order, examined, visit);
+        self.walk_table_portable(layouts, j, order, examined, visit);
     }
 
     /// [`Run::walk_table`] compiled with the popcnt instruction enabled, so that the probes and
@@ -223,12 +222,11 @@ impl Run {
         &self,
         layouts: &[Layout],
         j: usize,
-        k: u32,
         order: &[(u64, usize)],
         examined: &mut u64,
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
-        self.walk_table_portable(layouts, j, k, order, examined, visit);
+        self.walk_table_portable(layouts, j, order, examined, visit);
     }
 
     /// The walk itself, inlined into each instruction-set version above.
@@ -237,12 +235,11 @@ impl Run {
         &self,
         layouts: &[Layout],
         j: usize,
-        k: u32,
         order: &[(u64, usize)],
         examined: &mut u64,
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
-        let (table, prefix_bits) = (&self.tables[j], layouts[j].prefix_bits);
+        let (table, prefix_bits, k) = (&self.tables[j], layouts[j].prefix_bits, layouts[j].k);
         for (position, &(key, query)) in order.iter().enumerate() {
             // Keys ahead in the walk are fetched while this one is probed: their directory
             // slots two strides ahead, their ranges one stride ahead.
@@ -262,7 +259,7 @@ impl Run {
             // The common case, a short slot, inline; the rest through the full probe.
             let _ = match table.short_slot(key) {
                 Some(slot) => scan_prefix(&table.keys, slot, key, prefix_bits, k, examined, &mut hit),
-                None => table.probe(key, prefix_bits, k, examined, &mut hit),
+                None => table.probe_long_slot(key, prefix_bits, k, examined, &mut hit),
             };
         }
     }

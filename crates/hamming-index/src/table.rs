@@ -157,9 +157,22 @@ impl SortedTable {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if let Some(slot) = self.short_slot(query) {
-            return scan_prefix(&self.keys, slot, query, prefix_bits, k, examined, visit);
+        match self.short_slot(query) {
+            Some(slot) => scan_prefix(&self.keys, slot, query, prefix_bits, k, examined, visit),
+            None => self.probe_long_slot(query, prefix_bits, k, examined, visit),
         }
+    }
+
+    /// [`SortedTable::probe`] for a query whose directory slot is not short: its prefix range
+    /// through the subdirectory, then the range's own design if it is hot, else a descent.
+    pub(crate) fn probe_long_slot(
+        &self,
+        query: u64,
+        prefix_bits: u32,
+        k: u32,
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         let range = self.prefix_range(query, prefix_bits);
         if range.len() > HOT_MIN
             && let Ok(i) = self.hot.binary_search_by_key(&range.start, |hot| hot.range.start)
