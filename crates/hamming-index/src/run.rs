@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::table::{SortedTable, prefetch, scan_prefix};
+use crate::table::{SHORT_SLOT, SortedTable, prefetch};
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
 /// at most 20; a larger one probes the rest without).
@@ -229,7 +229,10 @@ impl Run {
         self.walk_table_portable(layouts, j, order, examined, visit);
     }
 
-    /// The walk itself, inlined into each instruction-set version above.
+    /// The walk itself, inlined into each instruction-set version above. Its loop is written
+    /// for the common probe, a short directory slot scanned whole: the table's parts, shifts
+    /// and masks are set up once, and the keys ahead are read without bounds checks (the order
+    /// is walked as three offset iterators). Long slots go through the full probe.
     #[inline(always)]
     fn walk_table_portable(
         &self,
@@ -239,29 +242,25 @@ impl Run {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
-        let (table, prefix_bits, k) = (&self.tables[j], layouts[j].prefix_bits, layouts[j].k);
-        for (position, &(key, query)) in order.iter().enumerate() {
-            // Keys ahead in the walk are fetched while this one is probed: their directory
-            // slots two strides ahead, their ranges one stride ahead.
-            if let Some(&(ahead, _)) = order.get(position + 2 * PREFETCH_STRIDE) {
-                table.prefetch_slot(ahead);
+        let walk = TableWalk::new(&layouts[j], &self.tables[j]);
+        let (keys, offsets) = (walk.keys, walk.offsets);
+        let mut compared = 0;
+        // Keys ahead in the walk are fetched while this one is probed: their directory slots
+        // two strides ahead, their ranges one stride ahead.
+        let prefetched = order.len().saturating_sub(2 * PREFETCH_STRIDE);
+        let range_ahead = order.get(PREFETCH_STRIDE..).unwrap_or_default();
+        let slot_ahead = order.get(2 * PREFETCH_STRIDE..).unwrap_or_default();
+        for ((&(key, query), &(range_key, _)), &(slot_key, _)) in order[..prefetched].iter().zip(range_ahead).zip(slot_ahead) {
+            prefetch(&offsets[walk.slot(slot_key)]);
+            if let Some(first) = keys.get(offsets[walk.slot(range_key)] as usize) {
+                prefetch(first);
             }
-            if let Some(&(ahead, _)) = order.get(position + PREFETCH_STRIDE) {
-                table.prefetch_range(ahead);
-            }
-            let probe = TableProbe { table: j, key, k, canonical: true };
-            let mut hit = |index, distance| {
-                if let Some(found) = self.reported(layouts, probe, index) {
-                    visit(query, index, found, distance);
-                }
-                ControlFlow::Continue(())
-            };
-            // The common case, a short slot, inline; the rest through the full probe.
-            let _ = match table.short_slot(key) {
-                Some(slot) => scan_prefix(&table.keys, slot, key, prefix_bits, k, examined, &mut hit),
-                None => table.probe_long_slot(key, prefix_bits, k, examined, &mut hit),
-            };
+            walk.probe(key, query, &mut compared, visit);
         }
+        for &(key, query) in &order[prefetched..] {
+            walk.probe(key, query, &mut compared, visit);
+        }
+        *examined += compared;
     }
 
     /// Calls `visit(item, payload)` for each of `items`, sorted by their table-0 key, and
@@ -296,6 +295,60 @@ impl Run {
             visit(self.payloads[i])?;
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// One table as a batch walk reads it: its parts, shifts and masks set up once per walk, so
+/// that the loop keeps them in registers.
+struct TableWalk<'a> {
+    layout: &'a Layout,
+    table: &'a SortedTable,
+    keys: &'a [u64],
+    offsets: &'a [u32],
+    /// `63 - dir_bits`: a key's slot is `(key >> 1) >> dir_shift`, defined also for 0 bits.
+    dir_shift: u32,
+    /// The key bits of the table's prefix.
+    prefix_mask: u64,
+}
+
+impl<'a> TableWalk<'a> {
+    fn new(layout: &'a Layout, table: &'a SortedTable) -> TableWalk<'a> {
+        let (keys, offsets, dir_bits) = table.walk_parts();
+        let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
+        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask }
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        ((key >> 1) >> self.dir_shift) as usize
+    }
+
+    /// Probes for `key` of query number `query` and calls `visit(query, index, fingerprint,
+    /// distance)` for the hits this table reports. A short slot is scanned here, inline with the
+    /// caller's instruction set; a long one goes through the full probe.
+    #[inline(always)]
+    fn probe(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        let (layout, k) = (self.layout, self.layout.k);
+        let s = self.slot(key);
+        let (start, end) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
+        if end - start <= SHORT_SLOT {
+            *compared += (end - start) as u64;
+            for (i, &stored) in self.keys[start..end].iter().enumerate() {
+                let differ = stored ^ key;
+                let distance = differ.count_ones();
+                if distance <= k && differ & self.prefix_mask == 0 && !layout.earlier_table_agrees(differ) {
+                    visit(query, start + i, layout.invert(stored), distance);
+                }
+            }
+        } else {
+            let _ = self.table.probe_long_slot(key, layout.prefix_bits, k, compared, &mut |index, distance| {
+                let stored = self.keys[index];
+                if !layout.earlier_table_agrees(stored ^ key) {
+                    visit(query, index, layout.invert(stored), distance);
+                }
+                ControlFlow::Continue(())
+            });
+        }
     }
 }
 

@@ -17,7 +17,7 @@ const SCAN_LIMIT: usize = 1024;
 /// Directory slots at most this long are scanned whole by a probe, without narrowing them to
 /// the prefix first: a slot holds about two keys on average, and a binary search costs more
 /// than a few popcounts.
-const SHORT_SLOT: usize = 16;
+pub(crate) const SHORT_SLOT: usize = 16;
 
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
 /// top `dir_bits` bits equal b, so a probe costs a directory read and a short scan instead of a
@@ -131,6 +131,13 @@ impl SortedTable {
             prefetch(first);
         }
         start
+    }
+
+    /// The parts a batch walk reads for every probe, so that its loop keeps them in registers
+    /// instead of reloading them through the table.
+    #[inline(always)]
+    pub(crate) fn walk_parts(&self) -> (&[u64], &[u32], u32) {
+        (&self.keys, &self.offsets, self.dir_bits)
     }
 
     /// The directory slot of `query` if it is short enough for a probe to scan it whole (see
