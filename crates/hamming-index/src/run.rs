@@ -336,18 +336,24 @@ impl<'a> TableWalk<'a> {
             for (i, &stored) in self.keys[start..end].iter().enumerate() {
                 let differ = stored ^ key;
                 let distance = differ.count_ones();
-                if distance <= k && differ & self.prefix_mask == 0 && !layout.earlier_table_agrees(differ) {
-                    visit(query, start + i, layout.invert(stored), distance);
+                if distance <= k && differ & self.prefix_mask == 0 {
+                    self.report(query, start + i, differ, distance, visit);
                 }
             }
         } else {
             let _ = self.table.probe_long_slot(key, layout.prefix_bits, k, compared, &mut |index, distance| {
-                let stored = self.keys[index];
-                if !layout.earlier_table_agrees(stored ^ key) {
-                    visit(query, index, layout.invert(stored), distance);
-                }
+                self.report(query, index, self.keys[index] ^ key, distance, visit);
                 ControlFlow::Continue(())
             });
+        }
+    }
+
+    /// Visits the hit at `index` (whose key differs from the query's in `differ`) unless an
+    /// earlier table reports it.
+    #[inline(always)]
+    fn report(&self, query: usize, index: usize, differ: u64, distance: u32, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        if !self.layout.earlier_table_agrees(differ) {
+            visit(query, index, self.layout.invert(self.keys[index]), distance);
         }
     }
 }

@@ -13,8 +13,8 @@ use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, long_slot_threshold}
 /// scan and the range in cache), while every split of a descent is a binary search with cache
 /// misses, and a split of a range this short seldom saves a scan of both halves: the budget of k
 /// differing bits prunes only deep down. On the clustered 2^24 set, dense queries took 24 us
-/// (median) with 48 here, 18 us with 1,024; on the clustered 2^26 set a batch ran 1.16 times as
-/// fast with 4,096 as with 1,024 (median of eight paired passes) and no faster with 16,384.
+/// (median) with 48 here, 18 us with 1,024; raising it from 1,024 to 4,096 made batches on the
+/// clustered 2^26 set faster (docs/BENCHMARKS.md, fourth session of 2026-11-22).
 const SCAN_LIMIT: usize = 4096;
 
 /// Directory slots at most this long are scanned whole by a probe, without narrowing them to
