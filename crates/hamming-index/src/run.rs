@@ -385,66 +385,98 @@ fn merge_sorted<T: Copy + Default>(a: &[T], b: &[T], key: impl Fn(&T) -> u64) ->
 
 /// Sorts by a u64 key: one counting pass on the top bits scatters the items into about
 /// len / 64 buckets, each then sorted in cache. Much faster than a comparison sort on tens of
-/// millions of uniformly spread keys; skewed keys only make some buckets bigger.
+/// millions of uniformly spread keys; skewed keys only make some buckets bigger. The sorted
+/// items end up in memory advised for huge pages (they are often a table's keys).
 pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     if items.len() <= SMALL_SORT {
         items.sort_unstable_by_key(|item| key(item));
         return;
     }
     let mut out = huge_filled(items.len(), T::default());
-    let starts = scatter_by_top_bits(items, &mut out, &key);
+    let bits = group_bits(items.len());
+    let starts = count_and_scatter(items, &mut out, |item| (key(item) >> (64 - bits)) as usize, 1 << bits, &mut Vec::new());
     for w in starts.windows(2) {
         out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
     }
     *items = out;
 }
 
+/// The number of top key bits that split `len` items into groups of about 64.
+fn group_bits(len: usize) -> u32 {
+    let log = usize::BITS - 1 - len.max(1).leading_zeros();
+    log.saturating_sub(6).clamp(2, 22)
+}
+
 /// Groups items by the top bits of their key (about 64 per group, groups in key order) without
 /// sorting inside a group (unless it is crowded): enough order for a walk through a sorted table
-/// to move forward, at the cost of one scatter pass. `scratch` is reused from call to call (it ends up holding
-/// the old order), so grouping for table after table allocates nothing new.
-pub(crate) fn bucket_group<T: Copy + Default>(items: &mut Vec<T>, scratch: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+/// to move forward. `scratch` is reused from call to call, so grouping for table after table
+/// allocates nothing new.
+pub(crate) fn bucket_group<T: Copy + Default>(items: &mut [T], scratch: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     if items.len() <= SMALL_SORT {
         items.sort_unstable_by_key(|item| key(item));
         return;
     }
-    // Every place of `scratch` is written by the scatter: it needs the length, not the values.
+    // Every place of `scratch` is written before it is read: it needs the length, not the values.
     if scratch.len() != items.len() {
         scratch.clear();
         scratch.resize(items.len(), T::default());
     }
-    let starts = scatter_by_top_bits(items, scratch, &key);
+    let starts = group_by_top_bits(items, scratch, &key);
     // A crowded group (queries into a dense prefix of the table) is sorted after all: its
     // queries probe the same long ranges, and one after another they find them in cache.
     for w in starts.windows(2).filter(|w| w[1] - w[0] > CROWDED_GROUP) {
-        scratch[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
+        items[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
     }
-    std::mem::swap(items, scratch);
 }
 
 /// A group of [`bucket_group`] longer than this (four times the average) is sorted.
 const CROWDED_GROUP: usize = 256;
 
-/// Up to this many items are sorted directly instead of scattered first.
+/// Up to this many items are sorted directly instead of grouped first.
 const SMALL_SORT: usize = 1 << 14;
 
-/// Writes `items` into `out` (as long) grouped by the top bits of their key, about 64 items per
-/// group, and returns where each group starts (plus the end).
-fn scatter_by_top_bits<T: Copy>(items: &[T], out: &mut [T], key: &impl Fn(&T) -> u64) -> Vec<usize> {
-    let log = usize::BITS - 1 - items.len().leading_zeros();
-    let bits = log.saturating_sub(6).clamp(1, 22);
-    let shift = 64 - bits;
-    let mut starts = vec![0usize; (1 << bits) + 1];
-    for item in items {
-        starts[(key(item) >> shift) as usize + 1] += 1;
+/// Regroups `items` (at least [`SMALL_SORT`] of them) in place by the top bits of their key,
+/// about 64 items per group, using `scratch` (as long) as the other buffer, and returns where
+/// each group starts (plus the end). Two counting passes of half the bits each: one pass over
+/// all the bits would write to tens of thousands of places at once, each a cache miss; a pass
+/// over half of them writes to a few hundred, and the second pass works on one group of the
+/// first at a time, in cache.
+fn group_by_top_bits<T: Copy>(items: &mut [T], scratch: &mut [T], key: &impl Fn(&T) -> u64) -> Vec<usize> {
+    let bits = group_bits(items.len());
+    let (high, low) = (bits.div_ceil(2), bits / 2);
+    let mut counts = Vec::new();
+    let outer = count_and_scatter(items, scratch, |item| (key(item) >> (64 - high)) as usize, 1 << high, &mut counts);
+    let mut starts = Vec::with_capacity((1 << bits) + 1);
+    for w in outer.windows(2) {
+        let (from, to) = (&scratch[w[0]..w[1]], &mut items[w[0]..w[1]]);
+        let inner = count_and_scatter(from, to, |item| ((key(item) << high) >> (64 - low)) as usize, 1 << low, &mut counts);
+        starts.extend(inner[..1 << low].iter().map(|start| w[0] + start));
     }
-    for i in 0..1 << bits {
+    starts.push(items.len());
+    starts
+}
+
+/// Writes `from` into `to` (as long) ordered by `bucket` (below `buckets`), stable, and returns
+/// where each bucket starts (plus the end); `next` is a reusable buffer.
+fn count_and_scatter<T: Copy>(
+    from: &[T],
+    to: &mut [T],
+    bucket: impl Fn(&T) -> usize,
+    buckets: usize,
+    next: &mut Vec<usize>,
+) -> Vec<usize> {
+    let mut starts = vec![0usize; buckets + 1];
+    for item in from {
+        starts[bucket(item) + 1] += 1;
+    }
+    for i in 0..buckets {
         starts[i + 1] += starts[i];
     }
-    let mut next = starts.clone();
-    for item in items {
-        let slot = &mut next[(key(item) >> shift) as usize];
-        out[*slot] = *item;
+    next.clear();
+    next.extend_from_slice(&starts[..buckets]);
+    for item in from {
+        let slot = &mut next[bucket(item)];
+        to[*slot] = *item;
         *slot += 1;
     }
     starts
@@ -474,7 +506,7 @@ mod tests {
             let mut scratch = vec![7; 3];
             bucket_group(&mut v, &mut scratch, |&k| k);
             // The groups are the scatter's buckets: by the top `bits` bits, rising.
-            let bits = (usize::BITS - 1 - v.len().leading_zeros()).saturating_sub(6).clamp(1, 22);
+            let bits = group_bits(v.len());
             prop_assert!(v.windows(2).all(|w| w[0] >> (64 - bits) <= w[1] >> (64 - bits)));
             v.sort_unstable();
             prop_assert_eq!(v, expected);
