@@ -22,10 +22,11 @@
 //! misses the TLB, and a query asks for every table's directory slot, then every range, before
 //! probing any, so it pays about two memory latencies instead of two per table.
 //! [`HammingIndex::query_batch`] walks each table once for the whole batch instead: the queries
-//! grouped by their key (queries into a dense prefix sorted, so they find its range in cache),
-//! memory fetched a few probes ahead, and the walk compiled with the popcnt instruction where
-//! the processor has it. Long ranges are scanned eight keys per instruction with AVX-512
-//! VPOPCNTDQ, or four with AVX2; both are detected at run time.
+//! grouped by their key in two counting passes (queries into a dense prefix sorted, so they find
+//! its range in cache), memory fetched a few probes ahead, and the walk compiled with the popcnt
+//! instruction where the processor has it, its table's parts held in registers. Ranges of up to
+//! 4,096 keys are scanned rather than split by binary searches, eight keys per instruction with
+//! AVX-512 VPOPCNTDQ, or four with AVX2; both are detected at run time.
 //!
 //! Dense prefixes (all empty pages hash to 0; pages of one forum engine collide) do not make a
 //! probe scan, at three levels:
@@ -35,9 +36,9 @@
 //!   gets a permuted-table design of its own over the bits the prefix leaves free (Manku's
 //!   construction applied to the range): a probe into it costs a few short probes. Only hot
 //!   ranges pay its memory, 12 bytes per distinct key per table of its design (at most 10).
-//! - Any other long range (many equal keys, say) is descended bit by bit within the distance
-//!   budget, so its cost is bounded by the number of bit patterns within k, not by the number of
-//!   keys.
+//! - Any other range longer than 4,096 keys (many equal keys, say) is descended bit by bit
+//!   within the distance budget, so its cost is bounded by the number of bit patterns within k,
+//!   not by the number of keys.
 //!
 //! ```
 //! use nearcrawl_fingerprint::Fingerprint;
