@@ -60,7 +60,7 @@ impl std::error::Error for UrlError {}
 /// ports dropped, dot segments resolved):
 /// - the fragment, user name and password are dropped, and a trailing dot on the host;
 /// - percent-encoding is normalised: unreserved characters are decoded, other escapes
-///   upper-cased;
+///   upper-cased, and a `%` that starts no escape is written `%25`;
 /// - tracking parameters (`utm_*`, `gclid`, `fbclid`, ...) and session ids (`jsessionid`,
 ///   `phpsessid`, ..., also as `;jsessionid=` path parameters) are removed;
 /// - the remaining query parameters are sorted (stably, by name) and an empty query dropped.
