@@ -301,12 +301,8 @@ fn scan_with_avx512(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut i
     for (c, chunk) in chunks.enumerate() {
         // SAFETY: `chunk` is eight initialised u64s, 64 bytes; the load is unaligned.
         let lanes = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
-        let mut within = _mm512_cmple_epu64_mask(_mm512_popcnt_epi64(_mm512_xor_si512(lanes, wanted)), radius);
-        while within != 0 {
-            let lane = within.trailing_zeros() as usize;
-            visit(base + c * 8 + lane, (chunk[lane] ^ query).count_ones())?;
-            within &= within - 1;
-        }
+        let within = _mm512_cmple_epu64_mask(_mm512_popcnt_epi64(_mm512_xor_si512(lanes, wanted)), radius);
+        visit_lanes(chunk, base + c * 8, query, u32::from(within), visit)?;
     }
     scan_portable(rest, base + keys.len() - rest.len(), query, k, visit)
 }
@@ -338,14 +334,27 @@ fn scan_with_avx2(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut imp
         let high = _mm256_shuffle_epi8(bits_of_nibble, _mm256_and_si256(_mm256_srli_epi16(differ, 4), nibble));
         let distances = _mm256_sad_epu8(_mm256_add_epi8(low, high), _mm256_setzero_si256());
         let beyond = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(distances, radius)));
-        let mut within = !beyond & 0b1111;
-        while within != 0 {
-            let lane = within.trailing_zeros() as usize;
-            visit(base + c * 4 + lane, (chunk[lane] ^ query).count_ones())?;
-            within &= within - 1;
-        }
+        visit_lanes(chunk, base + c * 4, query, !beyond as u32 & 0b1111, visit)?;
     }
     scan_portable(rest, base + keys.len() - rest.len(), query, k, visit)
+}
+
+/// Calls `visit(base + lane, distance)` for each lane of `chunk` whose bit is set in `within`
+/// (the lanes a vector scan found within distance), in order.
+#[inline(always)]
+fn visit_lanes(
+    chunk: &[u64],
+    base: usize,
+    query: u64,
+    mut within: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    while within != 0 {
+        let lane = within.trailing_zeros() as usize;
+        visit(base + lane, (chunk[lane] ^ query).count_ones())?;
+        within &= within - 1;
+    }
+    ControlFlow::Continue(())
 }
 
 #[inline(always)]
