@@ -4,7 +4,8 @@ use std::ops::ControlFlow;
 
 use nearcrawl_fingerprint::Fingerprint;
 
-use crate::run::{bucket_group, bucket_sort};
+use crate::run::bucket_sort;
+use crate::walk_order;
 use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
 use crate::run::Run;
@@ -230,10 +231,11 @@ impl HammingIndex {
         stats
     }
 
-    /// Every match of many queries at once, each (query, entry) pair exactly once. Table by
-    /// table, the queries are sorted by their permuted key and probed in that order, so the
-    /// probes walk each table in one direction instead of jumping at random: several times the
-    /// throughput of one [`HammingIndex::query`] per fingerprint on large indexes.
+    /// Every match of many queries at once, each (query, entry) pair exactly once, in no
+    /// particular order. Table by table, the queries are grouped by their permuted key and
+    /// probed in that order, so the probes walk each table in one direction instead of jumping
+    /// at random: several times the throughput of one [`HammingIndex::query`] per fingerprint on
+    /// large indexes.
     pub fn query_batch(&self, queries: &[Fingerprint]) -> Vec<BatchMatch> {
         let k = self.params.k();
         let mut out = Vec::new();
@@ -246,22 +248,15 @@ impl HammingIndex {
                 }
             }
         }
-        let mut order: Vec<(u64, usize)> = Vec::with_capacity(queries.len());
-        let mut scratch = Vec::new();
         // Hits of tables 1.. wait here as (table-0 key, query, fingerprint, distance): their
         // payloads are looked up in table 0 in key order at the end, a forward walk instead of
         // a random jump per hit.
         let mut deferred: Vec<(u64, usize, u64, u32)> = Vec::new();
         let mut examined = 0;
         for run in self.levels.iter().filter(|r| r.len() > 0) {
-            for (j, layout) in self.layouts.iter().enumerate() {
-                order.clear();
-                order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
-                // Grouped by key, not sorted: the walk moves forward through the table group
-                // by group, and the prefetches cover the order inside a group.
-                bucket_group(&mut order, &mut scratch, |e| e.0);
+            walk_order::for_each_table(&self.layouts, queries, |j, order| {
                 let mut previous = None;
-                run.walk_table(&self.layouts, j, &order, &mut examined, &mut |query, index, found, distance| {
+                run.walk_table(&self.layouts, j, order, &mut examined, &mut |query, index, found, distance| {
                     if j == 0 {
                         let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
                         out.push(BatchMatch { query, found });
@@ -271,7 +266,7 @@ impl HammingIndex {
                         deferred.push((self.layouts[0].apply(found), query, found, distance));
                     }
                 });
-            }
+            });
             bucket_sort(&mut deferred, |e| e.0);
             run.payloads_in_key_order(&deferred, |e| e.0, &mut |&(_, query, found, distance), payload| {
                 out.push(BatchMatch { query, found: Match { fingerprint: Fingerprint::new(found), payload, distance } });

@@ -65,6 +65,25 @@ impl Layout {
         self.moves.iter().fold(0, |key, m| key | ((fp >> m.src) & m.mask) << m.dst)
     }
 
+    /// The key's leading bits as one run of the fingerprint's bits: `(shift, len)`, the key's top
+    /// `len` bits are the fingerprint's bits `shift..shift + len`, in order. Tables whose runs
+    /// start at the same bit order their keys alike on their top bits.
+    pub(crate) fn leading_run(&self) -> (u32, u32) {
+        self.moves.first().map_or((0, 0), |m| (m.src, m.mask.count_ones()))
+    }
+
+    /// The top `bits` bits of π(fingerprint), right-aligned: from the fingerprint directly when
+    /// they lie in the leading run.
+    #[inline]
+    pub(crate) fn key_top_bits(&self, fp: u64, bits: u32) -> u64 {
+        let (shift, len) = self.leading_run();
+        match bits {
+            0 => 0,
+            _ if bits <= len => (fp >> (shift + len - bits)) & (u64::MAX >> (64 - bits)),
+            _ => self.apply(fp) >> (64 - bits),
+        }
+    }
+
     /// π⁻¹(key): the fingerprint a stored key came from.
     #[inline]
     pub(crate) fn invert(&self, key: u64) -> u64 {
@@ -112,6 +131,12 @@ mod tests {
                     // The key's prefix is made of exactly the prefix-mask bits.
                     let same_prefix = layout.prefix_of(key) == layout.prefix_of(layout.apply(other));
                     prop_assert_eq!(same_prefix, (fp ^ other) & layout.prefix_mask == 0);
+                }
+                // The top bits of a key come from its leading run, as the full permutation says.
+                for layout in layouts(&params) {
+                    for bits in [0, 1, 7, 13, 14, 16, 30, 64] {
+                        prop_assert_eq!(layout.key_top_bits(fp, bits), layout.apply(fp).checked_shr(64 - bits).unwrap_or(0));
+                    }
                 }
                 // The check in key order agrees with the check on fingerprints.
                 let layouts = layouts(&params);

@@ -402,63 +402,17 @@ pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T
 }
 
 /// The number of top key bits that split `len` items into groups of about 64.
-fn group_bits(len: usize) -> u32 {
+pub(crate) fn group_bits(len: usize) -> u32 {
     let log = usize::BITS - 1 - len.max(1).leading_zeros();
     log.saturating_sub(6).clamp(2, 22)
 }
 
-/// Groups items by the top bits of their key (about 64 per group, groups in key order) without
-/// sorting inside a group (unless it is crowded): enough order for a walk through a sorted table
-/// to move forward. `scratch` is reused from call to call, so grouping for table after table
-/// allocates nothing new.
-pub(crate) fn bucket_group<T: Copy + Default>(items: &mut [T], scratch: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-    if items.len() <= SMALL_SORT {
-        items.sort_unstable_by_key(|item| key(item));
-        return;
-    }
-    // Every place of `scratch` is written before it is read: it needs the length, not the values.
-    if scratch.len() != items.len() {
-        scratch.clear();
-        scratch.resize(items.len(), T::default());
-    }
-    let starts = group_by_top_bits(items, scratch, &key);
-    // A crowded group (queries into a dense prefix of the table) is sorted after all: its
-    // queries probe the same long ranges, and one after another they find them in cache.
-    for w in starts.windows(2).filter(|w| w[1] - w[0] > CROWDED_GROUP) {
-        items[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
-    }
-}
-
-/// A group of [`bucket_group`] longer than this (four times the average) is sorted.
-const CROWDED_GROUP: usize = 256;
-
 /// Up to this many items are sorted directly instead of grouped first.
-const SMALL_SORT: usize = 1 << 14;
-
-/// Regroups `items` (at least [`SMALL_SORT`] of them) in place by the top bits of their key,
-/// about 64 items per group, using `scratch` (as long) as the other buffer, and returns where
-/// each group starts (plus the end). Two counting passes of half the bits each: one pass over
-/// all the bits would write to tens of thousands of places at once, each a cache miss; a pass
-/// over half of them writes to a few hundred, and the second pass works on one group of the
-/// first at a time, in cache.
-fn group_by_top_bits<T: Copy>(items: &mut [T], scratch: &mut [T], key: &impl Fn(&T) -> u64) -> Vec<usize> {
-    let bits = group_bits(items.len());
-    let (high, low) = (bits.div_ceil(2), bits / 2);
-    let mut counts = Vec::new();
-    let outer = count_and_scatter(items, scratch, |item| (key(item) >> (64 - high)) as usize, 1 << high, &mut counts);
-    let mut starts = Vec::with_capacity((1 << bits) + 1);
-    for w in outer.windows(2) {
-        let (from, to) = (&scratch[w[0]..w[1]], &mut items[w[0]..w[1]]);
-        let inner = count_and_scatter(from, to, |item| ((key(item) << high) >> (64 - low)) as usize, 1 << low, &mut counts);
-        starts.extend(inner[..1 << low].iter().map(|start| w[0] + start));
-    }
-    starts.push(items.len());
-    starts
-}
+pub(crate) const SMALL_SORT: usize = 1 << 14;
 
 /// Writes `from` into `to` (as long) ordered by `bucket` (below `buckets`), stable, and returns
 /// where each bucket starts (plus the end); `next` is a reusable buffer.
-fn count_and_scatter<T: Copy>(
+pub(crate) fn count_and_scatter<T: Copy>(
     from: &[T],
     to: &mut [T],
     bucket: impl Fn(&T) -> usize,
@@ -496,19 +450,6 @@ mod tests {
             let mut expected = v.clone();
             expected.sort_unstable();
             bucket_sort(&mut v, |&k| k);
-            prop_assert_eq!(v, expected);
-        }
-
-        #[test]
-        fn bucket_group_keeps_the_items_in_groups_of_rising_top_bits(mut v in prop::collection::vec(any::<u64>(), 20_000..40_000)) {
-            let mut expected = v.clone();
-            expected.sort_unstable();
-            let mut scratch = vec![7; 3];
-            bucket_group(&mut v, &mut scratch, |&k| k);
-            // The groups are the scatter's buckets: by the top `bits` bits, rising.
-            let bits = group_bits(v.len());
-            prop_assert!(v.windows(2).all(|w| w[0] >> (64 - bits) <= w[1] >> (64 - bits)));
-            v.sort_unstable();
             prop_assert_eq!(v, expected);
         }
     }

@@ -1,0 +1,175 @@
+//! The order in which a batch of queries walks the tables of a run.
+//!
+//! A batch walk probes a table for every query, and the probes should move forward through the
+//! table instead of jumping at random: then a table's directory and keys are read in one pass,
+//! with their memory fetched ahead. A full sort of the batch per table is not needed for that;
+//! grouping the queries by the top bits of their key (about 64 queries per group) is enough and
+//! costs two counting passes.
+//!
+//! Even the grouping is shared where it can be. In Manku's designs several tables lead with the
+//! same block of the fingerprint (in the 10-table design, four tables lead with block 1, three
+//! with block 2, two with block 3): their keys agree on their top bits, so one grouping of the
+//! batch by those bits serves them all. Each table then only computes its keys in that order.
+
+use nearcrawl_fingerprint::Fingerprint;
+
+use crate::layout::Layout;
+use crate::run::{SMALL_SORT, count_and_scatter, group_bits};
+
+/// A grouping may use up to this many bits fewer than [`group_bits`] asks for (groups up to
+/// twice as large) to be shared by tables whose shared leading run is that short. The 10-table
+/// design's blocks are 13 bits and a batch of 2^20 asks for 14. Sharing the 20-table design's
+/// 11-bit blocks made its batches no faster (groups eight times as large to walk).
+const SHARED_SLACK: u32 = 1;
+
+/// A group longer than this many times the average group is sorted (see
+/// [`for_each_table`]).
+const CROWDED_FACTOR: usize = 4;
+
+/// Tables of a design that share one grouping of a batch, and the number of top key bits the
+/// grouping uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Grouping {
+    tables: Vec<usize>,
+    bits: u32,
+    /// The fingerprint bit the shared leading run starts from (its top bit plus one), for
+    /// tables that may share; `None` for a table grouped on its own.
+    run_top: Option<u32>,
+}
+
+/// Which tables share a grouping of a batch of `len` queries, in walking order: tables whose
+/// keys lead with the same run of fingerprint bits, at least [`group_bits`] less
+/// [`SHARED_SLACK`] long.
+fn plan(layouts: &[Layout], len: usize) -> Vec<Grouping> {
+    let wanted = group_bits(len);
+    let least = wanted.saturating_sub(SHARED_SLACK).max(1);
+    let mut groupings: Vec<Grouping> = Vec::new();
+    for (j, layout) in layouts.iter().enumerate() {
+        let (shift, run) = layout.leading_run();
+        if run < least {
+            groupings.push(Grouping { tables: vec![j], bits: wanted, run_top: None });
+            continue;
+        }
+        let run_top = Some(shift + run);
+        match groupings.iter_mut().find(|g| g.run_top == run_top) {
+            Some(grouping) => {
+                grouping.tables.push(j);
+                grouping.bits = grouping.bits.min(run);
+            }
+            None => groupings.push(Grouping { tables: vec![j], bits: wanted.min(run), run_top }),
+        }
+    }
+    groupings
+}
+
+/// Calls `walk(j, order)` once for every table j of `layouts`, with `order` holding every query
+/// of the batch as `(key in table j, query number)`, grouped by the key's top bits in rising
+/// order: at least [`group_bits`] less [`SHARED_SLACK`] of them (a small batch is simply
+/// sorted). Inside a group the order is the grouping's, except that a crowded group (queries
+/// into a dense prefix of the table) is sorted: its queries probe the same long ranges, and one
+/// after another they find them in cache. Tables may be visited out of index order.
+pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut walk: impl FnMut(usize, &[(u64, usize)])) {
+    let len = queries.len();
+    let mut order: Vec<(u64, usize)> = Vec::with_capacity(len);
+    if len <= SMALL_SORT {
+        for (j, layout) in layouts.iter().enumerate() {
+            order.clear();
+            order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
+            order.sort_unstable_by_key(|e| e.0);
+            walk(j, &order);
+        }
+        return;
+    }
+    let mut grouped: Vec<(u64, usize)> = Vec::with_capacity(len);
+    // Every place of `scratch` is written before it is read: it needs the length, not the values.
+    let mut scratch = vec![(0, 0); len];
+    for grouping in plan(layouts, len) {
+        let (lead, bits) = (&layouts[grouping.tables[0]], grouping.bits);
+        grouped.clear();
+        grouped.extend(queries.iter().enumerate().map(|(i, q)| (q.bits(), i)));
+        let starts = group_by_top_bits(&mut grouped, &mut scratch, bits, |&(fp, _)| lead.key_top_bits(fp, bits));
+        let crowded = CROWDED_FACTOR * (len >> bits);
+        for &j in &grouping.tables {
+            order.clear();
+            order.extend(grouped.iter().map(|&(fp, query)| (layouts[j].apply(fp), query)));
+            for w in starts.windows(2).filter(|w| w[1] - w[0] > crowded) {
+                order[w[0]..w[1]].sort_unstable_by_key(|e| e.0);
+            }
+            walk(j, &order);
+        }
+    }
+}
+
+/// Regroups `items` in place by `top(item)` (their key's top `bits` bits, right-aligned), groups
+/// in rising order, using `scratch` (as long) as the other buffer, and returns where each group
+/// starts (plus the end). Two counting passes of half the bits each: one pass over all the bits
+/// would write to tens of thousands of places at once, each a cache miss; a pass over half of
+/// them writes to a few hundred, and the second pass works on one group of the first at a
+/// time, in cache.
+fn group_by_top_bits<T: Copy>(items: &mut [T], scratch: &mut [T], bits: u32, top: impl Fn(&T) -> u64) -> Vec<usize> {
+    let (high, low) = (bits.div_ceil(2), bits / 2);
+    let low_mask = (1u64 << low) - 1;
+    let mut counts = Vec::new();
+    let outer = count_and_scatter(items, scratch, |item| (top(item) >> low) as usize, 1 << high, &mut counts);
+    let mut starts = Vec::with_capacity((1 << bits) + 1);
+    for w in outer.windows(2) {
+        let (from, to) = (&scratch[w[0]..w[1]], &mut items[w[0]..w[1]]);
+        let inner = count_and_scatter(from, to, |item| (top(item) & low_mask) as usize, 1 << low, &mut counts);
+        starts.extend(inner[..1 << low].iter().map(|start| w[0] + start));
+    }
+    starts.push(items.len());
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::IndexParams;
+    use crate::layout::layouts;
+    use proptest::prelude::*;
+
+    /// The paper's 10-table design shares four groupings: its tables lead with blocks 1, 2, 3
+    /// and 4 of the fingerprint.
+    #[test]
+    fn tables_leading_with_one_block_share_a_grouping() {
+        let plan = plan(&layouts(&IndexParams::manku_10_tables()), 1 << 20);
+        let tables: Vec<Vec<usize>> = plan.iter().map(|g| g.tables.clone()).collect();
+        assert_eq!(tables, [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8], vec![9]]);
+        assert!(plan.iter().all(|g| g.bits >= group_bits(1 << 20) - SHARED_SLACK));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+        /// Every table gets every query once, with its key in that table, grouped by top bits
+        /// in rising order; a crowd of queries sharing their top bits is kept in order too.
+        #[test]
+        fn every_table_gets_every_query_grouped_by_its_key(
+            fps in prop::collection::vec(any::<u64>(), 20_000..40_000),
+            crowd in any::<bool>(),
+        ) {
+            let queries: Vec<Fingerprint> = fps
+                .iter()
+                .enumerate()
+                .map(|(i, &fp)| Fingerprint::new(if crowd && i % 3 == 0 { fp >> 30 } else { fp }))
+                .collect();
+            let least = group_bits(queries.len()) - SHARED_SLACK;
+            for (_, params) in IndexParams::manku_designs() {
+                let layouts = layouts(&params);
+                let mut walked: Vec<(usize, Vec<(u64, usize)>)> = Vec::new();
+                for_each_table(&layouts, &queries, |j, order| walked.push((j, order.to_vec())));
+                let mut tables: Vec<usize> = walked.iter().map(|w| w.0).collect();
+                tables.sort_unstable();
+                prop_assert_eq!(tables, (0..layouts.len()).collect::<Vec<_>>());
+                for (j, mut order) in walked {
+                    prop_assert!(order.windows(2).all(|w| w[0].0 >> (64 - least) <= w[1].0 >> (64 - least)));
+                    order.sort_unstable();
+                    let mut expected: Vec<(u64, usize)> =
+                        queries.iter().enumerate().map(|(i, q)| (layouts[j].apply(q.bits()), i)).collect();
+                    expected.sort_unstable();
+                    prop_assert_eq!(order, expected);
+                }
+            }
+        }
+    }
+}
