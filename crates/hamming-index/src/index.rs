@@ -248,10 +248,10 @@ impl HammingIndex {
                 }
             }
         }
-        // Hits of tables 1.. wait here as (table-0 key, query, fingerprint, distance): their
-        // payloads are looked up in table 0 in key order at the end, a forward walk instead of
-        // a random jump per hit.
-        let mut deferred: Vec<(u64, usize, u64, u32)> = Vec::new();
+        // Hits of tables 1.. wait here as (table-0 key, query, distance): their payloads are
+        // looked up in table 0 in key order at the end, a forward walk instead of a random jump
+        // per hit. The fingerprint is the table-0 key's inverse.
+        let mut deferred: Vec<(u64, usize, u32)> = Vec::new();
         let mut examined = 0;
         for run in self.levels.iter().filter(|r| r.len() > 0) {
             walk_order::for_each_table(&self.layouts, queries, |j, order| {
@@ -263,13 +263,14 @@ impl HammingIndex {
                     } else if previous != Some((query, found)) {
                         // Equal fingerprints sit together; one lookup gives all their payloads.
                         previous = Some((query, found));
-                        deferred.push((self.layouts[0].apply(found), query, found, distance));
+                        deferred.push((self.layouts[0].apply(found), query, distance));
                     }
                 });
             });
             bucket_sort(&mut deferred, |e| e.0);
-            run.payloads_in_key_order(&deferred, |e| e.0, &mut |&(_, query, found, distance), payload| {
-                out.push(BatchMatch { query, found: Match { fingerprint: Fingerprint::new(found), payload, distance } });
+            run.payloads_in_key_order(&deferred, |e| e.0, &mut |&(key, query, distance), payload| {
+                let fingerprint = Fingerprint::new(self.layouts[0].invert(key));
+                out.push(BatchMatch { query, found: Match { fingerprint, payload, distance } });
             });
             deferred.clear();
         }

@@ -265,15 +265,19 @@ impl Run {
 
     /// Calls `visit(item, payload)` for each of `items`, sorted by their table-0 key, and
     /// each payload stored under that key: a forward walk through table 0 that fetches the
-    /// memory of the keys and payloads ahead.
+    /// memory of the keys and payloads ahead, in three steps for a key in a long slot (directory
+    /// slot, subdirectory entry, keys), in two for the others.
     pub(crate) fn payloads_in_key_order<T>(&self, items: &[T], key: impl Fn(&T) -> u64, visit: &mut impl FnMut(&T, u64)) {
         let table = &self.tables[0];
         for (position, item) in items.iter().enumerate() {
-            if let Some(ahead) = items.get(position + 2 * PREFETCH_STRIDE) {
+            if let Some(ahead) = items.get(position + 3 * PREFETCH_STRIDE) {
                 table.prefetch_slot(key(ahead));
             }
+            if let Some(ahead) = items.get(position + 2 * PREFETCH_STRIDE) {
+                table.prefetch_subdirectory_entry(key(ahead));
+            }
             if let Some(ahead) = items.get(position + PREFETCH_STRIDE) {
-                let start = table.prefetch_range(key(ahead));
+                let start = table.prefetch_narrowest_range(key(ahead));
                 if let Some(payload) = self.payloads.get(start) {
                     prefetch(payload);
                 }

@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use crate::memory::huge_filled;
-use crate::table::SortedTable;
+use crate::table::{SortedTable, prefetch};
 
 /// Slots longer than this get a subdirectory ...
 pub(crate) const SUBDIRECTORY_MIN: usize = 64;
@@ -115,6 +115,12 @@ impl Subdirectories {
 }
 
 impl Subdirectory<'_> {
+    /// Asks for the entry of `key` to be brought into cache, without waiting for it.
+    #[inline]
+    pub(crate) fn prefetch_entry(&self, key: u64) {
+        prefetch(&self.offsets[sub_slot(key, self.dir_bits, self.bits)]);
+    }
+
     /// The narrowest range it knows of keys sharing `key`'s top `bits` bits (at least the
     /// directory's), and how many bits that range shares: `bits` itself, or fewer when `bits`
     /// reaches below the subdirectory.

@@ -6,7 +6,7 @@ use std::ops::{ControlFlow, Range};
 use crate::hot::{HOT_MIN, HotRange};
 use crate::layout::Layout;
 use crate::memory::huge_filled;
-use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, long_slot_threshold};
+use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, Subdirectory, long_slot_threshold};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
 /// A scan streams through memory at about a nanosecond per key (an eighth of that with a vector
@@ -95,12 +95,10 @@ impl SortedTable {
     #[inline]
     fn shared_range(&self, key: u64, bits: u32) -> Range<usize> {
         debug_assert!(bits >= self.dir_bits && bits <= 64);
-        let s = slot(key, self.dir_bits);
-        let slot = self.offsets[s] as usize..self.offsets[s + 1] as usize;
         if bits == self.dir_bits {
-            return slot;
+            return self.slot_range(key);
         }
-        let subdirectory = if slot.len() > SUBDIRECTORY_MIN { self.subdirectories.get(s, self.dir_bits) } else { None };
+        let (slot, subdirectory) = self.slot_and_subdirectory(key);
         let (range, known) = match subdirectory {
             Some(sub) => sub.shared_range(key, bits),
             None => (slot, self.dir_bits),
@@ -110,6 +108,16 @@ impl SortedTable {
         }
         let shift = 64 - bits;
         offset(range.start, equal_run(&self.keys[range], |k| k >> shift, key >> shift))
+    }
+
+    /// The directory slot holding `key`, and the slot's subdirectory if it is long enough to
+    /// have one.
+    #[inline]
+    fn slot_and_subdirectory(&self, key: u64) -> (Range<usize>, Option<Subdirectory<'_>>) {
+        let s = slot(key, self.dir_bits);
+        let slot = self.offsets[s] as usize..self.offsets[s + 1] as usize;
+        let subdirectory = if slot.len() > SUBDIRECTORY_MIN { self.subdirectories.get(s, self.dir_bits) } else { None };
+        (slot, subdirectory)
     }
 
     /// The directory slot holding `key`: the keys sharing its top `dir_bits` bits.
@@ -130,6 +138,31 @@ impl SortedTable {
     #[inline]
     pub(crate) fn prefetch_range(&self, key: u64) -> usize {
         let start = self.slot_range(key).start;
+        if let Some(first) = self.keys.get(start) {
+            prefetch(first);
+        }
+        start
+    }
+
+    /// For a walk that looks keys up one after another ([`crate::run::Run::payloads_in_key_order`]),
+    /// the middle of three steps of fetching ahead, after [`SortedTable::prefetch_slot`]: reads
+    /// the directory slot of `key` and, if the slot has a subdirectory, asks for its entry.
+    #[inline]
+    pub(crate) fn prefetch_subdirectory_entry(&self, key: u64) {
+        if let (_, Some(sub)) = self.slot_and_subdirectory(key) {
+            sub.prefetch_entry(key);
+        }
+    }
+
+    /// The last step after [`SortedTable::prefetch_subdirectory_entry`]: asks for the first
+    /// keys of the narrowest range the directory and the subdirectory give for `key`, without
+    /// waiting for them, and returns where the range starts.
+    #[inline]
+    pub(crate) fn prefetch_narrowest_range(&self, key: u64) -> usize {
+        let start = match self.slot_and_subdirectory(key) {
+            (slot, None) => slot.start,
+            (_, Some(sub)) => sub.shared_range(key, 64).0.start,
+        };
         if let Some(first) = self.keys.get(start) {
             prefetch(first);
         }
