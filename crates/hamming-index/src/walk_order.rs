@@ -17,10 +17,9 @@ use crate::layout::Layout;
 use crate::run::{SMALL_SORT, count_and_scatter, group_bits};
 
 /// A grouping may use up to this many bits fewer than [`group_bits`] asks for (groups up to
-/// twice as large) to be shared by tables whose shared leading run is that short. The 10-table
-/// design's blocks are 13 bits and a batch of 2^20 asks for 14. Sharing the 20-table design's
-/// 11-bit blocks made its batches no faster (groups eight times as large to walk).
-const SHARED_SLACK: u32 = 1;
+/// eight times as large) to be shared by tables whose shared leading run is that short: the
+/// 20-table design's blocks are 11 bits, and a batch of 2^20 asks for 14.
+const SHARED_SLACK: u32 = 3;
 
 /// A group longer than this many times the average group is sorted (see
 /// [`for_each_table`]).
@@ -84,19 +83,34 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
     // Every place of `scratch` is written before it is read: it needs the length, not the values.
     let mut scratch = vec![(0, 0); len];
     for grouping in plan(layouts, len) {
-        let (lead, bits) = (&layouts[grouping.tables[0]], grouping.bits);
+        let bits = grouping.bits;
+        let crowded = CROWDED_FACTOR * (len >> bits);
+        if let [j] = grouping.tables[..] {
+            // A table on its own: its keys are computed once and grouped themselves.
+            order.clear();
+            order.extend(queries.iter().enumerate().map(|(i, q)| (layouts[j].apply(q.bits()), i)));
+            let starts = group_by_top_bits(&mut order, &mut scratch, bits, |e| e.0 >> (64 - bits));
+            sort_crowded_groups(&mut order, &starts, crowded);
+            walk(j, &order);
+            continue;
+        }
+        let lead = &layouts[grouping.tables[0]];
         grouped.clear();
         grouped.extend(queries.iter().enumerate().map(|(i, q)| (q.bits(), i)));
         let starts = group_by_top_bits(&mut grouped, &mut scratch, bits, |&(fp, _)| lead.key_top_bits(fp, bits));
-        let crowded = CROWDED_FACTOR * (len >> bits);
         for &j in &grouping.tables {
             order.clear();
             order.extend(grouped.iter().map(|&(fp, query)| (layouts[j].apply(fp), query)));
-            for w in starts.windows(2).filter(|w| w[1] - w[0] > crowded) {
-                order[w[0]..w[1]].sort_unstable_by_key(|e| e.0);
-            }
+            sort_crowded_groups(&mut order, &starts, crowded);
             walk(j, &order);
         }
+    }
+}
+
+/// Sorts by key each group of `order` (groups start at `starts`) longer than `crowded`.
+fn sort_crowded_groups(order: &mut [(u64, usize)], starts: &[usize], crowded: usize) {
+    for w in starts.windows(2).filter(|w| w[1] - w[0] > crowded) {
+        order[w[0]..w[1]].sort_unstable_by_key(|e| e.0);
     }
 }
 
@@ -128,14 +142,20 @@ mod tests {
     use crate::layout::layouts;
     use proptest::prelude::*;
 
-    /// The paper's 10-table design shares four groupings: its tables lead with blocks 1, 2, 3
-    /// and 4 of the fingerprint.
+    /// The paper's 10- and 20-table designs share four groupings each: their tables lead with
+    /// blocks 1, 2, 3 and 4 of the fingerprint.
     #[test]
     fn tables_leading_with_one_block_share_a_grouping() {
         let plan = plan(&layouts(&IndexParams::manku_10_tables()), 1 << 20);
         let tables: Vec<Vec<usize>> = plan.iter().map(|g| g.tables.clone()).collect();
         assert_eq!(tables, [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8], vec![9]]);
         assert!(plan.iter().all(|g| g.bits >= group_bits(1 << 20) - SHARED_SLACK));
+        // The 20-table design's tables lead with blocks 1 (ten tables), 2 (six), 3 (three) and
+        // 4 (one) of six 11- and 10-bit blocks: three groupings on 11 bits, and the last table
+        // (blocks 4, 5 and 6 in a row) on the 14 bits the batch asks for.
+        let plan = super::plan(&layouts(&IndexParams::manku_20_tables()), 1 << 20);
+        let sizes: Vec<(usize, u32)> = plan.iter().map(|g| (g.tables.len(), g.bits)).collect();
+        assert_eq!(sizes, [(10, 11), (6, 11), (3, 11), (1, 14)]);
     }
 
     proptest! {
