@@ -72,8 +72,7 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
     let mut order: Vec<(u64, usize)> = Vec::with_capacity(len);
     if len <= SMALL_SORT {
         for (j, layout) in layouts.iter().enumerate() {
-            order.clear();
-            order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
+            fill_keys(&mut order, layout, queries);
             order.sort_unstable_by_key(|e| e.0);
             walk(j, &order);
         }
@@ -87,8 +86,7 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
         let crowded = CROWDED_FACTOR * (len >> bits);
         if let [j] = grouping.tables[..] {
             // A table on its own: its keys are computed once and grouped themselves.
-            order.clear();
-            order.extend(queries.iter().enumerate().map(|(i, q)| (layouts[j].apply(q.bits()), i)));
+            fill_keys(&mut order, &layouts[j], queries);
             let starts = group_by_top_bits(&mut order, &mut scratch, bits, |e| e.0 >> (64 - bits));
             sort_crowded_groups(&mut order, &starts, crowded);
             walk(j, &order);
@@ -105,6 +103,12 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
             walk(j, &order);
         }
     }
+}
+
+/// Fills `order` with every query as `(key in layout's table, query number)`, in query order.
+fn fill_keys(order: &mut Vec<(u64, usize)>, layout: &Layout, queries: &[Fingerprint]) {
+    order.clear();
+    order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
 }
 
 /// Sorts by key each group of `order` (groups start at `starts`) longer than `crowded`.
