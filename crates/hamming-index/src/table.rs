@@ -137,7 +137,12 @@ impl SortedTable {
     /// range to be brought into cache, without waiting for them. Returns where the range starts.
     #[inline]
     pub(crate) fn prefetch_range(&self, key: u64) -> usize {
-        let start = self.slot_range(key).start;
+        self.prefetch_keys_at(self.slot_range(key).start)
+    }
+
+    /// Asks for the keys from position `start` on to be brought into cache, and returns `start`.
+    #[inline]
+    fn prefetch_keys_at(&self, start: usize) -> usize {
         if let Some(first) = self.keys.get(start) {
             prefetch(first);
         }
@@ -163,10 +168,7 @@ impl SortedTable {
             (slot, None) => slot.start,
             (_, Some(sub)) => sub.shared_range(key, 64).0.start,
         };
-        if let Some(first) = self.keys.get(start) {
-            prefetch(first);
-        }
-        start
+        self.prefetch_keys_at(start)
     }
 
     /// The parts a batch walk reads for every probe, so that its loop keeps them in registers
