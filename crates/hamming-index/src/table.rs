@@ -293,7 +293,7 @@ fn slot(key: u64, dir_bits: u32) -> usize {
 /// checked once and cached by std); the portable build would count bits with a dozen shifts
 /// and masks per key.
 #[inline]
-fn scan(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+pub(crate) fn scan(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
     #[cfg(target_arch = "x86_64")]
     if keys.len() >= VECTOR_SCAN_MIN && std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
         // SAFETY: the processor has AVX-512 with its popcount extension, checked just above
