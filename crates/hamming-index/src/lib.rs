@@ -24,8 +24,9 @@
 //! [`HammingIndex::query_batch`] walks each table once for the whole batch instead: the queries
 //! grouped by their key in two counting passes (queries into a dense prefix sorted, so they find
 //! its range in cache; tables that lead with the same block of the fingerprint share one
-//! grouping), memory fetched a few probes ahead, and the walk compiled with the popcnt
-//! instruction where the processor has it, its table's parts held in registers. Ranges of up to
+//! grouping), memory fetched a few probes ahead (every line of a directory slot of up to 256
+//! keys, which the walk scans whole), and the walk compiled with the popcnt instruction where
+//! the processor has it, its table's parts held in registers. Ranges of up to
 //! 4,096 keys are scanned rather than split by binary searches, eight keys per instruction with
 //! AVX-512 VPOPCNTDQ, or four with AVX2; both are detected at run time.
 //!
