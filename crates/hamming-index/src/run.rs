@@ -350,8 +350,9 @@ impl<'a> TableWalk<'a> {
         if let Some(first) = self.keys.get(slot.start) {
             prefetch(first);
         }
-        if slot.len() <= SCANNED_SLOT {
-            // Eight keys to a 64-byte line; the first line is fetched above.
+        // Eight keys to a 64-byte line; the first line is fetched above, and a slot of up to
+        // eight keys (nearly every slot) gets no more.
+        if slot.len() > 8 && slot.len() <= SCANNED_SLOT {
             for at in slot.step_by(8).skip(1) {
                 prefetch(&self.keys[at]);
             }
