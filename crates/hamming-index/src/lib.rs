@@ -26,7 +26,10 @@
 //! its range in cache; tables that lead with the same block of the fingerprint share one
 //! grouping), memory fetched a few probes ahead (every line of a directory slot of up to 256
 //! keys, which the walk scans whole), and the walk compiled with the popcnt instruction where
-//! the processor has it, its table's parts held in registers. Ranges of up to
+//! the processor has it, its table's parts held in registers. Most probes of a walk find
+//! nothing, and a table whose prefixes are mostly absent (a 28-bit prefix over 2^26 keys: four
+//! in five) keeps a bitmap of those present, half a byte per key: the walk reads it first and
+//! skips the directory and keys of every probe whose prefix is absent. Ranges of up to
 //! 4,096 keys are scanned rather than split by binary searches, eight keys per instruction with
 //! AVX-512 VPOPCNTDQ, or four with AVX2; both are detected at run time.
 //!
@@ -64,6 +67,7 @@ mod layout;
 mod memory;
 mod params;
 mod persist;
+mod presence;
 mod run;
 mod subdirectory;
 mod table;

@@ -165,11 +165,11 @@ impl IndexParams {
     }
 
     /// Estimated memory of an index of `len` fingerprints with this design: 8 bytes per
-    /// fingerprint per table, 8 bytes of payload, and the directories (about 2 bytes per
-    /// fingerprint per table).
+    /// fingerprint per table, 8 bytes of payload, the directories (about 2 bytes per
+    /// fingerprint per table) and the bitmaps of prefixes (at most half a byte).
     pub fn estimated_bytes(&self, len: u64) -> u64 {
         let tables = self.table_count() as u64;
-        len.saturating_mul(8 + tables * 10)
+        len.saturating_mul(16 + tables * 21) / 2
     }
 
     /// The Hamming radius k.

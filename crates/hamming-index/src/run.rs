@@ -5,7 +5,8 @@ use std::ops::{ControlFlow, Range};
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::table::{SHORT_SLOT, SortedTable, prefetch, scan};
+use crate::presence::PrefixBitmap;
+use crate::table::{FETCHED_RUN, SHORT_SLOT, SortedTable, prefetch, prefetch_lines, scan};
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
 /// at most 20; a larger one probes the rest without).
@@ -23,6 +24,7 @@ const PREFETCH_STRIDE: usize = 16;
 /// after another that the walk did not fetch ahead; on the clustered 2^26 set this made the
 /// walks of the 16-table design's crowded tables a fifth slower.
 const SCANNED_SLOT: usize = 256;
+const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
 
 /// One table's share of a query: the entries of table `table` within distance `k` of the query
 /// whose key in that table's bit order is `key`; with `canonical`, only those no earlier table
@@ -241,8 +243,9 @@ impl Run {
     /// The walk itself, inlined into each instruction-set version above. Its loop is written
     /// for the common probe, a short directory slot scanned whole: the table's parts, shifts
     /// and masks are set up once, and the keys ahead are read without bounds checks (the order
-    /// is walked as three offset iterators). Slots longer than [`SCANNED_SLOT`] go through the
-    /// full probe.
+    /// is walked as four offset iterators). A probe whose prefix the table's bitmap of prefixes
+    /// lacks is skipped, directory and keys unread. Slots longer than [`SCANNED_SLOT`] go
+    /// through the full probe.
     #[inline(always)]
     fn walk_table_portable(
         &self,
@@ -253,42 +256,53 @@ impl Run {
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
         let walk = TableWalk::new(&layouts[j], &self.tables[j]);
-        let offsets = walk.offsets;
         let mut compared = 0;
-        // Keys ahead in the walk are fetched while this one is probed: their directory slots
-        // two strides ahead, their slots' keys one stride ahead.
-        let prefetched = order.len().saturating_sub(2 * PREFETCH_STRIDE);
-        let range_ahead = order.get(PREFETCH_STRIDE..).unwrap_or_default();
-        let slot_ahead = order.get(2 * PREFETCH_STRIDE..).unwrap_or_default();
-        for ((&(key, query), &(range_key, _)), &(slot_key, _)) in order[..prefetched].iter().zip(range_ahead).zip(slot_ahead) {
-            prefetch(&offsets[walk.slot(slot_key)]);
-            walk.prefetch_slot_keys(range_key);
-            walk.probe(key, query, &mut compared, visit);
+        // Keys ahead in the walk are fetched while this one is probed, each step's memory once
+        // the step before has brought what it needs: their prefixes' bits three strides ahead,
+        // the directory slots of those present two strides ahead, those slots' keys one stride
+        // ahead.
+        let prefetched = order.len().saturating_sub(3 * PREFETCH_STRIDE);
+        let ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
+        let ahead = ahead(1).iter().zip(ahead(2)).zip(ahead(3));
+        for (&(key, query), ((&(range_key, _), &(slot_key, _)), &(presence_key, _))) in order[..prefetched].iter().zip(ahead) {
+            walk.prefetch_presence(presence_key);
+            if walk.present(slot_key) {
+                prefetch(&walk.offsets[walk.slot(slot_key)]);
+            }
+            if walk.present(range_key) {
+                walk.prefetch_slot_keys(range_key);
+            }
+            if walk.present(key) {
+                walk.probe(key, query, &mut compared, visit);
+            }
         }
         for &(key, query) in &order[prefetched..] {
-            walk.probe(key, query, &mut compared, visit);
+            if walk.present(key) {
+                walk.probe(key, query, &mut compared, visit);
+            }
         }
         *examined += compared;
     }
 
     /// Calls `visit(item, payload)` for each of `items`, sorted by their table-0 key, and
     /// each payload stored under that key: a forward walk through table 0 that fetches the
-    /// memory of the keys and payloads ahead, in three steps for a key in a long slot (directory
-    /// slot, subdirectory entry, keys), in two for the others.
+    /// memory of the keys and payloads ahead in four steps (directory slot; the slot's
+    /// subdirectory entry or its keys; the subdirectory range's keys; the payloads of the keys
+    /// equal to the item's), each a stride after the step before.
     pub(crate) fn payloads_in_key_order<T>(&self, items: &[T], key: impl Fn(&T) -> u64, visit: &mut impl FnMut(&T, u64)) {
         let table = &self.tables[0];
         for (position, item) in items.iter().enumerate() {
-            if let Some(ahead) = items.get(position + 3 * PREFETCH_STRIDE) {
+            if let Some(ahead) = items.get(position + 4 * PREFETCH_STRIDE) {
                 table.prefetch_slot(key(ahead));
             }
+            if let Some(ahead) = items.get(position + 3 * PREFETCH_STRIDE) {
+                table.prefetch_slot_contents(key(ahead));
+            }
             if let Some(ahead) = items.get(position + 2 * PREFETCH_STRIDE) {
-                table.prefetch_subdirectory_entry(key(ahead));
+                table.prefetch_subdirectory_range(key(ahead));
             }
             if let Some(ahead) = items.get(position + PREFETCH_STRIDE) {
-                let start = table.prefetch_narrowest_range(key(ahead));
-                if let Some(payload) = self.payloads.get(start) {
-                    prefetch(payload);
-                }
+                prefetch_lines(&self.payloads[table.equal_range(key(ahead))]);
             }
             for i in table.equal_range(key(item)) {
                 visit(item, self.payloads[i]);
@@ -321,13 +335,15 @@ struct TableWalk<'a> {
     dir_shift: u32,
     /// The key bits of the table's prefix.
     prefix_mask: u64,
+    /// The table's bitmap of the prefixes present, if it has one.
+    presence: Option<&'a PrefixBitmap>,
 }
 
 impl<'a> TableWalk<'a> {
     fn new(layout: &'a Layout, table: &'a SortedTable) -> TableWalk<'a> {
-        let (keys, offsets, dir_bits) = table.walk_parts();
+        let (keys, offsets, dir_bits, presence) = table.walk_parts();
         let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
-        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask }
+        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence }
     }
 
     #[inline(always)]
@@ -342,21 +358,27 @@ impl<'a> TableWalk<'a> {
         self.offsets[s] as usize..self.offsets[s + 1] as usize
     }
 
-    /// Asks for the keys of `key`'s directory slot to be brought into cache: the first line,
-    /// and every line of a slot the probe will scan whole.
+    /// Asks for the word of the table's bitmap of prefixes that holds `key`'s prefix to be
+    /// brought into cache (a table without a bitmap has nothing to fetch).
+    #[inline(always)]
+    fn prefetch_presence(&self, key: u64) {
+        if let Some(presence) = self.presence {
+            presence.prefetch(key);
+        }
+    }
+
+    /// Whether some key of the table may share `key`'s prefix: false only where the table's
+    /// bitmap of prefixes says none does (its word fetched before).
+    #[inline(always)]
+    fn present(&self, key: u64) -> bool {
+        self.presence.is_none_or(|presence| presence.contains(key))
+    }
+
+    /// Asks for the keys of `key`'s directory slot to be brought into cache: every line of a
+    /// slot the probe will scan whole, the first line of a longer one.
     #[inline(always)]
     fn prefetch_slot_keys(&self, key: u64) {
-        let slot = self.slot_range(key);
-        if let Some(first) = self.keys.get(slot.start) {
-            prefetch(first);
-        }
-        // Eight keys to a 64-byte line; the first line is fetched above, and a slot of up to
-        // eight keys (nearly every slot) gets no more.
-        if slot.len() > 8 && slot.len() <= SCANNED_SLOT {
-            for at in slot.step_by(8).skip(1) {
-                prefetch(&self.keys[at]);
-            }
-        }
+        prefetch_lines(&self.keys[self.slot_range(key)]);
     }
 
     /// Probes for `key` of query number `query` and calls `visit(query, index, fingerprint,

@@ -6,6 +6,7 @@ use std::ops::{ControlFlow, Range};
 use crate::hot::{HOT_MIN, HotRange};
 use crate::layout::Layout;
 use crate::memory::huge_filled;
+use crate::presence::PrefixBitmap;
 use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, Subdirectory, long_slot_threshold};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
@@ -35,6 +36,8 @@ pub(crate) struct SortedTable {
     subdirectories: Subdirectories,
     /// In key order.
     hot: Vec<HotRange>,
+    /// The prefixes present, where most are absent; a batch walk reads it first.
+    presence: Option<PrefixBitmap>,
 }
 
 impl SortedTable {
@@ -50,6 +53,7 @@ impl SortedTable {
     pub(crate) fn from_sorted(keys: Vec<u64>, layout: &Layout) -> SortedTable {
         let mut table = SortedTable::without_hot_ranges(keys, layout.prefix_bits);
         table.hot = HotRange::find_all(&table.keys, layout);
+        table.presence = PrefixBitmap::worth_building(&table.keys, layout.prefix_bits, table.dir_bits);
         table
     }
 
@@ -72,7 +76,7 @@ impl SortedTable {
             offsets[i + 1] += offsets[i];
         }
         let subdirectories = Subdirectories::new(&keys, &offsets, dir_bits, &long_slots);
-        SortedTable { keys, dir_bits, offsets, subdirectories, hot: Vec::new() }
+        SortedTable { keys, dir_bits, offsets, subdirectories, hot: Vec::new(), presence: None }
     }
 
     /// Heap bytes of keys, directory and hot ranges' designs.
@@ -81,6 +85,7 @@ impl SortedTable {
             + self.offsets.capacity() * 4
             + self.subdirectories.heap_bytes()
             + self.hot.iter().map(HotRange::heap_bytes).sum::<usize>()
+            + self.presence.as_ref().map_or(0, PrefixBitmap::heap_bytes)
     }
 
     /// The range of keys whose top `prefix_bits` bits equal those of `key`.
@@ -134,48 +139,41 @@ impl SortedTable {
     }
 
     /// Reads the directory slot of `key` (prefetched before) and asks for the first keys of its
-    /// range to be brought into cache, without waiting for them. Returns where the range starts.
+    /// range to be brought into cache, without waiting for them.
     #[inline]
-    pub(crate) fn prefetch_range(&self, key: u64) -> usize {
-        self.prefetch_keys_at(self.slot_range(key).start)
-    }
-
-    /// Asks for the keys from position `start` on to be brought into cache, and returns `start`.
-    #[inline]
-    fn prefetch_keys_at(&self, start: usize) -> usize {
-        if let Some(first) = self.keys.get(start) {
+    pub(crate) fn prefetch_range(&self, key: u64) {
+        if let Some(first) = self.keys.get(self.slot_range(key).start) {
             prefetch(first);
         }
-        start
     }
 
     /// For a walk that looks keys up one after another ([`crate::run::Run::payloads_in_key_order`]),
-    /// the middle of three steps of fetching ahead, after [`SortedTable::prefetch_slot`]: reads
-    /// the directory slot of `key` and, if the slot has a subdirectory, asks for its entry.
+    /// the second of its steps of fetching ahead, after [`SortedTable::prefetch_slot`]: reads the directory slot of `key` and asks
+    /// for the slot's subdirectory entry if it has one, else for the slot's keys.
     #[inline]
-    pub(crate) fn prefetch_subdirectory_entry(&self, key: u64) {
-        if let (_, Some(sub)) = self.slot_and_subdirectory(key) {
-            sub.prefetch_entry(key);
+    pub(crate) fn prefetch_slot_contents(&self, key: u64) {
+        match self.slot_and_subdirectory(key) {
+            (_, Some(sub)) => sub.prefetch_entry(key),
+            (slot, None) => prefetch_lines(&self.keys[slot]),
         }
     }
 
-    /// The last step after [`SortedTable::prefetch_subdirectory_entry`]: asks for the first
-    /// keys of the narrowest range the directory and the subdirectory give for `key`, without
-    /// waiting for them, and returns where the range starts.
+    /// The third step after [`SortedTable::prefetch_slot_contents`]: for a slot with a
+    /// subdirectory, reads its entry and asks for the keys of the narrowest range it gives
+    /// for `key` (a slot without one had its keys asked for in the second step). Then
+    /// [`SortedTable::equal_range`] finds `key` in cache.
     #[inline]
-    pub(crate) fn prefetch_narrowest_range(&self, key: u64) -> usize {
-        let start = match self.slot_and_subdirectory(key) {
-            (slot, None) => slot.start,
-            (_, Some(sub)) => sub.shared_range(key, 64).0.start,
-        };
-        self.prefetch_keys_at(start)
+    pub(crate) fn prefetch_subdirectory_range(&self, key: u64) {
+        if let (_, Some(sub)) = self.slot_and_subdirectory(key) {
+            prefetch_lines(&self.keys[sub.shared_range(key, 64).0]);
+        }
     }
 
     /// The parts a batch walk reads for every probe, so that its loop keeps them in registers
     /// instead of reloading them through the table.
     #[inline(always)]
-    pub(crate) fn walk_parts(&self) -> (&[u64], &[u32], u32) {
-        (&self.keys, &self.offsets, self.dir_bits)
+    pub(crate) fn walk_parts(&self) -> (&[u64], &[u32], u32, Option<&PrefixBitmap>) {
+        (&self.keys, &self.offsets, self.dir_bits, self.presence.as_ref())
     }
 
     /// The directory slot of `query` if it is short enough for a probe to scan it whole (see
@@ -281,6 +279,31 @@ pub(crate) fn prefetch<T>(item: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = item;
+}
+
+/// Runs of up to this many items have every cache line fetched by [`prefetch_lines`].
+pub(crate) const FETCHED_RUN: usize = 256;
+
+/// Asks for the cache lines of `items` to be brought into cache, without waiting for them:
+/// all of them for a run of up to [`FETCHED_RUN`] items, the first one of a longer run.
+#[inline(always)]
+pub(crate) fn prefetch_lines<T>(items: &[T]) {
+    let (Some(first), Some(last)) = (items.first(), items.last()) else {
+        return;
+    };
+    prefetch(first);
+    if items.len() > FETCHED_RUN {
+        return;
+    }
+    // Even two items may straddle two lines. A run longer than a line gets one prefetch per
+    // line from the first item on, and the last item's line may lie beyond those.
+    prefetch(last);
+    let per_line = (64 / size_of::<T>()).max(1);
+    if items.len() > per_line {
+        for item in items.iter().step_by(per_line).skip(1) {
+            prefetch(item);
+        }
+    }
 }
 
 #[inline]
