@@ -262,9 +262,10 @@ impl Run {
         // the directory slots of those present two strides ahead, those slots' keys one stride
         // ahead.
         let prefetched = order.len().saturating_sub(3 * PREFETCH_STRIDE);
-        let ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
-        let ahead = ahead(1).iter().zip(ahead(2)).zip(ahead(3));
-        for (&(key, query), ((&(range_key, _), &(slot_key, _)), &(presence_key, _))) in order[..prefetched].iter().zip(ahead) {
+        let strides_ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
+        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3));
+        let probes = order[..prefetched].iter().zip(ahead);
+        for (&(key, query), ((&(range_key, _), &(slot_key, _)), &(presence_key, _))) in probes {
             walk.prefetch_presence(presence_key);
             if walk.present(slot_key) {
                 prefetch(&walk.offsets[walk.slot(slot_key)]);

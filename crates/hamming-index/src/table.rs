@@ -148,8 +148,9 @@ impl SortedTable {
     }
 
     /// For a walk that looks keys up one after another ([`crate::run::Run::payloads_in_key_order`]),
-    /// the second of its steps of fetching ahead, after [`SortedTable::prefetch_slot`]: reads the directory slot of `key` and asks
-    /// for the slot's subdirectory entry if it has one, else for the slot's keys.
+    /// the second of its steps of fetching ahead, after [`SortedTable::prefetch_slot`]: reads
+    /// the directory slot of `key` and asks for the slot's subdirectory entry if it has one,
+    /// else for the slot's keys.
     #[inline]
     pub(crate) fn prefetch_slot_contents(&self, key: u64) {
         match self.slot_and_subdirectory(key) {
