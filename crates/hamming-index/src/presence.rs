@@ -3,10 +3,10 @@
 //! A batch walk probes every table for every query, and most probes find nothing: in a table of
 //! 2^26 keys with a 28-bit prefix, four prefixes in five hold no key, and a query that is not
 //! near a stored fingerprint hits one of those. Each such probe still reads a directory slot
-//! and a line of keys, two cache misses. A bitmap of the prefixes present is a sixteenth the
-//! size of the directory (half a byte per key), and a walk moving forward through it touches
-//! a new line only every few probes: reading it first, the walk skips the directory and the
-//! keys of every probe whose prefix is absent.
+//! and a line of keys, two cache misses. A bitmap of the prefixes present is a quarter the
+//! size of the directory (half a byte per key against two), and a walk of 2^20 probes moving
+//! forward through it touches a new line about every second probe: reading it first, the walk
+//! skips the directory and the keys of every probe whose prefix is absent.
 
 use crate::memory::huge_filled;
 use crate::table::prefetch;

@@ -268,7 +268,7 @@ impl Run {
         for (&(key, query), ((&(range_key, _), &(slot_key, _)), &(presence_key, _))) in probes {
             walk.prefetch_presence(presence_key);
             if walk.present(slot_key) {
-                prefetch(&walk.offsets[walk.slot(slot_key)]);
+                walk.prefetch_slot(slot_key);
             }
             if walk.present(range_key) {
                 walk.prefetch_slot_keys(range_key);
@@ -373,6 +373,12 @@ impl<'a> TableWalk<'a> {
     #[inline(always)]
     fn present(&self, key: u64) -> bool {
         self.presence.is_none_or(|presence| presence.contains(key))
+    }
+
+    /// Asks for `key`'s directory slot to be brought into cache.
+    #[inline(always)]
+    fn prefetch_slot(&self, key: u64) {
+        prefetch(&self.offsets[self.slot(key)]);
     }
 
     /// Asks for the keys of `key`'s directory slot to be brought into cache: every line of a
