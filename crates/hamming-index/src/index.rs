@@ -5,6 +5,7 @@ use std::ops::ControlFlow;
 use nearcrawl_fingerprint::Fingerprint;
 
 use crate::run::bucket_sort;
+use crate::walk::{self, WalkKernel};
 use crate::walk_order;
 use crate::{BatchMatch, IndexParams};
 use crate::layout::{Layout, layouts};
@@ -253,10 +254,12 @@ impl HammingIndex {
         // per hit. The fingerprint is the table-0 key's inverse.
         let mut deferred: Vec<(u64, usize, u32)> = Vec::new();
         let mut examined = 0;
+        let kernel = WalkKernel::detect();
         for run in self.levels.iter().filter(|r| r.len() > 0) {
             walk_order::for_each_table(&self.layouts, queries, |j, order| {
                 let mut previous = None;
-                run.walk_table(&self.layouts, j, order, &mut examined, &mut |query, index, found, distance| {
+                let (layout, table) = (&self.layouts[j], &run.tables[j]);
+                walk::walk_table(kernel, layout, table, order, &mut examined, &mut |query, index, found, distance| {
                     if j == 0 {
                         let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
                         out.push(BatchMatch { query, found });

@@ -25,11 +25,14 @@
 //! grouped by their key in two counting passes (queries into a dense prefix sorted, so they find
 //! its range in cache; tables that lead with the same block of the fingerprint share one
 //! grouping), memory fetched a few probes ahead (every line of a directory slot of up to 256
-//! keys, which the walk scans whole), and the walk compiled with the popcnt instruction where
-//! the processor has it, its table's parts held in registers. Most probes of a walk find
-//! nothing, and a table whose prefixes are mostly absent (a 28-bit prefix over 2^26 keys: four
-//! in five) keeps a bitmap of those present, half a byte per key: the walk reads it first and
-//! skips the directory and keys of every probe whose prefix is absent. Ranges of up to
+//! keys, which the walk scans whole), and the walk compiled for the processor's instruction
+//! set, its table's parts held in registers. Most probes of a walk find nothing, and a table
+//! whose prefixes are mostly absent (a 28-bit prefix over 2^26 keys: four in five) keeps a
+//! bitmap of those present, half a byte per key: the walk reads it first and fetches neither
+//! directory slot nor keys for a probe whose prefix is absent. It does not branch on that
+//! either (such a probe reads slot 0, in cache, and scans no keys), and with AVX-512 VPOPCNTDQ
+//! a slot of up to eight keys is one masked vector step, so the common probe has no branch
+//! that depends on the data. Ranges of up to
 //! 4,096 keys are scanned rather than split by binary searches, eight keys per instruction with
 //! AVX-512 VPOPCNTDQ, or four with AVX2; both are detected at run time.
 //!
@@ -71,6 +74,7 @@ mod presence;
 mod run;
 mod subdirectory;
 mod table;
+mod walk;
 mod walk_order;
 
 pub use crate::batch::{BatchMatch, BatchQuery, near_pairs};

@@ -1,30 +1,16 @@
 //! A run: every table of the design built over one set of entries. The online index is a few
 //! runs of geometrically growing size (a log-structured merge), a bulk-built index is one.
 
-use std::ops::{ControlFlow, Range};
+use std::ops::ControlFlow;
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::presence::PrefixBitmap;
-use crate::table::{FETCHED_RUN, SHORT_SLOT, SortedTable, prefetch, prefetch_lines, scan};
+use crate::table::{SortedTable, prefetch_lines};
+use crate::walk::PREFETCH_STRIDE;
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
 /// at most 20; a larger one probes the rest without).
 const MAX_PREFETCHED_TABLES: usize = 64;
-
-/// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
-/// with the probes in between.
-const PREFETCH_STRIDE: usize = 16;
-
-/// Directory slots up to this long are scanned whole by a batch walk (eight keys per
-/// instruction where the processor can), all their cache lines fetched ahead with the first.
-/// Such slots are a crowd spread over a table: a dense prefix whose shared bits fill only part
-/// of the table's directory bits puts tens to hundreds of keys in each of many slots. Narrowing
-/// one to the prefix instead would read its subdirectory or binary-search it, cache misses one
-/// after another that the walk did not fetch ahead; on the clustered 2^26 set this made the
-/// walks of the 16-table design's crowded tables a fifth slower.
-const SCANNED_SLOT: usize = 256;
-const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
 
 /// One table's share of a query: the entries of table `table` within distance `k` of the query
 /// whose key in that table's bit order is `key`; with `canonical`, only those no earlier table
@@ -205,86 +191,6 @@ impl Run {
         Some(layout.invert(stored))
     }
 
-    /// Probes table `j` for every `(key, query)` of `order` (keys in table j's bit order,
-    /// grouped so that the walk moves forward through the table) and calls `visit(query, index,
-    /// fingerprint, distance)` for the hits no earlier table reports: `index` is the hit's
-    /// position in table j. Memory is fetched ahead of the walk.
-    pub(crate) fn walk_table(
-        &self,
-        layouts: &[Layout],
-        j: usize,
-        order: &[(u64, usize)],
-        examined: &mut u64,
-        visit: &mut impl FnMut(usize, usize, u64, u32),
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the processor has the popcnt instruction, checked just above.
-            return unsafe { self.walk_table_with_popcnt(layouts, j, order, examined, visit) };
-        }
-        self.walk_table_portable(layouts, j, order, examined, visit);
-    }
-
-    /// [`Run::walk_table`] compiled with the popcnt instruction enabled, so that the probes and
-    /// scans inline into one loop instead of each checking for it.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    fn walk_table_with_popcnt(
-        &self,
-        layouts: &[Layout],
-        j: usize,
-        order: &[(u64, usize)],
-        examined: &mut u64,
-        visit: &mut impl FnMut(usize, usize, u64, u32),
-    ) {
-        self.walk_table_portable(layouts, j, order, examined, visit);
-    }
-
-    /// The walk itself, inlined into each instruction-set version above. Its loop is written
-    /// for the common probe, a short directory slot scanned whole: the table's parts, shifts
-    /// and masks are set up once, and the keys ahead are read without bounds checks (the order
-    /// is walked as four offset iterators). A probe whose prefix the table's bitmap of prefixes
-    /// lacks is skipped, directory and keys unread. Slots longer than [`SCANNED_SLOT`] go
-    /// through the full probe.
-    #[inline(always)]
-    fn walk_table_portable(
-        &self,
-        layouts: &[Layout],
-        j: usize,
-        order: &[(u64, usize)],
-        examined: &mut u64,
-        visit: &mut impl FnMut(usize, usize, u64, u32),
-    ) {
-        let walk = TableWalk::new(&layouts[j], &self.tables[j]);
-        let mut compared = 0;
-        // Keys ahead in the walk are fetched while this one is probed, each step's memory once
-        // the step before has brought what it needs: their prefixes' bits three strides ahead,
-        // the directory slots of those present two strides ahead, those slots' keys one stride
-        // ahead.
-        let prefetched = order.len().saturating_sub(3 * PREFETCH_STRIDE);
-        let strides_ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
-        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3));
-        let probes = order[..prefetched].iter().zip(ahead);
-        for (&(key, query), ((&(range_key, _), &(slot_key, _)), &(presence_key, _))) in probes {
-            walk.prefetch_presence(presence_key);
-            if walk.present(slot_key) {
-                walk.prefetch_slot(slot_key);
-            }
-            if walk.present(range_key) {
-                walk.prefetch_slot_keys(range_key);
-            }
-            if walk.present(key) {
-                walk.probe(key, query, &mut compared, visit);
-            }
-        }
-        for &(key, query) in &order[prefetched..] {
-            if walk.present(key) {
-                walk.probe(key, query, &mut compared, visit);
-            }
-        }
-        *examined += compared;
-    }
-
     /// Calls `visit(item, payload)` for each of `items`, sorted by their table-0 key, and
     /// each payload stored under that key: a forward walk through table 0 that fetches the
     /// memory of the keys and payloads ahead in four steps (directory slot; the slot's
@@ -322,113 +228,6 @@ impl Run {
             visit(self.payloads[i])?;
         }
         ControlFlow::Continue(())
-    }
-}
-
-/// One table as a batch walk reads it: its parts, shifts and masks set up once per walk, so
-/// that the loop keeps them in registers.
-struct TableWalk<'a> {
-    layout: &'a Layout,
-    table: &'a SortedTable,
-    keys: &'a [u64],
-    offsets: &'a [u32],
-    /// `63 - dir_bits`: a key's slot is `(key >> 1) >> dir_shift`, defined also for 0 bits.
-    dir_shift: u32,
-    /// The key bits of the table's prefix.
-    prefix_mask: u64,
-    /// The table's bitmap of the prefixes present, if it has one.
-    presence: Option<&'a PrefixBitmap>,
-}
-
-impl<'a> TableWalk<'a> {
-    fn new(layout: &'a Layout, table: &'a SortedTable) -> TableWalk<'a> {
-        let (keys, offsets, dir_bits, presence) = table.walk_parts();
-        let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
-        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence }
-    }
-
-    #[inline(always)]
-    fn slot(&self, key: u64) -> usize {
-        ((key >> 1) >> self.dir_shift) as usize
-    }
-
-    /// The keys of `key`'s directory slot (whose directory entry was fetched before).
-    #[inline(always)]
-    fn slot_range(&self, key: u64) -> Range<usize> {
-        let s = self.slot(key);
-        self.offsets[s] as usize..self.offsets[s + 1] as usize
-    }
-
-    /// Asks for the word of the table's bitmap of prefixes that holds `key`'s prefix to be
-    /// brought into cache (a table without a bitmap has nothing to fetch).
-    #[inline(always)]
-    fn prefetch_presence(&self, key: u64) {
-        if let Some(presence) = self.presence {
-            presence.prefetch(key);
-        }
-    }
-
-    /// Whether some key of the table may share `key`'s prefix: false only where the table's
-    /// bitmap of prefixes says none does (its word fetched before).
-    #[inline(always)]
-    fn present(&self, key: u64) -> bool {
-        self.presence.is_none_or(|presence| presence.contains(key))
-    }
-
-    /// Asks for `key`'s directory slot to be brought into cache.
-    #[inline(always)]
-    fn prefetch_slot(&self, key: u64) {
-        prefetch(&self.offsets[self.slot(key)]);
-    }
-
-    /// Asks for the keys of `key`'s directory slot to be brought into cache: every line of a
-    /// slot the probe will scan whole, the first line of a longer one.
-    #[inline(always)]
-    fn prefetch_slot_keys(&self, key: u64) {
-        prefetch_lines(&self.keys[self.slot_range(key)]);
-    }
-
-    /// Probes for `key` of query number `query` and calls `visit(query, index, fingerprint,
-    /// distance)` for the hits this table reports. A short slot is scanned here, inline with the
-    /// caller's instruction set, a slot up to [`SCANNED_SLOT`] long with the vector scan; a
-    /// longer one goes through the full probe.
-    #[inline(always)]
-    fn probe(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        let (layout, k) = (self.layout, self.layout.k);
-        let Range { start, end } = self.slot_range(key);
-        if end - start <= SHORT_SLOT {
-            *compared += (end - start) as u64;
-            for (i, &stored) in self.keys[start..end].iter().enumerate() {
-                let differ = stored ^ key;
-                let distance = differ.count_ones();
-                if distance <= k && differ & self.prefix_mask == 0 {
-                    self.report(query, start + i, differ, distance, visit);
-                }
-            }
-        } else if end - start <= SCANNED_SLOT {
-            *compared += (end - start) as u64;
-            let _ = scan(&self.keys[start..end], start, key, k, &mut |index, distance| {
-                let differ = self.keys[index] ^ key;
-                if differ & self.prefix_mask == 0 {
-                    self.report(query, index, differ, distance, visit);
-                }
-                ControlFlow::Continue(())
-            });
-        } else {
-            let _ = self.table.probe_long_slot(key, layout.prefix_bits, k, compared, &mut |index, distance| {
-                self.report(query, index, self.keys[index] ^ key, distance, visit);
-                ControlFlow::Continue(())
-            });
-        }
-    }
-
-    /// Visits the hit at `index` (whose key differs from the query's in `differ`) unless an
-    /// earlier table reports it.
-    #[inline(always)]
-    fn report(&self, query: usize, index: usize, differ: u64, distance: u32, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        if !self.layout.earlier_table_agrees(differ) {
-            visit(query, index, self.layout.invert(self.keys[index]), distance);
-        }
     }
 }
 

@@ -271,15 +271,22 @@ fn offset(base: usize, range: Range<usize>) -> Range<usize> {
 /// first miss once its reorder window is full.
 #[inline]
 pub(crate) fn prefetch<T>(item: &T) {
+    prefetch_address(std::ptr::from_ref(item));
+}
+
+/// [`prefetch`] of any address, which need not point at anything: a walk that may or may not
+/// read an item fetches its line either way instead of branching.
+#[inline]
+pub(crate) fn prefetch_address<T>(address: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults and changes no memory, and the address
-    // comes from a live reference.
+    // SAFETY: a prefetch is only a hint: it never faults and changes no memory, whatever the
+    // address.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
+    let _ = address;
 }
 
 /// Runs of up to this many items have every cache line fetched by [`prefetch_lines`].

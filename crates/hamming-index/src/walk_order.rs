@@ -95,7 +95,8 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
         let lead = &layouts[grouping.tables[0]];
         grouped.clear();
         grouped.extend(queries.iter().enumerate().map(|(i, q)| (q.bits(), i)));
-        let starts = group_by_top_bits(&mut grouped, &mut scratch, bits, |&(fp, _)| lead.key_top_bits(fp, bits));
+        let top = lead.key_top_bits(bits);
+        let starts = group_by_top_bits(&mut grouped, &mut scratch, bits, |&(fp, _)| top(fp));
         for &j in &grouping.tables {
             order.clear();
             order.extend(grouped.iter().map(|&(fp, query)| (layouts[j].apply(fp), query)));

@@ -1,0 +1,394 @@
+//! The batch walk: one table probed for every query of a batch, the probes moving forward
+//! through the table (the order comes from [`crate::walk_order`]) and each probe's memory
+//! fetched a few probes ahead.
+//!
+//! A probe reads up to three things, each known only once the one before has arrived: the
+//! word of the table's bitmap of prefixes present (where the table has one), the directory
+//! slot, the slot's keys. The walk asks for them in three steps, each a stride of probes after
+//! the one before, so that by the time a probe runs its memory is in cache.
+//!
+//! Most probes find nothing, and whether a prefix is present is as good as random, so the walk
+//! does not branch on it: a probe whose prefix is absent reads directory slot 0 (always in
+//! cache) and scans no keys. With AVX-512 and its popcount extension a slot of up to eight
+//! keys is one masked load and four vector instructions, so the common probe has no branch
+//! that depends on the data; elsewhere the same walk scans the slot key by key.
+
+use std::ops::ControlFlow;
+
+use crate::layout::Layout;
+use crate::presence::PrefixBitmap;
+use crate::table::{FETCHED_RUN, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_lines, scan};
+
+/// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
+/// with the probes in between.
+pub(crate) const PREFETCH_STRIDE: usize = 16;
+
+/// Directory slots up to this long are scanned whole by a batch walk (eight keys per
+/// instruction where the processor can), all their cache lines fetched ahead with the first.
+/// Such slots are a crowd spread over a table: a dense prefix whose shared bits fill only part
+/// of the table's directory bits puts tens to hundreds of keys in each of many slots. Narrowing
+/// one to the prefix instead would read its subdirectory or binary-search it, cache misses one
+/// after another that the walk did not fetch ahead; on the clustered 2^26 set this made the
+/// walks of the 16-table design's crowded tables a fifth slower.
+const SCANNED_SLOT: usize = 256;
+const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
+
+/// The keys one AVX-512 register holds: a slot up to this long is probed in one step.
+const VECTOR_SLOT: usize = 8;
+
+/// The instruction sets a batch walk is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WalkKernel {
+    /// AVX-512 with its popcount extension (VPOPCNTDQ): a short slot in one vector step.
+    Avx512,
+    /// The popcnt instruction: a short slot key by key.
+    Popcnt,
+    /// Any processor.
+    Portable,
+}
+
+impl WalkKernel {
+    /// The best kernel this processor runs.
+    pub(crate) fn detect() -> WalkKernel {
+        Self::available()[0]
+    }
+
+    /// Every kernel this processor runs, best first.
+    pub(crate) fn available() -> Vec<WalkKernel> {
+        [WalkKernel::Avx512, WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
+    }
+
+    fn runs_here(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            WalkKernel::Avx512 => std::arch::is_x86_feature_detected!("avx512vpopcntdq"),
+            #[cfg(target_arch = "x86_64")]
+            WalkKernel::Popcnt => std::arch::is_x86_feature_detected!("popcnt"),
+            WalkKernel::Portable => true,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+}
+
+/// Probes `table` (whose layout is `layout`) for every `(key, query)` of `order` (keys in the
+/// table's bit order, grouped so that the walk moves forward through the table) and calls
+/// `visit(query, index, fingerprint, distance)` for the hits no earlier table reports: `index`
+/// is the hit's position in the table. `kernel` is one this processor runs; another falls back
+/// to the portable one.
+pub(crate) fn walk_table(
+    kernel: WalkKernel,
+    layout: &Layout,
+    table: &SortedTable,
+    order: &[(u64, usize)],
+    examined: &mut u64,
+    visit: &mut impl FnMut(usize, usize, u64, u32),
+) {
+    let walk = TableWalk::new(layout, table);
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has AVX-512 with its popcount extension, checked just here.
+        WalkKernel::Avx512 if kernel.runs_here() => unsafe { walk.walk_with_avx512(order, examined, visit) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has the popcnt instruction, checked just here.
+        WalkKernel::Popcnt if kernel.runs_here() => unsafe { walk.walk_with_popcnt(order, examined, visit) },
+        _ => walk.walk(order, examined, |key, query, compared| walk.probe_key_by_key(key, query, compared, visit)),
+    }
+}
+
+/// One table as a batch walk reads it: its parts, shifts and masks set up once per walk, so
+/// that the loop keeps them in registers.
+struct TableWalk<'a> {
+    layout: &'a Layout,
+    table: &'a SortedTable,
+    keys: &'a [u64],
+    offsets: &'a [u32],
+    /// `63 - dir_bits`: a key's slot is `(key >> 1) >> dir_shift`, defined also for 0 bits.
+    dir_shift: u32,
+    /// The key bits of the table's prefix.
+    prefix_mask: u64,
+    /// The table's bitmap of the prefixes present, if it has one.
+    presence: Option<&'a PrefixBitmap>,
+}
+
+impl<'a> TableWalk<'a> {
+    fn new(layout: &'a Layout, table: &'a SortedTable) -> TableWalk<'a> {
+        let (keys, offsets, dir_bits, presence) = table.walk_parts();
+        let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
+        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence }
+    }
+
+    /// The walk, inlined into each instruction-set version: for every `(key, query)` of
+    /// `order`, `probe(key, query, compared)` once its memory has been asked for in three
+    /// steps, a stride apart: the prefix's word of the bitmap, the directory slot, the slot's
+    /// keys. The order is walked as four offset iterators, so the keys ahead are read without
+    /// bounds checks.
+    #[inline(always)]
+    fn walk(&self, order: &[(u64, usize)], examined: &mut u64, mut probe: impl FnMut(u64, usize, &mut u64)) {
+        let mut compared = 0;
+        let prefetched = order.len().saturating_sub(3 * PREFETCH_STRIDE);
+        let strides_ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
+        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3));
+        let probes = order[..prefetched].iter().zip(ahead);
+        for (&(key, query), ((&(keys_key, _), &(slot_key, _)), &(presence_key, _))) in probes {
+            self.prefetch_presence(presence_key);
+            self.prefetch_slot(slot_key);
+            self.prefetch_slot_keys(keys_key);
+            probe(key, query, &mut compared);
+        }
+        for &(key, query) in &order[prefetched..] {
+            probe(key, query, &mut compared);
+        }
+        *examined += compared;
+    }
+
+    /// [`TableWalk::walk`] with the popcnt instruction enabled, so that the probes and scans
+    /// inline into one loop instead of each checking for it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn walk_with_popcnt(&self, order: &[(u64, usize)], examined: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        self.walk(order, examined, |key, query, compared| self.probe_key_by_key(key, query, compared, visit));
+    }
+
+    /// [`TableWalk::walk`] probing a short slot in one vector step.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
+    fn walk_with_avx512(&self, order: &[(u64, usize)], examined: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        // The closure inherits this function's instruction set, so the probe inlines into it.
+        self.walk(order, examined, |key, query, compared| self.probe_vector(key, query, compared, visit));
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        ((key >> 1) >> self.dir_shift) as usize
+    }
+
+    /// All ones where the table may hold keys with `key`'s prefix, zero where its bitmap says
+    /// it holds none (the bitmap's word fetched before).
+    #[inline(always)]
+    fn presence_mask(&self, key: u64) -> usize {
+        match self.presence {
+            Some(presence) => usize::from(presence.contains(key)).wrapping_neg(),
+            None => usize::MAX,
+        }
+    }
+
+    /// The start and length of `key`'s directory slot (fetched before), or of no keys where
+    /// its prefix is absent: slot 0's start is read then, without a branch.
+    #[inline(always)]
+    fn slot_if_present(&self, key: u64) -> (usize, usize) {
+        let present = self.presence_mask(key);
+        let s = self.slot(key) & present;
+        let start = self.offsets[s] as usize;
+        (start, (self.offsets[s + 1] as usize - start) & present)
+    }
+
+    /// Asks for the word of the table's bitmap of prefixes that holds `key`'s prefix to be
+    /// brought into cache (a table without a bitmap has nothing to fetch).
+    #[inline(always)]
+    fn prefetch_presence(&self, key: u64) {
+        if let Some(presence) = self.presence {
+            presence.prefetch(key);
+        }
+    }
+
+    /// Asks for `key`'s directory slot to be brought into cache, slot 0's if its prefix is
+    /// absent.
+    #[inline(always)]
+    fn prefetch_slot(&self, key: u64) {
+        prefetch(&self.offsets[self.slot(key) & self.presence_mask(key)]);
+    }
+
+    /// Asks for the keys of `key`'s directory slot to be brought into cache: every line of a
+    /// slot the probe will scan whole, the first line of a longer one.
+    #[inline(always)]
+    fn prefetch_slot_keys(&self, key: u64) {
+        let (start, len) = self.slot_if_present(key);
+        // The lines of the first and last key are all the lines of a short slot; an empty
+        // slot asks for a line it does not need, which is cheaper than a branch.
+        let first = self.keys.as_ptr().wrapping_add(start);
+        prefetch_address(first);
+        prefetch_address(first.wrapping_add(len.saturating_sub(1)));
+        if len > VECTOR_SLOT {
+            prefetch_lines(&self.keys[start..start + len]);
+        }
+    }
+
+    /// Probes for `key` of query number `query`, calling `visit(query, index, fingerprint,
+    /// distance)` for the hits this table reports: a short slot key by key, inline with the
+    /// caller's instruction set.
+    #[inline(always)]
+    fn probe_key_by_key(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        let (start, len) = self.slot_if_present(key);
+        if len > SHORT_SLOT {
+            return self.probe_long_slot(key, start, len, query, compared, visit);
+        }
+        *compared += len as u64;
+        for (i, &stored) in self.keys[start..start + len].iter().enumerate() {
+            let differ = stored ^ key;
+            let distance = differ.count_ones();
+            if distance <= self.layout.k && differ & self.prefix_mask == 0 {
+                self.report(query, start + i, differ, distance, visit);
+            }
+        }
+    }
+
+    /// [`TableWalk::probe_key_by_key`] for a slot of up to eight keys in one vector step:
+    /// a masked load, XOR with the query, popcount, compare with k, test the prefix.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
+    #[inline]
+    fn probe_vector(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        use std::arch::x86_64::{
+            _mm512_mask_cmple_epu64_mask, _mm512_mask_testn_epi64_mask, _mm512_maskz_loadu_epi64,
+            _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_xor_si512,
+        };
+        let (start, len) = self.slot_if_present(key);
+        if len > VECTOR_SLOT {
+            return self.probe_long_slot(key, start, len, query, compared, visit);
+        }
+        *compared += len as u64;
+        let lanes = ((1u32 << len) - 1) as u8;
+        // SAFETY: the lanes loaded are keys[start..start + len], inside the table; the others
+        // are masked off, and a masked-off lane is not accessed.
+        let stored = unsafe { _mm512_maskz_loadu_epi64(lanes, self.keys.as_ptr().wrapping_add(start).cast()) };
+        let differ = _mm512_xor_si512(stored, _mm512_set1_epi64(key as i64));
+        let radius = _mm512_set1_epi64(i64::from(self.layout.k));
+        let near = _mm512_mask_cmple_epu64_mask(lanes, _mm512_popcnt_epi64(differ), radius);
+        let prefix = _mm512_set1_epi64(self.prefix_mask as i64);
+        let mut within = _mm512_mask_testn_epi64_mask(near, differ, prefix);
+        while within != 0 {
+            let index = start + within.trailing_zeros() as usize;
+            let differ = self.keys[index] ^ key;
+            self.report(query, index, differ, differ.count_ones(), visit);
+            within &= within - 1;
+        }
+    }
+
+    /// Probes a slot too long for the probes above: one up to [`SCANNED_SLOT`] long with the
+    /// vector scan, a longer one through the table's full probe.
+    fn probe_long_slot(
+        &self,
+        key: u64,
+        start: usize,
+        len: usize,
+        query: usize,
+        compared: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        let (prefix_bits, k) = (self.layout.prefix_bits, self.layout.k);
+        if len > SCANNED_SLOT {
+            let _ = self.table.probe_long_slot(key, prefix_bits, k, compared, &mut |index, distance| {
+                self.report(query, index, self.keys[index] ^ key, distance, visit);
+                ControlFlow::Continue(())
+            });
+            return;
+        }
+        *compared += len as u64;
+        let _ = scan(&self.keys[start..start + len], start, key, k, &mut |index, distance| {
+            let differ = self.keys[index] ^ key;
+            if differ & self.prefix_mask == 0 {
+                self.report(query, index, differ, distance, visit);
+            }
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Visits the hit at `index` (whose key differs from the query's in `differ`) unless an
+    /// earlier table reports it.
+    #[inline(always)]
+    fn report(&self, query: usize, index: usize, differ: u64, distance: u32, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+        if !self.layout.earlier_table_agrees(differ) {
+            visit(query, index, self.layout.invert(self.keys[index]), distance);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::IndexParams;
+    use crate::layout::layouts;
+    use crate::run::Run;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A set with every kind of slot a walk meets: uniform keys, near copies, and a crowd of
+    /// keys sharing their top 40 bits, long enough for hot ranges, long and scanned slots.
+    /// Queries are stored keys with up to k + 1 bits flipped, crowd members and fresh keys.
+    fn set_and_queries(seed: u64, uniform: usize, crowd: usize) -> (Vec<u64>, Vec<u64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let flip = |rng: &mut ChaCha8Rng, fp: u64, bits: u32| (0..bits).fold(fp, |f, _| f ^ 1 << rng.random_range(0..64));
+        let mut stored: Vec<u64> = (0..uniform).map(|_| rng.random()).collect();
+        for i in 0..uniform / 4 {
+            let bits = rng.random_range(0..=4);
+            let copy = flip(&mut rng, stored[i], bits);
+            stored.push(copy);
+        }
+        stored.extend((0..crowd).map(|_| rng.random::<u64>() >> 40));
+        let queries = (0..stored.len())
+            .map(|i| match i % 3 {
+                0 => {
+                    let (base, bits) = (stored[rng.random_range(0..stored.len())], rng.random_range(0..=4));
+                    flip(&mut rng, base, bits)
+                }
+                1 => rng.random::<u64>() >> if rng.random_bool(0.3) { 40 } else { 0 },
+                _ => rng.random(),
+            })
+            .collect();
+        (stored, queries)
+    }
+
+    /// Every hit of table `j` for the sorted `order`, as (query, fingerprint, distance), sorted.
+    /// The design's k must be 3.
+    fn walk_hits(kernel: WalkKernel, run: &Run, layout: &Layout, j: usize, order: &[(u64, usize)]) -> Vec<(usize, u64, u32)> {
+        let mut hits = Vec::new();
+        let mut examined = 0;
+        walk_table(kernel, layout, &run.tables[j], order, &mut examined, &mut |query, index, found, distance| {
+            assert_eq!(layout.invert(run.tables[j].keys[index]), found, "the index is the hit's place in the table");
+            hits.push((query, found, distance));
+        });
+        hits.sort_unstable();
+        hits
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// Every kernel this processor runs reports for every table exactly the stored
+        /// fingerprints within distance k of each query that share the table's prefix and no
+        /// earlier table's, as a brute-force pass over the set says.
+        #[test]
+        fn every_kernel_matches_brute_force_per_table(seed in any::<u64>(), crowd in prop::sample::select(vec![0usize, 300, 5000])) {
+            let (stored, queries) = set_and_queries(seed, 3000, crowd);
+            let entries: Vec<(u64, u64)> = stored.iter().enumerate().map(|(i, &fp)| (fp, i as u64)).collect();
+            // Every (query, stored fingerprint) pair within distance 3, the k of every design here.
+            let near: Vec<(usize, u64)> = queries
+                .iter()
+                .enumerate()
+                .flat_map(|(query, &q)| stored.iter().filter(move |&&fp| (q ^ fp).count_ones() <= 3).map(move |&fp| (query, fp)))
+                .collect();
+            prop_assert!(near.len() > queries.len() / 6, "a third of the queries are near stored keys");
+            for (_, params) in IndexParams::manku_designs() {
+                let layouts = layouts(&params);
+                let run = Run::build(&layouts, &entries);
+                for (j, layout) in layouts.iter().enumerate() {
+                    let agrees = |differ: u64, l: &Layout| differ & l.prefix_mask == 0;
+                    let mut expected: Vec<(usize, u64, u32)> = near
+                        .iter()
+                        .map(|&(query, fp)| (query, fp, queries[query] ^ fp))
+                        .filter(|&(_, _, differ)| agrees(differ, layout) && !layouts[..j].iter().any(|l| agrees(differ, l)))
+                        .map(|(query, fp, differ)| (query, fp, differ.count_ones()))
+                        .collect();
+                    expected.sort_unstable();
+                    let mut order: Vec<(u64, usize)> = queries.iter().enumerate().map(|(i, &q)| (layout.apply(q), i)).collect();
+                    order.sort_unstable();
+                    for kernel in WalkKernel::available() {
+                        prop_assert_eq!(&walk_hits(kernel, &run, layout, j, &order), &expected, "{:?}, table {}", kernel, j);
+                    }
+                }
+            }
+        }
+    }
+}
