@@ -206,7 +206,7 @@ impl Run {
                 table.prefetch_slot_contents(key(ahead));
             }
             if let Some(ahead) = items.get(position + 2 * PREFETCH_STRIDE) {
-                table.prefetch_subdirectory_range(key(ahead));
+                table.prefetch_subdirectory_range(key(ahead), 64);
             }
             if let Some(ahead) = items.get(position + PREFETCH_STRIDE) {
                 prefetch_lines(&self.payloads[table.equal_range(key(ahead))]);

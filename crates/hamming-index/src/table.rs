@@ -161,12 +161,13 @@ impl SortedTable {
 
     /// The third step after [`SortedTable::prefetch_slot_contents`]: for a slot with a
     /// subdirectory, reads its entry and asks for the keys of the narrowest range it gives
-    /// for `key` (a slot without one had its keys asked for in the second step). Then
-    /// [`SortedTable::equal_range`] finds `key` in cache.
+    /// for `key`'s top `bits` bits (a slot without one had its keys asked for in the second
+    /// step). Then [`SortedTable::equal_range`] (`bits` 64) or a probe (the prefix's bits)
+    /// finds them in cache.
     #[inline]
-    pub(crate) fn prefetch_subdirectory_range(&self, key: u64) {
+    pub(crate) fn prefetch_subdirectory_range(&self, key: u64, bits: u32) {
         if let (_, Some(sub)) = self.slot_and_subdirectory(key) {
-            prefetch_lines(&self.keys[sub.shared_range(key, 64).0]);
+            prefetch_lines(&self.keys[sub.shared_range(key, bits).0]);
         }
     }
 

@@ -2,10 +2,14 @@
 //! through the table (the order comes from [`crate::walk_order`]) and each probe's memory
 //! fetched a few probes ahead.
 //!
-//! A probe reads up to three things, each known only once the one before has arrived: the
+//! A probe reads up to four things, each known only once the one before has arrived: the
 //! word of the table's bitmap of prefixes present (where the table has one), the directory
-//! slot, the slot's keys. The walk asks for them in three steps, each a stride of probes after
-//! the one before, so that by the time a probe runs its memory is in cache.
+//! slot, the slot's keys, or for a long slot (a crowd of keys under a dense prefix) its
+//! subdirectory entry and then the keys of the probe's prefix. The walk asks for them in four
+//! steps, each a stride of probes after the one before, so that by the time a probe runs its
+//! memory is in cache. Without the last step, probes into long slots of the 20-table design's
+//! crowded tables on the clustered 2^26 set waited for two cache misses each, and those
+//! tables took 1.2 to 1.6 times as long (docs/BENCHMARKS.md).
 //!
 //! Most probes find nothing, and whether a prefix is present is as good as random, so the walk
 //! does not branch on it: a probe whose prefix is absent reads directory slot 0 (always in
@@ -119,21 +123,22 @@ impl<'a> TableWalk<'a> {
     }
 
     /// The walk, inlined into each instruction-set version: for every `(key, query)` of
-    /// `order`, `probe(key, query, compared)` once its memory has been asked for in three
+    /// `order`, `probe(key, query, compared)` once its memory has been asked for in four
     /// steps, a stride apart: the prefix's word of the bitmap, the directory slot, the slot's
-    /// keys. The order is walked as four offset iterators, so the keys ahead are read without
-    /// bounds checks.
+    /// keys (or a long slot's subdirectory entry), a long slot's keys of the prefix. The order
+    /// is walked as five offset iterators, so the keys ahead are read without bounds checks.
     #[inline(always)]
     fn walk(&self, order: &[(u64, usize)], examined: &mut u64, mut probe: impl FnMut(u64, usize, &mut u64)) {
         let mut compared = 0;
-        let prefetched = order.len().saturating_sub(3 * PREFETCH_STRIDE);
+        let prefetched = order.len().saturating_sub(4 * PREFETCH_STRIDE);
         let strides_ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
-        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3));
+        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3)).zip(strides_ahead(4));
         let probes = order[..prefetched].iter().zip(ahead);
-        for (&(key, query), ((&(keys_key, _), &(slot_key, _)), &(presence_key, _))) in probes {
+        for (&(key, query), (((&(range_key, _), &(contents_key, _)), &(slot_key, _)), &(presence_key, _))) in probes {
             self.prefetch_presence(presence_key);
             self.prefetch_slot(slot_key);
-            self.prefetch_slot_keys(keys_key);
+            self.prefetch_slot_contents(contents_key);
+            self.prefetch_long_slot_range(range_key);
             probe(key, query, &mut compared);
         }
         for &(key, query) in &order[prefetched..] {
@@ -199,18 +204,29 @@ impl<'a> TableWalk<'a> {
         prefetch(&self.offsets[self.slot(key) & self.presence_mask(key)]);
     }
 
-    /// Asks for the keys of `key`'s directory slot to be brought into cache: every line of a
-    /// slot the probe will scan whole, the first line of a longer one.
+    /// Asks for the keys of `key`'s directory slot to be brought into cache, every line of a
+    /// slot the probe will scan whole; for a longer slot, the entry of its subdirectory.
     #[inline(always)]
-    fn prefetch_slot_keys(&self, key: u64) {
+    fn prefetch_slot_contents(&self, key: u64) {
         let (start, len) = self.slot_if_present(key);
         // The lines of the first and last key are all the lines of a short slot; an empty
         // slot asks for a line it does not need, which is cheaper than a branch.
         let first = self.keys.as_ptr().wrapping_add(start);
         prefetch_address(first);
         prefetch_address(first.wrapping_add(len.saturating_sub(1)));
-        if len > VECTOR_SLOT {
+        if len > SCANNED_SLOT {
+            self.table.prefetch_slot_contents(key);
+        } else if len > VECTOR_SLOT {
             prefetch_lines(&self.keys[start..start + len]);
+        }
+    }
+
+    /// For a slot longer than [`SCANNED_SLOT`], asks for the keys sharing `key`'s prefix as far
+    /// as the slot's subdirectory (fetched before) narrows them down.
+    #[inline(always)]
+    fn prefetch_long_slot_range(&self, key: u64) {
+        if self.slot_if_present(key).1 > SCANNED_SLOT {
+            self.table.prefetch_subdirectory_range(key, self.layout.prefix_bits);
         }
     }
 
