@@ -259,7 +259,8 @@ impl HammingIndex {
             walk_order::for_each_table(&self.layouts, queries, |j, order| {
                 let mut previous = None;
                 let (layout, table) = (&self.layouts[j], &run.tables[j]);
-                walk::walk_table(kernel, layout, table, order, &mut examined, &mut |query, index, found, distance| {
+                let payloads = if j == 0 { &run.payloads[..] } else { &[] };
+                walk::walk_table(kernel, layout, table, payloads, order, &mut examined, &mut |query, index, found, distance| {
                     if j == 0 {
                         let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
                         out.push(BatchMatch { query, found });

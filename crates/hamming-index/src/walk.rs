@@ -8,8 +8,13 @@
 //! subdirectory entry and then the keys of the probe's prefix. The walk asks for them in four
 //! steps, each a stride of probes after the one before, so that by the time a probe runs its
 //! memory is in cache. Without the last step, probes into long slots of the 20-table design's
-//! crowded tables on the clustered 2^26 set waited for two cache misses each, and those
-//! tables took 1.2 to 1.6 times as long (docs/BENCHMARKS.md).
+//! crowded tables on the clustered 2^26 set waited for two cache misses each, and those tables
+//! took 1.2 to 1.6 times as long (docs/BENCHMARKS.md).
+//!
+//! A probe's key in the table is computed at the first step, where the processor waits for
+//! memory anyway, and kept in a ring until the probe. In table 0, whose payloads the caller
+//! reads for every hit (most probes there whose prefix is present find one), the payloads of
+//! a short slot are fetched with its keys.
 //!
 //! Most probes find nothing, and whether a prefix is present is as good as random, so the walk
 //! does not branch on it: a probe whose prefix is absent reads directory slot 0 (always in
@@ -75,8 +80,8 @@ impl WalkKernel {
     }
 }
 
-/// Probes `table` (whose layout is `layout`) for every `(key, query)` of `order` (keys in the
-/// table's bit order, grouped so that the walk moves forward through the table) and calls
+/// Probes `table` (whose layout is `layout`) for every `(fingerprint, query)` of `order`
+/// (grouped so that the walk moves forward through the table) and calls
 /// `visit(query, index, fingerprint, distance)` for the hits no earlier table reports: `index`
 /// is the hit's position in the table. `kernel` is one this processor runs; another falls back
 /// to the portable one.
@@ -84,11 +89,12 @@ pub(crate) fn walk_table(
     kernel: WalkKernel,
     layout: &Layout,
     table: &SortedTable,
+    payloads: &[u64],
     order: &[(u64, usize)],
     examined: &mut u64,
     visit: &mut impl FnMut(usize, usize, u64, u32),
 ) {
-    let walk = TableWalk::new(layout, table);
+    let walk = TableWalk::new(layout, table, payloads);
     match kernel {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the processor has AVX-512 with its popcount extension, checked just here.
@@ -113,36 +119,49 @@ struct TableWalk<'a> {
     prefix_mask: u64,
     /// The table's bitmap of the prefixes present, if it has one.
     presence: Option<&'a PrefixBitmap>,
+    /// The payloads parallel to the keys, where the walk's caller reads them for every hit
+    /// (table 0); empty elsewhere.
+    payloads: &'a [u64],
 }
 
 impl<'a> TableWalk<'a> {
-    fn new(layout: &'a Layout, table: &'a SortedTable) -> TableWalk<'a> {
+    fn new(layout: &'a Layout, table: &'a SortedTable, payloads: &'a [u64]) -> TableWalk<'a> {
         let (keys, offsets, dir_bits, presence) = table.walk_parts();
         let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
-        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence }
+        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence, payloads }
     }
 
-    /// The walk, inlined into each instruction-set version: for every `(key, query)` of
-    /// `order`, `probe(key, query, compared)` once its memory has been asked for in four
-    /// steps, a stride apart: the prefix's word of the bitmap, the directory slot, the slot's
-    /// keys (or a long slot's subdirectory entry), a long slot's keys of the prefix. The order
-    /// is walked as five offset iterators, so the keys ahead are read without bounds checks.
+    /// The walk, inlined into each instruction-set version: for every `(fingerprint, query)`
+    /// of `order`, `probe(key, query, compared)` with the fingerprint's key in the table, once
+    /// its memory has been asked for in four steps, a stride apart: the prefix's word of the
+    /// bitmap, the directory slot, the slot's keys (or a long slot's subdirectory entry), a long
+    /// slot's keys of the prefix. Each key is computed once, at the first step, and kept in a
+    /// ring until its probe.
     #[inline(always)]
     fn walk(&self, order: &[(u64, usize)], examined: &mut u64, mut probe: impl FnMut(u64, usize, &mut u64)) {
+        const LEAD: usize = 4 * PREFETCH_STRIDE;
+        const RING: usize = (LEAD + 1).next_power_of_two();
+        let at = |i: usize| i & (RING - 1);
+        let mut keys = [0u64; RING];
         let mut compared = 0;
-        let prefetched = order.len().saturating_sub(4 * PREFETCH_STRIDE);
-        let strides_ahead = |strides: usize| order.get(strides * PREFETCH_STRIDE..).unwrap_or_default();
-        let ahead = strides_ahead(1).iter().zip(strides_ahead(2)).zip(strides_ahead(3)).zip(strides_ahead(4));
-        let probes = order[..prefetched].iter().zip(ahead);
-        for (&(key, query), (((&(range_key, _), &(contents_key, _)), &(slot_key, _)), &(presence_key, _))) in probes {
-            self.prefetch_presence(presence_key);
-            self.prefetch_slot(slot_key);
-            self.prefetch_slot_contents(contents_key);
-            self.prefetch_long_slot_range(range_key);
-            probe(key, query, &mut compared);
+        for (i, &(fp, _)) in order.iter().take(LEAD).enumerate() {
+            keys[i] = self.layout.apply(fp);
+            self.prefetch_presence(keys[i]);
         }
-        for &(key, query) in &order[prefetched..] {
-            probe(key, query, &mut compared);
+        // Probe i while fetching for i + LEAD (its key computed here), i + 3, 2 and 1 strides.
+        let split = order.len().saturating_sub(LEAD);
+        let ahead = order.get(LEAD..).unwrap_or_default();
+        for (i, (&(_, query), &(fp_ahead, _))) in order[..split].iter().zip(ahead).enumerate() {
+            let key_ahead = self.layout.apply(fp_ahead);
+            keys[at(i + LEAD)] = key_ahead;
+            self.prefetch_presence(key_ahead);
+            self.prefetch_slot(keys[at(i + 3 * PREFETCH_STRIDE)]);
+            self.prefetch_slot_contents(keys[at(i + 2 * PREFETCH_STRIDE)]);
+            self.prefetch_long_slot_range(keys[at(i + PREFETCH_STRIDE)]);
+            probe(keys[at(i)], query, &mut compared);
+        }
+        for (i, &(_, query)) in order.iter().enumerate().skip(split) {
+            probe(keys[at(i)], query, &mut compared);
         }
         *examined += compared;
     }
@@ -214,6 +233,13 @@ impl<'a> TableWalk<'a> {
         let first = self.keys.as_ptr().wrapping_add(start);
         prefetch_address(first);
         prefetch_address(first.wrapping_add(len.saturating_sub(1)));
+        if !self.payloads.is_empty() && len <= VECTOR_SLOT {
+            // Most probes of table 0 whose prefix is present find a hit, whose payload the
+            // caller reads at once.
+            let payload = self.payloads.as_ptr().wrapping_add(start);
+            prefetch_address(payload);
+            prefetch_address(payload.wrapping_add(len.saturating_sub(1)));
+        }
         if len > SCANNED_SLOT {
             self.table.prefetch_slot_contents(key);
         } else if len > VECTOR_SLOT {
@@ -356,12 +382,13 @@ mod tests {
         (stored, queries)
     }
 
-    /// Every hit of table `j` for the sorted `order`, as (query, fingerprint, distance), sorted.
+    /// Every hit of table `j` for `order` (sorted by key), as (query, fingerprint, distance),
+    /// sorted.
     /// The design's k must be 3.
     fn walk_hits(kernel: WalkKernel, run: &Run, layout: &Layout, j: usize, order: &[(u64, usize)]) -> Vec<(usize, u64, u32)> {
         let mut hits = Vec::new();
         let mut examined = 0;
-        walk_table(kernel, layout, &run.tables[j], order, &mut examined, &mut |query, index, found, distance| {
+        walk_table(kernel, layout, &run.tables[j], &[], order, &mut examined, &mut |query, index, found, distance| {
             assert_eq!(layout.invert(run.tables[j].keys[index]), found, "the index is the hit's place in the table");
             hits.push((query, found, distance));
         });
@@ -398,8 +425,8 @@ mod tests {
                         .map(|(query, fp, differ)| (query, fp, differ.count_ones()))
                         .collect();
                     expected.sort_unstable();
-                    let mut order: Vec<(u64, usize)> = queries.iter().enumerate().map(|(i, &q)| (layout.apply(q), i)).collect();
-                    order.sort_unstable();
+                    let mut order: Vec<(u64, usize)> = queries.iter().copied().zip(0..).collect();
+                    order.sort_unstable_by_key(|&(fp, query)| (layout.apply(fp), query));
                     for kernel in WalkKernel::available() {
                         prop_assert_eq!(&walk_hits(kernel, &run, layout, j, &order), &expected, "{:?}, table {}", kernel, j);
                     }

@@ -9,7 +9,7 @@
 //! Even the grouping is shared where it can be. In Manku's designs several tables lead with the
 //! same block of the fingerprint (in the 10-table design, four tables lead with block 1, three
 //! with block 2, two with block 3): their keys agree on their top bits, so one grouping of the
-//! batch by those bits serves them all. Each table then only computes its keys in that order.
+//! batch by those bits serves them all. The walk of each table computes its keys in that order.
 
 use nearcrawl_fingerprint::Fingerprint;
 
@@ -62,60 +62,42 @@ fn plan(layouts: &[Layout], len: usize) -> Vec<Grouping> {
 }
 
 /// Calls `walk(j, order)` once for every table j of `layouts`, with `order` holding every query
-/// of the batch as `(key in table j, query number)`, grouped by the key's top bits in rising
-/// order: at least [`group_bits`] less [`SHARED_SLACK`] of them (a small batch is simply
-/// sorted). Inside a group the order is the grouping's, except that a crowded group (queries
-/// into a dense prefix of the table) is sorted: its queries probe the same long ranges, and one
-/// after another they find them in cache. Tables may be visited out of index order.
+/// of the batch as `(fingerprint, query number)`, grouped by the top bits of its key in table j
+/// in rising order: at least [`group_bits`] less [`SHARED_SLACK`] of them (a small batch is
+/// simply sorted by key). Inside a group the order is the grouping's, except that a crowded
+/// group (queries into a dense prefix of the table) is sorted by key: its queries probe the
+/// same long ranges, and one after another they find them in cache. Tables may be visited out
+/// of index order. The keys themselves are left to the walk, which computes each once, a few
+/// probes ahead of its probe, where the processor is waiting for memory anyway.
 pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut walk: impl FnMut(usize, &[(u64, usize)])) {
     let len = queries.len();
-    let mut order: Vec<(u64, usize)> = Vec::with_capacity(len);
+    let mut order: Vec<(u64, usize)> = queries.iter().enumerate().map(|(i, q)| (q.bits(), i)).collect();
     if len <= SMALL_SORT {
         for (j, layout) in layouts.iter().enumerate() {
-            fill_keys(&mut order, layout, queries);
-            order.sort_unstable_by_key(|e| e.0);
+            order.sort_by_cached_key(|&(fp, _)| layout.apply(fp));
             walk(j, &order);
         }
         return;
     }
-    let mut grouped: Vec<(u64, usize)> = Vec::with_capacity(len);
     // Every place of `scratch` is written before it is read: it needs the length, not the values.
     let mut scratch = vec![(0, 0); len];
     for grouping in plan(layouts, len) {
         let bits = grouping.bits;
+        let top = layouts[grouping.tables[0]].key_top_bits(bits);
+        let starts = group_by_top_bits(&mut order, &mut scratch, bits, |&(fp, _)| top(fp));
         let crowded = CROWDED_FACTOR * (len >> bits);
-        if let [j] = grouping.tables[..] {
-            // A table on its own: its keys are computed once and grouped themselves.
-            fill_keys(&mut order, &layouts[j], queries);
-            let starts = group_by_top_bits(&mut order, &mut scratch, bits, |e| e.0 >> (64 - bits));
-            sort_crowded_groups(&mut order, &starts, crowded);
-            walk(j, &order);
-            continue;
-        }
-        let lead = &layouts[grouping.tables[0]];
-        grouped.clear();
-        grouped.extend(queries.iter().enumerate().map(|(i, q)| (q.bits(), i)));
-        let top = lead.key_top_bits(bits);
-        let starts = group_by_top_bits(&mut grouped, &mut scratch, bits, |&(fp, _)| top(fp));
         for &j in &grouping.tables {
-            order.clear();
-            order.extend(grouped.iter().map(|&(fp, query)| (layouts[j].apply(fp), query)));
-            sort_crowded_groups(&mut order, &starts, crowded);
+            sort_crowded_groups(&mut order, &starts, crowded, &layouts[j]);
             walk(j, &order);
         }
     }
 }
 
-/// Fills `order` with every query as `(key in layout's table, query number)`, in query order.
-fn fill_keys(order: &mut Vec<(u64, usize)>, layout: &Layout, queries: &[Fingerprint]) {
-    order.clear();
-    order.extend(queries.iter().enumerate().map(|(i, q)| (layout.apply(q.bits()), i)));
-}
-
-/// Sorts by key each group of `order` (groups start at `starts`) longer than `crowded`.
-fn sort_crowded_groups(order: &mut [(u64, usize)], starts: &[usize], crowded: usize) {
+/// Sorts by key in `layout`'s table each group of `order` (groups start at `starts`) longer
+/// than `crowded`.
+fn sort_crowded_groups(order: &mut [(u64, usize)], starts: &[usize], crowded: usize, layout: &Layout) {
     for w in starts.windows(2).filter(|w| w[1] - w[0] > crowded) {
-        order[w[0]..w[1]].sort_unstable_by_key(|e| e.0);
+        order[w[0]..w[1]].sort_by_cached_key(|&(fp, _)| layout.apply(fp));
     }
 }
 
@@ -166,7 +148,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
-        /// Every table gets every query once, with its key in that table, grouped by top bits
+        /// Every table gets every query once, grouped by the top bits of its key in that table
         /// in rising order; a crowd of queries sharing their top bits is kept in order too.
         #[test]
         fn every_table_gets_every_query_grouped_by_its_key(
@@ -187,10 +169,10 @@ mod tests {
                 tables.sort_unstable();
                 prop_assert_eq!(tables, (0..layouts.len()).collect::<Vec<_>>());
                 for (j, mut order) in walked {
-                    prop_assert!(order.windows(2).all(|w| w[0].0 >> (64 - least) <= w[1].0 >> (64 - least)));
+                    let top = |&(fp, _): &(u64, usize)| layouts[j].apply(fp) >> (64 - least);
+                    prop_assert!(order.windows(2).all(|w| top(&w[0]) <= top(&w[1])));
                     order.sort_unstable();
-                    let mut expected: Vec<(u64, usize)> =
-                        queries.iter().enumerate().map(|(i, q)| (layouts[j].apply(q.bits()), i)).collect();
+                    let mut expected: Vec<(u64, usize)> = queries.iter().enumerate().map(|(i, q)| (q.bits(), i)).collect();
                     expected.sort_unstable();
                     prop_assert_eq!(order, expected);
                 }
