@@ -30,9 +30,7 @@
 //! whose prefixes are mostly absent (a 28-bit prefix over 2^26 keys: four in five) keeps a
 //! bitmap of those present, half a byte per key: the walk reads it first and fetches neither
 //! directory slot nor keys for a probe whose prefix is absent. It does not branch on that
-//! either (such a probe reads slot 0, in cache, and scans no keys), and with AVX-512 VPOPCNTDQ
-//! a slot of up to eight keys is one masked vector step, so the common probe has no branch
-//! that depends on the data. Ranges of up to
+//! either: such a probe reads slot 0, in cache, and scans no keys. Ranges of up to
 //! 4,096 keys are scanned rather than split by binary searches, eight keys per instruction with
 //! AVX-512 VPOPCNTDQ, or four with AVX2; both are detected at run time.
 //!

@@ -18,9 +18,9 @@
 //!
 //! Most probes find nothing, and whether a prefix is present is as good as random, so the walk
 //! does not branch on it: a probe whose prefix is absent reads directory slot 0 (always in
-//! cache) and scans no keys. With AVX-512 and its popcount extension a slot of up to eight
-//! keys is one masked load and four vector instructions, so the common probe has no branch
-//! that depends on the data; elsewhere the same walk scans the slot key by key.
+//! cache) and scans no keys. A probe of a short slot scans it key by key; an AVX-512 probe of up
+//! to eight keys in one masked vector step was faster with the tables in cache but slower at
+//! 2^26 keys (docs/BENCHMARKS.md), so it is not kept.
 
 use std::ops::ControlFlow;
 
@@ -42,14 +42,13 @@ pub(crate) const PREFETCH_STRIDE: usize = 16;
 const SCANNED_SLOT: usize = 256;
 const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
 
-/// The keys one AVX-512 register holds: a slot up to this long is probed in one step.
-const VECTOR_SLOT: usize = 8;
+/// The keys of a slot up to this long lie on at most two cache lines, its first key's and its
+/// last key's.
+const TWO_LINE_SLOT: usize = 8;
 
 /// The instruction sets a batch walk is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WalkKernel {
-    /// AVX-512 with its popcount extension (VPOPCNTDQ): a short slot in one vector step.
-    Avx512,
     /// The popcnt instruction: a short slot key by key.
     Popcnt,
     /// Any processor.
@@ -64,13 +63,11 @@ impl WalkKernel {
 
     /// Every kernel this processor runs, best first.
     pub(crate) fn available() -> Vec<WalkKernel> {
-        [WalkKernel::Avx512, WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
+        [WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
     }
 
     fn runs_here(self) -> bool {
         match self {
-            #[cfg(target_arch = "x86_64")]
-            WalkKernel::Avx512 => std::arch::is_x86_feature_detected!("avx512vpopcntdq"),
             #[cfg(target_arch = "x86_64")]
             WalkKernel::Popcnt => std::arch::is_x86_feature_detected!("popcnt"),
             WalkKernel::Portable => true,
@@ -96,9 +93,6 @@ pub(crate) fn walk_table(
 ) {
     let walk = TableWalk::new(layout, table, payloads);
     match kernel {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the processor has AVX-512 with its popcount extension, checked just here.
-        WalkKernel::Avx512 if kernel.runs_here() => unsafe { walk.walk_with_avx512(order, examined, visit) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the processor has the popcnt instruction, checked just here.
         WalkKernel::Popcnt if kernel.runs_here() => unsafe { walk.walk_with_popcnt(order, examined, visit) },
@@ -174,14 +168,6 @@ impl<'a> TableWalk<'a> {
         self.walk(order, examined, |key, query, compared| self.probe_key_by_key(key, query, compared, visit));
     }
 
-    /// [`TableWalk::walk`] probing a short slot in one vector step.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
-    fn walk_with_avx512(&self, order: &[(u64, usize)], examined: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        // The closure inherits this function's instruction set, so the probe inlines into it.
-        self.walk(order, examined, |key, query, compared| self.probe_vector(key, query, compared, visit));
-    }
-
     #[inline(always)]
     fn slot(&self, key: u64) -> usize {
         ((key >> 1) >> self.dir_shift) as usize
@@ -233,7 +219,7 @@ impl<'a> TableWalk<'a> {
         let first = self.keys.as_ptr().wrapping_add(start);
         prefetch_address(first);
         prefetch_address(first.wrapping_add(len.saturating_sub(1)));
-        if !self.payloads.is_empty() && len <= VECTOR_SLOT {
+        if !self.payloads.is_empty() && len <= TWO_LINE_SLOT {
             // Most probes of table 0 whose prefix is present find a hit, whose payload the
             // caller reads at once.
             let payload = self.payloads.as_ptr().wrapping_add(start);
@@ -242,7 +228,7 @@ impl<'a> TableWalk<'a> {
         }
         if len > SCANNED_SLOT {
             self.table.prefetch_slot_contents(key);
-        } else if len > VECTOR_SLOT {
+        } else if len > TWO_LINE_SLOT {
             prefetch_lines(&self.keys[start..start + len]);
         }
     }
@@ -272,38 +258,6 @@ impl<'a> TableWalk<'a> {
             if distance <= self.layout.k && differ & self.prefix_mask == 0 {
                 self.report(query, start + i, differ, distance, visit);
             }
-        }
-    }
-
-    /// [`TableWalk::probe_key_by_key`] for a slot of up to eight keys in one vector step:
-    /// a masked load, XOR with the query, popcount, compare with k, test the prefix.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx512f,avx512vpopcntdq")]
-    #[inline]
-    fn probe_vector(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        use std::arch::x86_64::{
-            _mm512_mask_cmple_epu64_mask, _mm512_mask_testn_epi64_mask, _mm512_maskz_loadu_epi64,
-            _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_xor_si512,
-        };
-        let (start, len) = self.slot_if_present(key);
-        if len > VECTOR_SLOT {
-            return self.probe_long_slot(key, start, len, query, compared, visit);
-        }
-        *compared += len as u64;
-        let lanes = ((1u32 << len) - 1) as u8;
-        // SAFETY: the lanes loaded are keys[start..start + len], inside the table; the others
-        // are masked off, and a masked-off lane is not accessed.
-        let stored = unsafe { _mm512_maskz_loadu_epi64(lanes, self.keys.as_ptr().wrapping_add(start).cast()) };
-        let differ = _mm512_xor_si512(stored, _mm512_set1_epi64(key as i64));
-        let radius = _mm512_set1_epi64(i64::from(self.layout.k));
-        let near = _mm512_mask_cmple_epu64_mask(lanes, _mm512_popcnt_epi64(differ), radius);
-        let prefix = _mm512_set1_epi64(self.prefix_mask as i64);
-        let mut within = _mm512_mask_testn_epi64_mask(near, differ, prefix);
-        while within != 0 {
-            let index = start + within.trailing_zeros() as usize;
-            let differ = self.keys[index] ^ key;
-            self.report(query, index, differ, differ.count_ones(), visit);
-            within &= within - 1;
         }
     }
 
