@@ -133,6 +133,20 @@ impl HotRange {
         Some(HotRange { range, tables })
     }
 
+    /// The tables of the range's design, each as `(layout, table, first)`: `layout` takes a
+    /// key of the parent table to its key in `table`, and `first[i]` is the position in the
+    /// parent table of the first key equal to `table`'s key `i`.
+    pub(crate) fn tables(&self) -> impl Iterator<Item = (&Layout, &SortedTable, &[u32])> {
+        self.tables.iter().map(|hot| (&hot.layout, &hot.table, &hot.first[..]))
+    }
+
+    /// The positions in the parent table's `keys` of the keys equal to `key`, the first of
+    /// them at `first` (as a table of the range's design gives it).
+    pub(crate) fn equal_keys(&self, keys: &[u64], first: u32, key: u64) -> Range<usize> {
+        let first = first as usize;
+        first..first + keys[first..self.range.end].iter().take_while(|&&other| other == key).count()
+    }
+
     /// Heap bytes of the range's tables.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.tables.iter().map(|t| t.table.heap_bytes() + t.first.capacity() * 4).sum()
@@ -168,9 +182,7 @@ impl HotRange {
                     return ControlFlow::Continue(());
                 }
                 let key = hot.layout.invert(hot.table.keys[i]);
-                let first = hot.first[i] as usize;
-                let equal = keys[first..self.range.end].iter().take_while(|&&other| other == key).count();
-                (first..first + equal).try_for_each(|index| visit(index, distance))
+                self.equal_keys(keys, hot.first[i], key).try_for_each(|index| visit(index, distance))
             })?;
         }
         ControlFlow::Continue(())

@@ -11,10 +11,61 @@ struct Move {
     mask: u64,
 }
 
+/// A permutation as at most [`GATHERED_RUNS`] runs of the key, each holding some of the
+/// fingerprint's bits in their own order: one bit-gather instruction (pext) per run computes
+/// the key, where the moves take one shift, mask and shift per piece (4 to 6 in the 16- and
+/// 20-table designs, whose keys are 3 runs at most).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GatherPlan {
+    /// The fingerprint bits of each run; a run not used has mask 0 and gathers nothing.
+    masks: [u64; GATHERED_RUNS],
+    /// How far up the key each run's gathered bits go.
+    shifts: [u32; GATHERED_RUNS],
+}
+
+/// The most runs a [`GatherPlan`] has; a permutation that needs more has no plan.
+pub(crate) const GATHERED_RUNS: usize = 3;
+
+impl GatherPlan {
+    /// The plan of the permutation whose key position j (0 = most significant) holds
+    /// fingerprint bit `63 - order[j]`, if it needs at most [`GATHERED_RUNS`] runs.
+    fn new(order: &[u8]) -> Option<GatherPlan> {
+        let mut plan = GatherPlan { masks: [0; GATHERED_RUNS], shifts: [0; GATHERED_RUNS] };
+        let mut run = 0;
+        for (j, &bit) in order.iter().enumerate() {
+            if j > 0 && bit < order[j - 1] {
+                run += 1;
+            }
+            *plan.masks.get_mut(run)? |= 1 << (63 - bit);
+            // The run's last position so far is its lowest key bit.
+            plan.shifts[run] = 63 - j as u32;
+        }
+        Some(plan)
+    }
+
+    /// π(fingerprint) with one bit gather per run.
+    ///
+    /// # Safety
+    /// The processor has the BMI2 instructions.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    #[inline]
+    pub(crate) fn apply(&self, fp: u64) -> u64 {
+        use std::arch::x86_64::_pext_u64;
+        let mut key = 0;
+        for run in 0..GATHERED_RUNS {
+            key |= _pext_u64(fp, self.masks[run]) << self.shifts[run];
+        }
+        key
+    }
+}
+
 /// One table's permutation π_i, prefix length p_i, and the radius k its probes search.
 #[derive(Clone, Debug)]
 pub(crate) struct Layout {
     moves: Vec<Move>,
+    /// The same permutation for the bit-gather instruction, if it has few enough runs.
+    pub(crate) gather: Option<GatherPlan>,
     /// p_i: the leading bits of the permuted key that a probe must match exactly.
     pub(crate) prefix_bits: u32,
     /// The prefix bits in the fingerprint's own bit positions: the table finds a stored x for a
@@ -49,7 +100,8 @@ impl Layout {
         let prefix_mask = table.order[..table.prefix_bits as usize]
             .iter()
             .fold(0u64, |m, &b| m | 1 << (63 - b));
-        Layout { moves, prefix_bits: table.prefix_bits, prefix_mask, k, earlier_prefixes: Vec::new() }
+        let gather = GatherPlan::new(&table.order);
+        Layout { moves, gather, prefix_bits: table.prefix_bits, prefix_mask, k, earlier_prefixes: Vec::new() }
     }
 
     /// True when keys of this table that differ in the bits of `differ` (a XOR of two keys)
@@ -115,7 +167,21 @@ pub(crate) fn design_layouts(orders: &[TableOrder], k: u32) -> Vec<Layout> {
 mod tests {
     use super::*;
     use crate::IndexParams;
+    use crate::params::{Level, table_orders};
     use proptest::prelude::*;
+
+    /// Four blocks in reverse order are four runs: no plan. Three are a plan.
+    #[test]
+    fn a_permutation_of_more_runs_than_a_plan_holds_has_none() {
+        let blocks = |order: &[u8]| -> Vec<u8> { order.iter().flat_map(|&b| b * 16..b * 16 + 16).collect() };
+        let four = TableOrder { order: blocks(&[3, 2, 1, 0]), prefix_bits: 16 };
+        assert_eq!(GatherPlan::new(&four.order), None);
+        // Runs 1 | 0, 3 | 2: block 0 is the fingerprint's top 16 bits.
+        let block = |b: u32| 0xffffu64 << (48 - 16 * b);
+        let three = GatherPlan::new(&blocks(&[1, 0, 3, 2]));
+        let expected = GatherPlan { masks: [block(1), block(0) | block(3), block(2)], shifts: [48, 16, 0] };
+        assert_eq!(three, Some(expected));
+    }
 
     proptest! {
         #[test]
@@ -137,12 +203,44 @@ mod tests {
                         prop_assert_eq!(layout.key_top_bits(bits)(fp), layout.apply(fp).checked_shr(64 - bits).unwrap_or(0));
                     }
                 }
+                // Where the processor has the bit gather, a plan's keys are the moves' keys.
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("bmi2") {
+                    for layout in layouts(&params) {
+                        let plan = layout.gather.expect("Manku's designs have keys of at most three runs");
+                        // SAFETY: the processor has BMI2, checked just above.
+                        prop_assert_eq!(unsafe { plan.apply(fp) }, layout.apply(fp));
+                    }
+                }
                 // The check in key order agrees with the check on fingerprints.
                 let layouts = layouts(&params);
                 for (j, layout) in layouts.iter().enumerate() {
                     let by_fingerprint = layouts[..j].iter().any(|l| (fp ^ other) & l.prefix_mask == 0);
                     let differ = layout.apply(fp) ^ layout.apply(other);
                     prop_assert_eq!(layout.earlier_table_agrees(differ), by_fingerprint);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// A permutation of any few runs, several levels deep, gathers the moves' keys; one of
+        /// more runs than a plan holds has none.
+        #[test]
+        fn a_gather_plan_computes_the_moves_keys(
+            fp in any::<u64>(),
+            levels in prop::collection::vec((2u32..=6, 1u32..=2), 1..=3),
+        ) {
+            let levels: Vec<Level> =
+                levels.into_iter().map(|(blocks, chosen)| Level { blocks, chosen: chosen.min(blocks - 1) }).collect();
+            for order in table_orders(&levels, (0..64).collect(), &[]) {
+                let layout = Layout::new(&order, 1);
+                let runs = 1 + order.order.windows(2).filter(|w| w[1] < w[0]).count();
+                prop_assert_eq!(layout.gather.is_some(), runs <= GATHERED_RUNS);
+                #[cfg(target_arch = "x86_64")]
+                if let Some(plan) = layout.gather && std::arch::is_x86_feature_detected!("bmi2") {
+                    // SAFETY: the processor has BMI2, checked just above.
+                    prop_assert_eq!(unsafe { plan.apply(fp) }, layout.apply(fp));
                 }
             }
         }

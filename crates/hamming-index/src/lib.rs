@@ -25,8 +25,10 @@
 //! grouped by their key in two counting passes (queries into a dense prefix sorted, so they find
 //! its range in cache; tables that lead with the same block of the fingerprint share one
 //! grouping), memory fetched a few probes ahead (every line of a directory slot of up to 256
-//! keys, which the walk scans whole), and the walk compiled for the processor's instruction
-//! set, its table's parts held in registers. Most probes of a walk find nothing, and a table
+//! keys, which the walk scans whole), each probe's key computed once (a bit gather per run of
+//! the key where the processor has a fast one) and what each fetch step finds kept for the
+//! next, and the walk compiled for the processor's instruction set, its table's parts held in
+//! registers. Most probes of a walk find nothing, and a table
 //! whose prefixes are mostly absent (a 28-bit prefix over 2^26 keys: four in five) keeps a
 //! bitmap of those present, half a byte per key: the walk reads it first and fetches neither
 //! directory slot nor keys for a probe whose prefix is absent. It does not branch on that

@@ -218,14 +218,28 @@ impl SortedTable {
         examined: &mut u64,
         visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        match self.locate_prefix(query, prefix_bits) {
+            PrefixKeys::Hot(hot) => hot.probe(&self.keys, query, k, examined, visit),
+            PrefixKeys::Range(range) => within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit),
+        }
+    }
+
+    /// The keys sharing `query`'s top `prefix_bits` bits, or the hot range holding them.
+    pub(crate) fn locate_prefix(&self, query: u64, prefix_bits: u32) -> PrefixKeys<'_> {
         let range = self.prefix_range(query, prefix_bits);
         if range.len() > HOT_MIN
             && let Ok(i) = self.hot.binary_search_by_key(&range.start, |hot| hot.range.start)
         {
-            return self.hot[i].probe(&self.keys, query, k, examined, visit);
+            return PrefixKeys::Hot(&self.hot[i]);
         }
-        within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
+        PrefixKeys::Range(range)
     }
+}
+
+/// Where the keys of a prefix are: a range of the table, or a hot range with its own design.
+pub(crate) enum PrefixKeys<'a> {
+    Range(Range<usize>),
+    Hot(&'a HotRange),
 }
 
 /// Calls `visit(index, distance)` for the keys of `keys[range]` within distance `k` of `query`

@@ -12,9 +12,18 @@
 //! took 1.2 to 1.6 times as long (docs/BENCHMARKS.md).
 //!
 //! A probe's key in the table is computed at the first step, where the processor waits for
-//! memory anyway, and kept in a ring until the probe. In table 0, whose payloads the caller
-//! reads for every hit (most probes there whose prefix is present find one), the payloads of
-//! a short slot are fetched with its keys.
+//! memory anyway, with one bit-gather instruction (BMI2's pext) per run of the key where the
+//! processor runs it fast ([`crate::layout::GatherPlan`]). Each later step works out from what
+//! has just arrived what the next one needs (whether the prefix is present, the slot, the keys
+//! to scan) and keeps it with the key in a ring until the probe: worked out again at each step,
+//! as the walk did before, it cost more instructions than the walk's memory waits (docs/
+//! BENCHMARKS.md). In table 0, whose payloads the caller reads for every hit (most probes there
+//! whose prefix is present find one), the payloads of a short slot are fetched with its keys.
+//!
+//! A probe into a hot range (a crowd with a design of its own, [`crate::hot`]) is left to the
+//! end of the walk; then each range's probes are walked together through each table of its
+//! design, sorted by their key there and fetched ahead like the walk's own, where one probe
+//! after another waited for a few cache misses in every table of the design.
 //!
 //! Most probes find nothing, and whether a prefix is present is as good as random, so the walk
 //! does not branch on it: a probe whose prefix is absent reads directory slot 0 (always in
@@ -24,9 +33,12 @@
 
 use std::ops::ControlFlow;
 
-use crate::layout::Layout;
+use crate::hot::HotRange;
+use crate::layout::{GatherPlan, Layout};
 use crate::presence::PrefixBitmap;
-use crate::table::{FETCHED_RUN, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_lines, scan};
+use crate::table::{
+    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_lines, scan, within_distance,
+};
 
 /// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
 /// with the probes in between.
@@ -49,6 +61,9 @@ const TWO_LINE_SLOT: usize = 8;
 /// The instruction sets a batch walk is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WalkKernel {
+    /// popcnt, and the bit gather of BMI2 for the keys (where the processor runs it fast and
+    /// the table's permutation has a [`GatherPlan`]).
+    Gather,
     /// The popcnt instruction: a short slot key by key.
     Popcnt,
     /// Any processor.
@@ -63,11 +78,13 @@ impl WalkKernel {
 
     /// Every kernel this processor runs, best first.
     pub(crate) fn available() -> Vec<WalkKernel> {
-        [WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
+        [WalkKernel::Gather, WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
     }
 
     fn runs_here(self) -> bool {
         match self {
+            #[cfg(target_arch = "x86_64")]
+            WalkKernel::Gather => std::arch::is_x86_feature_detected!("popcnt") && gather_is_fast(),
             #[cfg(target_arch = "x86_64")]
             WalkKernel::Popcnt => std::arch::is_x86_feature_detected!("popcnt"),
             WalkKernel::Portable => true,
@@ -92,12 +109,72 @@ pub(crate) fn walk_table(
     visit: &mut impl FnMut(usize, usize, u64, u32),
 ) {
     let walk = TableWalk::new(layout, table, payloads);
-    match kernel {
+    match (kernel, layout.gather) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the processor has the popcnt and BMI2 instructions, checked just here.
+        (WalkKernel::Gather, Some(plan)) if kernel.runs_here() => unsafe {
+            walk.walk_with_gather(plan, order, examined, visit)
+        },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the processor has the popcnt instruction, checked just here.
-        WalkKernel::Popcnt if kernel.runs_here() => unsafe { walk.walk_with_popcnt(order, examined, visit) },
-        _ => walk.walk(order, examined, |key, query, compared| walk.probe_key_by_key(key, query, compared, visit)),
+        (WalkKernel::Gather | WalkKernel::Popcnt, _) if WalkKernel::Popcnt.runs_here() => unsafe {
+            walk.walk_with_popcnt(order, examined, visit)
+        },
+        _ => walk.walk_with_hot_ranges(order, examined, visit, |fp| layout.apply(fp), Layout::apply),
     }
+}
+
+/// Whether the processor has BMI2's bit gather (pext) and runs it in a few cycles: AMD's
+/// before Zen 3 (family 0x19) run it in microcode, up to hundreds of cycles.
+#[cfg(target_arch = "x86_64")]
+fn gather_is_fast() -> bool {
+    use std::arch::x86_64::__cpuid;
+    if !std::arch::is_x86_feature_detected!("bmi2") {
+        return false;
+    }
+    let vendor = __cpuid(0);
+    let amd = [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163] // "AuthenticAMD"
+        || [vendor.ebx, vendor.edx, vendor.ecx] == [0x6f67_7948, 0x6e65_476e, 0x656e_6975]; // "HygonGenuine"
+    let signature = __cpuid(1).eax;
+    let base = (signature >> 8) & 0xf;
+    let family = if base == 0xf { base + ((signature >> 20) & 0xff) } else { base };
+    !amd || family >= 0x19
+}
+
+/// How many probes ahead of a probe the walk computes its key and asks for its first line.
+const LEAD: usize = 4 * PREFETCH_STRIDE;
+
+/// The walk's ring of probes between their first step and the probe itself.
+const RING: usize = (LEAD + 1).next_power_of_two();
+
+/// A probe on its way through the walk's steps, what each step found out kept for the next.
+#[derive(Clone, Copy, Debug, Default)]
+struct StagedProbe {
+    /// The query's key in the table.
+    key: u64,
+    /// All ones if the table may hold the key's prefix, zero if its bitmap says not.
+    present: usize,
+    /// The key's directory slot, or 0 if its prefix is absent.
+    slot: usize,
+    /// The keys the probe scans: the slot's, none if the prefix is absent.
+    start: usize,
+    len: usize,
+}
+
+/// What a walk gathers besides its hits.
+#[derive(Default)]
+struct WalkState<'a> {
+    /// Keys compared.
+    compared: u64,
+    /// The probes into hot ranges, left to the end of the walk.
+    hot_probes: Vec<HotProbe<'a>>,
+}
+
+/// A probe whose prefix's keys are a hot range of the table.
+struct HotProbe<'a> {
+    range: &'a HotRange,
+    key: u64,
+    query: usize,
 }
 
 /// One table as a batch walk reads it: its parts, shifts and masks set up once per walk, so
@@ -126,38 +203,64 @@ impl<'a> TableWalk<'a> {
     }
 
     /// The walk, inlined into each instruction-set version: for every `(fingerprint, query)`
-    /// of `order`, `probe(key, query, compared)` with the fingerprint's key in the table, once
-    /// its memory has been asked for in four steps, a stride apart: the prefix's word of the
-    /// bitmap, the directory slot, the slot's keys (or a long slot's subdirectory entry), a long
-    /// slot's keys of the prefix. Each key is computed once, at the first step, and kept in a
-    /// ring until its probe.
+    /// of `order` (its key in the table given by `key_of`), a probe calling `visit` for its hits
+    /// once its memory has been asked for in four steps, a stride apart: the prefix's word of
+    /// the bitmap, the directory slot, the slot's keys (or a long slot's subdirectory entry), a
+    /// long slot's keys of the prefix. Each step works out what the next one needs from what
+    /// has just arrived, once, and keeps it in a ring until the probe.
     #[inline(always)]
-    fn walk(&self, order: &[(u64, usize)], examined: &mut u64, mut probe: impl FnMut(u64, usize, &mut u64)) {
-        const LEAD: usize = 4 * PREFETCH_STRIDE;
-        const RING: usize = (LEAD + 1).next_power_of_two();
+    fn walk(
+        &self,
+        order: &[(u64, usize)],
+        state: &mut WalkState<'a>,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+        key_of: impl Fn(u64) -> u64,
+    ) {
+        let mut ring = [StagedProbe::default(); RING];
+        let n = order.len();
+        // Step t asks for probe t's first line and runs probe t - LEAD; the first and last
+        // LEAD steps check which of their probes exist.
+        let head = LEAD.min(n);
+        for t in 0..head {
+            self.advance::<true>(t, order, &mut ring, state, visit, &key_of);
+        }
+        for t in head..n {
+            self.advance::<false>(t, order, &mut ring, state, visit, &key_of);
+        }
+        for t in n.max(head)..n + LEAD {
+            self.advance::<true>(t, order, &mut ring, state, visit, &key_of);
+        }
+    }
+
+    /// Step `t` of [`TableWalk::walk`]: each probe of `order` due at one of the five stages
+    /// advances a stage. Unless `GUARDED`, all five are known to exist.
+    #[inline(always)]
+    fn advance<const GUARDED: bool>(
+        &self,
+        t: usize,
+        order: &[(u64, usize)],
+        ring: &mut [StagedProbe; RING],
+        state: &mut WalkState<'a>,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+        key_of: &impl Fn(u64) -> u64,
+    ) {
+        let due = |lag: usize| if GUARDED { t.checked_sub(lag).filter(|&i| i < order.len()) } else { Some(t - lag) };
         let at = |i: usize| i & (RING - 1);
-        let mut keys = [0u64; RING];
-        let mut compared = 0;
-        for (i, &(fp, _)) in order.iter().take(LEAD).enumerate() {
-            keys[i] = self.layout.apply(fp);
-            self.prefetch_presence(keys[i]);
+        if let Some(i) = due(0) {
+            ring[at(i)] = self.stage_key(key_of(order[i].0));
         }
-        // Probe i while fetching for i + LEAD (its key computed here), i + 3, 2 and 1 strides.
-        let split = order.len().saturating_sub(LEAD);
-        let ahead = order.get(LEAD..).unwrap_or_default();
-        for (i, (&(_, query), &(fp_ahead, _))) in order[..split].iter().zip(ahead).enumerate() {
-            let key_ahead = self.layout.apply(fp_ahead);
-            keys[at(i + LEAD)] = key_ahead;
-            self.prefetch_presence(key_ahead);
-            self.prefetch_slot(keys[at(i + 3 * PREFETCH_STRIDE)]);
-            self.prefetch_slot_contents(keys[at(i + 2 * PREFETCH_STRIDE)]);
-            self.prefetch_long_slot_range(keys[at(i + PREFETCH_STRIDE)]);
-            probe(keys[at(i)], query, &mut compared);
+        if let Some(i) = due(LEAD - 3 * PREFETCH_STRIDE) {
+            self.stage_slot(&mut ring[at(i)]);
         }
-        for (i, &(_, query)) in order.iter().enumerate().skip(split) {
-            probe(keys[at(i)], query, &mut compared);
+        if let Some(i) = due(LEAD - 2 * PREFETCH_STRIDE) {
+            self.stage_contents(&mut ring[at(i)]);
         }
-        *examined += compared;
+        if let Some(i) = due(LEAD - PREFETCH_STRIDE) {
+            self.stage_long_slot_range(&ring[at(i)]);
+        }
+        if let Some(i) = due(LEAD) {
+            self.probe_key_by_key(&ring[at(i)], order[i].1, state, visit);
+        }
     }
 
     /// [`TableWalk::walk`] with the popcnt instruction enabled, so that the probes and scans
@@ -165,7 +268,80 @@ impl<'a> TableWalk<'a> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
     fn walk_with_popcnt(&self, order: &[(u64, usize)], examined: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        self.walk(order, examined, |key, query, compared| self.probe_key_by_key(key, query, compared, visit));
+        self.walk_with_hot_ranges(order, examined, visit, |fp| self.layout.apply(fp), Layout::apply);
+    }
+
+    /// [`TableWalk::walk`] with the popcnt instruction enabled and the keys computed by
+    /// `plan`'s bit gathers.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi2")]
+    fn walk_with_gather(
+        &self,
+        plan: GatherPlan,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        let sub_key = |layout: &Layout, key| match layout.gather {
+            Some(plan) => plan.apply(key),
+            None => layout.apply(key),
+        };
+        self.walk_with_hot_ranges(order, examined, visit, |fp| plan.apply(fp), sub_key);
+    }
+
+    /// The walk, then the probes into hot ranges it left aside, each range's probes walked
+    /// through its tables together: `key_of` gives a fingerprint's key in this table,
+    /// `sub_key(layout, key)` a key's in a table of a hot range's design.
+    #[inline(always)]
+    fn walk_with_hot_ranges(
+        &self,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+        key_of: impl Fn(u64) -> u64,
+        sub_key: impl Fn(&Layout, u64) -> u64,
+    ) {
+        let mut state = WalkState::default();
+        self.walk(order, &mut state, visit, key_of);
+        *examined += state.compared;
+        self.walk_hot_ranges(state.hot_probes, examined, visit, sub_key);
+    }
+
+    /// Probes the hot ranges for `probes`, a range at a time: for each table of the range's
+    /// design, its probes sorted by their key there and walked through it like a table of the
+    /// run, fetched ahead; a probe one after another ([`HotRange::probe`]) waits for a few
+    /// cache misses in every table. A hit of a hot table gives the first of the equal keys in
+    /// this table, each reported as the walk's own hits are.
+    #[inline(always)]
+    fn walk_hot_ranges(
+        &self,
+        mut probes: Vec<HotProbe<'a>>,
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+        sub_key: impl Fn(&Layout, u64) -> u64,
+    ) {
+        probes.sort_unstable_by_key(|probe| probe.range.range.start);
+        for group in probes.chunk_by(|a, b| std::ptr::eq(a.range, b.range)) {
+            let hot = group[0].range;
+            let mut order: Vec<(u64, usize)> = Vec::with_capacity(group.len());
+            for (layout, table, first) in hot.tables() {
+                order.clear();
+                // The order holds each probe's key in the hot table itself, computed once for
+                // the sort and the walk.
+                order.extend(group.iter().enumerate().map(|(i, probe)| (sub_key(layout, probe.key), i)));
+                order.sort_unstable_by_key(|&(key, _)| key);
+                let mut state = WalkState::default();
+                let hot_walk = TableWalk::new(layout, table, &[]);
+                hot_walk.walk(&order, &mut state, &mut |i, index, key, distance| {
+                    let probe = &group[i];
+                    for index in hot.equal_keys(self.keys, first[index], key) {
+                        self.report(probe.query, index, key ^ probe.key, distance, visit);
+                    }
+                }, |key| key);
+                debug_assert!(state.hot_probes.is_empty(), "the tables of a hot range have none");
+                *examined += state.compared;
+            }
+        }
     }
 
     #[inline(always)]
@@ -183,37 +359,33 @@ impl<'a> TableWalk<'a> {
         }
     }
 
-    /// The start and length of `key`'s directory slot (fetched before), or of no keys where
-    /// its prefix is absent: slot 0's start is read then, without a branch.
+    /// First step: the query's key kept, and its word of the table's bitmap of prefixes asked
+    /// for (a table without a bitmap has nothing to fetch).
     #[inline(always)]
-    fn slot_if_present(&self, key: u64) -> (usize, usize) {
-        let present = self.presence_mask(key);
-        let s = self.slot(key) & present;
-        let start = self.offsets[s] as usize;
-        (start, (self.offsets[s + 1] as usize - start) & present)
-    }
-
-    /// Asks for the word of the table's bitmap of prefixes that holds `key`'s prefix to be
-    /// brought into cache (a table without a bitmap has nothing to fetch).
-    #[inline(always)]
-    fn prefetch_presence(&self, key: u64) {
+    fn stage_key(&self, key: u64) -> StagedProbe {
         if let Some(presence) = self.presence {
             presence.prefetch(key);
         }
+        StagedProbe { key, ..StagedProbe::default() }
     }
 
-    /// Asks for `key`'s directory slot to be brought into cache, slot 0's if its prefix is
-    /// absent.
+    /// Second step, the bitmap's word in cache: whether the prefix is present, and the
+    /// directory slot asked for (slot 0 if the prefix is absent).
     #[inline(always)]
-    fn prefetch_slot(&self, key: u64) {
-        prefetch(&self.offsets[self.slot(key) & self.presence_mask(key)]);
+    fn stage_slot(&self, staged: &mut StagedProbe) {
+        staged.present = self.presence_mask(staged.key);
+        staged.slot = self.slot(staged.key) & staged.present;
+        prefetch(&self.offsets[staged.slot]);
     }
 
-    /// Asks for the keys of `key`'s directory slot to be brought into cache, every line of a
-    /// slot the probe will scan whole; for a longer slot, the entry of its subdirectory.
+    /// Third step, the directory slot in cache: the keys to scan (none if the prefix is
+    /// absent) and their lines asked for, every line of a slot the probe will scan whole; for
+    /// a longer slot, the entry of its subdirectory.
     #[inline(always)]
-    fn prefetch_slot_contents(&self, key: u64) {
-        let (start, len) = self.slot_if_present(key);
+    fn stage_contents(&self, staged: &mut StagedProbe) {
+        let start = self.offsets[staged.slot] as usize;
+        let len = (self.offsets[staged.slot + 1] as usize - start) & staged.present;
+        (staged.start, staged.len) = (start, len);
         // The lines of the first and last key are all the lines of a short slot; an empty
         // slot asks for a line it does not need, which is cheaper than a branch.
         let first = self.keys.as_ptr().wrapping_add(start);
@@ -227,31 +399,37 @@ impl<'a> TableWalk<'a> {
             prefetch_address(payload.wrapping_add(len.saturating_sub(1)));
         }
         if len > SCANNED_SLOT {
-            self.table.prefetch_slot_contents(key);
+            self.table.prefetch_slot_contents(staged.key);
         } else if len > TWO_LINE_SLOT {
             prefetch_lines(&self.keys[start..start + len]);
         }
     }
 
-    /// For a slot longer than [`SCANNED_SLOT`], asks for the keys sharing `key`'s prefix as far
-    /// as the slot's subdirectory (fetched before) narrows them down.
+    /// Fourth step, for a slot longer than [`SCANNED_SLOT`] only: its subdirectory entry in
+    /// cache, the keys sharing the prefix asked for as far as the entry narrows them down.
     #[inline(always)]
-    fn prefetch_long_slot_range(&self, key: u64) {
-        if self.slot_if_present(key).1 > SCANNED_SLOT {
-            self.table.prefetch_subdirectory_range(key, self.layout.prefix_bits);
+    fn stage_long_slot_range(&self, staged: &StagedProbe) {
+        if staged.len > SCANNED_SLOT {
+            self.table.prefetch_subdirectory_range(staged.key, self.layout.prefix_bits);
         }
     }
 
-    /// Probes for `key` of query number `query`, calling `visit(query, index, fingerprint,
-    /// distance)` for the hits this table reports: a short slot key by key, inline with the
-    /// caller's instruction set.
+    /// Probes for the staged key of query number `query`, calling `visit(query, index,
+    /// fingerprint, distance)` for the hits this table reports: a short slot key by key, inline
+    /// with the caller's instruction set.
     #[inline(always)]
-    fn probe_key_by_key(&self, key: u64, query: usize, compared: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        let (start, len) = self.slot_if_present(key);
+    fn probe_key_by_key(
+        &self,
+        staged: &StagedProbe,
+        query: usize,
+        state: &mut WalkState<'a>,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        let StagedProbe { key, start, len, .. } = *staged;
         if len > SHORT_SLOT {
-            return self.probe_long_slot(key, start, len, query, compared, visit);
+            return self.probe_long_slot(key, start, len, query, state, visit);
         }
-        *compared += len as u64;
+        state.compared += len as u64;
         for (i, &stored) in self.keys[start..start + len].iter().enumerate() {
             let differ = stored ^ key;
             let distance = differ.count_ones();
@@ -262,25 +440,32 @@ impl<'a> TableWalk<'a> {
     }
 
     /// Probes a slot too long for the probes above: one up to [`SCANNED_SLOT`] long with the
-    /// vector scan, a longer one through the table's full probe.
+    /// vector scan; in a longer one the prefix's keys by a descent, or if they are a hot range,
+    /// the probe left for [`TableWalk::walk_hot_ranges`].
     fn probe_long_slot(
         &self,
         key: u64,
         start: usize,
         len: usize,
         query: usize,
-        compared: &mut u64,
+        state: &mut WalkState<'a>,
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
         let (prefix_bits, k) = (self.layout.prefix_bits, self.layout.k);
         if len > SCANNED_SLOT {
-            let _ = self.table.probe_long_slot(key, prefix_bits, k, compared, &mut |index, distance| {
-                self.report(query, index, self.keys[index] ^ key, distance, visit);
-                ControlFlow::Continue(())
-            });
+            match self.table.locate_prefix(key, prefix_bits) {
+                PrefixKeys::Hot(range) => state.hot_probes.push(HotProbe { range, key, query }),
+                PrefixKeys::Range(range) => {
+                    let compared = &mut state.compared;
+                    let _ = within_distance(self.keys, range, prefix_bits, key, k, k, compared, &mut |index, distance| {
+                        self.report(query, index, self.keys[index] ^ key, distance, visit);
+                        ControlFlow::Continue(())
+                    });
+                }
+            }
             return;
         }
-        *compared += len as u64;
+        state.compared += len as u64;
         let _ = scan(&self.keys[start..start + len], start, key, k, &mut |index, distance| {
             let differ = self.keys[index] ^ key;
             if differ & self.prefix_mask == 0 {
