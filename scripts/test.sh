@@ -10,6 +10,8 @@ export NEARCRAWL_WARCIO
 # Debian documentation packages: the labelled web's text (tests/quality_floors.rs).
 ./scripts/quality-deps.sh
 
+# A clean CI checkout builds once: incremental caches would only take disk.
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches
