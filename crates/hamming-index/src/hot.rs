@@ -20,7 +20,7 @@ use crate::layout::{Layout, design_layouts};
 use crate::memory::huge_vec;
 use crate::params::{Level, PROBE_COST, binomial, table_orders};
 use crate::run::bucket_sort;
-use crate::table::{SortedTable, within_distance};
+use crate::table::{Lookups, SortedTable, within_distance};
 
 /// The most tables a hot range's design may have.
 pub(crate) const MAX_HOT_TABLES: usize = 10;
@@ -126,7 +126,7 @@ impl HotRange {
                 let mut sub_keys = huge_vec(entries.len());
                 sub_keys.extend(entries.iter().map(|e| e.0));
                 let first = entries.iter().map(|e| e.1).collect();
-                let table = SortedTable::without_hot_ranges(sub_keys, layout.prefix_bits);
+                let table = SortedTable::without_hot_ranges(sub_keys, layout.prefix_bits, Lookups::Prefixes);
                 HotTable { layout, table, first }
             })
             .collect();

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use crate::layout::Layout;
 use crate::memory::{huge_filled, huge_vec};
-use crate::table::{SortedTable, prefetch_lines};
+use crate::table::{Lookups, SortedTable, prefetch_lines};
 use crate::walk::PREFETCH_STRIDE;
 
 /// Tables of a design whose memory a query prefetches before probing (every design here has
@@ -38,11 +38,11 @@ impl Run {
             entries.iter().map(|&(fp, payload)| (layouts[0].apply(fp), payload)).collect();
         bucket_sort(&mut first, |e| e.0);
         let (keys, payloads) = unzip_huge(&first);
-        tables.push(SortedTable::from_sorted(keys, &layouts[0]));
+        tables.push(SortedTable::from_sorted(keys, &layouts[0], Lookups::WholeKeys));
         for layout in &layouts[1..] {
             let mut keys: Vec<u64> = entries.iter().map(|&(fp, _)| layout.apply(fp)).collect();
             bucket_sort(&mut keys, |&k| k);
-            tables.push(SortedTable::from_sorted(keys, layout));
+            tables.push(SortedTable::from_sorted(keys, layout, Lookups::Prefixes));
         }
         Run { tables, payloads }
     }
@@ -53,7 +53,10 @@ impl Run {
         let tables = keys
             .into_iter()
             .zip(layouts)
-            .map(|(keys, layout)| SortedTable::from_sorted(keys, layout))
+            .enumerate()
+            .map(|(j, (keys, layout))| {
+                SortedTable::from_sorted(keys, layout, Lookups::of_table(j))
+            })
             .collect();
         Run { tables, payloads }
     }
@@ -75,11 +78,11 @@ impl Run {
         let merged = merge_sorted(&pairs(a0.keys, a.payloads), &pairs(b0.keys, b.payloads), |e| e.0);
         let (keys, payloads) = unzip_huge(&merged);
         drop(merged);
-        tables.push(SortedTable::from_sorted(keys, &layouts[0]));
+        tables.push(SortedTable::from_sorted(keys, &layouts[0], Lookups::WholeKeys));
         for ((x, y), layout) in a_tables.zip(b_tables).zip(&layouts[1..]) {
             let keys = merge_sorted(&x.keys, &y.keys, |&k| k);
             drop((x, y));
-            tables.push(SortedTable::from_sorted(keys, layout));
+            tables.push(SortedTable::from_sorted(keys, layout, Lookups::Prefixes));
         }
         Run { tables, payloads }
     }

@@ -14,8 +14,10 @@ use crate::table::{SortedTable, prefetch};
 
 /// Slots longer than this get a subdirectory ...
 pub(crate) const SUBDIRECTORY_MIN: usize = 64;
-/// ... if they are also this many times longer than the average slot (a design with short
-/// prefixes, such as 4 tables of 16 bits, has long slots everywhere and binary-searches them).
+/// ... if they are also this many times longer than the average slot, in a table searched by
+/// prefix only (a design with short prefixes, such as 4 tables of 16 bits, has long slots
+/// everywhere, and a probe scans the slot whole); in table 0, searched by whole keys, every slot
+/// this long gets one ([`crate::table::Lookups`]).
 const LONG_FACTOR: usize = 16;
 
 /// The length above which a slot of a directory with `slots` slots over `len` keys gets a

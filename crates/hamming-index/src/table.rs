@@ -23,6 +23,29 @@ const SCAN_LIMIT: usize = 4096;
 /// than a few popcounts.
 pub(crate) const SHORT_SLOT: usize = 16;
 
+/// What a table is searched for, which decides the directory slots that get a subdirectory
+/// ([`crate::subdirectory`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookups {
+    /// Prefixes only, by the probes of the other tables: a slot gets a subdirectory where it
+    /// holds a crowd, far more keys than the average slot.
+    Prefixes,
+    /// Whole keys too: table 0, where every hit of another table looks up its payloads by its
+    /// key. Every slot longer than [`SUBDIRECTORY_MIN`] gets a subdirectory, so that in a
+    /// design with short prefixes (4 tables of 16 bits: a thousand keys per slot at 2^26) a
+    /// lookup is two reads instead of a binary search with a cache miss per step. On the
+    /// clustered 2^26 set this took the payload lookups of a 4-table batch of 2^20 queries
+    /// from 305 to 85 ms, for 2 more bytes per fingerprint (docs/BENCHMARKS.md).
+    WholeKeys,
+}
+
+impl Lookups {
+    /// The lookups table `j` of a run serves: whole keys in table 0, prefixes elsewhere.
+    pub(crate) fn of_table(j: usize) -> Lookups {
+        if j == 0 { Lookups::WholeKeys } else { Lookups::Prefixes }
+    }
+}
+
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
 /// top `dir_bits` bits equal b, so a probe costs a directory read and a short scan instead of a
 /// binary search over the whole table. Hot ranges (far more keys sharing a prefix than the
@@ -48,17 +71,17 @@ impl SortedTable {
         log.saturating_sub(1).min(prefix_bits).min(30)
     }
 
-    /// Wraps keys that are already sorted in `layout`'s order and builds the directory and the
-    /// designs of hot ranges.
-    pub(crate) fn from_sorted(keys: Vec<u64>, layout: &Layout) -> SortedTable {
-        let mut table = SortedTable::without_hot_ranges(keys, layout.prefix_bits);
+    /// Wraps keys that are already sorted in `layout`'s order and builds the directory (with
+    /// subdirectories for the `lookups` it serves) and the designs of hot ranges.
+    pub(crate) fn from_sorted(keys: Vec<u64>, layout: &Layout, lookups: Lookups) -> SortedTable {
+        let mut table = SortedTable::without_hot_ranges(keys, layout.prefix_bits, lookups);
         table.hot = HotRange::find_all(&table.keys, layout);
         table.presence = PrefixBitmap::worth_building(&table.keys, layout.prefix_bits, table.dir_bits);
         table
     }
 
     /// Wraps keys that are already sorted and builds the directory only.
-    pub(crate) fn without_hot_ranges(keys: Vec<u64>, prefix_bits: u32) -> SortedTable {
+    pub(crate) fn without_hot_ranges(keys: Vec<u64>, prefix_bits: u32, lookups: Lookups) -> SortedTable {
         debug_assert!(keys.is_sorted());
         assert!(keys.len() < u32::MAX as usize, "a table holds fewer than 2^32 keys");
         let dir_bits = Self::directory_bits(keys.len(), prefix_bits);
@@ -68,7 +91,10 @@ impl SortedTable {
             offsets[slot(key, dir_bits) + 1] += 1;
         }
         let mut long_slots = Vec::new();
-        let long = long_slot_threshold(keys.len(), slots);
+        let long = match lookups {
+            Lookups::Prefixes => long_slot_threshold(keys.len(), slots),
+            Lookups::WholeKeys => SUBDIRECTORY_MIN,
+        };
         for i in 0..slots {
             if offsets[i + 1] as usize > long {
                 long_slots.push(i);
@@ -371,19 +397,39 @@ const VECTOR_SCAN_MIN: usize = 32;
 
 /// [`scan`] eight keys per instruction: XOR with the query, count the bits of each 64-bit lane,
 /// compare with k; only lanes within distance are visited. Long ranges (the crowds of dense
-/// prefixes, the short-prefix designs) are scanned several times faster this way.
+/// prefixes, the short-prefix designs) are scanned several times faster this way. The keys go
+/// by blocks of 64, and only the least of each lane's eight distances is compared with k: most
+/// blocks hold no key within distance, and their loop is nothing but vector steps, where a
+/// mask tested for every eight keys took a third more time (docs/BENCHMARKS.md).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 fn scan_with_avx512(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
-    use std::arch::x86_64::{_mm512_cmple_epu64_mask, _mm512_loadu_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_xor_si512};
+    use std::arch::x86_64::{
+        __m512i, _mm512_cmple_epu64_mask, _mm512_loadu_si512, _mm512_min_epu64, _mm512_popcnt_epi64, _mm512_set1_epi64,
+        _mm512_xor_si512,
+    };
     let (wanted, radius) = (_mm512_set1_epi64(query as i64), _mm512_set1_epi64(i64::from(k)));
-    let chunks = keys.chunks_exact(8);
-    let rest = chunks.remainder();
-    for (c, chunk) in chunks.enumerate() {
+    let distances = |chunk: &[u64]| -> __m512i {
         // SAFETY: `chunk` is eight initialised u64s, 64 bytes; the load is unaligned.
         let lanes = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
-        let within = _mm512_cmple_epu64_mask(_mm512_popcnt_epi64(_mm512_xor_si512(lanes, wanted)), radius);
-        visit_lanes(chunk, base + c * 8, query, u32::from(within), visit)?;
+        _mm512_popcnt_epi64(_mm512_xor_si512(lanes, wanted))
+    };
+    let within_of = |chunk: &[u64]| u64::from(_mm512_cmple_epu64_mask(distances(chunk), radius));
+    let blocks = keys.chunks_exact(64);
+    let tail = blocks.remainder();
+    for (b, block) in blocks.enumerate() {
+        let nearest = block.chunks_exact(8).map(distances).reduce(|a, b| _mm512_min_epu64(a, b));
+        if nearest.is_some_and(|nearest| _mm512_cmple_epu64_mask(nearest, radius) != 0) {
+            for (c, chunk) in block.chunks_exact(8).enumerate() {
+                visit_lanes(chunk, base + b * 64 + c * 8, query, within_of(chunk), visit)?;
+            }
+        }
+    }
+    let chunks = tail.chunks_exact(8);
+    let rest = chunks.remainder();
+    let tail_base = base + keys.len() - tail.len();
+    for (c, chunk) in chunks.enumerate() {
+        visit_lanes(chunk, tail_base + c * 8, query, within_of(chunk), visit)?;
     }
     scan_portable(rest, base + keys.len() - rest.len(), query, k, visit)
 }
@@ -415,7 +461,7 @@ fn scan_with_avx2(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut imp
         let high = _mm256_shuffle_epi8(bits_of_nibble, _mm256_and_si256(_mm256_srli_epi16(differ, 4), nibble));
         let distances = _mm256_sad_epu8(_mm256_add_epi8(low, high), _mm256_setzero_si256());
         let beyond = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(distances, radius)));
-        visit_lanes(chunk, base + c * 4, query, !beyond as u32 & 0b1111, visit)?;
+        visit_lanes(chunk, base + c * 4, query, !beyond as u64 & 0b1111, visit)?;
     }
     scan_portable(rest, base + keys.len() - rest.len(), query, k, visit)
 }
@@ -427,7 +473,7 @@ fn visit_lanes(
     chunk: &[u64],
     base: usize,
     query: u64,
-    mut within: u32,
+    mut within: u64,
     visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     while within != 0 {
@@ -510,7 +556,7 @@ mod tests {
             prefix_bits in 1u32..52,
         ) {
             keys.sort_unstable();
-            let table = SortedTable::without_hot_ranges(keys.clone(), prefix_bits);
+            let table = SortedTable::without_hot_ranges(keys.clone(), prefix_bits, Lookups::Prefixes);
             let (mut found, _) = probed(&table, query, prefix_bits, k);
             found.sort_unstable();
             prop_assert_eq!(found, scanned(&keys, query, prefix_bits, k));
@@ -524,8 +570,10 @@ mod tests {
             queries in prop::collection::vec((any::<prop::sample::Index>(), 0u32..5, any::<u64>()), 1..12),
             k in 0u32..5,
             prefix_bits in 8u32..40,
+            whole_keys in any::<bool>(),
         ) {
-            let table = SortedTable::from_sorted(keys.clone(), &identity(prefix_bits, k));
+            let lookups = if whole_keys { Lookups::WholeKeys } else { Lookups::Prefixes };
+            let table = SortedTable::from_sorted(keys.clone(), &identity(prefix_bits, k), lookups);
             for (pick, flips, noise) in queries {
                 // Near a stored key: its bits flipped at `flips` places drawn from `noise`.
                 let query = keys[pick.index(keys.len())] ^ spread_bits(noise, flips);
@@ -547,7 +595,7 @@ mod tests {
         /// visits exactly the keys within distance k, in order, with their distances.
         #[test]
         fn vector_scans_match_the_portable_scan(
-            keys in prop::collection::vec((any::<u64>(), 0u32..6, any::<u64>()), 0..100),
+            keys in prop::collection::vec((any::<u64>(), 0u32..6, any::<u64>()), 0..300),
             query in any::<u64>(),
             k in 0u32..8,
             base in 0usize..1000,
@@ -595,7 +643,7 @@ mod tests {
             })
             .collect();
         keys.sort_unstable();
-        let table = SortedTable::from_sorted(keys.clone(), &identity(20, 3));
+        let table = SortedTable::from_sorted(keys.clone(), &identity(20, 3), Lookups::Prefixes);
         assert_eq!(table.hot.len(), 1);
         assert_eq!(table.hot[0].range, 0..keys.len());
         for &stored in keys.iter().step_by(997) {
@@ -603,6 +651,33 @@ mod tests {
             let (found, examined) = probed(&table, query, 20, 3);
             assert!(found.iter().any(|&(i, d)| keys[i] == stored && d == 3), "{query:x}");
             assert!(examined < 2_000, "examined {examined} of {}", keys.len());
+        }
+    }
+
+    /// In a design with short prefixes every directory slot is long. Table 0, searched by whole
+    /// keys for payloads, finds a key through a subdirectory; the other tables, searched by
+    /// prefix only, keep none (the probe scans the slot, which is the prefix's keys).
+    #[test]
+    fn whole_key_lookups_narrow_every_long_slot() {
+        let mut state = 7u64;
+        let mut keys: Vec<u64> = (0..1 << 16)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state
+            })
+            .collect();
+        keys.sort_unstable();
+        // Prefixes of 6 bits: 64 slots of about 1,000 keys, none longer than 16 times the average.
+        let layout = identity(6, 3);
+        let whole = SortedTable::from_sorted(keys.clone(), &layout, Lookups::WholeKeys);
+        let prefixes = SortedTable::from_sorted(keys.clone(), &layout, Lookups::Prefixes);
+        for &key in keys.iter().step_by(101) {
+            let (slot, sub) = whole.slot_and_subdirectory(key);
+            assert!(slot.len() > SUBDIRECTORY_MIN && sub.is_some(), "slot of {key:x}: {} keys", slot.len());
+            assert!(sub.unwrap().shared_range(key, 64).0.len() < 16);
+            assert!(prefixes.slot_and_subdirectory(key).1.is_none());
+            assert_eq!(whole.equal_range(key), prefixes.equal_range(key));
+            assert_eq!(keys[whole.equal_range(key)], [key]);
         }
     }
 

@@ -188,6 +188,11 @@ struct TableWalk<'a> {
     dir_shift: u32,
     /// The key bits of the table's prefix.
     prefix_mask: u64,
+    /// Whether the prefix is longer than the directory's bits, so that a long slot is
+    /// narrowed to the prefix's keys through its subdirectory; where they are as long, the
+    /// slot is the prefix's keys (table 0 of a design with short prefixes has subdirectories
+    /// for its payload lookups, which a probe does not need).
+    narrows: bool,
     /// The table's bitmap of the prefixes present, if it has one.
     presence: Option<&'a PrefixBitmap>,
     /// The payloads parallel to the keys, where the walk's caller reads them for every hit
@@ -199,7 +204,8 @@ impl<'a> TableWalk<'a> {
     fn new(layout: &'a Layout, table: &'a SortedTable, payloads: &'a [u64]) -> TableWalk<'a> {
         let (keys, offsets, dir_bits, presence) = table.walk_parts();
         let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
-        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, presence, payloads }
+        let narrows = layout.prefix_bits > dir_bits;
+        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, narrows, presence, payloads }
     }
 
     /// The walk, inlined into each instruction-set version: for every `(fingerprint, query)`
@@ -399,7 +405,9 @@ impl<'a> TableWalk<'a> {
             prefetch_address(payload.wrapping_add(len.saturating_sub(1)));
         }
         if len > SCANNED_SLOT {
-            self.table.prefetch_slot_contents(staged.key);
+            if self.narrows {
+                self.table.prefetch_slot_contents(staged.key);
+            }
         } else if len > TWO_LINE_SLOT {
             prefetch_lines(&self.keys[start..start + len]);
         }
@@ -409,7 +417,7 @@ impl<'a> TableWalk<'a> {
     /// cache, the keys sharing the prefix asked for as far as the entry narrows them down.
     #[inline(always)]
     fn stage_long_slot_range(&self, staged: &StagedProbe) {
-        if staged.len > SCANNED_SLOT {
+        if staged.len > SCANNED_SLOT && self.narrows {
             self.table.prefetch_subdirectory_range(staged.key, self.layout.prefix_bits);
         }
     }
