@@ -337,15 +337,21 @@ pub(crate) const FETCHED_RUN: usize = 256;
 /// all of them for a run of up to [`FETCHED_RUN`] items, the first one of a longer run.
 #[inline(always)]
 pub(crate) fn prefetch_lines<T>(items: &[T]) {
+    match items.first() {
+        Some(first) if items.len() > FETCHED_RUN => prefetch(first),
+        _ => prefetch_every_line(items),
+    }
+}
+
+/// Asks for every cache line of `items` to be brought into cache, without waiting for them.
+#[inline(always)]
+pub(crate) fn prefetch_every_line<T>(items: &[T]) {
     let (Some(first), Some(last)) = (items.first(), items.last()) else {
         return;
     };
-    prefetch(first);
-    if items.len() > FETCHED_RUN {
-        return;
-    }
     // Even two items may straddle two lines. A run longer than a line gets one prefetch per
     // line from the first item on, and the last item's line may lie beyond those.
+    prefetch(first);
     prefetch(last);
     let per_line = (64 / size_of::<T>()).max(1);
     if items.len() > per_line {

@@ -37,7 +37,8 @@ use crate::hot::HotRange;
 use crate::layout::{GatherPlan, Layout};
 use crate::presence::PrefixBitmap;
 use crate::table::{
-    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_lines, scan, within_distance,
+    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_every_line, prefetch_lines, scan,
+    within_distance,
 };
 
 /// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
@@ -53,6 +54,13 @@ pub(crate) const PREFETCH_STRIDE: usize = 16;
 /// walks of the 16-table design's crowded tables a fifth slower.
 const SCANNED_SLOT: usize = 256;
 const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
+
+/// A long slot that is the whole of its prefix's keys (a design with short prefixes) and up to
+/// this long is fetched whole by a batch walk, ahead of the first of the probes into it that
+/// come one after another ([`crate::walk_order`] groups them so): 16 KB, half the first-level
+/// cache of most processors. Longer ones are crowds that a probe descends or walks through a
+/// hot range's design, reading only part of them.
+const FETCHED_LONG_SLOT: usize = 2048;
 
 /// The keys of a slot up to this long lie on at most two cache lines, its first key's and its
 /// last key's.
@@ -259,7 +267,10 @@ impl<'a> TableWalk<'a> {
             self.stage_slot(&mut ring[at(i)]);
         }
         if let Some(i) = due(LEAD - 2 * PREFETCH_STRIDE) {
-            self.stage_contents(&mut ring[at(i)]);
+            // The ring's slot before holds the probe before, at this step one step earlier
+            // (or, for the first probe, an empty one).
+            let previous_start = ring[at(i.wrapping_sub(1))].start;
+            self.stage_contents(&mut ring[at(i)], previous_start);
         }
         if let Some(i) = due(LEAD - PREFETCH_STRIDE) {
             self.stage_long_slot_range(&ring[at(i)]);
@@ -386,9 +397,11 @@ impl<'a> TableWalk<'a> {
 
     /// Third step, the directory slot in cache: the keys to scan (none if the prefix is
     /// absent) and their lines asked for, every line of a slot the probe will scan whole; for
-    /// a longer slot, the entry of its subdirectory.
+    /// a longer slot, the entry of its subdirectory, or where the slot is the prefix's keys,
+    /// every line of it up to [`FETCHED_LONG_SLOT`] keys unless the probe before (whose slot
+    /// begins at `previous_start`) has asked for them.
     #[inline(always)]
-    fn stage_contents(&self, staged: &mut StagedProbe) {
+    fn stage_contents(&self, staged: &mut StagedProbe, previous_start: usize) {
         let start = self.offsets[staged.slot] as usize;
         let len = (self.offsets[staged.slot + 1] as usize - start) & staged.present;
         (staged.start, staged.len) = (start, len);
@@ -407,6 +420,8 @@ impl<'a> TableWalk<'a> {
         if len > SCANNED_SLOT {
             if self.narrows {
                 self.table.prefetch_slot_contents(staged.key);
+            } else if start != previous_start && len <= FETCHED_LONG_SLOT {
+                prefetch_every_line(&self.keys[start..start + len]);
             }
         } else if len > TWO_LINE_SLOT {
             prefetch_lines(&self.keys[start..start + len]);
