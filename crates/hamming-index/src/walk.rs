@@ -20,6 +20,10 @@
 //! BENCHMARKS.md). In table 0, whose payloads the caller reads for every hit (most probes there
 //! whose prefix is present find one), the payloads of a short slot are fetched with its keys.
 //!
+//! In a design with short prefixes (4 tables of 16 bits) every slot is long and is the whole of
+//! its prefix's keys; the batch's probes of one prefix come one after another
+//! ([`crate::walk_order`]), and the first of them fetches the slot whole, for all of them.
+//!
 //! A probe into a hot range (a crowd with a design of its own, [`crate::hot`]) is left to the
 //! end of the walk; then each range's probes are walked together through each table of its
 //! design, sorted by their key there and fetched ahead like the walk's own, where one probe
