@@ -54,9 +54,7 @@ impl Run {
             .into_iter()
             .zip(layouts)
             .enumerate()
-            .map(|(j, (keys, layout))| {
-                SortedTable::from_sorted(keys, layout, Lookups::of_table(j))
-            })
+            .map(|(j, (keys, layout))| SortedTable::from_sorted(keys, layout, Lookups::of_table(j)))
             .collect();
         Run { tables, payloads }
     }

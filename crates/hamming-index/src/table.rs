@@ -35,7 +35,7 @@ pub(crate) enum Lookups {
     /// design with short prefixes (4 tables of 16 bits: a thousand keys per slot at 2^26) a
     /// lookup is two reads instead of a binary search with a cache miss per step. On the
     /// clustered 2^26 set this took the payload lookups of a 4-table batch of 2^20 queries
-    /// from 305 to 85 ms, for 2 more bytes per fingerprint (docs/BENCHMARKS.md).
+    /// from 305 to 85 ms, for 1.5 more bytes per fingerprint (docs/BENCHMARKS.md).
     WholeKeys,
 }
 
