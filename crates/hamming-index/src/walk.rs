@@ -234,7 +234,8 @@ impl<'a> TableWalk<'a> {
         visit: &mut impl FnMut(usize, usize, u64, u32),
         key_of: impl Fn(u64) -> u64,
     ) {
-        let mut ring = [StagedProbe::default(); RING];
+        // A start no slot has, where the first probe looks for the probe before it.
+        let mut ring = [StagedProbe { start: usize::MAX, ..StagedProbe::default() }; RING];
         let n = order.len();
         // Step t asks for probe t's first line and runs probe t - LEAD; the first and last
         // LEAD steps check which of their probes exist.
@@ -272,7 +273,7 @@ impl<'a> TableWalk<'a> {
         }
         if let Some(i) = due(LEAD - 2 * PREFETCH_STRIDE) {
             // The ring's slot before holds the probe before, at this step one step earlier
-            // (or, for the first probe, an empty one).
+            // (for the first probe, no probe: a start no slot has).
             let previous_start = ring[at(i.wrapping_sub(1))].start;
             self.stage_contents(&mut ring[at(i)], previous_start);
         }
