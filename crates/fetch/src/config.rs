@@ -30,8 +30,12 @@ pub struct FetchConfig {
 impl Default for FetchConfig {
     fn default() -> Self {
         FetchConfig {
-            user_agent: concat!("nearcrawl/", env!("CARGO_PKG_VERSION"), " (+https://github.com/nearcrawl/nearcrawl)")
-                .to_string(),
+            user_agent: concat!(
+                "nearcrawl/",
+                env!("CARGO_PKG_VERSION"),
+                " (+https://github.com/nearcrawl/nearcrawl)"
+            )
+            .to_string(),
             connect_timeout_ms: 10_000,
             total_timeout_ms: 30_000,
             max_body_bytes: 8 << 20,
@@ -46,6 +50,9 @@ impl Default for FetchConfig {
 impl FetchConfig {
     /// The product token matched against robots.txt `User-agent` lines.
     pub fn robots_agent(&self) -> &str {
-        self.user_agent.split(['/', ' ']).next().unwrap_or("nearcrawl")
+        self.user_agent
+            .split(['/', ' '])
+            .next()
+            .unwrap_or("nearcrawl")
     }
 }

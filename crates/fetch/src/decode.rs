@@ -19,13 +19,18 @@ pub fn decode_content(
         Some("gzip") | Some("x-gzip") => Box::new(flate2::read::MultiGzDecoder::new(body)),
         Some("deflate") => Box::new(flate2::read::ZlibDecoder::new(body)),
         Some("br") => Box::new(brotli_decompressor::Decompressor::new(body, 8192)),
-        Some("zstd") => Box::new(zstd::stream::read::Decoder::new(body).map_err(|e| e.to_string())?),
+        Some("zstd") => {
+            Box::new(zstd::stream::read::Decoder::new(body).map_err(|e| e.to_string())?)
+        }
         Some(other) => return Err(format!("unsupported Content-Encoding {other:?}")),
     };
     let mut out = Vec::new();
     // Read one byte past the limit to know whether it cut anything (a decompression bomb
     // stops here, not in memory).
-    reader.take(limit + 1).read_to_end(&mut out).map_err(|e| e.to_string())?;
+    reader
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
     let cut = out.len() as u64 > limit;
     out.truncate(limit as usize);
     Ok((out, cut))
@@ -42,17 +47,38 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(&text).unwrap();
         let gz = gz.finish().unwrap();
-        assert_eq!(decode_content(Some("gzip"), &gz, 1 << 20).unwrap(), (text.clone(), false));
+        assert_eq!(
+            decode_content(Some("gzip"), &gz, 1 << 20).unwrap(),
+            (text.clone(), false)
+        );
         let mut br = Vec::new();
-        brotli::BrotliCompress(&mut &text[..], &mut br, &brotli::enc::BrotliEncoderParams::default()).unwrap();
-        assert_eq!(decode_content(Some("br"), &br, 1 << 20).unwrap(), (text.clone(), false));
+        brotli::BrotliCompress(
+            &mut &text[..],
+            &mut br,
+            &brotli::enc::BrotliEncoderParams::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            decode_content(Some("br"), &br, 1 << 20).unwrap(),
+            (text.clone(), false)
+        );
         let zs = zstd::encode_all(&text[..], 3).unwrap();
-        assert_eq!(decode_content(Some("zstd"), &zs, 1 << 20).unwrap(), (text.clone(), false));
-        assert_eq!(decode_content(None, &text, 1 << 20).unwrap(), (text.clone(), false));
+        assert_eq!(
+            decode_content(Some("zstd"), &zs, 1 << 20).unwrap(),
+            (text.clone(), false)
+        );
+        assert_eq!(
+            decode_content(None, &text, 1 << 20).unwrap(),
+            (text.clone(), false)
+        );
         let (cut, truncated) = decode_content(Some("gzip"), &gz, 100).unwrap();
         assert!(truncated);
         assert_eq!(cut, &text[..100]);
-        assert!(decode_content(Some("compress"), &text, 10).unwrap_err().contains("compress"));
+        assert!(
+            decode_content(Some("compress"), &text, 10)
+                .unwrap_err()
+                .contains("compress")
+        );
         assert!(decode_content(Some("gzip"), b"not gzip", 10).is_err());
     }
 }

@@ -64,11 +64,23 @@ impl Fetched {
     pub fn is_html_or_text(&self) -> bool {
         match self.content_type() {
             Some(ct) => {
-                let mime = ct.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-                matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain")
+                let mime = ct
+                    .split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase();
+                matches!(
+                    mime.as_str(),
+                    "text/html" | "application/xhtml+xml" | "text/plain"
+                )
             }
             None => {
-                let start = self.body.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+                let start = self
+                    .body
+                    .iter()
+                    .position(|b| !b.is_ascii_whitespace())
+                    .unwrap_or(0);
                 self.body.get(start) == Some(&b'<')
             }
         }
@@ -77,7 +89,11 @@ impl Fetched {
     /// The `Location` header resolved against the request URL.
     pub fn location(&self) -> Option<Result<Url, String>> {
         let raw = self.header("location")?;
-        Some(self.url.join(raw).map_err(|e| format!("Location {raw:?}: {e}")))
+        Some(
+            self.url
+                .join(raw)
+                .map_err(|e| format!("Location {raw:?}: {e}")),
+        )
     }
 
     /// `Retry-After` in seconds or as an HTTP date.
@@ -128,8 +144,10 @@ impl Fetched {
 
 /// Status line and headers, as an HTTP/1.1 server sends them.
 fn response_head(version: &str, status: u16, headers: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let reason =
-        reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
     let mut head = format!("{version} {status} {reason}\r\n").into_bytes();
     for (name, value) in headers {
         head.extend_from_slice(name.as_bytes());
@@ -142,7 +160,10 @@ fn response_head(version: &str, status: u16, headers: &[(String, Vec<u8>)]) -> V
 }
 
 fn is_directive(word: &str) -> bool {
-    matches!(word, "unavailable_after" | "max-snippet" | "max-image-preview" | "max-video-preview")
+    matches!(
+        word,
+        "unavailable_after" | "max-snippet" | "max-image-preview" | "max-video-preview"
+    )
 }
 
 /// Why a request produced no response.
@@ -156,12 +177,17 @@ pub enum FailureKind {
     Broken,
     /// The response could not be decoded (bad Content-Encoding data).
     Decode,
+    /// The request was never sent: the URL's scheme is not http(s), or its host is an
+    /// address the job's [`AddressPolicy`] refuses (loopback, private, link-local) given
+    /// literally or as `localhost`. Names that resolve there are refused by the resolver and
+    /// reported as [`FailureKind::Connect`].
+    Refused,
 }
 
 impl FailureKind {
     /// Whether trying again later may succeed.
     pub fn is_transient(self) -> bool {
-        !matches!(self, FailureKind::Decode)
+        !matches!(self, FailureKind::Decode | FailureKind::Refused)
     }
 }
 
@@ -205,16 +231,27 @@ impl std::error::Error for BuildError {}
 pub struct Fetcher {
     client: reqwest::Client,
     config: FetchConfig,
+    /// Checked against every URL before it is sent: the resolver sees only names, never a
+    /// literal address, so this is what keeps `http://127.0.0.1/` or `http://[::ffff:7f00:1]/`
+    /// out when no seed is there, whoever asked for it (a page, a redirect, robots.txt).
+    addresses: std::sync::Arc<AddressPolicy>,
 }
 
 impl Fetcher {
     /// A fetcher with this configuration and address policy.
     pub fn new(config: FetchConfig, addresses: AddressPolicy) -> Result<Fetcher, BuildError> {
         let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, ACCEPT_TYPES.parse().map_err(|_| BuildError("Accept".into()))?);
+        headers.insert(
+            ACCEPT,
+            ACCEPT_TYPES
+                .parse()
+                .map_err(|_| BuildError("Accept".into()))?,
+        );
         headers.insert(
             ACCEPT_ENCODING,
-            ACCEPT_ENCODINGS.parse().map_err(|_| BuildError("Accept-Encoding".into()))?,
+            ACCEPT_ENCODINGS
+                .parse()
+                .map_err(|_| BuildError("Accept-Encoding".into()))?,
         );
         let client = reqwest::Client::builder()
             .user_agent(config.user_agent.clone())
@@ -223,10 +260,29 @@ impl Fetcher {
             .timeout(Duration::from_millis(config.total_timeout_ms))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(std::sync::Arc::new(PolicyResolver::new(addresses)))
+            .dns_resolver(std::sync::Arc::new(PolicyResolver::new(addresses.clone())))
             .build()
             .map_err(|e| BuildError(e.to_string()))?;
-        Ok(Fetcher { client, config })
+        Ok(Fetcher {
+            client,
+            config,
+            addresses: std::sync::Arc::new(addresses),
+        })
+    }
+
+    /// Why `url` may not be requested at all, if it may not: a scheme other than http(s), no
+    /// host, or a host the address policy refuses before any name is resolved.
+    pub fn refusal(&self, url: &Url) -> Option<String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Some(format!("scheme {:?} is not fetched", url.scheme()));
+        }
+        match url.host() {
+            None => Some("URL has no host".into()),
+            Some(host) if !self.addresses.allows_host(&host) => Some(format!(
+                "{host} is a private or loopback address no seed is on"
+            )),
+            Some(_) => None,
+        }
     }
 
     /// The configuration.
@@ -249,6 +305,13 @@ impl Fetcher {
             message,
             wire_bytes,
         };
+        if let Some(reason) = self.refusal(url) {
+            return Err(fail(
+                FailureKind::Refused,
+                format!("not requested: {reason}"),
+                0,
+            ));
+        }
         let mut response = self
             .client
             .get(url.clone())
@@ -279,7 +342,11 @@ impl Fetcher {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    return Err(fail(classify(&e), error_chain(&e), head_bytes + wire_body.len() as u64));
+                    return Err(fail(
+                        classify(&e),
+                        error_chain(&e),
+                        head_bytes + wire_body.len() as u64,
+                    ));
                 }
             }
         }

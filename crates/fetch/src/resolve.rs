@@ -16,7 +16,9 @@ pub struct PolicyResolver {
 impl PolicyResolver {
     /// A resolver applying `policy`.
     pub fn new(policy: AddressPolicy) -> PolicyResolver {
-        PolicyResolver { policy: Arc::new(policy) }
+        PolicyResolver {
+            policy: Arc::new(policy),
+        }
     }
 }
 
@@ -25,11 +27,17 @@ impl Resolve for PolicyResolver {
         let policy = Arc::clone(&self.policy);
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> =
-                found.iter().copied().filter(|a| policy.allows_resolved(&host, a.ip())).collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = found
+                .iter()
+                .copied()
+                .filter(|a| policy.allows_resolved(&host, a.ip()))
+                .collect();
             if allowed.is_empty() && !found.is_empty() {
-                return Err(format!("{host} resolves only to private or loopback addresses").into());
+                return Err(
+                    format!("{host} resolves only to private or loopback addresses").into(),
+                );
             }
             Ok(Box::new(allowed.into_iter()) as Addrs)
         })
@@ -44,7 +52,9 @@ mod tests {
     #[tokio::test]
     async fn private_answers_are_refused_unless_a_seed_is_there() {
         let name: Name = "localhost".parse().unwrap();
-        let refused = PolicyResolver::new(AddressPolicy::default()).resolve(name).await;
+        let refused = PolicyResolver::new(AddressPolicy::default())
+            .resolve(name)
+            .await;
         let err = refused.err().expect("localhost resolves only to loopback");
         assert!(err.to_string().contains("private or loopback"), "{err}");
         let seed = CanonicalUrl::parse("http://localhost:8080/").unwrap();

@@ -57,7 +57,12 @@ impl RobotsRules {
 
     /// No rules: everything allowed.
     pub fn allow_all(source: RobotsSource) -> RobotsRules {
-        RobotsRules { robot: None, source, crawl_delay: None, sitemaps: Vec::new() }
+        RobotsRules {
+            robot: None,
+            source,
+            crawl_delay: None,
+            sitemaps: Vec::new(),
+        }
     }
 
     /// The file could not be had: nothing allowed for now.
@@ -102,15 +107,22 @@ impl Fetcher {
         let mut url = match site.join("/robots.txt") {
             Ok(url) => url,
             Err(e) => {
-                return RobotsFetch { rules: RobotsRules::unavailable(e.to_string()), responses };
+                return RobotsFetch {
+                    rules: RobotsRules::unavailable(e.to_string()),
+                    responses,
+                };
             }
         };
         for _ in 0..=MAX_ROBOTS_REDIRECTS {
-            let fetched = match self.fetch_capped(&url, self.config().max_robots_bytes).await {
+            let fetched = match self
+                .fetch_capped(&url, self.config().max_robots_bytes)
+                .await
+            {
                 Ok(fetched) => fetched,
+                // The message names the URL: after a redirect it is not the robots.txt asked for.
                 Err(failure) => {
                     return RobotsFetch {
-                        rules: RobotsRules::unavailable(failure.message),
+                        rules: RobotsRules::unavailable(failure.to_string()),
                         responses,
                     };
                 }
@@ -118,6 +130,8 @@ impl Fetcher {
             let status = fetched.status;
             if (300..400).contains(&status) {
                 match fetched.location() {
+                    // Each hop is a request of its own, so the fetcher's address policy
+                    // applies to it: a hop to an internal service is refused, not sent.
                     Some(Ok(next)) => {
                         url = next;
                         responses.push(fetched);
@@ -156,7 +170,10 @@ mod tests {
     fn rules_by_status() {
         let body = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: http://example.com/sm.xml\n\nUser-agent: nearcrawl\nDisallow: /no-bots/\nAllow: /no-bots/yes\nCrawl-delay: 0.5\n";
         let ours = RobotsRules::from_response("nearcrawl", 200, body);
-        assert!(allows(&ours, "/private/x"), "our group replaces the * group");
+        assert!(
+            allows(&ours, "/private/x"),
+            "our group replaces the * group"
+        );
         assert!(!allows(&ours, "/no-bots/x"));
         assert!(allows(&ours, "/no-bots/yes"), "longest match wins");
         assert_eq!(ours.crawl_delay, Some(Duration::from_millis(500)));
