@@ -14,13 +14,23 @@ use nearcrawl_extract::{ContentExtractor, Document, decode};
 
 /// Scores an extractor over every page, then times it: median of 5 rounds, ms per page
 /// (decoding included, the same for both).
-fn measure(name: &str, pages: &[article_benchmark::BenchmarkPage], per_page: bool, extract: &dyn Fn(&str) -> String) {
+fn measure(
+    name: &str,
+    pages: &[article_benchmark::BenchmarkPage],
+    per_page: bool,
+    extract: &dyn Fn(&str) -> String,
+) {
     let (mut f1_sum, mut p_sum, mut r_sum) = (0.0, 0.0, 0.0);
     for page in pages {
         let text = decode(&page.html, None, None).text;
         let (p, r, f1) = article_benchmark::shingle_scores(&extract(&text), &page.truth);
         if per_page {
-            println!("{name} {:.3} p={p:.3} r={r:.3} {} {}", f1, &page.id[..12], page.url);
+            println!(
+                "{name} {:.3} p={p:.3} r={r:.3} {} {}",
+                f1,
+                &page.id[..12],
+                page.url
+            );
         }
         f1_sum += f1;
         p_sum += p;
@@ -51,7 +61,9 @@ fn main() {
     let per_page = std::env::args().any(|a| a == "--pages");
     let pages = article_benchmark::load();
     let extractor = ContentExtractor::new();
-    measure("nearcrawl", &pages, per_page, &|text| extractor.extract(&Document::parse(text)).main_text());
+    measure("nearcrawl", &pages, per_page, &|text| {
+        extractor.extract(&Document::parse(text)).main_text()
+    });
     measure("dom_smoothie", &pages, false, &|text| {
         dom_smoothie::Readability::new(text, None, None)
             .and_then(|mut r| r.parse())

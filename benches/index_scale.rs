@@ -40,7 +40,11 @@ fn clustered_set(n: usize, seed: u64) -> Vec<u64> {
     (0..n)
         .map(|i| {
             if i % 8 == 0 {
-                centre = if rng.random_bool(0.2) { rng.random::<u64>() >> 24 } else { rng.random() };
+                centre = if rng.random_bool(0.2) {
+                    rng.random::<u64>() >> 24
+                } else {
+                    rng.random()
+                };
                 centre
             } else {
                 let bits = rng.random_range(0..=6);
@@ -79,15 +83,26 @@ fn queries(set: &[u64], n: usize, seed: u64) -> Vec<Fingerprint> {
 /// pages, which decides much of the query latency.
 fn huge_page_share(heap_bytes: usize) -> String {
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-    let kib = rollup.lines().find_map(|line| line.strip_prefix("AnonHugePages:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
-    kib.map_or("n/a".into(), |kib| format!("{:.0} %", (kib * 1024.0 / heap_bytes as f64 * 100.0).min(100.0)))
+    let kib = rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("AnonHugePages:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+    kib.map_or("n/a".into(), |kib| {
+        format!(
+            "{:.0} %",
+            (kib * 1024.0 / heap_bytes as f64 * 100.0).min(100.0)
+        )
+    })
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-fn latency_ns(queries: &[Fingerprint], mut f: impl FnMut(Fingerprint) -> usize) -> (u64, u64, usize) {
+fn latency_ns(
+    queries: &[Fingerprint],
+    mut f: impl FnMut(Fingerprint) -> usize,
+) -> (u64, u64, usize) {
     let mut times = Vec::with_capacity(queries.len());
     let mut found = 0;
     for &q in queries {
@@ -99,10 +114,23 @@ fn latency_ns(queries: &[Fingerprint], mut f: impl FnMut(Fingerprint) -> usize) 
     (percentile(&times, 0.5), percentile(&times, 0.99), found)
 }
 
-fn run(log2n: u32, kind: &str, design: &str, params: IndexParams, set: &[u64], queries_n: usize, batch_log2: u32) {
+fn run(
+    log2n: u32,
+    kind: &str,
+    design: &str,
+    params: IndexParams,
+    set: &[u64],
+    queries_n: usize,
+    batch_log2: u32,
+) {
     let n = set.len();
     let start = Instant::now();
-    let index = HammingIndex::from_entries(params.clone(), set.iter().enumerate().map(|(i, &f)| (Fingerprint::new(f), i as u64)));
+    let index = HammingIndex::from_entries(
+        params.clone(),
+        set.iter()
+            .enumerate()
+            .map(|(i, &f)| (Fingerprint::new(f), i as u64)),
+    );
     let build = start.elapsed().as_secs_f64();
     let huge = huge_page_share(index.heap_bytes());
 
@@ -122,14 +150,19 @@ fn run(log2n: u32, kind: &str, design: &str, params: IndexParams, set: &[u64], q
         std::hint::black_box(index.first_match(q));
     }
     let qs = queries(set, queries_n, 7);
-    let (first_med, first_p99, hits) = latency_ns(&qs, |q| usize::from(index.first_match(q).is_some()));
+    let (first_med, first_p99, hits) =
+        latency_ns(&qs, |q| usize::from(index.first_match(q).is_some()));
     let mut buf = Vec::new();
     let (all_med, all_p99, _) = latency_ns(&qs, |q| {
         buf.clear();
         index.query_into(q, &mut buf);
         buf.len()
     });
-    let candidates: u64 = qs.iter().take(20_000).map(|&q| index.query_stats(q).candidates).sum();
+    let candidates: u64 = qs
+        .iter()
+        .take(20_000)
+        .map(|&q| index.query_stats(q).candidates)
+        .sum();
     let candidates = candidates as f64 / qs.len().min(20_000) as f64;
 
     // Batch throughput: the median of three passes (the host is noisy).
@@ -149,7 +182,10 @@ fn run(log2n: u32, kind: &str, design: &str, params: IndexParams, set: &[u64], q
     let raw_tables = (n as u64) * 8 * params.table_count() as u64;
     let compressed = if raw_tables <= COMPRESS_LIMIT {
         let c = CompressedTables::new(&index);
-        format!("{:.2}", c.stats().compressed_bytes_per_fingerprint_per_table)
+        format!(
+            "{:.2}",
+            c.stats().compressed_bytes_per_fingerprint_per_table
+        )
     } else {
         "skipped (memory)".into()
     };
@@ -164,32 +200,66 @@ fn run(log2n: u32, kind: &str, design: &str, params: IndexParams, set: &[u64], q
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let bench = args.iter().any(|a| a == "--bench");
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     if let Some(log2) = value("--near-pairs") {
-        let log2: u32 = log2.parse().expect("--near-pairs takes log2 of the set size");
+        let log2: u32 = log2
+            .parse()
+            .expect("--near-pairs takes log2 of the set size");
         near_pairs_run(log2);
         return;
     }
     let sizes: Vec<u32> = match value("--log2n") {
-        Some(list) => list.split(',').map(|s| s.parse().expect("--log2n takes a list like 24,26")).collect(),
+        Some(list) => list
+            .split(',')
+            .map(|s| s.parse().expect("--log2n takes a list like 24,26"))
+            .collect(),
         None if bench => vec![24, 26],
         None => vec![12],
     };
-    let (queries_n, batch_log2) = if bench { (QUERIES, BATCH_LOG2) } else { (1_000, 10) };
-    println!("| N | set | design | build s | bulk insert | online insert | first match ns median / p99 | all matches ns median / p99 | candidates/query | batch queries/s | heap bytes/fp | raw bytes/fp/table | compressed bytes/fp/table | hits (first-match / batch) | in huge pages |");
+    let (queries_n, batch_log2) = if bench {
+        (QUERIES, BATCH_LOG2)
+    } else {
+        (1_000, 10)
+    };
+    println!(
+        "| N | set | design | build s | bulk insert | online insert | first match ns median / p99 | all matches ns median / p99 | candidates/query | batch queries/s | heap bytes/fp | raw bytes/fp/table | compressed bytes/fp/table | hits (first-match / batch) | in huge pages |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let wanted = |flag: &str, name: &str| value(flag).is_none_or(|want| want.split(',').any(|w| w == name));
+    let wanted =
+        |flag: &str, name: &str| value(flag).is_none_or(|want| want.split(',').any(|w| w == name));
     for log2n in sizes {
-        for kind in ["random", "clustered"].into_iter().filter(|kind| wanted("--set", kind)) {
+        for kind in ["random", "clustered"]
+            .into_iter()
+            .filter(|kind| wanted("--set", kind))
+        {
             let n = 1usize << log2n;
-            let set = if kind == "random" { random_set(n, 1) } else { clustered_set(n, 2) };
-            for (design, params) in IndexParams::manku_designs().into_iter().filter(|(design, _)| wanted("--design", design)) {
+            let set = if kind == "random" {
+                random_set(n, 1)
+            } else {
+                clustered_set(n, 2)
+            };
+            for (design, params) in IndexParams::manku_designs()
+                .into_iter()
+                .filter(|(design, _)| wanted("--design", design))
+            {
                 run(log2n, kind, design, params, &set, queries_n, batch_log2);
             }
             for budget in value("--auto").iter().flat_map(|list| list.split(',')) {
-                let gib: u64 = budget.parse().expect("--auto takes memory budgets in GiB, like 2,4,8");
-                let params = IndexParams::auto(n as u64, 3, gib << 30).expect("a design fits the budget");
-                let design = format!("auto({gib} GiB): {} tables, prefixes {:?}", params.table_count(), params.prefix_lengths());
+                let gib: u64 = budget
+                    .parse()
+                    .expect("--auto takes memory budgets in GiB, like 2,4,8");
+                let params =
+                    IndexParams::auto(n as u64, 3, gib << 30).expect("a design fits the budget");
+                let design = format!(
+                    "auto({gib} GiB): {} tables, prefixes {:?}",
+                    params.table_count(),
+                    params.prefix_lengths()
+                );
                 run(log2n, kind, &design, params, &set, queries_n, batch_log2);
             }
         }
@@ -209,7 +279,11 @@ fn near_pairs_run(log2: u32) {
     let text: String = set.iter().map(|f| format!("{f}\n")).collect();
     std::fs::write(&path, text).expect("write the fingerprint file");
     let fps: Vec<Fingerprint> = set.iter().map(|&f| Fingerprint::new(f)).collect();
-    let repeats: usize = std::env::var("REPEATS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
+    let repeats: usize = std::env::var("REPEATS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let mut times = Vec::new();
     let mut pairs = 0;
     for _ in 0..repeats {

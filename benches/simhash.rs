@@ -13,7 +13,9 @@ const ARTICLES: &str = include_str!("data/articles.txt");
 
 /// Tokens as the extractor hands them over: runs of alphanumeric characters.
 fn tokenize(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).collect()
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
@@ -25,7 +27,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             documents
                 .iter()
-                .map(|doc| simhash(doc.iter().map(|t| (feature_hash(t.as_bytes()), Weight::ONE))).bits())
+                .map(|doc| {
+                    simhash(
+                        doc.iter()
+                            .map(|t| (feature_hash(t.as_bytes()), Weight::ONE)),
+                    )
+                    .bits()
+                })
                 .fold(0, |a, f| a ^ f)
         })
     });
@@ -33,17 +41,32 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             documents
                 .iter()
-                .map(|doc| simhash_reference(doc.iter().map(|t| (feature_hash(t.as_bytes()), Weight::ONE))).bits())
+                .map(|doc| {
+                    simhash_reference(
+                        doc.iter()
+                            .map(|t| (feature_hash(t.as_bytes()), Weight::ONE)),
+                    )
+                    .bits()
+                })
                 .fold(0, |a, f| a ^ f)
         })
     });
     group.throughput(Throughput::Elements(tokens as u64));
     let hashed: Vec<Vec<(u64, Weight)>> = documents
         .iter()
-        .map(|doc| doc.iter().map(|t| (feature_hash(t.as_bytes()), Weight::ONE)).collect())
+        .map(|doc| {
+            doc.iter()
+                .map(|t| (feature_hash(t.as_bytes()), Weight::ONE))
+                .collect()
+        })
         .collect();
     group.bench_function("prehashed-counters/tokens", |b| {
-        b.iter(|| hashed.iter().map(|doc| simhash(doc.iter().copied()).bits()).fold(0, |a, f| a ^ f))
+        b.iter(|| {
+            hashed
+                .iter()
+                .map(|doc| simhash(doc.iter().copied()).bits())
+                .fold(0, |a, f| a ^ f)
+        })
     });
     group.finish();
 }

@@ -10,8 +10,8 @@
 #![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nearcrawl_fingerprint::feature_hash;
 use imara_diff::{Algorithm, Diff, InternedInput};
+use nearcrawl_fingerprint::feature_hash;
 use nearcrawl_verify::{Lcs, Verifier, VerifyConfig, lcs_len_reference, verify};
 
 const ARTICLES: &str = include_str!("data/articles.txt");
@@ -46,17 +46,25 @@ fn bench(c: &mut Criterion) {
     let config = VerifyConfig::default();
     let near = verify(&article, &copy, &config);
     let far = verify(&article, &different, &config);
-    assert!(near.similar && !far.similar && far.rejected_by_skeleton, "{near:?} {far:?}");
+    assert!(
+        near.similar && !far.similar && far.rejected_by_skeleton,
+        "{near:?} {far:?}"
+    );
     println!("near pair: {near:?}");
 
     let mut group = c.benchmark_group("verify-3000-words");
     // As the crawler verifies: one Verifier for every pair, its work memory reused.
     let mut verifier = Verifier::new(config);
-    group.bench_function("near-duplicate", |b| b.iter(|| verifier.verify(&article, &copy).trustable));
-    group
-        .bench_function("different-rejected-by-skeleton", |b| b.iter(|| verifier.verify(&article, &different).similar));
+    group.bench_function("near-duplicate", |b| {
+        b.iter(|| verifier.verify(&article, &copy).trustable)
+    });
+    group.bench_function("different-rejected-by-skeleton", |b| {
+        b.iter(|| verifier.verify(&article, &different).similar)
+    });
     // A one-off pair: `verify` allocates its work memory afresh.
-    group.bench_function("near-duplicate-one-off", |b| b.iter(|| verify(&article, &copy, &config).trustable));
+    group.bench_function("near-duplicate-one-off", |b| {
+        b.iter(|| verify(&article, &copy, &config).trustable)
+    });
     let imara = |algorithm| {
         let mut input = InternedInput::default();
         input.update_before(article.iter().copied());
@@ -64,9 +72,16 @@ fn bench(c: &mut Criterion) {
         Diff::compute(algorithm, &input).count_removals()
     };
     // Its diff keeps what it does not remove: an LCS-like common subsequence.
-    println!("imara-diff histogram keeps {} words of A", WORDS as u32 - imara(Algorithm::Histogram));
-    group.bench_function("imara-diff-histogram-baseline", |b| b.iter(|| imara(Algorithm::Histogram)));
-    group.bench_function("imara-diff-myers-baseline", |b| b.iter(|| imara(Algorithm::Myers)));
+    println!(
+        "imara-diff histogram keeps {} words of A",
+        WORDS as u32 - imara(Algorithm::Histogram)
+    );
+    group.bench_function("imara-diff-histogram-baseline", |b| {
+        b.iter(|| imara(Algorithm::Histogram))
+    });
+    group.bench_function("imara-diff-myers-baseline", |b| {
+        b.iter(|| imara(Algorithm::Myers))
+    });
     let (mut lcs, mut pairs) = (Lcs::default(), Vec::new());
     group.bench_function("myers-lcs-whole-pair", |b| {
         b.iter(|| {
@@ -75,7 +90,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.sample_size(10);
-    group.bench_function("textbook-lcs-baseline", |b| b.iter(|| lcs_len_reference(&article, &copy)));
+    group.bench_function("textbook-lcs-baseline", |b| {
+        b.iter(|| lcs_len_reference(&article, &copy))
+    });
     group.finish();
 }
 

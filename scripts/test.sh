@@ -12,6 +12,9 @@ export NEARCRAWL_WARCIO
 
 # A clean CI checkout builds once: incremental caches would only take disk.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+# The house first: formatting and lints fail the run before anything is built for tests.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches

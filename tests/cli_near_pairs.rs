@@ -5,7 +5,10 @@
 use std::process::Command;
 
 fn nearcrawl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nearcrawl")).args(args).output().expect("run nearcrawl")
+    Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(args)
+        .output()
+        .expect("run nearcrawl")
 }
 
 fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
@@ -23,7 +26,11 @@ fn prints_pairs_within_k_by_line_number() {
         "# fingerprints\n00000000000000ff\n\n00000000000000fe\nffffffffffffff00\n0x00000000000000f0\n",
     );
     let out = nearcrawl(&["near-pairs", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // ff-fe: 1 bit; ff-f0: 4 bits (not a pair); fe-f0: 3 bits.
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "2 4 1\n4 6 3\n");
 }
@@ -37,5 +44,9 @@ fn a_bad_line_is_an_error_naming_file_and_line() {
     assert!(err.contains(&format!("{}:2", file.display())), "{err}");
     assert!(err.contains("not-a-fingerprint"), "{err}");
     let out = nearcrawl(&["near-pairs", "--design", "7-tables", file.to_str().unwrap()]);
-    assert!(String::from_utf8(out.stderr).unwrap().contains("unknown design"));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("unknown design")
+    );
 }

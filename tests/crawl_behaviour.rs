@@ -9,12 +9,15 @@ mod crawl_support;
 
 use std::time::Duration;
 
+use crawl_support::{count, local_config, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{DuplicateOutlinks, Verdict};
-use crawl_support::{count, local_config, record, records, run};
 
 fn page(title: &str, body: &str, links: &[&str]) -> Reply {
-    let links: String = links.iter().map(|l| format!("<a href=\"{l}\">{l}</a> ")).collect();
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">{l}</a> "))
+        .collect();
     Reply::html(format!(
         "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
     ))
@@ -30,8 +33,17 @@ fn prose(seed: u64) -> String {
 async fn robots_rules_are_obeyed_and_recorded() {
     let site = serve(
         Site::new()
-            .page("/robots.txt", Reply::ok("text/plain", "User-agent: *\nDisallow: /secret/\nAllow: /secret/open\n"))
-            .page("/", page("home", &prose(1), &["/secret/a", "/secret/open", "/public"]))
+            .page(
+                "/robots.txt",
+                Reply::ok(
+                    "text/plain",
+                    "User-agent: *\nDisallow: /secret/\nAllow: /secret/open\n",
+                ),
+            )
+            .page(
+                "/",
+                page("home", &prose(1), &["/secret/a", "/secret/open", "/public"]),
+            )
             .page("/secret/a", page("a", &prose(2), &[]))
             .page("/secret/open", page("open", &prose(3), &[]))
             .page("/public", page("public", &prose(4), &[])),
@@ -41,18 +53,33 @@ async fn robots_rules_are_obeyed_and_recorded() {
     let out = tempfile::tempdir().unwrap();
     run(&site.url("/"), out.path(), local_config()).await;
     let records = records(out.path());
-    assert_eq!(record(&records, "/secret/a").verdict, Verdict::RobotsDisallowed);
-    assert_eq!(site.site.hits("/secret/a"), 0, "a disallowed URL is never requested");
+    assert_eq!(
+        record(&records, "/secret/a").verdict,
+        Verdict::RobotsDisallowed
+    );
+    assert_eq!(
+        site.site.hits("/secret/a"),
+        0,
+        "a disallowed URL is never requested"
+    );
     assert_eq!(record(&records, "/secret/open").verdict, Verdict::Unique);
     assert_eq!(record(&records, "/public").verdict, Verdict::Unique);
-    assert_eq!(site.site.hits("/robots.txt"), 1, "robots.txt fetched once and cached");
+    assert_eq!(
+        site.site.hits("/robots.txt"),
+        1,
+        "robots.txt fetched once and cached"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_404_allows_everything_and_5xx_blocks_until_the_host_is_parked() {
-    let open = serve(Site::new().page("/", page("home", &prose(5), &["/x"])).page("/x", page("x", &prose(6), &[])))
-        .await
-        .unwrap();
+    let open = serve(
+        Site::new()
+            .page("/", page("home", &prose(5), &["/x"]))
+            .page("/x", page("x", &prose(6), &[])),
+    )
+    .await
+    .unwrap();
     let down = serve(
         Site::new()
             .page("/robots.txt", Reply::status(503))
@@ -63,21 +90,44 @@ async fn robots_404_allows_everything_and_5xx_blocks_until_the_host_is_parked() 
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.politeness.max_consecutive_failures = 3;
-    run(&format!("{}\n{}\n", open.url("/"), down.url("/")), out.path(), config).await;
+    run(
+        &format!("{}\n{}\n", open.url("/"), down.url("/")),
+        out.path(),
+        config,
+    )
+    .await;
     let records = records(out.path());
     assert_eq!(record(&records, &open.url("/x")).verdict, Verdict::Unique);
     let blocked = record(&records, &down.url("/"));
     assert_eq!(blocked.verdict, Verdict::RobotsDisallowed);
-    assert!(blocked.error.as_deref().unwrap_or_default().contains("robots.txt unavailable"), "{blocked:?}");
-    assert_eq!(down.site.hits("/"), 0, "nothing fetched while robots.txt is unavailable");
-    assert_eq!(down.site.hits("/robots.txt"), 3, "robots.txt retried until the host is parked");
+    assert!(
+        blocked
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("robots.txt unavailable"),
+        "{blocked:?}"
+    );
+    assert_eq!(
+        down.site.hits("/"),
+        0,
+        "nothing fetched while robots.txt is unavailable"
+    );
+    assert_eq!(
+        down.site.hits("/robots.txt"),
+        3,
+        "robots.txt retried until the host is parked"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_delay_spaces_requests() {
     let site = serve(
         Site::new()
-            .page("/robots.txt", Reply::ok("text/plain", "User-agent: *\nCrawl-delay: 0.3\n"))
+            .page(
+                "/robots.txt",
+                Reply::ok("text/plain", "User-agent: *\nCrawl-delay: 0.3\n"),
+            )
             .page("/", page("home", &prose(8), &["/a", "/b"]))
             .page("/a", page("a", &prose(9), &[]))
             .page("/b", page("b", &prose(10), &[])),
@@ -91,7 +141,11 @@ async fn crawl_delay_spaces_requests() {
     // The delay runs from the end of one request to the start of the next; robots.txt's own
     // request comes before the delay is known.
     for pair in times[1..].windows(2) {
-        assert!(pair[1] - pair[0] >= Duration::from_millis(300), "{:?}", pair[1] - pair[0]);
+        assert!(
+            pair[1] - pair[0] >= Duration::from_millis(300),
+            "{:?}",
+            pair[1] - pair[0]
+        );
     }
 }
 
@@ -99,7 +153,10 @@ async fn crawl_delay_spaces_requests() {
 async fn redirects_are_followed_hop_by_hop_and_loops_stopped() {
     let site = serve(
         Site::new()
-            .page("/", page("home", &prose(11), &["/old", "/loop-a", "/chain/0"]))
+            .page(
+                "/",
+                page("home", &prose(11), &["/old", "/loop-a", "/chain/0"]),
+            )
             .page("/old", Reply::redirect(301, "/new"))
             .page("/new", page("new", &prose(12), &[]))
             .page("/loop-a", Reply::redirect(302, "/loop-b"))
@@ -121,25 +178,43 @@ async fn redirects_are_followed_hop_by_hop_and_loops_stopped() {
     assert_eq!(old.final_url.as_deref(), Some(site.url("/new").as_str()));
     let new = record(&records, "/new");
     assert_eq!(new.verdict, Verdict::Unique);
-    assert_eq!(new.parent, Some(old.seq), "the hop is recorded as the target's parent");
+    assert_eq!(
+        new.parent,
+        Some(old.seq),
+        "the hop is recorded as the target's parent"
+    );
     assert_eq!(record(&records, "/loop-b").verdict, Verdict::Redirect);
-    assert_eq!(site.site.hits("/loop-a"), 1, "a loop ends at the first URL seen again");
+    assert_eq!(
+        site.site.hits("/loop-a"),
+        1,
+        "a loop ends at the first URL seen again"
+    );
     let last = record(&records, "/chain/3");
     assert_eq!(last.verdict, Verdict::Error);
-    assert!(last.error.as_deref().unwrap_or_default().contains("more than 3 redirects"));
+    assert!(
+        last.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("more than 3 redirects")
+    );
     assert_eq!(site.site.hits("/chain/4"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gbk_and_gzip_pages_fingerprint_like_their_utf8_twins() {
     let text = "长江是中国最长的河流，发源于青藏高原，流经十一个省级行政区，最后注入东海。长江流域的面积约占中国国土面积的五分之一，养育了数亿人口。";
-    let html = format!("<html><head><title>长江</title></head><body><article><p>{text}</p><p>{text}</p></article></body></html>");
+    let html = format!(
+        "<html><head><title>长江</title></head><body><article><p>{text}</p><p>{text}</p></article></body></html>"
+    );
     let (gbk, _, _) = encoding_rs::GBK.encode(&html);
     let site = serve(
         Site::new()
             .page("/", page("home", &prose(13), &["/utf8", "/gbk", "/gz"]))
             .page("/utf8", Reply::html(html.clone()))
-            .page("/gbk", Reply::ok("text/html; charset=GBK", gbk.into_owned()))
+            .page(
+                "/gbk",
+                Reply::ok("text/html; charset=GBK", gbk.into_owned()),
+            )
             .page("/gz", Reply::html(html.clone()).gzipped()),
     )
     .await
@@ -156,13 +231,22 @@ async fn gbk_and_gzip_pages_fingerprint_like_their_utf8_twins() {
         assert_eq!(r.verdict, Verdict::Exact, "{twin}");
         assert_eq!(r.duplicate_of.as_deref(), Some(utf8.url.as_str()));
     }
-    assert!(record(&records, "/gz").bytes < record(&records, "/utf8").bytes, "wire bytes are the compressed size");
+    assert!(
+        record(&records, "/gz").bytes < record(&records, "/utf8").bytes,
+        "wire bytes are the compressed size"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn body_cap_truncates_and_records_it() {
     let big = format!("<html><body><p>{}</p></body></html>", prose(14).repeat(40));
-    let site = serve(Site::new().page("/", page("home", &prose(15), &["/big"])).page("/big", Reply::html(big))).await.unwrap();
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(15), &["/big"]))
+            .page("/big", Reply::html(big)),
+    )
+    .await
+    .unwrap();
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.fetch.max_body_bytes = 4096;
@@ -178,7 +262,10 @@ async fn timeouts_and_resets_are_retried_then_recorded() {
     let site = serve(
         Site::new()
             .page("/", page("home", &prose(16), &["/slow", "/reset", "/fine"]))
-            .page("/slow", page("slow", &prose(17), &[]).delayed(Duration::from_secs(5)))
+            .page(
+                "/slow",
+                page("slow", &prose(17), &[]).delayed(Duration::from_secs(5)),
+            )
             .page("/reset", Reply::reset())
             .page("/fine", page("fine", &prose(18), &[])),
     )
@@ -192,17 +279,29 @@ async fn timeouts_and_resets_are_retried_then_recorded() {
     let records = records(out.path());
     let slow = record(&records, "/slow");
     assert_eq!(slow.verdict, Verdict::Error);
-    assert!(slow.error.as_deref().unwrap_or_default().starts_with("Timeout"), "{slow:?}");
+    assert!(
+        slow.error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Timeout"),
+        "{slow:?}"
+    );
     let reset = record(&records, "/reset");
     assert_eq!(reset.verdict, Verdict::Error);
     assert_eq!(reset.retries, Some(1), "the retry is on the record");
     assert_eq!(site.site.hits("/reset"), 2, "one retry");
-    assert_eq!(record(&records, "/fine").verdict, Verdict::Unique, "other pages carry on");
+    assert_eq!(
+        record(&records, "/fine").verdict,
+        Verdict::Unique,
+        "other pages carry on"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_host_is_retried_after_retry_after() {
-    let site = serve(Site::new().page("/", page("home", &prose(19), &["/busy"]))).await.unwrap();
+    let site = serve(Site::new().page("/", page("home", &prose(19), &["/busy"])))
+        .await
+        .unwrap();
     // First answer 429 with Retry-After: 1, then the page.
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&calls);
@@ -231,9 +330,19 @@ async fn throttled_host_is_retried_after_retry_after() {
     let busy = record(&records, "/busy");
     assert_eq!(busy.verdict, Verdict::Unique);
     assert_eq!(busy.status, Some(200));
-    let times: Vec<_> = throttling.site.requests().into_iter().filter(|(p, _)| p == "/busy").map(|(_, t)| t).collect();
+    let times: Vec<_> = throttling
+        .site
+        .requests()
+        .into_iter()
+        .filter(|(p, _)| p == "/busy")
+        .map(|(_, t)| t)
+        .collect();
     assert_eq!(times.len(), 2);
-    assert!(times[1] - times[0] >= Duration::from_millis(950), "Retry-After honoured: {:?}", times[1] - times[0]);
+    assert!(
+        times[1] - times[0] >= Duration::from_millis(950),
+        "Retry-After honoured: {:?}",
+        times[1] - times[0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,9 +350,15 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     let article = prose(22);
     let site = serve(
         Site::new()
-            .page("/", page("home", &prose(23), &["/original", "/copy", "/cal/1"]))
+            .page(
+                "/",
+                page("home", &prose(23), &["/original", "/copy", "/cal/1"]),
+            )
             .page("/original", page("story", &article, &["/from-original"]))
-            .page("/copy", page("story (copy)", &article, &["/only-from-copy"]))
+            .page(
+                "/copy",
+                page("story (copy)", &article, &["/only-from-copy"]),
+            )
             .page("/from-original", page("o", &prose(24), &[]))
             .page("/only-from-copy", page("c", &prose(25), &[]))
             .generated(std::sync::Arc::new(|path: &str| {
@@ -262,9 +377,16 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     let records = records(out.path());
     let copy = record(&records, "/copy");
     assert!(copy.verdict.is_duplicate(), "{copy:?}");
-    assert_eq!(copy.duplicate_of.as_deref(), Some(site.url("/original").as_str()));
+    assert_eq!(
+        copy.duplicate_of.as_deref(),
+        Some(site.url("/original").as_str())
+    );
     assert_eq!(copy.dropped, Some(1));
-    assert_eq!(site.site.hits("/only-from-copy"), 0, "a duplicate's outlinks are not followed");
+    assert_eq!(
+        site.site.hits("/only-from-copy"),
+        0,
+        "a duplicate's outlinks are not followed"
+    );
     assert_eq!(record(&records, "/from-original").verdict, Verdict::Unique);
     // The calendar: pages differing by their date only. With short pages a one-word change can
     // move a 64-bit simhash by more than k = 3 bits, so a day or two may pass as unique; the
@@ -272,10 +394,17 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     let days: Vec<_> = records.iter().filter(|r| r.url.contains("/cal/")).collect();
     let last = days.last().unwrap();
     assert!(last.verdict.is_duplicate(), "{last:?}");
-    assert!(days.len() <= 4, "the trap is cut within a few pages: {}", days.len());
+    assert!(
+        days.len() <= 4,
+        "the trap is cut within a few pages: {}",
+        days.len()
+    );
     let next_day = format!("/cal/{}", days.len() + 1);
     assert_eq!(site.site.hits(&next_day), 0);
-    assert_eq!(report.dropped_never_fetched, 2, "only-from-copy and the next calendar day");
+    assert_eq!(
+        report.dropped_never_fetched, 2,
+        "only-from-copy and the next calendar day"
+    );
     assert_eq!(report.near_duplicates + report.exact_duplicates, 2);
 
     // The default, "new": the copy's link whose anchor text the original lacks is followed;
@@ -320,10 +449,15 @@ async fn no_dedup_baseline_records_verdicts_but_skips_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scope_limits_and_nofollow() {
-    let other = serve(Site::new().page("/", page("other", &prose(30), &[]))).await.unwrap();
+    let other = serve(Site::new().page("/", page("other", &prose(30), &[])))
+        .await
+        .unwrap();
     let site = serve(
         Site::new()
-            .page("/", page("home", &prose(31), &[&other.url("/"), "/skip/me", "/d1"]))
+            .page(
+                "/",
+                page("home", &prose(31), &[&other.url("/"), "/skip/me", "/d1"]),
+            )
             .page("/d1", page("d1", &prose(32), &["/d2"]))
             .page("/d2", page("d2", &prose(33), &[])),
     )
@@ -341,7 +475,11 @@ async fn scope_limits_and_nofollow() {
     assert_eq!(other.site.hits("/"), 0);
     assert_eq!(record(&records, "/skip/me").verdict, Verdict::OutOfScope);
     assert_eq!(record(&records, "/d1").verdict, Verdict::Unique);
-    assert_eq!(record(&records, "/d2").verdict, Verdict::OutOfScope, "depth 2 > max_depth 1");
+    assert_eq!(
+        record(&records, "/d2").verdict,
+        Verdict::OutOfScope,
+        "depth 2 > max_depth 1"
+    );
     assert_eq!(count(&records, Verdict::Unique), 2);
 }
 
@@ -380,7 +518,12 @@ async fn nofollow_links_and_pages_are_not_followed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages() {
-    let on_topic = |n: u64| format!("The river flows through the valley; river floods shape the river valley. {}", prose(40 + n));
+    let on_topic = |n: u64| {
+        format!(
+            "The river flows through the valley; river floods shape the river valley. {}",
+            prose(40 + n)
+        )
+    };
     let site = serve(
         Site::new()
             .page(
@@ -402,13 +545,28 @@ async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages()
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    config.focus.terms = [("river".to_string(), 2.0), ("valley".to_string(), 1.0), ("flood".to_string(), 1.0)].into_iter().collect();
+    config.focus.terms = [
+        ("river".to_string(), 2.0),
+        ("valley".to_string(), 1.0),
+        ("flood".to_string(), 1.0),
+    ]
+    .into_iter()
+    .collect();
     config.focus.threshold = 0.2;
     config.focus.anchor_weight = 0.5;
     run(&site.url("/"), out.path(), config).await;
-    let order: Vec<String> = site.site.requests().into_iter().map(|(p, _)| p).filter(|p| p != "/robots.txt").collect();
+    let order: Vec<String> = site
+        .site
+        .requests()
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p != "/robots.txt")
+        .collect();
     let at = |p: &str| order.iter().position(|x| x == p).unwrap_or(usize::MAX);
-    assert!(at("/on1") < at("/off1") && at("/on2") < at("/off1") && at("/on2") < at("/off2"), "{order:?}");
+    assert!(
+        at("/on1") < at("/off1") && at("/on2") < at("/off1") && at("/on2") < at("/off2"),
+        "{order:?}"
+    );
     let records = records(out.path());
     let off = record(&records, "/off1");
     assert!(off.relevance.unwrap() < 0.2);
@@ -420,9 +578,13 @@ async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
     let story = prose(60);
-    let first = serve(Site::new().page("/", page("home", &prose(61), &["/story"])).page("/story", page("story", &story, &[])))
-        .await
-        .unwrap();
+    let first = serve(
+        Site::new()
+            .page("/", page("home", &prose(61), &["/story"]))
+            .page("/story", page("story", &story, &[])),
+    )
+    .await
+    .unwrap();
     let second = serve(
         Site::new()
             .page("/", page("other home", &prose(62), &["/copied"]))
@@ -440,14 +602,18 @@ async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
     let records = records(out2.path());
     let copied = record(&records, "/copied");
     assert_eq!(copied.verdict, Verdict::Near, "{copied:?}");
-    assert_eq!(copied.duplicate_of.as_deref(), Some(first.url("/story").as_str()));
+    assert_eq!(
+        copied.duplicate_of.as_deref(),
+        Some(first.url("/story").as_str())
+    );
     assert_eq!(second.site.hits("/behind-copy"), 0);
     // The second job's unique pages joined the shared index: a third job sees them too.
     let urls = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
     assert_eq!(urls.lines().count(), 3, "{urls}");
     // A damaged pair of files is an error naming the index, not a partial load.
     std::fs::write(index.path().join("urls.txt"), "only-one-line\n").unwrap();
-    let seeds = nearcrawl_frontier::parse_seeds(&second.url("/"), std::path::Path::new("s")).unwrap();
+    let seeds =
+        nearcrawl_frontier::parse_seeds(&second.url("/"), std::path::Path::new("s")).unwrap();
     let out3 = tempfile::tempdir().unwrap();
     let job = nearcrawl_engine::Job {
         seeds,
@@ -456,9 +622,14 @@ async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
         analyzer: Default::default(),
         shared_index: Some(index.path().to_path_buf()),
     };
-    let err = nearcrawl_engine::crawl(job, std::future::pending(), Default::default()).await.unwrap_err();
+    let err = nearcrawl_engine::crawl(job, std::future::pending(), Default::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("has no URL"), "{err}");
-    assert!(!out3.path().join("out").exists(), "nothing created for a job that cannot start");
+    assert!(
+        !out3.path().join("out").exists(),
+        "nothing created for a job that cannot start"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -484,15 +655,28 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
     let base_report = run(&site.url("/"), baseline.path(), config.clone()).await;
     assert_eq!(base_report.pages_fetched, 6);
     let predicted = nearcrawl_engine::what_if(baseline.path()).unwrap();
-    assert_eq!((predicted.baseline_pages, predicted.dedup_pages, predicted.pages_saved), (6, 4, 2));
-    assert_eq!(predicted.unique_pages_lost, 2, "/c and /e are reachable only through the copy");
+    assert_eq!(
+        (
+            predicted.baseline_pages,
+            predicted.dedup_pages,
+            predicted.pages_saved
+        ),
+        (6, 4, 2)
+    );
+    assert_eq!(
+        predicted.unique_pages_lost, 2,
+        "/c and /e are reachable only through the copy"
+    );
 
     let deduped = tempfile::tempdir().unwrap();
     config.dedup.enabled = true;
     let report = run(&site.url("/"), deduped.path(), config).await;
     assert_eq!(report.pages_fetched, predicted.dedup_pages);
     assert_eq!(report.bytes_fetched, predicted.dedup_bytes);
-    assert_eq!(base_report.bytes_fetched - report.bytes_fetched, predicted.bytes_saved);
+    assert_eq!(
+        base_report.bytes_fetched - report.bytes_fetched,
+        predicted.bytes_saved
+    );
 
     // A crawl that was not a baseline cannot be replayed.
     let err = nearcrawl_engine::what_if(deduped.path()).unwrap_err();
@@ -502,8 +686,13 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
     let urlset = |paths: &[&str]| -> String {
-        let urls: String = paths.iter().map(|p| format!("<url><loc>{p}</loc></url>")).collect();
-        format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>")
+        let urls: String = paths
+            .iter()
+            .map(|p| format!("<url><loc>{p}</loc></url>"))
+            .collect();
+        format!(
+            "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>"
+        )
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -511,7 +700,8 @@ async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
     let gz = {
         use std::io::Write;
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(urlset(&[&format!("{base}/hidden-2")]).as_bytes()).unwrap();
+        e.write_all(urlset(&[&format!("{base}/hidden-2")]).as_bytes())
+            .unwrap();
         e.finish().unwrap()
     };
     let site = Site::new()
@@ -532,10 +722,21 @@ async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
     config.links.sitemaps = true;
     run(&site.url("/"), out.path(), config.clone()).await;
     let records = records(out.path());
-    assert_eq!(record(&records, "/sitemap-index.xml").verdict, Verdict::Sitemap);
-    assert_eq!(record(&records, "/s1.xml").enqueued, Some(1), "the other host is out of scope");
+    assert_eq!(
+        record(&records, "/sitemap-index.xml").verdict,
+        Verdict::Sitemap
+    );
+    assert_eq!(
+        record(&records, "/s1.xml").enqueued,
+        Some(1),
+        "the other host is out of scope"
+    );
     assert_eq!(record(&records, "/hidden-1").verdict, Verdict::Unique);
-    assert_eq!(record(&records, "/hidden-2").verdict, Verdict::Unique, "gzip sitemap read");
+    assert_eq!(
+        record(&records, "/hidden-2").verdict,
+        Verdict::Unique,
+        "gzip sitemap read"
+    );
     // Off by default.
     let out = tempfile::tempdir().unwrap();
     config.links.sitemaps = false;
@@ -568,8 +769,15 @@ async fn x_robots_tag_and_canonical_are_honoured() {
     assert_eq!(tagged.robots, ["noindex", "nofollow"]);
     assert_eq!(site.site.hits("/behind-tag"), 0);
     let variant = record(&records, "/variant?sort=asc");
-    assert_eq!(variant.canonical.as_deref(), Some(site.url("/canonical").as_str()));
-    assert_eq!(record(&records, "/canonical").parent, Some(variant.seq), "the canonical target is queued");
+    assert_eq!(
+        variant.canonical.as_deref(),
+        Some(site.url("/canonical").as_str())
+    );
+    assert_eq!(
+        record(&records, "/canonical").parent,
+        Some(variant.seq),
+        "the canonical target is queued"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -592,5 +800,8 @@ async fn the_global_rate_cap_spaces_all_requests() {
     let times: Vec<_> = site.site.requests().into_iter().map(|(_, t)| t).collect();
     assert_eq!(times.len(), 6, "robots.txt and five pages");
     let span = times[5] - times[0];
-    assert!(span >= Duration::from_millis(5 * 125 - 20), "6 requests at 8/s take 625 ms at least: {span:?}");
+    assert!(
+        span >= Duration::from_millis(5 * 125 - 20),
+        "6 requests at 8/s take 625 ms at least: {span:?}"
+    );
 }

@@ -19,12 +19,19 @@ const SECRET: &str = "internal service: secret deleted";
 
 /// An internal service on 127.0.0.2 that answers every path with [`SECRET`].
 async fn internal_service() -> RunningSite {
-    let site = Site::new().generated(std::sync::Arc::new(|_: &str| Some(Reply::ok("text/html", SECRET))));
-    serve_on(site, "127.0.0.2:0".parse::<SocketAddr>().unwrap()).await.expect("127.0.0.2 is loopback on Linux")
+    let site = Site::new().generated(std::sync::Arc::new(|_: &str| {
+        Some(Reply::ok("text/html", SECRET))
+    }));
+    serve_on(site, "127.0.0.2:0".parse::<SocketAddr>().unwrap())
+        .await
+        .expect("127.0.0.2 is loopback on Linux")
 }
 
 fn page(title: &str, body: &str, extra_head: &str, links: &[String]) -> Reply {
-    let links: String = links.iter().map(|l| format!("<a href=\"{l}\">link</a> ")).collect();
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">link</a> "))
+        .collect();
     Reply::html(format!(
         "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
     ))
@@ -38,12 +45,16 @@ fn prose(seed: u64) -> String {
 /// Every WARC file of a job, decompressed, as one string.
 fn warc_text(out: &std::path::Path) -> String {
     let mut all = String::new();
-    let Ok(dir) = std::fs::read_dir(out.join("warc")) else { return all };
+    let Ok(dir) = std::fs::read_dir(out.join("warc")) else {
+        return all;
+    };
     for entry in dir {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         let mut text = String::new();
         use std::io::Read;
-        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut text).unwrap();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .unwrap();
         all.push_str(&text);
     }
     all
@@ -66,12 +77,23 @@ async fn robots_txt_redirect_to_an_internal_address_is_never_requested() {
         let mut config = local_config();
         config.scope.hosts = hosts;
         run(&site.url("/"), out.path(), config).await;
-        assert_eq!(internal.site.hits("/admin/secret?action=delete"), 0, "{hosts:?}: the internal URL was requested");
+        assert_eq!(
+            internal.site.hits("/admin/secret?action=delete"),
+            0,
+            "{hosts:?}: the internal URL was requested"
+        );
         let records = records(out.path());
         let home = record(&records, "/");
-        assert_eq!(home.verdict, Verdict::RobotsDisallowed, "robots.txt unavailable: the host waits, then is parked");
+        assert_eq!(
+            home.verdict,
+            Verdict::RobotsDisallowed,
+            "robots.txt unavailable: the host waits, then is parked"
+        );
         let reason = home.error.as_deref().unwrap_or_default();
-        assert!(reason.contains("127.0.0.2") && reason.contains("not requested"), "{reason}");
+        assert!(
+            reason.contains("127.0.0.2") && reason.contains("not requested"),
+            "{reason}"
+        );
         assert!(!warc_text(out.path()).contains(SECRET));
     }
     assert!(internal.site.requests().is_empty());
@@ -113,22 +135,48 @@ async fn links_redirects_canonicals_and_sitemaps_to_an_internal_address_are_refu
         .page("/sitemap.xml", Reply::ok("application/xml", urlset))
         .page("/moved-sitemap.xml", Reply::redirect(302, &format!("http://127.0.0.2:{port}/moved")))
         .page("/ok", page("ok", &prose(3), "", &[]));
-    let site = serve_on(site, base.trim_start_matches("http://").parse().unwrap()).await.unwrap();
+    let site = serve_on(site, base.trim_start_matches("http://").parse().unwrap())
+        .await
+        .unwrap();
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.scope.hosts = HostScope::Any;
     config.links.sitemaps = true;
     config.links.follow_canonical = true;
     run(&site.url("/"), out.path(), config).await;
-    assert!(internal.site.requests().is_empty(), "requested: {:?}", internal.site.requests());
+    assert!(
+        internal.site.requests().is_empty(),
+        "requested: {:?}",
+        internal.site.requests()
+    );
     let records = records(out.path());
-    assert_eq!(record(&records, "/ok").verdict, Verdict::Unique, "the public pages are crawled");
+    assert_eq!(
+        record(&records, "/ok").verdict,
+        Verdict::Unique,
+        "the public pages are crawled"
+    );
     // Sitemaps' URLs out of scope are skipped without a record, like a duplicate's links.
-    assert!(!records.iter().any(|r| r.url.ends_with("/sitemap-loc") || r.url.ends_with("/direct-sitemap.xml")));
-    for suffix in ["/link", "/mapped", "/decimal", "/named", "/redirected", "/canonical", "/moved"] {
+    assert!(
+        !records
+            .iter()
+            .any(|r| r.url.ends_with("/sitemap-loc") || r.url.ends_with("/direct-sitemap.xml"))
+    );
+    for suffix in [
+        "/link",
+        "/mapped",
+        "/decimal",
+        "/named",
+        "/redirected",
+        "/canonical",
+        "/moved",
+    ] {
         let r = record(&records, suffix);
         assert_eq!(r.verdict, Verdict::OutOfScope, "{suffix}");
-        assert_eq!(r.error.as_deref(), Some("private or loopback address"), "{suffix}");
+        assert_eq!(
+            r.error.as_deref(),
+            Some("private or loopback address"),
+            "{suffix}"
+        );
     }
     assert!(!warc_text(out.path()).contains(SECRET));
 }
@@ -138,7 +186,8 @@ async fn the_fetcher_refuses_internal_literals_and_other_schemes_before_sending(
     let internal = internal_service().await;
     let port = internal.addr.port();
     let seed = CanonicalUrl::parse("http://127.0.0.1:1/").unwrap();
-    let fetcher = Fetcher::new(FetchConfig::default(), AddressPolicy::new(false, &[&seed])).unwrap();
+    let fetcher =
+        Fetcher::new(FetchConfig::default(), AddressPolicy::new(false, &[&seed])).unwrap();
     for raw in [
         format!("http://127.0.0.2:{port}/"),
         format!("http://[::ffff:127.0.0.2]:{port}/"),
@@ -149,14 +198,25 @@ async fn the_fetcher_refuses_internal_literals_and_other_schemes_before_sending(
         let url = url::Url::parse(&raw).unwrap();
         let failure = fetcher.fetch(&url).await.expect_err(&raw);
         assert_eq!(failure.kind, FailureKind::Refused, "{raw}: {failure}");
-        assert!(!failure.kind.is_transient(), "a refused URL is never retried");
+        assert!(
+            !failure.kind.is_transient(),
+            "a refused URL is never retried"
+        );
     }
-    let robots = fetcher.fetch_robots(&url::Url::parse(&format!("http://127.0.0.2:{port}/")).unwrap()).await;
+    let robots = fetcher
+        .fetch_robots(&url::Url::parse(&format!("http://127.0.0.2:{port}/")).unwrap())
+        .await;
     assert!(robots.rules.is_unavailable() && robots.responses.is_empty());
     assert!(internal.site.requests().is_empty());
     // The policy lets a seed's own address through.
-    let allowed = Fetcher::new(FetchConfig::default(), AddressPolicy::new(false, &[&CanonicalUrl::parse(&internal.url("/")).unwrap()]))
+    let allowed = Fetcher::new(
+        FetchConfig::default(),
+        AddressPolicy::new(false, &[&CanonicalUrl::parse(&internal.url("/")).unwrap()]),
+    )
+    .unwrap();
+    let page = allowed
+        .fetch(&url::Url::parse(&internal.url("/x")).unwrap())
+        .await
         .unwrap();
-    let page = allowed.fetch(&url::Url::parse(&internal.url("/x")).unwrap()).await.unwrap();
     assert_eq!(page.body, SECRET.as_bytes());
 }

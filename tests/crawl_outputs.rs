@@ -14,9 +14,11 @@ use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::Verdict;
 
 fn warcio() -> PathBuf {
-    let path = std::env::var_os("NEARCRAWL_WARCIO").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/venv/bin/warcio")
-    });
+    let path = std::env::var_os("NEARCRAWL_WARCIO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/venv/bin/warcio")
+        });
     assert!(
         path.exists(),
         "warcio not found at {}: run ./scripts/test.sh (it installs warcio), or set NEARCRAWL_WARCIO",
@@ -54,20 +56,46 @@ async fn warc_files_pass_warcio_check_and_hold_every_fetch() {
     config.limits.concurrency = 1;
     crawl_support::run(&site.url("/"), out.path(), config).await;
     let records = crawl_support::records(out.path());
-    assert_eq!(crawl_support::record(&records, "/b").verdict, Verdict::Exact);
-    assert_eq!(crawl_support::record(&records, "/img").verdict, Verdict::NotHtml);
+    assert_eq!(
+        crawl_support::record(&records, "/b").verdict,
+        Verdict::Exact
+    );
+    assert_eq!(
+        crawl_support::record(&records, "/img").verdict,
+        Verdict::NotHtml
+    );
 
     let files = warc_files(out.path());
     assert_eq!(files.len(), 1);
-    let check = Command::new(warcio()).arg("check").arg("-v").args(&files).output().unwrap();
+    let check = Command::new(warcio())
+        .arg("check")
+        .arg("-v")
+        .args(&files)
+        .output()
+        .unwrap();
     let report = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success(), "warcio check failed:\n{report}\n{}", String::from_utf8_lossy(&check.stderr));
-    let index = Command::new(warcio()).arg("index").arg("-f").arg("warc-type,warc-target-uri").args(&files).output().unwrap();
+    assert!(
+        check.status.success(),
+        "warcio check failed:\n{report}\n{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let index = Command::new(warcio())
+        .arg("index")
+        .arg("-f")
+        .arg("warc-type,warc-target-uri")
+        .args(&files)
+        .output()
+        .unwrap();
     assert!(index.status.success());
     let index = String::from_utf8_lossy(&index.stdout);
     let kinds: Vec<String> = index
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["warc-type"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["warc-type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     let n = |k: &str| kinds.iter().filter(|x| *x == k).count();
     assert_eq!(n("warcinfo"), 1);
@@ -75,28 +103,56 @@ async fn warc_files_pass_warcio_check_and_hold_every_fetch() {
     assert_eq!(n("response"), 5, "{index}");
     assert_eq!(n("revisit"), 1, "{index}");
     assert_eq!(n("request"), 6, "{index}");
-    assert!(index.contains(&format!("\"warc-type\": \"revisit\", \"warc-target-uri\": \"{}\"", site.url("/b"))), "{index}");
+    assert!(
+        index.contains(&format!(
+            "\"warc-type\": \"revisit\", \"warc-target-uri\": \"{}\"",
+            site.url("/b")
+        )),
+        "{index}"
+    );
     assert!(n("metadata") >= 5);
 }
 
 #[test]
 fn demo_crawls_the_local_web_and_prints_the_report() {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_nearcrawl")).args(["demo", "--out"]).arg(out.path()).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(["demo", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.contains("bandwidth saved (estimate)"), "{stdout}");
     let records = crawl_support::records(out.path());
-    let disallowed: Vec<_> = records.iter().filter(|r| r.verdict == Verdict::RobotsDisallowed).collect();
+    let disallowed: Vec<_> = records
+        .iter()
+        .filter(|r| r.verdict == Verdict::RobotsDisallowed)
+        .collect();
     assert_eq!(disallowed.len(), 2, "the origin's /private/ pages");
     assert!(disallowed.iter().all(|r| r.url.contains("/private/")));
-    let near = crawl_support::count(&records, Verdict::Near) + crawl_support::count(&records, Verdict::Exact);
-    assert!(near >= 20, "mirror and origin articles found as duplicates: {near}");
+    let near = crawl_support::count(&records, Verdict::Near)
+        + crawl_support::count(&records, Verdict::Exact);
+    assert!(
+        near >= 20,
+        "mirror and origin articles found as duplicates: {near}"
+    );
     let days = records.iter().filter(|r| r.url.contains("/cal/")).count();
     assert!(days <= 4, "the calendar trap is cut: {days} days fetched");
-    let report: nearcrawl_engine::Report = serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    let report: nearcrawl_engine::Report =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(report.decisions, records.len() as u64);
-    assert_eq!(report.near_duplicates + report.exact_duplicates, near as u64);
-    assert_eq!(report.bytes_fetched, records.iter().map(|r| r.bytes).sum::<u64>());
+    assert_eq!(
+        report.near_duplicates + report.exact_duplicates,
+        near as u64
+    );
+    assert_eq!(
+        report.bytes_fetched,
+        records.iter().map(|r| r.bytes).sum::<u64>()
+    );
     assert!(report.estimated_bytes_saved > 0);
 }

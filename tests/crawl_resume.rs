@@ -28,8 +28,15 @@ async fn tree_site() -> RunningSite {
             .filter(|&&j| j <= PAGES)
             .map(|j| format!("<a href=\"/p/{j}\">page {j}</a> "))
             .collect();
-        let html = format!("<html><body><article><p>{}</p><p>{}</p></article>{links}</body></html>", writer.paragraph(), writer.paragraph());
-        site.insert(&format!("/p/{i}"), Reply::html(html).delayed(Duration::from_millis(25)));
+        let html = format!(
+            "<html><body><article><p>{}</p><p>{}</p></article>{links}</body></html>",
+            writer.paragraph(),
+            writer.paragraph()
+        );
+        site.insert(
+            &format!("/p/{i}"),
+            Reply::html(html).delayed(Duration::from_millis(25)),
+        );
     }
     serve(site).await.unwrap()
 }
@@ -52,7 +59,12 @@ fn start_with(seeds: &Path, out: &Path, extra: &[&str]) -> Child {
         .arg(seeds)
         .arg("--out")
         .arg(out)
-        .args(["--per-host-delay-ms", "0", "--concurrency", &CONCURRENCY.to_string()])
+        .args([
+            "--per-host-delay-ms",
+            "0",
+            "--concurrency",
+            &CONCURRENCY.to_string(),
+        ])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -75,7 +87,11 @@ async fn wait_for_records(out: &Path, n: usize) {
 fn finish(child: Child) -> String {
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     stdout
 }
 
@@ -86,7 +102,10 @@ fn check_complete(out: &Path, site: &RunningSite) {
     assert_eq!(distinct.len(), urls.len(), "no URL decided twice");
     assert_eq!(urls.len(), PAGES, "every discovered URL decided");
     for i in 1..=PAGES {
-        assert!(distinct.contains(site.url(&format!("/p/{i}")).as_str()), "page {i} decided");
+        assert!(
+            distinct.contains(site.url(&format!("/p/{i}")).as_str()),
+            "page {i} decided"
+        );
     }
 }
 
@@ -104,12 +123,15 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
     let summary = finish(start(&seeds, &out));
     assert!(summary.contains(&format!("{PAGES} decisions")), "{summary}");
     check_complete(&out, &site);
-    let page_fetches: usize = (1..=PAGES).map(|i| site.site.hits(&format!("/p/{i}"))).sum();
+    let page_fetches: usize = (1..=PAGES)
+        .map(|i| site.site.hits(&format!("/p/{i}")))
+        .sum();
     assert!(
         page_fetches <= PAGES + kills.len() * CONCURRENCY,
         "only pages in flight at a kill are fetched again: {page_fetches} fetches"
     );
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["decisions"], PAGES as u64);
     assert_eq!(report["queued"], 0);
 }
@@ -120,11 +142,15 @@ async fn ctrl_c_stops_flushes_and_writes_the_report() {
     let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
     let child = start(&seeds, &out);
     wait_for_records(&out, 10).await;
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let summary = finish(child);
     assert!(summary.contains("interrupted"), "{summary}");
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["interrupted"], true);
     let decided = report["decisions"].as_u64().unwrap();
     assert!(decided < PAGES as u64 && report["queued"].as_u64().unwrap() > 0);
@@ -146,7 +172,10 @@ async fn metrics_endpoint_serves_prometheus_counters_during_a_crawl() {
     let child = start_with(&seeds, &out, &["--metrics", &addr]);
     wait_for_records(&out, 5).await;
     let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    stream.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");

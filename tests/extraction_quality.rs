@@ -25,7 +25,10 @@ fn article_benchmark_f1_is_at_least_0_95() {
 #[test]
 fn the_metric_scores_known_cases() {
     let truth = "one two three four five six";
-    assert_eq!(article_benchmark::shingle_scores(truth, truth), (1.0, 1.0, 1.0));
+    assert_eq!(
+        article_benchmark::shingle_scores(truth, truth),
+        (1.0, 1.0, 1.0)
+    );
     let (p, r, _) = article_benchmark::shingle_scores("One, two three four five six seven", truth);
     assert_eq!((p, r), (3.0 / 4.0, 1.0));
     assert_eq!(article_benchmark::shingle_scores("", truth).2, 0.0);

@@ -28,19 +28,44 @@ async fn check_floors(english: Source, seed: u64) {
         crawl: local_crawl_config(),
         analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
     };
-    let m = run(&config, out.path()).await.unwrap_or_else(|e| panic!("{e}"));
+    let m = run(&config, out.path())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let report = m.summary();
     assert_eq!(m.robots_violations, 0, "{report}");
-    assert!(m.verdicts >= 30 && m.should_mark >= 30, "the web must exercise the stage: {report}");
-    assert!(m.precision >= 0.98, "precision {:.3}\n{report}", m.precision);
+    assert!(
+        m.verdicts >= 30 && m.should_mark >= 30,
+        "the web must exercise the stage: {report}"
+    );
+    assert!(
+        m.precision >= 0.98,
+        "precision {:.3}\n{report}",
+        m.precision
+    );
     assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
-    assert!(m.bytes_saved_vs_oracle >= 0.90, "bytes saved vs oracle {:.3}\n{report}", m.bytes_saved_vs_oracle);
+    assert!(
+        m.bytes_saved_vs_oracle >= 0.90,
+        "bytes saved vs oracle {:.3}\n{report}",
+        m.bytes_saved_vs_oracle
+    );
     assert!(m.coverage >= 0.98, "coverage {:.3}\n{report}", m.coverage);
     // The hard cases are exercised. (The mirror's own listing pages are near-duplicates of the
     // origin's, so the dedup crawl may never reach the mirror's stories: that is the saving.)
-    for kind in ["url-variant", "changed-words", "contains", "template-negative", "trap"] {
-        let counts = m.by_kind.iter().find(|(k, _)| serde_json::to_string(k).unwrap().trim_matches('"') == kind);
-        assert!(counts.is_some_and(|(_, c)| c.fetched > 0), "no {kind} page fetched\n{report}");
+    for kind in [
+        "url-variant",
+        "changed-words",
+        "contains",
+        "template-negative",
+        "trap",
+    ] {
+        let counts = m
+            .by_kind
+            .iter()
+            .find(|(k, _)| serde_json::to_string(k).unwrap().trim_matches('"') == kind);
+        assert!(
+            counts.is_some_and(|(_, c)| c.fetched > 0),
+            "no {kind} page fetched\n{report}"
+        );
     }
 }
 
@@ -55,12 +80,21 @@ async fn compare_on_labelled_pairs() {
         crawl: local_crawl_config(),
         analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
     };
-    let report = nearcrawl_quality::run_pairs(&config, out.path()).await.unwrap_or_else(|e| panic!("{e}"));
+    let report = nearcrawl_quality::run_pairs(&config, out.path())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let summary = report.summary();
-    assert!(report.positives >= 50 && report.negatives >= 100, "{summary}");
+    assert!(
+        report.positives >= 50 && report.negatives >= 100,
+        "{summary}"
+    );
     let d = report.defaults_without_template_pairs;
     assert!(d.precision >= 0.98 && d.recall >= 0.95, "{summary}");
-    let k3 = report.simhash_k.iter().find(|p| p.threshold == 3.0).unwrap();
+    let k3 = report
+        .simhash_k
+        .iter()
+        .find(|p| p.threshold == 3.0)
+        .unwrap();
     assert!(k3.recall < d.recall, "{summary}");
     let svg = std::fs::read_to_string(out.path().join("pr-curve.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 3);

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use nearcrawl_dedup::AnalyzerConfig;
-use nearcrawl_engine::{CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig};
+use nearcrawl_engine::{
+    CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
+};
 use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
 use nearcrawl_text::{FeatureConfig, IdfTable, Weighting};
@@ -140,9 +142,13 @@ impl Default for LcsConfig {
 impl Config {
     /// Reads a config file, or the defaults when `path` is `None`.
     pub fn load(path: Option<&Path>) -> Result<(Config, Option<PathBuf>)> {
-        let Some(path) = path else { return Ok((Config::default(), None)) };
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
-        let config: Config = toml::from_str(&text).with_context(|| format!("bad config {}", path.display()))?;
+        let Some(path) = path else {
+            return Ok((Config::default(), None));
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let config: Config =
+            toml::from_str(&text).with_context(|| format!("bad config {}", path.display()))?;
         Ok((config, path.parent().map(Path::to_path_buf)))
     }
 
@@ -154,11 +160,15 @@ impl Config {
             "tf" => Weighting::TermFrequency,
             "tf-idf" => Weighting::TfIdf,
             "learned" => {
-                let relative = f.idf_table.as_ref().context("dedup.features.weighting = \"learned\" needs dedup.features.idf_table")?;
+                let relative = f.idf_table.as_ref().context(
+                    "dedup.features.weighting = \"learned\" needs dedup.features.idf_table",
+                )?;
                 let path = config_dir.map_or_else(|| relative.clone(), |dir| dir.join(relative));
                 Weighting::Learned(IdfTable::load(&path)?)
             }
-            other => anyhow::bail!("dedup.features.weighting: unknown value {other:?} (expected \"tf\", \"tf-idf\" or \"learned\")"),
+            other => anyhow::bail!(
+                "dedup.features.weighting: unknown value {other:?} (expected \"tf\", \"tf-idf\" or \"learned\")"
+            ),
         };
         Ok(AnalyzerConfig {
             main_content: d.main_content,
@@ -212,7 +222,8 @@ mod tests {
     fn shipped_configs_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
         for name in ["default.toml", "general.toml", "focused.toml"] {
-            let (config, _) = Config::load(Some(&dir.join(name))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let (config, _) =
+                Config::load(Some(&dir.join(name))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             config.analyzer(Some(&dir)).unwrap();
             let _ = config.crawl();
         }

@@ -95,7 +95,11 @@ pub fn crawl_command(seeds: &Path, out: &Path, flags: &CrawlFlags) -> Result<()>
     let runtime = runtime()?;
     let report = runtime.block_on(run_job(job, flags.metrics))?;
     print!("{}", report.summary());
-    println!("records: {}  report: {}", out.join("records.jsonl").display(), out.join("report.json").display());
+    println!(
+        "records: {}  report: {}",
+        out.join("records.jsonl").display(),
+        out.join("report.json").display()
+    );
     Ok(())
 }
 
@@ -135,7 +139,10 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 /// Runs a job with logs, a progress bar on a terminal, Ctrl-C and metrics.
@@ -144,16 +151,23 @@ async fn run_job(job: Job, metrics: Option<SocketAddr>) -> Result<Report> {
     let default_level = if terminal { "warn" } else { "error" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("NEARCRAWL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 
     let progress = Arc::new(Progress::default());
     if let Some(addr) = metrics {
-        crate::metrics::serve(addr, Arc::clone(&progress)).await.with_context(|| format!("cannot serve metrics on {addr}"))?;
+        crate::metrics::serve(addr, Arc::clone(&progress))
+            .await
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
     let bar = terminal.then(|| spawn_progress_bar(Arc::clone(&progress)));
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
-        eprintln!("\nCtrl-C: finishing requests in flight, then writing the report (Ctrl-C again to abort)");
+        eprintln!(
+            "\nCtrl-C: finishing requests in flight, then writing the report (Ctrl-C again to abort)"
+        );
         tokio::spawn(async {
             let _ = tokio::signal::ctrl_c().await;
             std::process::exit(130);
@@ -169,7 +183,10 @@ async fn run_job(job: Job, metrics: Option<SocketAddr>) -> Result<Report> {
 
 fn spawn_progress_bar(progress: Arc<Progress>) -> tokio::task::JoinHandle<()> {
     let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
     tokio::spawn(async move {
         loop {
             let pages = Progress::get(&progress.pages);

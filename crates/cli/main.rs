@@ -19,7 +19,11 @@ use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{IndexParams, near_pairs};
 
 #[derive(Parser)]
-#[command(name = "nearcrawl", version, about = "A web crawler with inline near-duplicate filtering")]
+#[command(
+    name = "nearcrawl",
+    version,
+    about = "A web crawler with inline near-duplicate filtering"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -142,14 +146,40 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
         Command::WhatIf { dir } => what_if_command(&dir),
-        Command::Quality { size, seed, corpus, out, config, pairs } => {
-            quality_command::quality(&size, seed, &corpus, out.as_deref(), config.as_deref(), pairs)
-        }
+        Command::Quality {
+            size,
+            seed,
+            corpus,
+            out,
+            config,
+            pairs,
+        } => quality_command::quality(
+            &size,
+            seed,
+            &corpus,
+            out.as_deref(),
+            config.as_deref(),
+            pairs,
+        ),
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
-        Command::Fingerprint { files, explain, config } => page_commands::fingerprint(&files, explain, config.as_deref()),
-        Command::Compare { a, b, explain, config } => page_commands::compare(&a, &b, explain, config.as_deref()),
-        Command::Idf { out, crawls, files, config } => page_commands::learn_idf(&out, &crawls, &files, config.as_deref()),
+        Command::Fingerprint {
+            files,
+            explain,
+            config,
+        } => page_commands::fingerprint(&files, explain, config.as_deref()),
+        Command::Compare {
+            a,
+            b,
+            explain,
+            config,
+        } => page_commands::compare(&a, &b, explain, config.as_deref()),
+        Command::Idf {
+            out,
+            crawls,
+            files,
+            config,
+        } => page_commands::learn_idf(&out, &crawls, &files, config.as_deref()),
     }
 }
 
@@ -157,12 +187,16 @@ fn what_if_command(dir: &Path) -> Result<()> {
     let what_if = nearcrawl_engine::what_if(dir)?;
     print!("{}", what_if.summary());
     let path = dir.join("what-if.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&what_if)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, serde_json::to_string_pretty(&what_if)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 fn near_pairs_command(file: &Path, design: &str) -> Result<()> {
-    let Some((_, params)) = IndexParams::manku_designs().into_iter().find(|(name, _)| *name == design) else {
+    let Some((_, params)) = IndexParams::manku_designs()
+        .into_iter()
+        .find(|(name, _)| *name == design)
+    else {
         bail!("unknown design {design:?}: expected 20-tables, 16-tables, 10-tables or 4-tables");
     };
     let (lines, fingerprints) = read_fingerprints(file)?;
@@ -177,7 +211,8 @@ fn near_pairs_command(file: &Path, design: &str) -> Result<()> {
 
 /// The fingerprints of a file with the 1-based line number of each.
 fn read_fingerprints(file: &Path) -> Result<(Vec<usize>, Vec<Fingerprint>)> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let mut lines = Vec::new();
     let mut fingerprints = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -185,7 +220,9 @@ fn read_fingerprints(file: &Path) -> Result<(Vec<usize>, Vec<Fingerprint>)> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fp = line.parse::<Fingerprint>().with_context(|| format!("{}:{}", file.display(), i + 1))?;
+        let fp = line
+            .parse::<Fingerprint>()
+            .with_context(|| format!("{}:{}", file.display(), i + 1))?;
         lines.push(i + 1);
         fingerprints.push(fp);
     }

@@ -33,7 +33,9 @@ pub async fn serve(addr: SocketAddr, progress: Arc<Progress>) -> std::io::Result
                             .body(Full::new(Bytes::from(body)))
                     }
                 });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
             });
         }
     });

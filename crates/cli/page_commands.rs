@@ -14,20 +14,28 @@ use crate::config::Config;
 /// The analyzer and the fetch settings of a configuration.
 fn analyzer(config: Option<&Path>) -> Result<(Analyzer, FetchConfig)> {
     let (config, dir) = Config::load(config)?;
-    Ok((Analyzer::new(config.analyzer(dir.as_deref())?), config.fetch))
+    Ok((
+        Analyzer::new(config.analyzer(dir.as_deref())?),
+        config.fetch,
+    ))
 }
 
 /// Fetches a page given on the command line (any address: the user named it).
 fn fetch_page(url: &str, config: &FetchConfig) -> Result<(Vec<u8>, Option<String>, url::Url)> {
     let canonical = CanonicalUrl::parse(url)?;
     let fetcher = Fetcher::new(config.clone(), AddressPolicy::new(true, &[&canonical]))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let page = runtime.block_on(fetcher.fetch(canonical.as_url()))?;
     if page.status != 200 {
         anyhow::bail!("{url}: HTTP {}", page.status);
     }
     if !page.is_html_or_text() {
-        anyhow::bail!("{url}: not HTML or text ({})", page.content_type().unwrap_or("no Content-Type"));
+        anyhow::bail!(
+            "{url}: not HTML or text ({})",
+            page.content_type().unwrap_or("no Content-Type")
+        );
     }
     let content_type = page.content_type().map(str::to_owned);
     Ok((page.body, content_type, canonical.into_url()))
@@ -38,20 +46,28 @@ fn analyze_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result
     let name = path.to_string_lossy();
     if name.starts_with("http://") || name.starts_with("https://") {
         let (bytes, content_type, url) = fetch_page(&name, fetch)?;
-        if content_type.as_deref().is_some_and(|ct| ct.trim_start().starts_with("text/plain")) {
-            return Ok(analyzer.analyze_text(&nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text));
+        if content_type
+            .as_deref()
+            .is_some_and(|ct| ct.trim_start().starts_with("text/plain"))
+        {
+            return Ok(analyzer.analyze_text(
+                &nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text,
+            ));
         }
         return Ok(analyzer.analyze_html(&bytes, content_type.as_deref(), &url));
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if looks_like_html(path, &bytes) {
-        let absolute = std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
-        let url = url::Url::from_file_path(&absolute)
-            .map_err(|()| anyhow::anyhow!("{}: cannot be turned into a file URL", path.display()))?;
+        let absolute = std::path::absolute(path)
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        let url = url::Url::from_file_path(&absolute).map_err(|()| {
+            anyhow::anyhow!("{}: cannot be turned into a file URL", path.display())
+        })?;
         Ok(analyzer.analyze_html(&bytes, None, &url))
     } else {
-        let text = String::from_utf8(bytes)
-            .or_else(|e| Ok::<_, anyhow::Error>(nearcrawl_extract::decode(e.as_bytes(), None, None).text))?;
+        let text = String::from_utf8(bytes).or_else(|e| {
+            Ok::<_, anyhow::Error>(nearcrawl_extract::decode(e.as_bytes(), None, None).text)
+        })?;
         Ok(analyzer.analyze_text(&text))
     }
 }
@@ -63,25 +79,44 @@ fn looks_like_html(path: &Path, bytes: &[u8]) -> bool {
         .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"));
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase();
     let trimmed = head.trim_start_matches('\u{feff}').trim_start();
-    by_extension || trimmed.starts_with("<!doctype html") || trimmed.starts_with("<html") || head.contains("<body")
+    by_extension
+        || trimmed.starts_with("<!doctype html")
+        || trimmed.starts_with("<html")
+        || head.contains("<body")
 }
 
-pub fn fingerprint(files: &[std::path::PathBuf], explain: bool, config: Option<&Path>) -> Result<()> {
+pub fn fingerprint(
+    files: &[std::path::PathBuf],
+    explain: bool,
+    config: Option<&Path>,
+) -> Result<()> {
     let (analyzer, fetch) = analyzer(config)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for file in files {
         let analysis = analyze_file(&analyzer, &fetch, file)?;
-        writeln!(out, "{} {} {} {}", analysis.simhash, analysis.tokens.len(), analysis.language(), file.display())?;
+        writeln!(
+            out,
+            "{} {} {} {}",
+            analysis.simhash,
+            analysis.tokens.len(),
+            analysis.language(),
+            file.display()
+        )?;
         if explain {
-            writeln!(out, "  encoding: {}; exact key: {}", analysis.encoding, analysis.exact_key)?;
+            writeln!(
+                out,
+                "  encoding: {}; exact key: {}",
+                analysis.encoding, analysis.exact_key
+            )?;
             writeln!(out, "  heaviest features:")?;
             for feature in analysis.features.iter().take(15) {
                 writeln!(out, "    {:8.3}  {}", feature.weight, feature.text)?;
             }
             match &analysis.extraction {
                 Some(extraction) => {
-                    let removed: Vec<_> = extraction.blocks.iter().filter(|b| !b.in_content).collect();
+                    let removed: Vec<_> =
+                        extraction.blocks.iter().filter(|b| !b.in_content).collect();
                     writeln!(out, "  removed as boilerplate ({} blocks):", removed.len())?;
                     for block in removed {
                         let shown: String = block.text.chars().take(100).collect();
@@ -112,7 +147,11 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
     let mut lines = vec![format!(
         "simhash distance {} ({} the threshold k = {}).",
         c.distance,
-        if c.within_distance { "within" } else { "beyond" },
+        if c.within_distance {
+            "within"
+        } else {
+            "beyond"
+        },
         config.max_distance
     )];
     lines.push(format!(
@@ -139,23 +178,40 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
 }
 
 /// Learns an IDF table from the kept texts of finished crawls and from files or URLs.
-pub fn learn_idf(out: &Path, crawls: &[std::path::PathBuf], files: &[std::path::PathBuf], config: Option<&Path>) -> Result<()> {
+pub fn learn_idf(
+    out: &Path,
+    crawls: &[std::path::PathBuf],
+    files: &[std::path::PathBuf],
+    config: Option<&Path>,
+) -> Result<()> {
     if crawls.is_empty() && files.is_empty() {
         bail!("nothing to learn from: give --crawl DIR (a finished crawl) or files");
     }
     let (analyzer, fetch) = analyzer(config)?;
     let mut table = IdfTable::new();
-    let add = |table: &mut IdfTable, analysis: &PageAnalysis| table.add_document(analysis.tokens.iter().map(|t| t.text.as_str()));
+    let add = |table: &mut IdfTable, analysis: &PageAnalysis| {
+        table.add_document(analysis.tokens.iter().map(|t| t.text.as_str()))
+    };
     for dir in crawls {
-        let kept = nearcrawl_engine::for_each_kept_text(dir, |text| add(&mut table, &analyzer.analyze_text(text)))?;
+        let kept = nearcrawl_engine::for_each_kept_text(dir, |text| {
+            add(&mut table, &analyzer.analyze_text(text))
+        })?;
         if kept == 0 {
-            bail!("{}: the crawl kept no page texts (no unique pages, or verification was off)", dir.display());
+            bail!(
+                "{}: the crawl kept no page texts (no unique pages, or verification was off)",
+                dir.display()
+            );
         }
     }
     for file in files {
         add(&mut table, &analyze_file(&analyzer, &fetch, file)?);
     }
     table.save(out)?;
-    println!("{} documents, {} terms -> {}", table.documents(), table.terms(), out.display());
+    println!(
+        "{} documents, {} terms -> {}",
+        table.documents(),
+        table.terms(),
+        out.display()
+    );
     Ok(())
 }

@@ -7,7 +7,14 @@ use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run, r
 
 use crate::config::Config;
 
-pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: Option<&Path>, pairs: bool) -> Result<()> {
+pub fn quality(
+    size: &str,
+    seed: u64,
+    corpus: &str,
+    out: Option<&Path>,
+    config: Option<&Path>,
+    pairs: bool,
+) -> Result<()> {
     let web = match size {
         "small" => WebConfig::small(seed),
         "large" => WebConfig::large(seed),
@@ -29,23 +36,35 @@ pub fn quality(size: &str, seed: u64, corpus: &str, out: Option<&Path>, config: 
         crawl.output.warc = local.output.warc;
         crawl.scope.max_depth = crawl.scope.max_depth.or(local.scope.max_depth);
     }
-    let run_config = RunConfig { web, english, crawl, analyzer: file.analyzer(dir.as_deref())? };
+    let run_config = RunConfig {
+        web,
+        english,
+        crawl,
+        analyzer: file.analyzer(dir.as_deref())?,
+    };
     let out = match out {
         Some(dir) => dir.to_path_buf(),
         None => std::env::temp_dir().join(format!("nearcrawl-quality-{}", std::process::id())),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     if pairs {
         let report = runtime.block_on(run_pairs(&run_config, &out))?;
         print!("{}", report.summary());
-        println!("pairs: {}  plot: {}", out.join("pairs.json").display(), out.join("pr-curve.svg").display());
+        println!(
+            "pairs: {}  plot: {}",
+            out.join("pairs.json").display(),
+            out.join("pr-curve.svg").display()
+        );
         return Ok(());
     }
     let measures = runtime.block_on(run(&run_config, &out))?;
     print!("{}", measures.summary());
     let path = out.join("quality.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
     println!("measures: {}", path.display());
     Ok(())
 }

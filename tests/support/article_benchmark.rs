@@ -21,17 +21,22 @@ pub fn data_dir() -> PathBuf {
 pub fn load() -> Vec<BenchmarkPage> {
     let dir = data_dir();
     let truth_path = dir.join("ground-truth.json");
-    let truth_text = std::fs::read_to_string(&truth_path).unwrap_or_else(|e| panic!("{}: {e}", truth_path.display()));
-    let truth: serde_json::Value = serde_json::from_str(&truth_text).expect("ground-truth.json is JSON");
+    let truth_text = std::fs::read_to_string(&truth_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", truth_path.display()));
+    let truth: serde_json::Value =
+        serde_json::from_str(&truth_text).expect("ground-truth.json is JSON");
     let mut pages: Vec<BenchmarkPage> = truth
         .as_object()
         .expect("ground truth is an object")
         .iter()
         .map(|(id, entry)| {
             let path = dir.join("html").join(format!("{id}.html.gz"));
-            let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let file =
+                std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let mut html = Vec::new();
-            flate2::read::GzDecoder::new(file).read_to_end(&mut html).expect("gzip page");
+            flate2::read::GzDecoder::new(file)
+                .read_to_end(&mut html)
+                .expect("gzip page");
             BenchmarkPage {
                 id: id.clone(),
                 url: entry["url"].as_str().unwrap_or_default().to_owned(),
@@ -53,9 +58,21 @@ pub fn shingle_scores(extracted: &str, truth: &str) -> (f64, f64, f64) {
         return (1.0, 1.0, 1.0);
     }
     let common = got.intersection(&want).count() as f64;
-    let precision = if got.is_empty() { 0.0 } else { common / got.len() as f64 };
-    let recall = if want.is_empty() { 0.0 } else { common / want.len() as f64 };
-    let f1 = if precision + recall == 0.0 { 0.0 } else { 2.0 * precision * recall / (precision + recall) };
+    let precision = if got.is_empty() {
+        0.0
+    } else {
+        common / got.len() as f64
+    };
+    let recall = if want.is_empty() {
+        0.0
+    } else {
+        common / want.len() as f64
+    };
+    let f1 = if precision + recall == 0.0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    };
     (precision, recall, f1)
 }
 

@@ -1,7 +1,6 @@
 //! Running crawl jobs in-process against local sites, and reading their outputs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
-
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -26,14 +25,25 @@ pub fn local_config() -> CrawlConfig {
 /// Crawls `seeds` (seed-list text) into `out` with `config`.
 pub async fn run(seeds: &str, out: &Path, config: CrawlConfig) -> Report {
     let seeds = parse_seeds(seeds, Path::new("seeds.txt")).expect("seed list");
-    let job = Job { seeds, out_dir: out.to_path_buf(), config, analyzer: AnalyzerConfig::default(), shared_index: None };
-    crawl(job, std::future::pending(), Arc::new(Progress::default())).await.expect("crawl runs")
+    let job = Job {
+        seeds,
+        out_dir: out.to_path_buf(),
+        config,
+        analyzer: AnalyzerConfig::default(),
+        shared_index: None,
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .expect("crawl runs")
 }
 
 /// The records of a job, checking that `seq` is dense from 0.
 pub fn records(out: &Path) -> Vec<Record> {
     let text = std::fs::read_to_string(out.join("records.jsonl")).expect("records.jsonl");
-    let records: Vec<Record> = text.lines().map(|l| serde_json::from_str(l).expect("record line")).collect();
+    let records: Vec<Record> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("record line"))
+        .collect();
     for (i, r) in records.iter().enumerate() {
         assert_eq!(r.seq, i as u64, "records are in decision order, seq dense");
     }
@@ -45,7 +55,12 @@ pub fn record<'a>(records: &'a [Record], suffix: &str) -> &'a Record {
     records
         .iter()
         .find(|r| r.url.ends_with(suffix))
-        .unwrap_or_else(|| panic!("no record for *{suffix}: {:#?}", records.iter().map(|r| &r.url).collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no record for *{suffix}: {:#?}",
+                records.iter().map(|r| &r.url).collect::<Vec<_>>()
+            )
+        })
 }
 
 /// How many records have this verdict.
@@ -63,5 +78,7 @@ pub async fn run_sharing(seeds: &str, out: &Path, config: CrawlConfig, index: &P
         analyzer: AnalyzerConfig::default(),
         shared_index: Some(index.to_path_buf()),
     };
-    crawl(job, std::future::pending(), Arc::new(Progress::default())).await.expect("crawl runs")
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .expect("crawl runs")
 }

@@ -2,7 +2,10 @@
 
 use nearcrawl_extract::{ContentExtractor, Document, Extraction, PageFacts, decode};
 use nearcrawl_fingerprint::{Fingerprint, ShingleSet, feature_hash, simhash};
-use nearcrawl_text::{ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, simhash_input, token_hashes, tokenize, weighted_features};
+use nearcrawl_text::{
+    ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, simhash_input, token_hashes,
+    tokenize, weighted_features,
+};
 use nearcrawl_verify::VerifyConfig;
 use url::Url;
 
@@ -63,13 +66,17 @@ pub struct PageAnalysis {
 impl PageAnalysis {
     /// One hash per token (stop words included): the units of LCS verification.
     pub fn units(&self) -> Vec<u64> {
-        self.tokens.iter().map(|t| feature_hash(t.text.as_bytes())).collect()
+        self.tokens
+            .iter()
+            .map(|t| feature_hash(t.text.as_bytes()))
+            .collect()
     }
 
     /// The word shingles of the content tokens.
     pub fn shingles(&self, config: &AnalyzerConfig) -> ShingleSet {
         let hashes = token_hashes(&self.tokens, &config.features);
-        ShingleSet::from_token_hashes(&hashes, config.shingle_width.max(1)).unwrap_or_else(|_| ShingleSet::from_hashes(Vec::new()))
+        ShingleSet::from_token_hashes(&hashes, config.shingle_width.max(1))
+            .unwrap_or_else(|_| ShingleSet::from_hashes(Vec::new()))
     }
 
     /// Best guess of the language: declared, else `zh` when most tokens are Han, else
@@ -78,8 +85,16 @@ impl PageAnalysis {
         if let Some(declared) = self.facts.as_ref().and_then(|f| f.language.clone()) {
             return declared;
         }
-        let han = self.tokens.iter().filter(|t| t.kind == nearcrawl_text::TokenKind::Han).count();
-        if han * 2 > self.tokens.len() && han > 0 { "zh".into() } else { "und".into() }
+        let han = self
+            .tokens
+            .iter()
+            .filter(|t| t.kind == nearcrawl_text::TokenKind::Han)
+            .count();
+        if han * 2 > self.tokens.len() && han > 0 {
+            "zh".into()
+        } else {
+            "und".into()
+        }
     }
 }
 
@@ -92,7 +107,10 @@ pub struct Analyzer {
 impl Analyzer {
     /// An analyzer with this configuration.
     pub fn new(config: AnalyzerConfig) -> Analyzer {
-        Analyzer { config, extractor: ContentExtractor::new() }
+        Analyzer {
+            config,
+            extractor: ContentExtractor::new(),
+        }
     }
 
     /// The configuration.
@@ -101,14 +119,26 @@ impl Analyzer {
     }
 
     /// Analyses an HTML page fetched from `url` (`content_type`: the HTTP header, if any).
-    pub fn analyze_html(&self, bytes: &[u8], content_type: Option<&str>, url: &Url) -> PageAnalysis {
-        let tld = url.host_str().and_then(|h| h.rsplit('.').next()).map(str::to_owned);
+    pub fn analyze_html(
+        &self,
+        bytes: &[u8],
+        content_type: Option<&str>,
+        url: &Url,
+    ) -> PageAnalysis {
+        let tld = url
+            .host_str()
+            .and_then(|h| h.rsplit('.').next())
+            .map(str::to_owned);
         let decoded = decode(bytes, content_type, tld.as_deref());
         let doc = Document::parse(&decoded.text);
         let facts = PageFacts::read(&doc, url);
         let extraction = self.extractor.extract(&doc);
         let main = extraction.main_text();
-        let text = if self.config.main_content && !main.trim().is_empty() { main } else { extraction.full_text() };
+        let text = if self.config.main_content && !main.trim().is_empty() {
+            main
+        } else {
+            extraction.full_text()
+        };
         let mut analysis = self.analyze_text(&text);
         analysis.encoding = decoded.encoding.name();
         analysis.facts = Some(facts);
@@ -122,6 +152,15 @@ impl Analyzer {
         let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
         let simhash = simhash(simhash_input(&features));
         let exact_key = ExactKey::of(&tokens);
-        PageAnalysis { facts: None, encoding: "UTF-8", extraction: None, text: text.to_owned(), tokens, features, simhash, exact_key }
+        PageAnalysis {
+            facts: None,
+            encoding: "UTF-8",
+            extraction: None,
+            text: text.to_owned(),
+            tokens,
+            features,
+            simhash,
+            exact_key,
+        }
     }
 }

@@ -53,8 +53,14 @@ impl Analyzer {
         let exact_key_equal = a.exact_key == b.exact_key && !a.tokens.is_empty();
         let (sa, sb) = (a.shingles(config), b.shingles(config));
         let shingle_resemblance = sa.resemblance(&sb);
-        let shingle_containment = if sa.len() <= sb.len() { sa.containment_in(&sb) } else { sb.containment_in(&sa) };
-        let verification = config.verify.then(|| verify(&a.units(), &b.units(), &config.verify_config));
+        let shingle_containment = if sa.len() <= sb.len() {
+            sa.containment_in(&sb)
+        } else {
+            sb.containment_in(&sa)
+        };
+        let verification = config
+            .verify
+            .then(|| verify(&a.units(), &b.units(), &config.verify_config));
         let verdict = if exact_key_equal {
             Verdict::Exact
         } else if verification.as_ref().map_or(within_distance, |v| v.similar) {

@@ -12,7 +12,10 @@ fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let usage = "usage: bench_site DIR PAGES [SEED]";
     let dir = std::path::PathBuf::from(args.next().ok_or_else(|| std::io::Error::other(usage))?);
-    let pages: usize = args.next().and_then(|n| n.parse().ok()).ok_or_else(|| std::io::Error::other(usage))?;
+    let pages: usize = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| std::io::Error::other(usage))?;
     let seed: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
     std::fs::create_dir_all(dir.join("p"))?;
     let mut writer = Writer::new(seed, 5000);
@@ -26,17 +29,23 @@ fn main() -> std::io::Result<()> {
             let original = writer.below(i - 1) + 1;
             writer.change_words(&bodies[original], 0.02)
         } else {
-            (0..3).map(|_| format!("<p>{}</p>", writer.paragraph())).collect()
+            (0..3)
+                .map(|_| format!("<p>{}</p>", writer.paragraph()))
+                .collect()
         };
         let mut links = String::new();
         for child in first_child..first_child + 8 {
             if child <= pages {
-                links.push_str(&format!("<li><a href=\"/p/{child}.html\">page {child}</a></li>"));
+                links.push_str(&format!(
+                    "<li><a href=\"/p/{child}.html\">page {child}</a></li>"
+                ));
             }
         }
         for _ in 0..2 {
             let other = writer.below(pages) + 1;
-            links.push_str(&format!("<li><a href=\"/p/{other}.html\">see also {other}</a></li>"));
+            links.push_str(&format!(
+                "<li><a href=\"/p/{other}.html\">see also {other}</a></li>"
+            ));
         }
         let html = format!(
             "<!doctype html><html><head><meta charset=utf-8><title>Page {i}</title></head><body>\
@@ -44,7 +53,8 @@ fn main() -> std::io::Result<()> {
              <main><article><h1>Page {i}</h1>{body}</article></main>\
              <aside><ul>{links}</ul></aside><footer>Benchmark site, page {i} of {pages}.</footer></body></html>"
         );
-        let mut file = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("p/{i}.html")))?);
+        let mut file =
+            std::io::BufWriter::new(std::fs::File::create(dir.join(format!("p/{i}.html")))?);
         file.write_all(html.as_bytes())?;
         bodies.push(body);
     }

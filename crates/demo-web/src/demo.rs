@@ -25,7 +25,10 @@ pub struct DemoConfig {
 
 impl Default for DemoConfig {
     fn default() -> Self {
-        DemoConfig { seed: 7, articles: 24 }
+        DemoConfig {
+            seed: 7,
+            articles: 24,
+        }
     }
 }
 
@@ -99,15 +102,27 @@ fn origin_site(articles: &[Article], writer: &mut Writer) -> Site {
         Reply::ok("text/plain", "User-agent: *\nDisallow: /private/\n"),
     );
     let index: String = (1..=n)
-        .map(|i| format!("<li><a href=\"/articles/{i}\">{}</a></li>\n", articles[i - 1].title))
+        .map(|i| {
+            format!(
+                "<li><a href=\"/articles/{i}\">{}</a></li>\n",
+                articles[i - 1].title
+            )
+        })
         .collect();
     let home = origin_page(
         "Front page",
-        &format!("<p>{}</p><ul>{index}</ul><p><a href=\"/private/archive\">Staff archive</a></p>", writer.paragraph()),
+        &format!(
+            "<p>{}</p><ul>{index}</ul><p><a href=\"/private/archive\">Staff archive</a></p>",
+            writer.paragraph()
+        ),
         writer,
     );
     site.insert("/", Reply::html(home));
-    let about = origin_page("About us", &paragraphs_html(&[writer.paragraph(), writer.paragraph()]), writer);
+    let about = origin_page(
+        "About us",
+        &paragraphs_html(&[writer.paragraph(), writer.paragraph()]),
+        writer,
+    );
     site.insert("/about", Reply::html(about));
     for i in 1..=n {
         let article = &articles[i - 1];
@@ -118,11 +133,21 @@ fn origin_site(articles: &[Article], writer: &mut Writer) -> Site {
         );
         let body = paragraphs_html(&article.paragraphs) + &related;
         // The same article behind a URL variant: a new counter and timestamp, same text.
-        site.insert(&format!("/articles/{i}"), Reply::html(origin_page(&article.title, &body, writer)));
-        site.insert(&format!("/articles/{i}/"), Reply::html(origin_page(&article.title, &body, writer)));
+        site.insert(
+            &format!("/articles/{i}"),
+            Reply::html(origin_page(&article.title, &body, writer)),
+        );
+        site.insert(
+            &format!("/articles/{i}/"),
+            Reply::html(origin_page(&article.title, &body, writer)),
+        );
     }
     for path in ["/private/staff", "/private/archive"] {
-        let page = origin_page("Staff only", &paragraphs_html(&[writer.paragraph()]), writer);
+        let page = origin_page(
+            "Staff only",
+            &paragraphs_html(&[writer.paragraph()]),
+            writer,
+        );
         site.insert(path, Reply::html(page));
     }
     site
@@ -148,9 +173,18 @@ fn mirror_site(articles: &[Article], writer: &mut Writer) -> Site {
     let n = articles.len();
     let mut site = Site::new();
     let index: String = (1..=n)
-        .map(|i| format!("<li><a href=\"/mirror/story-{i}.html\">{}</a></li>\n", articles[i - 1].title))
+        .map(|i| {
+            format!(
+                "<li><a href=\"/mirror/story-{i}.html\">{}</a></li>\n",
+                articles[i - 1].title
+            )
+        })
         .collect();
-    let home = mirror_page("Stories", &format!("<p>{}</p><ul>{index}</ul>", writer.paragraph()), writer);
+    let home = mirror_page(
+        "Stories",
+        &format!("<p>{}</p><ul>{index}</ul>", writer.paragraph()),
+        writer,
+    );
     site.insert("/", Reply::html(home));
     for i in 1..=n {
         let article = &articles[i - 1];
@@ -160,13 +194,20 @@ fn mirror_site(articles: &[Article], writer: &mut Writer) -> Site {
             String::new()
         };
         let body = paragraphs_html(&article.paragraphs) + &extra;
-        site.insert(&format!("/mirror/story-{i}.html"), Reply::html(mirror_page(&article.title, &body, writer)));
+        site.insert(
+            &format!("/mirror/story-{i}.html"),
+            Reply::html(mirror_page(&article.title, &body, writer)),
+        );
     }
     for i in 1..=3 {
         let letters = writer.article();
         site.insert(
             &format!("/mirror/extra-{i}.html"),
-            Reply::html(mirror_page(&letters.title, &paragraphs_html(&letters.paragraphs), writer)),
+            Reply::html(mirror_page(
+                &letters.title,
+                &paragraphs_html(&letters.paragraphs),
+                writer,
+            )),
         );
     }
     // The mirror has no robots.txt: 404, everything allowed.
@@ -185,8 +226,17 @@ fn syndicate_site(articles: &[Article], writer: &mut Writer) -> Site {
         )
     };
     let mut site = Site::new();
-    let index: String = (1..=copies).map(|i| format!("<a href=\"/syndicated/{i}\">story {i}</a><br>\n")).collect();
-    let home = page("Syndicated news", &format!("<p>{}</p>{index}<a href=\"/syndicated/combined\">Two stories</a>", writer.paragraph()), writer);
+    let index: String = (1..=copies)
+        .map(|i| format!("<a href=\"/syndicated/{i}\">story {i}</a><br>\n"))
+        .collect();
+    let home = page(
+        "Syndicated news",
+        &format!(
+            "<p>{}</p>{index}<a href=\"/syndicated/combined\">Two stories</a>",
+            writer.paragraph()
+        ),
+        writer,
+    );
     site.insert("/", Reply::html(home));
     for i in 1..=copies {
         let mut paragraphs = articles[i - 1].paragraphs.clone();
@@ -197,7 +247,10 @@ fn syndicate_site(articles: &[Article], writer: &mut Writer) -> Site {
             }
             // About 5 % of the words changed.
             1 => {
-                paragraphs = paragraphs.iter().map(|p| writer.change_words(p, 0.05)).collect();
+                paragraphs = paragraphs
+                    .iter()
+                    .map(|p| writer.change_words(p, 0.05))
+                    .collect();
             }
             // Two paragraphs swapped and one added.
             _ => {
@@ -206,12 +259,18 @@ fn syndicate_site(articles: &[Article], writer: &mut Writer) -> Site {
             }
         }
         let body = paragraphs_html(&paragraphs);
-        site.insert(&format!("/syndicated/{i}"), Reply::html(page(&articles[i - 1].title, &body, writer)));
+        site.insert(
+            &format!("/syndicated/{i}"),
+            Reply::html(page(&articles[i - 1].title, &body, writer)),
+        );
     }
     // One page containing a whole article and half of another.
     let mut both = articles[0].paragraphs.clone();
     both.extend(articles[1].paragraphs.iter().take(3).cloned());
-    site.insert("/syndicated/combined", Reply::html(page("Two stories", &paragraphs_html(&both), writer)));
+    site.insert(
+        "/syndicated/combined",
+        Reply::html(page("Two stories", &paragraphs_html(&both), writer)),
+    );
     site
 }
 
@@ -223,7 +282,13 @@ fn trap_site(writer: &mut Writer) -> Site {
         let (y, rest) = date.split_once('-')?;
         let (m, d) = rest.split_once('-')?;
         let (y, m, d): (u32, u32, u32) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
-        let next = if d < 28 { format!("{y}-{m:02}-{:02}", d + 1) } else if m < 12 { format!("{y}-{:02}-01", m + 1) } else { format!("{}-01-01", y + 1) };
+        let next = if d < 28 {
+            format!("{y}-{m:02}-{:02}", d + 1)
+        } else if m < 12 {
+            format!("{y}-{:02}-01", m + 1)
+        } else {
+            format!("{}-01-01", y + 1)
+        };
         let html = format!(
             r#"<html><head><title>Events on {date}</title></head><body><h1>Events calendar</h1>
 <div class="day"><p>Events for {date}: none scheduled yet.</p>{blurb}</div>

@@ -50,7 +50,13 @@ impl Reply {
 
     /// A response with only a status.
     pub fn status(status: u16) -> Reply {
-        Reply { status, headers: Vec::new(), body: Vec::new(), delay: Duration::ZERO, reset: false }
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            delay: Duration::ZERO,
+            reset: false,
+        }
     }
 
     /// A redirect to `location`.
@@ -60,7 +66,10 @@ impl Reply {
 
     /// The connection is dropped without a response.
     pub fn reset() -> Reply {
-        Reply { reset: true, ..Reply::status(500) }
+        Reply {
+            reset: true,
+            ..Reply::status(500)
+        }
     }
 
     /// Adds a header.
@@ -99,7 +108,9 @@ pub struct Site {
 
 impl std::fmt::Debug for Site {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Site").field("pages", &self.pages.len()).finish_non_exhaustive()
+        f.debug_struct("Site")
+            .field("pages", &self.pages.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -143,7 +154,9 @@ impl Site {
             .get(path)
             .cloned()
             .or_else(|| self.generator.as_ref().and_then(|g| g(path)))
-            .unwrap_or_else(|| Reply::html("<html><body><h1>Not found</h1></body></html>").with_status(404))
+            .unwrap_or_else(|| {
+                Reply::html("<html><body><h1>Not found</h1></body></html>").with_status(404)
+            })
     }
 
     /// Paths requested so far, in order, with when.
@@ -222,8 +235,14 @@ pub async fn serve_on(site: Site, addr: SocketAddr) -> std::io::Result<RunningSi
     Ok(RunningSite { addr, site, stop })
 }
 
-async fn answer(site: Site, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, std::io::Error> {
-    let path = req.uri().path_and_query().map_or("/".to_string(), |p| p.as_str().to_string());
+async fn answer(
+    site: Site,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, std::io::Error> {
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or("/".to_string(), |p| p.as_str().to_string());
     if let Ok(mut log) = site.log.lock() {
         log.push((path.clone(), Instant::now()));
     }
@@ -232,7 +251,10 @@ async fn answer(site: Site, req: Request<Incoming>) -> Result<Response<Full<Byte
         tokio::time::sleep(reply.delay).await;
     }
     if reply.reset {
-        return Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted reset"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "scripted reset",
+        ));
     }
     let mut response = Response::builder().status(reply.status);
     for (name, value) in &reply.headers {

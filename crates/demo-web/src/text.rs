@@ -4,7 +4,10 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const ONSETS: &[&str] = &["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "br", "ch", "st", "tr", "pl", "gr", "sh", "th"];
+const ONSETS: &[&str] = &[
+    "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "br", "ch",
+    "st", "tr", "pl", "gr", "sh", "th",
+];
 const VOWELS: &[&str] = &["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"];
 const CODAS: &[&str] = &["", "", "", "n", "r", "s", "t", "l", "nd", "st", "m"];
 
@@ -24,7 +27,8 @@ impl Writer {
         let mut vocabulary = Vec::with_capacity(size);
         let mut seen = std::collections::HashSet::new();
         while vocabulary.len() < size.max(1) {
-            let syllables = 1 + usize::from(vocabulary.len() > 60) + usize::from(vocabulary.len() > 600);
+            let syllables =
+                1 + usize::from(vocabulary.len() > 60) + usize::from(vocabulary.len() > 600);
             let mut word = String::new();
             for _ in 0..rng.random_range(1..=syllables) {
                 word.push_str(ONSETS[rng.random_range(0..ONSETS.len())]);
@@ -42,13 +46,20 @@ impl Writer {
                 total
             })
             .collect();
-        Writer { rng, vocabulary, cumulative }
+        Writer {
+            rng,
+            vocabulary,
+            cumulative,
+        }
     }
 
     fn word(&mut self) -> &str {
         let total = self.cumulative.last().copied().unwrap_or(1.0);
         let x = self.rng.random_range(0.0..total);
-        let i = self.cumulative.partition_point(|c| *c < x).min(self.vocabulary.len() - 1);
+        let i = self
+            .cumulative
+            .partition_point(|c| *c < x)
+            .min(self.vocabulary.len() - 1);
         &self.vocabulary[i]
     }
 
@@ -76,14 +87,20 @@ impl Writer {
     /// A paragraph of 3 to 5 sentences.
     pub fn paragraph(&mut self) -> String {
         let n = self.rng.random_range(3..=5);
-        (0..n).map(|_| self.sentence(8, 18)).collect::<Vec<_>>().join(" ")
+        (0..n)
+            .map(|_| self.sentence(8, 18))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// An article: a title and 6 to 9 paragraphs.
     pub fn article(&mut self) -> Article {
         let title = self.sentence(4, 7).trim_end_matches('.').to_string();
         let n = self.rng.random_range(6..=9);
-        Article { title, paragraphs: (0..n).map(|_| self.paragraph()).collect() }
+        Article {
+            title,
+            paragraphs: (0..n).map(|_| self.paragraph()).collect(),
+        }
     }
 
     /// A number in `0..n`.

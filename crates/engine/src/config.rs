@@ -20,7 +20,11 @@ pub struct LimitsConfig {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { max_pages: None, max_pages_per_host: None, concurrency: 16 }
+        LimitsConfig {
+            max_pages: None,
+            max_pages_per_host: None,
+            concurrency: 16,
+        }
     }
 }
 
@@ -41,7 +45,12 @@ pub struct LinksConfig {
 
 impl Default for LinksConfig {
     fn default() -> Self {
-        LinksConfig { follow_nofollow: false, obey_robots: true, follow_canonical: true, sitemaps: false }
+        LinksConfig {
+            follow_nofollow: false,
+            obey_robots: true,
+            follow_canonical: true,
+            sitemaps: false,
+        }
     }
 }
 
@@ -76,7 +85,11 @@ pub struct DedupStageConfig {
 
 impl Default for DedupStageConfig {
     fn default() -> Self {
-        DedupStageConfig { enabled: true, duplicate_outlinks: DuplicateOutlinks::New, max_candidates: 4 }
+        DedupStageConfig {
+            enabled: true,
+            duplicate_outlinks: DuplicateOutlinks::New,
+            max_candidates: 4,
+        }
     }
 }
 
@@ -92,7 +105,10 @@ pub struct OutputConfig {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { warc: true, warc_max_bytes: 1 << 30 }
+        OutputConfig {
+            warc: true,
+            warc_max_bytes: 1 << 30,
+        }
     }
 }
 
@@ -121,6 +137,10 @@ pub struct CrawlConfig {
 impl CrawlConfig {
     /// Requests in flight at once (at least 1; default 16).
     pub fn concurrency(&self) -> usize {
-        if self.limits.concurrency == 0 { 16 } else { self.limits.concurrency }
+        if self.limits.concurrency == 0 {
+            16
+        } else {
+            self.limits.concurrency
+        }
     }
 }

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant, SystemTime};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis};
 use nearcrawl_extract::{Sitemap, TemplateConfig, TemplateModel, read_sitemap};
-use nearcrawl_verify::{CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
@@ -21,6 +20,9 @@ use nearcrawl_frontier::{
 use nearcrawl_hamming_index::{HammingIndex, IndexParams};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
+};
+use nearcrawl_verify::{
+    CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
 };
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
@@ -43,7 +45,12 @@ const MIN_OWN_TEXT: usize = 100;
 /// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
 /// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
 fn crawl_sentence_config() -> SentenceConfig {
-    SentenceConfig { rotations: 4, per_fingerprint: 2, min_cover_chars: 60, ..SentenceConfig::default() }
+    SentenceConfig {
+        rotations: 4,
+        per_fingerprint: 2,
+        min_cover_chars: 60,
+        ..SentenceConfig::default()
+    }
 }
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
@@ -190,7 +197,8 @@ impl Coordinator {
         let params = if k == 3 {
             IndexParams::manku_10_tables()
         } else {
-            IndexParams::auto(1 << 24, k, 4 << 30).map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?
+            IndexParams::auto(1 << 24, k, 4 << 30)
+                .map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?
         };
         let uniques = store.unique_pages()?;
         let index = HammingIndex::from_entries(
@@ -205,11 +213,18 @@ impl Coordinator {
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
         let robots_bytes = store.counter("robots_bytes")?.unwrap_or(0);
         let run = store.counter("runs")?.unwrap_or(0);
-        store.commit(Commit { counters: vec![("runs", run + 1)], ..Commit::default() })?;
-        let records = RecordsFile::open(&job.out_dir.join("records.jsonl"), store.as_ref(), next_seq)?;
+        store.commit(Commit {
+            counters: vec![("runs", run + 1)],
+            ..Commit::default()
+        })?;
+        let records =
+            RecordsFile::open(&job.out_dir.join("records.jsonl"), store.as_ref(), next_seq)?;
         let warc = if job.config.output.warc {
             let dir = job.out_dir.join("warc");
-            Some(WarcWriter::new(&dir, run, job.config.output.warc_max_bytes).map_err(|e| EngineError::io(&dir, e))?)
+            Some(
+                WarcWriter::new(&dir, run, job.config.output.warc_max_bytes)
+                    .map_err(|e| EngineError::io(&dir, e))?,
+            )
         } else {
             None
         };
@@ -229,7 +244,11 @@ impl Coordinator {
             sentences: CandidateIndex::new(FrequencyCutoff::default()),
             sentence_config: crawl_sentence_config(),
             verifier,
-            templates: TemplateModel::new(TemplateConfig { min_pages: 2, min_share: 0.6, ..TemplateConfig::default() }),
+            templates: TemplateModel::new(TemplateConfig {
+                min_pages: 2,
+                min_share: 0.6,
+                ..TemplateConfig::default()
+            }),
             hosts: BTreeMap::new(),
             host_ids: HashMap::new(),
             next_host: 0,
@@ -265,10 +284,20 @@ impl Coordinator {
     /// On resume: the sentence index from the stored texts of unique pages.
     fn rebuild_sentences(&mut self, uniques: &[UniquePage]) -> Result<(), EngineError> {
         for page in uniques {
-            let (Some(text), Some(record)) = (self.store.unique_text(page.seq)?, self.record_of(page.seq)?) else { continue };
-            let Ok(url) = Url::parse(&record.url) else { continue };
+            let (Some(text), Some(record)) =
+                (self.store.unique_text(page.seq)?, self.record_of(page.seq)?)
+            else {
+                continue;
+            };
+            let Ok(url) = Url::parse(&record.url) else {
+                continue;
+            };
             let fingerprints = sentence_fingerprints(&text, &self.sentence_config);
-            self.sentences.insert(page.seq, &nearcrawl_frontier::authority(&url), &fingerprints);
+            self.sentences.insert(
+                page.seq,
+                &nearcrawl_frontier::authority(&url),
+                &fingerprints,
+            );
         }
         Ok(())
     }
@@ -306,7 +335,11 @@ impl Coordinator {
         let mut pending = HashSet::new();
         let seeds = self.job.seeds.clone();
         for seed in &seeds {
-            let entry = QueuedUrl { url: seed.url.to_string(), depth: 0, ..QueuedUrl::default() };
+            let entry = QueuedUrl {
+                url: seed.url.to_string(),
+                depth: 0,
+                ..QueuedUrl::default()
+            };
             self.queue_url(&mut commit, &mut pending, &seed.url, entry, 0)?;
         }
         self.apply(commit, Vec::new())
@@ -323,7 +356,11 @@ impl Coordinator {
         priority: u32,
     ) -> Result<(), EngineError> {
         let host = self.host_for(url)?;
-        let key = QueueKey { host, priority, order: self.next_order };
+        let key = QueueKey {
+            host,
+            priority,
+            order: self.next_order,
+        };
         self.next_order += 1;
         let ukey = url_key(url.as_str());
         pending.insert(ukey);
@@ -354,7 +391,9 @@ impl Coordinator {
             // A record holds strings and numbers only: serialising cannot fail.
             .map(|record| serde_json::to_vec(record).unwrap_or_default())
             .collect();
-        commit.records.extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
+        commit
+            .records
+            .extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
         commit.counters.extend([
             ("next_seq", self.next_seq),
             ("next_order", self.next_order),
@@ -409,7 +448,11 @@ impl Coordinator {
     }
 
     fn page_limit_reached(&self) -> bool {
-        self.job.config.limits.max_pages.is_some_and(|max| self.pages_fetched + self.in_flight as u64 >= max)
+        self.job
+            .config
+            .limits
+            .max_pages
+            .is_some_and(|max| self.pages_fetched + self.in_flight as u64 >= max)
     }
 
     /// Starts every request that may start now. Returns when to look again: `None` when no
@@ -434,7 +477,9 @@ impl Coordinator {
                 }
                 self.refill(id)?;
                 let config = &self.job.config.politeness;
-                let Some(host) = self.hosts.get(&id) else { break };
+                let Some(host) = self.hosts.get(&id) else {
+                    break;
+                };
                 if !host.has_work() || host.politeness.is_parked() {
                     break;
                 }
@@ -448,10 +493,14 @@ impl Coordinator {
                     break;
                 }
                 if let Some(limiter) = &self.limiter
-                    && let Err(not_until) = limiter.check() {
-                        let at = now + not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
-                        return Ok(Some(wake.map_or(at, |w| w.min(at))));
-                    }
+                    && let Err(not_until) = limiter.check()
+                {
+                    let at = now
+                        + not_until.wait_time_from(governor::clock::Clock::now(
+                            &governor::clock::DefaultClock::default(),
+                        ));
+                    return Ok(Some(wake.map_or(at, |w| w.min(at))));
+                }
                 if !self.start_next(id, now)? {
                     break;
                 }
@@ -466,21 +515,29 @@ impl Coordinator {
 
     /// Loads more of a host's queue from the store when its buffer ran dry.
     fn refill(&mut self, id: HostId) -> Result<(), EngineError> {
-        let Some(host) = self.hosts.get(&id) else { return Ok(()) };
+        let Some(host) = self.hosts.get(&id) else {
+            return Ok(());
+        };
         if !host.buffer.is_empty() || !host.maybe_more {
             return Ok(());
         }
         let loaded = self.store.pending(id, host.cursor, HOST_BUFFER)?;
-        let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
+        let Some(host) = self.hosts.get_mut(&id) else {
+            return Ok(());
+        };
         host.maybe_more = loaded.len() == HOST_BUFFER;
         if let Some((last, _)) = loaded.last() {
             host.cursor = Some(*last);
         }
         if host.origin.is_none() {
-            host.origin = loaded.first().and_then(|(_, e)| Url::parse(&e.url).ok()).and_then(|u| u.join("/").ok());
+            host.origin = loaded
+                .first()
+                .and_then(|(_, e)| Url::parse(&e.url).ok())
+                .and_then(|u| u.join("/").ok());
         }
         let in_flight = &host.in_flight_keys;
-        host.buffer.extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
+        host.buffer
+            .extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
         Ok(())
     }
 
@@ -488,12 +545,16 @@ impl Coordinator {
     /// start (the host has to wait).
     fn start_next(&mut self, id: HostId, now: Instant) -> Result<bool, EngineError> {
         let obey = self.job.config.links.obey_robots;
-        let Some(host) = self.hosts.get_mut(&id) else { return Ok(false) };
+        let Some(host) = self.hosts.get_mut(&id) else {
+            return Ok(false);
+        };
         if obey && host.robots_ready(now).is_none() {
             if matches!(host.robots, RobotsState::Fetching) {
                 return Ok(false);
             }
-            let Some(origin) = host.origin.clone() else { return Ok(false) };
+            let Some(origin) = host.origin.clone() else {
+                return Ok(false);
+            };
             host.robots = RobotsState::Fetching;
             host.politeness.start(now, &self.job.config.politeness);
             self.in_flight += 1;
@@ -505,31 +566,54 @@ impl Coordinator {
             });
             return Ok(true);
         }
-        let Some((key, entry)) = host.buffer.pop_first() else { return Ok(false) };
+        let Some((key, entry)) = host.buffer.pop_first() else {
+            return Ok(false);
+        };
         let depth = entry.depth;
         let url = match Url::parse(&entry.url) {
             Ok(url) => url,
             Err(e) => {
                 let mut record = self.new_record(&entry, Verdict::Error);
                 record.error = Some(format!("stored URL does not parse: {e}"));
-                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+                self.apply(
+                    Commit {
+                        taken: vec![key],
+                        ..Commit::default()
+                    },
+                    vec![record],
+                )?;
                 return Ok(true);
             }
         };
         if let Some(max) = self.job.config.limits.max_pages_per_host
-            && host.fetched >= max {
-                let mut record = self.new_record(&entry, Verdict::OutOfScope);
-                record.error = Some(format!("max_pages_per_host ({max}) reached"));
-                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
-                return Ok(true);
-            }
+            && host.fetched >= max
+        {
+            let mut record = self.new_record(&entry, Verdict::OutOfScope);
+            record.error = Some(format!("max_pages_per_host ({max}) reached"));
+            self.apply(
+                Commit {
+                    taken: vec![key],
+                    ..Commit::default()
+                },
+                vec![record],
+            )?;
+            return Ok(true);
+        }
         if obey {
-            let allowed = host.robots_ready(now).is_none_or(|rules| rules.allows(&url));
+            let allowed = host
+                .robots_ready(now)
+                .is_none_or(|rules| rules.allows(&url));
             if !allowed {
                 let mut record = self.new_record(&entry, Verdict::RobotsDisallowed);
                 record.error = Some("disallowed by robots.txt".into());
                 debug!(url = %url, depth, "robots.txt disallows");
-                self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+                self.apply(
+                    Commit {
+                        taken: vec![key],
+                        ..Commit::default()
+                    },
+                    vec![record],
+                )?;
                 return Ok(true);
             }
         }
@@ -547,7 +631,9 @@ impl Coordinator {
                     let body = page.body.clone();
                     let content_type = page.content_type().map(str::to_owned);
                     let url = page.url.clone();
-                    let is_plain = content_type.as_deref().is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
+                    let is_plain = content_type
+                        .as_deref()
+                        .is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
                     tokio::task::spawn_blocking(move || {
                         let clock = Instant::now();
                         let analysis = if is_plain {
@@ -562,7 +648,13 @@ impl Coordinator {
                 }
                 _ => None,
             };
-            let _ = tx.send(TaskResult::Page { host: id, key, entry, result, analysis });
+            let _ = tx.send(TaskResult::Page {
+                host: id,
+                key,
+                entry,
+                result,
+                analysis,
+            });
         });
         Ok(true)
     }
@@ -578,7 +670,13 @@ impl Coordinator {
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
         match result {
             TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),
-            TaskResult::Page { host, key, entry, result, analysis } => {
+            TaskResult::Page {
+                host,
+                key,
+                entry,
+                result,
+                analysis,
+            } => {
                 if let Some(runtime) = self.hosts.get_mut(&host) {
                     runtime.in_flight_keys.remove(&key);
                 }
@@ -600,21 +698,30 @@ impl Coordinator {
         }
         let config = self.job.config.politeness.clone();
         let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
-        let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
+        let Some(host) = self.hosts.get_mut(&id) else {
+            return Ok(());
+        };
         if fetch.rules.is_unavailable() {
             warn!(host = %host.authority, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
             host.politeness.finish(now, HostOutcome::Failed, &config);
             host.robots = RobotsState::Unknown;
             if host.politeness.is_parked() {
-                let reason = format!("host parked: robots.txt unavailable ({:?})", fetch.rules.source);
+                let reason = format!(
+                    "host parked: robots.txt unavailable ({:?})",
+                    fetch.rules.source
+                );
                 self.drain_host(id, Verdict::RobotsDisallowed, &reason)?;
             }
         } else {
-            host.politeness.set_crawl_delay(fetch.rules.crawl_delay, &config);
+            host.politeness
+                .set_crawl_delay(fetch.rules.crawl_delay, &config);
             host.politeness.finish(now, HostOutcome::Answered, &config);
             debug!(host = %host.authority, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
             let sitemaps = fetch.rules.sitemaps.clone();
-            host.robots = RobotsState::Ready { rules: fetch.rules, until: now + ttl };
+            host.robots = RobotsState::Ready {
+                rules: fetch.rules,
+                until: now + ttl,
+            };
             if self.job.config.links.sitemaps {
                 return self.queue_sitemaps(&sitemaps);
             }
@@ -628,23 +735,39 @@ impl Coordinator {
         let mut commit = Commit::default();
         let mut pending = HashSet::new();
         for raw in sitemaps {
-            let Ok(url) = CanonicalUrl::parse(raw) else { continue };
+            let Ok(url) = CanonicalUrl::parse(raw) else {
+                continue;
+            };
             let ukey = url_key(url.as_str());
             if self.is_seen(&ukey, &pending)? || self.scope.check(&url, 0).is_err() {
                 continue;
             }
-            let entry = QueuedUrl { url: url.to_string(), sitemap: true, ..QueuedUrl::default() };
+            let entry = QueuedUrl {
+                url: url.to_string(),
+                sitemap: true,
+                ..QueuedUrl::default()
+            };
             self.queue_url(&mut commit, &mut pending, &url, entry, 0)?;
         }
         self.apply(commit, Vec::new())
     }
 
     /// A fetched sitemap: its URLs are queued like seeds, a sitemap index's like sitemaps.
-    fn decide_sitemap(&mut self, page: &Fetched, entry: &QueuedUrl, record: &mut Record, commit: &mut Commit) -> Result<(), EngineError> {
+    fn decide_sitemap(
+        &mut self,
+        page: &Fetched,
+        entry: &QueuedUrl,
+        record: &mut Record,
+        commit: &mut Commit,
+    ) -> Result<(), EngineError> {
         record.verdict = Verdict::Sitemap;
         // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
         let body = if page.body.starts_with(&[0x1f, 0x8b]) {
-            match nearcrawl_fetch::decode_content(Some("gzip"), &page.body, self.job.config.fetch.max_body_bytes) {
+            match nearcrawl_fetch::decode_content(
+                Some("gzip"),
+                &page.body,
+                self.job.config.fetch.max_body_bytes,
+            ) {
                 Ok((body, _)) => body,
                 Err(e) => {
                     record.verdict = Verdict::Error;
@@ -668,13 +791,25 @@ impl Coordinator {
         let mut pending = HashSet::new();
         let mut enqueued = 0;
         for loc in locs.iter().take(MAX_SITEMAP_URLS) {
-            let Ok(url) = CanonicalUrl::parse(loc) else { continue };
+            let Ok(url) = CanonicalUrl::parse(loc) else {
+                continue;
+            };
             let ukey = url_key(url.as_str());
             if self.is_seen(&ukey, &pending)? || self.scope.check(&url, entry.depth).is_err() {
                 continue;
             }
-            let next = QueuedUrl { url: url.to_string(), depth: entry.depth, parent: Some(record.seq), sitemap: nested, ..QueuedUrl::default() };
-            let priority = if nested || self.relevance.is_some() { 0 } else { entry.depth };
+            let next = QueuedUrl {
+                url: url.to_string(),
+                depth: entry.depth,
+                parent: Some(record.seq),
+                sitemap: nested,
+                ..QueuedUrl::default()
+            };
+            let priority = if nested || self.relevance.is_some() {
+                0
+            } else {
+                entry.depth
+            };
             self.queue_url(commit, &mut pending, &url, next, priority)?;
             enqueued += 1;
         }
@@ -683,11 +818,19 @@ impl Coordinator {
     }
 
     /// Records every queued URL of a parked host, so none is retried forever or lost silently.
-    fn drain_host(&mut self, id: HostId, verdict: Verdict, reason: &str) -> Result<(), EngineError> {
+    fn drain_host(
+        &mut self,
+        id: HostId,
+        verdict: Verdict,
+        reason: &str,
+    ) -> Result<(), EngineError> {
         loop {
             self.refill(id)?;
-            let Some(host) = self.hosts.get_mut(&id) else { return Ok(()) };
-            let batch: Vec<(QueueKey, QueuedUrl)> = std::mem::take(&mut host.buffer).into_iter().collect();
+            let Some(host) = self.hosts.get_mut(&id) else {
+                return Ok(());
+            };
+            let batch: Vec<(QueueKey, QueuedUrl)> =
+                std::mem::take(&mut host.buffer).into_iter().collect();
             if batch.is_empty() {
                 return Ok(());
             }
@@ -720,7 +863,10 @@ impl Coordinator {
             }
             None => false,
         };
-        if failure.kind.is_transient() && entry.attempts < self.job.config.fetch.max_retries && !parked {
+        if failure.kind.is_transient()
+            && entry.attempts < self.job.config.fetch.max_retries
+            && !parked
+        {
             debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
             return self.requeue(key, entry);
         }
@@ -728,9 +874,18 @@ impl Coordinator {
         record.bytes = failure.wire_bytes;
         record.error = Some(format!("{:?}: {}", failure.kind, failure.message));
         record.fetched_at = Some(rfc3339(SystemTime::now()));
-        self.apply(Commit { taken: vec![key], ..Commit::default() }, vec![record])?;
+        self.apply(
+            Commit {
+                taken: vec![key],
+                ..Commit::default()
+            },
+            vec![record],
+        )?;
         if parked {
-            let reason = format!("host parked after repeated failures (last: {})", failure.message);
+            let reason = format!(
+                "host parked after repeated failures (last: {})",
+                failure.message
+            );
             self.drain_host(id, Verdict::Error, &reason)?;
         }
         Ok(())
@@ -739,9 +894,15 @@ impl Coordinator {
     /// Puts a URL back at the end of its host's queue for another attempt.
     fn requeue(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
         entry.attempts += 1;
-        let new_key = QueueKey { order: self.next_order, ..key };
+        let new_key = QueueKey {
+            order: self.next_order,
+            ..key
+        };
         self.next_order += 1;
-        let mut commit = Commit { taken: vec![key], ..Commit::default() };
+        let mut commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
         commit.enqueue(new_key, url_key(&entry.url), entry.clone());
         if let Some(host) = self.hosts.get_mut(&key.host) {
             match host.cursor {
@@ -765,7 +926,9 @@ impl Coordinator {
         let now = Instant::now();
         let config = self.job.config.politeness.clone();
         let outcome = match page.status {
-            429 | 503 => HostOutcome::Throttled { retry_after: page.retry_after() },
+            429 | 503 => HostOutcome::Throttled {
+                retry_after: page.retry_after(),
+            },
             _ => HostOutcome::Answered,
         };
         let parked = match self.hosts.get_mut(&id) {
@@ -793,7 +956,10 @@ impl Coordinator {
         record.content_type = page.content_type().map(str::to_owned);
         record.truncated = page.truncated;
         record.fetched_at = Some(rfc3339(page.started));
-        let mut commit = Commit { taken: vec![key], ..Commit::default() };
+        let mut commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
         let mut extra_records = Vec::new();
 
         if (300..400).contains(&page.status) && page.status != 304 {
@@ -807,7 +973,15 @@ impl Coordinator {
             self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
             self.archive(&page, None, &[("verdict", record.verdict.as_str().into())])?;
         } else if let Some((analysis, took)) = analysis {
-            self.decide_page(&page, &entry, analysis, took, &mut record, &mut commit, &mut extra_records)?;
+            self.decide_page(
+                &page,
+                &entry,
+                analysis,
+                took,
+                &mut record,
+                &mut commit,
+                &mut extra_records,
+            )?;
         } else {
             record.verdict = Verdict::NotHtml;
             self.archive(&page, None, &[("verdict", "not-html".into())])?;
@@ -816,7 +990,11 @@ impl Coordinator {
         records.extend(extra_records);
         self.apply(commit, records)?;
         if parked {
-            self.drain_host(id, Verdict::Error, "host parked after repeated 429/503 answers")?;
+            self.drain_host(
+                id,
+                Verdict::Error,
+                "host parked after repeated 429/503 answers",
+            )?;
         }
         Ok(())
     }
@@ -851,7 +1029,10 @@ impl Coordinator {
         record.enqueued = Some(0);
         if entry.redirects >= self.job.config.fetch.max_redirects {
             record.verdict = Verdict::Error;
-            record.error = Some(format!("more than {} redirects", self.job.config.fetch.max_redirects));
+            record.error = Some(format!(
+                "more than {} redirects",
+                self.job.config.fetch.max_redirects
+            ));
             return Ok(());
         }
         let ukey = url_key(target.as_str());
@@ -861,7 +1042,15 @@ impl Coordinator {
             return Ok(());
         }
         if let Err(reason) = self.scope.check(&target, entry.depth) {
-            self.record_out_of_scope(&target, ukey, entry.depth, record.seq, &reason, commit, extra);
+            self.record_out_of_scope(
+                &target,
+                ukey,
+                entry.depth,
+                record.seq,
+                &reason,
+                commit,
+                extra,
+            );
             return Ok(());
         }
         let next = QueuedUrl {
@@ -876,7 +1065,6 @@ impl Coordinator {
         record.enqueued = Some(1);
         Ok(())
     }
-
 
     /// Decides a discovered URL out of scope: a record of its own, and marked seen so it is
     /// recorded once.
@@ -909,19 +1097,33 @@ impl Coordinator {
 
     /// The stored record of an earlier decision.
     fn record_of(&self, seq: u64) -> Result<Option<Record>, EngineError> {
-        Ok(self.store.record(seq)?.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+        Ok(self
+            .store
+            .record(seq)?
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
     }
 
     /// The dedup stage's question: is this page a copy of one already kept?
-    fn find_duplicate(&mut self, analysis: &PageAnalysis) -> Result<Option<Duplicate>, EngineError> {
+    fn find_duplicate(
+        &mut self,
+        analysis: &PageAnalysis,
+    ) -> Result<Option<Duplicate>, EngineError> {
         if analysis.tokens.is_empty() {
             // Pages without text all look alike (the empty page hashes to one value); they
             // are never anyone's duplicate.
             return Ok(None);
         }
-        if let Some(original) = self.store.exact_original(&analysis.exact_key.0.to_be_bytes())? {
+        if let Some(original) = self
+            .store
+            .exact_original(&analysis.exact_key.0.to_be_bytes())?
+        {
             // The distance is read from the original's record by the caller.
-            return Ok(Some(Duplicate { verdict: Verdict::Exact, original: CopiedFrom::Job(original), distance: None, similarity: 1.0 }));
+            return Ok(Some(Duplicate {
+                verdict: Verdict::Exact,
+                original: CopiedFrom::Job(original),
+                distance: None,
+                similarity: 1.0,
+            }));
         }
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
@@ -942,7 +1144,11 @@ impl Coordinator {
                 }));
             }
             tried.insert(candidate.payload);
-            let similarity = if verify { self.verified(&units, candidate.payload, by_distance)? } else { Some(by_distance) };
+            let similarity = if verify {
+                self.verified(&units, candidate.payload, by_distance)?
+            } else {
+                Some(by_distance)
+            };
             if let Some(similarity) = similarity {
                 return Ok(Some(Duplicate {
                     verdict: Verdict::Near,
@@ -958,12 +1164,22 @@ impl Coordinator {
         // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
         // (edited copies move a 64-bit simhash by 5 to 20 bits).
         let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
-        for (candidate, _shared) in self.sentences.candidates(&fingerprints).into_iter().take(self.job.config.dedup.max_candidates.max(1)) {
+        for (candidate, _shared) in self
+            .sentences
+            .candidates(&fingerprints)
+            .into_iter()
+            .take(self.job.config.dedup.max_candidates.max(1))
+        {
             if !tried.insert(candidate) {
                 continue;
             }
             if let Some(similarity) = self.verified(&units, candidate, 0.0)? {
-                return Ok(Some(Duplicate { verdict: Verdict::Near, original: CopiedFrom::Job(candidate), distance: None, similarity }));
+                return Ok(Some(Duplicate {
+                    verdict: Verdict::Near,
+                    original: CopiedFrom::Job(candidate),
+                    distance: None,
+                    similarity,
+                }));
             }
         }
         Ok(None)
@@ -971,7 +1187,12 @@ impl Coordinator {
 
     /// LCS verification of a page (its verification units) against unique page `seq`: its
     /// resemble rate when similar.
-    fn verified(&mut self, units: &[u64], seq: u64, fallback: f64) -> Result<Option<f64>, EngineError> {
+    fn verified(
+        &mut self,
+        units: &[u64],
+        seq: u64,
+        fallback: f64,
+    ) -> Result<Option<f64>, EngineError> {
         match self.store.unique_text(seq)? {
             Some(text) => {
                 let other = self.analyzer.analyze_text(&text).units();
@@ -987,7 +1208,9 @@ impl Coordinator {
     /// blocks; when extraction chose only template, the page's own (non-template) blocks;
     /// when even those are short, the page is its template and keeps its main text.
     fn template_free(&mut self, url: &Url, mut analysis: PageAnalysis) -> PageAnalysis {
-        let Some(extraction) = &analysis.extraction else { return analysis };
+        let Some(extraction) = &analysis.extraction else {
+            return analysis;
+        };
         let host = nearcrawl_frontier::authority(url);
         self.templates.observe(&host, &extraction.blocks);
         let own = |in_content_only: bool| -> String {
@@ -1029,8 +1252,13 @@ impl Coordinator {
         let seq = record.seq;
         let analysis = self.template_free(&page.url, analysis);
         record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
-        let (header_noindex, header_nofollow) = page.x_robots_tag(self.job.config.fetch.robots_agent());
-        let meta = analysis.facts.as_ref().map(|f| f.robots).unwrap_or_default();
+        let (header_noindex, header_nofollow) =
+            page.x_robots_tag(self.job.config.fetch.robots_agent());
+        let meta = analysis
+            .facts
+            .as_ref()
+            .map(|f| f.robots)
+            .unwrap_or_default();
         let nofollow = header_nofollow || meta.nofollow;
         if header_noindex || meta.noindex {
             record.robots.push("noindex".into());
@@ -1038,14 +1266,24 @@ impl Coordinator {
         if nofollow {
             record.robots.push("nofollow".into());
         }
-        let title = analysis.facts.as_ref().and_then(|f| f.title.clone()).unwrap_or_default();
-        let relevance = self.relevance.as_ref().map(|r| r.score(&format!("{title}\n{}", analysis.text)));
+        let title = analysis
+            .facts
+            .as_ref()
+            .and_then(|f| f.title.clone())
+            .unwrap_or_default();
+        let relevance = self
+            .relevance
+            .as_ref()
+            .map(|r| r.score(&format!("{title}\n{}", analysis.text)));
         record.relevance = relevance;
 
         let duplicate = self.find_duplicate(&analysis)?;
         // The original's record, read once: its URL, simhash and payload digest.
         let original = match &duplicate {
-            Some(Duplicate { original: CopiedFrom::Job(seq), .. }) => self.record_of(*seq)?,
+            Some(Duplicate {
+                original: CopiedFrom::Job(seq),
+                ..
+            }) => self.record_of(*seq)?,
             _ => None,
         };
         match &duplicate {
@@ -1061,7 +1299,8 @@ impl Coordinator {
                     }
                 }
                 record.distance = dup.distance.or_else(|| {
-                    let bits = u64::from_str_radix(original.as_ref()?.simhash.as_deref()?, 16).ok()?;
+                    let bits =
+                        u64::from_str_radix(original.as_ref()?.simhash.as_deref()?, 16).ok()?;
                     Some(Fingerprint::new(bits).distance(analysis.simhash))
                 });
                 record.similarity = Some((dup.similarity * 1000.0).round() / 1000.0);
@@ -1073,11 +1312,19 @@ impl Coordinator {
                 record.cluster = Some(seq);
                 if !analysis.tokens.is_empty() {
                     self.index.insert(analysis.simhash, seq);
-                    commit.unique = Some(UniquePage { seq, simhash: analysis.simhash.bits() });
+                    commit.unique = Some(UniquePage {
+                        seq,
+                        simhash: analysis.simhash.bits(),
+                    });
                     commit.exact_key = Some((analysis.exact_key.0.to_be_bytes(), seq));
                     if self.analyzer.config().verify {
-                        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
-                        self.sentences.insert(seq, &nearcrawl_frontier::authority(&page.url), &fingerprints);
+                        let fingerprints =
+                            sentence_fingerprints(&analysis.text, &self.sentence_config);
+                        self.sentences.insert(
+                            seq,
+                            &nearcrawl_frontier::authority(&page.url),
+                            &fingerprints,
+                        );
                         commit.unique_text = Some((seq, analysis.text.clone()));
                     }
                 }
@@ -1093,7 +1340,13 @@ impl Coordinator {
             (None, _, _) | (_, false, _) | (_, true, DuplicateOutlinks::Keep) => Follow::All,
             (Some(_), true, DuplicateOutlinks::Skip) => Follow::None,
             (Some(dup), true, DuplicateOutlinks::New) => match dup.original {
-                CopiedFrom::Job(original) => Follow::NewAnchors(self.store.anchors(original)?.unwrap_or_default().into_iter().collect()),
+                CopiedFrom::Job(original) => Follow::NewAnchors(
+                    self.store
+                        .anchors(original)?
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect(),
+                ),
                 CopiedFrom::Shared(_) => Follow::None,
             },
         };
@@ -1103,14 +1356,23 @@ impl Coordinator {
         };
         let mut links: Vec<(Url, String, bool)> = Vec::new();
         if let Some(facts) = &analysis.facts {
-            links.extend(facts.links.iter().map(|l| (l.url.clone(), l.text.clone(), l.nofollow)));
-            if let Some(canonical) = facts.canonical.as_ref().and_then(|c| CanonicalUrl::from_url(c.clone()).ok())
-                && canonical.as_str() != entry.url {
-                    record.canonical = Some(canonical.to_string());
-                    if self.job.config.links.follow_canonical {
-                        links.push((canonical.into_url(), String::new(), false));
-                    }
+            links.extend(
+                facts
+                    .links
+                    .iter()
+                    .map(|l| (l.url.clone(), l.text.clone(), l.nofollow)),
+            );
+            if let Some(canonical) = facts
+                .canonical
+                .as_ref()
+                .and_then(|c| CanonicalUrl::from_url(c.clone()).ok())
+                && canonical.as_str() != entry.url
+            {
+                record.canonical = Some(canonical.to_string());
+                if self.job.config.links.follow_canonical {
+                    links.push((canonical.into_url(), String::new(), false));
                 }
+            }
         }
         record.outlinks = Some(links.len() as u32);
         let (mut enqueued, mut dropped) = (0u32, 0u32);
@@ -1125,8 +1387,13 @@ impl Coordinator {
                 if link_nofollow && !follow_nofollow {
                     continue;
                 }
-                let Ok(url) = CanonicalUrl::from_url(link) else { continue };
-                if baseline && self.scope.check(&url, entry.depth + 1).is_ok() && !graph.iter().any(|g| g == url.as_str()) {
+                let Ok(url) = CanonicalUrl::from_url(link) else {
+                    continue;
+                };
+                if baseline
+                    && self.scope.check(&url, entry.depth + 1).is_ok()
+                    && !graph.iter().any(|g| g == url.as_str())
+                {
                     graph.push(url.to_string());
                 }
                 let ukey = url_key(url.as_str());
@@ -1137,12 +1404,22 @@ impl Coordinator {
                 let skip = match &follow {
                     Follow::All => false,
                     Follow::None => true,
-                    Follow::NewAnchors(known) => anchor.trim().is_empty() || known.contains(&anchor_hash(&anchor)),
+                    Follow::NewAnchors(known) => {
+                        anchor.trim().is_empty() || known.contains(&anchor_hash(&anchor))
+                    }
                 };
                 match self.scope.check(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
-                    Err(reason) => self.record_out_of_scope(&url, ukey, entry.depth + 1, seq, &reason, commit, extra),
+                    Err(reason) => self.record_out_of_scope(
+                        &url,
+                        ukey,
+                        entry.depth + 1,
+                        seq,
+                        &reason,
+                        commit,
+                        extra,
+                    ),
                     Ok(()) if skip => {
                         commit.dropped.push(ukey);
                         dropped += 1;
@@ -1165,13 +1442,20 @@ impl Coordinator {
         if baseline {
             record.links = Some(graph);
         }
-        if duplicate.is_none() && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New
-            && let Some(facts) = &analysis.facts {
-                let mut anchors: Vec<u64> = facts.links.iter().filter(|l| !l.text.trim().is_empty()).map(|l| anchor_hash(&l.text)).collect();
-                anchors.sort_unstable();
-                anchors.dedup();
-                commit.unique_anchors = Some((seq, anchors));
-            }
+        if duplicate.is_none()
+            && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New
+            && let Some(facts) = &analysis.facts
+        {
+            let mut anchors: Vec<u64> = facts
+                .links
+                .iter()
+                .filter(|l| !l.text.trim().is_empty())
+                .map(|l| anchor_hash(&l.text))
+                .collect();
+            anchors.sort_unstable();
+            anchors.dedup();
+            commit.unique_anchors = Some((seq, anchors));
+        }
         if !matches!(follow, Follow::All) {
             record.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
@@ -1179,9 +1463,9 @@ impl Coordinator {
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
         let digest = WarcWriter::digest(&page.wire_body);
-        let revisit = original
-            .as_ref()
-            .filter(|o| record.verdict == Verdict::Exact && o.payload_digest.as_deref() == Some(digest.as_str()));
+        let revisit = original.as_ref().filter(|o| {
+            record.verdict == Verdict::Exact && o.payload_digest.as_deref() == Some(digest.as_str())
+        });
         let mut metadata = vec![
             ("simhash", record.simhash.clone().unwrap_or_default()),
             ("verdict", record.verdict.as_str().to_string()),
@@ -1209,7 +1493,9 @@ impl Coordinator {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> Result<(), EngineError> {
-        let Some(warc) = &mut self.warc else { return Ok(()) };
+        let Some(warc) = &mut self.warc else {
+            return Ok(());
+        };
         let head = page.response_head();
         let fetch = WarcFetch {
             url: page.url.as_str(),
@@ -1219,7 +1505,8 @@ impl Coordinator {
             response_head: &head,
             payload: &page.wire_body,
         };
-        warc.write_fetch(&fetch, revisit_of, metadata).map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
+        warc.write_fetch(&fetch, revisit_of, metadata)
+            .map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
         Ok(())
     }
 
@@ -1227,16 +1514,27 @@ impl Coordinator {
     fn finish(mut self) -> Result<Report, EngineError> {
         self.records.flush()?;
         if let Some(warc) = &mut self.warc {
-            warc.flush().map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
+            warc.flush()
+                .map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
         }
         self.store.sync()?;
         if let Some(dir) = &self.job.shared_index {
-            crate::shared::save(dir, &self.index, &self.shared_urls, self.store.as_ref(), SHARED)?;
+            crate::shared::save(
+                dir,
+                &self.index,
+                &self.shared_urls,
+                self.store.as_ref(),
+                SHARED,
+            )?;
         }
         let queued: u64 = self
             .hosts
             .keys()
-            .map(|id| self.store.pending(*id, None, usize::MAX).map(|p| p.len() as u64))
+            .map(|id| {
+                self.store
+                    .pending(*id, None, usize::MAX)
+                    .map(|p| p.len() as u64)
+            })
             .sum::<Result<u64, _>>()?;
         let report = Report::build(
             self.store.as_ref(),

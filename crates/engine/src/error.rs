@@ -27,7 +27,10 @@ pub enum EngineError {
 
 impl EngineError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> EngineError {
-        EngineError::Io { path: path.to_path_buf(), source }
+        EngineError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 

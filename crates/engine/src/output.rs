@@ -18,9 +18,19 @@ pub struct RecordsFile {
 impl RecordsFile {
     /// Opens `path` for appending, first making it hold exactly the store's records
     /// `0..decided`.
-    pub fn open(path: &Path, store: &dyn CrawlStore, decided: u64) -> Result<RecordsFile, EngineError> {
+    pub fn open(
+        path: &Path,
+        store: &dyn CrawlStore,
+        decided: u64,
+    ) -> Result<RecordsFile, EngineError> {
         let io = |e| EngineError::io(path, e);
-        let mut file = File::options().create(true).truncate(false).read(true).write(true).open(path).map_err(io)?;
+        let mut file = File::options()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
         // Count whole lines; remember where line `decided` would start.
         let mut lines = 0u64;
         let mut keep = 0u64;
@@ -43,17 +53,22 @@ impl RecordsFile {
         if lines < decided {
             let mut failed = None;
             store.for_each_record(lines, &mut |seq, bytes| {
-                if seq < decided && failed.is_none()
-                    && let Err(e) = out.write_all(bytes).and_then(|()| out.write_all(b"\n")) {
-                        failed = Some(e);
-                    }
+                if seq < decided
+                    && failed.is_none()
+                    && let Err(e) = out.write_all(bytes).and_then(|()| out.write_all(b"\n"))
+                {
+                    failed = Some(e);
+                }
             })?;
             if let Some(e) = failed {
                 return Err(io(e));
             }
         }
         out.flush().map_err(io)?;
-        Ok(RecordsFile { path: path.to_path_buf(), out })
+        Ok(RecordsFile {
+            path: path.to_path_buf(),
+            out,
+        })
     }
 
     /// Appends one record, already serialised (one JSON object, no newline).

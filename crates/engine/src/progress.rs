@@ -76,22 +76,67 @@ impl Progress {
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
         for (name, help, value) in [
-            ("nearcrawl_pages_fetched_total", "Pages fetched in this run.", &self.pages),
-            ("nearcrawl_bytes_received_total", "Bytes received on the wire in this run.", &self.bytes),
-            ("nearcrawl_duplicates_total", "Exact and near duplicates found in this run.", &self.duplicates),
-            ("nearcrawl_outlinks_dropped_total", "New URLs not queued because their page was a duplicate.", &self.dropped_outlinks),
-            ("nearcrawl_decisions_total", "URL decisions recorded in this run.", &self.decisions),
-            ("nearcrawl_errors_total", "Errors recorded in this run.", &self.errors),
-            ("nearcrawl_dedup_microseconds_total", "Time spent in the dedup stage, in microseconds.", &self.dedup_micros),
+            (
+                "nearcrawl_pages_fetched_total",
+                "Pages fetched in this run.",
+                &self.pages,
+            ),
+            (
+                "nearcrawl_bytes_received_total",
+                "Bytes received on the wire in this run.",
+                &self.bytes,
+            ),
+            (
+                "nearcrawl_duplicates_total",
+                "Exact and near duplicates found in this run.",
+                &self.duplicates,
+            ),
+            (
+                "nearcrawl_outlinks_dropped_total",
+                "New URLs not queued because their page was a duplicate.",
+                &self.dropped_outlinks,
+            ),
+            (
+                "nearcrawl_decisions_total",
+                "URL decisions recorded in this run.",
+                &self.decisions,
+            ),
+            (
+                "nearcrawl_errors_total",
+                "Errors recorded in this run.",
+                &self.errors,
+            ),
+            (
+                "nearcrawl_dedup_microseconds_total",
+                "Time spent in the dedup stage, in microseconds.",
+                &self.dedup_micros,
+            ),
         ] {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n", Progress::get(value)));
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n",
+                Progress::get(value)
+            ));
         }
         for (name, help, value) in [
-            ("nearcrawl_queue_length", "URLs waiting in the queues.", Progress::get(&self.queued)),
-            ("nearcrawl_in_flight", "Requests in flight.", Progress::get(&self.in_flight)),
-            ("nearcrawl_bytes_saved_estimate", "Outlinks dropped times the mean page size.", self.bytes_saved_estimate()),
+            (
+                "nearcrawl_queue_length",
+                "URLs waiting in the queues.",
+                Progress::get(&self.queued),
+            ),
+            (
+                "nearcrawl_in_flight",
+                "Requests in flight.",
+                Progress::get(&self.in_flight),
+            ),
+            (
+                "nearcrawl_bytes_saved_estimate",
+                "Outlinks dropped times the mean page size.",
+                self.bytes_saved_estimate(),
+            ),
         ] {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"));
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+            ));
         }
         out
     }

@@ -182,10 +182,17 @@ impl Record {
 
 /// RFC 3339 UTC with seconds, from a system time.
 pub fn rfc3339(time: std::time::SystemTime) -> String {
-    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
@@ -210,14 +217,23 @@ mod tests {
     #[test]
     fn dates() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
     }
 
     #[test]
     fn verdict_names_match_serde() {
         for v in Verdict::ALL {
-            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.as_str()));
+            assert_eq!(
+                serde_json::to_string(&v).unwrap(),
+                format!("\"{}\"", v.as_str())
+            );
         }
     }
 
@@ -226,7 +242,10 @@ mod tests {
         let mut r = Record::new(3, "http://a/".into(), 1, Verdict::RobotsDisallowed);
         r.error = Some("disallowed".into());
         let json = serde_json::to_string(&r).unwrap();
-        assert_eq!(json, r#"{"seq":3,"url":"http://a/","bytes":0,"depth":1,"verdict":"robots-disallowed","error":"disallowed"}"#);
+        assert_eq!(
+            json,
+            r#"{"seq":3,"url":"http://a/","bytes":0,"depth":1,"verdict":"robots-disallowed","error":"disallowed"}"#
+        );
         let back: Record = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
     }

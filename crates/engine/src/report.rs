@@ -92,7 +92,10 @@ impl Report {
             bytes_fetched: 0,
             robots_bytes,
             by_status: BTreeMap::new(),
-            by_verdict: Verdict::ALL.iter().map(|v| (v.as_str().to_string(), 0)).collect(),
+            by_verdict: Verdict::ALL
+                .iter()
+                .map(|v| (v.as_str().to_string(), 0))
+                .collect(),
             bytes_by_status: BTreeMap::new(),
             bytes_by_verdict: BTreeMap::new(),
             exact_duplicates: 0,
@@ -124,10 +127,16 @@ impl Report {
             report.decisions += 1;
             let status = record.status.map_or("none".to_string(), |s| s.to_string());
             *report.by_status.entry(status.clone()).or_default() += 1;
-            *report.by_verdict.entry(record.verdict.as_str().to_string()).or_default() += 1;
+            *report
+                .by_verdict
+                .entry(record.verdict.as_str().to_string())
+                .or_default() += 1;
             if record.bytes > 0 {
                 *report.bytes_by_status.entry(status).or_default() += record.bytes;
-                *report.bytes_by_verdict.entry(record.verdict.as_str().to_string()).or_default() += record.bytes;
+                *report
+                    .bytes_by_verdict
+                    .entry(record.verdict.as_str().to_string())
+                    .or_default() += record.bytes;
             }
             if record.status.is_some() {
                 report.pages_fetched += 1;
@@ -141,7 +150,10 @@ impl Report {
             if record.verdict.is_duplicate() {
                 report.duplicate_bytes += record.bytes;
             }
-            if matches!(record.verdict, Verdict::Unique | Verdict::Exact | Verdict::Near) {
+            if matches!(
+                record.verdict,
+                Verdict::Unique | Verdict::Exact | Verdict::Near
+            ) {
                 html_pages += 1;
                 html_bytes += record.bytes;
             }
@@ -151,7 +163,10 @@ impl Report {
             }
         })?;
         if let Some(reason) = bad {
-            return Err(EngineError::Store(nearcrawl_store::StoreError::Corrupt { table: "records", reason }));
+            return Err(EngineError::Store(nearcrawl_store::StoreError::Corrupt {
+                table: "records",
+                reason,
+            }));
         }
         report.mean_page_bytes = html_bytes.checked_div(html_pages).unwrap_or(0);
         report.estimated_bytes_saved = report.dropped_never_fetched * report.mean_page_bytes;
@@ -167,7 +182,11 @@ impl Report {
             };
         }
         let run_pages = Progress::get(&progress.pages) as f64;
-        report.run_pages_per_second = if report.run_seconds > 0.0 { run_pages / report.run_seconds } else { 0.0 };
+        report.run_pages_per_second = if report.run_seconds > 0.0 {
+            run_pages / report.run_seconds
+        } else {
+            0.0
+        };
         Ok(report)
     }
 
@@ -195,7 +214,11 @@ impl Report {
             .map(|(v, n)| format!("{v} {n}"))
             .collect();
         out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
-        let statuses: Vec<String> = self.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        let statuses: Vec<String> = self
+            .by_status
+            .iter()
+            .map(|(s, n)| format!("{s}: {n}"))
+            .collect();
         out.push_str(&format!("statuses: {}\n", statuses.join(", ")));
         out.push_str(&format!(
             "duplicates: {} exact, {} near ({} spent finding them); {} new outlinks dropped, {} never reached otherwise\n",

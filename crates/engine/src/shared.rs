@@ -26,7 +26,8 @@ pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
     if !index_path.exists() && !urls_path.exists() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let index = HammingIndex::load(&index_path).map_err(|e| EngineError::Setup(format!("shared index: {e}")))?;
+    let index = HammingIndex::load(&index_path)
+        .map_err(|e| EngineError::Setup(format!("shared index: {e}")))?;
     let urls: Vec<String> = std::fs::read_to_string(&urls_path)
         .map_err(|e| EngineError::io(&urls_path, e))?
         .lines()
@@ -60,8 +61,12 @@ pub fn save(
         .map(|(fp, payload)| (fp, payload & !shared_tag))
         .collect();
     for page in store.unique_pages()? {
-        let Some(bytes) = store.record(page.seq)? else { continue };
-        let Ok(record) = serde_json::from_slice::<Record>(&bytes) else { continue };
+        let Some(bytes) = store.record(page.seq)? else {
+            continue;
+        };
+        let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
+            continue;
+        };
         if known.insert(record.url.clone()) {
             entries.push((Fingerprint::new(page.simhash), urls.len() as u64));
             urls.push(record.url);
@@ -75,8 +80,8 @@ pub fn save(
     std::fs::write(&tmp, text).map_err(|e| EngineError::io(&tmp, e))?;
     std::fs::rename(&tmp, &urls_path).map_err(|e| EngineError::io(&urls_path, e))?;
     let shared = HammingIndex::from_entries(index.params().clone(), entries);
-    shared
-        .save(dir.join(INDEX_FILE))
-        .map_err(|e| EngineError::Setup(format!("cannot write shared index {}: {e}", dir.display())))?;
+    shared.save(dir.join(INDEX_FILE)).map_err(|e| {
+        EngineError::Setup(format!("cannot write shared index {}: {e}", dir.display()))
+    })?;
     Ok(())
 }

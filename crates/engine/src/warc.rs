@@ -32,7 +32,10 @@ struct GzipMembers {
 
 impl GzipMembers {
     fn new() -> GzipMembers {
-        GzipMembers { deflate: Compress::new(Compression::fast(), false), buffer: Vec::new() }
+        GzipMembers {
+            deflate: Compress::new(Compression::fast(), false),
+            buffer: Vec::new(),
+        }
     }
 
     /// One gzip member (RFC 1952) holding `parts` concatenated.
@@ -45,7 +48,11 @@ impl GzipMembers {
         let mut crc = Crc::new();
         for (i, part) in parts.iter().enumerate() {
             crc.update(part);
-            let flush = if i + 1 == parts.len() { FlushCompress::Finish } else { FlushCompress::None };
+            let flush = if i + 1 == parts.len() {
+                FlushCompress::Finish
+            } else {
+                FlushCompress::None
+            };
             let mut input: &[u8] = part;
             loop {
                 self.buffer.clear();
@@ -136,7 +143,10 @@ impl WarcWriter {
             ("WARC-Record-ID", response_id.clone()),
             ("WARC-Date", date.clone()),
             ("WARC-Target-URI", fetch.url.to_string()),
-            ("Content-Type", "application/http;msgtype=response".to_string()),
+            (
+                "Content-Type",
+                "application/http;msgtype=response".to_string(),
+            ),
             ("WARC-Payload-Digest", payload_digest.clone()),
         ];
         headers.extend(ip.clone());
@@ -163,7 +173,10 @@ impl WarcWriter {
             ("WARC-Date", date.clone()),
             ("WARC-Target-URI", fetch.url.to_string()),
             ("WARC-Concurrent-To", response_id.clone()),
-            ("Content-Type", "application/http;msgtype=request".to_string()),
+            (
+                "Content-Type",
+                "application/http;msgtype=request".to_string(),
+            ),
         ];
         headers.extend(ip);
         self.write_record("request", headers, fetch.request_head)?;
@@ -195,7 +208,9 @@ impl WarcWriter {
 
     fn record_id(&mut self, salt: &str) -> String {
         self.ids += 1;
-        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
         let seed = format!("{}:{}:{}:{salt}", self.run, self.ids, now.as_nanos());
         let h = Sha1::digest(seed.as_bytes());
         // A version-4-shaped UUID from the hash (unique per run, record and time).
@@ -215,14 +230,21 @@ impl WarcWriter {
         headers: Vec<(&str, String)>,
         block: &[u8],
     ) -> io::Result<()> {
-        if self.out.as_ref().is_none_or(|(_, written)| *written >= self.max_bytes) {
+        if self
+            .out
+            .as_ref()
+            .is_none_or(|(_, written)| *written >= self.max_bytes)
+        {
             self.open_next()?;
         }
         let mut head = format!("WARC/1.1\r\nWARC-Type: {kind}\r\n");
         for (name, value) in &headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
-        head.push_str(&format!("WARC-Block-Digest: {}\r\n", WarcWriter::digest(block)));
+        head.push_str(&format!(
+            "WARC-Block-Digest: {}\r\n",
+            WarcWriter::digest(block)
+        ));
         head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
         let member = self.gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"])?;
         if let Some((out, written)) = &mut self.out {
@@ -294,17 +316,28 @@ mod tests {
             assert_eq!(base32(input.as_bytes()), want, "{input}");
         }
         // The SHA-1 of the empty payload, as every WARC tool writes it.
-        assert_eq!(WarcWriter::digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+        assert_eq!(
+            WarcWriter::digest(b""),
+            "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+        );
     }
 
     #[test]
     fn gzip_members_decode_to_their_parts() {
         let mut gzip = GzipMembers::new();
-        let big: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
-        for parts in [vec![&b""[..]], vec![&b"head "[..], &big[..], &b"\r\n"[..]], vec![&b"small"[..]]] {
+        let big: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        for parts in [
+            vec![&b""[..]],
+            vec![&b"head "[..], &big[..], &b"\r\n"[..]],
+            vec![&b"small"[..]],
+        ] {
             let member = gzip.member(&parts).unwrap();
             let mut back = Vec::new();
-            flate2::read::GzDecoder::new(&member[..]).read_to_end(&mut back).unwrap();
+            flate2::read::GzDecoder::new(&member[..])
+                .read_to_end(&mut back)
+                .unwrap();
             assert_eq!(back, parts.concat());
         }
     }
@@ -321,12 +354,18 @@ mod tests {
             response_head: b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n",
             payload: b"<p>hi</p>",
         };
-        w.write_fetch(&fetch, None, &[("simhash", "00ff".into())]).unwrap();
+        w.write_fetch(&fetch, None, &[("simhash", "00ff".into())])
+            .unwrap();
         w.flush().unwrap();
         let path = dir.path().join("nearcrawl-000-00000.warc.gz");
         let mut text = String::new();
-        flate2::read::MultiGzDecoder::new(File::open(path).unwrap()).read_to_string(&mut text).unwrap();
-        let kinds: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("WARC-Type: ")).collect();
+        flate2::read::MultiGzDecoder::new(File::open(path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        let kinds: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("WARC-Type: "))
+            .collect();
         assert_eq!(kinds, ["warcinfo", "response", "request", "metadata"]);
         assert!(text.contains("<p>hi</p>\r\n\r\n"));
     }

@@ -42,7 +42,10 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
             .map_err(|e| EngineError::Setup(format!("{}:{}: {e}", path.display(), i + 1)))?;
         records.push(record);
     }
-    if records.iter().any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none()) {
+    if records
+        .iter()
+        .any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none())
+    {
         return Err(EngineError::Setup(format!(
             "{} is not a baseline crawl: run it with --no-dedup (its pages must record their links)",
             dir.display()
@@ -57,18 +60,27 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
 pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> WhatIf {
     let fetched = |r: &Record| r.status.is_some();
     let by_url: HashMap<&str, &Record> = records.iter().map(|r| (r.url.as_str(), r)).collect();
-    let mut queue: VecDeque<&Record> = records.iter().filter(|r| r.depth == 0 && r.parent.is_none()).collect();
+    let mut queue: VecDeque<&Record> = records
+        .iter()
+        .filter(|r| r.depth == 0 && r.parent.is_none())
+        .collect();
     let mut reached: HashSet<&str> = queue.iter().map(|r| r.url.as_str()).collect();
     while let Some(record) = queue.pop_front() {
         if is_duplicate(record) {
             continue;
         }
-        let next = record.links.iter().flatten().map(String::as_str).chain(record.final_url.as_deref());
+        let next = record
+            .links
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .chain(record.final_url.as_deref());
         for url in next {
             if let Some(target) = by_url.get(url)
-                && reached.insert(target.url.as_str()) {
-                    queue.push_back(target);
-                }
+                && reached.insert(target.url.as_str())
+            {
+                queue.push_back(target);
+            }
         }
     }
     let mut report = WhatIf::default();
@@ -93,7 +105,13 @@ pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> Wha
 impl WhatIf {
     /// The human summary.
     pub fn summary(&self) -> String {
-        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
+        let share = |part: u64, whole: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                100.0 * part as f64 / whole as f64
+            }
+        };
         format!(
             "baseline: {} pages, {} bytes; with dedup: {} pages, {} bytes\nsaved: {} pages ({:.1} %), {} bytes ({:.1} %); {} duplicates found; {} unique pages reachable only through duplicates\n",
             self.baseline_pages,

@@ -92,18 +92,84 @@ enum PatternKind {
 }
 
 const UNLIKELY: &[&str] = &[
-    "-ad-", "ai2html", "banner", "breadcrumb", "combx", "comment", "community", "cover-wrap", "disqus", "extra",
-    "footer", "gdpr", "header", "legends", "menu", "related", "remark", "replies", "rss", "shoutbox", "sidebar",
-    "skyscraper", "social", "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager", "popup",
-    "yom-remote", "newsletter", "cookie", "subscribe", "signup", "share", "recirc", "promo",
+    "-ad-",
+    "ai2html",
+    "banner",
+    "breadcrumb",
+    "combx",
+    "comment",
+    "community",
+    "cover-wrap",
+    "disqus",
+    "extra",
+    "footer",
+    "gdpr",
+    "header",
+    "legends",
+    "menu",
+    "related",
+    "remark",
+    "replies",
+    "rss",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "social",
+    "sponsor",
+    "supplemental",
+    "ad-break",
+    "agegate",
+    "pagination",
+    "pager",
+    "popup",
+    "yom-remote",
+    "newsletter",
+    "cookie",
+    "subscribe",
+    "signup",
+    "share",
+    "recirc",
+    "promo",
 ];
 const COMMENTS: &[&str] = &["comment", "disqus", "replies", "respond"];
-const MAYBE: &[&str] = &["and", "article", "body", "column", "content", "main", "shadow"];
-const POSITIVE: &[&str] = &["article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "post", "text", "blog", "story"];
+const MAYBE: &[&str] = &[
+    "and", "article", "body", "column", "content", "main", "shadow",
+];
+const POSITIVE: &[&str] = &[
+    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "post", "text",
+    "blog", "story",
+];
 const NEGATIVE: &[&str] = &[
-    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "foot", "footnote", "gdpr", "masthead",
-    "media", "meta", "outbrain", "promo", "related", "scroll", "share", "shoutbox", "sidebar", "skyscraper",
-    "sponsor", "shopping", "tags", "tool", "widget", "byline", "author", "caption", "credit",
+    "-ad-",
+    "hidden",
+    "banner",
+    "combx",
+    "comment",
+    "com-",
+    "contact",
+    "foot",
+    "footnote",
+    "gdpr",
+    "masthead",
+    "media",
+    "meta",
+    "outbrain",
+    "promo",
+    "related",
+    "scroll",
+    "share",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "sponsor",
+    "shopping",
+    "tags",
+    "tool",
+    "widget",
+    "byline",
+    "author",
+    "caption",
+    "credit",
 ];
 
 impl ClassPatterns {
@@ -165,10 +231,23 @@ struct Rules {
 }
 
 impl Rules {
-    const ALL: Rules = Rules { strip_unlikely: true, class_weights: true, clean: true };
-    const KEEP_UNLIKELY: Rules = Rules { strip_unlikely: false, ..Rules::ALL };
-    const NO_CLASS_WEIGHTS: Rules = Rules { class_weights: false, ..Rules::KEEP_UNLIKELY };
-    const NO_CLEANING: Rules = Rules { clean: false, ..Rules::NO_CLASS_WEIGHTS };
+    const ALL: Rules = Rules {
+        strip_unlikely: true,
+        class_weights: true,
+        clean: true,
+    };
+    const KEEP_UNLIKELY: Rules = Rules {
+        strip_unlikely: false,
+        ..Rules::ALL
+    };
+    const NO_CLASS_WEIGHTS: Rules = Rules {
+        class_weights: false,
+        ..Rules::KEEP_UNLIKELY
+    };
+    const NO_CLEANING: Rules = Rules {
+        clean: false,
+        ..Rules::NO_CLASS_WEIGHTS
+    };
 }
 
 /// Per-element facts gathered in the passes over the tree.
@@ -197,7 +276,9 @@ struct Stats {
 impl ContentExtractor {
     /// Compiles the patterns.
     pub fn new() -> ContentExtractor {
-        ContentExtractor { patterns: ClassPatterns::new() }
+        ContentExtractor {
+            patterns: ClassPatterns::new(),
+        }
     }
 
     /// Splits `doc` into text blocks and marks the main content.
@@ -208,9 +289,19 @@ impl ContentExtractor {
     /// only when it finds more than twice the text.
     pub fn extract(&self, doc: &Document) -> Extraction {
         let mut best: Option<(usize, Extraction)> = None;
-        for rules in [Rules::ALL, Rules::KEEP_UNLIKELY, Rules::NO_CLASS_WEIGHTS, Rules::NO_CLEANING] {
+        for rules in [
+            Rules::ALL,
+            Rules::KEEP_UNLIKELY,
+            Rules::NO_CLASS_WEIGHTS,
+            Rules::NO_CLEANING,
+        ] {
             let extraction = self.extract_with(doc, rules);
-            let length: usize = extraction.blocks.iter().filter(|b| b.in_content).map(|b| b.text.len()).sum();
+            let length: usize = extraction
+                .blocks
+                .iter()
+                .filter(|b| b.in_content)
+                .map(|b| b.text.len())
+                .sum();
             if length >= 500 {
                 return extraction;
             }
@@ -263,7 +354,12 @@ impl ContentExtractor {
                         if block_of[owner as usize] == u32::MAX {
                             block_of[owner as usize] = blocks.len() as u32;
                             let tag = doc.node(owner).tag.unwrap_or(Tag::Other);
-                            blocks.push(TextBlock { node: owner, tag, text: String::new(), in_content: false });
+                            blocks.push(TextBlock {
+                                node: owner,
+                                tag,
+                                text: String::new(),
+                                in_content: false,
+                            });
                             block_counts.push((0, 0));
                         }
                         let index = block_of[owner as usize] as usize;
@@ -307,9 +403,21 @@ impl ContentExtractor {
             // as a paragraph of that container, as Readability wraps such text in a `p`.
             let paragraph_like = matches!(
                 block.tag,
-                Tag::P | Tag::Pre | Tag::Li | Tag::Dt | Tag::Dd | Tag::Td | Tag::Th | Tag::Caption | Tag::Address
+                Tag::P
+                    | Tag::Pre
+                    | Tag::Li
+                    | Tag::Dt
+                    | Tag::Dd
+                    | Tag::Td
+                    | Tag::Th
+                    | Tag::Caption
+                    | Tag::Address
             ) || block.tag.is_heading();
-            let mut ancestor = if paragraph_like { doc.node(block.node).parent } else { block.node };
+            let mut ancestor = if paragraph_like {
+                doc.node(block.node).parent
+            } else {
+                block.node
+            };
             for level in 0..5 {
                 let divider = match level {
                     0 => 1.0,
@@ -319,7 +427,8 @@ impl ContentExtractor {
                 let a = &mut stats[ancestor as usize];
                 if !a.candidate {
                     a.candidate = true;
-                    a.score = initial_score(doc.node(ancestor).tag.unwrap_or(Tag::Other)) + a.class_weight;
+                    a.score = initial_score(doc.node(ancestor).tag.unwrap_or(Tag::Other))
+                        + a.class_weight;
                 }
                 a.score += score / divider;
                 if ancestor == 0 {
@@ -343,20 +452,56 @@ impl ContentExtractor {
             self.clean(doc, &stats, top, &mut keep);
         }
         for block in &mut blocks {
-            block.in_content = keep[block.node as usize] && !stats[block.node as usize].excluded && block.tag != Tag::H1;
+            block.in_content = keep[block.node as usize]
+                && !stats[block.node as usize].excluded
+                && block.tag != Tag::H1;
         }
         Extraction { blocks }
     }
 
     /// Whether an element is invisible, whether it is set aside, and its class weight.
-    fn judge_element(&self, doc: &Document, id: NodeId, tag: Tag, rules: Rules) -> (bool, bool, f32) {
+    fn judge_element(
+        &self,
+        doc: &Document,
+        id: NodeId,
+        tag: Tag,
+        rules: Rules,
+    ) -> (bool, bool, f32) {
         use Tag::*;
         let invisible_tag = matches!(
             tag,
-            Script | Style | Noscript | Template | Svg | Math | Iframe | Object | Embed | Select | Option
-                | Textarea | Head | Title | Canvas | Video | Audio
+            Script
+                | Style
+                | Noscript
+                | Template
+                | Svg
+                | Math
+                | Iframe
+                | Object
+                | Embed
+                | Select
+                | Option
+                | Textarea
+                | Head
+                | Title
+                | Canvas
+                | Video
+                | Audio
         );
-        let by_tag = matches!(tag, Button | Input | Nav | Aside | Footer | Dialog | Label | Figure | Figcaption | Menu | Header);
+        let by_tag = matches!(
+            tag,
+            Button
+                | Input
+                | Nav
+                | Aside
+                | Footer
+                | Dialog
+                | Label
+                | Figure
+                | Figcaption
+                | Menu
+                | Header
+        );
         let mut kinds = 0u8;
         let mut weight = 0.0;
         let mut hidden = false;
@@ -379,12 +524,21 @@ impl ContentExtractor {
                 Attr::Style => {
                     let style = value.to_ascii_lowercase();
                     let compact: String = style.chars().filter(|c| !c.is_whitespace()).collect();
-                    hidden |= compact.contains("display:none") || compact.contains("visibility:hidden");
+                    hidden |=
+                        compact.contains("display:none") || compact.contains("visibility:hidden");
                 }
                 Attr::Role => {
                     landmark |= matches!(
                         value.trim(),
-                        "navigation" | "complementary" | "menu" | "menubar" | "alert" | "alertdialog" | "dialog" | "contentinfo" | "banner"
+                        "navigation"
+                            | "complementary"
+                            | "menu"
+                            | "menubar"
+                            | "alert"
+                            | "alertdialog"
+                            | "dialog"
+                            | "contentinfo"
+                            | "banner"
                     );
                 }
                 _ => {}
@@ -395,7 +549,11 @@ impl ContentExtractor {
         let unlikely = (rules.strip_unlikely && has(kinds, PatternKind::Unlikely) && !maybe)
             || (has(kinds, PatternKind::Comments) && !maybe);
         let weight = if rules.class_weights { weight } else { 0.0 };
-        (invisible_tag || hidden, by_tag || landmark || unlikely, weight)
+        (
+            invisible_tag || hidden,
+            by_tag || landmark || unlikely,
+            weight,
+        )
     }
 
     fn top_candidate(&self, doc: &Document, stats: &mut [Stats]) -> Option<NodeId> {
@@ -476,7 +634,10 @@ impl ContentExtractor {
                 let density = link_density(&s);
                 let text = doc.subtree_text(sibling);
                 (s.chars > 80 && density < 0.25)
-                    || (s.chars > 0 && s.chars <= 80 && density == 0.0 && (text.contains(". ") || text.ends_with('.')))
+                    || (s.chars > 0
+                        && s.chars <= 80
+                        && density == 0.0
+                        && (text.contains(". ") || text.ends_with('.')))
             } else {
                 false
             };
@@ -495,8 +656,10 @@ impl ContentExtractor {
         let mut id = 0;
         while id < n {
             let node = doc.node(id);
-            let removable = matches!(node.tag, Some(Table | Ul | Ol | Div | Section | Header | Dl))
-                && keep[id as usize]
+            let removable = matches!(
+                node.tag,
+                Some(Table | Ul | Ol | Div | Section | Header | Dl)
+            ) && keep[id as usize]
                 && id != top;
             if !removable || !self.looks_like_boilerplate(doc, stats, id) {
                 id += 1;
@@ -548,7 +711,8 @@ fn block_owner(doc: &Document, stats: &[Stats], node: NodeId) -> NodeId {
     let mut id = doc.node(node).parent;
     while id != 0 {
         let parent = doc.node(id).parent;
-        let exclusion_root = excluded && stats[id as usize].excluded && !stats[parent as usize].excluded;
+        let exclusion_root =
+            excluded && stats[id as usize].excluded && !stats[parent as usize].excluded;
         if exclusion_root || doc.node(id).tag.is_some_and(Tag::is_block) {
             return id;
         }
@@ -563,7 +727,11 @@ fn is_comma(c: char) -> bool {
 }
 
 fn link_density(s: &Stats) -> f32 {
-    if s.chars == 0 { 0.0 } else { s.link_chars as f32 / s.chars as f32 }
+    if s.chars == 0 {
+        0.0
+    } else {
+        s.link_chars as f32 / s.chars as f32
+    }
 }
 
 /// Readability's starting score by element type.
@@ -605,13 +773,34 @@ mod tests {
         let extraction = ContentExtractor::new().extract(&doc);
         let main = extraction.main_text();
         assert!(main.starts_with("Rivers carve valleys"), "{main}");
-        assert!(main.contains("gentle V.") && main.ends_with("as it did in Yosemite."), "{main}");
-        for boilerplate in ["Home", "Section A", "Share on", "Most read", "Great article", "Copyright", "counter", "How rivers"] {
-            assert!(!main.contains(boilerplate), "{boilerplate} leaked into {main}");
+        assert!(
+            main.contains("gentle V.") && main.ends_with("as it did in Yosemite."),
+            "{main}"
+        );
+        for boilerplate in [
+            "Home",
+            "Section A",
+            "Share on",
+            "Most read",
+            "Great article",
+            "Copyright",
+            "counter",
+            "How rivers",
+        ] {
+            assert!(
+                !main.contains(boilerplate),
+                "{boilerplate} leaked into {main}"
+            );
         }
         let rest = extraction.boilerplate_text();
-        assert!(rest.contains("Share on Facebook") && rest.contains("How rivers shape valleys"), "{rest}");
-        assert!(!extraction.full_text().contains("counter"), "scripts are not text");
+        assert!(
+            rest.contains("Share on Facebook") && rest.contains("How rivers shape valleys"),
+            "{rest}"
+        );
+        assert!(
+            !extraction.full_text().contains("counter"),
+            "scripts are not text"
+        );
     }
 
     #[test]
@@ -619,20 +808,35 @@ mod tests {
         // All text sits in an element whose class looks like an ad wrapper.
         let html = format!(
             r#"<body><div class="page-ad-margins"><p>{}</p><p>{}</p></div></body>"#,
-            "Some real text, with commas, that is long enough to count as a paragraph of prose.".repeat(4),
-            "More of the same article, in a second paragraph, with a few more words in it.".repeat(4),
+            "Some real text, with commas, that is long enough to count as a paragraph of prose."
+                .repeat(4),
+            "More of the same article, in a second paragraph, with a few more words in it."
+                .repeat(4),
         );
-        let main = ContentExtractor::new().extract(&Document::parse(&html)).main_text();
-        assert!(main.contains("Some real text") && main.contains("second paragraph"), "{main}");
+        let main = ContentExtractor::new()
+            .extract(&Document::parse(&html))
+            .main_text();
+        assert!(
+            main.contains("Some real text") && main.contains("second paragraph"),
+            "{main}"
+        );
     }
 
     #[test]
     fn empty_and_textless_pages() {
         let extractor = ContentExtractor::new();
-        for html in ["", "<html><body></body></html>", "<img src=x>", "<script>x</script>"] {
+        for html in [
+            "",
+            "<html><body></body></html>",
+            "<img src=x>",
+            "<script>x</script>",
+        ] {
             let extraction = extractor.extract(&Document::parse(html));
             assert_eq!(extraction.main_text(), "", "{html}");
         }
-        assert_eq!(extractor.extract(&Document::parse("just text")).full_text(), "just text");
+        assert_eq!(
+            extractor.extract(&Document::parse("just text")).full_text(),
+            "just text"
+        );
     }
 }

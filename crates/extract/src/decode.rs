@@ -60,7 +60,12 @@ pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> De
 
 fn finish(bytes: &[u8], encoding: &'static Encoding, source: CharsetSource) -> Decoded {
     let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
-    Decoded { text: text.into_owned(), encoding, source, had_errors }
+    Decoded {
+        text: text.into_owned(),
+        encoding,
+        source,
+        had_errors,
+    }
 }
 
 /// The encoding named by `charset=` in a `Content-Type` value, if it names a known one.
@@ -69,7 +74,9 @@ pub fn charset_from_content_type(content_type: &str) -> Option<&'static Encoding
     let start = lower.find("charset")? + "charset".len();
     let rest = lower[start..].trim_start().strip_prefix('=')?.trim_start();
     let rest = rest.trim_start_matches(['"', '\'']);
-    let end = rest.find(|c: char| c == ';' || c == '"' || c == '\'' || c.is_whitespace()).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c == ';' || c == '"' || c == '\'' || c.is_whitespace())
+        .unwrap_or(rest.len());
     Encoding::for_label(&rest.as_bytes()[..end])
 }
 
@@ -79,14 +86,22 @@ pub fn charset_from_content_type(content_type: &str) -> Option<&'static Encoding
 fn prescan_meta(bytes: &[u8]) -> Option<&'static Encoding> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(META_PRESCAN_BYTES)]);
     let doc = Document::parse(&head);
-    let encoding = (0..doc.len() as u32).filter(|&id| doc.node(id).tag == Some(Tag::Meta)).find_map(|id| {
-        if let Some(label) = doc.attr(id, Attr::Charset) {
-            return Encoding::for_label(label.trim().as_bytes());
-        }
-        let is_content_type =
-            doc.attr(id, Attr::HttpEquiv).is_some_and(|v| v.trim().eq_ignore_ascii_case("content-type"));
-        if is_content_type { doc.attr(id, Attr::Content).and_then(charset_from_content_type) } else { None }
-    })?;
+    let encoding = (0..doc.len() as u32)
+        .filter(|&id| doc.node(id).tag == Some(Tag::Meta))
+        .find_map(|id| {
+            if let Some(label) = doc.attr(id, Attr::Charset) {
+                return Encoding::for_label(label.trim().as_bytes());
+            }
+            let is_content_type = doc
+                .attr(id, Attr::HttpEquiv)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("content-type"));
+            if is_content_type {
+                doc.attr(id, Attr::Content)
+                    .and_then(charset_from_content_type)
+            } else {
+                None
+            }
+        })?;
     Some(match encoding.name() {
         "UTF-16LE" | "UTF-16BE" => UTF_8,
         "x-user-defined" => WINDOWS_1252,
@@ -100,9 +115,11 @@ mod tests {
 
     use super::*;
 
-    const CHINESE: &str = "近似重复网页检测是搜索引擎的重要组成部分，它能节省大量的带宽和存储空间。";
+    const CHINESE: &str =
+        "近似重复网页检测是搜索引擎的重要组成部分，它能节省大量的带宽和存储空间。";
     const TRADITIONAL: &str = "網頁去重是搜尋引擎的重要組成部分，它能節省大量的頻寬與儲存空間。";
-    const JAPANESE: &str = "ウェブクローラーは重複したページを検出して帯域幅を節約します。日本語の文章です。";
+    const JAPANESE: &str =
+        "ウェブクローラーは重複したページを検出して帯域幅を節約します。日本語の文章です。";
     const FRENCH: &str = "Le crawler détecte les pages quasi identiques — économie de bande passante, à coût réduit.";
 
     fn page(body: &str) -> String {
@@ -111,7 +128,11 @@ mod tests {
 
     fn encode(encoding: &'static Encoding, text: &str) -> Vec<u8> {
         let (bytes, _, unmappable) = encoding.encode(text);
-        assert!(!unmappable, "fixture text must be representable in {}", encoding.name());
+        assert!(
+            !unmappable,
+            "fixture text must be representable in {}",
+            encoding.name()
+        );
         bytes.into_owned()
     }
 
@@ -123,17 +144,31 @@ mod tests {
         with_bom.extend_from_slice(html.as_bytes());
 
         let d = decode(&with_bom, Some("text/html; charset=windows-1252"), None);
-        assert_eq!((d.encoding, d.source, d.text.as_str()), (UTF_8, CharsetSource::Bom, html.as_str()));
+        assert_eq!(
+            (d.encoding, d.source, d.text.as_str()),
+            (UTF_8, CharsetSource::Bom, html.as_str())
+        );
 
         let d = decode(&latin, Some("text/html; Charset=\"ISO-8859-1\""), None);
-        assert_eq!((d.encoding, d.source, d.text.as_str()), (WINDOWS_1252, CharsetSource::ContentType, html.as_str()));
+        assert_eq!(
+            (d.encoding, d.source, d.text.as_str()),
+            (WINDOWS_1252, CharsetSource::ContentType, html.as_str())
+        );
 
-        let declared = format!("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">{html}");
+        let declared = format!(
+            "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">{html}"
+        );
         let d = decode(&encode(WINDOWS_1252, &declared), Some("text/html"), None);
-        assert_eq!((d.encoding, d.source, d.text.as_str()), (WINDOWS_1252, CharsetSource::Meta, declared.as_str()));
+        assert_eq!(
+            (d.encoding, d.source, d.text.as_str()),
+            (WINDOWS_1252, CharsetSource::Meta, declared.as_str())
+        );
 
         let d = decode(&latin, None, None);
-        assert_eq!((d.encoding, d.source, d.text.as_str()), (WINDOWS_1252, CharsetSource::Detected, html.as_str()));
+        assert_eq!(
+            (d.encoding, d.source, d.text.as_str()),
+            (WINDOWS_1252, CharsetSource::Detected, html.as_str())
+        );
 
         let d = decode(html.as_bytes(), None, None);
         assert_eq!((d.encoding, d.source), (UTF_8, CharsetSource::Detected));
@@ -141,7 +176,12 @@ mod tests {
 
     #[test]
     fn chinese_japanese_and_traditional_pages_decode() {
-        let cases = [(GBK, CHINESE, "gb2312"), (GB18030, CHINESE, "gb18030"), (BIG5, TRADITIONAL, "big5"), (SHIFT_JIS, JAPANESE, "shift_jis")];
+        let cases = [
+            (GBK, CHINESE, "gb2312"),
+            (GB18030, CHINESE, "gb18030"),
+            (BIG5, TRADITIONAL, "big5"),
+            (SHIFT_JIS, JAPANESE, "shift_jis"),
+        ];
         for (encoding, text, label) in cases {
             let html = page(text);
             let bytes = encode(encoding, &html);
@@ -166,18 +206,29 @@ mod tests {
         let d = decode(declared.as_bytes(), None, None);
         assert_eq!((d.encoding, d.source), (UTF_8, CharsetSource::Meta));
 
-        let d = decode(html.as_bytes(), Some("text/html; charset=no-such-charset"), None);
+        let d = decode(
+            html.as_bytes(),
+            Some("text/html; charset=no-such-charset"),
+            None,
+        );
         assert_eq!((d.encoding, d.source), (UTF_8, CharsetSource::Detected));
 
         let mut utf16 = vec![0xFF, 0xFE];
         utf16.extend(html.encode_utf16().flat_map(u16::to_le_bytes));
         let d = decode(&utf16, None, None);
-        assert_eq!((d.encoding, d.source, d.text.as_str()), (UTF_16LE, CharsetSource::Bom, html.as_str()));
+        assert_eq!(
+            (d.encoding, d.source, d.text.as_str()),
+            (UTF_16LE, CharsetSource::Bom, html.as_str())
+        );
     }
 
     #[test]
     fn malformed_bytes_are_replaced_and_reported() {
-        let d = decode(b"<p>ok \xFF\xFE\xFD ok</p>", Some("text/html; charset=utf-8"), None);
+        let d = decode(
+            b"<p>ok \xFF\xFE\xFD ok</p>",
+            Some("text/html; charset=utf-8"),
+            None,
+        );
         assert!(d.had_errors);
         assert!(d.text.contains('\u{FFFD}'));
     }

@@ -50,9 +50,10 @@ fn reference_at(rest: &str, in_attribute: bool) -> Option<(Replacement, usize)> 
         return None;
     }
     if bytes.get(name_len) == Some(&b';')
-        && let Some(value) = lookup(&rest[..=name_len]) {
-            return Some((Replacement::Str(value), name_len + 1));
-        }
+        && let Some(value) = lookup(&rest[..=name_len])
+    {
+        return Some((Replacement::Str(value), name_len + 1));
+    }
     // Legacy references without `;`: the longest matching prefix wins (`&notit;` is `¬it;`).
     for len in (2..=name_len.min(6)).rev() {
         if let Some(value) = lookup(&rest[..len]) {
@@ -82,7 +83,13 @@ fn numeric_reference(bytes: &[u8]) -> Option<(Replacement, usize)> {
     };
     let digits = bytes[digits_start..]
         .iter()
-        .take_while(|b| if radix == 16 { b.is_ascii_hexdigit() } else { b.is_ascii_digit() })
+        .take_while(|b| {
+            if radix == 16 {
+                b.is_ascii_hexdigit()
+            } else {
+                b.is_ascii_digit()
+            }
+        })
         .count();
     if digits == 0 {
         return None;
@@ -107,7 +114,11 @@ fn numeric_char(value: u32) -> char {
         0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
         0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
     ];
-    let value = if (0x80..0xA0).contains(&value) { WINDOWS_1252_C1[(value - 0x80) as usize] } else { value };
+    let value = if (0x80..0xA0).contains(&value) {
+        WINDOWS_1252_C1[(value - 0x80) as usize]
+    } else {
+        value
+    };
     if value == 0 {
         return char::REPLACEMENT_CHARACTER;
     }

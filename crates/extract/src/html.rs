@@ -100,7 +100,10 @@ impl Document {
 
     /// The value of attribute `name` on element `id`, if present.
     pub fn attr(&self, id: NodeId, name: Attr) -> Option<&str> {
-        self.attributes(id).iter().find(|a| a.name == name).map(|a| self.value(a))
+        self.attributes(id)
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| self.value(a))
     }
 
     /// The value of an attribute.
@@ -110,7 +113,11 @@ impl Document {
 
     /// Ids of the direct children of `id`.
     pub fn children(&self, id: NodeId) -> Children<'_> {
-        Children { doc: self, next: id + 1, end: self.node(id).end }
+        Children {
+            doc: self,
+            next: id + 1,
+            end: self.node(id).end,
+        }
     }
 
     /// Concatenated text of the subtree of `id`, whitespace collapsed, blocks separated by a
@@ -131,7 +138,10 @@ impl Document {
 
     /// The first element with this tag, in document order.
     pub fn first(&self, tag: Tag) -> Option<NodeId> {
-        self.nodes.iter().position(|n| n.tag == Some(tag)).map(|i| i as NodeId)
+        self.nodes
+            .iter()
+            .position(|n| n.tag == Some(tag))
+            .map(|i| i as NodeId)
     }
 }
 
@@ -184,8 +194,19 @@ impl Builder {
             attrs: Vec::with_capacity(len / 60),
             text: String::with_capacity(len / 2),
         };
-        doc.nodes.push(Node { tag: Some(Tag::Other), parent: 0, end: 1, data: 0..0 });
-        Builder { doc, stack: vec![(0, Tag::Other)], other_names: Vec::new(), foreign: 0, name_buf: Vec::new() }
+        doc.nodes.push(Node {
+            tag: Some(Tag::Other),
+            parent: 0,
+            end: 1,
+            data: 0..0,
+        });
+        Builder {
+            doc,
+            stack: vec![(0, Tag::Other)],
+            other_names: Vec::new(),
+            foreign: 0,
+            name_buf: Vec::new(),
+        }
     }
 
     fn finish(mut self) -> Document {
@@ -283,7 +304,8 @@ impl Builder {
         }
         if self.stack.len() < MAX_DEPTH {
             if tag == Tag::Other {
-                self.other_names.push((id, name_hash(&bytes[lt + 1..name_end])));
+                self.other_names
+                    .push((id, name_hash(&bytes[lt + 1..name_end])));
             }
             self.stack.push((id, tag));
         } else {
@@ -311,7 +333,10 @@ impl Builder {
             self_closing = false;
             let name_start = pos;
             pos += 1;
-            while pos < bytes.len() && !matches!(bytes[pos], b'=' | b'>' | b'/') && !bytes[pos].is_ascii_whitespace() {
+            while pos < bytes.len()
+                && !matches!(bytes[pos], b'=' | b'>' | b'/')
+                && !bytes[pos].is_ascii_whitespace()
+            {
                 pos += 1;
             }
             let name = &bytes[name_start..pos];
@@ -326,13 +351,17 @@ impl Builder {
                 }
                 match bytes.get(pos) {
                     Some(&quote @ (b'"' | b'\'')) => {
-                        let end = memchr::memchr(quote, &bytes[pos + 1..]).map_or(bytes.len(), |i| pos + 1 + i);
+                        let end = memchr::memchr(quote, &bytes[pos + 1..])
+                            .map_or(bytes.len(), |i| pos + 1 + i);
                         value = pos + 1..end;
                         pos = (end + 1).min(bytes.len());
                     }
                     _ => {
                         let start = pos;
-                        while pos < bytes.len() && bytes[pos] != b'>' && !bytes[pos].is_ascii_whitespace() {
+                        while pos < bytes.len()
+                            && bytes[pos] != b'>'
+                            && !bytes[pos].is_ascii_whitespace()
+                        {
                             pos += 1;
                         }
                         value = start..pos;
@@ -340,13 +369,17 @@ impl Builder {
                 }
             }
             self.name_buf.clear();
-            self.name_buf.extend(name.iter().map(u8::to_ascii_lowercase));
+            self.name_buf
+                .extend(name.iter().map(u8::to_ascii_lowercase));
             let attr = Attr::from_lowercase(&self.name_buf);
             if attr != Attr::Other {
                 let start = self.doc.text.len() as u32;
                 decode_into(&html[value], true, &mut self.doc.text);
                 let end = self.doc.text.len() as u32;
-                self.doc.attrs.push(Attribute { name: attr, value: start..end });
+                self.doc.attrs.push(Attribute {
+                    name: attr,
+                    value: start..end,
+                });
             }
         }
     }
@@ -372,7 +405,11 @@ impl Builder {
                 self.close_in_scope(&[Tbody, Thead, Tfoot], &[]);
             }
             A => self.close_in_scope(&[A], &[]),
-            H1 | H2 | H3 | H4 | H5 | H6 if self.stack.last().is_some_and(|(_, open)| open.is_heading()) => self.pop(),
+            H1 | H2 | H3 | H4 | H5 | H6
+                if self.stack.last().is_some_and(|(_, open)| open.is_heading()) =>
+            {
+                self.pop()
+            }
             _ => {}
         }
     }
@@ -404,16 +441,19 @@ impl Builder {
             return;
         }
         if let Some(depth) = self.stack.iter().rposition(|(_, open)| *open == tag)
-            && depth > 0 {
-                while self.stack.len() > depth {
-                    self.pop();
-                }
+            && depth > 0
+        {
+            while self.stack.len() > depth {
+                self.pop();
             }
+        }
     }
 
     /// The end tag of an element not in [`Tag`]: closes the nearest open one with that name.
     fn end_other(&mut self, hash: u64) {
-        let Some(&(id, _)) = self.other_names.iter().rev().find(|(_, h)| *h == hash) else { return };
+        let Some(&(id, _)) = self.other_names.iter().rev().find(|(_, h)| *h == hash) else {
+            return;
+        };
         if let Some(depth) = self.stack.iter().rposition(|(open, _)| *open == id) {
             while self.stack.len() > depth {
                 self.pop();
@@ -436,7 +476,12 @@ impl Builder {
     fn push_node(&mut self, tag: Option<Tag>, data: Range<u32>) -> NodeId {
         let id = self.doc.nodes.len() as NodeId;
         let parent = self.stack.last().map_or(0, |(p, _)| *p);
-        self.doc.nodes.push(Node { tag, parent, end: id + 1, data });
+        self.doc.nodes.push(Node {
+            tag,
+            parent,
+            end: id + 1,
+            data,
+        });
         id
     }
 
@@ -473,12 +518,17 @@ fn tag_of(name: &[u8]) -> Tag {
 
 /// FNV-1a of the lower-cased name, without allocating (custom elements are common).
 fn name_hash(name: &[u8]) -> u64 {
-    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3))
+    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// End of a tag name starting at `pos`.
 fn scan_name(bytes: &[u8], mut pos: usize) -> usize {
-    while pos < bytes.len() && !matches!(bytes[pos], b'>' | b'/') && !bytes[pos].is_ascii_whitespace() {
+    while pos < bytes.len()
+        && !matches!(bytes[pos], b'>' | b'/')
+        && !bytes[pos].is_ascii_whitespace()
+    {
         pos += 1;
     }
     pos
@@ -497,7 +547,9 @@ fn find_end_tag(bytes: &[u8], mut pos: usize, name: &[u8]) -> Option<usize> {
         let after = start + 2 + name.len();
         if after <= bytes.len()
             && bytes[start + 2..after].eq_ignore_ascii_case(name)
-            && bytes.get(after).is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'>' | b'/'))
+            && bytes
+                .get(after)
+                .is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'>' | b'/'))
         {
             return Some(start);
         }
@@ -552,16 +604,28 @@ mod tests {
             ("<p>a<p>b", r#"p("a") p("b")"#),
             ("<p>a<div>b</div>", r#"p("a") div("b")"#),
             ("<ul><li>a<li>b</ul>c", r#"ul(li("a") li("b")) "c""#),
-            ("<ul><li>a<ul><li>b</ul><li>c</ul>", r#"ul(li("a" ul(li("b"))) li("c"))"#),
-            ("<table><tr><td>a<td>b<tr><td>c</table>", r#"table(tr(td("a") td("b")) tr(td("c")))"#),
+            (
+                "<ul><li>a<ul><li>b</ul><li>c</ul>",
+                r#"ul(li("a" ul(li("b"))) li("c"))"#,
+            ),
+            (
+                "<table><tr><td>a<td>b<tr><td>c</table>",
+                r#"table(tr(td("a") td("b")) tr(td("c")))"#,
+            ),
             ("<div><span>a</div>b", r#"div(span("a")) "b""#),
             ("<b>a</i>b</b>", r#"b("ab")"#),
             ("<a href=x>a<a>b</a>", r#"a("a") a("b")"#),
             ("<h1>a<h2>b</h2>", r#"h1("a") h2("b")"#),
             ("a<br>b</br>c", r#""a" br "b" br "c""#),
             ("<dl><dt>a<dd>b<dt>c</dl>", r#"dl(dt("a") dd("b") dt("c"))"#),
-            ("<select><option>a<option>b</select>", r#"select(option("a") option("b"))"#),
-            ("<svg><path/><text>t</text></svg>x", r#"svg(other other("t")) "x""#),
+            (
+                "<select><option>a<option>b</select>",
+                r#"select(option("a") option("b"))"#,
+            ),
+            (
+                "<svg><path/><text>t</text></svg>x",
+                r#"svg(other other("t")) "x""#,
+            ),
             ("<div/>a", r#"div("a")"#),
             ("<x-a><x-b>t</X-B>u</x-a>v", r#"other(other("t") "u") "v""#),
             ("<div><x-a>t</div>u</x-a>", r#"div(other("t")) "u""#),
@@ -577,12 +641,16 @@ mod tests {
             "<title>A &amp; B</title><script>if (a<b) x='</div>'</script><style>p{}</STYLE >\
              <!-- <p>gone</p> -->caf&eacute;<textarea><b>x</b></textarea>",
         );
-        assert_eq!(outline(&doc), r#"title("A & B") script style "café" textarea("<b>x</b>")"#);
+        assert_eq!(
+            outline(&doc),
+            r#"title("A & B") script style "café" textarea("<b>x</b>")"#
+        );
     }
 
     #[test]
     fn attributes_are_decoded_and_filtered() {
-        let doc = Document::parse(r#"<a HREF="/x?a=1&amp;b=2" data-x=1 class=big rel='nofollow'>t</a>"#);
+        let doc =
+            Document::parse(r#"<a HREF="/x?a=1&amp;b=2" data-x=1 class=big rel='nofollow'>t</a>"#);
         let a = doc.first(Tag::A).expect("a");
         assert_eq!(doc.attr(a, Attr::Href), Some("/x?a=1&b=2"));
         assert_eq!(doc.attr(a, Attr::Class), Some("big"));
@@ -592,7 +660,18 @@ mod tests {
 
     #[test]
     fn malformed_input_still_parses() {
-        for html in ["<", "<a", "<a href=\"x", "</", "</a", "<!--", "<!doctype", "<script>x", "a < b > c", "<p><<>>"] {
+        for html in [
+            "<",
+            "<a",
+            "<a href=\"x",
+            "</",
+            "</a",
+            "<!--",
+            "<!doctype",
+            "<script>x",
+            "a < b > c",
+            "<p><<>>",
+        ] {
             let doc = Document::parse(html);
             assert_eq!(doc.node(0).end as usize, doc.len(), "{html}");
         }

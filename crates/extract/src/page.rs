@@ -48,7 +48,10 @@ impl MetaRobots {
 
     /// Both sets of directives together.
     pub fn union(self, other: MetaRobots) -> MetaRobots {
-        MetaRobots { noindex: self.noindex || other.noindex, nofollow: self.nofollow || other.nofollow }
+        MetaRobots {
+            noindex: self.noindex || other.noindex,
+            nofollow: self.nofollow || other.nofollow,
+        }
     }
 }
 
@@ -72,7 +75,8 @@ pub struct PageFacts {
 impl PageFacts {
     /// Reads the facts of `doc`, fetched from `url`.
     pub fn read(doc: &Document, url: &Url) -> PageFacts {
-        let elements = || (0..doc.len() as NodeId).filter_map(|id| doc.node(id).tag.map(|tag| (id, tag)));
+        let elements =
+            || (0..doc.len() as NodeId).filter_map(|id| doc.node(id).tag.map(|tag| (id, tag)));
         let base = elements()
             .find(|&(id, tag)| tag == Tag::Base && doc.attr(id, Attr::Href).is_some())
             .and_then(|(id, _)| url.join(doc.attr(id, Attr::Href)?.trim()).ok())
@@ -89,16 +93,30 @@ impl PageFacts {
         for (id, tag) in elements() {
             match tag {
                 Tag::A | Tag::Area => {
-                    let Some(href) = doc.attr(id, Attr::Href) else { continue };
-                    let Some(target) = resolve(&facts.base, href) else { continue };
+                    let Some(href) = doc.attr(id, Attr::Href) else {
+                        continue;
+                    };
+                    let Some(target) = resolve(&facts.base, href) else {
+                        continue;
+                    };
                     let rel = doc.attr(id, Attr::Rel).unwrap_or("").to_ascii_lowercase();
-                    let nofollow = rel.split_ascii_whitespace().any(|r| matches!(r, "nofollow" | "ugc" | "sponsored"));
-                    facts.links.push(Link { url: target, text: doc.subtree_text(id), nofollow });
+                    let nofollow = rel
+                        .split_ascii_whitespace()
+                        .any(|r| matches!(r, "nofollow" | "ugc" | "sponsored"));
+                    facts.links.push(Link {
+                        url: target,
+                        text: doc.subtree_text(id),
+                        nofollow,
+                    });
                 }
                 Tag::Link if facts.canonical.is_none() => {
                     let rel = doc.attr(id, Attr::Rel).unwrap_or("");
-                    if rel.split_ascii_whitespace().any(|r| r.eq_ignore_ascii_case("canonical")) {
-                        facts.canonical = doc.attr(id, Attr::Href).and_then(|href| resolve(url, href));
+                    if rel
+                        .split_ascii_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("canonical"))
+                    {
+                        facts.canonical =
+                            doc.attr(id, Attr::Href).and_then(|href| resolve(url, href));
                     }
                 }
                 Tag::Meta => {
@@ -108,7 +126,9 @@ impl PageFacts {
                         facts.robots = facts.robots.union(MetaRobots::parse(content));
                     }
                     let http_equiv = doc.attr(id, Attr::HttpEquiv).unwrap_or("");
-                    if http_equiv.eq_ignore_ascii_case("content-language") && meta_language.is_none() {
+                    if http_equiv.eq_ignore_ascii_case("content-language")
+                        && meta_language.is_none()
+                    {
                         meta_language = language_tag(content);
                     }
                 }
@@ -151,10 +171,23 @@ mod tests {
         let facts = PageFacts::read(&Document::parse(html), &page);
         assert_eq!(facts.title.as_deref(), Some("A page"));
         assert_eq!(facts.base.as_str(), "https://cdn.example/b/");
-        assert_eq!(facts.canonical.as_ref().map(Url::as_str), Some("https://example.com/canonical"));
-        assert_eq!(facts.robots, MetaRobots { noindex: true, nofollow: true });
+        assert_eq!(
+            facts.canonical.as_ref().map(Url::as_str),
+            Some("https://example.com/canonical")
+        );
+        assert_eq!(
+            facts.robots,
+            MetaRobots {
+                noindex: true,
+                nofollow: true
+            }
+        );
         assert_eq!(facts.language.as_deref(), Some("en-gb"));
-        let links: Vec<_> = facts.links.iter().map(|l| (l.url.as_str(), l.text.as_str(), l.nofollow)).collect();
+        let links: Vec<_> = facts
+            .links
+            .iter()
+            .map(|l| (l.url.as_str(), l.text.as_str(), l.nofollow))
+            .collect();
         assert_eq!(
             links,
             [
@@ -168,9 +201,18 @@ mod tests {
     #[test]
     fn meta_language_and_robots_none() {
         let html = r#"<meta http-equiv="Content-Language" content="zh-CN, en"><meta name=robots content="none">"#;
-        let facts = PageFacts::read(&Document::parse(html), &Url::parse("http://a.test/").expect("url"));
+        let facts = PageFacts::read(
+            &Document::parse(html),
+            &Url::parse("http://a.test/").expect("url"),
+        );
         assert_eq!(facts.language.as_deref(), Some("zh-cn"));
-        assert_eq!(facts.robots, MetaRobots { noindex: true, nofollow: true });
+        assert_eq!(
+            facts.robots,
+            MetaRobots {
+                noindex: true,
+                nofollow: true
+            }
+        );
         assert!(facts.title.is_none() && facts.canonical.is_none() && facts.links.is_empty());
     }
 }

@@ -22,17 +22,28 @@ pub fn read_sitemap(text: &str) -> Option<Sitemap> {
     let mut locs = Vec::new();
     let mut at = 0;
     while let Some(open) = find_tag(&lower, at, "loc") {
-        let Some(gt) = lower[open..].find('>') else { break };
+        let Some(gt) = lower[open..].find('>') else {
+            break;
+        };
         let start = open + gt + 1;
-        let Some(close) = find_closing(&lower, start, "loc") else { break };
+        let Some(close) = find_closing(&lower, start, "loc") else {
+            break;
+        };
         let raw = text[start..close].trim();
-        let raw = raw.strip_prefix("<![CDATA[").and_then(|r| r.strip_suffix("]]>")).map_or_else(|| unescape(raw), str::to_owned);
+        let raw = raw
+            .strip_prefix("<![CDATA[")
+            .and_then(|r| r.strip_suffix("]]>"))
+            .map_or_else(|| unescape(raw), str::to_owned);
         if !raw.is_empty() {
             locs.push(raw.trim().to_string());
         }
         at = close + 1;
     }
-    Some(if is_index { Sitemap::Index(locs) } else { Sitemap::Pages(locs) })
+    Some(if is_index {
+        Sitemap::Index(locs)
+    } else {
+        Sitemap::Pages(locs)
+    })
 }
 
 /// Position of the next `<loc>` or `<prefix:loc>` start tag at or after `from`.
@@ -41,7 +52,10 @@ fn find_tag(lower: &str, from: usize, name: &str) -> Option<usize> {
     while let Some(lt) = lower[at..].find('<') {
         let start = at + lt;
         let rest = &lower[start + 1..];
-        let tag_name: &str = rest.split(|c: char| c == '>' || c.is_whitespace() || c == '/').next().unwrap_or("");
+        let tag_name: &str = rest
+            .split(|c: char| c == '>' || c.is_whitespace() || c == '/')
+            .next()
+            .unwrap_or("");
         let local = tag_name.rsplit(':').next().unwrap_or("");
         if local == name && !rest.starts_with('/') {
             return Some(start);
@@ -125,8 +139,17 @@ mod tests {
             ]))
         );
         let index = r#"<sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:sitemap><sm:loc>http://example.com/s1.xml.gz</sm:loc></sm:sitemap></sm:sitemapindex>"#;
-        assert_eq!(read_sitemap(index), Some(Sitemap::Index(vec!["http://example.com/s1.xml.gz".into()])));
-        assert_eq!(read_sitemap("<html><body>not a sitemap</body></html>"), None);
-        assert_eq!(read_sitemap("<urlset><url><loc>unterminated"), Some(Sitemap::Pages(vec![])));
+        assert_eq!(
+            read_sitemap(index),
+            Some(Sitemap::Index(vec!["http://example.com/s1.xml.gz".into()]))
+        );
+        assert_eq!(
+            read_sitemap("<html><body>not a sitemap</body></html>"),
+            None
+        );
+        assert_eq!(
+            read_sitemap("<urlset><url><loc>unterminated"),
+            Some(Sitemap::Pages(vec![]))
+        );
     }
 }

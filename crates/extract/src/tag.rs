@@ -65,8 +65,21 @@ impl Tag {
         use Tag::*;
         matches!(
             self,
-            Area | Base | Br | Col | Embed | Hr | Img | Input | Keygen | Link | Meta | Param | Source
-                | Track | Wbr | Frame
+            Area | Base
+                | Br
+                | Col
+                | Embed
+                | Hr
+                | Img
+                | Input
+                | Keygen
+                | Link
+                | Meta
+                | Param
+                | Source
+                | Track
+                | Wbr
+                | Frame
         )
     }
 
@@ -74,7 +87,19 @@ impl Tag {
     /// `noscript` is read as raw text, as a browser with scripting enabled does.
     pub fn is_raw_text(self) -> bool {
         use Tag::*;
-        matches!(self, Script | Style | Xmp | Iframe | Noembed | Noframes | Noscript | Textarea | Title | Plaintext)
+        matches!(
+            self,
+            Script
+                | Style
+                | Xmp
+                | Iframe
+                | Noembed
+                | Noframes
+                | Noscript
+                | Textarea
+                | Title
+                | Plaintext
+        )
     }
 
     /// Raw-text elements whose character references are still decoded (RCDATA).
@@ -87,11 +112,55 @@ impl Tag {
         use Tag::*;
         matches!(
             self,
-            Address | Article | Aside | Blockquote | Body | Br | Caption | Center | Dd | Details
-                | Dialog | Div | Dl | Dt | Fieldset | Figcaption | Figure | Footer | Form | H1 | H2
-                | H3 | H4 | H5 | H6 | Header | Hgroup | Hr | Html | Legend | Li | Main | Menu | Nav
-                | Ol | Option | P | Pre | Section | Summary | Table | Tbody | Td | Tfoot | Th
-                | Thead | Title | Tr | Ul
+            Address
+                | Article
+                | Aside
+                | Blockquote
+                | Body
+                | Br
+                | Caption
+                | Center
+                | Dd
+                | Details
+                | Dialog
+                | Div
+                | Dl
+                | Dt
+                | Fieldset
+                | Figcaption
+                | Figure
+                | Footer
+                | Form
+                | H1
+                | H2
+                | H3
+                | H4
+                | H5
+                | H6
+                | Header
+                | Hgroup
+                | Hr
+                | Html
+                | Legend
+                | Li
+                | Main
+                | Menu
+                | Nav
+                | Ol
+                | Option
+                | P
+                | Pre
+                | Section
+                | Summary
+                | Table
+                | Tbody
+                | Td
+                | Tfoot
+                | Th
+                | Thead
+                | Title
+                | Tr
+                | Ul
         )
     }
 
@@ -100,21 +169,58 @@ impl Tag {
         use Tag::*;
         matches!(
             self,
-            Address | Article | Aside | Blockquote | Center | Details | Dialog | Div | Dl | Fieldset
-                | Figcaption | Figure | Footer | Form | H1 | H2 | H3 | H4 | H5 | H6 | Header
-                | Hgroup | Hr | Main | Menu | Nav | Ol | P | Pre | Section | Summary | Table | Ul
-                | Plaintext | Xmp
+            Address
+                | Article
+                | Aside
+                | Blockquote
+                | Center
+                | Details
+                | Dialog
+                | Div
+                | Dl
+                | Fieldset
+                | Figcaption
+                | Figure
+                | Footer
+                | Form
+                | H1
+                | H2
+                | H3
+                | H4
+                | H5
+                | H6
+                | Header
+                | Hgroup
+                | Hr
+                | Main
+                | Menu
+                | Nav
+                | Ol
+                | P
+                | Pre
+                | Section
+                | Summary
+                | Table
+                | Ul
+                | Plaintext
+                | Xmp
         )
     }
 
     /// Elements an implied end tag search does not cross (table cells, buttons, the root).
     pub(crate) fn is_scope_boundary(self) -> bool {
         use Tag::*;
-        matches!(self, Html | Table | Td | Th | Caption | Button | Template | Object | Svg | Math)
+        matches!(
+            self,
+            Html | Table | Td | Th | Caption | Button | Template | Object | Svg | Math
+        )
     }
 
     /// `h1` ... `h6`.
     pub fn is_heading(self) -> bool {
-        matches!(self, Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6)
+        matches!(
+            self,
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
+        )
     }
 }

@@ -27,7 +27,11 @@ pub struct TemplateConfig {
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 4, min_share: 0.5, max_blocks_per_host: 20_000 }
+        TemplateConfig {
+            min_pages: 4,
+            min_share: 0.5,
+            max_blocks_per_host: 20_000,
+        }
     }
 }
 
@@ -48,7 +52,10 @@ pub struct TemplateModel {
 impl TemplateModel {
     /// An empty model.
     pub fn new(config: TemplateConfig) -> TemplateModel {
-        TemplateModel { config, hosts: HashMap::new() }
+        TemplateModel {
+            config,
+            hosts: HashMap::new(),
+        }
     }
 
     /// Records the blocks of one page of `host` (each distinct block counts once per page).
@@ -72,7 +79,9 @@ impl TemplateModel {
 
     /// Share of `host`'s recorded pages that contain a block with this text (digits masked).
     pub fn share(&self, host: &str, text: &str) -> f32 {
-        let Some(h) = self.hosts.get(host) else { return 0.0 };
+        let Some(h) = self.hosts.get(host) else {
+            return 0.0;
+        };
         if h.pages == 0 {
             return 0.0;
         }
@@ -132,31 +141,63 @@ mod tests {
     #[test]
     fn repeated_blocks_become_template_after_enough_pages() {
         let mut model = TemplateModel::new(TemplateConfig::default());
-        let names = ["anchor", "bell", "candle", "drum", "easel", "flute", "globe", "harp", "inkwell", "jug"];
+        let names = [
+            "anchor", "bell", "candle", "drum", "easel", "flute", "globe", "harp", "inkwell", "jug",
+        ];
         for (i, name) in names.iter().enumerate().take(3) {
-            model.observe("shop.test", &page(i, &format!("Product description: a {name}")).blocks);
+            model.observe(
+                "shop.test",
+                &page(i, &format!("Product description: a {name}")).blocks,
+            );
         }
-        assert!(!model.is_template("shop.test", "Free shipping on orders over $50"), "3 pages are too few");
+        assert!(
+            !model.is_template("shop.test", "Free shipping on orders over $50"),
+            "3 pages are too few"
+        );
         for (i, name) in names.iter().enumerate().skip(3) {
-            model.observe("shop.test", &page(i, &format!("A unique text about a {name}")).blocks);
+            model.observe(
+                "shop.test",
+                &page(i, &format!("A unique text about a {name}")).blocks,
+            );
         }
         assert!(model.is_template("shop.test", "Free shipping on orders over $50"));
-        assert!(model.is_template("shop.test", "Updated 77 May 2024, 8:31 - 99 visitors"), "digits are masked");
+        assert!(
+            model.is_template("shop.test", "Updated 77 May 2024, 8:31 - 99 visitors"),
+            "digits are masked"
+        );
         assert!(!model.is_template("shop.test", "A unique text about a flute"));
-        assert!(!model.is_template("other.test", "Free shipping on orders over $50"), "per host");
+        assert!(
+            !model.is_template("other.test", "Free shipping on orders over $50"),
+            "per host"
+        );
         assert_eq!(model.pages("shop.test"), 10);
 
         let body = "The one thing this page says, at some length, so that it reads as an article: a kettle.";
         let fresh = page(11, body);
-        let content: Vec<&str> = fresh.blocks.iter().filter(|b| b.in_content).map(|b| b.text.as_str()).collect();
-        assert_eq!(content, [body, "Updated 11 May 2024, 11:31 - 1011 visitors"]);
-        let kept: Vec<&str> = model.strip("shop.test", &fresh).iter().map(|b| b.text.as_str()).collect();
+        let content: Vec<&str> = fresh
+            .blocks
+            .iter()
+            .filter(|b| b.in_content)
+            .map(|b| b.text.as_str())
+            .collect();
+        assert_eq!(
+            content,
+            [body, "Updated 11 May 2024, 11:31 - 1011 visitors"]
+        );
+        let kept: Vec<&str> = model
+            .strip("shop.test", &fresh)
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect();
         assert_eq!(kept, [body]);
     }
 
     #[test]
     fn memory_is_bounded_by_forgetting_singletons() {
-        let config = TemplateConfig { max_blocks_per_host: 100, ..TemplateConfig::default() };
+        let config = TemplateConfig {
+            max_blocks_per_host: 100,
+            ..TemplateConfig::default()
+        };
         let mut model = TemplateModel::new(config);
         for i in 0..1000 {
             let extraction = page(i, &format!("unique words {}", "x".repeat(i % 50 + 1)));

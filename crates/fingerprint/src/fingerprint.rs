@@ -51,10 +51,16 @@ impl FromStr for Fingerprint {
         let valid = !digits.is_empty()
             && digits.len() <= 16
             && digits.bytes().all(|b| b.is_ascii_hexdigit());
-        let parsed = if valid { u64::from_str_radix(digits, 16).ok() } else { None };
-        parsed.map(Fingerprint).ok_or_else(|| FingerprintError::ParseFingerprint {
-            input: s.to_owned(),
-        })
+        let parsed = if valid {
+            u64::from_str_radix(digits, 16).ok()
+        } else {
+            None
+        };
+        parsed
+            .map(Fingerprint)
+            .ok_or_else(|| FingerprintError::ParseFingerprint {
+                input: s.to_owned(),
+            })
     }
 }
 

@@ -17,18 +17,28 @@ pub struct ShingleSet {
 impl ShingleSet {
     /// The w-shingles of a token sequence. A document shorter than w tokens has one shingle (the
     /// whole document) so that short documents still compare; an empty one has none.
-    pub fn from_tokens<T: AsRef<[u8]>>(tokens: &[T], w: usize) -> Result<ShingleSet, FingerprintError> {
+    pub fn from_tokens<T: AsRef<[u8]>>(
+        tokens: &[T],
+        w: usize,
+    ) -> Result<ShingleSet, FingerprintError> {
         let token_hashes: Vec<u64> = tokens.iter().map(|t| feature_hash(t.as_ref())).collect();
         ShingleSet::from_token_hashes(&token_hashes, w)
     }
 
     /// The w-shingles of a sequence of already hashed tokens.
-    pub fn from_token_hashes(token_hashes: &[u64], w: usize) -> Result<ShingleSet, FingerprintError> {
+    pub fn from_token_hashes(
+        token_hashes: &[u64],
+        w: usize,
+    ) -> Result<ShingleSet, FingerprintError> {
         if w == 0 {
             return Err(FingerprintError::ZeroShingleWidth);
         }
         let windows: Box<dyn Iterator<Item = &[u64]>> = if token_hashes.len() < w {
-            Box::new((!token_hashes.is_empty()).then_some(token_hashes).into_iter())
+            Box::new(
+                (!token_hashes.is_empty())
+                    .then_some(token_hashes)
+                    .into_iter(),
+            )
         } else {
             Box::new(token_hashes.windows(w))
         };
@@ -67,7 +77,11 @@ impl ShingleSet {
     pub fn resemblance(&self, other: &ShingleSet) -> f64 {
         let common = self.intersection_len(other);
         let union = self.len() + other.len() - common;
-        if union == 0 { 1.0 } else { common as f64 / union as f64 }
+        if union == 0 {
+            1.0
+        } else {
+            common as f64 / union as f64
+        }
     }
 
     /// Containment c(A, B) = |A ∩ B| / |A|: how much of `self` is inside `other`. An empty
@@ -127,10 +141,14 @@ mod tests {
         let set = shingles("a rose is a rose is a rose", 4);
         assert_eq!(set.len(), 3);
         let expected = ShingleSet::from_hashes(
-            [["a", "rose", "is", "a"], ["rose", "is", "a", "rose"], ["is", "a", "rose", "is"]]
-                .iter()
-                .map(|w| shingle_hash(&w.map(|t| feature_hash(t.as_bytes()))))
-                .collect(),
+            [
+                ["a", "rose", "is", "a"],
+                ["rose", "is", "a", "rose"],
+                ["is", "a", "rose", "is"],
+            ]
+            .iter()
+            .map(|w| shingle_hash(&w.map(|t| feature_hash(t.as_bytes()))))
+            .collect(),
         );
         assert_eq!(set, expected);
         // With w = 1 the distinct tokens: a, rose, is.
@@ -163,6 +181,9 @@ mod tests {
         assert_eq!(shingles("two words", 4).len(), 1);
         assert!(shingles("", 4).is_empty());
         assert_eq!(shingles("", 4).resemblance(&shingles("", 4)), 1.0);
-        assert_eq!(ShingleSet::from_tokens::<&str>(&[], 0), Err(FingerprintError::ZeroShingleWidth));
+        assert_eq!(
+            ShingleSet::from_tokens::<&str>(&[], 0),
+            Err(FingerprintError::ZeroShingleWidth)
+        );
     }
 }

@@ -88,7 +88,12 @@ impl Default for SimHasher {
 impl SimHasher {
     /// An empty hasher. With no features, [`SimHasher::finish`] gives fingerprint 0.
     pub fn new() -> Self {
-        SimHasher { ones: [0; 64], total: 0, pending: [(0, 0); BLOCK], pending_len: 0 }
+        SimHasher {
+            ones: [0; 64],
+            total: 0,
+            pending: [(0, 0); BLOCK],
+            pending_len: 0,
+        }
     }
 
     /// Adds a feature by its 64-bit hash.
@@ -243,7 +248,10 @@ mod tests {
     #[test]
     fn a_tie_gives_bit_zero() {
         // Two features with complementary hashes and equal weight: every counter is 0.
-        let fp = simhash([(0xF0F0_F0F0_F0F0_F0F0, Weight::ONE), (0x0F0F_0F0F_0F0F_0F0F, Weight::ONE)]);
+        let fp = simhash([
+            (0xF0F0_F0F0_F0F0_F0F0, Weight::ONE),
+            (0x0F0F_0F0F_0F0F_0F0F, Weight::ONE),
+        ]);
         assert_eq!(fp.bits(), 0);
     }
 
@@ -267,7 +275,12 @@ mod tests {
         let edited = text.replace("a few words", "some words");
         let other = "the permuted tables answer hamming distance queries over billions of \
                      fingerprints by probing sorted tables with a prefix of the permuted bits";
-        let fp = |t: &str| simhash(t.split(' ').map(|x| (feature_hash(x.as_bytes()), Weight::ONE)));
+        let fp = |t: &str| {
+            simhash(
+                t.split(' ')
+                    .map(|x| (feature_hash(x.as_bytes()), Weight::ONE)),
+            )
+        };
         assert!(fp(text).distance(fp(&edited)) <= 8);
         assert!(fp(text).distance(fp(other)) >= 16);
     }

@@ -42,7 +42,10 @@ impl MinSketch {
     /// found in both sketches (Broder 1997).
     pub fn resemblance(&self, other: &MinSketch) -> Result<f64, FingerprintError> {
         if self.s != other.s {
-            return Err(FingerprintError::SketchMismatch { left: self.s, right: other.s });
+            return Err(FingerprintError::SketchMismatch {
+                left: self.s,
+                right: other.s,
+            });
         }
         let (a, b) = (&self.values, &other.values);
         let (mut i, mut j, mut taken, mut shared) = (0, 0, 0, 0);
@@ -60,7 +63,11 @@ impl MinSketch {
             }
             taken += 1;
         }
-        Ok(if taken == 0 { 1.0 } else { shared as f64 / taken as f64 })
+        Ok(if taken == 0 {
+            1.0
+        } else {
+            shared as f64 / taken as f64
+        })
     }
 }
 
@@ -79,7 +86,12 @@ impl ModSketch {
         if m == 0 {
             return Err(FingerprintError::ZeroSketchParameter { name: "m" });
         }
-        let values = set.hashes().iter().copied().filter(|h| h % m == 0).collect();
+        let values = set
+            .hashes()
+            .iter()
+            .copied()
+            .filter(|h| h % m == 0)
+            .collect();
         Ok(ModSketch { m, values })
     }
 
@@ -102,13 +114,21 @@ impl ModSketch {
     pub fn resemblance(&self, other: &ModSketch) -> Result<f64, FingerprintError> {
         let common = self.common(other)?;
         let union = self.values.len() + other.values.len() - common;
-        Ok(if union == 0 { 1.0 } else { common as f64 / union as f64 })
+        Ok(if union == 0 {
+            1.0
+        } else {
+            common as f64 / union as f64
+        })
     }
 
     /// Estimated containment of `self` in `other`: |MOD(A) ∩ MOD(B)| / |MOD(A)|.
     pub fn containment_in(&self, other: &ModSketch) -> Result<f64, FingerprintError> {
         let common = self.common(other)?;
-        Ok(if self.values.is_empty() { 1.0 } else { common as f64 / self.values.len() as f64 })
+        Ok(if self.values.is_empty() {
+            1.0
+        } else {
+            common as f64 / self.values.len() as f64
+        })
     }
 }
 
@@ -126,7 +146,10 @@ pub fn super_shingles(sketch: &MinSketch, window: usize) -> Result<Vec<u64>, Fin
     };
     let values = sketch.values();
     let mut out: Vec<u64> = if values.len() < window {
-        (!values.is_empty()).then(|| hash(values)).into_iter().collect()
+        (!values.is_empty())
+            .then(|| hash(values))
+            .into_iter()
+            .collect()
     } else {
         values.windows(window).map(hash).collect()
     };
@@ -164,9 +187,15 @@ mod tests {
             for seed in 0..seeds {
                 let (a, b) = pair(seed, 1000, common);
                 exact_r = a.resemblance(&b);
-                let est = MinSketch::new(&a, s).unwrap().resemblance(&MinSketch::new(&b, s).unwrap()).unwrap();
+                let est = MinSketch::new(&a, s)
+                    .unwrap()
+                    .resemblance(&MinSketch::new(&b, s).unwrap())
+                    .unwrap();
                 let se = (exact_r * (1.0 - exact_r) / s as f64).sqrt().max(1e-9);
-                assert!((est - exact_r).abs() <= 4.0 * se + 1e-12, "common {common} seed {seed}: {est} vs {exact_r}");
+                assert!(
+                    (est - exact_r).abs() <= 4.0 * se + 1e-12,
+                    "common {common} seed {seed}: {est} vs {exact_r}"
+                );
                 sum += est;
             }
             let se_mean = (exact_r * (1.0 - exact_r) / s as f64).sqrt() / (seeds as f64).sqrt();
@@ -180,7 +209,10 @@ mod tests {
         for (size, common) in [(10_000, 5_000), (10_000, 9_000), (10_000, 1_000)] {
             for seed in 0..10 {
                 let (a, b) = pair(seed, size, common);
-                let (ma, mb) = (ModSketch::new(&a, m).unwrap(), ModSketch::new(&b, m).unwrap());
+                let (ma, mb) = (
+                    ModSketch::new(&a, m).unwrap(),
+                    ModSketch::new(&b, m).unwrap(),
+                );
                 // About size/m = 400 sampled values per document.
                 let n = ma.values().len() as f64;
                 assert!((n - 400.0).abs() < 4.0 * 400f64.sqrt(), "sample size {n}");
@@ -200,7 +232,10 @@ mod tests {
     fn mod_sketch_containment_of_a_subset() {
         let (whole, _) = pair(7, 20_000, 0);
         let part = ShingleSet::from_hashes(whole.hashes()[..5_000].to_vec());
-        let (mp, mw) = (ModSketch::new(&part, 25).unwrap(), ModSketch::new(&whole, 25).unwrap());
+        let (mp, mw) = (
+            ModSketch::new(&part, 25).unwrap(),
+            ModSketch::new(&whole, 25).unwrap(),
+        );
         assert_eq!(mp.containment_in(&mw).unwrap(), 1.0);
         assert!((mw.containment_in(&mp).unwrap() - 0.25).abs() < 0.06);
     }
@@ -217,7 +252,10 @@ mod tests {
             near_hits += usize::from(sorted_intersection_len(&sa, &sb) > 0);
             far_hits += usize::from(sorted_intersection_len(&sa, &sc) > 0);
         }
-        assert!(near_hits >= 45, "near copies share a super-shingle: {near_hits}/50");
+        assert!(
+            near_hits >= 45,
+            "near copies share a super-shingle: {near_hits}/50"
+        );
         assert_eq!(far_hits, 0);
     }
 
@@ -228,7 +266,10 @@ mod tests {
         assert!(ModSketch::new(&set, 0).is_err());
         let a = MinSketch::new(&set, 2).unwrap();
         let b = MinSketch::new(&set, 3).unwrap();
-        assert_eq!(a.resemblance(&b), Err(FingerprintError::SketchMismatch { left: 2, right: 3 }));
+        assert_eq!(
+            a.resemblance(&b),
+            Err(FingerprintError::SketchMismatch { left: 2, right: 3 })
+        );
         assert!(super_shingles(&a, 0).is_err());
         assert_eq!(super_shingles(&a, 5).unwrap().len(), 1);
     }

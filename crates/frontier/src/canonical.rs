@@ -12,8 +12,18 @@ const TRACKING_PARAMS: &[&str] = &[
 ];
 /// Session identifiers: a new one per visitor, so every visit would look like a new URL.
 const SESSION_PARAMS: &[&str] = &[
-    "jsessionid", "phpsessid", "aspsessionid", "asp.net_sessionid", "sessionid", "session_id",
-    "sid", "cfid", "cftoken", "zenid", "oscsid", "s_id",
+    "jsessionid",
+    "phpsessid",
+    "aspsessionid",
+    "asp.net_sessionid",
+    "sessionid",
+    "session_id",
+    "sid",
+    "cfid",
+    "cftoken",
+    "zenid",
+    "oscsid",
+    "s_id",
 ];
 
 /// Why a string is not a crawlable URL.
@@ -89,19 +99,27 @@ impl CanonicalUrl {
     /// Canonicalises a parsed URL.
     pub fn from_url(mut url: Url) -> Result<CanonicalUrl, UrlError> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(UrlError::Scheme { input: url.to_string() });
+            return Err(UrlError::Scheme {
+                input: url.to_string(),
+            });
         }
         let Some(host) = url.host_str() else {
-            return Err(UrlError::NoHost { input: url.to_string() });
+            return Err(UrlError::NoHost {
+                input: url.to_string(),
+            });
         };
         if host.is_empty() {
-            return Err(UrlError::NoHost { input: url.to_string() });
+            return Err(UrlError::NoHost {
+                input: url.to_string(),
+            });
         }
         if let Some(stripped) = host.strip_suffix('.') {
             let stripped = stripped.to_string();
             // Cannot fail: a prefix of a valid domain that is itself non-empty stays valid.
             if stripped.is_empty() || url.set_host(Some(&stripped)).is_err() {
-                return Err(UrlError::NoHost { input: url.to_string() });
+                return Err(UrlError::NoHost {
+                    input: url.to_string(),
+                });
             }
         }
         url.set_fragment(None);
@@ -174,7 +192,11 @@ fn canonical_path(path: &str) -> String {
 }
 
 fn is_session_path_param(params: &str) -> bool {
-    let name = params.split('=').next().unwrap_or_default().to_ascii_lowercase();
+    let name = params
+        .split('=')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     SESSION_PARAMS.contains(&name.as_str())
 }
 
@@ -225,19 +247,21 @@ fn normalize_percent(input: &str, out: &mut String) {
     let bytes = input.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
-                let byte = hi << 4 | lo;
-                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-                    out.push(byte as char);
-                } else {
-                    out.push('%');
-                    out.push(HEX_UPPER[usize::from(hi)] as char);
-                    out.push(HEX_UPPER[usize::from(lo)] as char);
-                }
-                i += 3;
-                continue;
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex_value(bytes[i + 1]), hex_value(bytes[i + 2]))
+        {
+            let byte = hi << 4 | lo;
+            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                out.push(byte as char);
+            } else {
+                out.push('%');
+                out.push(HEX_UPPER[usize::from(hi)] as char);
+                out.push(HEX_UPPER[usize::from(lo)] as char);
             }
+            i += 3;
+            continue;
+        }
         if bytes[i] == b'%' {
             out.push_str("%25");
             i += 1;
@@ -285,21 +309,42 @@ mod tests {
             ("http://example.com./x", "http://example.com/x"),
             ("http://user:pw@example.com/x", "http://example.com/x"),
             ("http://example.com/a/./b/../c", "http://example.com/a/c"),
-            ("http://example.com/%7Euser/%41%62", "http://example.com/~user/Ab"),
+            (
+                "http://example.com/%7Euser/%41%62",
+                "http://example.com/~user/Ab",
+            ),
             ("http://example.com/a%2fb%3F", "http://example.com/a%2Fb%3F"),
             ("http://example.com/?b=2&a=1", "http://example.com/?a=1&b=2"),
             ("http://example.com/?a=2&a=1", "http://example.com/?a=2&a=1"),
             ("http://example.com/?", "http://example.com/"),
             ("http://example.com/?&&", "http://example.com/"),
-            ("http://example.com/p?utm_source=x&id=3&UTM_Medium=y", "http://example.com/p?id=3"),
-            ("http://example.com/p?gclid=1&fbclid=2", "http://example.com/p"),
-            ("http://example.com/p?PHPSESSID=abc&q=1", "http://example.com/p?q=1"),
-            ("http://example.com/cart;jsessionid=ABC123?x=1", "http://example.com/cart?x=1"),
+            (
+                "http://example.com/p?utm_source=x&id=3&UTM_Medium=y",
+                "http://example.com/p?id=3",
+            ),
+            (
+                "http://example.com/p?gclid=1&fbclid=2",
+                "http://example.com/p",
+            ),
+            (
+                "http://example.com/p?PHPSESSID=abc&q=1",
+                "http://example.com/p?q=1",
+            ),
+            (
+                "http://example.com/cart;jsessionid=ABC123?x=1",
+                "http://example.com/cart?x=1",
+            ),
             ("http://example.com/a;v=1", "http://example.com/a;v=1"),
             ("http://bücher.example/", "http://xn--bcher-kva.example/"),
-            ("http://example.com/q?k=%e4%b8%ad", "http://example.com/q?k=%E4%B8%AD"),
+            (
+                "http://example.com/q?k=%e4%b8%ad",
+                "http://example.com/q?k=%E4%B8%AD",
+            ),
             ("http://example.com/?%5%30", "http://example.com/?%2550"),
-            ("http://example.com/100%/%zz%4", "http://example.com/100%25/%25zz%254"),
+            (
+                "http://example.com/100%/%zz%4",
+                "http://example.com/100%25/%25zz%254",
+            ),
             ("  http://example.com/trim  ", "http://example.com/trim"),
             ("http://127.0.0.1:8000/a", "http://127.0.0.1:8000/a"),
         ];
@@ -307,16 +352,31 @@ mod tests {
             let got = CanonicalUrl::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(got.as_str(), want, "input {input}");
             // Canonical form is a fixed point.
-            assert_eq!(CanonicalUrl::parse(got.as_str()).map(|u| u.to_string()), Ok(want.to_string()));
+            assert_eq!(
+                CanonicalUrl::parse(got.as_str()).map(|u| u.to_string()),
+                Ok(want.to_string())
+            );
         }
     }
 
     #[test]
     fn rejects() {
-        assert!(matches!(CanonicalUrl::parse("ftp://example.com/"), Err(UrlError::Scheme { .. })));
-        assert!(matches!(CanonicalUrl::parse("mailto:a@b.c"), Err(UrlError::Scheme { .. })));
-        assert!(matches!(CanonicalUrl::parse("not a url"), Err(UrlError::Parse { .. })));
-        assert!(matches!(CanonicalUrl::parse("javascript:void(0)"), Err(UrlError::Scheme { .. })));
+        assert!(matches!(
+            CanonicalUrl::parse("ftp://example.com/"),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            CanonicalUrl::parse("mailto:a@b.c"),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            CanonicalUrl::parse("not a url"),
+            Err(UrlError::Parse { .. })
+        ));
+        assert!(matches!(
+            CanonicalUrl::parse("javascript:void(0)"),
+            Err(UrlError::Scheme { .. })
+        ));
     }
 
     #[test]

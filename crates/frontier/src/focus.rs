@@ -78,7 +78,11 @@ impl Relevance {
     /// The frontier priority of a link from a page of relevance `page_score` with anchor
     /// text `anchor`: the more relevant, the sooner.
     pub fn link_priority(&self, page_score: f32, anchor: &str) -> Priority {
-        let anchor_score = if anchor.trim().is_empty() { 0.0 } else { self.score(anchor) };
+        let anchor_score = if anchor.trim().is_empty() {
+            0.0
+        } else {
+            self.score(anchor)
+        };
         let score = (1.0 - self.anchor_weight) * page_score + self.anchor_weight * anchor_score;
         ((1.0 - score.clamp(0.0, 1.0)) * 1_000_000.0) as Priority
     }
@@ -90,9 +94,13 @@ mod tests {
 
     fn relevance() -> Relevance {
         let config = FocusConfig {
-            terms: [("river".to_string(), 2.0), ("valley".to_string(), 1.0), ("河流".to_string(), 2.0)]
-                .into_iter()
-                .collect(),
+            terms: [
+                ("river".to_string(), 2.0),
+                ("valley".to_string(), 1.0),
+                ("河流".to_string(), 2.0),
+            ]
+            .into_iter()
+            .collect(),
             threshold: 0.2,
             anchor_weight: 0.5,
         };
@@ -112,7 +120,10 @@ mod tests {
         assert!(on_topic > 0.4, "{on_topic}"); // 河流 (weight 2 of 5) is absent
         assert_eq!(off_topic, 0.0);
         assert!(r.expands(on_topic) && !r.expands(off_topic));
-        assert!(r.score("长江是中国最长的河流") > 0.0, "Chinese terms go through jieba");
+        assert!(
+            r.score("长江是中国最长的河流") > 0.0,
+            "Chinese terms go through jieba"
+        );
         let good = r.link_priority(on_topic, "river valley guide");
         let weak = r.link_priority(on_topic, "contact us");
         let bad = r.link_priority(off_topic, "contact us");

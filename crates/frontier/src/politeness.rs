@@ -158,7 +158,9 @@ impl HostPoliteness {
     fn backoff(&self, config: &PolitenessConfig) -> Duration {
         let exp = self.consecutive_failures.saturating_sub(1).min(20);
         let backoff = Duration::from_millis(config.backoff_initial_ms.saturating_mul(1 << exp));
-        backoff.min(Duration::from_millis(config.backoff_max_ms)).max(self.delay(config))
+        backoff
+            .min(Duration::from_millis(config.backoff_max_ms))
+            .max(self.delay(config))
     }
 }
 
@@ -186,7 +188,10 @@ mod tests {
 
     #[test]
     fn crawl_delay_is_honoured_and_capped() {
-        let config = PolitenessConfig { per_host_delay_ms: 0, ..PolitenessConfig::default() };
+        let config = PolitenessConfig {
+            per_host_delay_ms: 0,
+            ..PolitenessConfig::default()
+        };
         let t0 = Instant::now();
         let mut host = HostPoliteness::new(t0);
         host.set_crawl_delay(Some(Duration::from_secs(5)), &config);
@@ -201,11 +206,20 @@ mod tests {
 
     #[test]
     fn throttling_backs_off_with_retry_after_and_parks() {
-        let config = PolitenessConfig { per_host_delay_ms: 0, ..PolitenessConfig::default() };
+        let config = PolitenessConfig {
+            per_host_delay_ms: 0,
+            ..PolitenessConfig::default()
+        };
         let t0 = Instant::now();
         let mut host = HostPoliteness::new(t0);
         host.start(t0, &config);
-        host.finish(t0, HostOutcome::Throttled { retry_after: Some(Duration::from_secs(7)) }, &config);
+        host.finish(
+            t0,
+            HostOutcome::Throttled {
+                retry_after: Some(Duration::from_secs(7)),
+            },
+            &config,
+        );
         assert_eq!(host.ready_at(&config), Some(t0 + Duration::from_secs(7)));
         let t1 = t0 + Duration::from_secs(7);
         host.start(t1, &config);
@@ -224,7 +238,10 @@ mod tests {
 
     #[test]
     fn an_answer_resets_the_failures() {
-        let config = PolitenessConfig { per_host_delay_ms: 0, ..PolitenessConfig::default() };
+        let config = PolitenessConfig {
+            per_host_delay_ms: 0,
+            ..PolitenessConfig::default()
+        };
         let t0 = Instant::now();
         let mut host = HostPoliteness::new(t0);
         for _ in 0..4 {

@@ -68,7 +68,11 @@ pub struct ScopeError {
 
 impl fmt::Display for ScopeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "scope.{} pattern {:?} is invalid: {}", self.list, self.pattern, self.reason)
+        write!(
+            f,
+            "scope.{} pattern {:?} is invalid: {}",
+            self.list, self.pattern, self.reason
+        )
     }
 }
 
@@ -159,9 +163,10 @@ impl Scope {
             return Err(OutOfScope::Host);
         }
         if let Some(host) = url.as_url().host()
-            && !self.addresses.allows_host(&host) {
-                return Err(OutOfScope::PrivateAddress);
-            }
+            && !self.addresses.allows_host(&host)
+        {
+            return Err(OutOfScope::PrivateAddress);
+        }
         if let Some(re) = self.exclude.iter().find(|re| re.is_match(url.as_str())) {
             return Err(OutOfScope::Excluded(re.as_str().to_string()));
         }
@@ -201,7 +206,10 @@ pub struct AddressPolicy {
 impl AddressPolicy {
     /// A policy for a job with these seeds.
     pub fn new(allow_private: bool, seeds: &[&CanonicalUrl]) -> AddressPolicy {
-        let mut policy = AddressPolicy { allow_all: allow_private, ..AddressPolicy::default() };
+        let mut policy = AddressPolicy {
+            allow_all: allow_private,
+            ..AddressPolicy::default()
+        };
         for url in seeds {
             match url.as_url().host() {
                 Some(Host::Ipv4(ip)) => {
@@ -284,19 +292,34 @@ mod tests {
 
     #[test]
     fn seed_hosts_only_by_default() {
-        let s = scope(ScopeConfig::default(), "http://www.example.com/\nhttp://127.0.0.1:8080/\n");
+        let s = scope(
+            ScopeConfig::default(),
+            "http://www.example.com/\nhttp://127.0.0.1:8080/\n",
+        );
         assert_eq!(s.check(&url("http://www.example.com/a"), 3), Ok(()));
-        assert_eq!(s.check(&url("http://news.example.com/a"), 1), Err(OutOfScope::Host));
+        assert_eq!(
+            s.check(&url("http://news.example.com/a"), 1),
+            Err(OutOfScope::Host)
+        );
         assert_eq!(s.check(&url("http://127.0.0.1:8080/x"), 1), Ok(()));
-        assert_eq!(s.check(&url("http://127.0.0.1:8081/x"), 1), Err(OutOfScope::Host));
+        assert_eq!(
+            s.check(&url("http://127.0.0.1:8081/x"), 1),
+            Err(OutOfScope::Host)
+        );
     }
 
     #[test]
     fn seed_domains_use_the_public_suffix_list() {
-        let config = ScopeConfig { hosts: HostScope::SeedDomains, ..ScopeConfig::default() };
+        let config = ScopeConfig {
+            hosts: HostScope::SeedDomains,
+            ..ScopeConfig::default()
+        };
         let s = scope(config, "http://www.example.co.uk/\n");
         assert_eq!(s.check(&url("http://news.example.co.uk/"), 0), Ok(()));
-        assert_eq!(s.check(&url("http://other.co.uk/"), 0), Err(OutOfScope::Host));
+        assert_eq!(
+            s.check(&url("http://other.co.uk/"), 0),
+            Err(OutOfScope::Host)
+        );
         assert_eq!(registrable_domain("a.b.example.co.uk"), "example.co.uk");
     }
 
@@ -311,8 +334,14 @@ mod tests {
         };
         let s = scope(config, "http://example.com/docs/\n");
         assert_eq!(s.check(&url("http://other.org/docs/a"), 2), Ok(()));
-        assert_eq!(s.check(&url("http://other.org/docs/a"), 3), Err(OutOfScope::TooDeep));
-        assert_eq!(s.check(&url("http://other.org/blog/a"), 1), Err(OutOfScope::NotIncluded));
+        assert_eq!(
+            s.check(&url("http://other.org/docs/a"), 3),
+            Err(OutOfScope::TooDeep)
+        );
+        assert_eq!(
+            s.check(&url("http://other.org/blog/a"), 1),
+            Err(OutOfScope::NotIncluded)
+        );
         assert_eq!(
             s.check(&url("http://other.org/docs/a.pdf"), 1),
             Err(OutOfScope::Excluded(r"\.pdf$".into()))
@@ -321,15 +350,25 @@ mod tests {
 
     #[test]
     fn bad_pattern_is_named() {
-        let config = ScopeConfig { exclude: vec!["(".into()], ..ScopeConfig::default() };
+        let config = ScopeConfig {
+            exclude: vec!["(".into()],
+            ..ScopeConfig::default()
+        };
         let seeds = crate::seeds::parse_seeds("http://a.example/", Path::new("s")).unwrap();
         let err = Scope::new(&config, &seeds).unwrap_err();
-        assert!(err.to_string().starts_with("scope.exclude pattern \"(\" is invalid"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("scope.exclude pattern \"(\" is invalid"),
+            "{err}"
+        );
     }
 
     #[test]
     fn private_addresses_need_a_seed_or_permission() {
-        let any = ScopeConfig { hosts: HostScope::Any, ..ScopeConfig::default() };
+        let any = ScopeConfig {
+            hosts: HostScope::Any,
+            ..ScopeConfig::default()
+        };
         let s = scope(any.clone(), "http://public.example/\n");
         for private in [
             "http://127.0.0.1/",
@@ -341,20 +380,39 @@ mod tests {
             "http://localhost:8080/",
             "http://[::ffff:10.0.0.1]/",
         ] {
-            assert_eq!(s.check(&url(private), 1), Err(OutOfScope::PrivateAddress), "{private}");
+            assert_eq!(
+                s.check(&url(private), 1),
+                Err(OutOfScope::PrivateAddress),
+                "{private}"
+            );
         }
         assert_eq!(s.check(&url("http://93.184.216.34/"), 1), Ok(()));
         // A seed on loopback allows that address, not the whole private range.
         let s = scope(any.clone(), "http://127.0.0.1:9000/\n");
         assert_eq!(s.check(&url("http://127.0.0.1:9001/"), 1), Ok(()));
-        assert_eq!(s.check(&url("http://10.0.0.1/"), 1), Err(OutOfScope::PrivateAddress));
+        assert_eq!(
+            s.check(&url("http://10.0.0.1/"), 1),
+            Err(OutOfScope::PrivateAddress)
+        );
         // A public name that resolves to a private address is refused at connect time.
         let s = scope(any.clone(), "http://public.example/\n");
-        assert!(!s.addresses().allows_resolved("evil.example", "10.0.0.1".parse().unwrap()));
-        assert!(s.addresses().allows_resolved("evil.example", "93.184.216.34".parse().unwrap()));
-        let allow = ScopeConfig { allow_private: true, ..any };
+        assert!(
+            !s.addresses()
+                .allows_resolved("evil.example", "10.0.0.1".parse().unwrap())
+        );
+        assert!(
+            s.addresses()
+                .allows_resolved("evil.example", "93.184.216.34".parse().unwrap())
+        );
+        let allow = ScopeConfig {
+            allow_private: true,
+            ..any
+        };
         let s = scope(allow, "http://public.example/\n");
         assert_eq!(s.check(&url("http://10.0.0.1/"), 1), Ok(()));
-        assert!(s.addresses().allows_resolved("evil.example", "10.0.0.1".parse().unwrap()));
+        assert!(
+            s.addresses()
+                .allows_resolved("evil.example", "10.0.0.1".parse().unwrap())
+        );
     }
 }

@@ -67,8 +67,10 @@ impl std::error::Error for SeedError {
 
 /// Reads a seed list file.
 pub fn read_seeds(path: &Path) -> Result<Vec<Seed>, SeedError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| SeedError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| SeedError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_seeds(&text, path)
 }
 
@@ -100,7 +102,9 @@ pub fn parse_seeds(text: &str, path: &Path) -> Result<Vec<Seed>, SeedError> {
         }
     }
     if seeds.is_empty() {
-        return Err(SeedError::Empty { path: path.to_path_buf() });
+        return Err(SeedError::Empty {
+            path: path.to_path_buf(),
+        });
     }
     Ok(seeds)
 }
@@ -119,8 +123,11 @@ mod tests {
 
     #[test]
     fn bad_line_names_file_and_line() {
-        let err = parse_seeds("http://ok.example/\nftp://bad.example/\n", Path::new("jobs/s.txt"))
-            .unwrap_err();
+        let err = parse_seeds(
+            "http://ok.example/\nftp://bad.example/\n",
+            Path::new("jobs/s.txt"),
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("jobs/s.txt:2: "), "{msg}");
         assert!(msg.contains("only http and https"), "{msg}");

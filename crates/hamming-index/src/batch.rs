@@ -36,7 +36,9 @@ impl BatchQuery {
     /// Builds the tables over the query batch.
     pub fn new(params: IndexParams, queries: &[Fingerprint]) -> BatchQuery {
         let entries = queries.iter().enumerate().map(|(i, &q)| (q, i as u64));
-        BatchQuery { tables: HammingIndex::from_entries(params, entries) }
+        BatchQuery {
+            tables: HammingIndex::from_entries(params, entries),
+        }
     }
 
     /// The number of queries in the batch.
@@ -58,7 +60,11 @@ impl BatchQuery {
             let (fingerprint, payload) = chunk[hit.query];
             BatchMatch {
                 query: hit.found.payload as usize,
-                found: Match { fingerprint, payload, distance: hit.found.distance },
+                found: Match {
+                    fingerprint,
+                    payload,
+                    distance: hit.found.distance,
+                },
             }
         }));
         hits.len()

@@ -15,7 +15,10 @@ pub struct BruteForceIndex {
 impl BruteForceIndex {
     /// An empty reference index with radius `k`.
     pub fn new(k: u32) -> BruteForceIndex {
-        BruteForceIndex { k, entries: Vec::new() }
+        BruteForceIndex {
+            k,
+            entries: Vec::new(),
+        }
     }
 
     /// Stores an entry.
@@ -28,7 +31,11 @@ impl BruteForceIndex {
         let mut out: Vec<Match> = self
             .entries
             .iter()
-            .map(|&(fingerprint, payload)| Match { fingerprint, payload, distance: query.distance(fingerprint) })
+            .map(|&(fingerprint, payload)| Match {
+                fingerprint,
+                payload,
+                distance: query.distance(fingerprint),
+            })
             .filter(|m| m.distance <= self.k)
             .collect();
         out.sort_unstable();

@@ -65,7 +65,11 @@ impl CompressedTables {
         CompressedTables {
             params: index.params().clone(),
             layouts: index.layouts().to_vec(),
-            tables: run.tables.iter().map(|t| CompressedTable::new(&t.keys)).collect(),
+            tables: run
+                .tables
+                .iter()
+                .map(|t| CompressedTable::new(&t.keys))
+                .collect(),
             payloads: run.payloads.clone(),
         }
     }
@@ -108,7 +112,12 @@ impl CompressedTables {
         found
     }
 
-    fn search(&self, fp: u64, canonical: bool, visit: &mut impl FnMut(Match) -> ControlFlow<()>) -> ControlFlow<()> {
+    fn search(
+        &self,
+        fp: u64,
+        canonical: bool,
+        visit: &mut impl FnMut(Match) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         let k = self.params.k();
         let mut decoded = Vec::new();
         for (j, (layout, table)) in self.layouts.iter().zip(&self.tables).enumerate() {
@@ -117,7 +126,9 @@ impl CompressedTables {
             let (lo, hi) = (query & !low, query | low);
             let mut block = table.block_last.partition_point(|&last| last < lo);
             let mut previous_key = None;
-            while block < table.block_last.len() && (block == 0 || table.block_last[block - 1] <= hi) {
+            while block < table.block_last.len()
+                && (block == 0 || table.block_last[block - 1] <= hi)
+            {
                 table.decode(block, &mut decoded);
                 let start = table.block_start[block] as usize;
                 for (offset, &key) in decoded.iter().enumerate() {
@@ -130,7 +141,11 @@ impl CompressedTables {
                     }
                     let found = layout.invert(key);
                     let mut emit = |payload| {
-                        visit(Match { fingerprint: Fingerprint::new(found), payload, distance })
+                        visit(Match {
+                            fingerprint: Fingerprint::new(found),
+                            payload,
+                            distance,
+                        })
                     };
                     if j == 0 {
                         emit(self.payloads[start + offset])?;
@@ -183,7 +198,12 @@ impl CompressedTable {
         }
         blocks.resize(blocks.len() + PAD, 0);
         block_start.push(keys.len() as u32);
-        CompressedTable { code, blocks, block_last, block_start }
+        CompressedTable {
+            code,
+            blocks,
+            block_last,
+            block_start,
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -216,7 +236,13 @@ impl CompressedTable {
         while block < self.block_last.len() {
             self.decode(block, &mut decoded);
             let start = self.block_start[block] as usize;
-            out.extend(decoded.iter().enumerate().filter(|(_, k)| **k == key).map(|(i, _)| start + i));
+            out.extend(
+                decoded
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| **k == key)
+                    .map(|(i, _)| start + i),
+            );
             if self.block_last[block] != key {
                 break;
             }
@@ -228,11 +254,19 @@ impl CompressedTable {
 
 fn symbol(previous: u64, key: u64) -> usize {
     let diff = previous ^ key;
-    if diff == 0 { EQUAL } else { 63 - diff.leading_zeros() as usize }
+    if diff == 0 {
+        EQUAL
+    } else {
+        63 - diff.leading_zeros() as usize
+    }
 }
 
 fn low_mask(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 fn write_bits(buf: &mut [u8], pos: &mut usize, value: u64, bits: u32) {
@@ -242,7 +276,8 @@ fn write_bits(buf: &mut [u8], pos: &mut usize, value: u64, bits: u32) {
     let (byte, offset) = (*pos / 8, (*pos % 8) as u32);
     let mut word = [0u8; 16];
     word.copy_from_slice(&buf[byte..byte + 16]);
-    let merged = u128::from_be_bytes(word) | (u128::from(value & low_mask(bits)) << (128 - offset - bits));
+    let merged =
+        u128::from_be_bytes(word) | (u128::from(value & low_mask(bits)) << (128 - offset - bits));
     buf[byte..byte + 16].copy_from_slice(&merged.to_be_bytes());
     *pos += bits as usize;
 }
@@ -279,7 +314,9 @@ impl Huffman {
                 break lengths;
             }
             // Flatten the distribution until the longest code fits.
-            freq.iter_mut().filter(|f| **f > 0).for_each(|f| *f = *f / 2 + 1);
+            freq.iter_mut()
+                .filter(|f| **f > 0)
+                .for_each(|f| *f = *f / 2 + 1);
         };
         let mut sorted: Vec<usize> = (0..SYMBOLS).filter(|&s| lengths[s] > 0).collect();
         sorted.sort_by_key(|&s| (lengths[s], s));
@@ -301,14 +338,23 @@ impl Huffman {
             code += 1;
             previous_len = len;
         }
-        Huffman { codes, first, count, offset, sorted }
+        Huffman {
+            codes,
+            first,
+            count,
+            offset,
+            sorted,
+        }
     }
 
     fn decode(&self, buf: &[u8], pos: &mut usize) -> usize {
         let mut code = 0u64;
         for len in 1..=MAX_CODE_LEN as usize {
             code = code << 1 | read_bits(buf, pos, 1);
-            if self.count[len] > 0 && code >= self.first[len] && code - self.first[len] < self.count[len] {
+            if self.count[len] > 0
+                && code >= self.first[len]
+                && code - self.first[len] < self.count[len]
+            {
                 return self.sorted[self.offset[len] + (code - self.first[len]) as usize];
             }
         }
@@ -332,7 +378,9 @@ fn code_lengths(freq: &[u64; SYMBOLS]) -> [u32; SYMBOLS] {
         return lengths;
     }
     while heap.len() > 1 {
-        let (Some(Reverse((fa, a))), Some(Reverse((fb, b)))) = (heap.pop(), heap.pop()) else { break };
+        let (Some(Reverse((fa, a))), Some(Reverse((fb, b)))) = (heap.pop(), heap.pop()) else {
+            break;
+        };
         let node = parent.len();
         parent.push(usize::MAX);
         parent[a] = node;

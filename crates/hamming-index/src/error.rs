@@ -58,13 +58,20 @@ impl fmt::Display for IndexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidParams { reason } => write!(f, "invalid index parameters: {reason}"),
-            Self::NoDesignFits { expected_len, budget } => write!(
+            Self::NoDesignFits {
+                expected_len,
+                budget,
+            } => write!(
                 f,
                 "no permuted-table design for {expected_len} fingerprints fits in {budget} bytes"
             ),
             Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Self::NotAnIndex { path } => {
-                write!(f, "{}: not a nearcrawl index file (bad magic bytes)", path.display())
+                write!(
+                    f,
+                    "{}: not a nearcrawl index file (bad magic bytes)",
+                    path.display()
+                )
             }
             Self::UnsupportedVersion { path, version } => write!(
                 f,
@@ -72,7 +79,11 @@ impl fmt::Display for IndexError {
                 path.display(),
                 crate::persist::FORMAT_VERSION
             ),
-            Self::Truncated { path, expected, actual } => write!(
+            Self::Truncated {
+                path,
+                expected,
+                actual,
+            } => write!(
                 f,
                 "{}: index file is {actual} bytes but its header says {expected}: truncated or damaged",
                 path.display()

@@ -107,7 +107,10 @@ impl HotRange {
                     continue;
                 }
                 let orders = table_orders(&[Level { blocks, chosen }], free.clone(), &shared);
-                let candidates: f64 = orders.iter().map(|o| n / 2f64.powi(o.prefix_bits as i32)).sum();
+                let candidates: f64 = orders
+                    .iter()
+                    .map(|o| n / 2f64.powi(o.prefix_bits as i32))
+                    .sum();
                 let cost = PROBE_COST * orders.len() as f64 + candidates;
                 if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                     best = Some((cost, orders));
@@ -121,13 +124,24 @@ impl HotRange {
         let tables = design_layouts(&orders, k)
             .into_iter()
             .map(|layout| {
-                let mut entries: Vec<(u64, u32)> = distinct.iter().map(|&(key, at)| (layout.apply(key), at)).collect();
+                let mut entries: Vec<(u64, u32)> = distinct
+                    .iter()
+                    .map(|&(key, at)| (layout.apply(key), at))
+                    .collect();
                 bucket_sort(&mut entries, |e| e.0);
                 let mut sub_keys = huge_vec(entries.len());
                 sub_keys.extend(entries.iter().map(|e| e.0));
                 let first = entries.iter().map(|e| e.1).collect();
-                let table = SortedTable::without_hot_ranges(sub_keys, layout.prefix_bits, Lookups::Prefixes);
-                HotTable { layout, table, first }
+                let table = SortedTable::without_hot_ranges(
+                    sub_keys,
+                    layout.prefix_bits,
+                    Lookups::Prefixes,
+                );
+                HotTable {
+                    layout,
+                    table,
+                    first,
+                }
             })
             .collect();
         Some(HotRange { range, tables })
@@ -137,19 +151,29 @@ impl HotRange {
     /// key of the parent table to its key in `table`, and `first[i]` is the position in the
     /// parent table of the first key equal to `table`'s key `i`.
     pub(crate) fn tables(&self) -> impl Iterator<Item = (&Layout, &SortedTable, &[u32])> {
-        self.tables.iter().map(|hot| (&hot.layout, &hot.table, &hot.first[..]))
+        self.tables
+            .iter()
+            .map(|hot| (&hot.layout, &hot.table, &hot.first[..]))
     }
 
     /// The positions in the parent table's `keys` of the keys equal to `key`, the first of
     /// them at `first` (as a table of the range's design gives it).
     pub(crate) fn equal_keys(&self, keys: &[u64], first: u32, key: u64) -> Range<usize> {
         let first = first as usize;
-        first..first + keys[first..self.range.end].iter().take_while(|&&other| other == key).count()
+        first
+            ..first
+                + keys[first..self.range.end]
+                    .iter()
+                    .take_while(|&&other| other == key)
+                    .count()
     }
 
     /// Heap bytes of the range's tables.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(|t| t.table.heap_bytes() + t.first.capacity() * 4).sum()
+        self.tables
+            .iter()
+            .map(|t| t.table.heap_bytes() + t.first.capacity() * 4)
+            .sum()
     }
 
     /// Calls `visit(index, distance)` for every key of the range (`keys` are the parent table's)
@@ -176,14 +200,27 @@ impl HotRange {
             // up again: a long sub-range is descended.
             let bits = hot.layout.prefix_bits;
             let sub_range = hot.table.prefix_range(sub_query, bits);
-            within_distance(&hot.table.keys, sub_range, bits, sub_query, k, k, examined, &mut |i, distance| {
-                // An earlier table of the range whose prefix also agrees has reported it.
-                if hot.layout.earlier_table_agrees(hot.table.keys[i] ^ sub_query) {
-                    return ControlFlow::Continue(());
-                }
-                let key = hot.layout.invert(hot.table.keys[i]);
-                self.equal_keys(keys, hot.first[i], key).try_for_each(|index| visit(index, distance))
-            })?;
+            within_distance(
+                &hot.table.keys,
+                sub_range,
+                bits,
+                sub_query,
+                k,
+                k,
+                examined,
+                &mut |i, distance| {
+                    // An earlier table of the range whose prefix also agrees has reported it.
+                    if hot
+                        .layout
+                        .earlier_table_agrees(hot.table.keys[i] ^ sub_query)
+                    {
+                        return ControlFlow::Continue(());
+                    }
+                    let key = hot.layout.invert(hot.table.keys[i]);
+                    self.equal_keys(keys, hot.first[i], key)
+                        .try_for_each(|index| visit(index, distance))
+                },
+            )?;
         }
         ControlFlow::Continue(())
     }

@@ -4,12 +4,12 @@ use std::ops::ControlFlow;
 
 use nearcrawl_fingerprint::Fingerprint;
 
+use crate::layout::{Layout, layouts};
+use crate::run::Run;
 use crate::run::bucket_sort;
 use crate::walk::{self, WalkKernel};
 use crate::walk_order;
 use crate::{BatchMatch, IndexParams};
-use crate::layout::{Layout, layouts};
-use crate::run::Run;
 
 /// Inserts are buffered here and scanned directly until there are this many.
 const PENDING_LIMIT: usize = 128;
@@ -72,7 +72,13 @@ impl HammingIndex {
     /// An empty index with the given design.
     pub fn new(params: IndexParams) -> HammingIndex {
         let layouts = layouts(&params);
-        HammingIndex { params, layouts, levels: Vec::new(), pending: Vec::new(), len: 0 }
+        HammingIndex {
+            params,
+            layouts,
+            levels: Vec::new(),
+            pending: Vec::new(),
+            len: 0,
+        }
     }
 
     /// Builds an index over many entries at once (one sort per table).
@@ -210,7 +216,11 @@ impl HammingIndex {
         let mut stats = QueryStats::default();
         let mut emit = |found: u64, payload: u64, distance: u32| {
             stats.matches += 1;
-            visit(Match { fingerprint: Fingerprint::new(found), payload, distance })
+            visit(Match {
+                fingerprint: Fingerprint::new(found),
+                payload,
+                distance,
+            })
         };
         stats.candidates += self.pending.len() as u64;
         for &(stored, payload) in &self.pending {
@@ -223,7 +233,10 @@ impl HammingIndex {
         let mut probes = 0;
         for run in self.levels.iter().rev().filter(|r| r.len() > 0) {
             probes += self.layouts.len() as u64;
-            if run.for_each_match(&self.layouts, fp, k, canonical, &mut candidates, &mut emit).is_break() {
+            if run
+                .for_each_match(&self.layouts, fp, k, canonical, &mut candidates, &mut emit)
+                .is_break()
+            {
                 break;
             }
         }
@@ -244,7 +257,11 @@ impl HammingIndex {
             for &(stored, payload) in &self.pending {
                 let distance = (stored ^ q.bits()).count_ones();
                 if distance <= k {
-                    let found = Match { fingerprint: Fingerprint::new(stored), payload, distance };
+                    let found = Match {
+                        fingerprint: Fingerprint::new(stored),
+                        payload,
+                        distance,
+                    };
                     out.push(BatchMatch { query, found });
                 }
             }
@@ -260,22 +277,45 @@ impl HammingIndex {
                 let mut previous = None;
                 let (layout, table) = (&self.layouts[j], &run.tables[j]);
                 let payloads = if j == 0 { &run.payloads[..] } else { &[] };
-                walk::walk_table(kernel, layout, table, payloads, order, &mut examined, &mut |query, index, found, distance| {
-                    if j == 0 {
-                        let found = Match { fingerprint: Fingerprint::new(found), payload: run.payloads[index], distance };
-                        out.push(BatchMatch { query, found });
-                    } else if previous != Some((query, found)) {
-                        // Equal fingerprints sit together; one lookup gives all their payloads.
-                        previous = Some((query, found));
-                        deferred.push((self.layouts[0].apply(found), query, distance));
-                    }
-                });
+                walk::walk_table(
+                    kernel,
+                    layout,
+                    table,
+                    payloads,
+                    order,
+                    &mut examined,
+                    &mut |query, index, found, distance| {
+                        if j == 0 {
+                            let found = Match {
+                                fingerprint: Fingerprint::new(found),
+                                payload: run.payloads[index],
+                                distance,
+                            };
+                            out.push(BatchMatch { query, found });
+                        } else if previous != Some((query, found)) {
+                            // Equal fingerprints sit together; one lookup gives all their payloads.
+                            previous = Some((query, found));
+                            deferred.push((self.layouts[0].apply(found), query, distance));
+                        }
+                    },
+                );
             });
             bucket_sort(&mut deferred, |e| e.0);
-            run.payloads_in_key_order(&deferred, |e| e.0, &mut |&(key, query, distance), payload| {
-                let fingerprint = Fingerprint::new(self.layouts[0].invert(key));
-                out.push(BatchMatch { query, found: Match { fingerprint, payload, distance } });
-            });
+            run.payloads_in_key_order(
+                &deferred,
+                |e| e.0,
+                &mut |&(key, query, distance), payload| {
+                    let fingerprint = Fingerprint::new(self.layouts[0].invert(key));
+                    out.push(BatchMatch {
+                        query,
+                        found: Match {
+                            fingerprint,
+                            payload,
+                            distance,
+                        },
+                    });
+                },
+            );
             deferred.clear();
         }
         out
@@ -283,8 +323,15 @@ impl HammingIndex {
 
     /// Every stored entry, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (Fingerprint, u64)> + '_ {
-        let runs = self.levels.iter().flat_map(|run| run.entries(&self.layouts));
-        self.pending.iter().copied().chain(runs).map(|(f, p)| (Fingerprint::new(f), p))
+        let runs = self
+            .levels
+            .iter()
+            .flat_map(|run| run.entries(&self.layouts));
+        self.pending
+            .iter()
+            .copied()
+            .chain(runs)
+            .map(|(f, p)| (Fingerprint::new(f), p))
     }
 
     /// Heap bytes held: tables, directories, payloads and the insert buffer.

@@ -30,7 +30,10 @@ impl GatherPlan {
     /// The plan of the permutation whose key position j (0 = most significant) holds
     /// fingerprint bit `63 - order[j]`, if it needs at most [`GATHERED_RUNS`] runs.
     fn new(order: &[u8]) -> Option<GatherPlan> {
-        let mut plan = GatherPlan { masks: [0; GATHERED_RUNS], shifts: [0; GATHERED_RUNS] };
+        let mut plan = GatherPlan {
+            masks: [0; GATHERED_RUNS],
+            shifts: [0; GATHERED_RUNS],
+        };
         let mut run = 0;
         for (j, &bit) in order.iter().enumerate() {
             if j > 0 && bit < order[j - 1] {
@@ -93,7 +96,11 @@ impl Layout {
             moves.push(Move {
                 src: 64 - src_top - len,
                 dst: 64 - start as u32 - len,
-                mask: if len == 64 { u64::MAX } else { (1u64 << len) - 1 },
+                mask: if len == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << len) - 1
+                },
             });
             j += 1;
         }
@@ -101,7 +108,14 @@ impl Layout {
             .iter()
             .fold(0u64, |m, &b| m | 1 << (63 - b));
         let gather = GatherPlan::new(&table.order);
-        Layout { moves, gather, prefix_bits: table.prefix_bits, prefix_mask, k, earlier_prefixes: Vec::new() }
+        Layout {
+            moves,
+            gather,
+            prefix_bits: table.prefix_bits,
+            prefix_mask,
+            k,
+            earlier_prefixes: Vec::new(),
+        }
     }
 
     /// True when keys of this table that differ in the bits of `differ` (a XOR of two keys)
@@ -114,14 +128,18 @@ impl Layout {
     /// π(fingerprint): the key stored in this table.
     #[inline]
     pub(crate) fn apply(&self, fp: u64) -> u64 {
-        self.moves.iter().fold(0, |key, m| key | ((fp >> m.src) & m.mask) << m.dst)
+        self.moves
+            .iter()
+            .fold(0, |key, m| key | ((fp >> m.src) & m.mask) << m.dst)
     }
 
     /// The key's leading bits as one run of the fingerprint's bits: `(shift, len)`, the key's top
     /// `len` bits are the fingerprint's bits `shift..shift + len`, in order. Tables whose runs
     /// start at the same bit order their keys alike on their top bits.
     pub(crate) fn leading_run(&self) -> (u32, u32) {
-        self.moves.first().map_or((0, 0), |m| (m.src, m.mask.count_ones()))
+        self.moves
+            .first()
+            .map_or((0, 0), |m| (m.src, m.mask.count_ones()))
     }
 
     /// The function giving the top `bits` bits of π(fingerprint), right-aligned: two
@@ -131,14 +149,26 @@ impl Layout {
     pub(crate) fn key_top_bits(&self, bits: u32) -> impl Fn(u64) -> u64 + '_ {
         let (shift, len) = self.leading_run();
         let in_run = (1..=len).contains(&bits);
-        let (run_shift, mask) = if in_run { (shift + len - bits, u64::MAX >> (64 - bits)) } else { (0, 0) };
-        move |fp| if in_run { (fp >> run_shift) & mask } else { self.apply(fp).checked_shr(64 - bits).unwrap_or(0) }
+        let (run_shift, mask) = if in_run {
+            (shift + len - bits, u64::MAX >> (64 - bits))
+        } else {
+            (0, 0)
+        };
+        move |fp| {
+            if in_run {
+                (fp >> run_shift) & mask
+            } else {
+                self.apply(fp).checked_shr(64 - bits).unwrap_or(0)
+            }
+        }
     }
 
     /// π⁻¹(key): the fingerprint a stored key came from.
     #[inline]
     pub(crate) fn invert(&self, key: u64) -> u64 {
-        self.moves.iter().fold(0, |fp, m| fp | ((key >> m.dst) & m.mask) << m.src)
+        self.moves
+            .iter()
+            .fold(0, |fp, m| fp | ((key >> m.dst) & m.mask) << m.src)
     }
 
     /// The prefix of a key, right-aligned.
@@ -157,7 +187,10 @@ pub(crate) fn layouts(params: &crate::IndexParams) -> Vec<Layout> {
 pub(crate) fn design_layouts(orders: &[TableOrder], k: u32) -> Vec<Layout> {
     let mut layouts: Vec<Layout> = orders.iter().map(|order| Layout::new(order, k)).collect();
     for j in 0..layouts.len() {
-        let earlier = layouts[..j].iter().map(|l| layouts[j].apply(l.prefix_mask)).collect();
+        let earlier = layouts[..j]
+            .iter()
+            .map(|l| layouts[j].apply(l.prefix_mask))
+            .collect();
         layouts[j].earlier_prefixes = earlier;
     }
     layouts
@@ -173,13 +206,20 @@ mod tests {
     /// Four blocks in reverse order are four runs: no plan. Three are a plan.
     #[test]
     fn a_permutation_of_more_runs_than_a_plan_holds_has_none() {
-        let blocks = |order: &[u8]| -> Vec<u8> { order.iter().flat_map(|&b| b * 16..b * 16 + 16).collect() };
-        let four = TableOrder { order: blocks(&[3, 2, 1, 0]), prefix_bits: 16 };
+        let blocks =
+            |order: &[u8]| -> Vec<u8> { order.iter().flat_map(|&b| b * 16..b * 16 + 16).collect() };
+        let four = TableOrder {
+            order: blocks(&[3, 2, 1, 0]),
+            prefix_bits: 16,
+        };
         assert_eq!(GatherPlan::new(&four.order), None);
         // Runs 1 | 0, 3 | 2: block 0 is the fingerprint's top 16 bits.
         let block = |b: u32| 0xffffu64 << (48 - 16 * b);
         let three = GatherPlan::new(&blocks(&[1, 0, 3, 2]));
-        let expected = GatherPlan { masks: [block(1), block(0) | block(3), block(2)], shifts: [48, 16, 0] };
+        let expected = GatherPlan {
+            masks: [block(1), block(0) | block(3), block(2)],
+            shifts: [48, 16, 0],
+        };
         assert_eq!(three, Some(expected));
     }
 

@@ -71,7 +71,10 @@ impl IndexParams {
             let sizes = block_sizes(remaining, blocks);
             remaining -= sizes[..chosen as usize].iter().sum::<u32>();
         }
-        Ok(IndexParams { k, levels: levels.to_vec() })
+        Ok(IndexParams {
+            k,
+            levels: levels.to_vec(),
+        })
     }
 
     /// A one-level design: `blocks` blocks, `chosen` leading.
@@ -120,8 +123,10 @@ impl IndexParams {
     }
 
     fn known(k: u32, levels: &[(u32, u32)]) -> IndexParams {
-        let levels: Vec<Level> =
-            levels.iter().map(|&(blocks, chosen)| Level { blocks, chosen }).collect();
+        let levels: Vec<Level> = levels
+            .iter()
+            .map(|&(blocks, chosen)| Level { blocks, chosen })
+            .collect();
         match Self::new(k, &levels) {
             Ok(params) => params,
             Err(e) => unreachable!("built-in design is valid: {e}"),
@@ -138,13 +143,18 @@ impl IndexParams {
         let n = expected_len.max(1) as f64;
         let mut best: Option<(f64, IndexParams)> = None;
         let mut consider = |levels: &[Level]| {
-            let Ok(params) = IndexParams::new(k, levels) else { return };
+            let Ok(params) = IndexParams::new(k, levels) else {
+                return;
+            };
             let tables = params.table_count() as u64;
             if params.estimated_bytes(expected_len) > memory_budget {
                 return;
             }
-            let candidates: f64 =
-                params.prefix_lengths().iter().map(|&p| n / 2f64.powi(p as i32)).sum();
+            let candidates: f64 = params
+                .prefix_lengths()
+                .iter()
+                .map(|&p| n / 2f64.powi(p as i32))
+                .sum();
             let cost = tables as f64 * PROBE_COST + candidates;
             if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                 best = Some((cost, params));
@@ -152,16 +162,30 @@ impl IndexParams {
         };
         for b1 in k + 1..=k + 10 {
             for c1 in 1..=b1 - k {
-                consider(&[Level { blocks: b1, chosen: c1 }]);
+                consider(&[Level {
+                    blocks: b1,
+                    chosen: c1,
+                }]);
                 for b2 in k + 1..=k + 6 {
                     for c2 in 1..=b2 - k {
-                        consider(&[Level { blocks: b1, chosen: c1 }, Level { blocks: b2, chosen: c2 }]);
+                        consider(&[
+                            Level {
+                                blocks: b1,
+                                chosen: c1,
+                            },
+                            Level {
+                                blocks: b2,
+                                chosen: c2,
+                            },
+                        ]);
                     }
                 }
             }
         }
-        best.map(|(_, p)| p)
-            .ok_or(IndexError::NoDesignFits { expected_len, budget: memory_budget })
+        best.map(|(_, p)| p).ok_or(IndexError::NoDesignFits {
+            expected_len,
+            budget: memory_budget,
+        })
     }
 
     /// Estimated memory of an index of `len` fingerprints with this design: 8 bytes per
@@ -184,7 +208,10 @@ impl IndexParams {
 
     /// The number of tables.
     pub fn table_count(&self) -> usize {
-        self.levels.iter().map(|l| binomial(l.blocks, l.chosen) as usize).product()
+        self.levels
+            .iter()
+            .map(|l| binomial(l.blocks, l.chosen) as usize)
+            .product()
     }
 
     /// The prefix length p of every table, in table order.
@@ -208,7 +235,13 @@ pub(crate) fn table_orders(levels: &[Level], free: Vec<u8>, last: &[u8]) -> Vec<
     out
 }
 
-fn expand(levels: &[Level], prefix: Vec<u8>, rest: Vec<u8>, last: &[u8], out: &mut Vec<TableOrder>) {
+fn expand(
+    levels: &[Level],
+    prefix: Vec<u8>,
+    rest: Vec<u8>,
+    last: &[u8],
+    out: &mut Vec<TableOrder>,
+) {
     let Some((&Level { blocks, chosen }, deeper)) = levels.split_first() else {
         let prefix_bits = prefix.len() as u32;
         let mut order = prefix;
@@ -244,7 +277,9 @@ pub(crate) const PROBE_COST: f64 = 4.0;
 
 /// Near-equal block sizes, the larger blocks first: 64 bits in 6 blocks are 11,11,11,11,10,10.
 fn block_sizes(bits: u32, blocks: u32) -> Vec<u32> {
-    (0..blocks).map(|i| bits / blocks + u32::from(i < bits % blocks)).collect()
+    (0..blocks)
+        .map(|i| bits / blocks + u32::from(i < bits % blocks))
+        .collect()
 }
 
 pub(crate) fn binomial(n: u32, k: u32) -> u64 {
@@ -283,11 +318,17 @@ mod tests {
             lengths.dedup();
             (p.table_count(), lengths)
         };
-        assert_eq!(shapes(IndexParams::manku_20_tables()), (20, vec![31, 32, 33]));
+        assert_eq!(
+            shapes(IndexParams::manku_20_tables()),
+            (20, vec![31, 32, 33])
+        );
         assert_eq!(shapes(IndexParams::manku_16_tables()), (16, vec![28]));
         assert_eq!(shapes(IndexParams::manku_10_tables()), (10, vec![25, 26]));
         assert_eq!(shapes(IndexParams::manku_4_tables()), (4, vec![16]));
-        assert_eq!(IndexParams::pigeonhole_4x16(), IndexParams::manku_4_tables());
+        assert_eq!(
+            IndexParams::pigeonhole_4x16(),
+            IndexParams::manku_4_tables()
+        );
     }
 
     #[test]
@@ -309,12 +350,19 @@ mod tests {
             let prefixes: Vec<u64> = params
                 .table_orders()
                 .iter()
-                .map(|t| t.order[..t.prefix_bits as usize].iter().fold(0u64, |m, &b| m | 1 << b))
+                .map(|t| {
+                    t.order[..t.prefix_bits as usize]
+                        .iter()
+                        .fold(0u64, |m, &b| m | 1 << b)
+                })
                 .collect();
             let k = params.k() as usize;
             for subset in combinations(64, k) {
                 let diff = subset.iter().fold(0u64, |m, &b| m | 1 << b);
-                assert!(prefixes.iter().any(|p| p & diff == 0), "{params:?} misses {subset:?}");
+                assert!(
+                    prefixes.iter().any(|p| p & diff == 0),
+                    "{params:?} misses {subset:?}"
+                );
             }
         };
         for (_, params) in IndexParams::manku_designs() {
@@ -322,23 +370,83 @@ mod tests {
         }
         check(&IndexParams::single_level(1, 3, 2).unwrap());
         check(&IndexParams::single_level(2, 4, 2).unwrap());
-        check(&IndexParams::new(2, &[Level { blocks: 3, chosen: 1 }, Level { blocks: 4, chosen: 2 }]).unwrap());
+        check(
+            &IndexParams::new(
+                2,
+                &[
+                    Level {
+                        blocks: 3,
+                        chosen: 1,
+                    },
+                    Level {
+                        blocks: 4,
+                        chosen: 2,
+                    },
+                ],
+            )
+            .unwrap(),
+        );
     }
 
     #[test]
     fn invalid_designs_are_rejected() {
         let bad = [
             (3, vec![]),
-            (3, vec![Level { blocks: 4, chosen: 2 }]),
-            (3, vec![Level { blocks: 4, chosen: 0 }]),
-            (64, vec![Level { blocks: 65, chosen: 1 }]),
-            (0, vec![Level { blocks: 65, chosen: 1 }]),
-            (3, vec![Level { blocks: 20, chosen: 10 }]),
-            (3, vec![Level { blocks: 40, chosen: 37 }, Level { blocks: 4, chosen: 1 }]),
+            (
+                3,
+                vec![Level {
+                    blocks: 4,
+                    chosen: 2,
+                }],
+            ),
+            (
+                3,
+                vec![Level {
+                    blocks: 4,
+                    chosen: 0,
+                }],
+            ),
+            (
+                64,
+                vec![Level {
+                    blocks: 65,
+                    chosen: 1,
+                }],
+            ),
+            (
+                0,
+                vec![Level {
+                    blocks: 65,
+                    chosen: 1,
+                }],
+            ),
+            (
+                3,
+                vec![Level {
+                    blocks: 20,
+                    chosen: 10,
+                }],
+            ),
+            (
+                3,
+                vec![
+                    Level {
+                        blocks: 40,
+                        chosen: 37,
+                    },
+                    Level {
+                        blocks: 4,
+                        chosen: 1,
+                    },
+                ],
+            ),
         ];
         for (k, levels) in bad {
             let err = IndexParams::new(k, &levels).unwrap_err();
-            assert!(matches!(err, IndexError::InvalidParams { .. }), "{k} {levels:?}: {err}");
+            assert!(
+                matches!(err, IndexError::InvalidParams { .. }),
+                "{k} {levels:?}: {err}"
+            );
         }
         assert!(IndexParams::single_level(0, 1, 1).is_ok());
     }
@@ -351,7 +459,10 @@ mod tests {
         assert!(roomy.table_count() > tight.table_count());
         assert!(roomy.estimated_bytes(n) <= 64 << 30);
         assert!(tight.estimated_bytes(n) <= 4 << 30);
-        assert!(matches!(IndexParams::auto(n, 3, 1 << 20), Err(IndexError::NoDesignFits { .. })));
+        assert!(matches!(
+            IndexParams::auto(n, 3, 1 << 20),
+            Err(IndexError::NoDesignFits { .. })
+        ));
         // Small sets need few tables whatever the budget.
         assert!(IndexParams::auto(1000, 3, 64 << 30).unwrap().table_count() <= 10);
     }

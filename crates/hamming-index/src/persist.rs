@@ -35,21 +35,29 @@ impl HammingIndex {
     /// Writes the index to `path` (atomically: a temporary file renamed over the target).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IndexError> {
         let path = path.as_ref();
-        let io = |source| IndexError::Io { path: path.to_owned(), source };
+        let io = |source| IndexError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let run = self.as_one_run();
         let tmp = temporary_path(path);
         let file = File::create(&tmp).map_err(io)?;
-        let mut out = HashingWriter { inner: BufWriter::with_capacity(1 << 20, file), hash: Xxh3::new() };
+        let mut out = HashingWriter {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            hash: Xxh3::new(),
+        };
         let params = self.params();
         out.write_all(MAGIC).map_err(io)?;
         out.write_all(&FORMAT_VERSION.to_le_bytes()).map_err(io)?;
         out.write_all(&params.k().to_le_bytes()).map_err(io)?;
-        out.write_all(&(params.levels().len() as u32).to_le_bytes()).map_err(io)?;
+        out.write_all(&(params.levels().len() as u32).to_le_bytes())
+            .map_err(io)?;
         for level in params.levels() {
             out.write_all(&level.blocks.to_le_bytes()).map_err(io)?;
             out.write_all(&level.chosen.to_le_bytes()).map_err(io)?;
         }
-        out.write_all(&(run.len() as u64).to_le_bytes()).map_err(io)?;
+        out.write_all(&(run.len() as u64).to_le_bytes())
+            .map_err(io)?;
         for table in &run.tables {
             write_u64s(&mut out, &table.keys).map_err(io)?;
         }
@@ -67,8 +75,14 @@ impl HammingIndex {
     /// partially.
     pub fn load(path: impl AsRef<Path>) -> Result<HammingIndex, IndexError> {
         let path = path.as_ref();
-        let io = |source| IndexError::Io { path: path.to_owned(), source };
-        let corrupt = |detail: String| IndexError::Corrupt { path: path.to_owned(), detail };
+        let io = |source| IndexError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let corrupt = |detail: String| IndexError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        };
         let mut file = File::open(path).map_err(io)?;
         let actual = file.metadata().map_err(io)?.len();
         let mut hash = Xxh3::new();
@@ -76,12 +90,18 @@ impl HammingIndex {
         read_or_truncated(&mut file, &mut header, path, 20, actual)?;
         hash.update(&header);
         if &header[..8] != MAGIC {
-            return Err(IndexError::NotAnIndex { path: path.to_owned() });
+            return Err(IndexError::NotAnIndex {
+                path: path.to_owned(),
+            });
         }
-        let word = |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+        let word =
+            |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
         let (version, k, level_count) = (word(8), word(12), word(16));
         if version != FORMAT_VERSION {
-            return Err(IndexError::UnsupportedVersion { path: path.to_owned(), version });
+            return Err(IndexError::UnsupportedVersion {
+                path: path.to_owned(),
+                version,
+            });
         }
         if level_count > MAX_LEVELS {
             return Err(corrupt(format!("{level_count} levels")));
@@ -107,7 +127,11 @@ impl HammingIndex {
             .and_then(|body| body.checked_add(header_len + 8))
             .unwrap_or(u64::MAX);
         if expected != actual {
-            return Err(IndexError::Truncated { path: path.to_owned(), expected, actual });
+            return Err(IndexError::Truncated {
+                path: path.to_owned(),
+                expected,
+                actual,
+            });
         }
         let n = n as usize;
         let mut keys = Vec::with_capacity(tables as usize);
@@ -133,7 +157,9 @@ impl HammingIndex {
                 (sum.wrapping_add(fp), xor ^ fp.rotate_left(17))
             });
             if *reference.get_or_insert(digest) != digest {
-                return Err(corrupt(format!("table {i} holds other fingerprints than table 0")));
+                return Err(corrupt(format!(
+                    "table {i} holds other fingerprints than table 0"
+                )));
             }
         }
         let run = Run::from_parts(layouts, keys, payloads);
@@ -142,7 +168,10 @@ impl HammingIndex {
 }
 
 fn temporary_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(".tmp");
     path.with_file_name(name)
 }
@@ -155,9 +184,16 @@ fn read_or_truncated(
     actual: u64,
 ) -> Result<(), IndexError> {
     if actual < needed {
-        return Err(IndexError::Truncated { path: path.to_owned(), expected: needed, actual });
+        return Err(IndexError::Truncated {
+            path: path.to_owned(),
+            expected: needed,
+            actual,
+        });
     }
-    file.read_exact(buf).map_err(|source| IndexError::Io { path: path.to_owned(), source })
+    file.read_exact(buf).map_err(|source| IndexError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 struct HashingWriter<W> {
@@ -181,7 +217,9 @@ fn write_u64s(out: &mut impl Write, values: &[u64]) -> std::io::Result<()> {
     if cfg!(target_endian = "little") {
         out.write_all(bytemuck::cast_slice(values))
     } else {
-        values.iter().try_for_each(|v| out.write_all(&v.to_le_bytes()))
+        values
+            .iter()
+            .try_for_each(|v| out.write_all(&v.to_le_bytes()))
     }
 }
 

@@ -31,7 +31,11 @@ impl PrefixBitmap {
     /// most [`BITS_BEYOND_DIRECTORY`] more than the directory. `None` where it would not tell a
     /// probe much: when there are fewer prefix values than keys (most prefixes are present),
     /// or no keys at all.
-    pub(crate) fn worth_building(keys: &[u64], prefix_bits: u32, dir_bits: u32) -> Option<PrefixBitmap> {
+    pub(crate) fn worth_building(
+        keys: &[u64],
+        prefix_bits: u32,
+        dir_bits: u32,
+    ) -> Option<PrefixBitmap> {
         let bits = prefix_bits.min(dir_bits + BITS_BEYOND_DIRECTORY).min(32);
         if keys.is_empty() || bits == 0 || (1u64 << bits) < keys.len() as u64 {
             return None;

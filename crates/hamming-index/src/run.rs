@@ -34,11 +34,17 @@ pub(crate) struct Run {
 impl Run {
     pub(crate) fn build(layouts: &[Layout], entries: &[(u64, u64)]) -> Run {
         let mut tables = Vec::with_capacity(layouts.len());
-        let mut first: Vec<(u64, u64)> =
-            entries.iter().map(|&(fp, payload)| (layouts[0].apply(fp), payload)).collect();
+        let mut first: Vec<(u64, u64)> = entries
+            .iter()
+            .map(|&(fp, payload)| (layouts[0].apply(fp), payload))
+            .collect();
         bucket_sort(&mut first, |e| e.0);
         let (keys, payloads) = unzip_huge(&first);
-        tables.push(SortedTable::from_sorted(keys, &layouts[0], Lookups::WholeKeys));
+        tables.push(SortedTable::from_sorted(
+            keys,
+            &layouts[0],
+            Lookups::WholeKeys,
+        ));
         for layout in &layouts[1..] {
             let mut keys: Vec<u64> = entries.iter().map(|&(fp, _)| layout.apply(fp)).collect();
             bucket_sort(&mut keys, |&k| k);
@@ -71,12 +77,25 @@ impl Run {
         let mut tables = Vec::with_capacity(layouts.len());
         let mut a_tables = a.tables.into_iter();
         let mut b_tables = b.tables.into_iter();
-        let (a0, b0) = (a_tables.next().unwrap_or_default(), b_tables.next().unwrap_or_default());
-        let pairs = |keys: Vec<u64>, payloads: Vec<u64>| -> Vec<(u64, u64)> { keys.into_iter().zip(payloads).collect() };
-        let merged = merge_sorted(&pairs(a0.keys, a.payloads), &pairs(b0.keys, b.payloads), |e| e.0);
+        let (a0, b0) = (
+            a_tables.next().unwrap_or_default(),
+            b_tables.next().unwrap_or_default(),
+        );
+        let pairs = |keys: Vec<u64>, payloads: Vec<u64>| -> Vec<(u64, u64)> {
+            keys.into_iter().zip(payloads).collect()
+        };
+        let merged = merge_sorted(
+            &pairs(a0.keys, a.payloads),
+            &pairs(b0.keys, b.payloads),
+            |e| e.0,
+        );
         let (keys, payloads) = unzip_huge(&merged);
         drop(merged);
-        tables.push(SortedTable::from_sorted(keys, &layouts[0], Lookups::WholeKeys));
+        tables.push(SortedTable::from_sorted(
+            keys,
+            &layouts[0],
+            Lookups::WholeKeys,
+        ));
         for ((x, y), layout) in a_tables.zip(b_tables).zip(&layouts[1..]) {
             let keys = merge_sorted(&x.keys, &y.keys, |&k| k);
             drop((x, y));
@@ -90,13 +109,22 @@ impl Run {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(SortedTable::heap_bytes).sum::<usize>() + self.payloads.capacity() * 8
+        self.tables
+            .iter()
+            .map(SortedTable::heap_bytes)
+            .sum::<usize>()
+            + self.payloads.capacity() * 8
     }
 
     /// Every entry, as `(fingerprint, payload)`, in table 0's order.
-    pub(crate) fn entries<'a>(&'a self, layouts: &'a [Layout]) -> impl Iterator<Item = (u64, u64)> + 'a {
+    pub(crate) fn entries<'a>(
+        &'a self,
+        layouts: &'a [Layout],
+    ) -> impl Iterator<Item = (u64, u64)> + 'a {
         let keys = self.tables.first().map_or(&[][..], |t| &t.keys[..]);
-        keys.iter().zip(&self.payloads).map(|(&key, &payload)| (layouts[0].invert(key), payload))
+        keys.iter()
+            .zip(&self.payloads)
+            .map(|(&key, &payload)| (layouts[0].invert(key), payload))
     }
 
     /// Calls `visit(fingerprint, payload, distance)` for stored entries within distance k of
@@ -130,7 +158,17 @@ impl Run {
         }
         for (j, layout) in layouts.iter().enumerate() {
             let key = if j < ahead { keys[j] } else { layout.apply(fp) };
-            self.table_matches(layouts, TableProbe { table: j, key, k, canonical }, examined, visit)?;
+            self.table_matches(
+                layouts,
+                TableProbe {
+                    table: j,
+                    key,
+                    k,
+                    canonical,
+                },
+                examined,
+                visit,
+            )?;
         }
         ControlFlow::Continue(())
     }
@@ -155,7 +193,9 @@ impl Run {
                 return ControlFlow::Continue(());
             }
             previous_key = Some(key);
-            self.payloads_of(layouts, found, &mut |payload| visit(found, payload, distance))
+            self.payloads_of(layouts, found, &mut |payload| {
+                visit(found, payload, distance)
+            })
         })
     }
 
@@ -171,12 +211,16 @@ impl Run {
         visit: &mut impl FnMut(usize, u64, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let prefix_bits = layouts[probe.table].prefix_bits;
-        self.tables[probe.table].probe(probe.key, prefix_bits, probe.k, examined, &mut |index, distance| {
-            match self.reported(layouts, probe, index) {
+        self.tables[probe.table].probe(
+            probe.key,
+            prefix_bits,
+            probe.k,
+            examined,
+            &mut |index, distance| match self.reported(layouts, probe, index) {
                 Some(found) => visit(index, found, distance),
                 None => ControlFlow::Continue(()),
-            }
-        })
+            },
+        )
     }
 
     /// The fingerprint of the entry at `index` of the probed table, if the probe reports it:
@@ -197,7 +241,12 @@ impl Run {
     /// memory of the keys and payloads ahead in four steps (directory slot; the slot's
     /// subdirectory entry or its keys; the subdirectory range's keys; the payloads of the keys
     /// equal to the item's), each a stride after the step before.
-    pub(crate) fn payloads_in_key_order<T>(&self, items: &[T], key: impl Fn(&T) -> u64, visit: &mut impl FnMut(&T, u64)) {
+    pub(crate) fn payloads_in_key_order<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> u64,
+        visit: &mut impl FnMut(&T, u64),
+    ) {
         let table = &self.tables[0];
         for (position, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(position + 4 * PREFETCH_STRIDE) {
@@ -268,7 +317,13 @@ pub(crate) fn bucket_sort<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T
     }
     let mut out = huge_filled(items.len(), T::default());
     let bits = group_bits(items.len());
-    let starts = count_and_scatter(items, &mut out, |item| (key(item) >> (64 - bits)) as usize, 1 << bits, &mut Vec::new());
+    let starts = count_and_scatter(
+        items,
+        &mut out,
+        |item| (key(item) >> (64 - bits)) as usize,
+        1 << bits,
+        &mut Vec::new(),
+    );
     for w in starts.windows(2) {
         out[w[0]..w[1]].sort_unstable_by_key(|item| key(item));
     }

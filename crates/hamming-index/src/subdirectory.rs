@@ -56,7 +56,12 @@ pub(crate) struct Subdirectory<'a> {
 impl Subdirectories {
     /// The subdirectories of the slots `long` of `directory` (prefix sums of slot lengths over
     /// sorted `keys`, `dir_bits` bits): those longer than [`long_slot_threshold`].
-    pub(crate) fn new(keys: &[u64], directory: &[u32], dir_bits: u32, long: &[usize]) -> Subdirectories {
+    pub(crate) fn new(
+        keys: &[u64],
+        directory: &[u32],
+        dir_bits: u32,
+        long: &[usize],
+    ) -> Subdirectories {
         if long.is_empty() {
             return Subdirectories::default();
         }
@@ -84,7 +89,11 @@ impl Subdirectories {
             while entries[at].slot_plus_one != 0 {
                 at = (at + 1) & (entries.len() - 1);
             }
-            entries[at] = Entry { slot_plus_one: s as u32 + 1, bits, start: start as u32 };
+            entries[at] = Entry {
+                slot_plus_one: s as u32 + 1,
+                bits,
+                start: start as u32,
+            };
             start += sub.len();
         }
         Subdirectories { entries, offsets }
@@ -105,7 +114,11 @@ impl Subdirectories {
             if entry.slot_plus_one as usize == slot + 1 {
                 let start = entry.start as usize;
                 let offsets = &self.offsets[start..start + (1 << entry.bits) + 1];
-                return Some(Subdirectory { bits: entry.bits, dir_bits, offsets });
+                return Some(Subdirectory {
+                    bits: entry.bits,
+                    dir_bits,
+                    offsets,
+                });
             }
             at = (at + 1) & (self.entries.len() - 1);
         }
@@ -147,5 +160,7 @@ fn sub_slot(key: u64, dir_bits: u32, bits: u32) -> usize {
 /// Where slot `slot` starts looking in a table of `len` (a power of two) entries.
 #[inline]
 fn home(slot: usize, len: usize) -> usize {
-    ((slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - len.trailing_zeros()).min(63)) as usize & (len - 1)
+    ((slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - len.trailing_zeros()).min(63))
+        as usize
+        & (len - 1)
 }

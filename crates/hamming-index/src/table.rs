@@ -42,7 +42,11 @@ pub(crate) enum Lookups {
 impl Lookups {
     /// The lookups table `j` of a run serves: whole keys in table 0, prefixes elsewhere.
     pub(crate) fn of_table(j: usize) -> Lookups {
-        if j == 0 { Lookups::WholeKeys } else { Lookups::Prefixes }
+        if j == 0 {
+            Lookups::WholeKeys
+        } else {
+            Lookups::Prefixes
+        }
     }
 }
 
@@ -76,14 +80,22 @@ impl SortedTable {
     pub(crate) fn from_sorted(keys: Vec<u64>, layout: &Layout, lookups: Lookups) -> SortedTable {
         let mut table = SortedTable::without_hot_ranges(keys, layout.prefix_bits, lookups);
         table.hot = HotRange::find_all(&table.keys, layout);
-        table.presence = PrefixBitmap::worth_building(&table.keys, layout.prefix_bits, table.dir_bits);
+        table.presence =
+            PrefixBitmap::worth_building(&table.keys, layout.prefix_bits, table.dir_bits);
         table
     }
 
     /// Wraps keys that are already sorted and builds the directory only.
-    pub(crate) fn without_hot_ranges(keys: Vec<u64>, prefix_bits: u32, lookups: Lookups) -> SortedTable {
+    pub(crate) fn without_hot_ranges(
+        keys: Vec<u64>,
+        prefix_bits: u32,
+        lookups: Lookups,
+    ) -> SortedTable {
         debug_assert!(keys.is_sorted());
-        assert!(keys.len() < u32::MAX as usize, "a table holds fewer than 2^32 keys");
+        assert!(
+            keys.len() < u32::MAX as usize,
+            "a table holds fewer than 2^32 keys"
+        );
         let dir_bits = Self::directory_bits(keys.len(), prefix_bits);
         let slots = 1usize << dir_bits;
         let mut offsets = huge_filled(slots + 1, 0u32);
@@ -102,7 +114,14 @@ impl SortedTable {
             offsets[i + 1] += offsets[i];
         }
         let subdirectories = Subdirectories::new(&keys, &offsets, dir_bits, &long_slots);
-        SortedTable { keys, dir_bits, offsets, subdirectories, hot: Vec::new(), presence: None }
+        SortedTable {
+            keys,
+            dir_bits,
+            offsets,
+            subdirectories,
+            hot: Vec::new(),
+            presence: None,
+        }
     }
 
     /// Heap bytes of keys, directory and hot ranges' designs.
@@ -138,7 +157,10 @@ impl SortedTable {
             return range;
         }
         let shift = 64 - bits;
-        offset(range.start, equal_run(&self.keys[range], |k| k >> shift, key >> shift))
+        offset(
+            range.start,
+            equal_run(&self.keys[range], |k| k >> shift, key >> shift),
+        )
     }
 
     /// The directory slot holding `key`, and the slot's subdirectory if it is long enough to
@@ -147,7 +169,11 @@ impl SortedTable {
     fn slot_and_subdirectory(&self, key: u64) -> (Range<usize>, Option<Subdirectory<'_>>) {
         let s = slot(key, self.dir_bits);
         let slot = self.offsets[s] as usize..self.offsets[s + 1] as usize;
-        let subdirectory = if slot.len() > SUBDIRECTORY_MIN { self.subdirectories.get(s, self.dir_bits) } else { None };
+        let subdirectory = if slot.len() > SUBDIRECTORY_MIN {
+            self.subdirectories.get(s, self.dir_bits)
+        } else {
+            None
+        };
         (slot, subdirectory)
     }
 
@@ -201,7 +227,12 @@ impl SortedTable {
     /// instead of reloading them through the table.
     #[inline(always)]
     pub(crate) fn walk_parts(&self) -> (&[u64], &[u32], u32, Option<&PrefixBitmap>) {
-        (&self.keys, &self.offsets, self.dir_bits, self.presence.as_ref())
+        (
+            &self.keys,
+            &self.offsets,
+            self.dir_bits,
+            self.presence.as_ref(),
+        )
     }
 
     /// The directory slot of `query` if it is short enough for a probe to scan it whole (see
@@ -246,7 +277,9 @@ impl SortedTable {
     ) -> ControlFlow<()> {
         match self.locate_prefix(query, prefix_bits) {
             PrefixKeys::Hot(hot) => hot.probe(&self.keys, query, k, examined, visit),
-            PrefixKeys::Range(range) => within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit),
+            PrefixKeys::Range(range) => {
+                within_distance(&self.keys, range, prefix_bits, query, k, k, examined, visit)
+            }
         }
     }
 
@@ -254,7 +287,9 @@ impl SortedTable {
     pub(crate) fn locate_prefix(&self, query: u64, prefix_bits: u32) -> PrefixKeys<'_> {
         let range = self.prefix_range(query, prefix_bits);
         if range.len() > HOT_MIN
-            && let Ok(i) = self.hot.binary_search_by_key(&range.start, |hot| hot.range.start)
+            && let Ok(i) = self
+                .hot
+                .binary_search_by_key(&range.start, |hot| hot.range.start)
         {
             return PrefixKeys::Hot(&self.hot[i]);
         }
@@ -371,7 +406,13 @@ fn slot(key: u64, dir_bits: u32) -> usize {
 /// checked once and cached by std); the portable build would count bits with a dozen shifts
 /// and masks per key.
 #[inline]
-pub(crate) fn scan(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+pub(crate) fn scan(
+    keys: &[u64],
+    base: usize,
+    query: u64,
+    k: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     #[cfg(target_arch = "x86_64")]
     if keys.len() >= VECTOR_SCAN_MIN && std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
         // SAFETY: the processor has AVX-512 with its popcount extension, checked just above
@@ -394,7 +435,13 @@ pub(crate) fn scan(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut im
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
 #[inline]
-fn scan_with_popcnt(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+fn scan_with_popcnt(
+    keys: &[u64],
+    base: usize,
+    query: u64,
+    k: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     scan_portable(keys, base, query, k, visit)
 }
 
@@ -409,12 +456,21 @@ const VECTOR_SCAN_MIN: usize = 32;
 /// mask tested for every eight keys took a third more time (docs/BENCHMARKS.md).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn scan_with_avx512(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+fn scan_with_avx512(
+    keys: &[u64],
+    base: usize,
+    query: u64,
+    k: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     use std::arch::x86_64::{
-        __m512i, _mm512_cmple_epu64_mask, _mm512_loadu_si512, _mm512_min_epu64, _mm512_popcnt_epi64, _mm512_set1_epi64,
-        _mm512_xor_si512,
+        __m512i, _mm512_cmple_epu64_mask, _mm512_loadu_si512, _mm512_min_epu64,
+        _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_xor_si512,
     };
-    let (wanted, radius) = (_mm512_set1_epi64(query as i64), _mm512_set1_epi64(i64::from(k)));
+    let (wanted, radius) = (
+        _mm512_set1_epi64(query as i64),
+        _mm512_set1_epi64(i64::from(k)),
+    );
     let distances = |chunk: &[u64]| -> __m512i {
         // SAFETY: `chunk` is eight initialised u64s, 64 bytes; the load is unaligned.
         let lanes = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
@@ -424,7 +480,10 @@ fn scan_with_avx512(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut i
     let blocks = keys.chunks_exact(64);
     let tail = blocks.remainder();
     for (b, block) in blocks.enumerate() {
-        let nearest = block.chunks_exact(8).map(distances).reduce(|a, b| _mm512_min_epu64(a, b));
+        let nearest = block
+            .chunks_exact(8)
+            .map(distances)
+            .reduce(|a, b| _mm512_min_epu64(a, b));
         if nearest.is_some_and(|nearest| _mm512_cmple_epu64_mask(nearest, radius) != 0) {
             for (c, chunk) in block.chunks_exact(8).enumerate() {
                 visit_lanes(chunk, base + b * 64 + c * 8, query, within_of(chunk), visit)?;
@@ -444,11 +503,18 @@ fn scan_with_avx512(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut i
 /// are counted by table lookup on its two nibbles, and the bytes of each lane summed.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn scan_with_avx2(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+fn scan_with_avx2(
+    keys: &[u64],
+    base: usize,
+    query: u64,
+    k: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     use std::arch::x86_64::{
-        _mm256_add_epi8, _mm256_and_si256, _mm256_castsi256_pd, _mm256_cmpgt_epi64, _mm256_loadu_si256,
-        _mm256_movemask_pd, _mm256_sad_epu8, _mm256_set1_epi8, _mm256_set1_epi64x, _mm256_setr_epi8,
-        _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_xor_si256,
+        _mm256_add_epi8, _mm256_and_si256, _mm256_castsi256_pd, _mm256_cmpgt_epi64,
+        _mm256_loadu_si256, _mm256_movemask_pd, _mm256_sad_epu8, _mm256_set1_epi8,
+        _mm256_set1_epi64x, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+        _mm256_srli_epi16, _mm256_xor_si256,
     };
     #[rustfmt::skip]
     let bits_of_nibble = _mm256_setr_epi8(
@@ -456,7 +522,10 @@ fn scan_with_avx2(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut imp
         0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
     );
     let nibble = _mm256_set1_epi8(0x0f);
-    let (wanted, radius) = (_mm256_set1_epi64x(query as i64), _mm256_set1_epi64x(i64::from(k)));
+    let (wanted, radius) = (
+        _mm256_set1_epi64x(query as i64),
+        _mm256_set1_epi64x(i64::from(k)),
+    );
     let chunks = keys.chunks_exact(4);
     let rest = chunks.remainder();
     for (c, chunk) in chunks.enumerate() {
@@ -464,7 +533,10 @@ fn scan_with_avx2(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut imp
         let lanes = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
         let differ = _mm256_xor_si256(lanes, wanted);
         let low = _mm256_shuffle_epi8(bits_of_nibble, _mm256_and_si256(differ, nibble));
-        let high = _mm256_shuffle_epi8(bits_of_nibble, _mm256_and_si256(_mm256_srli_epi16(differ, 4), nibble));
+        let high = _mm256_shuffle_epi8(
+            bits_of_nibble,
+            _mm256_and_si256(_mm256_srli_epi16(differ, 4), nibble),
+        );
         let distances = _mm256_sad_epu8(_mm256_add_epi8(low, high), _mm256_setzero_si256());
         let beyond = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(distances, radius)));
         visit_lanes(chunk, base + c * 4, query, !beyond as u64 & 0b1111, visit)?;
@@ -491,7 +563,13 @@ fn visit_lanes(
 }
 
 #[inline(always)]
-fn scan_portable(keys: &[u64], base: usize, query: u64, k: u32, visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>) -> ControlFlow<()> {
+fn scan_portable(
+    keys: &[u64],
+    base: usize,
+    query: u64,
+    k: u32,
+    visit: &mut impl FnMut(usize, u32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     for (i, &key) in keys.iter().enumerate() {
         let distance = (key ^ query).count_ones();
         if distance <= k {
@@ -541,9 +619,22 @@ pub(crate) fn within_distance(
     let bit = 1u64 << (63 - depth);
     let split = range.start + slice.partition_point(|&key| key & bit == 0);
     let (zeros, ones) = (range.start..split, split..range.end);
-    let (same, other) = if query & bit == 0 { (zeros, ones) } else { (ones, zeros) };
+    let (same, other) = if query & bit == 0 {
+        (zeros, ones)
+    } else {
+        (ones, zeros)
+    };
     within_distance(keys, same, depth + 1, query, k, budget, examined, visit)?;
-    within_distance(keys, other, depth + 1, query, k, budget - 1, examined, visit)
+    within_distance(
+        keys,
+        other,
+        depth + 1,
+        query,
+        k,
+        budget - 1,
+        examined,
+        visit,
+    )
 }
 
 #[cfg(test)]
@@ -629,7 +720,13 @@ mod tests {
     type Visit<'a> = &'a mut dyn FnMut(usize, u32) -> ControlFlow<()>;
 
     /// What one scan implementation visits.
-    fn scanned_with(keys: &[u64], base: usize, query: u64, k: u32, scan: impl Fn(&[u64], usize, u64, u32, Visit<'_>) -> ControlFlow<()>) -> Vec<(usize, u32)> {
+    fn scanned_with(
+        keys: &[u64],
+        base: usize,
+        query: u64,
+        k: u32,
+        scan: impl Fn(&[u64], usize, u64, u32, Visit<'_>) -> ControlFlow<()>,
+    ) -> Vec<(usize, u32)> {
         let mut found = Vec::new();
         let _ = scan(keys, base, query, k, &mut |i, d| {
             found.push((i, d));
@@ -644,7 +741,9 @@ mod tests {
         let mut state = 1u64;
         let mut keys: Vec<u64> = (0..40_000)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 state >> 24 // 24 leading zero bits: one prefix of 20 bits holds every key
             })
             .collect();
@@ -655,7 +754,10 @@ mod tests {
         for &stored in keys.iter().step_by(997) {
             let query = stored ^ 0b1011;
             let (found, examined) = probed(&table, query, 20, 3);
-            assert!(found.iter().any(|&(i, d)| keys[i] == stored && d == 3), "{query:x}");
+            assert!(
+                found.iter().any(|&(i, d)| keys[i] == stored && d == 3),
+                "{query:x}"
+            );
             assert!(examined < 2_000, "examined {examined} of {}", keys.len());
         }
     }
@@ -668,7 +770,9 @@ mod tests {
         let mut state = 7u64;
         let mut keys: Vec<u64> = (0..1 << 16)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 state
             })
             .collect();
@@ -679,7 +783,11 @@ mod tests {
         let prefixes = SortedTable::from_sorted(keys.clone(), &layout, Lookups::Prefixes);
         for &key in keys.iter().step_by(101) {
             let (slot, sub) = whole.slot_and_subdirectory(key);
-            assert!(slot.len() > SUBDIRECTORY_MIN && sub.is_some(), "slot of {key:x}: {} keys", slot.len());
+            assert!(
+                slot.len() > SUBDIRECTORY_MIN && sub.is_some(),
+                "slot of {key:x}: {} keys",
+                slot.len()
+            );
             assert!(sub.unwrap().shared_range(key, 64).0.len() < 16);
             assert!(prefixes.slot_and_subdirectory(key).1.is_none());
             assert_eq!(whole.equal_range(key), prefixes.equal_range(key));
@@ -706,7 +814,13 @@ mod tests {
     }
 
     fn identity(prefix_bits: u32, k: u32) -> Layout {
-        Layout::new(&crate::params::TableOrder { order: (0..64).collect(), prefix_bits }, k)
+        Layout::new(
+            &crate::params::TableOrder {
+                order: (0..64).collect(),
+                prefix_bits,
+            },
+            k,
+        )
     }
 
     /// `count` distinct bit positions drawn from `seed`.
@@ -714,14 +828,21 @@ mod tests {
         let mut mask = 0u64;
         let mut state = seed;
         while mask.count_ones() < count {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             mask |= 1 << (state >> 58);
         }
         mask
     }
 
     /// What a probe reports, and how many keys it examined.
-    fn probed(table: &SortedTable, query: u64, prefix_bits: u32, k: u32) -> (Vec<(usize, u32)>, u64) {
+    fn probed(
+        table: &SortedTable,
+        query: u64,
+        prefix_bits: u32,
+        k: u32,
+    ) -> (Vec<(usize, u32)>, u64) {
         let mut found = Vec::new();
         let mut examined = 0;
         let _ = table.probe(query, prefix_bits, k, &mut examined, &mut |i, d| {

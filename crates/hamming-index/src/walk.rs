@@ -41,8 +41,8 @@ use crate::hot::HotRange;
 use crate::layout::{GatherPlan, Layout};
 use crate::presence::PrefixBitmap;
 use crate::table::{
-    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address, prefetch_every_line, prefetch_lines, scan,
-    within_distance,
+    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address,
+    prefetch_every_line, prefetch_lines, scan, within_distance,
 };
 
 /// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
@@ -57,7 +57,10 @@ pub(crate) const PREFETCH_STRIDE: usize = 16;
 /// after another that the walk did not fetch ahead; on the clustered 2^26 set this made the
 /// walks of the 16-table design's crowded tables a fifth slower.
 const SCANNED_SLOT: usize = 256;
-const _: () = assert!(SCANNED_SLOT <= FETCHED_RUN, "a walk fetches every line of a slot it scans whole");
+const _: () = assert!(
+    SCANNED_SLOT <= FETCHED_RUN,
+    "a walk fetches every line of a slot it scans whole"
+);
 
 /// A long slot that is the whole of its prefix's keys (a design with short prefixes) and up to
 /// this long is fetched whole by a batch walk, ahead of the first of the probes into it that
@@ -90,7 +93,10 @@ impl WalkKernel {
 
     /// Every kernel this processor runs, best first.
     pub(crate) fn available() -> Vec<WalkKernel> {
-        [WalkKernel::Gather, WalkKernel::Popcnt, WalkKernel::Portable].into_iter().filter(|k| k.runs_here()).collect()
+        [WalkKernel::Gather, WalkKernel::Popcnt, WalkKernel::Portable]
+            .into_iter()
+            .filter(|k| k.runs_here())
+            .collect()
     }
 
     fn runs_here(self) -> bool {
@@ -132,7 +138,9 @@ pub(crate) fn walk_table(
         (WalkKernel::Gather | WalkKernel::Popcnt, _) if WalkKernel::Popcnt.runs_here() => unsafe {
             walk.walk_with_popcnt(order, examined, visit)
         },
-        _ => walk.walk_with_hot_ranges(order, examined, visit, |fp| layout.apply(fp), Layout::apply),
+        _ => {
+            walk.walk_with_hot_ranges(order, examined, visit, |fp| layout.apply(fp), Layout::apply)
+        }
     }
 }
 
@@ -149,7 +157,11 @@ fn gather_is_fast() -> bool {
         || [vendor.ebx, vendor.edx, vendor.ecx] == [0x6f67_7948, 0x6e65_476e, 0x656e_6975]; // "HygonGenuine"
     let signature = __cpuid(1).eax;
     let base = (signature >> 8) & 0xf;
-    let family = if base == 0xf { base + ((signature >> 20) & 0xff) } else { base };
+    let family = if base == 0xf {
+        base + ((signature >> 20) & 0xff)
+    } else {
+        base
+    };
     !amd || family >= 0x19
 }
 
@@ -217,7 +229,17 @@ impl<'a> TableWalk<'a> {
         let (keys, offsets, dir_bits, presence) = table.walk_parts();
         let prefix_mask = !u64::MAX.checked_shr(layout.prefix_bits).unwrap_or(0);
         let narrows = layout.prefix_bits > dir_bits;
-        TableWalk { layout, table, keys, offsets, dir_shift: 63 - dir_bits, prefix_mask, narrows, presence, payloads }
+        TableWalk {
+            layout,
+            table,
+            keys,
+            offsets,
+            dir_shift: 63 - dir_bits,
+            prefix_mask,
+            narrows,
+            presence,
+            payloads,
+        }
     }
 
     /// The walk, inlined into each instruction-set version: for every `(fingerprint, query)`
@@ -235,7 +257,10 @@ impl<'a> TableWalk<'a> {
         key_of: impl Fn(u64) -> u64,
     ) {
         // A start no slot has, where the first probe looks for the probe before it.
-        let mut ring = [StagedProbe { start: usize::MAX, ..StagedProbe::default() }; RING];
+        let mut ring = [StagedProbe {
+            start: usize::MAX,
+            ..StagedProbe::default()
+        }; RING];
         let n = order.len();
         // Step t asks for probe t's first line and runs probe t - LEAD; the first and last
         // LEAD steps check which of their probes exist.
@@ -263,7 +288,13 @@ impl<'a> TableWalk<'a> {
         visit: &mut impl FnMut(usize, usize, u64, u32),
         key_of: &impl Fn(u64) -> u64,
     ) {
-        let due = |lag: usize| if GUARDED { t.checked_sub(lag).filter(|&i| i < order.len()) } else { Some(t - lag) };
+        let due = |lag: usize| {
+            if GUARDED {
+                t.checked_sub(lag).filter(|&i| i < order.len())
+            } else {
+                Some(t - lag)
+            }
+        };
         let at = |i: usize| i & (RING - 1);
         if let Some(i) = due(0) {
             ring[at(i)] = self.stage_key(key_of(order[i].0));
@@ -289,8 +320,19 @@ impl<'a> TableWalk<'a> {
     /// inline into one loop instead of each checking for it.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn walk_with_popcnt(&self, order: &[(u64, usize)], examined: &mut u64, visit: &mut impl FnMut(usize, usize, u64, u32)) {
-        self.walk_with_hot_ranges(order, examined, visit, |fp| self.layout.apply(fp), Layout::apply);
+    fn walk_with_popcnt(
+        &self,
+        order: &[(u64, usize)],
+        examined: &mut u64,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
+        self.walk_with_hot_ranges(
+            order,
+            examined,
+            visit,
+            |fp| self.layout.apply(fp),
+            Layout::apply,
+        );
     }
 
     /// [`TableWalk::walk`] with the popcnt instruction enabled and the keys computed by
@@ -350,17 +392,30 @@ impl<'a> TableWalk<'a> {
                 order.clear();
                 // The order holds each probe's key in the hot table itself, computed once for
                 // the sort and the walk.
-                order.extend(group.iter().enumerate().map(|(i, probe)| (sub_key(layout, probe.key), i)));
+                order.extend(
+                    group
+                        .iter()
+                        .enumerate()
+                        .map(|(i, probe)| (sub_key(layout, probe.key), i)),
+                );
                 order.sort_unstable_by_key(|&(key, _)| key);
                 let mut state = WalkState::default();
                 let hot_walk = TableWalk::new(layout, table, &[]);
-                hot_walk.walk(&order, &mut state, &mut |i, index, key, distance| {
-                    let probe = &group[i];
-                    for index in hot.equal_keys(self.keys, first[index], key) {
-                        self.report(probe.query, index, key ^ probe.key, distance, visit);
-                    }
-                }, |key| key);
-                debug_assert!(state.hot_probes.is_empty(), "the tables of a hot range have none");
+                hot_walk.walk(
+                    &order,
+                    &mut state,
+                    &mut |i, index, key, distance| {
+                        let probe = &group[i];
+                        for index in hot.equal_keys(self.keys, first[index], key) {
+                            self.report(probe.query, index, key ^ probe.key, distance, visit);
+                        }
+                    },
+                    |key| key,
+                );
+                debug_assert!(
+                    state.hot_probes.is_empty(),
+                    "the tables of a hot range have none"
+                );
                 *examined += state.compared;
             }
         }
@@ -388,7 +443,10 @@ impl<'a> TableWalk<'a> {
         if let Some(presence) = self.presence {
             presence.prefetch(key);
         }
-        StagedProbe { key, ..StagedProbe::default() }
+        StagedProbe {
+            key,
+            ..StagedProbe::default()
+        }
     }
 
     /// Second step, the bitmap's word in cache: whether the prefix is present, and the
@@ -438,7 +496,8 @@ impl<'a> TableWalk<'a> {
     #[inline(always)]
     fn stage_long_slot_range(&self, staged: &StagedProbe) {
         if staged.len > SCANNED_SLOT && self.narrows {
-            self.table.prefetch_subdirectory_range(staged.key, self.layout.prefix_bits);
+            self.table
+                .prefetch_subdirectory_range(staged.key, self.layout.prefix_bits);
         }
     }
 
@@ -453,7 +512,9 @@ impl<'a> TableWalk<'a> {
         state: &mut WalkState<'a>,
         visit: &mut impl FnMut(usize, usize, u64, u32),
     ) {
-        let StagedProbe { key, start, len, .. } = *staged;
+        let StagedProbe {
+            key, start, len, ..
+        } = *staged;
         if len > SHORT_SLOT {
             return self.probe_long_slot(key, start, len, query, state, visit);
         }
@@ -485,28 +546,50 @@ impl<'a> TableWalk<'a> {
                 PrefixKeys::Hot(range) => state.hot_probes.push(HotProbe { range, key, query }),
                 PrefixKeys::Range(range) => {
                     let compared = &mut state.compared;
-                    let _ = within_distance(self.keys, range, prefix_bits, key, k, k, compared, &mut |index, distance| {
-                        self.report(query, index, self.keys[index] ^ key, distance, visit);
-                        ControlFlow::Continue(())
-                    });
+                    let _ = within_distance(
+                        self.keys,
+                        range,
+                        prefix_bits,
+                        key,
+                        k,
+                        k,
+                        compared,
+                        &mut |index, distance| {
+                            self.report(query, index, self.keys[index] ^ key, distance, visit);
+                            ControlFlow::Continue(())
+                        },
+                    );
                 }
             }
             return;
         }
         state.compared += len as u64;
-        let _ = scan(&self.keys[start..start + len], start, key, k, &mut |index, distance| {
-            let differ = self.keys[index] ^ key;
-            if differ & self.prefix_mask == 0 {
-                self.report(query, index, differ, distance, visit);
-            }
-            ControlFlow::Continue(())
-        });
+        let _ = scan(
+            &self.keys[start..start + len],
+            start,
+            key,
+            k,
+            &mut |index, distance| {
+                let differ = self.keys[index] ^ key;
+                if differ & self.prefix_mask == 0 {
+                    self.report(query, index, differ, distance, visit);
+                }
+                ControlFlow::Continue(())
+            },
+        );
     }
 
     /// Visits the hit at `index` (whose key differs from the query's in `differ`) unless an
     /// earlier table reports it.
     #[inline(always)]
-    fn report(&self, query: usize, index: usize, differ: u64, distance: u32, visit: &mut impl FnMut(usize, usize, u64, u32)) {
+    fn report(
+        &self,
+        query: usize,
+        index: usize,
+        differ: u64,
+        distance: u32,
+        visit: &mut impl FnMut(usize, usize, u64, u32),
+    ) {
         if !self.layout.earlier_table_agrees(differ) {
             visit(query, index, self.layout.invert(self.keys[index]), distance);
         }
@@ -528,7 +611,9 @@ mod tests {
     /// Queries are stored keys with up to k + 1 bits flipped, crowd members and fresh keys.
     fn set_and_queries(seed: u64, uniform: usize, crowd: usize) -> (Vec<u64>, Vec<u64>) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let flip = |rng: &mut ChaCha8Rng, fp: u64, bits: u32| (0..bits).fold(fp, |f, _| f ^ 1 << rng.random_range(0..64));
+        let flip = |rng: &mut ChaCha8Rng, fp: u64, bits: u32| {
+            (0..bits).fold(fp, |f, _| f ^ 1 << rng.random_range(0..64))
+        };
         let mut stored: Vec<u64> = (0..uniform).map(|_| rng.random()).collect();
         for i in 0..uniform / 4 {
             let bits = rng.random_range(0..=4);
@@ -539,7 +624,10 @@ mod tests {
         let queries = (0..stored.len())
             .map(|i| match i % 3 {
                 0 => {
-                    let (base, bits) = (stored[rng.random_range(0..stored.len())], rng.random_range(0..=4));
+                    let (base, bits) = (
+                        stored[rng.random_range(0..stored.len())],
+                        rng.random_range(0..=4),
+                    );
                     flip(&mut rng, base, bits)
                 }
                 1 => rng.random::<u64>() >> if rng.random_bool(0.3) { 40 } else { 0 },
@@ -552,13 +640,31 @@ mod tests {
     /// Every hit of table `j` for `order` (sorted by key), as (query, fingerprint, distance),
     /// sorted.
     /// The design's k must be 3.
-    fn walk_hits(kernel: WalkKernel, run: &Run, layout: &Layout, j: usize, order: &[(u64, usize)]) -> Vec<(usize, u64, u32)> {
+    fn walk_hits(
+        kernel: WalkKernel,
+        run: &Run,
+        layout: &Layout,
+        j: usize,
+        order: &[(u64, usize)],
+    ) -> Vec<(usize, u64, u32)> {
         let mut hits = Vec::new();
         let mut examined = 0;
-        walk_table(kernel, layout, &run.tables[j], &[], order, &mut examined, &mut |query, index, found, distance| {
-            assert_eq!(layout.invert(run.tables[j].keys[index]), found, "the index is the hit's place in the table");
-            hits.push((query, found, distance));
-        });
+        walk_table(
+            kernel,
+            layout,
+            &run.tables[j],
+            &[],
+            order,
+            &mut examined,
+            &mut |query, index, found, distance| {
+                assert_eq!(
+                    layout.invert(run.tables[j].keys[index]),
+                    found,
+                    "the index is the hit's place in the table"
+                );
+                hits.push((query, found, distance));
+            },
+        );
         hits.sort_unstable();
         hits
     }

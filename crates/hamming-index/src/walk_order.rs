@@ -55,10 +55,18 @@ fn plan(layouts: &[Layout], len: usize) -> Vec<Grouping> {
     let mut groupings: Vec<Grouping> = Vec::new();
     for (j, layout) in layouts.iter().enumerate() {
         let prefix = layout.prefix_bits;
-        let wanted = if prefix > asked && prefix <= asked + WHOLE_PREFIX_SLACK { prefix } else { asked };
+        let wanted = if prefix > asked && prefix <= asked + WHOLE_PREFIX_SLACK {
+            prefix
+        } else {
+            asked
+        };
         let (shift, run) = layout.leading_run();
         if run < least {
-            groupings.push(Grouping { tables: vec![j], bits: wanted, run_top: None });
+            groupings.push(Grouping {
+                tables: vec![j],
+                bits: wanted,
+                run_top: None,
+            });
             continue;
         }
         let run_top = Some(shift + run);
@@ -67,7 +75,11 @@ fn plan(layouts: &[Layout], len: usize) -> Vec<Grouping> {
                 grouping.tables.push(j);
                 grouping.bits = grouping.bits.min(run);
             }
-            None => groupings.push(Grouping { tables: vec![j], bits: wanted.min(run), run_top }),
+            None => groupings.push(Grouping {
+                tables: vec![j],
+                bits: wanted.min(run),
+                run_top,
+            }),
         }
     }
     groupings
@@ -81,9 +93,17 @@ fn plan(layouts: &[Layout], len: usize) -> Vec<Grouping> {
 /// same long ranges, and one after another they find them in cache. Tables may be visited out
 /// of index order. The keys themselves are left to the walk, which computes each once, a few
 /// probes ahead of its probe, where the processor is waiting for memory anyway.
-pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut walk: impl FnMut(usize, &[(u64, usize)])) {
+pub(crate) fn for_each_table(
+    layouts: &[Layout],
+    queries: &[Fingerprint],
+    mut walk: impl FnMut(usize, &[(u64, usize)]),
+) {
     let len = queries.len();
-    let mut order: Vec<(u64, usize)> = queries.iter().enumerate().map(|(i, q)| (q.bits(), i)).collect();
+    let mut order: Vec<(u64, usize)> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.bits(), i))
+        .collect();
     if len <= SMALL_SORT {
         for (j, layout) in layouts.iter().enumerate() {
             order.sort_by_cached_key(|&(fp, _)| layout.apply(fp));
@@ -107,7 +127,12 @@ pub(crate) fn for_each_table(layouts: &[Layout], queries: &[Fingerprint], mut wa
 
 /// Sorts by key in `layout`'s table each group of `order` (groups start at `starts`) longer
 /// than `crowded`.
-fn sort_crowded_groups(order: &mut [(u64, usize)], starts: &[usize], crowded: usize, layout: &Layout) {
+fn sort_crowded_groups(
+    order: &mut [(u64, usize)],
+    starts: &[usize],
+    crowded: usize,
+    layout: &Layout,
+) {
     for w in starts.windows(2).filter(|w| w[1] - w[0] > crowded) {
         order[w[0]..w[1]].sort_by_cached_key(|&(fp, _)| layout.apply(fp));
     }
@@ -119,15 +144,32 @@ fn sort_crowded_groups(order: &mut [(u64, usize)], starts: &[usize], crowded: us
 /// would write to tens of thousands of places at once, each a cache miss; a pass over half of
 /// them writes to a few hundred, and the second pass works on one group of the first at a
 /// time, in cache.
-fn group_by_top_bits<T: Copy>(items: &mut [T], scratch: &mut [T], bits: u32, top: impl Fn(&T) -> u64) -> Vec<usize> {
+fn group_by_top_bits<T: Copy>(
+    items: &mut [T],
+    scratch: &mut [T],
+    bits: u32,
+    top: impl Fn(&T) -> u64,
+) -> Vec<usize> {
     let (high, low) = (bits.div_ceil(2), bits / 2);
     let low_mask = (1u64 << low) - 1;
     let mut counts = Vec::new();
-    let outer = count_and_scatter(items, scratch, |item| (top(item) >> low) as usize, 1 << high, &mut counts);
+    let outer = count_and_scatter(
+        items,
+        scratch,
+        |item| (top(item) >> low) as usize,
+        1 << high,
+        &mut counts,
+    );
     let mut starts = Vec::with_capacity((1 << bits) + 1);
     for w in outer.windows(2) {
         let (from, to) = (&scratch[w[0]..w[1]], &mut items[w[0]..w[1]]);
-        let inner = count_and_scatter(from, to, |item| (top(item) & low_mask) as usize, 1 << low, &mut counts);
+        let inner = count_and_scatter(
+            from,
+            to,
+            |item| (top(item) & low_mask) as usize,
+            1 << low,
+            &mut counts,
+        );
         starts.extend(inner[..1 << low].iter().map(|start| w[0] + start));
     }
     starts.push(items.len());
@@ -147,8 +189,14 @@ mod tests {
     fn tables_leading_with_one_block_share_a_grouping() {
         let plan = plan(&layouts(&IndexParams::manku_10_tables()), 1 << 20);
         let tables: Vec<Vec<usize>> = plan.iter().map(|g| g.tables.clone()).collect();
-        assert_eq!(tables, [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8], vec![9]]);
-        assert!(plan.iter().all(|g| g.bits >= group_bits(1 << 20) - SHARED_SLACK));
+        assert_eq!(
+            tables,
+            [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8], vec![9]]
+        );
+        assert!(
+            plan.iter()
+                .all(|g| g.bits >= group_bits(1 << 20) - SHARED_SLACK)
+        );
         // The 20-table design's tables lead with blocks 1 (ten tables), 2 (six), 3 (three) and
         // 4 (one) of six 11- and 10-bit blocks: three groupings on 11 bits, and the last table
         // (blocks 4, 5 and 6 in a row) on the 14 bits the batch asks for.
@@ -164,7 +212,12 @@ mod tests {
     fn short_prefixes_are_grouped_whole() {
         let layouts = layouts(&IndexParams::manku_4_tables());
         assert!(layouts.iter().all(|layout| layout.prefix_bits == 16));
-        let bits = |len: usize| plan(&layouts, len).iter().map(|g| g.bits).collect::<Vec<_>>();
+        let bits = |len: usize| {
+            plan(&layouts, len)
+                .iter()
+                .map(|g| g.bits)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bits(1 << 20), [16; 4]);
         assert_eq!(bits(1 << 16), [10; 4]);
         // A batch that asks for more bits than the prefix: the other tables' keys lead with

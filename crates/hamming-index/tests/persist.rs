@@ -19,7 +19,11 @@ fn sample(n: usize) -> HammingIndex {
 }
 
 fn temp_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("nearcrawl-persist-{}-{}", std::process::id(), rand::random::<u32>()));
+    let dir = std::env::temp_dir().join(format!(
+        "nearcrawl-persist-{}-{}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -48,9 +52,14 @@ fn save_and_load_round_trip() {
     // Loaded indexes keep accepting inserts.
     let mut loaded = loaded;
     loaded.insert(Fingerprint::new(7), 99);
-    assert_eq!(loaded.first_match(Fingerprint::new(6)).map(|m| m.payload), Some(99));
+    assert_eq!(
+        loaded.first_match(Fingerprint::new(6)).map(|m| m.payload),
+        Some(99)
+    );
     // An empty index round-trips too.
-    HammingIndex::new(IndexParams::manku_4_tables()).save(&path).unwrap();
+    HammingIndex::new(IndexParams::manku_4_tables())
+        .save(&path)
+        .unwrap();
     assert!(HammingIndex::load(&path).unwrap().is_empty());
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -66,34 +75,55 @@ fn damaged_files_are_errors_naming_the_file() {
         std::fs::write(&bad, bytes).unwrap();
         let err = HammingIndex::load(&bad).unwrap_err();
         assert!(expect(&err), "{what}: {err:?}");
-        assert!(err.to_string().contains(&bad.display().to_string()), "{what}: {err}");
+        assert!(
+            err.to_string().contains(&bad.display().to_string()),
+            "{what}: {err}"
+        );
     };
-    check(&good[..good.len() - 1], "truncated", |e| matches!(e, IndexError::Truncated { .. }));
-    check(&good[..10], "header-only", |e| matches!(e, IndexError::Truncated { .. }));
+    check(&good[..good.len() - 1], "truncated", |e| {
+        matches!(e, IndexError::Truncated { .. })
+    });
+    check(&good[..10], "header-only", |e| {
+        matches!(e, IndexError::Truncated { .. })
+    });
     check(&[], "empty", |e| matches!(e, IndexError::Truncated { .. }));
     let mut longer = good.clone();
     longer.push(0);
-    check(&longer, "trailing", |e| matches!(e, IndexError::Truncated { .. }));
+    check(&longer, "trailing", |e| {
+        matches!(e, IndexError::Truncated { .. })
+    });
     let mut magic = good.clone();
     magic[0] = b'X';
-    check(&magic, "magic", |e| matches!(e, IndexError::NotAnIndex { .. }));
+    check(&magic, "magic", |e| {
+        matches!(e, IndexError::NotAnIndex { .. })
+    });
     let mut version = good.clone();
     version[8] = 9;
-    check(&version, "version", |e| matches!(e, IndexError::UnsupportedVersion { version: 9, .. }));
+    check(&version, "version", |e| {
+        matches!(e, IndexError::UnsupportedVersion { version: 9, .. })
+    });
     let mut params = good.clone();
     params[20] = 2; // 2 blocks with k = 3
-    check(&params, "params", |e| matches!(e, IndexError::Corrupt { .. }));
+    check(&params, "params", |e| {
+        matches!(e, IndexError::Corrupt { .. })
+    });
     let mut count = good.clone();
     count[28..36].copy_from_slice(&u64::MAX.to_le_bytes());
-    check(&count, "count", |e| matches!(e, IndexError::Truncated { .. }));
+    check(&count, "count", |e| {
+        matches!(e, IndexError::Truncated { .. })
+    });
     // A flipped bit anywhere in the body is caught by the checksum.
     for offset in [36, good.len() / 2, good.len() - 9, good.len() - 1] {
         let mut flipped = good.clone();
         flipped[offset] ^= 0x10;
-        check(&flipped, &format!("flip{offset}"), |e| matches!(e, IndexError::Corrupt { .. }));
+        check(&flipped, &format!("flip{offset}"), |e| {
+            matches!(e, IndexError::Corrupt { .. })
+        });
     }
     let missing = HammingIndex::load(dir.join("missing.nchi")).unwrap_err();
-    assert!(matches!(missing, IndexError::Io { .. }) && missing.to_string().contains("missing.nchi"));
+    assert!(
+        matches!(missing, IndexError::Io { .. }) && missing.to_string().contains("missing.nchi")
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 

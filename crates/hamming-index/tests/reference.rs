@@ -15,7 +15,10 @@ use rand_chacha::ChaCha8Rng;
 /// Designs covering k = 0..=5, one- and two-level, including the paper's four for k = 3.
 fn designs() -> Vec<IndexParams> {
     let l = |blocks, chosen| Level { blocks, chosen };
-    let mut out: Vec<IndexParams> = IndexParams::manku_designs().into_iter().map(|(_, p)| p).collect();
+    let mut out: Vec<IndexParams> = IndexParams::manku_designs()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
     for (k, levels) in [
         (0, vec![l(1, 1)]),
         (0, vec![l(4, 3)]),
@@ -49,7 +52,11 @@ fn clustered(seed: u64, k: u32, centres: usize) -> (Vec<u64>, Vec<u64>) {
     let mut queries = Vec::new();
     for _ in 0..centres {
         // Some centres share a long prefix: a dense region like pages of one forum engine.
-        let centre: u64 = if rng.random_bool(0.3) { rng.random::<u64>() & 0xFFFF } else { rng.random() };
+        let centre: u64 = if rng.random_bool(0.3) {
+            rng.random::<u64>() & 0xFFFF
+        } else {
+            rng.random()
+        };
         for d in 0..=k + 1 {
             for _ in 0..3 {
                 stored.push(flip_bits(&mut rng, centre, d));
@@ -72,24 +79,47 @@ fn sorted(mut v: Vec<Match>) -> Vec<Match> {
     v
 }
 
-fn check_against_brute(params: &IndexParams, stored: &[u64], queries: &[u64]) -> Result<(), TestCaseError> {
+fn check_against_brute(
+    params: &IndexParams,
+    stored: &[u64],
+    queries: &[u64],
+) -> Result<(), TestCaseError> {
     let mut brute = BruteForceIndex::new(params.k());
     for (i, &fp) in stored.iter().enumerate() {
         brute.insert(Fingerprint::new(fp), i as u64);
     }
     let bulk = HammingIndex::from_entries(
         params.clone(),
-        stored.iter().enumerate().map(|(i, &f)| (Fingerprint::new(f), i as u64)),
+        stored
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (Fingerprint::new(f), i as u64)),
     );
     let compressed = CompressedTables::new(&bulk);
     for &q in queries.iter().chain(stored.iter().take(50)) {
         let q = Fingerprint::new(q);
         let expected = brute.query(q);
-        prop_assert_eq!(sorted(bulk.query(q)), expected.clone(), "{:?} query {}", params, q);
-        prop_assert_eq!(sorted(compressed.query(q)), expected.clone(), "compressed {:?}", params);
+        prop_assert_eq!(
+            sorted(bulk.query(q)),
+            expected.clone(),
+            "{:?} query {}",
+            params,
+            q
+        );
+        prop_assert_eq!(
+            sorted(compressed.query(q)),
+            expected.clone(),
+            "compressed {:?}",
+            params
+        );
         for first in [bulk.first_match(q), compressed.first_match(q)] {
             match first {
-                Some(m) => prop_assert!(expected.contains(&m), "first match {:?} not in {:?}", m, expected),
+                Some(m) => prop_assert!(
+                    expected.contains(&m),
+                    "first match {:?} not in {:?}",
+                    m,
+                    expected
+                ),
                 None => prop_assert!(expected.is_empty()),
             }
         }
@@ -183,17 +213,30 @@ proptest! {
 #[test]
 fn dense_prefix_does_not_degrade_to_a_scan() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mut entries: Vec<(Fingerprint, u64)> = (0..50_000).map(|i| (Fingerprint::new(0), i)).collect();
+    let mut entries: Vec<(Fingerprint, u64)> =
+        (0..50_000).map(|i| (Fingerprint::new(0), i)).collect();
     // A dense neighbourhood of distinct values sharing 40 leading zero bits.
-    entries.extend((0..50_000).map(|i| (Fingerprint::new(rng.random::<u64>() & 0xFF_FFFF), 100_000 + i)));
+    entries.extend((0..50_000).map(|i| {
+        (
+            Fingerprint::new(rng.random::<u64>() & 0xFF_FFFF),
+            100_000 + i,
+        )
+    }));
     entries.extend((0..50_000).map(|i| (Fingerprint::new(rng.random()), 200_000 + i)));
-    for params in [IndexParams::manku_4_tables(), IndexParams::manku_16_tables()] {
+    for params in [
+        IndexParams::manku_4_tables(),
+        IndexParams::manku_16_tables(),
+    ] {
         let index = HammingIndex::from_entries(params, entries.iter().copied());
         let far = Fingerprint::new(0b1111 << 60); // distance 4 from 0, outside the dense block
         let stats = index.query_stats(far);
         assert!(stats.candidates < 20_000, "{stats:?}");
         assert!(index.first_match(Fingerprint::new(0b111)).is_some());
-        let exact_zero = index.query(Fingerprint::new(0b1)).iter().filter(|m| m.fingerprint.bits() == 0).count();
+        let exact_zero = index
+            .query(Fingerprint::new(0b1))
+            .iter()
+            .filter(|m| m.fingerprint.bits() == 0)
+            .count();
         assert_eq!(exact_zero, 50_000);
     }
 }
@@ -208,7 +251,11 @@ fn crowded_prefixes_match_brute_force() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let mut stored: Vec<u64> = Vec::new();
     for i in 0..30_000 {
-        let fp = if i % 5 < 2 { rng.random::<u64>() >> 24 } else { rng.random() };
+        let fp = if i % 5 < 2 {
+            rng.random::<u64>() >> 24
+        } else {
+            rng.random()
+        };
         stored.push(fp);
         if i % 10 == 0 {
             let d = rng.random_range(0..=5);
@@ -219,7 +266,10 @@ fn crowded_prefixes_match_brute_force() {
         .map(|i| match i % 3 {
             0 => rng.random(),
             _ => {
-                let (d, base) = (rng.random_range(0..=4), stored[rng.random_range(0..stored.len())]);
+                let (d, base) = (
+                    rng.random_range(0..=4),
+                    stored[rng.random_range(0..stored.len())],
+                );
                 flip_bits(&mut rng, base, d)
             }
         })
@@ -231,7 +281,14 @@ fn crowded_prefixes_match_brute_force() {
         IndexParams::manku_10_tables(),
         IndexParams::manku_4_tables(),
         IndexParams::single_level(1, 3, 2).unwrap(),
-        IndexParams::new(4, &[Level { blocks: 6, chosen: 2 }]).unwrap(),
+        IndexParams::new(
+            4,
+            &[Level {
+                blocks: 6,
+                chosen: 2,
+            }],
+        )
+        .unwrap(),
     ] {
         let mut brute = BruteForceIndex::new(params.k());
         let mut online = HammingIndex::new(params.clone());
@@ -248,9 +305,17 @@ fn crowded_prefixes_match_brute_force() {
             let expected = brute.query(q);
             for index in [&bulk, &online, &loaded] {
                 assert_eq!(sorted(index.query(q)), expected, "{params:?} query {q}");
-                assert_eq!(index.first_match(q).is_some(), !expected.is_empty(), "{params:?} query {q}");
+                assert_eq!(
+                    index.first_match(q).is_some(),
+                    !expected.is_empty(),
+                    "{params:?} query {q}"
+                );
             }
-            expected_batch.extend(expected.into_iter().map(|found| BatchMatch { query: qi, found }));
+            expected_batch.extend(
+                expected
+                    .into_iter()
+                    .map(|found| BatchMatch { query: qi, found }),
+            );
         }
         let mut batch = bulk.query_batch(&qs);
         batch.sort_unstable();
@@ -261,7 +326,10 @@ fn crowded_prefixes_match_brute_force() {
 }
 
 fn brute_entries(stored: &[u64]) -> impl Iterator<Item = (Fingerprint, u64)> + '_ {
-    stored.iter().enumerate().map(|(i, &f)| (Fingerprint::new(f), i as u64))
+    stored
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (Fingerprint::new(f), i as u64))
 }
 
 proptest! {

@@ -88,7 +88,9 @@ impl Corpus {
     pub fn load(source: Source, max_articles: usize) -> Result<Corpus, CorpusError> {
         let files = source.files();
         if files.is_empty() {
-            return Err(CorpusError { package: source.package() });
+            return Err(CorpusError {
+                package: source.package(),
+            });
         }
         let mut articles = Vec::new();
         // Documentation repeats itself (shared option lists, notes, licence text); a paragraph
@@ -97,9 +99,14 @@ impl Corpus {
         let mut seen_paragraphs = std::collections::HashSet::new();
         let mut seen_sentences = std::collections::HashSet::new();
         'files: for file in files {
-            let Ok(html) = std::fs::read_to_string(&file) else { continue };
+            let Ok(html) = std::fs::read_to_string(&file) else {
+                continue;
+            };
             let doc = Document::parse(&html);
-            let title = doc.first(Tag::Title).map(|id| doc.subtree_text(id)).unwrap_or_else(|| name_of(&file));
+            let title = doc
+                .first(Tag::Title)
+                .map(|id| doc.subtree_text(id))
+                .unwrap_or_else(|| name_of(&file));
             let paragraphs: Vec<String> = (0..doc.len() as u32)
                 .filter(|&id| doc.node(id).tag == Some(Tag::P))
                 .map(|id| doc.subtree_text(id))
@@ -123,7 +130,10 @@ impl Corpus {
                 if chunk.len() < 6 {
                     continue;
                 }
-                articles.push(Article { title: format!("{title} ({})", part + 1), paragraphs: chunk.to_vec() });
+                articles.push(Article {
+                    title: format!("{title} ({})", part + 1),
+                    paragraphs: chunk.to_vec(),
+                });
                 if articles.len() == max_articles {
                     break 'files;
                 }
@@ -134,5 +144,7 @@ impl Corpus {
 }
 
 fn name_of(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }

@@ -66,7 +66,11 @@ pub struct Measures {
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 { 1.0 } else { part as f64 / whole as f64 }
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
 }
 
 /// Measures a dedup crawl against its `--no-dedup` baseline and the truth.
@@ -78,7 +82,9 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
     let mut missed_examples = Vec::new();
     let mut seen_groups: HashSet<u64> = HashSet::new();
     for record in dedup.iter().filter(fetched) {
-        let Some(page) = truth.get(&record.url) else { continue };
+        let Some(page) = truth.get(&record.url) else {
+            continue;
+        };
         let counts = by_kind.entry(page.kind).or_default();
         counts.fetched += 1;
         let earlier = seen_groups.contains(&page.group);
@@ -95,7 +101,10 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
                     false_duplicates += 1;
                     counts.false_duplicates += 1;
                     if false_examples.len() < 10 {
-                        false_examples.push((record.url.clone(), record.duplicate_of.clone().unwrap_or_default()));
+                        false_examples.push((
+                            record.url.clone(),
+                            record.duplicate_of.clone().unwrap_or_default(),
+                        ));
                     }
                 }
             }
@@ -124,21 +133,36 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
         .filter(|(_, t)| !oracle_seen.insert(t.group))
         .map(|(r, _)| r.url.as_str())
         .collect();
-    let oracle = replay(baseline, &|r: &Record| oracle_duplicates.contains(r.url.as_str()));
+    let oracle = replay(baseline, &|r: &Record| {
+        oracle_duplicates.contains(r.url.as_str())
+    });
 
     // Scored groups only: borderline pages (heavy rewrites, listings) are not scored here either.
     let groups = |records: &[Record]| -> HashSet<u64> {
-        records.iter().filter(fetched).filter_map(|r| truth.get(&r.url)).filter(|t| t.scored).map(|t| t.group).collect()
+        records
+            .iter()
+            .filter(fetched)
+            .filter_map(|r| truth.get(&r.url))
+            .filter(|t| t.scored)
+            .map(|t| t.group)
+            .collect()
     };
     let (dedup_groups, baseline_groups) = (groups(dedup), groups(baseline));
     let violations = dedup
         .iter()
         .chain(baseline)
         .filter(fetched)
-        .filter(|r| truth.get(&r.url).is_some_and(|t| t.kind == Kind::Disallowed))
+        .filter(|r| {
+            truth
+                .get(&r.url)
+                .is_some_and(|t| t.kind == Kind::Disallowed)
+        })
         .count() as u64;
     let sum = |records: &[Record]| -> (u64, u64) {
-        records.iter().filter(fetched).fold((0, 0), |(p, b), r| (p + 1, b + r.bytes))
+        records
+            .iter()
+            .filter(fetched)
+            .fold((0, 0), |(p, b), r| (p + 1, b + r.bytes))
     };
     let (baseline_pages, baseline_bytes) = sum(baseline);
     let (dedup_pages, dedup_bytes) = sum(dedup);
@@ -156,8 +180,14 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
         dedup_bytes,
         oracle_pages: oracle.dedup_pages,
         oracle_bytes: oracle.dedup_bytes,
-        bytes_saved_vs_oracle: ratio(baseline_bytes.saturating_sub(dedup_bytes), baseline_bytes.saturating_sub(oracle.dedup_bytes)),
-        coverage: ratio(dedup_groups.intersection(&baseline_groups).count() as u64, baseline_groups.len() as u64),
+        bytes_saved_vs_oracle: ratio(
+            baseline_bytes.saturating_sub(dedup_bytes),
+            baseline_bytes.saturating_sub(oracle.dedup_bytes),
+        ),
+        coverage: ratio(
+            dedup_groups.intersection(&baseline_groups).count() as u64,
+            baseline_groups.len() as u64,
+        ),
         groups_lost: baseline_groups.difference(&dedup_groups).count() as u64,
         robots_violations: violations,
         false_examples,
@@ -193,7 +223,14 @@ impl Measures {
         out.push_str("kind                 fetched  should-mark  marked  false-dup\n");
         for (kind, c) in &self.by_kind {
             let name = serde_json::to_string(kind).unwrap_or_default();
-            out.push_str(&format!("{:<20} {:>7} {:>12} {:>7} {:>10}\n", name.trim_matches('"'), c.fetched, c.should_mark, c.marked, c.false_duplicates));
+            out.push_str(&format!(
+                "{:<20} {:>7} {:>12} {:>7} {:>10}\n",
+                name.trim_matches('"'),
+                c.fetched,
+                c.should_mark,
+                c.marked,
+                c.false_duplicates
+            ));
         }
         for (url, of) in &self.false_examples {
             out.push_str(&format!("false duplicate: {url} -> {of}\n"));

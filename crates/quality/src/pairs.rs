@@ -75,19 +75,36 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
         if !truth.scored || matches!(truth.kind, Kind::Index | Kind::Disallowed) {
             continue;
         }
-        let Some((site, path)) = web.site_and_path(&site_url) else { continue };
+        let Some((site, path)) = web.site_and_path(&site_url) else {
+            continue;
+        };
         let reply = site.site.reply(&path);
         if reply.status != 200 {
             continue;
         }
-        let content_type = reply.headers.iter().find(|(n, _)| n == "content-type").map(|(_, v)| v.as_str());
-        let Ok(url) = url::Url::parse(&site_url) else { continue };
-        let body = if reply.headers.iter().any(|(n, v)| n == "content-encoding" && v == "gzip") {
+        let content_type = reply
+            .headers
+            .iter()
+            .find(|(n, _)| n == "content-type")
+            .map(|(_, v)| v.as_str());
+        let Ok(url) = url::Url::parse(&site_url) else {
+            continue;
+        };
+        let body = if reply
+            .headers
+            .iter()
+            .any(|(n, v)| n == "content-encoding" && v == "gzip")
+        {
             continue;
         } else {
             reply.body.clone()
         };
-        pages.push((site_url, truth.kind, truth.group, analyzer.analyze_html(&body, content_type, &url)));
+        pages.push((
+            site_url,
+            truth.kind,
+            truth.group,
+            analyzer.analyze_html(&body, content_type, &url),
+        ));
     }
     pages.sort_by(|a, b| a.0.cmp(&b.0));
     let mut chosen: Vec<(usize, usize)> = Vec::new();
@@ -102,7 +119,9 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
             }
         }
     }
-    let products: Vec<usize> = (0..pages.len()).filter(|&i| pages[i].1 == Kind::TemplateNegative).collect();
+    let products: Vec<usize> = (0..pages.len())
+        .filter(|&i| pages[i].1 == Kind::TemplateNegative)
+        .collect();
     chosen.extend(products.windows(2).map(|w| (w[0], w[1])));
     for a in 0..pages.len() {
         let nearest = (0..pages.len())
@@ -112,14 +131,20 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
             chosen.push((a.min(b), a.max(b)));
         }
         // Same site, next page in order: an ordinary negative.
-        if let Some(b) = (a + 1..pages.len()).find(|&b| pages[b].2 != pages[a].2 && same_site(&pages[a].0, &pages[b].0)) {
+        if let Some(b) = (a + 1..pages.len())
+            .find(|&b| pages[b].2 != pages[a].2 && same_site(&pages[a].0, &pages[b].0))
+        {
             chosen.push((a, b));
         }
     }
     chosen.sort_unstable();
     chosen.dedup();
     // Full verification values: no threshold, so no skeleton-bound shortcut.
-    let mut open = Verifier::new(VerifyConfig { min_resemblance: 0.0, min_containment: 0.0, ..analyzer.config().verify_config });
+    let mut open = Verifier::new(VerifyConfig {
+        min_resemblance: 0.0,
+        min_containment: 0.0,
+        ..analyzer.config().verify_config
+    });
     let defaults = analyzer.config().verify_config;
     let mut measured = Vec::new();
     let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
@@ -127,11 +152,16 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
         let (pa, pb) = (&pages[a], &pages[b]);
         let v = open.verify(&pa.3.units(), &pb.3.units());
         let duplicate = pa.2 == pb.2;
-        let kind = if duplicate && pa.1 != Kind::Origin { pa.1 } else { pb.1 };
+        let kind = if duplicate && pa.1 != Kind::Origin {
+            pa.1
+        } else {
+            pb.1
+        };
         if duplicate {
             let entry = default_by_kind.entry(kind).or_default();
             entry.0 += 1;
-            if v.resemblance >= defaults.min_resemblance || v.contained >= defaults.min_containment {
+            if v.resemblance >= defaults.min_resemblance || v.contained >= defaults.min_containment
+            {
                 entry.1 += 1;
             }
         }
@@ -144,7 +174,10 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
             containment: v.contained,
         });
     }
-    let curve_over = |pairs: &[&MeasuredPair], thresholds: &[f64], predict: &dyn Fn(&MeasuredPair, f64) -> bool| -> Vec<CurvePoint> {
+    let curve_over = |pairs: &[&MeasuredPair],
+                      thresholds: &[f64],
+                      predict: &dyn Fn(&MeasuredPair, f64) -> bool|
+     -> Vec<CurvePoint> {
         thresholds
             .iter()
             .map(|&t| {
@@ -159,15 +192,31 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
                 }
                 let precision = if tp + fp > 0.0 { tp / (tp + fp) } else { 1.0 };
                 let recall = if tp + fnn > 0.0 { tp / (tp + fnn) } else { 1.0 };
-                let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
-                CurvePoint { threshold: t, precision, recall, f1 }
+                let f1 = if precision + recall > 0.0 {
+                    2.0 * precision * recall / (precision + recall)
+                } else {
+                    0.0
+                };
+                CurvePoint {
+                    threshold: t,
+                    precision,
+                    recall,
+                    f1,
+                }
             })
             .collect()
     };
     let all: Vec<&MeasuredPair> = measured.iter().collect();
-    let without: Vec<&MeasuredPair> = measured.iter().filter(|p| p.kind != Kind::TemplateNegative).collect();
-    let curve = |thresholds: &[f64], predict: &dyn Fn(&MeasuredPair, f64) -> bool| curve_over(&all, thresholds, predict);
-    let by_defaults = |p: &MeasuredPair, _: f64| p.resemblance >= defaults.min_resemblance || p.containment >= defaults.min_containment;
+    let without: Vec<&MeasuredPair> = measured
+        .iter()
+        .filter(|p| p.kind != Kind::TemplateNegative)
+        .collect();
+    let curve = |thresholds: &[f64], predict: &dyn Fn(&MeasuredPair, f64) -> bool| {
+        curve_over(&all, thresholds, predict)
+    };
+    let by_defaults = |p: &MeasuredPair, _: f64| {
+        p.resemblance >= defaults.min_resemblance || p.containment >= defaults.min_containment
+    };
     let ks: Vec<f64> = (0..=16).map(f64::from).collect();
     let rates: Vec<f64> = (1..=19).map(|i| f64::from(i) * 0.05).collect();
     PairReport {
@@ -191,11 +240,21 @@ fn same_site(a: &str, b: &str) -> bool {
 impl PairReport {
     /// The curves as a table.
     pub fn summary(&self) -> String {
-        let mut out = format!("{} positive and {} negative pairs\n", self.positives, self.negatives);
-        for (name, curve) in [("simhash k", &self.simhash_k), ("LCS r >=", &self.lcs_resemblance), ("LCS c >=", &self.lcs_containment)] {
+        let mut out = format!(
+            "{} positive and {} negative pairs\n",
+            self.positives, self.negatives
+        );
+        for (name, curve) in [
+            ("simhash k", &self.simhash_k),
+            ("LCS r >=", &self.lcs_resemblance),
+            ("LCS c >=", &self.lcs_containment),
+        ] {
             out.push_str(&format!("{name:<10} precision recall  F1\n"));
             for p in curve {
-                out.push_str(&format!("{:<10.2} {:>9.3} {:>6.3} {:>5.3}\n", p.threshold, p.precision, p.recall, p.f1));
+                out.push_str(&format!(
+                    "{:<10.2} {:>9.3} {:>6.3} {:>5.3}\n",
+                    p.threshold, p.precision, p.recall, p.f1
+                ));
             }
         }
         out.push_str(&format!(
@@ -220,23 +279,57 @@ impl PairReport {
         svg.push_str(&format!("<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n", h - m, w - m, h - m, h - m));
         for i in 0..=10 {
             let v = f64::from(i) / 10.0;
-            svg.push_str(&format!("<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">{v:.1}</text>\n", x(v), h - m + 18.0));
-            svg.push_str(&format!("<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{v:.1}</text>\n", m - 6.0, y(v) + 4.0));
+            svg.push_str(&format!(
+                "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">{v:.1}</text>\n",
+                x(v),
+                h - m + 18.0
+            ));
+            svg.push_str(&format!(
+                "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{v:.1}</text>\n",
+                m - 6.0,
+                y(v) + 4.0
+            ));
         }
-        svg.push_str(&format!("<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">recall</text>\n", w / 2.0, h - 15.0));
+        svg.push_str(&format!(
+            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">recall</text>\n",
+            w / 2.0,
+            h - 15.0
+        ));
         svg.push_str(&format!("<text x=\"15\" y=\"{:.0}\" transform=\"rotate(-90 15 {:.0})\" text-anchor=\"middle\">precision</text>\n", h / 2.0, h / 2.0));
         for (i, (name, curve, color)) in [
-            ("simhash, distance &lt;= k (k = 0..16)", &self.simhash_k, "#d62728"),
-            ("LCS resemble rate r &gt;= t", &self.lcs_resemblance, "#1f77b4"),
-            ("LCS contain rate c &gt;= t", &self.lcs_containment, "#2ca02c"),
+            (
+                "simhash, distance &lt;= k (k = 0..16)",
+                &self.simhash_k,
+                "#d62728",
+            ),
+            (
+                "LCS resemble rate r &gt;= t",
+                &self.lcs_resemblance,
+                "#1f77b4",
+            ),
+            (
+                "LCS contain rate c &gt;= t",
+                &self.lcs_containment,
+                "#2ca02c",
+            ),
         ]
         .into_iter()
         .enumerate()
         {
-            let points: Vec<String> = curve.iter().map(|p| format!("{:.1},{:.1}", x(p.recall), y(p.precision))).collect();
-            svg.push_str(&format!("<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n", points.join(" ")));
+            let points: Vec<String> = curve
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", x(p.recall), y(p.precision)))
+                .collect();
+            svg.push_str(&format!(
+                "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
+                points.join(" ")
+            ));
             for p in curve {
-                svg.push_str(&format!("<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\"/>\n", x(p.recall), y(p.precision)));
+                svg.push_str(&format!(
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\"/>\n",
+                    x(p.recall),
+                    y(p.precision)
+                ));
             }
             let ly = m + 16.0 * i as f64;
             svg.push_str(&format!("<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{name}</text>\n", m + 10.0, m + 30.0, m + 36.0, ly + 4.0));

@@ -58,9 +58,13 @@ pub fn local_crawl_config() -> CrawlConfig {
 
 /// Builds the web, runs both crawls under `out` (`dedup/`, `baseline/`), and measures.
 pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
-    let english = Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
-    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles).map_err(RunError::Corpus)?;
-    let web = build(config.web, &english, &chinese).await.map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+    let english =
+        Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
+    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles)
+        .map_err(RunError::Corpus)?;
+    let web = build(config.web, &english, &chinese)
+        .await
+        .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
     let seeds = nearcrawl_frontier::parse_seeds(&web.seeds, Path::new("labelled-web seeds"))
         .map_err(|e| RunError::Other(e.to_string()))?;
     let mut records = Vec::new();
@@ -69,7 +73,13 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
         let _ = std::fs::remove_dir_all(&dir);
         let mut crawl_config = config.crawl.clone();
         crawl_config.dedup.enabled = enabled;
-        let job = Job { seeds: seeds.clone(), out_dir: dir.clone(), config: crawl_config, analyzer: config.analyzer.clone(), shared_index: None };
+        let job = Job {
+            seeds: seeds.clone(),
+            out_dir: dir.clone(),
+            config: crawl_config,
+            analyzer: config.analyzer.clone(),
+            shared_index: None,
+        };
         crawl(job, std::future::pending(), Arc::new(Progress::default()))
             .await
             .map_err(|e| RunError::Other(format!("{name} crawl: {e}")))?;
@@ -78,31 +88,46 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
     let dedup = records.pop().unwrap_or_default();
     let baseline = records.pop().unwrap_or_default();
     let truth_path = out.join("truth.jsonl");
-    web.truth.write(&truth_path).map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
+    web.truth
+        .write(&truth_path)
+        .map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
     Ok(measure(&dedup, &baseline, &web.truth))
 }
 
 fn read_records(dir: &Path) -> Result<Vec<Record>, RunError> {
     let path = dir.join("records.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
     text.lines()
-        .map(|l| serde_json::from_str(l).map_err(|e| RunError::Other(format!("{}: {e}", path.display()))))
+        .map(|l| {
+            serde_json::from_str(l).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))
+        })
         .collect()
 }
 
 /// Builds the web and measures `nearcrawl compare` on its labelled pairs; writes
 /// `out/pairs.json` and `out/pr-curve.svg`.
-pub async fn run_pairs(config: &RunConfig, out: &Path) -> Result<crate::pairs::PairReport, RunError> {
-    let english = Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
-    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles).map_err(RunError::Corpus)?;
-    let web = build(config.web, &english, &chinese).await.map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+pub async fn run_pairs(
+    config: &RunConfig,
+    out: &Path,
+) -> Result<crate::pairs::PairReport, RunError> {
+    let english =
+        Corpus::load(config.english, config.web.english_needed()).map_err(RunError::Corpus)?;
+    let chinese = Corpus::load(Source::DebianReferenceZh, config.web.zh_articles)
+        .map_err(RunError::Corpus)?;
+    let web = build(config.web, &english, &chinese)
+        .await
+        .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
     let analyzer = nearcrawl_dedup::Analyzer::new(config.analyzer.clone());
     let report = crate::pairs::measure_pairs(&web, &analyzer);
     let write = |name: &str, text: String| {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))
     };
-    write("pairs.json", serde_json::to_string_pretty(&report).unwrap_or_default())?;
+    write(
+        "pairs.json",
+        serde_json::to_string_pretty(&report).unwrap_or_default(),
+    )?;
     write("pr-curve.svg", report.svg())?;
     Ok(report)
 }

@@ -58,12 +58,20 @@ pub struct PageTruth {
 impl PageTruth {
     /// A scored page of `group`.
     pub fn scored(group: u64, kind: Kind) -> PageTruth {
-        PageTruth { group, kind, scored: true }
+        PageTruth {
+            group,
+            kind,
+            scored: true,
+        }
     }
 
     /// A borderline page: its own group, not scored.
     pub fn unknown(group: u64, kind: Kind) -> PageTruth {
-        PageTruth { group, kind, scored: false }
+        PageTruth {
+            group,
+            kind,
+            scored: false,
+        }
     }
 
     /// A home or listing page: its own group, not scored (two listings of the same articles
@@ -96,10 +104,12 @@ impl Truth {
 
     /// The truth about `url` (as the crawler canonicalises it).
     pub fn get(&self, url: &str) -> Option<PageTruth> {
-        self.pages
-            .get(url)
-            .copied()
-            .or_else(|| self.prefixes.iter().find(|(p, _)| url.starts_with(p.as_str())).map(|(_, t)| *t))
+        self.pages.get(url).copied().or_else(|| {
+            self.prefixes
+                .iter()
+                .find(|(p, _)| url.starts_with(p.as_str()))
+                .map(|(_, t)| *t)
+        })
     }
 
     /// Writes the truth as JSON lines (`{"url", "group", "kind", "scored"}`; generated areas as

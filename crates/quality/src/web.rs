@@ -32,12 +32,26 @@ pub struct WebConfig {
 impl WebConfig {
     /// The CI variant: a few hundred pages.
     pub fn small(seed: u64) -> WebConfig {
-        WebConfig { seed, articles: 40, zh_articles: 12, syndicated: 24, products: 30, first_address: 20 }
+        WebConfig {
+            seed,
+            articles: 40,
+            zh_articles: 12,
+            syndicated: 24,
+            products: 30,
+            first_address: 20,
+        }
     }
 
     /// The benchmark variant: a few thousand pages.
     pub fn large(seed: u64) -> WebConfig {
-        WebConfig { seed, articles: 400, zh_articles: 60, syndicated: 200, products: 300, first_address: 40 }
+        WebConfig {
+            seed,
+            articles: 400,
+            zh_articles: 60,
+            syndicated: 200,
+            products: 300,
+            first_address: 40,
+        }
     }
 
     /// Pages linked only from mirror pages: few (a twenty-fifth of the articles), as on a
@@ -48,7 +62,11 @@ impl WebConfig {
 
     /// English articles the generator needs from the corpus (originals, extras, text pools).
     pub fn english_needed(&self) -> usize {
-        self.articles + self.only_via_mirror() + self.products / 4 + 7 + 2 * (self.syndicated / 2 + 8)
+        self.articles
+            + self.only_via_mirror()
+            + self.products / 4
+            + 7
+            + 2 * (self.syndicated / 2 + 8)
     }
 }
 
@@ -73,7 +91,15 @@ impl LabelledWeb {
 }
 
 /// The sites, in order.
-pub const SITE_NAMES: [&str; 7] = ["origin", "mirror", "syndicate", "zh-origin", "zh-mirror", "shop", "trap"];
+pub const SITE_NAMES: [&str; 7] = [
+    "origin",
+    "mirror",
+    "syndicate",
+    "zh-origin",
+    "zh-mirror",
+    "shop",
+    "trap",
+];
 
 /// Pages of one site before serving: path, reply, truth (the group is filled in later).
 struct SiteSpec {
@@ -83,7 +109,10 @@ struct SiteSpec {
 
 impl SiteSpec {
     fn new() -> SiteSpec {
-        SiteSpec { pages: Vec::new(), robots: None }
+        SiteSpec {
+            pages: Vec::new(),
+            robots: None,
+        }
     }
 
     fn add(&mut self, path: String, reply: Reply, truth: PageTruth) {
@@ -92,7 +121,11 @@ impl SiteSpec {
 }
 
 /// Builds and serves a labelled web from English and Chinese text.
-pub async fn build(config: WebConfig, english: &Corpus, chinese: &Corpus) -> std::io::Result<LabelledWeb> {
+pub async fn build(
+    config: WebConfig,
+    english: &Corpus,
+    chinese: &Corpus,
+) -> std::io::Result<LabelledWeb> {
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let need = config.english_needed();
     if english.articles.len() < need || chinese.articles.len() < config.zh_articles {
@@ -125,7 +158,15 @@ pub async fn build(config: WebConfig, english: &Corpus, chinese: &Corpus) -> std
     let specs = vec![
         origin(originals, &origin_groups, &mut groups, &mut rng),
         mirror(originals, &origin_groups, extras, &mut groups, &mut rng),
-        syndicate(originals, &origin_groups, fillers, &vocabulary, config.syndicated, &mut groups, &mut rng),
+        syndicate(
+            originals,
+            &origin_groups,
+            fillers,
+            &vocabulary,
+            config.syndicated,
+            &mut groups,
+            &mut rng,
+        ),
         zh_origin(&zh, &zh_groups, &mut groups, &mut rng),
         zh_mirror(&zh, &zh_groups, &mut groups, &mut rng),
         shop(shop_text, config.products, &mut groups, &mut rng),
@@ -151,18 +192,31 @@ pub async fn build(config: WebConfig, english: &Corpus, chinese: &Corpus) -> std
             truth.insert(running.url(&path), page);
         }
         if SITE_NAMES[i] == "trap" {
-            truth.add_prefix(running.url("/events/"), PageTruth::scored(groups.next(), Kind::Trap));
+            truth.add_prefix(
+                running.url("/events/"),
+                PageTruth::scored(groups.next(), Kind::Trap),
+            );
         }
         sites.push(running);
     }
     let seeds = sites
         .iter()
         .zip(SITE_NAMES)
-        .map(|(s, name)| if name == "trap" { s.url("/events/2026-01-01") } else { s.url("/") })
+        .map(|(s, name)| {
+            if name == "trap" {
+                s.url("/events/2026-01-01")
+            } else {
+                s.url("/")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    Ok(LabelledWeb { sites, truth, seeds })
+    Ok(LabelledWeb {
+        sites,
+        truth,
+        seeds,
+    })
 }
 
 /// Group numbers: one per distinct content.
@@ -177,16 +231,24 @@ impl Groups {
 }
 
 fn paragraphs_html(paragraphs: &[String]) -> String {
-    paragraphs.iter().map(|p| format!("<p>{}</p>\n", escape(p))).collect()
+    paragraphs
+        .iter()
+        .map(|p| format!("<p>{}</p>\n", escape(p)))
+        .collect()
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A page of listing links, its own content.
 fn listing(items: &[(String, String)]) -> String {
-    items.iter().map(|(href, text)| format!("<li><a href=\"{href}\">{}</a></li>\n", escape(text))).collect()
+    items
+        .iter()
+        .map(|(href, text)| format!("<li><a href=\"{href}\">{}</a></li>\n", escape(text)))
+        .collect()
 }
 
 fn origin_template(title: &str, body: &str, rng: &mut ChaCha8Rng) -> String {
@@ -208,34 +270,70 @@ fn origin_template(title: &str, body: &str, rng: &mut ChaCha8Rng) -> String {
     )
 }
 
-fn origin(originals: &[Article], groups_of: &[u64], groups: &mut Groups, rng: &mut ChaCha8Rng) -> SiteSpec {
+fn origin(
+    originals: &[Article],
+    groups_of: &[u64],
+    groups: &mut Groups,
+    rng: &mut ChaCha8Rng,
+) -> SiteSpec {
     let mut site = SiteSpec::new();
     site.robots = Some("User-agent: *\nDisallow: /drafts/\n".into());
     let n = originals.len();
     let per_list = 10;
     let lists = n.div_ceil(per_list);
-    let home_links: Vec<(String, String)> = (0..lists).map(|l| (format!("/list/{l}"), format!("Articles, page {}", l + 1))).collect();
-    let home = origin_template("Front page", &format!("<ul>{}</ul><p><a href=\"/drafts/1\">Drafts</a></p>", listing(&home_links)), rng);
-    site.add("/".into(), Reply::html(home), PageTruth::index(groups.next()));
+    let home_links: Vec<(String, String)> = (0..lists)
+        .map(|l| (format!("/list/{l}"), format!("Articles, page {}", l + 1)))
+        .collect();
+    let home = origin_template(
+        "Front page",
+        &format!(
+            "<ul>{}</ul><p><a href=\"/drafts/1\">Drafts</a></p>",
+            listing(&home_links)
+        ),
+        rng,
+    );
+    site.add(
+        "/".into(),
+        Reply::html(home),
+        PageTruth::index(groups.next()),
+    );
     for l in 0..lists {
         let items: Vec<(String, String)> = (l * per_list..((l + 1) * per_list).min(n))
             .map(|i| (format!("/article/{i}.html"), originals[i].title.clone()))
             .collect();
-        let page = origin_template(&format!("Articles, page {}", l + 1), &format!("<ul>{}</ul>", listing(&items)), rng);
-        site.add(format!("/list/{l}"), Reply::html(page), PageTruth::index(groups.next()));
+        let page = origin_template(
+            &format!("Articles, page {}", l + 1),
+            &format!("<ul>{}</ul>", listing(&items)),
+            rng,
+        );
+        site.add(
+            format!("/list/{l}"),
+            Reply::html(page),
+            PageTruth::index(groups.next()),
+        );
     }
     for (i, article) in originals.iter().enumerate() {
         let mut body = paragraphs_html(&article.paragraphs);
-        body.push_str(&format!("<p class=\"more\"><a href=\"/article/{}.html\">Next article</a></p>", (i + 1) % n));
+        body.push_str(&format!(
+            "<p class=\"more\"><a href=\"/article/{}.html\">Next article</a></p>",
+            (i + 1) % n
+        ));
         if i % 4 == 0 {
             body.push_str(&format!("<p class=\"tools\"><a href=\"/article/{i}.html?print=1\">Printer-friendly version</a></p>"));
         }
         let page = origin_template(&article.title, &body, rng);
-        site.add(format!("/article/{i}.html"), Reply::html(page), PageTruth::scored(groups_of[i], Kind::Origin));
+        site.add(
+            format!("/article/{i}.html"),
+            Reply::html(page),
+            PageTruth::scored(groups_of[i], Kind::Origin),
+        );
         if i % 4 == 0 {
             // The same article behind a URL variant: new counters and timestamp, same text.
             let body = paragraphs_html(&article.paragraphs)
-                + &format!("<p class=\"more\"><a href=\"/article/{}.html\">Next article</a></p>", (i + 1) % n);
+                + &format!(
+                    "<p class=\"more\"><a href=\"/article/{}.html\">Next article</a></p>",
+                    (i + 1) % n
+                );
             site.add(
                 format!("/article/{i}.html?print=1"),
                 Reply::html(origin_template(&article.title, &body, rng)),
@@ -244,8 +342,19 @@ fn origin(originals: &[Article], groups_of: &[u64], groups: &mut Groups, rng: &m
         }
     }
     for j in 1..=3 {
-        let page = origin_template("Draft", &format!("<p>Draft {j}: not for crawlers.</p><a href=\"/drafts/{}\">next</a>", j + 1), rng);
-        site.add(format!("/drafts/{j}"), Reply::html(page), PageTruth::disallowed(groups.next()));
+        let page = origin_template(
+            "Draft",
+            &format!(
+                "<p>Draft {j}: not for crawlers.</p><a href=\"/drafts/{}\">next</a>",
+                j + 1
+            ),
+            rng,
+        );
+        site.add(
+            format!("/drafts/{j}"),
+            Reply::html(page),
+            PageTruth::disallowed(groups.next()),
+        );
     }
     site
 }
@@ -277,27 +386,61 @@ fn mirror(
     let n = originals.len();
     let per_page = 15;
     let pages = n.div_ceil(per_page);
-    let home_links: Vec<(String, String)> = (0..pages).map(|p| (format!("/page/{p}"), format!("Index {}", p + 1))).collect();
-    site.add("/".into(), Reply::html(mirror_template("Mirror Archive", &format!("<ul>{}</ul>", listing(&home_links)), rng)), PageTruth::index(groups.next()));
+    let home_links: Vec<(String, String)> = (0..pages)
+        .map(|p| (format!("/page/{p}"), format!("Index {}", p + 1)))
+        .collect();
+    site.add(
+        "/".into(),
+        Reply::html(mirror_template(
+            "Mirror Archive",
+            &format!("<ul>{}</ul>", listing(&home_links)),
+            rng,
+        )),
+        PageTruth::index(groups.next()),
+    );
     for p in 0..pages {
         let items: Vec<(String, String)> = (p * per_page..((p + 1) * per_page).min(n))
-            .map(|i| (format!("/m/{}/story.php?id={i}", i % 7), originals[i].title.clone()))
+            .map(|i| {
+                (
+                    format!("/m/{}/story.php?id={i}", i % 7),
+                    originals[i].title.clone(),
+                )
+            })
             .collect();
-        site.add(format!("/page/{p}"), Reply::html(mirror_template(&format!("Index {}", p + 1), &format!("<ul>{}</ul>", listing(&items)), rng)), PageTruth::index(groups.next()));
+        site.add(
+            format!("/page/{p}"),
+            Reply::html(mirror_template(
+                &format!("Index {}", p + 1),
+                &format!("<ul>{}</ul>", listing(&items)),
+                rng,
+            )),
+            PageTruth::index(groups.next()),
+        );
     }
     let extra_groups: Vec<u64> = extras.iter().map(|_| groups.next()).collect();
     for (i, article) in originals.iter().enumerate() {
         let mut body = paragraphs_html(&article.paragraphs);
         if i % 5 == 0 && i / 5 < extras.len() {
             // Pages found only through the mirror.
-            body.push_str(&format!("<p><a href=\"/extra/{}.html\">Readers' notes</a></p>", i / 5));
+            body.push_str(&format!(
+                "<p><a href=\"/extra/{}.html\">Readers' notes</a></p>",
+                i / 5
+            ));
         }
-        site.add(format!("/m/{}/story.php?id={i}", i % 7), Reply::html(mirror_template(&article.title, &body, rng)), PageTruth::scored(groups_of[i], Kind::Mirror));
+        site.add(
+            format!("/m/{}/story.php?id={i}", i % 7),
+            Reply::html(mirror_template(&article.title, &body, rng)),
+            PageTruth::scored(groups_of[i], Kind::Mirror),
+        );
     }
     for (j, article) in extras.iter().enumerate() {
         site.add(
             format!("/extra/{j}.html"),
-            Reply::html(mirror_template(&article.title, &paragraphs_html(&article.paragraphs), rng)),
+            Reply::html(mirror_template(
+                &article.title,
+                &paragraphs_html(&article.paragraphs),
+                rng,
+            )),
             PageTruth::scored(extra_groups[j], Kind::OnlyViaMirror),
         );
     }
@@ -305,11 +448,24 @@ fn mirror(
 }
 
 /// The labelling guideline's edits, one per syndicated copy in turn.
-const EDITS: [Kind; 6] = [Kind::DeletedParagraphs, Kind::AddedParagraphs, Kind::ChangedWords, Kind::Reordered, Kind::Contains, Kind::Rewrite];
+const EDITS: [Kind; 6] = [
+    Kind::DeletedParagraphs,
+    Kind::AddedParagraphs,
+    Kind::ChangedWords,
+    Kind::Reordered,
+    Kind::Contains,
+    Kind::Rewrite,
+];
 
 fn change_words(text: &str, share: f64, vocabulary: &[String], rng: &mut ChaCha8Rng) -> String {
     text.split_whitespace()
-        .map(|w| if rng.random_bool(share) { vocabulary[rng.random_range(0..vocabulary.len())].clone() } else { w.to_string() })
+        .map(|w| {
+            if rng.random_bool(share) {
+                vocabulary[rng.random_range(0..vocabulary.len())].clone()
+            } else {
+                w.to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -357,7 +513,10 @@ fn syndicate(
                 }
             }
             Kind::ChangedWords => {
-                paragraphs = paragraphs.iter().map(|p| change_words(p, 0.06, vocabulary, rng)).collect();
+                paragraphs = paragraphs
+                    .iter()
+                    .map(|p| change_words(p, 0.06, vocabulary, rng))
+                    .collect();
             }
             Kind::Reordered => {
                 let mid = paragraphs.len() / 2;
@@ -367,7 +526,13 @@ fn syndicate(
             Kind::Contains => {
                 // The whole article with half of another after it: it contains the first.
                 let other = &originals[(i + 1) % originals.len()];
-                paragraphs.extend(other.paragraphs.iter().take(other.paragraphs.len() / 2).cloned());
+                paragraphs.extend(
+                    other
+                        .paragraphs
+                        .iter()
+                        .take(other.paragraphs.len() / 2)
+                        .cloned(),
+                );
             }
             _ => {
                 // A heavy rewrite: half the paragraphs replaced, 15 % of the words changed.
@@ -376,16 +541,39 @@ fn syndicate(
                         *p = filler.paragraphs[j % filler.paragraphs.len()].clone();
                     }
                 }
-                paragraphs = paragraphs.iter().map(|p| change_words(p, 0.15, vocabulary, rng)).collect();
+                paragraphs = paragraphs
+                    .iter()
+                    .map(|p| change_words(p, 0.15, vocabulary, rng))
+                    .collect();
             }
         }
         let path = format!("/story/{k}");
-        let truth = if kind == Kind::Rewrite { PageTruth::unknown(groups.next(), kind) } else { PageTruth::scored(groups_of[i], kind) };
-        site.add(path.clone(), Reply::html(template(&original.title, &paragraphs_html(&paragraphs), rng)), truth);
+        let truth = if kind == Kind::Rewrite {
+            PageTruth::unknown(groups.next(), kind)
+        } else {
+            PageTruth::scored(groups_of[i], kind)
+        };
+        site.add(
+            path.clone(),
+            Reply::html(template(
+                &original.title,
+                &paragraphs_html(&paragraphs),
+                rng,
+            )),
+            truth,
+        );
         links.push((path, original.title.clone()));
     }
-    let home = template("Latest stories", &format!("<ul>{}</ul>", listing(&links)), rng);
-    site.add("/".into(), Reply::html(home), PageTruth::index(groups.next()));
+    let home = template(
+        "Latest stories",
+        &format!("<ul>{}</ul>", listing(&links)),
+        rng,
+    );
+    site.add(
+        "/".into(),
+        Reply::html(home),
+        PageTruth::index(groups.next()),
+    );
     site
 }
 
@@ -403,18 +591,44 @@ fn zh_template(title: &str, body: &str, rng: &mut ChaCha8Rng) -> String {
     )
 }
 
-fn zh_origin(articles: &[Article], groups_of: &[u64], groups: &mut Groups, rng: &mut ChaCha8Rng) -> SiteSpec {
+fn zh_origin(
+    articles: &[Article],
+    groups_of: &[u64],
+    groups: &mut Groups,
+    rng: &mut ChaCha8Rng,
+) -> SiteSpec {
     let mut site = SiteSpec::new();
-    let links: Vec<(String, String)> = articles.iter().enumerate().map(|(i, a)| (format!("/zh/{i}.html"), a.title.clone())).collect();
+    let links: Vec<(String, String)> = articles
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (format!("/zh/{i}.html"), a.title.clone()))
+        .collect();
     for (i, article) in articles.iter().enumerate() {
         let page = zh_template(&article.title, &paragraphs_html(&article.paragraphs), rng);
-        site.add(format!("/zh/{i}.html"), Reply::html(page), PageTruth::scored(groups_of[i], Kind::ZhOrigin));
+        site.add(
+            format!("/zh/{i}.html"),
+            Reply::html(page),
+            PageTruth::scored(groups_of[i], Kind::ZhOrigin),
+        );
     }
-    site.add("/".into(), Reply::html(zh_template("文档目录", &format!("<ul>{}</ul>", listing(&links)), rng)), PageTruth::index(groups.next()));
+    site.add(
+        "/".into(),
+        Reply::html(zh_template(
+            "文档目录",
+            &format!("<ul>{}</ul>", listing(&links)),
+            rng,
+        )),
+        PageTruth::index(groups.next()),
+    );
     site
 }
 
-fn zh_mirror(articles: &[Article], groups_of: &[u64], groups: &mut Groups, rng: &mut ChaCha8Rng) -> SiteSpec {
+fn zh_mirror(
+    articles: &[Article],
+    groups_of: &[u64],
+    groups: &mut Groups,
+    rng: &mut ChaCha8Rng,
+) -> SiteSpec {
     let mut site = SiteSpec::new();
     let gbk = |html: String| {
         let (bytes, _, _) = encoding_rs::GBK.encode(&html);
@@ -430,24 +644,57 @@ fn zh_mirror(articles: &[Article], groups_of: &[u64], groups: &mut Groups, rng: 
             id = rng.random_range(1000..9999),
         )
     };
-    let links: Vec<(String, String)> = articles.iter().enumerate().map(|(i, a)| (format!("/jingxiang/{i}.htm"), a.title.clone())).collect();
+    let links: Vec<(String, String)> = articles
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (format!("/jingxiang/{i}.htm"), a.title.clone()))
+        .collect();
     for (i, article) in articles.iter().enumerate() {
         site.add(
             format!("/jingxiang/{i}.htm"),
-            gbk(template(&article.title, &paragraphs_html(&article.paragraphs), rng)),
+            gbk(template(
+                &article.title,
+                &paragraphs_html(&article.paragraphs),
+                rng,
+            )),
             PageTruth::scored(groups_of[i], Kind::GbkMirror),
         );
     }
-    site.add("/".into(), gbk(template("镜像目录", &format!("<ul>{}</ul>", listing(&links)), rng)), PageTruth::index(groups.next()));
+    site.add(
+        "/".into(),
+        gbk(template(
+            "镜像目录",
+            &format!("<ul>{}</ul>", listing(&links)),
+            rng,
+        )),
+        PageTruth::index(groups.next()),
+    );
     site
 }
 
-fn shop(fillers: &[Article], products: usize, groups: &mut Groups, rng: &mut ChaCha8Rng) -> SiteSpec {
+fn shop(
+    fillers: &[Article],
+    products: usize,
+    groups: &mut Groups,
+    rng: &mut ChaCha8Rng,
+) -> SiteSpec {
     let mut site = SiteSpec::new();
     site.robots = Some("User-agent: *\nDisallow: /cart/\n".into());
     // The template: most of every page's bytes and words, the same on every page.
-    let categories: Vec<String> = fillers.iter().take(6).flat_map(|a| a.paragraphs[0].split_whitespace().take(10).map(str::to_owned)).collect();
-    let menu: String = categories.iter().map(|c| format!("<li><a href=\"/\">{}</a></li>", escape(c))).collect();
+    let categories: Vec<String> = fillers
+        .iter()
+        .take(6)
+        .flat_map(|a| {
+            a.paragraphs[0]
+                .split_whitespace()
+                .take(10)
+                .map(str::to_owned)
+        })
+        .collect();
+    let menu: String = categories
+        .iter()
+        .map(|c| format!("<li><a href=\"/\">{}</a></li>", escape(c)))
+        .collect();
     let legal = paragraphs_html(&fillers[fillers.len() - 1].paragraphs[..3]);
     let sentences: Vec<String> = fillers[6..fillers.len() - 1]
         .iter()
@@ -469,14 +716,35 @@ fn shop(fillers: &[Article], products: usize, groups: &mut Groups, rng: &mut Cha
     let mut links = Vec::new();
     for i in 0..products {
         // A short, distinct description: three sentences of its own.
-        let description: Vec<String> = (0..3).map(|j| sentences[(i * 3 + j) % sentences.len()].clone()).collect();
-        let body = format!("<p>{}.</p><p><a href=\"/cart/add?id={i}\">Add to cart</a></p>", escape(&description.join(". ")));
+        let description: Vec<String> = (0..3)
+            .map(|j| sentences[(i * 3 + j) % sentences.len()].clone())
+            .collect();
+        let body = format!(
+            "<p>{}.</p><p><a href=\"/cart/add?id={i}\">Add to cart</a></p>",
+            escape(&description.join(". "))
+        );
         let title = format!("Product {i}");
-        site.add(format!("/product/{i}"), Reply::html(template(&title, &body, rng)), PageTruth::scored(groups.next(), Kind::TemplateNegative));
-        site.add(format!("/cart/add?id={i}"), Reply::html(template("Cart", "<p>Added.</p>", rng)), PageTruth::disallowed(groups.next()));
+        site.add(
+            format!("/product/{i}"),
+            Reply::html(template(&title, &body, rng)),
+            PageTruth::scored(groups.next(), Kind::TemplateNegative),
+        );
+        site.add(
+            format!("/cart/add?id={i}"),
+            Reply::html(template("Cart", "<p>Added.</p>", rng)),
+            PageTruth::disallowed(groups.next()),
+        );
         links.push((format!("/product/{i}"), title));
     }
-    site.add("/".into(), Reply::html(template("All products", &format!("<ul>{}</ul>", listing(&links)), rng)), PageTruth::index(groups.next()));
+    site.add(
+        "/".into(),
+        Reply::html(template(
+            "All products",
+            &format!("<ul>{}</ul>", listing(&links)),
+            rng,
+        )),
+        PageTruth::index(groups.next()),
+    );
     site
 }
 

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::{
-    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
-    decode_queued, encode_queued, unique_value,
+    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey, decode_queued,
+    encode_queued, unique_value,
 };
 
 /// A [`CrawlStore`] in a fjall database directory.
@@ -39,7 +39,9 @@ pub struct FjallStore {
 
 impl std::fmt::Debug for FjallStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FjallStore").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("FjallStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -47,9 +49,15 @@ impl FjallStore {
     /// Opens (or creates) the store in directory `path`.
     pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
         let name = path.display().to_string();
-        let err = |e: fjall::Error| StoreError::Database { path: name.clone(), reason: e.to_string() };
+        let err = |e: fjall::Error| StoreError::Database {
+            path: name.clone(),
+            reason: e.to_string(),
+        };
         let db = Database::builder(path).open().map_err(err)?;
-        let open = |table: &str| db.keyspace(table, KeyspaceCreateOptions::default).map_err(err);
+        let open = |table: &str| {
+            db.keyspace(table, KeyspaceCreateOptions::default)
+                .map_err(err)
+        };
         Ok(FjallStore {
             hosts: open("hosts")?,
             queue: open("queue")?,
@@ -68,7 +76,10 @@ impl FjallStore {
     }
 
     fn err(&self, e: fjall::Error) -> StoreError {
-        StoreError::Database { path: self.path.clone(), reason: e.to_string() }
+        StoreError::Database {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        }
     }
 }
 
@@ -76,7 +87,10 @@ fn be_u64(bytes: &[u8], table: &'static str) -> Result<u64, StoreError> {
     bytes
         .try_into()
         .map(u64::from_be_bytes)
-        .map_err(|_| StoreError::Corrupt { table, reason: format!("{} bytes, want 8", bytes.len()) })
+        .map_err(|_| StoreError::Corrupt {
+            table,
+            reason: format!("{} bytes, want 8", bytes.len()),
+        })
 }
 
 impl CrawlStore for FjallStore {
@@ -90,7 +104,9 @@ impl CrawlStore for FjallStore {
             return Ok(u32::from_be_bytes(id));
         }
         let next = self.hosts.len().map_err(|e| self.err(e))? as HostId;
-        self.hosts.insert(authority, next.to_be_bytes()).map_err(|e| self.err(e))?;
+        self.hosts
+            .insert(authority, next.to_be_bytes())
+            .map_err(|e| self.err(e))?;
         Ok(next)
     }
 
@@ -98,11 +114,14 @@ impl CrawlStore for FjallStore {
         let mut out = Vec::new();
         for item in self.hosts.iter() {
             let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
-            let id: [u8; 4] = (*v)
-                .try_into()
-                .map_err(|_| StoreError::Corrupt { table: "hosts", reason: "bad id".into() })?;
-            let name = String::from_utf8(k.to_vec())
-                .map_err(|_| StoreError::Corrupt { table: "hosts", reason: "bad name".into() })?;
+            let id: [u8; 4] = (*v).try_into().map_err(|_| StoreError::Corrupt {
+                table: "hosts",
+                reason: "bad id".into(),
+            })?;
+            let name = String::from_utf8(k.to_vec()).map_err(|_| StoreError::Corrupt {
+                table: "hosts",
+                reason: "bad name".into(),
+            })?;
             out.push((u32::from_be_bytes(id), name));
         }
         out.sort();
@@ -124,8 +143,10 @@ impl CrawlStore for FjallStore {
         let mut out = Vec::new();
         for item in self.queue.range::<[u8; 16], _>((start, end)).take(limit) {
             let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
-            let key = QueueKey::from_bytes(&k)
-                .ok_or(StoreError::Corrupt { table: "queue", reason: "bad key".into() })?;
+            let key = QueueKey::from_bytes(&k).ok_or(StoreError::Corrupt {
+                table: "queue",
+                reason: "bad key".into(),
+            })?;
             out.push((key, decode_queued(&v)?));
         }
         Ok(out)
@@ -160,7 +181,11 @@ impl CrawlStore for FjallStore {
             batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
         }
         if let Some((seq, anchors)) = commit.unique_anchors {
-            batch.insert(&self.anchors, seq.to_be_bytes(), crate::encode_anchors(&anchors));
+            batch.insert(
+                &self.anchors,
+                seq.to_be_bytes(),
+                crate::encode_anchors(&anchors),
+            );
         }
         for key in commit.seen {
             batch.insert(&self.seen, key, []);
@@ -179,7 +204,11 @@ impl CrawlStore for FjallStore {
     }
 
     fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.records.get(seq.to_be_bytes()).map_err(|e| self.err(e))?.map(|v| v.to_vec()))
+        Ok(self
+            .records
+            .get(seq.to_be_bytes())
+            .map_err(|e| self.err(e))?
+            .map(|v| v.to_vec()))
     }
 
     fn for_each_record(
@@ -198,13 +227,20 @@ impl CrawlStore for FjallStore {
         match self.texts.get(seq.to_be_bytes()).map_err(|e| self.err(e))? {
             Some(v) => String::from_utf8(v.to_vec())
                 .map(Some)
-                .map_err(|_| StoreError::Corrupt { table: "texts", reason: format!("text of {seq} is not UTF-8") }),
+                .map_err(|_| StoreError::Corrupt {
+                    table: "texts",
+                    reason: format!("text of {seq} is not UTF-8"),
+                }),
             None => Ok(None),
         }
     }
 
     fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        Ok(self.anchors.get(seq.to_be_bytes()).map_err(|e| self.err(e))?.map(|v| crate::decode_anchors(&v)))
+        Ok(self
+            .anchors
+            .get(seq.to_be_bytes())
+            .map_err(|e| self.err(e))?
+            .map(|v| crate::decode_anchors(&v)))
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {
@@ -222,7 +258,10 @@ impl CrawlStore for FjallStore {
         let mut out = Vec::new();
         for item in self.uniques.iter() {
             let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
-            out.push(UniquePage { seq: be_u64(&k, "uniques")?, simhash: be_u64(&v, "uniques")? });
+            out.push(UniquePage {
+                seq: be_u64(&k, "uniques")?,
+                simhash: be_u64(&v, "uniques")?,
+            });
         }
         Ok(out)
     }
@@ -235,6 +274,8 @@ impl CrawlStore for FjallStore {
     }
 
     fn sync(&self) -> Result<(), StoreError> {
-        self.db.persist(PersistMode::SyncAll).map_err(|e| self.err(e))
+        self.db
+            .persist(PersistMode::SyncAll)
+            .map_err(|e| self.err(e))
     }
 }

@@ -62,7 +62,18 @@ impl QueueKey {
 
     /// The first and last possible keys of `host`'s queue.
     pub fn host_bounds(host: HostId) -> (QueueKey, QueueKey) {
-        (QueueKey { host, priority: 0, order: 0 }, QueueKey { host, priority: u32::MAX, order: u64::MAX })
+        (
+            QueueKey {
+                host,
+                priority: 0,
+                order: 0,
+            },
+            QueueKey {
+                host,
+                priority: u32::MAX,
+                order: u64::MAX,
+            },
+        )
     }
 
     /// Decodes [`QueueKey::to_bytes`].
@@ -232,8 +243,10 @@ pub trait CrawlStore: Send + Sync {
 }
 
 pub(crate) fn decode_queued(bytes: &[u8]) -> Result<QueuedUrl, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::Corrupt { table: "queue", reason: e.to_string() })
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+        table: "queue",
+        reason: e.to_string(),
+    })
 }
 
 pub(crate) fn encode_queued(url: &QueuedUrl) -> Vec<u8> {
@@ -246,7 +259,10 @@ pub(crate) fn encode_anchors(anchors: &[u64]) -> Vec<u8> {
 }
 
 pub(crate) fn decode_anchors(bytes: &[u8]) -> Vec<u64> {
-    bytes.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default()))
+        .collect()
 }
 
 pub(crate) fn unique_value(page: &UniquePage) -> [u8; 8] {

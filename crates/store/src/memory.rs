@@ -3,9 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::{
-    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
-};
+use crate::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey};
 
 /// A [`CrawlStore`] in memory: for tests and jobs that need no resume.
 #[derive(Debug, Default)]
@@ -31,7 +29,9 @@ struct Inner {
 impl MemoryStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding the lock leaves plain data behind; keep using it.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -49,7 +49,12 @@ impl CrawlStore for MemoryStore {
 
     fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError> {
         let inner = self.lock();
-        Ok(inner.hosts.iter().enumerate().map(|(i, h)| (i as HostId, h.clone())).collect())
+        Ok(inner
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (i as HostId, h.clone()))
+            .collect())
     }
 
     fn pending(
@@ -135,12 +140,20 @@ impl CrawlStore for MemoryStore {
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {
         let inner = self.lock();
-        Ok(inner.dropped.iter().filter(|k| !inner.seen.contains(*k)).count() as u64)
+        Ok(inner
+            .dropped
+            .iter()
+            .filter(|k| !inner.seen.contains(*k))
+            .count() as u64)
     }
 
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
         let inner = self.lock();
-        Ok(inner.uniques.iter().map(|(&seq, &simhash)| UniquePage { seq, simhash }).collect())
+        Ok(inner
+            .uniques
+            .iter()
+            .map(|(&seq, &simhash)| UniquePage { seq, simhash })
+            .collect())
     }
 
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {

@@ -3,7 +3,11 @@
 use super::*;
 
 fn queued(url: &str, depth: u32) -> QueuedUrl {
-    QueuedUrl { url: url.to_string(), depth, ..QueuedUrl::default() }
+    QueuedUrl {
+        url: url.to_string(),
+        depth,
+        ..QueuedUrl::default()
+    }
 }
 
 /// Runs the same job-like sequence of operations on a store and returns what it reads back.
@@ -12,19 +16,34 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     let b = store.host_id("b.example:8080").unwrap();
     assert_eq!(store.host_id("a.example").unwrap(), a);
     let mut commit = Commit::default();
-    for (i, (host, url, prio)) in
-        [(a, "http://a.example/2", 2), (a, "http://a.example/1", 1), (b, "http://b.example:8080/", 0)]
-            .into_iter()
-            .enumerate()
+    for (i, (host, url, prio)) in [
+        (a, "http://a.example/2", 2),
+        (a, "http://a.example/1", 1),
+        (b, "http://b.example:8080/", 0),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        commit.enqueue(QueueKey { host, priority: prio, order: i as u64 }, url_key(url), queued(url, prio));
+        commit.enqueue(
+            QueueKey {
+                host,
+                priority: prio,
+                order: i as u64,
+            },
+            url_key(url),
+            queued(url, prio),
+        );
     }
     commit.counters.push(("next_order", 3));
     store.commit(commit).unwrap();
 
     let pending = store.pending(a, None, 10).unwrap();
     let urls: Vec<&str> = pending.iter().map(|(_, u)| u.url.as_str()).collect();
-    assert_eq!(urls, ["http://a.example/1", "http://a.example/2"], "priority order");
+    assert_eq!(
+        urls,
+        ["http://a.example/1", "http://a.example/2"],
+        "priority order"
+    );
     let after_first = store.pending(a, Some(pending[0].0), 10).unwrap();
     assert_eq!(after_first.len(), 1);
 
@@ -32,26 +51,52 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     let mut commit = Commit::default();
     commit.taken.push(pending[0].0);
     commit.records.push((0, br#"{"seq":0}"#.to_vec()));
-    commit.unique = Some(UniquePage { seq: 0, simhash: 0xABCD });
+    commit.unique = Some(UniquePage {
+        seq: 0,
+        simhash: 0xABCD,
+    });
     commit.exact_key = Some(([7; 16], 0));
     commit.unique_text = Some((0, "main text".into()));
     commit.unique_anchors = Some((0, vec![1, u64::MAX]));
-    commit.dropped = vec![url_key("http://a.example/3"), url_key("http://a.example/only-via-dup")];
-    commit.enqueue(QueueKey { host: a, priority: 2, order: 3 }, url_key("http://a.example/3"), queued("http://a.example/3", 2));
+    commit.dropped = vec![
+        url_key("http://a.example/3"),
+        url_key("http://a.example/only-via-dup"),
+    ];
+    commit.enqueue(
+        QueueKey {
+            host: a,
+            priority: 2,
+            order: 3,
+        },
+        url_key("http://a.example/3"),
+        queued("http://a.example/3", 2),
+    );
     store.commit(commit).unwrap();
 
     assert!(store.is_seen(&url_key("http://a.example/3")).unwrap());
-    assert!(store.is_seen(&url_key("http://a.example/1")).unwrap(), "decided URLs stay seen");
+    assert!(
+        store.is_seen(&url_key("http://a.example/1")).unwrap(),
+        "decided URLs stay seen"
+    );
     assert!(!store.is_seen(&url_key("http://a.example/4")).unwrap());
     assert_eq!(store.exact_original(&[7; 16]).unwrap(), Some(0));
     assert_eq!(store.exact_original(&[8; 16]).unwrap(), None);
-    assert_eq!(store.record(0).unwrap().as_deref(), Some(&br#"{"seq":0}"#[..]));
+    assert_eq!(
+        store.record(0).unwrap().as_deref(),
+        Some(&br#"{"seq":0}"#[..])
+    );
     assert_eq!(store.counter("next_order").unwrap(), Some(3));
     assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
     assert_eq!(store.anchors(0).unwrap(), Some(vec![1, u64::MAX]));
-    assert_eq!(store.dropped_unseen().unwrap(), 1, "a.example/3 was queued another way");
+    assert_eq!(
+        store.dropped_unseen().unwrap(),
+        1,
+        "a.example/3 was queued another way"
+    );
     let mut seqs = Vec::new();
-    store.for_each_record(0, &mut |seq, _| seqs.push(seq)).unwrap();
+    store
+        .for_each_record(0, &mut |seq, _| seqs.push(seq))
+        .unwrap();
     assert_eq!(seqs, [0]);
 
     let remaining: Vec<String> = store
@@ -61,7 +106,11 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         .flat_map(|(id, _)| store.pending(*id, None, 100).unwrap())
         .map(|(_, u)| u.url)
         .collect();
-    (store.hosts().unwrap(), remaining, store.unique_pages().unwrap())
+    (
+        store.hosts().unwrap(),
+        remaining,
+        store.unique_pages().unwrap(),
+    )
 }
 
 #[test]
@@ -71,7 +120,14 @@ fn memory_and_fjall_agree() {
     let memory = MemoryStore::default();
     let from_fjall = exercise(&fjall);
     assert_eq!(from_fjall, exercise(&memory));
-    assert_eq!(from_fjall.1, ["http://a.example/2", "http://a.example/3", "http://b.example:8080/"]);
+    assert_eq!(
+        from_fjall.1,
+        [
+            "http://a.example/2",
+            "http://a.example/3",
+            "http://b.example:8080/"
+        ]
+    );
 }
 
 #[test]

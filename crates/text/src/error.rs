@@ -28,7 +28,11 @@ impl std::fmt::Display for TextError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TextError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            TextError::Parse { path, line, message } => write!(f, "{}:{line}: {message}", path.display()),
+            TextError::Parse {
+                path,
+                line,
+                message,
+            } => write!(f, "{}:{line}: {message}", path.display()),
         }
     }
 }

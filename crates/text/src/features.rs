@@ -26,7 +26,12 @@ impl Default for FeatureConfig {
     /// Words and word bigrams, stop words dropped. Issue 5's labelled web is where this
     /// default is measured against the alternatives.
     fn default() -> Self {
-        FeatureConfig { words: true, word_ngrams: 2, han_char_ngrams: 0, drop_stop_words: true }
+        FeatureConfig {
+            words: true,
+            word_ngrams: 2,
+            han_char_ngrams: 0,
+            drop_stop_words: true,
+        }
     }
 }
 
@@ -67,11 +72,18 @@ pub struct WeightedFeature {
 
 /// The tokens features are built from, after stop-word removal when configured.
 pub fn content_tokens<'a>(tokens: &'a [Token], config: &FeatureConfig) -> Vec<&'a Token> {
-    tokens.iter().filter(|t| !(config.drop_stop_words && is_stop_word(&t.text))).collect()
+    tokens
+        .iter()
+        .filter(|t| !(config.drop_stop_words && is_stop_word(&t.text)))
+        .collect()
 }
 
 /// Distinct weighted features of a token stream, heaviest first (ties by text).
-pub fn weighted_features(tokens: &[Token], config: &FeatureConfig, weighting: &Weighting) -> Vec<WeightedFeature> {
+pub fn weighted_features(
+    tokens: &[Token],
+    config: &FeatureConfig,
+    weighting: &Weighting,
+) -> Vec<WeightedFeature> {
     let kept = content_tokens(tokens, config);
     let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(t)).collect();
     // text -> (term frequency, idf)
@@ -88,16 +100,33 @@ pub fn weighted_features(tokens: &[Token], config: &FeatureConfig, weighting: &W
     if config.word_ngrams >= 2 {
         let n = config.word_ngrams;
         for (window, idf_window) in kept.windows(n).zip(idfs.windows(n)) {
-            let text = window.iter().map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ");
+            let text = window
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             add(text, idf_window.iter().sum::<f32>() / n as f32);
         }
     }
     if config.han_char_ngrams >= 1 {
         let n = config.han_char_ngrams;
-        let han: Vec<char> = kept.iter().filter(|t| t.kind == TokenKind::Han).flat_map(|t| t.text.chars()).collect();
+        let han: Vec<char> = kept
+            .iter()
+            .filter(|t| t.kind == TokenKind::Han)
+            .flat_map(|t| t.text.chars())
+            .collect();
         let mean_idf = {
-            let han_idfs: Vec<f32> = kept.iter().zip(&idfs).filter(|(t, _)| t.kind == TokenKind::Han).map(|(_, i)| *i).collect();
-            if han_idfs.is_empty() { 1.0 } else { han_idfs.iter().sum::<f32>() / han_idfs.len() as f32 }
+            let han_idfs: Vec<f32> = kept
+                .iter()
+                .zip(&idfs)
+                .filter(|(t, _)| t.kind == TokenKind::Han)
+                .map(|(_, i)| *i)
+                .collect();
+            if han_idfs.is_empty() {
+                1.0
+            } else {
+                han_idfs.iter().sum::<f32>() / han_idfs.len() as f32
+            }
         };
         for window in han.windows(n) {
             add(format!("#{}", window.iter().collect::<String>()), mean_idf);
@@ -111,18 +140,27 @@ pub fn weighted_features(tokens: &[Token], config: &FeatureConfig, weighting: &W
             text,
         })
         .collect();
-    features.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.text.cmp(&b.text)));
+    features.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| a.text.cmp(&b.text))
+    });
     features
 }
 
 /// The features as simhash input: `(hash, weight)` with weights saturated to [`Weight::MAX`].
 pub fn simhash_input(features: &[WeightedFeature]) -> impl Iterator<Item = (u64, Weight)> + '_ {
-    features.iter().map(|f| (f.hash, Weight::saturating(f.weight)))
+    features
+        .iter()
+        .map(|f| (f.hash, Weight::saturating(f.weight)))
 }
 
 /// One hash per content token, in order: the input of shingling.
 pub fn token_hashes(tokens: &[Token], config: &FeatureConfig) -> Vec<u64> {
-    content_tokens(tokens, config).into_iter().map(|t| feature_hash(t.text.as_bytes())).collect()
+    content_tokens(tokens, config)
+        .into_iter()
+        .map(|t| feature_hash(t.text.as_bytes()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -137,8 +175,15 @@ mod tests {
     #[test]
     fn words_and_bigrams_without_stop_words() {
         let tokens = tokenize("The river and the river valley");
-        let features = weighted_features(&tokens, &FeatureConfig::default(), &Weighting::TermFrequency);
-        assert_eq!(texts(&features), ["river", "river river", "river valley", "valley"]);
+        let features = weighted_features(
+            &tokens,
+            &FeatureConfig::default(),
+            &Weighting::TermFrequency,
+        );
+        assert_eq!(
+            texts(&features),
+            ["river", "river river", "river valley", "valley"]
+        );
         assert!((features[0].weight - (1.0 + 2f32.ln())).abs() < 1e-6);
         assert_eq!(features[3].weight, 1.0);
         assert_eq!(features[0].hash, feature_hash(b"river"));
@@ -147,25 +192,43 @@ mod tests {
     #[test]
     fn configurable_shapes() {
         let tokens = tokenize("网页去重 the crawler");
-        let only_chars = FeatureConfig { words: false, word_ngrams: 0, han_char_ngrams: 2, drop_stop_words: false };
+        let only_chars = FeatureConfig {
+            words: false,
+            word_ngrams: 0,
+            han_char_ngrams: 2,
+            drop_stop_words: false,
+        };
         let features = weighted_features(&tokens, &only_chars, &Weighting::TermFrequency);
         assert_eq!(texts(&features), ["#去重", "#网页", "#页去"]);
-        let trigrams = FeatureConfig { words: false, word_ngrams: 3, han_char_ngrams: 0, drop_stop_words: false };
-        let features = weighted_features(&tokenize("a b c d"), &trigrams, &Weighting::TermFrequency);
+        let trigrams = FeatureConfig {
+            words: false,
+            word_ngrams: 3,
+            han_char_ngrams: 0,
+            drop_stop_words: false,
+        };
+        let features =
+            weighted_features(&tokenize("a b c d"), &trigrams, &Weighting::TermFrequency);
         assert_eq!(texts(&features), ["a b c", "b c d"]);
     }
 
     #[test]
     fn idf_weights_rare_words_up() {
         let tokens = tokenize("中国 劳动防护");
-        let config = FeatureConfig { word_ngrams: 0, ..FeatureConfig::default() };
+        let config = FeatureConfig {
+            word_ngrams: 0,
+            ..FeatureConfig::default()
+        };
         let features = weighted_features(&tokens, &config, &Weighting::TfIdf);
         assert_eq!(texts(&features), ["劳动防护", "中国"]);
 
         let mut table = IdfTable::new();
         table.add_document(["common", "rare"]);
         table.add_document(["common"]);
-        let features = weighted_features(&tokenize("common rare"), &config, &Weighting::Learned(table));
+        let features = weighted_features(
+            &tokenize("common rare"),
+            &config,
+            &Weighting::Learned(table),
+        );
         assert_eq!(texts(&features), ["rare", "common"]);
     }
 }

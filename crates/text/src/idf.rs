@@ -64,7 +64,10 @@ impl IdfTable {
     /// Writes the table: a header line `nearcrawl-idf 1<TAB>documents`, then one
     /// `df<TAB>term` line per term, most frequent first. The file is replaced atomically.
     pub fn save(&self, path: &Path) -> Result<(), TextError> {
-        let io = |source| TextError::Io { path: path.to_owned(), source };
+        let io = |source| TextError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let tmp = path.with_extension("tmp");
         let file = std::fs::File::create(&tmp).map_err(io)?;
         let mut out = BufWriter::new(file);
@@ -74,33 +77,60 @@ impl IdfTable {
         for (term, df) in rows {
             writeln!(out, "{df}\t{term}").map_err(io)?;
         }
-        out.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
+        out.into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
     }
 
     /// Reads a table written by [`IdfTable::save`]; a malformed line is an error naming the
     /// file and line.
     pub fn load(path: &Path) -> Result<IdfTable, TextError> {
-        let file = std::fs::File::open(path).map_err(|source| TextError::Io { path: path.to_owned(), source })?;
-        let parse = |line: usize, message: String| TextError::Parse { path: path.to_owned(), line, message };
+        let file = std::fs::File::open(path).map_err(|source| TextError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let parse = |line: usize, message: String| TextError::Parse {
+            path: path.to_owned(),
+            line,
+            message,
+        };
         let mut table = IdfTable::new();
         let mut saw_header = false;
         for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
             let number = index + 1;
-            let line = line.map_err(|source| TextError::Io { path: path.to_owned(), source })?;
+            let line = line.map_err(|source| TextError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
             if index == 0 {
                 let documents = line
                     .strip_prefix(HEADER)
                     .and_then(|rest| rest.strip_prefix('\t'))
-                    .ok_or_else(|| parse(number, format!("expected the header `{HEADER}<TAB>documents`")))?;
-                table.documents = documents.parse().map_err(|_| parse(number, format!("bad document count `{documents}`")))?;
+                    .ok_or_else(|| {
+                        parse(
+                            number,
+                            format!("expected the header `{HEADER}<TAB>documents`"),
+                        )
+                    })?;
+                table.documents = documents
+                    .parse()
+                    .map_err(|_| parse(number, format!("bad document count `{documents}`")))?;
                 saw_header = true;
                 continue;
             }
-            let (df, term) = line.split_once('\t').ok_or_else(|| parse(number, "expected `df<TAB>term`".into()))?;
-            let df: u32 = df.parse().map_err(|_| parse(number, format!("bad document frequency `{df}`")))?;
+            let (df, term) = line
+                .split_once('\t')
+                .ok_or_else(|| parse(number, "expected `df<TAB>term`".into()))?;
+            let df: u32 = df
+                .parse()
+                .map_err(|_| parse(number, format!("bad document frequency `{df}`")))?;
             if u64::from(df) > table.documents {
-                return Err(parse(number, format!("document frequency {df} exceeds the document count")));
+                return Err(parse(
+                    number,
+                    format!("document frequency {df} exceeds the document count"),
+                ));
             }
             table.frequencies.insert(term.to_owned(), df);
         }
@@ -130,18 +160,31 @@ impl JiebaIdf {
                 builder = builder.remove_stop_word(word);
             }
             *extractor.config_mut() = builder.build();
-            JiebaIdf { extractor, cache: RwLock::new(HashMap::new()) }
+            JiebaIdf {
+                extractor,
+                cache: RwLock::new(HashMap::new()),
+            }
         })
     }
 
     /// The IDF of a Chinese word (jieba's median IDF for words not in its table).
     pub fn idf(&self, word: &str) -> f32 {
-        if let Some(idf) = self.cache.read().ok().and_then(|cache| cache.get(word).copied()) {
+        if let Some(idf) = self
+            .cache
+            .read()
+            .ok()
+            .and_then(|cache| cache.get(word).copied())
+        {
             return idf;
         }
         // A one-word text has tf = 1, so its TF-IDF weight is the word's IDF.
-        let keywords = self.extractor.extract_keywords(jieba(), word, 1, Vec::new());
-        let idf = keywords.first().filter(|k| k.keyword == word).map_or(self.median(), |k| k.weight as f32);
+        let keywords = self
+            .extractor
+            .extract_keywords(jieba(), word, 1, Vec::new());
+        let idf = keywords
+            .first()
+            .filter(|k| k.keyword == word)
+            .map_or(self.median(), |k| k.weight as f32);
         if let Ok(mut cache) = self.cache.write() {
             cache.insert(word.to_owned(), idf);
         }
@@ -152,7 +195,9 @@ impl JiebaIdf {
         static MEDIAN: OnceLock<f32> = OnceLock::new();
         // A string jieba cuts as one unknown word gets the median IDF.
         *MEDIAN.get_or_init(|| {
-            let keywords = self.extractor.extract_keywords(jieba(), "zzqxjv", 1, Vec::new());
+            let keywords = self
+                .extractor
+                .extract_keywords(jieba(), "zzqxjv", 1, Vec::new());
             keywords.first().map_or(10.0, |k| k.weight as f32)
         })
     }
@@ -188,14 +233,26 @@ mod tests {
             ("", ":1: empty file"),
             ("not a header\n", ":1: expected the header"),
             ("nearcrawl-idf 1\tmany\n", ":1: bad document count"),
-            ("nearcrawl-idf 1\t2\n1\tok\nnotab\n", ":3: expected `df<TAB>term`"),
-            ("nearcrawl-idf 1\t2\nx\tterm\n", ":2: bad document frequency"),
-            ("nearcrawl-idf 1\t2\n3\tterm\n", ":2: document frequency 3 exceeds"),
+            (
+                "nearcrawl-idf 1\t2\n1\tok\nnotab\n",
+                ":3: expected `df<TAB>term`",
+            ),
+            (
+                "nearcrawl-idf 1\t2\nx\tterm\n",
+                ":2: bad document frequency",
+            ),
+            (
+                "nearcrawl-idf 1\t2\n3\tterm\n",
+                ":2: document frequency 3 exceeds",
+            ),
         ];
         for (content, want) in cases {
             std::fs::write(&path, content).expect("write");
             let message = IdfTable::load(&path).expect_err(content).to_string();
-            assert!(message.contains(want) && message.contains("idf.tsv"), "{message}");
+            assert!(
+                message.contains(want) && message.contains("idf.tsv"),
+                "{message}"
+            );
         }
         let missing = IdfTable::load(&dir.path().join("missing")).expect_err("missing file");
         assert!(missing.to_string().contains("missing"));

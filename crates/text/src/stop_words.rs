@@ -31,7 +31,12 @@ const CHINESE: &str = "的 了 和 是 在 就 都 而 及 与 着 或 一个 �
 
 fn set() -> &'static HashSet<&'static str> {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    SET.get_or_init(|| ENGLISH.split_whitespace().chain(CHINESE.split_whitespace()).collect())
+    SET.get_or_init(|| {
+        ENGLISH
+            .split_whitespace()
+            .chain(CHINESE.split_whitespace())
+            .collect()
+    })
 }
 
 /// Whether a normalised (lower-cased) token is an English or Chinese stop word.
@@ -45,7 +50,16 @@ mod tests {
 
     #[test]
     fn lists_cover_both_languages_and_not_content_words() {
-        for word in ["the", "and", "don't", "yourselves", "的", "我们", "因为", "而且"] {
+        for word in [
+            "the",
+            "and",
+            "don't",
+            "yourselves",
+            "的",
+            "我们",
+            "因为",
+            "而且",
+        ] {
             assert!(is_stop_word(word), "{word}");
         }
         for word in ["river", "crawler", "The", "网页", "搜索"] {

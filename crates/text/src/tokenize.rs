@@ -57,13 +57,19 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     while !rest.is_empty() {
         let han_start = rest.find(is_han).unwrap_or(rest.len());
         for word in rest[..han_start].unicode_words() {
-            tokens.push(Token { text: word.to_owned(), kind: TokenKind::Word });
+            tokens.push(Token {
+                text: word.to_owned(),
+                kind: TokenKind::Word,
+            });
         }
         rest = &rest[han_start..];
         let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
         if han_end > 0 {
             for token in jieba().cut(&rest[..han_end], true) {
-                tokens.push(Token { text: token.word.to_owned(), kind: TokenKind::Han });
+                tokens.push(Token {
+                    text: token.word.to_owned(),
+                    kind: TokenKind::Han,
+                });
             }
         }
         rest = &rest[han_end..];
@@ -81,21 +87,48 @@ mod tests {
 
     #[test]
     fn words_are_normalised_and_punctuation_dropped() {
-        assert_eq!(texts("The Crawler's queue—don't panic! 3.5 GB, ok?"), ["the", "crawler's", "queue", "don't", "panic", "3.5", "gb", "ok"]);
-        assert_eq!(texts("ＦＵＬＬ　ｗｉｄｔｈ ﬁle Straße ÉCOLE"), ["full", "width", "file", "straße", "école"]);
+        assert_eq!(
+            texts("The Crawler's queue—don't panic! 3.5 GB, ok?"),
+            [
+                "the",
+                "crawler's",
+                "queue",
+                "don't",
+                "panic",
+                "3.5",
+                "gb",
+                "ok"
+            ]
+        );
+        assert_eq!(
+            texts("ＦＵＬＬ　ｗｉｄｔｈ ﬁle Straße ÉCOLE"),
+            ["full", "width", "file", "straße", "école"]
+        );
         assert!(texts(" \n\t—!? ").is_empty());
     }
 
     #[test]
     fn han_runs_go_through_jieba() {
         let tokens = tokenize("我们在北京大学学习网页去重，Simhash很快。");
-        let got: Vec<(&str, TokenKind)> = tokens.iter().map(|t| (t.text.as_str(), t.kind)).collect();
+        let got: Vec<(&str, TokenKind)> =
+            tokens.iter().map(|t| (t.text.as_str(), t.kind)).collect();
         assert!(got.contains(&("北京大学", TokenKind::Han)), "{got:?}");
         assert!(got.contains(&("simhash", TokenKind::Word)), "{got:?}");
         assert!(got.contains(&("学习", TokenKind::Han)), "{got:?}");
-        assert!(!got.iter().any(|(t, _)| t.contains('，') || t.contains('。')), "{got:?}");
-        let joined: String = tokens.iter().filter(|t| t.kind == TokenKind::Han).map(|t| t.text.as_str()).collect();
-        assert_eq!(joined, "我们在北京大学学习网页去重很快", "jieba keeps every character");
+        assert!(
+            !got.iter()
+                .any(|(t, _)| t.contains('，') || t.contains('。')),
+            "{got:?}"
+        );
+        let joined: String = tokens
+            .iter()
+            .filter(|t| t.kind == TokenKind::Han)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(
+            joined, "我们在北京大学学习网页去重很快",
+            "jieba keeps every character"
+        );
     }
 
     #[test]

@@ -40,7 +40,11 @@ pub fn lcs_len_reference<T: PartialEq>(a: &[T], b: &[T]) -> usize {
         let mut diagonal = 0;
         for (j, y) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = if x == y { diagonal + 1 } else { above.max(row[j]) };
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
             diagonal = above;
         }
     }
@@ -61,8 +65,18 @@ struct Search {
 impl Search {
     /// A search that records up to `rounds` rounds per side.
     fn recording(rounds: usize) -> Search {
-        let rounds = |centre| Rounds { values: Vec::new(), count: 0, centre, limit: rounds };
-        Search { fwd: Vec::new(), bwd: Vec::new(), fwd_rounds: rounds(0), bwd_rounds: rounds(0) }
+        let rounds = |centre| Rounds {
+            values: Vec::new(),
+            count: 0,
+            centre,
+            limit: rounds,
+        };
+        Search {
+            fwd: Vec::new(),
+            bwd: Vec::new(),
+            fwd_rounds: rounds(0),
+            bwd_rounds: rounds(0),
+        }
     }
 }
 
@@ -96,7 +110,8 @@ impl Rounds {
             return;
         }
         let (first, last) = (at(self.centre - d as isize), at(self.centre + d as isize));
-        self.values.extend(current[first..=last].iter().step_by(2).map(|&x| x as i32));
+        self.values
+            .extend(current[first..=last].iter().step_by(2).map(|&x| x as i32));
         self.count += 1;
     }
 
@@ -108,13 +123,25 @@ impl Rounds {
 }
 
 /// Recursive divide and conquer on the middle snake (Myers 1986, section 4b).
-fn diff<T: PartialEq>(a: &[T], a0: usize, b: &[T], b0: usize, search: &mut Search, out: &mut Vec<(usize, usize)>) {
+fn diff<T: PartialEq>(
+    a: &[T],
+    a0: usize,
+    b: &[T],
+    b0: usize,
+    search: &mut Search,
+    out: &mut Vec<(usize, usize)>,
+) {
     // Common prefix and suffix are matched directly.
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     out.extend((0..prefix).map(|k| (a0 + k, b0 + k)));
     let (a, b) = (&a[prefix..], &b[prefix..]);
     let (a0, b0) = (a0 + prefix, b0 + prefix);
-    let suffix = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let (a_mid, b_mid) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
     // The middle either is read back whole or splits around its middle snake.
     if !a_mid.is_empty()
@@ -164,7 +191,12 @@ fn middle_snake<T: PartialEq>(
     if search.bwd.len() < size {
         search.bwd.resize(size, 0);
     }
-    let Search { fwd, bwd, fwd_rounds, bwd_rounds } = search;
+    let Search {
+        fwd,
+        bwd,
+        fwd_rounds,
+        bwd_rounds,
+    } = search;
     let (fwd, bwd) = (&mut fwd[..size], &mut bwd[..size]);
     // Records hold i32; longer inputs simply recurse.
     let recordable = n + m < i32::MAX as isize / 4;
@@ -176,20 +208,24 @@ fn middle_snake<T: PartialEq>(
     // Where forward round `df` and backward round `db` meet on diagonal k: appends the whole
     // path, read back from the records, when the rounds before them were kept and their
     // snakes there overlap (true), else leaves the split to the caller (false).
-    let mut read_back = |df: usize, db: usize, k: isize, fwd_rounds: &Rounds, bwd_rounds: &Rounds| {
-        if fwd_rounds.count < df || bwd_rounds.count < db {
-            return false;
-        }
-        let (x0, x1) = (forward_start(fwd_rounds, df, k).0, backward_start(bwd_rounds, n, db, k).0);
-        if x0 > x1 {
-            return false;
-        }
-        let start = out.len();
-        trace_forward(fwd_rounds, df, k, x1, origin, out);
-        out[start..].reverse();
-        trace_backward(bwd_rounds, n, db, k, x1, origin, out);
-        true
-    };
+    let mut read_back =
+        |df: usize, db: usize, k: isize, fwd_rounds: &Rounds, bwd_rounds: &Rounds| {
+            if fwd_rounds.count < df || bwd_rounds.count < db {
+                return false;
+            }
+            let (x0, x1) = (
+                forward_start(fwd_rounds, df, k).0,
+                backward_start(bwd_rounds, n, db, k).0,
+            );
+            if x0 > x1 {
+                return false;
+            }
+            let start = out.len();
+            trace_forward(fwd_rounds, df, k, x1, origin, out);
+            out[start..].reverse();
+            trace_backward(bwd_rounds, n, db, k, x1, origin, out);
+            true
+        };
     for d in 0..=max {
         // Forward round d: diagonals -d, -d + 2, ..., d.
         fwd[at(-d - 1)] = low;
@@ -253,7 +289,11 @@ fn forward_start(rounds: &Rounds, d: usize, k: isize) -> (isize, isize) {
     }
     let di = d as isize;
     let from_above = k == -di || (k != di && rounds.get(d - 1, k - 1) < rounds.get(d - 1, k + 1));
-    if from_above { (rounds.get(d - 1, k + 1), k + 1) } else { (rounds.get(d - 1, k - 1) + 1, k - 1) }
+    if from_above {
+        (rounds.get(d - 1, k + 1), k + 1)
+    } else {
+        (rounds.get(d - 1, k - 1) + 1, k - 1)
+    }
 }
 
 /// Where backward round `d`'s snake on diagonal `kk` began (going down from there; round 0
@@ -264,7 +304,11 @@ fn backward_start(rounds: &Rounds, n: isize, d: usize, kk: isize) -> (isize, isi
     }
     let (di, k) = (d as isize, kk - rounds.centre);
     let from_left = k == di || (k != -di && rounds.get(d - 1, kk - 1) < rounds.get(d - 1, kk + 1));
-    if from_left { (rounds.get(d - 1, kk - 1), kk - 1) } else { (rounds.get(d - 1, kk + 1) - 1, kk + 1) }
+    if from_left {
+        (rounds.get(d - 1, kk - 1), kk - 1)
+    } else {
+        (rounds.get(d - 1, kk + 1) - 1, kk + 1)
+    }
 }
 
 /// Appends, last first, the pairs of the forward path that reaches x = `end` on diagonal `k`
@@ -279,7 +323,11 @@ fn trace_forward(
 ) {
     loop {
         let (x0, from) = forward_start(rounds, d, k);
-        out.extend((x0..end).rev().map(|x| (origin.0 + x as usize, origin.1 + (x - k) as usize)));
+        out.extend(
+            (x0..end)
+                .rev()
+                .map(|x| (origin.0 + x as usize, origin.1 + (x - k) as usize)),
+        );
         if d == 0 {
             return;
         }
@@ -326,7 +374,10 @@ mod tests {
         diff(a, 0, b, 0, &mut Search::recording(rounds), &mut pairs);
         assert_eq!(pairs.len(), lcs_len_reference(a, b), "{a:?} {b:?}");
         for window in pairs.windows(2) {
-            assert!(window[0].0 < window[1].0 && window[0].1 < window[1].1, "increasing: {pairs:?}");
+            assert!(
+                window[0].0 < window[1].0 && window[0].1 < window[1].1,
+                "increasing: {pairs:?}"
+            );
         }
         for &(i, j) in &pairs {
             assert_eq!(a[i], b[j]);

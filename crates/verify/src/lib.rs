@@ -37,7 +37,9 @@ mod trustable;
 mod verify;
 
 pub use crate::lcs::{Lcs, lcs_len_reference, lcs_pairs};
-pub use crate::sentences::{CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, sentences};
+pub use crate::sentences::{
+    CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, sentences,
+};
 pub use crate::skeleton::{WindowSet, skeleton, window_hashes};
 pub use crate::trustable::trustable_region;
 pub use crate::verify::{Verification, Verifier, VerifyConfig, verify};

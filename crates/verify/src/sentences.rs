@@ -28,13 +28,21 @@ pub struct SentenceConfig {
 
 impl Default for SentenceConfig {
     fn default() -> Self {
-        SentenceConfig { min_sentence_chars: 10, groups: 7, per_fingerprint: 4, min_cover_chars: 100, rotations: 16 }
+        SentenceConfig {
+            min_sentence_chars: 10,
+            groups: 7,
+            per_fingerprint: 4,
+            min_cover_chars: 100,
+            rotations: 16,
+        }
     }
 }
 
 /// Sentences of `text`, split at sentence punctuation and line breaks, trimmed.
 pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；']).map(str::trim).filter(|s| !s.is_empty())
+    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 /// The sentence fingerprints of a text (sorted, distinct).
@@ -50,7 +58,10 @@ pub fn sentence_fingerprints(text: &str, config: &SentenceConfig) -> Vec<u128> {
         let mut by_group: HashMap<u128, Vec<(u128, usize)>> = HashMap::new();
         for &(hash, chars) in &hashed {
             let rotated = hash.rotate_left(8 * rotation);
-            by_group.entry(rotated % groups).or_default().push((rotated, chars));
+            by_group
+                .entry(rotated % groups)
+                .or_default()
+                .push((rotated, chars));
         }
         for members in by_group.values_mut() {
             members.sort_unstable();
@@ -85,7 +96,11 @@ pub struct FrequencyCutoff {
 
 impl Default for FrequencyCutoff {
     fn default() -> Self {
-        FrequencyCutoff { max_documents: 10_000, max_concentrated: 400, few_sites: 3 }
+        FrequencyCutoff {
+            max_documents: 10_000,
+            max_concentrated: 400,
+            few_sites: 3,
+        }
     }
 }
 
@@ -108,7 +123,10 @@ pub struct CandidateIndex {
 impl CandidateIndex {
     /// An empty index.
     pub fn new(cutoff: FrequencyCutoff) -> CandidateIndex {
-        CandidateIndex { cutoff, postings: HashMap::new() }
+        CandidateIndex {
+            cutoff,
+            postings: HashMap::new(),
+        }
     }
 
     /// Adds document `id` of `site` with its fingerprints.
@@ -120,7 +138,8 @@ impl CandidateIndex {
             if !posting.sites.contains(&site_hash) && posting.sites.len() <= self.cutoff.few_sites {
                 posting.sites.push(site_hash);
             }
-            let concentrated = posting.count > self.cutoff.max_concentrated && posting.sites.len() <= self.cutoff.few_sites;
+            let concentrated = posting.count > self.cutoff.max_concentrated
+                && posting.sites.len() <= self.cutoff.few_sites;
             if posting.count > self.cutoff.max_documents || concentrated {
                 posting.dropped = true;
                 posting.documents = Vec::new();
@@ -154,7 +173,9 @@ impl CandidateIndex {
 
 /// FNV-1a of the site name: cheap and stable; a collision only merges two sites' counts.
 fn site_hash(site: &str) -> u64 {
-    site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -163,7 +184,13 @@ mod tests {
 
     fn article(seed: usize, sentences: usize) -> String {
         (0..sentences)
-            .map(|i| format!("Sentence number {} of article {seed} talks about topic {} at length", i, i * 31 + seed))
+            .map(|i| {
+                format!(
+                    "Sentence number {} of article {seed} talks about topic {} at length",
+                    i,
+                    i * 31 + seed
+                )
+            })
             .collect::<Vec<_>>()
             .join(". ")
     }
@@ -174,7 +201,10 @@ mod tests {
         let a = sentence_fingerprints(&article(1, 40), &config);
         assert!(a.len() > 50 && a.len() <= 112, "{}", a.len());
         // The copy lost a few sentences and gained a header.
-        let copy = format!("Breaking news from the wire service today! {}", article(1, 36));
+        let copy = format!(
+            "Breaking news from the wire service today! {}",
+            article(1, 36)
+        );
         let b = sentence_fingerprints(&copy, &config);
         let shared = a.iter().filter(|fp| b.binary_search(fp).is_ok()).count();
         assert!(shared > 10, "{shared}");
@@ -186,11 +216,19 @@ mod tests {
     #[test]
     fn index_finds_candidates_and_cuts_template_fingerprints() {
         let config = SentenceConfig::default();
-        let cutoff = FrequencyCutoff { max_documents: 50, max_concentrated: 5, few_sites: 1 };
+        let cutoff = FrequencyCutoff {
+            max_documents: 50,
+            max_concentrated: 5,
+            few_sites: 1,
+        };
         let mut index = CandidateIndex::new(cutoff);
         let original = sentence_fingerprints(&article(1, 40), &config);
         index.insert(1, "a.test", &original);
-        index.insert(2, "b.test", &sentence_fingerprints(&article(2, 40), &config));
+        index.insert(
+            2,
+            "b.test",
+            &sentence_fingerprints(&article(2, 40), &config),
+        );
         let found = index.candidates(&sentence_fingerprints(&article(1, 38), &config));
         assert_eq!(found.first().map(|c| c.0), Some(1));
         assert!(!found.iter().any(|c| c.0 == 2));

@@ -16,8 +16,15 @@ pub struct WindowSet {
 impl WindowSet {
     /// The set of `hashes`.
     pub fn new(hashes: &[u64]) -> WindowSet {
-        let bits = (hashes.len().max(1) * 2).next_power_of_two().trailing_zeros().max(4);
-        let mut set = WindowSet { slots: vec![0; 1 << bits], shift: 64 - bits, has_zero: false };
+        let bits = (hashes.len().max(1) * 2)
+            .next_power_of_two()
+            .trailing_zeros()
+            .max(4);
+        let mut set = WindowSet {
+            slots: vec![0; 1 << bits],
+            shift: 64 - bits,
+            has_zero: false,
+        };
         let mask = set.slots.len() - 1;
         for &hash in hashes {
             if hash == 0 {
@@ -64,11 +71,16 @@ pub fn window_hashes(units: &[u64], window: usize) -> Vec<u64> {
         return Vec::new();
     }
     let top = (1..window).fold(1u64, |p, _| p.wrapping_mul(BASE)); // BASE^(window-1)
-    let mut hash = units[..window].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u));
+    let mut hash = units[..window]
+        .iter()
+        .fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u));
     let mut hashes = Vec::with_capacity(units.len() - window + 1);
     hashes.push(hash);
     for (&old, &new) in units.iter().zip(&units[window..]) {
-        hash = hash.wrapping_sub(old.wrapping_mul(top)).wrapping_mul(BASE).wrapping_add(new);
+        hash = hash
+            .wrapping_sub(old.wrapping_mul(top))
+            .wrapping_mul(BASE)
+            .wrapping_add(new);
         hashes.push(hash);
     }
     hashes
@@ -117,8 +129,10 @@ mod tests {
         let b: Vec<u64> = (0..20).chain([500, 7, 501]).collect();
         let window = 3;
         let b_windows = WindowSet::new(&window_hashes(&b, window));
-        let kept: Vec<u64> =
-            skeleton(&window_hashes(&a, window), window, &b_windows).into_iter().map(|i| a[i]).collect();
+        let kept: Vec<u64> = skeleton(&window_hashes(&a, window), window, &b_windows)
+            .into_iter()
+            .map(|i| a[i])
+            .collect();
         assert_eq!(kept, (0..20).collect::<Vec<u64>>());
     }
 

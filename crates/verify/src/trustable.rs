@@ -50,7 +50,10 @@ pub fn trustable_region(matched: &[bool], slope: f64) -> Option<(usize, usize, u
     let (l, r) = (bounds(first).0, bounds(last).1);
     // Extend: the smallest start, then the largest end, that keep the slope under θ.
     let start = (0..=l).find(|&x| slope_of(x, r) <= slope).unwrap_or(l);
-    let end = (r..=n).rev().find(|&x| slope_of(start, x) <= slope).unwrap_or(r);
+    let end = (r..=n)
+        .rev()
+        .find(|&x| slope_of(start, x) <= slope)
+        .unwrap_or(r);
     let matched_in = (end - start) - (edits[end] - edits[start]);
     Some((start, end, matched_in))
 }
@@ -66,7 +69,9 @@ mod tests {
     #[test]
     fn noisy_head_and_tail_are_cut() {
         // 20 template edits, 200 matched with a few edits, 20 template edits.
-        let middle: String = (0..200).map(|i| if i % 50 == 25 { 'x' } else { 'm' }).collect();
+        let middle: String = (0..200)
+            .map(|i| if i % 50 == 25 { 'x' } else { 'm' })
+            .collect();
         let matched = pattern(&format!("{}{middle}{}", "x".repeat(20), "x".repeat(20)));
         let (start, end, count) = trustable_region(&matched, 0.10).expect("region");
         // The region may take in some template edits as long as its slope stays under θ.
@@ -78,7 +83,10 @@ mod tests {
 
     #[test]
     fn all_matched_and_none_matched() {
-        assert_eq!(trustable_region(&pattern(&"m".repeat(100)), 0.1), Some((0, 100, 100)));
+        assert_eq!(
+            trustable_region(&pattern(&"m".repeat(100)), 0.1),
+            Some((0, 100, 100))
+        );
         assert_eq!(trustable_region(&pattern(&"x".repeat(100)), 0.1), None);
         assert_eq!(trustable_region(&[], 0.1), None);
     }
@@ -86,9 +94,14 @@ mod tests {
     #[test]
     fn slope_is_respected() {
         // Alternating 9 matches and 1 edit has slope exactly 0.1.
-        let s: String = (0..300).map(|i| if i % 10 == 9 { 'x' } else { 'm' }).collect();
+        let s: String = (0..300)
+            .map(|i| if i % 10 == 9 { 'x' } else { 'm' })
+            .collect();
         let (start, end, count) = trustable_region(&pattern(&s), 0.10).expect("region");
         assert_eq!((start, end, count), (0, 300, 270));
-        assert_eq!(trustable_region(&pattern(&s), 0.05).map(|r| r.2 < 30), Some(true));
+        assert_eq!(
+            trustable_region(&pattern(&s), 0.05).map(|r| r.2 < 30),
+            Some(true)
+        );
     }
 }

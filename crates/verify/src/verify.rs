@@ -91,7 +91,10 @@ pub struct Verifier {
 impl Verifier {
     /// A verifier under `config`.
     pub fn new(config: VerifyConfig) -> Verifier {
-        Verifier { config, ..Verifier::default() }
+        Verifier {
+            config,
+            ..Verifier::default()
+        }
     }
 
     /// Verifies documents `a` and `b`, given as sequences of unit hashes.
@@ -113,8 +116,14 @@ impl Verifier {
         if len_a == 0 || len_b == 0 {
             return result;
         }
-        let rates = |t: usize| (t as f64 / (len_a + len_b - t) as f64, t as f64 / len_a.min(len_b) as f64);
-        let passes_rate = |(r, c): (f64, f64)| r >= config.min_resemblance || c >= config.min_containment;
+        let rates = |t: usize| {
+            (
+                t as f64 / (len_a + len_b - t) as f64,
+                t as f64 / len_a.min(len_b) as f64,
+            )
+        };
+        let passes_rate =
+            |(r, c): (f64, f64)| r >= config.min_resemblance || c >= config.min_containment;
 
         // Remaining positions of A and B (original indices), shrinking pass by pass.
         refill(&mut self.rest_a, 0..len_a);
@@ -128,7 +137,10 @@ impl Verifier {
             if window == 0 {
                 break;
             }
-            let (hashes_a, hashes_b) = (window_hashes(units_a, window), window_hashes(units_b, window));
+            let (hashes_a, hashes_b) = (
+                window_hashes(units_a, window),
+                window_hashes(units_b, window),
+            );
             let skel_a = skeleton(&hashes_a, window, &WindowSet::new(&hashes_b));
             let skel_b = skeleton(&hashes_b, window, &WindowSet::new(&hashes_a));
             if pass == 0 {
@@ -141,14 +153,18 @@ impl Verifier {
             }
             refill(&mut self.seq_a, skel_a.iter().map(|&i| units_a[i]));
             refill(&mut self.seq_b, skel_b.iter().map(|&i| units_b[i]));
-            self.lcs.pairs_into(&self.seq_a, &self.seq_b, &mut self.pairs);
+            self.lcs
+                .pairs_into(&self.seq_a, &self.seq_b, &mut self.pairs);
             if pass == 0 {
                 result.lcs = self.pairs.len();
             }
             result.passes = pass + 1;
             // Matched positions of this pass's A, in its own coordinates.
             refill(&mut self.matched, std::iter::repeat_n(false, units_a.len()));
-            refill(&mut self.partner, std::iter::repeat_n(usize::MAX, units_a.len()));
+            refill(
+                &mut self.partner,
+                std::iter::repeat_n(usize::MAX, units_a.len()),
+            );
             for &(i, j) in &self.pairs {
                 self.matched[skel_a[i]] = true;
                 self.partner[skel_a[i]] = skel_b[j];
@@ -215,7 +231,10 @@ mod tests {
         let article = text(&mut rng, 1000);
 
         let same = verify(&article, &article, &config);
-        assert_eq!((same.trustable, same.resemblance, same.similar), (1000, 1.0, true));
+        assert_eq!(
+            (same.trustable, same.resemblance, same.similar),
+            (1000, 1.0, true)
+        );
 
         // Different template around the same article, a few words changed.
         let mut copy = text(&mut rng, 150);
@@ -226,11 +245,17 @@ mod tests {
         copy.extend(&edited);
         copy.extend(text(&mut rng, 150));
         let near = verify(&article, &copy, &config);
-        assert!(near.similar && near.contained > 0.9 && !near.rejected_by_skeleton, "{near:?}");
+        assert!(
+            near.similar && near.contained > 0.9 && !near.rejected_by_skeleton,
+            "{near:?}"
+        );
 
         let other = text(&mut rng, 1000);
         let far = verify(&article, &other, &config);
-        assert!(far.rejected_by_skeleton && !far.similar && far.lcs == 0, "{far:?}");
+        assert!(
+            far.rejected_by_skeleton && !far.similar && far.lcs == 0,
+            "{far:?}"
+        );
     }
 
     #[test]
@@ -238,11 +263,27 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         let paragraphs: Vec<Vec<u64>> = (0..5).map(|_| text(&mut rng, 200)).collect();
         let a: Vec<u64> = paragraphs.concat();
-        let b: Vec<u64> = [4, 1, 2, 0, 3].iter().flat_map(|&i| paragraphs[i].clone()).collect();
-        let one_pass = verify(&a, &b, &VerifyConfig { max_passes: 1, ..VerifyConfig::default() });
+        let b: Vec<u64> = [4, 1, 2, 0, 3]
+            .iter()
+            .flat_map(|&i| paragraphs[i].clone())
+            .collect();
+        let one_pass = verify(
+            &a,
+            &b,
+            &VerifyConfig {
+                max_passes: 1,
+                ..VerifyConfig::default()
+            },
+        );
         let iterated = verify(&a, &b, &VerifyConfig::default());
-        assert!(iterated.trustable > one_pass.trustable, "{one_pass:?} {iterated:?}");
-        assert!(iterated.trustable >= 900 && iterated.passes >= 3, "{iterated:?}");
+        assert!(
+            iterated.trustable > one_pass.trustable,
+            "{one_pass:?} {iterated:?}"
+        );
+        assert!(
+            iterated.trustable >= 900 && iterated.passes >= 3,
+            "{iterated:?}"
+        );
     }
 
     #[test]
@@ -252,7 +293,10 @@ mod tests {
         let mut long = text(&mut rng, 1500);
         long.splice(700..700, short.iter().copied());
         let v = verify(&short, &long, &VerifyConfig::default());
-        assert!(v.contained > 0.99 && v.resemblance < 0.28 && v.similar, "{v:?}");
+        assert!(
+            v.contained > 0.99 && v.resemblance < 0.28 && v.similar,
+            "{v:?}"
+        );
     }
 
     #[test]
@@ -268,8 +312,16 @@ mod tests {
                 copy[i] = rng.random_range(0..5000);
             }
             copy.rotate_left(size / (2 + round % 3));
-            let (a, b) = if round % 2 == 0 { (&base[..size], &copy[..]) } else { (&copy[..], &base[..]) };
-            assert_eq!(verifier.verify(a, b), verify(a, b, &VerifyConfig::default()), "round {round}");
+            let (a, b) = if round % 2 == 0 {
+                (&base[..size], &copy[..])
+            } else {
+                (&copy[..], &base[..])
+            };
+            assert_eq!(
+                verifier.verify(a, b),
+                verify(a, b, &VerifyConfig::default()),
+                "round {round}"
+            );
         }
     }
 
