@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use nearcrawl_dedup::{Analyzer, Comparison, PageAnalysis, Verdict};
+use nearcrawl_dedup::{Analyzer, Comparison, Extracted, PageAnalysis, Verdict};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
 use nearcrawl_frontier::{AddressPolicy, CanonicalUrl};
 use nearcrawl_text::IdfTable;
@@ -43,6 +43,11 @@ fn fetch_page(url: &str, config: &FetchConfig) -> Result<(Vec<u8>, Option<String
 
 /// Reads and analyses one file or URL, as HTML or as plain text.
 fn analyze_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result<PageAnalysis> {
+    Ok(analyzer.analyze(extract_file(analyzer, fetch, path)?))
+}
+
+/// Reads and extracts one file or URL, as HTML or as plain text.
+fn extract_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result<Extracted> {
     let name = path.to_string_lossy();
     if name.starts_with("http://") || name.starts_with("https://") {
         let (bytes, content_type, url) = fetch_page(&name, fetch)?;
@@ -50,11 +55,10 @@ fn analyze_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result
             .as_deref()
             .is_some_and(|ct| ct.trim_start().starts_with("text/plain"))
         {
-            return Ok(analyzer.analyze_text(
-                &nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text,
-            ));
+            let text = nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text;
+            return Ok(Extracted::plain(text));
         }
-        return Ok(analyzer.analyze_html(&bytes, content_type.as_deref(), &url));
+        return Ok(analyzer.extract_html(&bytes, content_type.as_deref(), &url));
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if looks_like_html(path, &bytes) {
@@ -63,12 +67,12 @@ fn analyze_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result
         let url = url::Url::from_file_path(&absolute).map_err(|()| {
             anyhow::anyhow!("{}: cannot be turned into a file URL", path.display())
         })?;
-        Ok(analyzer.analyze_html(&bytes, None, &url))
+        Ok(analyzer.extract_html(&bytes, None, &url))
     } else {
         let text = String::from_utf8(bytes).or_else(|e| {
             Ok::<_, anyhow::Error>(nearcrawl_extract::decode(e.as_bytes(), None, None).text)
         })?;
-        Ok(analyzer.analyze_text(&text))
+        Ok(Extracted::plain(text))
     }
 }
 
@@ -132,9 +136,11 @@ pub fn fingerprint(
 
 pub fn compare(a: &Path, b: &Path, explain: bool, config: Option<&Path>) -> Result<()> {
     let (analyzer, fetch) = analyzer(config)?;
-    let first = analyze_file(&analyzer, &fetch, a)?;
-    let second = analyze_file(&analyzer, &fetch, b)?;
-    let comparison = analyzer.compare(&first, &second);
+    let first = extract_file(&analyzer, &fetch, a)?;
+    let second = extract_file(&analyzer, &fetch, b)?;
+    let analyzer = std::sync::Arc::new(analyzer);
+    let comparison = nearcrawl_dedup::compare(std::sync::Arc::clone(&analyzer), first, second)
+        .context("dedup.max_distance")?;
     println!("{}", serde_json::to_string_pretty(&comparison)?);
     if explain {
         eprintln!("{}", explanation(&analyzer, &comparison));
@@ -172,7 +178,9 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
     lines.push(match c.verdict {
         Verdict::Exact => "verdict: exact (the normalised token streams are identical).".into(),
         Verdict::Near => "verdict: near.".into(),
-        Verdict::Distinct => "verdict: distinct.".into(),
+        Verdict::Unique => {
+            "verdict: distinct (the dedup stage would keep the second page too).".into()
+        }
     });
     lines.join("\n")
 }

@@ -125,6 +125,13 @@ impl Analyzer {
         content_type: Option<&str>,
         url: &Url,
     ) -> PageAnalysis {
+        self.analyze(self.extract_html(bytes, content_type, url))
+    }
+
+    /// The first half of [`Analyzer::analyze_html`]: decoding, parsing, page facts and the
+    /// main content, without tokenizing. The dedup stage takes a page here, removes its
+    /// host's template from the text, and then [analyses](Analyzer::analyze) it once.
+    pub fn extract_html(&self, bytes: &[u8], content_type: Option<&str>, url: &Url) -> Extracted {
         let tld = url
             .host_str()
             .and_then(|h| h.rsplit('.').next())
@@ -139,10 +146,20 @@ impl Analyzer {
         } else {
             extraction.full_text()
         };
-        let mut analysis = self.analyze_text(&text);
-        analysis.encoding = decoded.encoding.name();
-        analysis.facts = Some(facts);
-        analysis.extraction = Some(extraction);
+        Extracted {
+            facts: Some(facts),
+            encoding: decoded.encoding.name(),
+            extraction: Some(extraction),
+            text,
+        }
+    }
+
+    /// Tokenizes an extracted page and fingerprints its text.
+    pub fn analyze(&self, page: Extracted) -> PageAnalysis {
+        let mut analysis = self.analyze_text(&page.text);
+        analysis.facts = page.facts;
+        analysis.encoding = page.encoding;
+        analysis.extraction = page.extraction;
         analysis
     }
 
@@ -161,6 +178,40 @@ impl Analyzer {
             features,
             simhash,
             exact_key,
+        }
+    }
+
+    /// The verification units of a text ([`PageAnalysis::units`]) without the rest of an
+    /// analysis: what an original needs when it is verified against.
+    pub fn units_of(&self, text: &str) -> Vec<u64> {
+        tokenize(text)
+            .iter()
+            .map(|t| feature_hash(t.text.as_bytes()))
+            .collect()
+    }
+}
+
+/// A page decoded, parsed and reduced to the text to fingerprint, not yet tokenized.
+#[derive(Clone, Debug)]
+pub struct Extracted {
+    /// Title, links, canonical URL, robots directives, declared language (HTML pages only).
+    pub facts: Option<PageFacts>,
+    /// The encoding the page was decoded with.
+    pub encoding: &'static str,
+    /// The text blocks, content and boilerplate (HTML pages only).
+    pub extraction: Option<Extraction>,
+    /// The text to fingerprint: the main content (or all visible text).
+    pub text: String,
+}
+
+impl Extracted {
+    /// A plain-text page.
+    pub fn plain(text: String) -> Extracted {
+        Extracted {
+            facts: None,
+            encoding: "UTF-8",
+            extraction: None,
+            text,
         }
     }
 }

@@ -1,22 +1,14 @@
-//! Two analyses to a verdict.
+//! Two pages side by side: everything measured between them, and the dedup stage's verdict
+//! on the second with only the first kept (what `nearcrawl compare` prints).
 
+use std::sync::Arc;
+
+use nearcrawl_hamming_index::IndexError;
 use nearcrawl_verify::{Verification, verify};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use crate::analyze::{Analyzer, PageAnalysis};
-
-/// Whether two pages are the same.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Same tokens in the same order.
-    Exact,
-    /// Near-duplicates: the LCS verification says similar (or, with verification off, the
-    /// simhashes are within the configured distance).
-    Near,
-    /// Different pages.
-    Distinct,
-}
+use crate::analyze::{Analyzer, Extracted, PageAnalysis};
+use crate::stage::{DedupStage, DedupStageConfig, MemoryOriginals, Verdict};
 
 /// Everything a comparison measured.
 #[derive(Clone, Debug, Serialize)]
@@ -37,16 +29,27 @@ pub struct Comparison {
     pub lcs_containment: Option<f64>,
     /// The verification was decided by the skeleton bound alone.
     pub rejected_by_skeleton: Option<bool>,
-    /// The verdict.
+    /// The dedup stage's verdict on the second page with the first kept; a second page it
+    /// would keep as unique is reported as `distinct`.
+    #[serde(serialize_with = "pair_verdict")]
     pub verdict: Verdict,
     #[serde(skip)]
     /// The full verification, for explanations.
     pub verification: Option<Verification>,
 }
 
+fn pair_verdict<S: Serializer>(verdict: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match verdict {
+        Verdict::Unique => "distinct",
+        Verdict::Exact => "exact",
+        Verdict::Near => "near",
+    })
+}
+
 impl Analyzer {
-    /// Compares two analysed pages.
-    pub fn compare(&self, a: &PageAnalysis, b: &PageAnalysis) -> Comparison {
+    /// Measures two analysed pages: distance, exact key, shingles, LCS rates. The verdict
+    /// is the one a dedup stage would give `b` with only `a` kept.
+    pub fn measure(&self, a: &PageAnalysis, b: &PageAnalysis, verdict: Verdict) -> Comparison {
         let config = self.config();
         let distance = a.simhash.distance(b.simhash);
         let within_distance = distance <= config.max_distance;
@@ -61,13 +64,6 @@ impl Analyzer {
         let verification = config
             .verify
             .then(|| verify(&a.units(), &b.units(), &config.verify_config));
-        let verdict = if exact_key_equal {
-            Verdict::Exact
-        } else if verification.as_ref().map_or(within_distance, |v| v.similar) {
-            Verdict::Near
-        } else {
-            Verdict::Distinct
-        };
         Comparison {
             distance,
             within_distance,
@@ -81,4 +77,22 @@ impl Analyzer {
             verification,
         }
     }
+}
+
+/// Compares two pages as the crawl would see them: a fresh dedup stage keeps `a`, then
+/// judges `b`. Each page counts as a host of its own: two pages are too few to learn a
+/// template from (the crawl's template model needs a host's pages to repeat a block).
+/// Fails only when no index design supports the configured distance.
+pub fn compare(
+    analyzer: Arc<Analyzer>,
+    a: Extracted,
+    b: Extracted,
+) -> Result<Comparison, IndexError> {
+    let mut originals = MemoryOriginals::default();
+    let config = DedupStageConfig::default();
+    let mut stage = DedupStage::new(Arc::clone(&analyzer), config, [], [], 1 << 63)?;
+    let Ok(first) = stage.judge("first", a, &originals);
+    originals.keep(stage.admit(0, "first", &first));
+    let Ok(second) = stage.judge("second", b, &originals);
+    Ok(analyzer.measure(&first.analysis, &second.analysis, second.verdict))
 }

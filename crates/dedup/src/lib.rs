@@ -1,28 +1,49 @@
-//! The dedup stage's pure logic: what a page is, and whether two pages are the same.
+//! The dedup stage: what a page is, and whether it copies a page already kept.
 //!
-//! [`Analyzer::analyze_html`] runs the page-understanding pipeline once per page: decode,
-//! parse, read the page facts, separate main content from boilerplate, tokenize, weigh
-//! features, and compute the 64-bit simhash and the exact-duplicate key.
-//! [`Analyzer::compare`] compares two analyses: Hamming distance, exact-key equality, shingle
-//! resemblance and containment, the LCS verification's resemble and contain rates, and a
-//! [`Verdict`].
+//! [`Analyzer`] runs the page-understanding pipeline: [`Analyzer::extract_html`] decodes,
+//! parses, reads the page facts and separates main content from boilerplate;
+//! [`Analyzer::analyze`] tokenizes, weighs features and computes the 64-bit simhash and the
+//! exact-duplicate key.
+//!
+//! [`DedupStage`] is the crawl's decision, synchronous and without I/O: it removes the host's
+//! template from a page, analyses it once, and [judges](DedupStage::judge) it against every
+//! page kept so far (exact key, the permuted-table Hamming index, sentence-fingerprint
+//! candidates, LCS verification), returning a [`Judgement`]: verdict, original, distance,
+//! similarity, and which outlinks to [`Follow`]. [`DedupStage::admit`] keeps a unique page
+//! and returns the [`Admission`] the caller persists; kept pages are read back through the
+//! [`Originals`] trait (the crawl's store, or [`MemoryOriginals`]). [`compare`] runs the same
+//! stage on two pages and adds the pair's measurements ([`Comparison`]).
 //!
 //! ```
-//! use nearcrawl_dedup::{Analyzer, AnalyzerConfig, Verdict};
+//! use std::sync::Arc;
+//! use nearcrawl_dedup::{
+//!     Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, Extracted, MemoryOriginals, Verdict,
+//! };
 //!
-//! let analyzer = Analyzer::new(AnalyzerConfig::default());
+//! let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
+//! let mut stage = DedupStage::new(analyzer, DedupStageConfig::default(), [], [], 1 << 63)?;
+//! let mut kept = MemoryOriginals::default();
 //! let body = "Rivers carve valleys over thousands of years, moving sediment from the \
 //!             mountains to the sea. In hard rock a river cuts a narrow gorge with steep walls. \
 //!             In soft rock the walls slump and the valley widens into a gentle V.";
-//! let a = analyzer.analyze_text(body);
-//! let b = analyzer.analyze_text(&body.to_uppercase());
-//! assert_eq!(analyzer.compare(&a, &b).verdict, Verdict::Exact);
-//! let c = analyzer.analyze_text("Glaciers leave U-shaped valleys because the ice grinds the floor and the walls.");
-//! assert_eq!(analyzer.compare(&a, &c).verdict, Verdict::Distinct);
+//! let first = stage.judge("example.org", Extracted::plain(body.into()), &kept)?;
+//! assert_eq!(first.verdict, Verdict::Unique);
+//! kept.keep(stage.admit(0, "example.org", &first));
+//! let copy = stage.judge("mirror.example", Extracted::plain(body.to_uppercase()), &kept)?;
+//! assert_eq!(copy.verdict, Verdict::Exact);
+//! let other = "Glaciers leave U-shaped valleys because the ice grinds the floor and the walls.";
+//! let other = stage.judge("example.org", Extracted::plain(other.into()), &kept)?;
+//! assert_eq!(other.verdict, Verdict::Unique);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod analyze;
 mod compare;
+mod stage;
 
-pub use crate::analyze::{Analyzer, AnalyzerConfig, PageAnalysis};
-pub use crate::compare::{Comparison, Verdict};
+pub use crate::analyze::{Analyzer, AnalyzerConfig, Extracted, PageAnalysis};
+pub use crate::compare::{Comparison, compare};
+pub use crate::stage::{
+    Admission, DedupStage, DedupStageConfig, DuplicateOutlinks, Follow, Judgement, MemoryOriginals,
+    Original, Originals, Verdict, anchor_hash, stage_sentence_config,
+};

@@ -2,6 +2,7 @@
 //! outputs. Scope, politeness, fetching and focus are configured by the sections the
 //! frontier and fetch crates define.
 
+pub use nearcrawl_dedup::{DedupStageConfig, DuplicateOutlinks};
 use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
 use serde::{Deserialize, Serialize};
@@ -50,45 +51,6 @@ impl Default for LinksConfig {
             obey_robots: true,
             follow_canonical: true,
             sitemaps: false,
-        }
-    }
-}
-
-/// What happens to the outlinks of a duplicate page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DuplicateOutlinks {
-    /// Not enqueued: the most bandwidth saved, and pages reachable only through duplicates
-    /// lost.
-    Skip,
-    /// Enqueued anyway: the page is recorded as a duplicate, nothing is lost.
-    Keep,
-    /// Only the links whose anchor text (digits masked) none of the original's links has: a
-    /// mirror's extra pages and a longer listing's extra items are kept, the copied
-    /// navigation and a trap's "next" link are not. The default: see docs/QUALITY.md.
-    #[default]
-    New,
-}
-
-/// The dedup stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DedupStageConfig {
-    /// Skip duplicates at all (off: the `--no-dedup` baseline; fingerprints are still
-    /// computed and recorded).
-    pub enabled: bool,
-    /// What happens to a duplicate's outlinks.
-    pub duplicate_outlinks: DuplicateOutlinks,
-    /// Candidates compared per page (the nearest first) before it is called unique.
-    pub max_candidates: usize,
-}
-
-impl Default for DedupStageConfig {
-    fn default() -> Self {
-        DedupStageConfig {
-            enabled: true,
-            duplicate_outlinks: DuplicateOutlinks::New,
-            max_candidates: 4,
         }
     }
 }

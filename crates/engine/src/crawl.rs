@@ -10,25 +10,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use nearcrawl_dedup::{Analyzer, AnalyzerConfig, PageAnalysis};
-use nearcrawl_extract::{Sitemap, TemplateConfig, TemplateModel, read_sitemap};
+use nearcrawl_dedup::{Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals};
+use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, HostPoliteness, OutOfScope, Relevance, Scope, Seed,
 };
-use nearcrawl_hamming_index::{HammingIndex, IndexParams};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
-use nearcrawl_verify::{
-    CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
-};
+use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 use url::Url;
 
-use crate::config::{CrawlConfig, DuplicateOutlinks};
+use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::output::RecordsFile;
 use crate::progress::Progress;
@@ -38,20 +35,6 @@ use crate::warc::{Original, WarcFetch, WarcWriter};
 
 /// URLs of one host held in memory; the rest stay in the store.
 const HOST_BUFFER: usize = 64;
-
-/// Fewer characters of its own than this, and a page is its template.
-const MIN_OWN_TEXT: usize = 100;
-
-/// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
-/// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
-fn crawl_sentence_config() -> SentenceConfig {
-    SentenceConfig {
-        rotations: 4,
-        per_fingerprint: 2,
-        min_cover_chars: 60,
-        ..SentenceConfig::default()
-    }
-}
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
 const MAX_SITEMAP_URLS: usize = 50_000;
@@ -100,7 +83,9 @@ enum TaskResult {
         key: QueueKey,
         entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
-        analysis: Option<(PageAnalysis, Duration)>,
+        /// The page extracted on the blocking pool and how long it took, or the panic that
+        /// stopped it; `None` when the response is not an HTML or text page.
+        analysis: Option<Result<(Extracted, Duration), String>>,
     },
 }
 
@@ -148,17 +133,10 @@ struct Coordinator {
     scope: Scope,
     relevance: Option<Relevance>,
     fetcher: Fetcher,
-    analyzer: Arc<Analyzer>,
-    index: HammingIndex,
+    /// The dedup stage: templates, index, sentence candidates, verification.
+    stage: DedupStage,
     /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
     shared_urls: Vec<String>,
-    /// Unique pages by sentence fingerprint: candidates the simhash misses.
-    sentences: CandidateIndex,
-    sentence_config: SentenceConfig,
-    /// LCS verification of candidates, its work memory kept from pair to pair.
-    verifier: Verifier,
-    /// Per-host repeated blocks, fed with every page.
-    templates: TemplateModel,
     hosts: BTreeMap<HostId, HostRuntime>,
     host_ids: HashMap<String, HostId>,
     /// Round-robin position among hosts.
@@ -192,22 +170,16 @@ impl Coordinator {
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         let relevance = Relevance::new(&job.config.focus);
         let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
-        let verifier = Verifier::new(job.analyzer.verify_config);
-        let k = job.analyzer.max_distance;
-        let params = if k == 3 {
-            IndexParams::manku_10_tables()
-        } else {
-            IndexParams::auto(1 << 24, k, 4 << 30)
-                .map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?
-        };
         let uniques = store.unique_pages()?;
-        let index = HammingIndex::from_entries(
-            params,
-            uniques
-                .iter()
-                .map(|u| (Fingerprint::new(u.simhash), u.seq))
-                .chain(shared_entries.iter().map(|&(fp, n)| (fp, SHARED | n))),
-        );
+        let k = job.analyzer.max_distance;
+        let stage = DedupStage::new(
+            analyzer,
+            job.config.dedup.clone(),
+            uniques.iter().map(|u| (Fingerprint::new(u.simhash), u.seq)),
+            shared_entries,
+            SHARED,
+        )
+        .map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?;
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
@@ -238,17 +210,8 @@ impl Coordinator {
             scope,
             relevance,
             fetcher,
-            analyzer,
-            index,
+            stage,
             shared_urls,
-            sentences: CandidateIndex::new(FrequencyCutoff::default()),
-            sentence_config: crawl_sentence_config(),
-            verifier,
-            templates: TemplateModel::new(TemplateConfig {
-                min_pages: 2,
-                min_share: 0.6,
-                ..TemplateConfig::default()
-            }),
             hosts: BTreeMap::new(),
             host_ids: HashMap::new(),
             next_host: 0,
@@ -270,7 +233,7 @@ impl Coordinator {
         for (id, authority) in coordinator.store.hosts()? {
             coordinator.add_host(id, authority, now);
         }
-        if coordinator.analyzer.config().verify {
+        if coordinator.stage.analyzer().config().verify {
             coordinator.rebuild_sentences(&uniques)?;
         }
         if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
@@ -292,12 +255,8 @@ impl Coordinator {
             let Ok(url) = Url::parse(&record.url) else {
                 continue;
             };
-            let fingerprints = sentence_fingerprints(&text, &self.sentence_config);
-            self.sentences.insert(
-                page.seq,
-                &nearcrawl_frontier::authority(&url),
-                &fingerprints,
-            );
+            self.stage
+                .restore(page.seq, &nearcrawl_frontier::authority(&url), &text);
         }
         Ok(())
     }
@@ -622,7 +581,7 @@ impl Coordinator {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = self.fetcher.clone();
-        let analyzer = Arc::clone(&self.analyzer);
+        let analyzer = Arc::clone(self.stage.analyzer());
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let result = fetcher.fetch(&url).await;
@@ -634,17 +593,17 @@ impl Coordinator {
                     let is_plain = content_type
                         .as_deref()
                         .is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
-                    tokio::task::spawn_blocking(move || {
+                    let extracted = tokio::task::spawn_blocking(move || {
                         let clock = Instant::now();
-                        let analysis = if is_plain {
-                            analyzer.analyze_text(&String::from_utf8_lossy(&body))
+                        let extracted = if is_plain {
+                            Extracted::plain(String::from_utf8_lossy(&body).into_owned())
                         } else {
-                            analyzer.analyze_html(&body, content_type.as_deref(), &url)
+                            analyzer.extract_html(&body, content_type.as_deref(), &url)
                         };
-                        (analysis, clock.elapsed())
+                        (extracted, clock.elapsed())
                     })
-                    .await
-                    .ok()
+                    .await;
+                    Some(extracted.map_err(|e| panic_message(e.into_panic())))
                 }
                 _ => None,
             };
@@ -921,7 +880,7 @@ impl Coordinator {
         key: QueueKey,
         entry: QueuedUrl,
         page: Fetched,
-        analysis: Option<(PageAnalysis, Duration)>,
+        analysis: Option<Result<(Extracted, Duration), String>>,
     ) -> Result<(), EngineError> {
         let now = Instant::now();
         let config = self.job.config.politeness.clone();
@@ -972,11 +931,14 @@ impl Coordinator {
         } else if entry.sitemap {
             self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
             self.archive(&page, None, &[("verdict", record.verdict.as_str().into())])?;
-        } else if let Some((analysis, took)) = analysis {
+        } else if let Some(Err(panic)) = analysis {
+            record.error = Some(format!("page analysis panicked: {panic}"));
+            self.archive(&page, None, &[("verdict", "error".into())])?;
+        } else if let Some(Ok((extracted, took))) = analysis {
             self.decide_page(
                 &page,
                 &entry,
-                analysis,
+                extracted,
                 took,
                 &mut record,
                 &mut commit,
@@ -1103,146 +1065,12 @@ impl Coordinator {
             .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
     }
 
-    /// The dedup stage's question: is this page a copy of one already kept?
-    fn find_duplicate(
-        &mut self,
-        analysis: &PageAnalysis,
-    ) -> Result<Option<Duplicate>, EngineError> {
-        if analysis.tokens.is_empty() {
-            // Pages without text all look alike (the empty page hashes to one value); they
-            // are never anyone's duplicate.
-            return Ok(None);
-        }
-        if let Some(original) = self
-            .store
-            .exact_original(&analysis.exact_key.0.to_be_bytes())?
-        {
-            // The distance is read from the original's record by the caller.
-            return Ok(Some(Duplicate {
-                verdict: Verdict::Exact,
-                original: CopiedFrom::Job(original),
-                distance: None,
-                similarity: 1.0,
-            }));
-        }
-        let mut candidates = self.index.query(analysis.simhash);
-        candidates.sort_by_key(|m| (m.distance, m.payload));
-        candidates.truncate(self.job.config.dedup.max_candidates.max(1));
-        let verify = self.analyzer.config().verify;
-        let mut tried: HashSet<u64> = HashSet::new();
-        // The page's verification units, computed once for all its candidates.
-        let units = if verify { analysis.units() } else { Vec::new() };
-        for candidate in &candidates {
-            let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
-            if candidate.payload & SHARED != 0 {
-                // A page of the shared index: its fingerprint is all there is to compare.
-                return Ok(Some(Duplicate {
-                    verdict: Verdict::Near,
-                    original: CopiedFrom::Shared(candidate.payload & !SHARED),
-                    distance: Some(candidate.distance),
-                    similarity: by_distance,
-                }));
-            }
-            tried.insert(candidate.payload);
-            let similarity = if verify {
-                self.verified(&units, candidate.payload, by_distance)?
-            } else {
-                Some(by_distance)
-            };
-            if let Some(similarity) = similarity {
-                return Ok(Some(Duplicate {
-                    verdict: Verdict::Near,
-                    original: CopiedFrom::Job(candidate.payload),
-                    distance: Some(candidate.distance),
-                    similarity,
-                }));
-            }
-        }
-        if !verify {
-            return Ok(None);
-        }
-        // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
-        // (edited copies move a 64-bit simhash by 5 to 20 bits).
-        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
-        for (candidate, _shared) in self
-            .sentences
-            .candidates(&fingerprints)
-            .into_iter()
-            .take(self.job.config.dedup.max_candidates.max(1))
-        {
-            if !tried.insert(candidate) {
-                continue;
-            }
-            if let Some(similarity) = self.verified(&units, candidate, 0.0)? {
-                return Ok(Some(Duplicate {
-                    verdict: Verdict::Near,
-                    original: CopiedFrom::Job(candidate),
-                    distance: None,
-                    similarity,
-                }));
-            }
-        }
-        Ok(None)
-    }
-
-    /// LCS verification of a page (its verification units) against unique page `seq`: its
-    /// resemble rate when similar.
-    fn verified(
-        &mut self,
-        units: &[u64],
-        seq: u64,
-        fallback: f64,
-    ) -> Result<Option<f64>, EngineError> {
-        match self.store.unique_text(seq)? {
-            Some(text) => {
-                let other = self.analyzer.analyze_text(&text).units();
-                let verification = self.verifier.verify(units, &other);
-                Ok(verification.similar.then_some(verification.resemblance))
-            }
-            // Indexed before texts were kept (a job run without verification).
-            None => Ok(Some(fallback)),
-        }
-    }
-
-    /// The text the dedup stage fingerprints: the main text without the host's template
-    /// blocks; when extraction chose only template, the page's own (non-template) blocks;
-    /// when even those are short, the page is its template and keeps its main text.
-    fn template_free(&mut self, url: &Url, mut analysis: PageAnalysis) -> PageAnalysis {
-        let Some(extraction) = &analysis.extraction else {
-            return analysis;
-        };
-        let host = nearcrawl_frontier::authority(url);
-        self.templates.observe(&host, &extraction.blocks);
-        let own = |in_content_only: bool| -> String {
-            extraction
-                .blocks
-                .iter()
-                .filter(|b| b.in_content || !in_content_only)
-                .filter(|b| !self.templates.is_template(&host, &b.text))
-                .map(|b| b.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        let mut text = own(true);
-        if text.chars().count() < MIN_OWN_TEXT {
-            text = own(false);
-        }
-        if text.chars().count() < MIN_OWN_TEXT || text == analysis.text {
-            return analysis;
-        }
-        let mut reduced = self.analyzer.analyze_text(&text);
-        reduced.facts = analysis.facts.take();
-        reduced.extraction = analysis.extraction.take();
-        reduced.encoding = analysis.encoding;
-        reduced
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn decide_page(
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        analysis: PageAnalysis,
+        extracted: Extracted,
         analysis_time: Duration,
         record: &mut Record,
         commit: &mut Commit,
@@ -1250,7 +1078,11 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let clock = Instant::now();
         let seq = record.seq;
-        let analysis = self.template_free(&page.url, analysis);
+        let host = nearcrawl_frontier::authority(&page.url);
+        let judgement = self
+            .stage
+            .judge(&host, extracted, &StoreOriginals(self.store.as_ref()))?;
+        let analysis = &judgement.analysis;
         record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) =
             page.x_robots_tag(self.job.config.fetch.robots_agent());
@@ -1277,79 +1109,47 @@ impl Coordinator {
             .map(|r| r.score(&format!("{title}\n{}", analysis.text)));
         record.relevance = relevance;
 
-        let duplicate = self.find_duplicate(&analysis)?;
-        // The original's record, read once: its URL, simhash and payload digest.
-        let original = match &duplicate {
-            Some(Duplicate {
-                original: CopiedFrom::Job(seq),
-                ..
-            }) => self.record_of(*seq)?,
+        // The original's record, read once: its URL and payload digest.
+        let original = match judgement.original {
+            Some(nearcrawl_dedup::Original::Kept(seq)) => self.record_of(seq)?,
             _ => None,
         };
-        match &duplicate {
-            Some(dup) => {
-                record.verdict = dup.verdict;
-                match dup.original {
-                    CopiedFrom::Job(seq) => {
-                        record.duplicate_of = original.as_ref().map(|r| r.url.clone());
-                        record.cluster = Some(seq);
-                    }
-                    CopiedFrom::Shared(n) => {
-                        record.duplicate_of = self.shared_urls.get(n as usize).cloned();
-                    }
-                }
-                record.distance = dup.distance.or_else(|| {
-                    let bits =
-                        u64::from_str_radix(original.as_ref()?.simhash.as_deref()?, 16).ok()?;
-                    Some(Fingerprint::new(bits).distance(analysis.simhash))
+        record.verdict = Verdict::from(judgement.verdict);
+        match judgement.original {
+            Some(nearcrawl_dedup::Original::Kept(of)) => {
+                record.duplicate_of = original.as_ref().map(|r| r.url.clone());
+                record.cluster = Some(of);
+            }
+            Some(nearcrawl_dedup::Original::Shared(n)) => {
+                record.duplicate_of = self.shared_urls.get(n as usize).cloned();
+            }
+            None => record.cluster = Some(seq),
+        }
+        if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
+            let admission = self.stage.admit(seq, &host, &judgement);
+            if let Some((simhash, key)) = admission.fingerprint {
+                commit.unique = Some(UniquePage {
+                    seq,
+                    simhash: simhash.bits(),
                 });
-                record.similarity = Some((dup.similarity * 1000.0).round() / 1000.0);
-                Progress::add(&self.progress.duplicates, 1);
-                debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?record.distance, "duplicate");
+                commit.exact_key = Some((key.0.to_be_bytes(), seq));
             }
-            None => {
-                record.verdict = Verdict::Unique;
-                record.cluster = Some(seq);
-                if !analysis.tokens.is_empty() {
-                    self.index.insert(analysis.simhash, seq);
-                    commit.unique = Some(UniquePage {
-                        seq,
-                        simhash: analysis.simhash.bits(),
-                    });
-                    commit.exact_key = Some((analysis.exact_key.0.to_be_bytes(), seq));
-                    if self.analyzer.config().verify {
-                        let fingerprints =
-                            sentence_fingerprints(&analysis.text, &self.sentence_config);
-                        self.sentences.insert(
-                            seq,
-                            &nearcrawl_frontier::authority(&page.url),
-                            &fingerprints,
-                        );
-                        commit.unique_text = Some((seq, analysis.text.clone()));
-                    }
-                }
-            }
+            commit.unique_text = admission.text.map(|text| (seq, text));
+            commit.unique_anchors = admission.anchors.map(|anchors| (seq, anchors));
+        } else {
+            record.distance = judgement.distance;
+            record.similarity = judgement
+                .similarity
+                .map(|similarity| (similarity * 1000.0).round() / 1000.0);
+            Progress::add(&self.progress.duplicates, 1);
+            debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?record.distance, "duplicate");
         }
         record.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
         Progress::add(&self.progress.dedup_micros, record.dedup_us.unwrap_or(0));
 
         // Outlinks: followed for unique pages; for duplicates only when configured or in the
         // `--no-dedup` baseline.
-        let dedup = &self.job.config.dedup;
-        let follow = match (&duplicate, dedup.enabled, dedup.duplicate_outlinks) {
-            (None, _, _) | (_, false, _) | (_, true, DuplicateOutlinks::Keep) => Follow::All,
-            (Some(_), true, DuplicateOutlinks::Skip) => Follow::None,
-            (Some(dup), true, DuplicateOutlinks::New) => match dup.original {
-                CopiedFrom::Job(original) => Follow::NewAnchors(
-                    self.store
-                        .anchors(original)?
-                        .unwrap_or_default()
-                        .into_iter()
-                        .collect(),
-                ),
-                CopiedFrom::Shared(_) => Follow::None,
-            },
-        };
+        let follow = &judgement.follow;
         let expands = match (&self.relevance, relevance) {
             (Some(r), Some(score)) => r.expands(score),
             _ => true,
@@ -1401,13 +1201,7 @@ impl Coordinator {
                     continue;
                 }
                 pending.insert(ukey);
-                let skip = match &follow {
-                    Follow::All => false,
-                    Follow::None => true,
-                    Follow::NewAnchors(known) => {
-                        anchor.trim().is_empty() || known.contains(&anchor_hash(&anchor))
-                    }
-                };
+                let skip = !follow.follows(&anchor);
                 match self.scope.check(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
@@ -1442,21 +1236,7 @@ impl Coordinator {
         if baseline {
             record.links = Some(graph);
         }
-        if duplicate.is_none()
-            && self.job.config.dedup.duplicate_outlinks == DuplicateOutlinks::New
-            && let Some(facts) = &analysis.facts
-        {
-            let mut anchors: Vec<u64> = facts
-                .links
-                .iter()
-                .filter(|l| !l.text.trim().is_empty())
-                .map(|l| anchor_hash(&l.text))
-                .collect();
-            anchors.sort_unstable();
-            anchors.dedup();
-            commit.unique_anchors = Some((seq, anchors));
-        }
-        if !matches!(follow, Follow::All) {
+        if *follow != Follow::All {
             record.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
@@ -1521,7 +1301,7 @@ impl Coordinator {
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,
-                &self.index,
+                self.stage.index(),
                 &self.shared_urls,
                 self.store.as_ref(),
                 SHARED,
@@ -1549,51 +1329,35 @@ impl Coordinator {
     }
 }
 
-/// Where the page a duplicate copies was seen.
-#[derive(Clone, Copy)]
-enum CopiedFrom {
-    /// In this job: its record's sequence number.
-    Job(u64),
-    /// In the shared index: its position there.
-    Shared(u64),
-}
-
-/// Which links of a page are followed.
-enum Follow {
-    /// All (unique pages, baseline crawls, `duplicate_outlinks = "keep"`).
-    All,
-    /// None (duplicates, `duplicate_outlinks = "skip"`).
-    None,
-    /// Those whose anchor text the original's links lack (duplicates, `"new"`).
-    NewAnchors(HashSet<u64>),
-}
-
-/// A link's anchor text, normalised, with every run of digits masked (so "Next: 3 May" on
-/// one calendar page and "Next: 4 May" on the next are the same link), hashed.
-fn anchor_hash(anchor: &str) -> u64 {
-    let mut masked = String::with_capacity(anchor.len());
-    let mut in_digits = false;
-    for c in nearcrawl_text::normalize(anchor.trim()).chars() {
-        if c.is_numeric() {
-            if !in_digits {
-                masked.push('0');
-            }
-            in_digits = true;
-        } else {
-            masked.push(c);
-            in_digits = false;
-        }
+/// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(message) => (*message).to_string(),
+            Err(_) => "a panic without a message".into(),
+        },
     }
-    nearcrawl_fingerprint::feature_hash(masked.as_bytes())
 }
 
-/// A duplicate found by the dedup stage.
-struct Duplicate {
-    verdict: Verdict,
-    /// The page it copies.
-    original: CopiedFrom,
-    distance: Option<u32>,
-    similarity: f64,
+/// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
+/// anchors of the unique pages it admitted.
+struct StoreOriginals<'a>(&'a dyn CrawlStore);
+
+impl Originals for StoreOriginals<'_> {
+    type Error = EngineError;
+    fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
+        Ok(self.0.unique_text(seq)?)
+    }
+    fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
+        Ok(self.0.exact_original(&key.0.to_be_bytes())?)
+    }
+    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
+        Ok(self.0.unique_simhash(seq)?.map(Fingerprint::new))
+    }
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
+        Ok(self.0.anchors(seq)?)
+    }
 }
 
 /// Keeps a host's buffer bounded: the keys past the limit stay in the store only.

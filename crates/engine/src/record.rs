@@ -61,6 +61,16 @@ impl Verdict {
     }
 }
 
+impl From<nearcrawl_dedup::Verdict> for Verdict {
+    fn from(verdict: nearcrawl_dedup::Verdict) -> Verdict {
+        match verdict {
+            nearcrawl_dedup::Verdict::Unique => Verdict::Unique,
+            nearcrawl_dedup::Verdict::Exact => Verdict::Exact,
+            nearcrawl_dedup::Verdict::Near => Verdict::Near,
+        }
+    }
+}
+
 /// One line of `records.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {

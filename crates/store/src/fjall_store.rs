@@ -254,6 +254,17 @@ impl CrawlStore for FjallStore {
         Ok(unseen)
     }
 
+    fn unique_simhash(&self, seq: u64) -> Result<Option<u64>, StoreError> {
+        match self
+            .uniques
+            .get(seq.to_be_bytes())
+            .map_err(|e| self.err(e))?
+        {
+            Some(v) => Ok(Some(be_u64(&v, "uniques")?)),
+            None => Ok(None),
+        }
+    }
+
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
         let mut out = Vec::new();
         for item in self.uniques.iter() {

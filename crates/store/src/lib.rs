@@ -236,6 +236,8 @@ pub trait CrawlStore: Send + Sync {
     fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError>;
+    /// The simhash of unique page `seq`.
+    fn unique_simhash(&self, seq: u64) -> Result<Option<u64>, StoreError>;
     /// A stored counter.
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError>;
     /// Makes everything committed so far durable (fsync).

@@ -147,6 +147,10 @@ impl CrawlStore for MemoryStore {
             .count() as u64)
     }
 
+    fn unique_simhash(&self, seq: u64) -> Result<Option<u64>, StoreError> {
+        Ok(self.lock().uniques.get(&seq).copied())
+    }
+
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
         let inner = self.lock();
         Ok(inner

@@ -106,11 +106,12 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         .flat_map(|(id, _)| store.pending(*id, None, 100).unwrap())
         .map(|(_, u)| u.url)
         .collect();
-    (
-        store.hosts().unwrap(),
-        remaining,
-        store.unique_pages().unwrap(),
-    )
+    let uniques = store.unique_pages().unwrap();
+    for page in &uniques {
+        assert_eq!(store.unique_simhash(page.seq).unwrap(), Some(page.simhash));
+    }
+    assert_eq!(store.unique_simhash(u64::MAX).unwrap(), None);
+    (store.hosts().unwrap(), remaining, uniques)
 }
 
 #[test]

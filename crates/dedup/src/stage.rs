@@ -1,0 +1,576 @@
+//! The dedup stage: one page at a time, is it a copy of a page already kept, and which of
+//! its links are worth following?
+//!
+//! [`DedupStage`] owns everything the question needs in memory: the permuted-table Hamming
+//! index of kept simhashes, the sentence-fingerprint candidates, the LCS verifier, the host
+//! template model and a cache of kept pages' verification units. What lives on disk in a
+//! crawl (kept texts, exact keys, anchors) it reaches through [`Originals`]; it does no I/O
+//! itself. [`DedupStage::judge`] decides a page ([`Judgement`]); [`DedupStage::admit`] keeps a
+//! unique one and says what to persist ([`Admission`]).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use nearcrawl_extract::{TemplateConfig, TemplateModel};
+use nearcrawl_fingerprint::Fingerprint;
+use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams};
+use nearcrawl_text::ExactKey;
+use nearcrawl_verify::{
+    CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::{Analyzer, Extracted, PageAnalysis};
+
+/// What happens to the outlinks of a duplicate page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicateOutlinks {
+    /// Not enqueued: the most bandwidth saved, and pages reachable only through duplicates
+    /// lost.
+    Skip,
+    /// Enqueued anyway: the page is recorded as a duplicate, nothing is lost.
+    Keep,
+    /// Only the links whose anchor text (digits masked) none of the original's links has: a
+    /// mirror's extra pages and a longer listing's extra items are kept, the copied
+    /// navigation and a trap's "next" link are not. The default: see docs/QUALITY.md.
+    #[default]
+    New,
+}
+
+/// The dedup stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupStageConfig {
+    /// Skip duplicates at all (off: the `--no-dedup` baseline; fingerprints are still
+    /// computed and recorded).
+    pub enabled: bool,
+    /// What happens to a duplicate's outlinks.
+    pub duplicate_outlinks: DuplicateOutlinks,
+    /// Candidates compared per page (the nearest first) before it is called unique.
+    pub max_candidates: usize,
+}
+
+impl Default for DedupStageConfig {
+    fn default() -> Self {
+        DedupStageConfig {
+            enabled: true,
+            duplicate_outlinks: DuplicateOutlinks::New,
+            max_candidates: 4,
+        }
+    }
+}
+
+/// Fewer characters of its own than this, and a page is its template.
+const MIN_OWN_TEXT: usize = 100;
+
+/// Kept pages whose verification units stay in memory (a few kB each): the originals
+/// verified against most recently.
+const UNITS_CACHE: usize = 512;
+
+/// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
+/// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
+pub fn stage_sentence_config() -> SentenceConfig {
+    SentenceConfig {
+        rotations: 4,
+        per_fingerprint: 2,
+        min_cover_chars: 60,
+        ..SentenceConfig::default()
+    }
+}
+
+/// What the stage reads of the pages it kept earlier. The crawl keeps them in its store; tests
+/// and `nearcrawl compare` in a [`MemoryOriginals`].
+pub trait Originals {
+    /// Why a read failed.
+    type Error;
+    /// The text kept for page `seq` (its verification text), if any.
+    fn text(&self, seq: u64) -> Result<Option<String>, Self::Error>;
+    /// The kept page with this exact-duplicate key.
+    fn exact(&self, key: ExactKey) -> Result<Option<u64>, Self::Error>;
+    /// The simhash of kept page `seq`.
+    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Self::Error>;
+    /// The anchor hashes ([`anchor_hash`]) of kept page `seq`'s links.
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Self::Error>;
+}
+
+/// What to persist of an admitted page: what [`Originals`] must answer for it later.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Admission {
+    /// The page's id (the crawl's record number).
+    pub seq: u64,
+    /// Its simhash and exact key, when it has text (a page without tokens is never an
+    /// original).
+    pub fingerprint: Option<(Fingerprint, ExactKey)>,
+    /// Its verification text (verification on, page with text).
+    pub text: Option<String>,
+    /// Its links' anchor hashes, sorted and deduplicated (`duplicate_outlinks = "new"`).
+    pub anchors: Option<Vec<u64>>,
+}
+
+/// Kept pages in memory.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryOriginals {
+    texts: HashMap<u64, String>,
+    exact: HashMap<u128, u64>,
+    simhashes: HashMap<u64, Fingerprint>,
+    anchors: HashMap<u64, Vec<u64>>,
+}
+
+impl MemoryOriginals {
+    /// Keeps what an admission says to keep.
+    pub fn keep(&mut self, admission: Admission) {
+        if let Some((simhash, key)) = admission.fingerprint {
+            self.simhashes.insert(admission.seq, simhash);
+            self.exact.entry(key.0).or_insert(admission.seq);
+        }
+        if let Some(text) = admission.text {
+            self.texts.insert(admission.seq, text);
+        }
+        if let Some(anchors) = admission.anchors {
+            self.anchors.insert(admission.seq, anchors);
+        }
+    }
+}
+
+impl Originals for MemoryOriginals {
+    type Error = Infallible;
+    fn text(&self, seq: u64) -> Result<Option<String>, Infallible> {
+        Ok(self.texts.get(&seq).cloned())
+    }
+    fn exact(&self, key: ExactKey) -> Result<Option<u64>, Infallible> {
+        Ok(self.exact.get(&key.0).copied())
+    }
+    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Infallible> {
+        Ok(self.simhashes.get(&seq).copied())
+    }
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
+        Ok(self.anchors.get(&seq).cloned())
+    }
+}
+
+/// How a page relates to the pages kept before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// A copy of no kept page: kept in turn, its links followed.
+    Unique,
+    /// Same tokens in the same order as a kept page.
+    Exact,
+    /// A near-duplicate of a kept page: the LCS verification says similar (or, with
+    /// verification off, the simhashes are within the configured distance).
+    Near,
+}
+
+/// The page a duplicate copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Original {
+    /// A page kept by this stage: its id.
+    Kept(u64),
+    /// A page of an index shared across jobs, known by fingerprint only: its position there.
+    Shared(u64),
+}
+
+/// Which links of a judged page are followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// All (unique pages, the `--no-dedup` baseline, `duplicate_outlinks = "keep"`).
+    All,
+    /// None (duplicates with `"skip"`, or copies of a shared-index page).
+    None,
+    /// Those whose anchor text (digits masked) none of the original's links has, and which
+    /// have anchor text (duplicates, `"new"`).
+    NewAnchors(HashSet<u64>),
+}
+
+impl Follow {
+    /// Whether a link with this anchor text is followed.
+    pub fn follows(&self, anchor: &str) -> bool {
+        match self {
+            Follow::All => true,
+            Follow::None => false,
+            Follow::NewAnchors(known) => {
+                !anchor.trim().is_empty() && !known.contains(&anchor_hash(anchor))
+            }
+        }
+    }
+}
+
+/// The stage's decision about one page.
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// Unique, exact or near.
+    pub verdict: Verdict,
+    /// The page it copies (duplicates).
+    pub original: Option<Original>,
+    /// Simhash Hamming distance to the original, when the original's simhash is known.
+    pub distance: Option<u32>,
+    /// Similarity to the original in 0..1: the LCS resemble rate when verified, else
+    /// `1 - distance / 64`.
+    pub similarity: Option<f64>,
+    /// Which of its links to follow.
+    pub follow: Follow,
+    /// The page as fingerprinted: text without the host's template, tokens, simhash, facts.
+    pub analysis: PageAnalysis,
+}
+
+/// The dedup stage. See the module documentation.
+pub struct DedupStage {
+    analyzer: Arc<Analyzer>,
+    config: DedupStageConfig,
+    /// Kept simhashes; payloads are page ids, or `shared_tag | position` for a shared index.
+    index: HammingIndex,
+    shared_tag: u64,
+    /// Kept pages by sentence fingerprint: candidates the simhash misses.
+    sentences: CandidateIndex,
+    sentence_config: SentenceConfig,
+    /// LCS verification, its work memory kept from pair to pair.
+    verifier: Verifier,
+    /// Per-host repeated blocks, fed with every page.
+    templates: TemplateModel,
+    /// Verification units of recently verified originals, oldest first out.
+    units: HashMap<u64, Arc<[u64]>>,
+    units_order: VecDeque<u64>,
+}
+
+impl std::fmt::Debug for DedupStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DedupStage")
+            .field("config", &self.config)
+            .field("indexed", &self.index.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DedupStage {
+    /// A stage whose index holds `kept` (simhash, page id) pairs and, tagged with
+    /// `shared_tag` (a bit no page id uses), the entries of a shared index.
+    pub fn new(
+        analyzer: Arc<Analyzer>,
+        config: DedupStageConfig,
+        kept: impl IntoIterator<Item = (Fingerprint, u64)>,
+        shared: impl IntoIterator<Item = (Fingerprint, u64)>,
+        shared_tag: u64,
+    ) -> Result<DedupStage, IndexError> {
+        let k = analyzer.config().max_distance;
+        let params = if k == 3 {
+            IndexParams::manku_10_tables()
+        } else {
+            IndexParams::auto(1 << 24, k, 4 << 30)?
+        };
+        let index = HammingIndex::from_entries(
+            params,
+            kept.into_iter()
+                .chain(shared.into_iter().map(|(fp, n)| (fp, shared_tag | n))),
+        );
+        Ok(DedupStage {
+            verifier: Verifier::new(analyzer.config().verify_config),
+            analyzer,
+            config,
+            index,
+            shared_tag,
+            sentences: CandidateIndex::new(FrequencyCutoff::default()),
+            sentence_config: stage_sentence_config(),
+            templates: TemplateModel::new(TemplateConfig {
+                min_pages: 2,
+                min_share: 0.6,
+                ..TemplateConfig::default()
+            }),
+            units: HashMap::new(),
+            units_order: VecDeque::new(),
+        })
+    }
+
+    /// The analyzer pages are analysed with.
+    pub fn analyzer(&self) -> &Arc<Analyzer> {
+        &self.analyzer
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DedupStageConfig {
+        &self.config
+    }
+
+    /// The index of kept simhashes (to save it as a shared index).
+    pub fn index(&self) -> &HammingIndex {
+        &self.index
+    }
+
+    /// On resume: a page kept by an earlier run, on `host`, with its verification text,
+    /// becomes a sentence candidate again (its simhash came in through [`DedupStage::new`]).
+    pub fn restore(&mut self, seq: u64, host: &str, text: &str) {
+        let fingerprints = sentence_fingerprints(text, &self.sentence_config);
+        self.sentences.insert(seq, host, &fingerprints);
+    }
+
+    /// The page as the stage fingerprints it: the host's template model learns its blocks,
+    /// and its text loses them (main text without template blocks; when extraction chose
+    /// only template, the page's own blocks; when even those are short, the page is its
+    /// template and keeps its main text). Then tokenized, once.
+    pub fn analyze(&mut self, host: &str, mut page: Extracted) -> PageAnalysis {
+        if let Some(extraction) = &page.extraction {
+            self.templates.observe(host, &extraction.blocks);
+            let own = |in_content_only: bool| -> String {
+                extraction
+                    .blocks
+                    .iter()
+                    .filter(|b| b.in_content || !in_content_only)
+                    .filter(|b| !self.templates.is_template(host, &b.text))
+                    .map(|b| b.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let mut text = own(true);
+            if text.chars().count() < MIN_OWN_TEXT {
+                text = own(false);
+            }
+            if text.chars().count() >= MIN_OWN_TEXT {
+                page.text = text;
+            }
+        }
+        self.analyzer.analyze(page)
+    }
+
+    /// Judges a page from `host` against every page kept so far: exact key, then the
+    /// nearest simhashes within the distance (LCS-verified), then pages sharing long
+    /// sentences (LCS-verified). Nothing is kept: [`DedupStage::admit`] does that.
+    pub fn judge<O: Originals>(
+        &mut self,
+        host: &str,
+        page: Extracted,
+        originals: &O,
+    ) -> Result<Judgement, O::Error> {
+        let analysis = self.analyze(host, page);
+        self.judge_analysed(analysis, originals)
+    }
+
+    /// [`DedupStage::judge`] for a page already through [`DedupStage::analyze`].
+    pub fn judge_analysed<O: Originals>(
+        &mut self,
+        analysis: PageAnalysis,
+        originals: &O,
+    ) -> Result<Judgement, O::Error> {
+        let found = self.find_original(&analysis, originals)?;
+        let Some(found) = found else {
+            return Ok(Judgement {
+                verdict: Verdict::Unique,
+                original: None,
+                distance: None,
+                similarity: None,
+                follow: Follow::All,
+                analysis,
+            });
+        };
+        let distance = match (found.distance, found.original) {
+            (Some(d), _) => Some(d),
+            (None, Original::Kept(seq)) => originals
+                .simhash(seq)?
+                .map(|fp| fp.distance(analysis.simhash)),
+            (None, Original::Shared(_)) => None,
+        };
+        let follow = match (self.config.enabled, self.config.duplicate_outlinks) {
+            (false, _) | (true, DuplicateOutlinks::Keep) => Follow::All,
+            (true, DuplicateOutlinks::Skip) => Follow::None,
+            (true, DuplicateOutlinks::New) => match found.original {
+                Original::Kept(seq) => Follow::NewAnchors(
+                    originals
+                        .anchors(seq)?
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect(),
+                ),
+                Original::Shared(_) => Follow::None,
+            },
+        };
+        Ok(Judgement {
+            verdict: found.verdict,
+            original: Some(found.original),
+            distance,
+            similarity: Some(found.similarity),
+            follow,
+            analysis,
+        })
+    }
+
+    /// Keeps a page judged unique under id `seq`, from `host`: indexed (when it has text)
+    /// and remembered as an original. Returns what the caller persists so that
+    /// [`Originals`] can answer for it.
+    pub fn admit(&mut self, seq: u64, host: &str, judgement: &Judgement) -> Admission {
+        let analysis = &judgement.analysis;
+        let mut admission = Admission {
+            seq,
+            fingerprint: None,
+            text: None,
+            anchors: None,
+        };
+        if !analysis.tokens.is_empty() {
+            self.index.insert(analysis.simhash, seq);
+            admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
+            if self.analyzer.config().verify {
+                self.restore(seq, host, &analysis.text);
+                admission.text = Some(analysis.text.clone());
+            }
+        }
+        if self.config.duplicate_outlinks == DuplicateOutlinks::New
+            && let Some(facts) = &analysis.facts
+        {
+            let mut anchors: Vec<u64> = facts
+                .links
+                .iter()
+                .filter(|l| !l.text.trim().is_empty())
+                .map(|l| anchor_hash(&l.text))
+                .collect();
+            anchors.sort_unstable();
+            anchors.dedup();
+            admission.anchors = Some(anchors);
+        }
+        admission
+    }
+
+    /// The original a page copies, if any.
+    fn find_original<O: Originals>(
+        &mut self,
+        analysis: &PageAnalysis,
+        originals: &O,
+    ) -> Result<Option<Found>, O::Error> {
+        if analysis.tokens.is_empty() {
+            // Pages without text all look alike (the empty page hashes to one value); they
+            // are never anyone's duplicate.
+            return Ok(None);
+        }
+        if let Some(seq) = originals.exact(analysis.exact_key)? {
+            return Ok(Some(Found {
+                verdict: Verdict::Exact,
+                original: Original::Kept(seq),
+                distance: None,
+                similarity: 1.0,
+            }));
+        }
+        let max_candidates = self.config.max_candidates.max(1);
+        let mut candidates = self.index.query(analysis.simhash);
+        candidates.sort_by_key(|m| (m.distance, m.payload));
+        candidates.truncate(max_candidates);
+        let verify = self.analyzer.config().verify;
+        let mut tried: HashSet<u64> = HashSet::new();
+        // The page's verification units, computed once for all its candidates.
+        let units = if verify { analysis.units() } else { Vec::new() };
+        for candidate in &candidates {
+            let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
+            if candidate.payload & self.shared_tag != 0 {
+                // A page of the shared index: its fingerprint is all there is to compare.
+                return Ok(Some(Found {
+                    verdict: Verdict::Near,
+                    original: Original::Shared(candidate.payload & !self.shared_tag),
+                    distance: Some(candidate.distance),
+                    similarity: by_distance,
+                }));
+            }
+            tried.insert(candidate.payload);
+            let similarity = if verify {
+                self.verified(&units, candidate.payload, by_distance, originals)?
+            } else {
+                Some(by_distance)
+            };
+            if let Some(similarity) = similarity {
+                return Ok(Some(Found {
+                    verdict: Verdict::Near,
+                    original: Original::Kept(candidate.payload),
+                    distance: Some(candidate.distance),
+                    similarity,
+                }));
+            }
+        }
+        if !verify {
+            return Ok(None);
+        }
+        // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
+        // (edited copies move a 64-bit simhash by 5 to 20 bits).
+        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
+        let sentence_candidates = self.sentences.candidates(&fingerprints);
+        for (candidate, _shared) in sentence_candidates.into_iter().take(max_candidates) {
+            if !tried.insert(candidate) {
+                continue;
+            }
+            if let Some(similarity) = self.verified(&units, candidate, 0.0, originals)? {
+                return Ok(Some(Found {
+                    verdict: Verdict::Near,
+                    original: Original::Kept(candidate),
+                    distance: None,
+                    similarity,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// LCS verification of a page's units against kept page `seq`: its resemble rate when
+    /// similar. A page kept without its text (indexed by a job run without verification)
+    /// counts as similar at `fallback`.
+    fn verified<O: Originals>(
+        &mut self,
+        units: &[u64],
+        seq: u64,
+        fallback: f64,
+        originals: &O,
+    ) -> Result<Option<f64>, O::Error> {
+        let Some(other) = self.original_units(seq, originals)? else {
+            return Ok(Some(fallback));
+        };
+        let verification = self.verifier.verify(units, &other);
+        Ok(verification.similar.then_some(verification.resemblance))
+    }
+
+    /// The verification units of kept page `seq`, computed from its text once and cached.
+    fn original_units<O: Originals>(
+        &mut self,
+        seq: u64,
+        originals: &O,
+    ) -> Result<Option<Arc<[u64]>>, O::Error> {
+        if let Some(units) = self.units.get(&seq) {
+            return Ok(Some(Arc::clone(units)));
+        }
+        let Some(text) = originals.text(seq)? else {
+            return Ok(None);
+        };
+        let units: Arc<[u64]> = self.analyzer.units_of(&text).into();
+        if self.units_order.len() >= UNITS_CACHE
+            && let Some(oldest) = self.units_order.pop_front()
+        {
+            self.units.remove(&oldest);
+        }
+        self.units_order.push_back(seq);
+        self.units.insert(seq, Arc::clone(&units));
+        Ok(Some(units))
+    }
+}
+
+/// A duplicate found, before its distance and outlinks are worked out.
+struct Found {
+    verdict: Verdict,
+    original: Original,
+    distance: Option<u32>,
+    similarity: f64,
+}
+
+/// A link's anchor text, normalised, with every run of digits masked (so "Next: 3 May" on
+/// one calendar page and "Next: 4 May" on the next are the same link), hashed.
+pub fn anchor_hash(anchor: &str) -> u64 {
+    let mut masked = String::with_capacity(anchor.len());
+    let mut in_digits = false;
+    for c in nearcrawl_text::normalize(anchor.trim()).chars() {
+        if c.is_numeric() {
+            if !in_digits {
+                masked.push('0');
+            }
+            in_digits = true;
+        } else {
+            masked.push(c);
+            in_digits = false;
+        }
+    }
+    nearcrawl_fingerprint::feature_hash(masked.as_bytes())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,384 @@
+//! Every verdict path of the stage, and the stage against a brute-force judge that compares
+//! a page with every kept page.
+
+use std::cell::Cell;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::AnalyzerConfig;
+
+const SHARED: u64 = 1 << 63;
+
+fn stage_with(config: DedupStageConfig, analyzer: AnalyzerConfig) -> DedupStage {
+    DedupStage::new(Arc::new(Analyzer::new(analyzer)), config, [], [], SHARED).unwrap()
+}
+
+fn stage() -> DedupStage {
+    stage_with(DedupStageConfig::default(), AnalyzerConfig::default())
+}
+
+/// Deterministic prose: sentence `i` of document `doc`, made of words no other sentence has
+/// in that order.
+fn sentence(doc: u64, i: u64) -> String {
+    const WORDS: [&str; 24] = [
+        "river", "valley", "stone", "glacier", "forest", "harbour", "engine", "signal", "market",
+        "window", "ladder", "garden", "copper", "lantern", "meadow", "violin", "compass",
+        "thunder", "pepper", "canyon", "orchard", "marble", "falcon", "ribbon",
+    ];
+    let mut x = doc.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let mut words = Vec::new();
+    for _ in 0..12 {
+        x ^= x >> 31;
+        x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+        words.push(WORDS[(x % WORDS.len() as u64) as usize]);
+    }
+    format!("{doc}x{i} {}.", words.join(" "))
+}
+
+fn document(doc: u64, sentences: u64) -> String {
+    (0..sentences)
+        .map(|i| sentence(doc, i))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn plain(text: &str) -> Extracted {
+    Extracted::plain(text.to_string())
+}
+
+fn keep(stage: &mut DedupStage, kept: &mut MemoryOriginals, seq: u64, text: &str) -> Judgement {
+    let Ok(judgement) = stage.judge("host", plain(text), kept);
+    assert_eq!(judgement.verdict, Verdict::Unique, "{text}");
+    kept.keep(stage.admit(seq, "host", &judgement));
+    judgement
+}
+
+fn judge(stage: &mut DedupStage, kept: &MemoryOriginals, text: &str) -> Judgement {
+    let Ok(judgement) = stage.judge("host", plain(text), kept);
+    judgement
+}
+
+#[test]
+fn a_token_identical_page_is_an_exact_copy_at_distance_zero() {
+    let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
+    let original = document(1, 12);
+    keep(&mut stage, &mut kept, 7, &original);
+    let copy = judge(&mut stage, &kept, &original.to_uppercase());
+    assert_eq!(copy.verdict, Verdict::Exact);
+    assert_eq!(copy.original, Some(Original::Kept(7)));
+    assert_eq!((copy.distance, copy.similarity), (Some(0), Some(1.0)));
+}
+
+#[test]
+fn a_lightly_edited_copy_is_near_through_the_index() {
+    let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
+    let original = document(2, 30);
+    keep(&mut stage, &mut kept, 0, &original);
+    let edited = original.replacen("river", "brook", 1);
+    let near = judge(&mut stage, &kept, &edited);
+    assert_eq!(near.verdict, Verdict::Near);
+    assert_eq!(near.original, Some(Original::Kept(0)));
+    assert!(near.distance.is_some_and(|d| d <= 3), "{:?}", near.distance);
+    assert!(
+        near.similarity.is_some_and(|r| r > 0.9),
+        "{:?}",
+        near.similarity
+    );
+}
+
+#[test]
+fn a_heavily_edited_copy_is_found_through_its_shared_sentences() {
+    let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
+    let original = document(3, 20);
+    keep(&mut stage, &mut kept, 0, &original);
+    // The second half rewritten: the simhash moves far, the first half's sentences stay.
+    let edited: String = (0..20)
+        .map(|i| {
+            if i < 10 {
+                sentence(3, i)
+            } else {
+                sentence(99, i)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let analysed = stage.analyzer.analyze_text(&edited);
+    let distance = analysed.simhash.distance(kept.simhash(0).unwrap().unwrap());
+    assert!(
+        distance > 3,
+        "the test needs a copy the index misses: distance {distance}"
+    );
+    let near = judge(&mut stage, &kept, &edited);
+    assert_eq!(near.verdict, Verdict::Near);
+    assert_eq!(near.original, Some(Original::Kept(0)));
+    assert_eq!(
+        near.distance,
+        Some(distance),
+        "the distance comes from the kept simhash"
+    );
+}
+
+#[test]
+fn unrelated_pages_are_unique_and_pages_without_text_never_originals() {
+    let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
+    keep(&mut stage, &mut kept, 0, &document(4, 12));
+    keep(&mut stage, &mut kept, 1, &document(5, 12));
+    let empty = judge(&mut stage, &kept, "   ");
+    assert_eq!(empty.verdict, Verdict::Unique);
+    let admission = stage.admit(2, "host", &empty);
+    assert_eq!((&admission.fingerprint, &admission.text), (&None, &None));
+    kept.keep(admission);
+    assert_eq!(judge(&mut stage, &kept, "").verdict, Verdict::Unique);
+    assert_eq!(stage.index().len(), 2);
+}
+
+#[test]
+fn without_verification_the_distance_decides() {
+    let analyzer = AnalyzerConfig {
+        verify: false,
+        ..AnalyzerConfig::default()
+    };
+    let mut stage = stage_with(DedupStageConfig::default(), analyzer);
+    let mut kept = MemoryOriginals::default();
+    let original = document(6, 30);
+    let first = keep(&mut stage, &mut kept, 0, &original);
+    assert_eq!(stage.admit(0, "host", &first).text, None, "no text kept");
+    let near = judge(&mut stage, &kept, &original.replacen("stone", "pebble", 1));
+    assert_eq!(near.verdict, Verdict::Near);
+    let d = near.distance.unwrap();
+    assert_eq!(near.similarity, Some(1.0 - f64::from(d) / 64.0));
+}
+
+#[test]
+fn a_page_of_the_shared_index_is_judged_by_fingerprint_alone() {
+    let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
+    let text = document(7, 12);
+    let fp = analyzer.analyze_text(&text).simhash;
+    let shared = [(fp, 41)];
+    let mut stage =
+        DedupStage::new(analyzer, DedupStageConfig::default(), [], shared, SHARED).unwrap();
+    let copy = judge(&mut stage, &MemoryOriginals::default(), &text);
+    assert_eq!(copy.verdict, Verdict::Near);
+    assert_eq!(copy.original, Some(Original::Shared(41)));
+    assert_eq!((copy.distance, copy.similarity), (Some(0), Some(1.0)));
+    assert_eq!(
+        copy.follow,
+        Follow::None,
+        "a shared page's links are unknown"
+    );
+}
+
+/// An HTML page with a body of `sentences` and links with these anchor texts.
+fn html(doc: u64, links: &[&str]) -> Vec<u8> {
+    let links: String = links
+        .iter()
+        .enumerate()
+        .map(|(i, text)| format!("<a href=\"/l{doc}/{i}\">{text}</a> "))
+        .collect();
+    format!(
+        "<html><body><article><p>{}</p></article><nav>{links}</nav></body></html>",
+        document(doc, 15)
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_duplicates_links_are_followed_as_configured() {
+    let url = url::Url::parse("http://example.org/a").unwrap();
+    let cases = [
+        (true, DuplicateOutlinks::New, None),
+        (true, DuplicateOutlinks::Skip, Some(Follow::None)),
+        (true, DuplicateOutlinks::Keep, Some(Follow::All)),
+        (false, DuplicateOutlinks::Skip, Some(Follow::All)),
+    ];
+    for (enabled, outlinks, expected) in cases {
+        let config = DedupStageConfig {
+            enabled,
+            duplicate_outlinks: outlinks,
+            ..DedupStageConfig::default()
+        };
+        let mut stage = stage_with(config, AnalyzerConfig::default());
+        let mut kept = MemoryOriginals::default();
+        let page = stage
+            .analyzer
+            .extract_html(&html(8, &["Next: 3 May", "Home"]), None, &url);
+        let Ok(first) = stage.judge("example.org", page, &kept);
+        let admission = stage.admit(0, "example.org", &first);
+        assert_eq!(
+            admission.anchors.is_some(),
+            outlinks == DuplicateOutlinks::New
+        );
+        kept.keep(admission);
+        let copy =
+            stage
+                .analyzer
+                .extract_html(&html(8, &["Next: 4 May", "Home", "Appendix"]), None, &url);
+        let Ok(copy) = stage.judge("mirror.example", copy, &kept);
+        assert!(copy.verdict != Verdict::Unique);
+        match expected {
+            Some(follow) => assert_eq!(copy.follow, follow, "{enabled} {outlinks:?}"),
+            None => {
+                assert!(copy.follow.follows("Appendix"), "a new anchor is followed");
+                assert!(!copy.follow.follows("Next: 9 May"), "digits masked");
+                assert!(!copy.follow.follows("Home"));
+                assert!(!copy.follow.follows("  "), "no anchor text, no new link");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_hosts_template_is_removed_before_fingerprinting() {
+    let mut stage = stage();
+    let url = url::Url::parse("http://example.org/").unwrap();
+    let nav = "Site navigation: products, services, about us, careers, press, contact, \
+               legal notice, privacy policy and the company newsletter archive.";
+    let page = |doc: u64| {
+        format!(
+            "<html><body><article><p>{nav}</p><p>{}</p></article></body></html>",
+            document(doc, 6)
+        )
+        .into_bytes()
+    };
+    let mut texts = Vec::new();
+    for doc in 0..4 {
+        let extracted = stage.analyzer.extract_html(&page(doc), None, &url);
+        assert!(extracted.text.contains("Site navigation"));
+        texts.push(stage.analyze("example.org", extracted).text);
+    }
+    assert!(
+        texts[0].contains("Site navigation"),
+        "one page is no template"
+    );
+    assert!(!texts[3].contains("Site navigation"), "{}", texts[3]);
+    // Another host has its own model.
+    let other = stage.analyzer.extract_html(&page(9), None, &url);
+    assert!(
+        stage
+            .analyze("other.example", other)
+            .text
+            .contains("Site navigation")
+    );
+}
+
+/// Counts the texts read: an original's units are computed once.
+struct Counting<'a>(&'a MemoryOriginals, Cell<usize>);
+
+impl Originals for Counting<'_> {
+    type Error = Infallible;
+    fn text(&self, seq: u64) -> Result<Option<String>, Infallible> {
+        self.1.set(self.1.get() + 1);
+        self.0.text(seq)
+    }
+    fn exact(&self, key: ExactKey) -> Result<Option<u64>, Infallible> {
+        self.0.exact(key)
+    }
+    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Infallible> {
+        self.0.simhash(seq)
+    }
+    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
+        self.0.anchors(seq)
+    }
+}
+
+#[test]
+fn an_originals_units_are_computed_once() {
+    let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
+    let original = document(10, 30);
+    keep(&mut stage, &mut kept, 0, &original);
+    let counting = Counting(&kept, Cell::new(0));
+    for word in ["glacier", "forest", "harbour", "engine"] {
+        let edited = original.replacen(word, "zebra", 1);
+        let Ok(judgement) = stage.judge("host", plain(&edited), &counting);
+        assert_eq!(judgement.verdict, Verdict::Near);
+    }
+    assert_eq!(counting.1.get(), 1);
+}
+
+/// The reference: a page compared with every kept page. Exact when a kept page has its
+/// exact key; near when some kept page passes the LCS verification and is a candidate at
+/// all (within the distance, or sharing a sentence fingerprint); unique otherwise.
+fn brute_force(
+    analyzer: &Analyzer,
+    kept: &[(u64, PageAnalysis)],
+    page: &PageAnalysis,
+) -> (Verdict, Vec<u64>) {
+    if page.tokens.is_empty() {
+        return (Verdict::Unique, Vec::new());
+    }
+    if let Some((seq, _)) = kept.iter().find(|(_, k)| k.exact_key == page.exact_key) {
+        return (Verdict::Exact, vec![*seq]);
+    }
+    let config = analyzer.config();
+    let sentences = |text: &str| -> HashSet<u128> {
+        sentence_fingerprints(text, &stage_sentence_config())
+            .into_iter()
+            .collect()
+    };
+    let mine = sentences(&page.text);
+    let similar: Vec<u64> = kept
+        .iter()
+        .filter(|(_, k)| {
+            let candidate = k.simhash.distance(page.simhash) <= config.max_distance
+                || !sentences(&k.text).is_disjoint(&mine);
+            candidate
+                && nearcrawl_verify::verify(&k.units(), &page.units(), &config.verify_config)
+                    .similar
+        })
+        .map(|(seq, _)| *seq)
+        .collect();
+    if similar.is_empty() {
+        (Verdict::Unique, similar)
+    } else {
+        (Verdict::Near, similar)
+    }
+}
+
+/// A page derived from one of a few base documents: a copy, an edit, a cut, a mix, or new.
+fn derived(choice: u64) -> String {
+    let base = choice % 4;
+    let n = 8 + (choice >> 2) % 12;
+    match (choice >> 8) % 6 {
+        0 => document(base, n),
+        1 => document(base, n)
+            .replacen("river", "delta", 1)
+            .replacen("stone", "slate", 2),
+        2 => document(base, n / 2 + 1),
+        3 => (0..n)
+            .map(|i| sentence(if i % 3 == 0 { base } else { 100 + choice % 7 }, i))
+            .collect::<Vec<_>>()
+            .join(" "),
+        4 => document(1000 + choice % 997, n),
+        _ => document(base, n).to_lowercase(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn the_stage_agrees_with_a_brute_force_judge(choices in prop::collection::vec(any::<u64>(), 1..24)) {
+        let config = DedupStageConfig { max_candidates: 1_000, ..DedupStageConfig::default() };
+        let mut stage = stage_with(config, AnalyzerConfig::default());
+        let analyzer = Analyzer::new(AnalyzerConfig::default());
+        let mut originals = MemoryOriginals::default();
+        let mut kept: Vec<(u64, PageAnalysis)> = Vec::new();
+        for (seq, choice) in choices.into_iter().enumerate() {
+            let text = derived(choice);
+            let page = analyzer.analyze_text(&text);
+            let (expected, similar) = brute_force(&analyzer, &kept, &page);
+            let Ok(judgement) = stage.judge("host", plain(&text), &originals);
+            prop_assert_eq!(judgement.verdict, expected, "page {}: {}", seq, text);
+            match judgement.original {
+                Some(Original::Kept(of)) => prop_assert!(similar.contains(&of)),
+                Some(Original::Shared(_)) => prop_assert!(false, "no shared index here"),
+                None => prop_assert_eq!(expected, Verdict::Unique),
+            }
+            if judgement.verdict == Verdict::Unique {
+                originals.keep(stage.admit(seq as u64, "host", &judgement));
+                kept.push((seq as u64, judgement.analysis));
+            }
+        }
+    }
+}
