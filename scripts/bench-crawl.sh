@@ -5,6 +5,8 @@
 # Reports wall seconds, pages/s, CPU seconds per 1,000 pages and peak RSS for each.
 # Installs nginx-light and wget2 from Debian when missing. Release build.
 # Usage: scripts/bench-crawl.sh [PAGES] [CONCURRENCY]
+# Before/after: NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" RUNS=3 crawls with
+# each binary in turn (dedup on), alternating, RUNS rounds, one row per crawl; wget2 is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-20000}"
@@ -50,6 +52,18 @@ row() { # name fetched wall user sys rss
 
 echo "| crawler | pages fetched | wall s | pages/s | CPU s per 1,000 pages | peak RSS MB |"
 echo "|---|---|---|---|---|---|"
+if [ -n "${NEARCRAWL_BINS:-}" ]; then
+    for round in $(seq 1 "${RUNS:-3}"); do
+        for bin in $NEARCRAWL_BINS; do
+            rm -rf "$work/crawl"
+            read -r wall user sys rss < <(measure "$bin" crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
+                --per-host-delay-ms 0 --concurrency "$concurrency")
+            fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
+            row "$bin (round $round)" "$fetched" "$wall" "$user" "$sys" "$rss"
+        done
+    done
+    exit 0
+fi
 for mode in dedup no-dedup; do
     rm -rf "$work/crawl"
     flag=""

@@ -8,7 +8,8 @@ use nearcrawl_verify::{Verification, verify};
 use serde::{Serialize, Serializer};
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
-use crate::stage::{DedupStage, DedupStageConfig, MemoryOriginals, Verdict};
+use crate::config::DedupStageConfig;
+use crate::stage::{DedupStage, MemoryOriginals, Verdict};
 
 /// Everything a comparison measured.
 #[derive(Clone, Debug, Serialize)]

@@ -39,11 +39,15 @@
 
 mod analyze;
 mod compare;
+mod config;
 mod stage;
 
 pub use crate::analyze::{Analyzer, AnalyzerConfig, Extracted, PageAnalysis};
 pub use crate::compare::{Comparison, compare};
+pub use crate::config::{
+    ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
+};
 pub use crate::stage::{
-    Admission, DedupStage, DedupStageConfig, DuplicateOutlinks, Follow, Judgement, MemoryOriginals,
-    Original, Originals, Verdict, anchor_hash, stage_sentence_config,
+    Admission, DedupStage, Follow, Judgement, MemoryOriginals, Original, Originals, PageAnalyzer,
+    Verdict, anchor_hash, stage_sentence_config,
 };

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use nearcrawl_extract::{TemplateConfig, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
@@ -22,45 +22,7 @@ use nearcrawl_verify::{
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
-
-/// What happens to the outlinks of a duplicate page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DuplicateOutlinks {
-    /// Not enqueued: the most bandwidth saved, and pages reachable only through duplicates
-    /// lost.
-    Skip,
-    /// Enqueued anyway: the page is recorded as a duplicate, nothing is lost.
-    Keep,
-    /// Only the links whose anchor text (digits masked) none of the original's links has: a
-    /// mirror's extra pages and a longer listing's extra items are kept, the copied
-    /// navigation and a trap's "next" link are not. The default: see docs/QUALITY.md.
-    #[default]
-    New,
-}
-
-/// The dedup stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DedupStageConfig {
-    /// Skip duplicates at all (off: the `--no-dedup` baseline; fingerprints are still
-    /// computed and recorded).
-    pub enabled: bool,
-    /// What happens to a duplicate's outlinks.
-    pub duplicate_outlinks: DuplicateOutlinks,
-    /// Candidates compared per page (the nearest first) before it is called unique.
-    pub max_candidates: usize,
-}
-
-impl Default for DedupStageConfig {
-    fn default() -> Self {
-        DedupStageConfig {
-            enabled: true,
-            duplicate_outlinks: DuplicateOutlinks::New,
-            max_candidates: 4,
-        }
-    }
-}
+use crate::config::{DedupStageConfig, DuplicateOutlinks};
 
 /// Fewer characters of its own than this, and a page is its template.
 const MIN_OWN_TEXT: usize = 100;
@@ -227,8 +189,8 @@ pub struct DedupStage {
     sentence_config: SentenceConfig,
     /// LCS verification, its work memory kept from pair to pair.
     verifier: Verifier,
-    /// Per-host repeated blocks, fed with every page.
-    templates: TemplateModel,
+    /// Template removal and tokenizing, shareable with the threads that analyse pages.
+    pages: PageAnalyzer,
     /// Verification units of recently verified originals, oldest first out.
     units: HashMap<u64, Arc<[u64]>>,
     units_order: VecDeque<u64>,
@@ -266,17 +228,20 @@ impl DedupStage {
         );
         Ok(DedupStage {
             verifier: Verifier::new(analyzer.config().verify_config),
-            analyzer,
+            analyzer: Arc::clone(&analyzer),
             config,
             index,
             shared_tag,
             sentences: CandidateIndex::new(FrequencyCutoff::default()),
             sentence_config: stage_sentence_config(),
-            templates: TemplateModel::new(TemplateConfig {
-                min_pages: 2,
-                min_share: 0.6,
-                ..TemplateConfig::default()
-            }),
+            pages: PageAnalyzer {
+                analyzer,
+                templates: Arc::new(Mutex::new(TemplateModel::new(TemplateConfig {
+                    min_pages: 2,
+                    min_share: 0.6,
+                    ..TemplateConfig::default()
+                }))),
+            },
             units: HashMap::new(),
             units_order: VecDeque::new(),
         })
@@ -304,32 +269,14 @@ impl DedupStage {
         self.sentences.insert(seq, host, &fingerprints);
     }
 
-    /// The page as the stage fingerprints it: the host's template model learns its blocks,
-    /// and its text loses them (main text without template blocks; when extraction chose
-    /// only template, the page's own blocks; when even those are short, the page is its
-    /// template and keeps its main text). Then tokenized, once.
-    pub fn analyze(&mut self, host: &str, mut page: Extracted) -> PageAnalysis {
-        if let Some(extraction) = &page.extraction {
-            self.templates.observe(host, &extraction.blocks);
-            let own = |in_content_only: bool| -> String {
-                extraction
-                    .blocks
-                    .iter()
-                    .filter(|b| b.in_content || !in_content_only)
-                    .filter(|b| !self.templates.is_template(host, &b.text))
-                    .map(|b| b.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let mut text = own(true);
-            if text.chars().count() < MIN_OWN_TEXT {
-                text = own(false);
-            }
-            if text.chars().count() >= MIN_OWN_TEXT {
-                page.text = text;
-            }
-        }
-        self.analyzer.analyze(page)
+    /// The half of the stage that analyses pages, to run on other threads.
+    pub fn page_analyzer(&self) -> PageAnalyzer {
+        self.pages.clone()
+    }
+
+    /// [`PageAnalyzer::analyze`] on this stage's template model.
+    pub fn analyze(&self, host: &str, page: Extracted) -> PageAnalysis {
+        self.pages.analyze(host, page)
     }
 
     /// Judges a page from `host` against every page kept so far: exact key, then the
@@ -542,6 +489,56 @@ impl DedupStage {
         self.units_order.push_back(seq);
         self.units.insert(seq, Arc::clone(&units));
         Ok(Some(units))
+    }
+}
+
+/// The first half of the stage: the host template model and the analyzer. Clones share the
+/// model, so pages can be analysed on many threads while the stage judges on one.
+#[derive(Clone)]
+pub struct PageAnalyzer {
+    analyzer: Arc<Analyzer>,
+    /// Per-host repeated blocks, fed with every page.
+    templates: Arc<Mutex<TemplateModel>>,
+}
+
+impl PageAnalyzer {
+    /// The analyzer.
+    pub fn analyzer(&self) -> &Arc<Analyzer> {
+        &self.analyzer
+    }
+
+    /// The page as the stage fingerprints it: the host's template model learns its blocks,
+    /// and its text loses them (main text without template blocks; when extraction chose
+    /// only template, the page's own blocks; when even those are short, the page is its
+    /// template and keeps its main text). Then tokenized, once.
+    pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
+        if let Some(extraction) = &page.extraction {
+            // A panic elsewhere cannot leave the counts half-updated in a way that matters.
+            let mut templates = self
+                .templates
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            templates.observe(host, &extraction.blocks);
+            let own = |in_content_only: bool| -> String {
+                extraction
+                    .blocks
+                    .iter()
+                    .filter(|b| b.in_content || !in_content_only)
+                    .filter(|b| !templates.is_template(host, &b.text))
+                    .map(|b| b.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let mut text = own(true);
+            if text.chars().count() < MIN_OWN_TEXT {
+                text = own(false);
+            }
+            drop(templates);
+            if text.chars().count() >= MIN_OWN_TEXT {
+                page.text = text;
+            }
+        }
+        self.analyzer.analyze(page)
     }
 }
 

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use nearcrawl_dedup::{Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals};
+use nearcrawl_dedup::{
+    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis,
+};
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
@@ -83,9 +85,10 @@ enum TaskResult {
         key: QueueKey,
         entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
-        /// The page extracted on the blocking pool and how long it took, or the panic that
-        /// stopped it; `None` when the response is not an HTML or text page.
-        analysis: Option<Result<(Extracted, Duration), String>>,
+        /// The page analysed on the blocking pool (extracted, its host's template removed,
+        /// tokenized) and how long it took, or the panic that stopped it; `None` when the
+        /// response is not an HTML or text page.
+        analysis: Option<Result<(PageAnalysis, Duration), String>>,
     },
 }
 
@@ -581,7 +584,7 @@ impl Coordinator {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = self.fetcher.clone();
-        let analyzer = Arc::clone(self.stage.analyzer());
+        let pages = self.stage.page_analyzer();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let result = fetcher.fetch(&url).await;
@@ -593,17 +596,20 @@ impl Coordinator {
                     let is_plain = content_type
                         .as_deref()
                         .is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
-                    let extracted = tokio::task::spawn_blocking(move || {
+                    let analysed = tokio::task::spawn_blocking(move || {
                         let clock = Instant::now();
                         let extracted = if is_plain {
                             Extracted::plain(String::from_utf8_lossy(&body).into_owned())
                         } else {
-                            analyzer.extract_html(&body, content_type.as_deref(), &url)
+                            pages
+                                .analyzer()
+                                .extract_html(&body, content_type.as_deref(), &url)
                         };
-                        (extracted, clock.elapsed())
+                        let host = nearcrawl_frontier::authority(&url);
+                        (pages.analyze(&host, extracted), clock.elapsed())
                     })
                     .await;
-                    Some(extracted.map_err(|e| panic_message(e.into_panic())))
+                    Some(analysed.map_err(|e| panic_message(e.into_panic())))
                 }
                 _ => None,
             };
@@ -880,7 +886,7 @@ impl Coordinator {
         key: QueueKey,
         entry: QueuedUrl,
         page: Fetched,
-        analysis: Option<Result<(Extracted, Duration), String>>,
+        analysis: Option<Result<(PageAnalysis, Duration), String>>,
     ) -> Result<(), EngineError> {
         let now = Instant::now();
         let config = self.job.config.politeness.clone();
@@ -934,11 +940,11 @@ impl Coordinator {
         } else if let Some(Err(panic)) = analysis {
             record.error = Some(format!("page analysis panicked: {panic}"));
             self.archive(&page, None, &[("verdict", "error".into())])?;
-        } else if let Some(Ok((extracted, took))) = analysis {
+        } else if let Some(Ok((analysis, took))) = analysis {
             self.decide_page(
                 &page,
                 &entry,
-                extracted,
+                analysis,
                 took,
                 &mut record,
                 &mut commit,
@@ -1070,7 +1076,7 @@ impl Coordinator {
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        extracted: Extracted,
+        analysis: PageAnalysis,
         analysis_time: Duration,
         record: &mut Record,
         commit: &mut Commit,
@@ -1081,7 +1087,7 @@ impl Coordinator {
         let host = nearcrawl_frontier::authority(&page.url);
         let judgement = self
             .stage
-            .judge(&host, extracted, &StoreOriginals(self.store.as_ref()))?;
+            .judge_analysed(analysis, &StoreOriginals(self.store.as_ref()))?;
         let analysis = &judgement.analysis;
         record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) =

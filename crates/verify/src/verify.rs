@@ -6,7 +6,10 @@ use crate::skeleton::{WindowSet, skeleton, window_hashes};
 use crate::trustable::trustable_region;
 
 /// Thresholds and sizes of the verification.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// `[dedup.lcs]` in a job configuration: every field is a key, unknown keys are errors.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct VerifyConfig {
     /// Window of the filter skeleton, in units (the paper's S = 16 bytes is about three
     /// English words or five Chinese characters).

@@ -230,7 +230,7 @@ fn a_duplicates_links_are_followed_as_configured() {
 
 #[test]
 fn a_hosts_template_is_removed_before_fingerprinting() {
-    let mut stage = stage();
+    let stage = stage();
     let url = url::Url::parse("http://example.org/").unwrap();
     let nav = "Site navigation: products, services, about us, careers, press, contact, \
                legal notice, privacy policy and the company newsletter archive.";
