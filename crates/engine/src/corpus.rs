@@ -14,10 +14,10 @@ use crate::error::EngineError;
 pub fn for_each_kept_text(dir: &Path, mut each: impl FnMut(&str)) -> Result<u64, EngineError> {
     let state = dir.join("state");
     if !state.is_dir() {
-        return Err(EngineError::Setup(format!(
-            "{}: not a crawl output directory (no state/ in it)",
-            dir.display()
-        )));
+        return Err(EngineError::NotACrawl {
+            dir: dir.to_path_buf(),
+            reason: "not a crawl output directory (no state/ in it)",
+        });
     }
     let store = FjallStore::open(&state)?;
     let mut count = 0;

@@ -170,7 +170,7 @@ impl Coordinator {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let store: Arc<dyn CrawlStore> = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
         let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
+            .map_err(EngineError::HttpClient)?;
         let relevance = Relevance::new(&job.config.focus);
         let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
         let uniques = store.unique_pages()?;
@@ -182,7 +182,10 @@ impl Coordinator {
             shared_entries,
             SHARED,
         )
-        .map_err(|e| EngineError::Setup(format!("dedup.max_distance = {k}: {e}")))?;
+        .map_err(|source| EngineError::IndexDesign {
+            max_distance: k,
+            source,
+        })?;
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);

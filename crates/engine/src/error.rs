@@ -3,7 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use nearcrawl_fetch::BuildError;
 use nearcrawl_frontier::ScopeError;
+use nearcrawl_hamming_index::IndexError;
 use nearcrawl_store::StoreError;
 
 /// An error that stops the job (after what was decided so far is stored).
@@ -19,10 +21,49 @@ pub enum EngineError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The job cannot start with this configuration.
-    Setup(String),
     /// A scope pattern is invalid.
     Scope(ScopeError),
+    /// The HTTP client could not be built.
+    HttpClient(BuildError),
+    /// No index design supports `dedup.max_distance`.
+    IndexDesign {
+        /// The configured distance.
+        max_distance: u32,
+        /// Why no design fits.
+        source: IndexError,
+    },
+    /// The shared index (`--index DIR`) cannot be read or written.
+    SharedIndex {
+        /// The index file or directory.
+        path: PathBuf,
+        /// The index error.
+        source: IndexError,
+    },
+    /// The shared index's entries and URL list do not match.
+    SharedIndexUrls {
+        /// The directory.
+        dir: PathBuf,
+        /// The entry without a URL.
+        entry: u64,
+        /// Lines in the URL list.
+        urls: usize,
+    },
+    /// A directory named as a crawl's output is not one, or not the kind asked for.
+    NotACrawl {
+        /// The directory.
+        dir: PathBuf,
+        /// What it lacks.
+        reason: &'static str,
+    },
+    /// A line of `records.jsonl` cannot be read.
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// Its line number, from 1.
+        line: usize,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
 }
 
 impl EngineError {
@@ -39,13 +80,45 @@ impl fmt::Display for EngineError {
         match self {
             EngineError::Store(e) => e.fmt(f),
             EngineError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            EngineError::Setup(message) => f.write_str(message),
             EngineError::Scope(e) => e.fmt(f),
+            EngineError::HttpClient(e) => e.fmt(f),
+            EngineError::IndexDesign {
+                max_distance,
+                source,
+            } => write!(f, "dedup.max_distance = {max_distance}: {source}"),
+            EngineError::SharedIndex { path, source } => {
+                write!(f, "shared index {}: {source}", path.display())
+            }
+            EngineError::SharedIndexUrls { dir, entry, urls } => write!(
+                f,
+                "shared index {}: entry {entry} has no URL ({urls} lines in its URL list)",
+                dir.display()
+            ),
+            EngineError::NotACrawl { dir, reason } => {
+                write!(f, "{}: {reason}", dir.display())
+            }
+            EngineError::Record { path, line, source } => {
+                write!(f, "{}:{line}: {source}", path.display())
+            }
         }
     }
 }
 
-impl std::error::Error for EngineError {}
+impl std::error::Error for EngineError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EngineError::Store(e) => Some(e),
+            EngineError::Io { source, .. } => Some(source),
+            EngineError::Scope(e) => Some(e),
+            EngineError::HttpClient(e) => Some(e),
+            EngineError::IndexDesign { source, .. } | EngineError::SharedIndex { source, .. } => {
+                Some(source)
+            }
+            EngineError::Record { source, .. } => Some(source),
+            EngineError::SharedIndexUrls { .. } | EngineError::NotACrawl { .. } => None,
+        }
+    }
+}
 
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {

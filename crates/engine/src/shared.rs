@@ -26,8 +26,10 @@ pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
     if !index_path.exists() && !urls_path.exists() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let index = HammingIndex::load(&index_path)
-        .map_err(|e| EngineError::Setup(format!("shared index: {e}")))?;
+    let index = HammingIndex::load(&index_path).map_err(|source| EngineError::SharedIndex {
+        path: index_path.clone(),
+        source,
+    })?;
     let urls: Vec<String> = std::fs::read_to_string(&urls_path)
         .map_err(|e| EngineError::io(&urls_path, e))?
         .lines()
@@ -35,11 +37,11 @@ pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
         .collect();
     let entries: Vec<(Fingerprint, u64)> = index.entries().collect();
     if let Some((_, bad)) = entries.iter().find(|(_, n)| *n as usize >= urls.len()) {
-        return Err(EngineError::Setup(format!(
-            "shared index {}: entry {bad} has no URL ({} lines in {URLS_FILE})",
-            dir.display(),
-            urls.len()
-        )));
+        return Err(EngineError::SharedIndexUrls {
+            dir: dir.to_path_buf(),
+            entry: *bad,
+            urls: urls.len(),
+        });
     }
     Ok((entries, urls))
 }
@@ -80,8 +82,12 @@ pub fn save(
     std::fs::write(&tmp, text).map_err(|e| EngineError::io(&tmp, e))?;
     std::fs::rename(&tmp, &urls_path).map_err(|e| EngineError::io(&urls_path, e))?;
     let shared = HammingIndex::from_entries(index.params().clone(), entries);
-    shared.save(dir.join(INDEX_FILE)).map_err(|e| {
-        EngineError::Setup(format!("cannot write shared index {}: {e}", dir.display()))
-    })?;
+    let index_path = dir.join(INDEX_FILE);
+    shared
+        .save(&index_path)
+        .map_err(|source| EngineError::SharedIndex {
+            path: index_path.clone(),
+            source,
+        })?;
     Ok(())
 }

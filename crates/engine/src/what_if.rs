@@ -38,18 +38,21 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
     let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io(&path, e))?;
     let mut records: Vec<Record> = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let record: Record = serde_json::from_str(line)
-            .map_err(|e| EngineError::Setup(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        let record: Record = serde_json::from_str(line).map_err(|source| EngineError::Record {
+            path: path.clone(),
+            line: i + 1,
+            source,
+        })?;
         records.push(record);
     }
     if records
         .iter()
         .any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none())
     {
-        return Err(EngineError::Setup(format!(
-            "{} is not a baseline crawl: run it with --no-dedup (its pages must record their links)",
-            dir.display()
-        )));
+        return Err(EngineError::NotACrawl {
+            dir: dir.to_path_buf(),
+            reason: "not a baseline crawl: run it with --no-dedup (its pages must record their links)",
+        });
     }
     Ok(replay(&records, &|r: &Record| r.verdict.is_duplicate()))
 }
