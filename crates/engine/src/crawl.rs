@@ -14,7 +14,7 @@ use nearcrawl_dedup::{
     Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
-use nearcrawl_fetch::{FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
+use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, HostPoliteness, OutOfScope, Relevance, Scope, Seed,
@@ -62,14 +62,72 @@ pub struct Job {
 
 /// Runs `job` until its frontier is empty, a limit is reached, or `shutdown` completes;
 /// then flushes and writes the report. Running it again on the same `out_dir` resumes.
+///
+/// The job's state is a fjall store in `out_dir/state`, and pages are fetched over HTTP with
+/// the job's address policy; [`crawl_with`] takes other parts.
 pub async fn crawl(
     job: Job,
     shutdown: impl Future<Output = ()>,
     progress: Arc<Progress>,
 ) -> Result<Report, EngineError> {
-    let mut coordinator = Coordinator::open(job, progress)?;
+    // Check the configuration and the shared index before creating anything on disk.
+    let scope = Scope::new(&job.config.scope, &job.seeds)?;
+    let shared = load_shared(&job)?;
+    std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
+    let store = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
+    let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
+        .map_err(EngineError::HttpClient)?;
+    let parts = Parts {
+        store,
+        fetcher: Arc::new(fetcher),
+    };
+    run_job(job, parts, shared, shutdown, progress).await
+}
+
+/// The swappable parts of a crawl: where its state lives and how pages are fetched.
+pub struct Parts {
+    /// The job's state (queues, seen set, decisions, kept pages).
+    pub store: Arc<dyn CrawlStore>,
+    /// HTTP, or a scripted stand-in.
+    pub fetcher: Arc<dyn Fetch>,
+}
+
+/// [`crawl`] with the store and fetcher given. Scheduling reads time from tokio's clock
+/// ([`tokio::time::Instant`]), so a test with paused time runs politeness delays instantly.
+/// `job.out_dir` still receives `records.jsonl`, `report.json` and the WARC files.
+pub async fn crawl_with(
+    job: Job,
+    parts: Parts,
+    shutdown: impl Future<Output = ()>,
+    progress: Arc<Progress>,
+) -> Result<Report, EngineError> {
+    let shared = load_shared(&job)?;
+    run_job(job, parts, shared, shutdown, progress).await
+}
+
+/// The entries and URLs of the job's shared index (empty without one).
+fn load_shared(job: &Job) -> Result<crate::shared::SharedIndex, EngineError> {
+    match &job.shared_index {
+        Some(dir) => crate::shared::load(dir),
+        None => Ok((Vec::new(), Vec::new())),
+    }
+}
+
+async fn run_job(
+    job: Job,
+    parts: Parts,
+    shared: crate::shared::SharedIndex,
+    shutdown: impl Future<Output = ()>,
+    progress: Arc<Progress>,
+) -> Result<Report, EngineError> {
+    let mut coordinator = Coordinator::open(job, parts, shared, progress)?;
     coordinator.run(shutdown).await?;
     coordinator.finish()
+}
+
+/// Now, by the scheduling clock: tokio's, so paused time in tests pauses politeness too.
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
 }
 
 /// What a task reports back. Each result moves once through the channel, so the size
@@ -135,7 +193,7 @@ struct Coordinator {
     store: Arc<dyn CrawlStore>,
     scope: Scope,
     relevance: Option<Relevance>,
-    fetcher: Fetcher,
+    fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
     stage: DedupStage,
     /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
@@ -160,17 +218,15 @@ struct Coordinator {
 }
 
 impl Coordinator {
-    fn open(job: Job, progress: Arc<Progress>) -> Result<Coordinator, EngineError> {
-        // Check the configuration before creating anything on disk.
+    fn open(
+        job: Job,
+        parts: Parts,
+        (shared_entries, shared_urls): crate::shared::SharedIndex,
+        progress: Arc<Progress>,
+    ) -> Result<Coordinator, EngineError> {
         let scope = Scope::new(&job.config.scope, &job.seeds)?;
-        let (shared_entries, shared_urls) = match &job.shared_index {
-            Some(dir) => crate::shared::load(dir)?,
-            None => (Vec::new(), Vec::new()),
-        };
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
-        let store: Arc<dyn CrawlStore> = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
-        let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
-            .map_err(EngineError::HttpClient)?;
+        let Parts { store, fetcher } = parts;
         let relevance = Relevance::new(&job.config.focus);
         let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
         let uniques = store.unique_pages()?;
@@ -235,7 +291,7 @@ impl Coordinator {
             rx,
             started: SystemTime::now(),
         };
-        let now = Instant::now();
+        let now = now();
         for (id, authority) in coordinator.store.hosts()? {
             coordinator.add_host(id, authority, now);
         }
@@ -291,7 +347,7 @@ impl Coordinator {
             return Ok(*id);
         }
         let id = self.store.host_id(&authority)?;
-        self.add_host(id, authority, Instant::now());
+        self.add_host(id, authority, now());
         Ok(id)
     }
 
@@ -388,7 +444,7 @@ impl Coordinator {
     async fn run(&mut self, shutdown: impl Future<Output = ()>) -> Result<(), EngineError> {
         tokio::pin!(shutdown);
         loop {
-            let now = Instant::now();
+            let now = now();
             let wake = self.launch_ready(now)?;
             self.records.flush()?;
             if self.in_flight == 0 && (self.stopping || wake.is_none()) {
@@ -523,7 +579,7 @@ impl Coordinator {
             host.robots = RobotsState::Fetching;
             host.politeness.start(now, &self.job.config.politeness);
             self.in_flight += 1;
-            let fetcher = self.fetcher.clone();
+            let fetcher = Arc::clone(&self.fetcher);
             let tx = self.tx.clone();
             tokio::spawn(async move {
                 let fetch = fetcher.fetch_robots(&origin).await;
@@ -586,7 +642,7 @@ impl Coordinator {
         host.in_flight_keys.insert(key);
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
-        let fetcher = self.fetcher.clone();
+        let fetcher = Arc::clone(&self.fetcher);
         let pages = self.stage.page_analyzer();
         let tx = self.tx.clone();
         tokio::spawn(async move {
@@ -657,7 +713,7 @@ impl Coordinator {
     }
 
     fn handle_robots(&mut self, id: HostId, fetch: RobotsFetch) -> Result<(), EngineError> {
-        let now = Instant::now();
+        let now = now();
         let bytes: u64 = fetch.responses.iter().map(|r| r.wire_bytes).sum();
         self.robots_bytes += bytes;
         Progress::add(&self.progress.bytes, bytes);
@@ -821,7 +877,7 @@ impl Coordinator {
         entry: QueuedUrl,
         failure: FetchFailure,
     ) -> Result<(), EngineError> {
-        let now = Instant::now();
+        let now = now();
         Progress::add(&self.progress.bytes, failure.wire_bytes);
         let config = self.job.config.politeness.clone();
         let parked = match self.hosts.get_mut(&id) {
@@ -891,7 +947,7 @@ impl Coordinator {
         page: Fetched,
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
     ) -> Result<(), EngineError> {
-        let now = Instant::now();
+        let now = now();
         let config = self.job.config.politeness.clone();
         let outcome = match page.status {
             429 | 503 => HostOutcome::Throttled {

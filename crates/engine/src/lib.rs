@@ -50,7 +50,7 @@ pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
 };
 pub use crate::corpus::for_each_kept_text;
-pub use crate::crawl::{Job, crawl};
+pub use crate::crawl::{Job, Parts, crawl, crawl_with};
 pub use crate::error::EngineError;
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict};

@@ -9,6 +9,8 @@
 //! [`nearcrawl_frontier::AddressPolicy`] refuses. [`RobotsRules`] applies RFC 9309: rules
 //! from a 2xx file, everything allowed on 4xx, nothing allowed while the file is unavailable.
 //!
+//! The crawl takes any [`Fetch`] (one GET, a host's robots.txt); [`Fetcher`] is the HTTP one.
+//!
 //! This crate and `nearcrawl-engine` are the only ones with tokio and reqwest.
 //!
 //! ```no_run
@@ -28,12 +30,14 @@
 
 mod config;
 mod decode;
+mod fetch;
 mod fetcher;
 mod resolve;
 mod robots;
 
 pub use crate::config::FetchConfig;
 pub use crate::decode::decode_content;
+pub use crate::fetch::{BoxFuture, Fetch};
 pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetched, Fetcher};
 pub use crate::resolve::PolicyResolver;
 pub use crate::robots::{RobotsFetch, RobotsRules, RobotsSource};

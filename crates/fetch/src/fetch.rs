@@ -1,0 +1,31 @@
+//! What a crawl needs of HTTP, as a trait: the crawl takes any [`Fetch`], so its scheduling can
+//! be tested with scripted answers and paused time, without sockets.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use url::Url;
+
+use crate::fetcher::{FetchFailure, Fetched, Fetcher};
+use crate::robots::RobotsFetch;
+
+/// A boxed future that can move between threads.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One GET per call, and a host's robots.txt. [`Fetcher`] is the real one.
+pub trait Fetch: Send + Sync + 'static {
+    /// GETs `url` once (no redirects followed).
+    fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>>;
+    /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
+    fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch>;
+}
+
+impl Fetch for Fetcher {
+    fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        Box::pin(Fetcher::fetch(self, url))
+    }
+
+    fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {
+        Box::pin(Fetcher::fetch_robots(self, site))
+    }
+}
