@@ -2,7 +2,7 @@
 //! page analysis run as tasks and report back. Every decision is one store commit, then one
 //! line of `records.jsonl`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -14,11 +14,9 @@ use nearcrawl_dedup::{
     Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
-use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch, RobotsRules};
+use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_frontier::{
-    CanonicalUrl, HostOutcome, HostPoliteness, OutOfScope, Relevance, Scope, Seed,
-};
+use nearcrawl_frontier::{CanonicalUrl, HostOutcome, OutOfScope, Relevance, Scope, Seed};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
@@ -29,14 +27,12 @@ use url::Url;
 
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
+use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 use crate::output::RecordsFile;
 use crate::progress::Progress;
 use crate::record::{Record, Verdict, rfc3339};
 use crate::report::Report;
 use crate::warc::{Original, WarcFetch, WarcWriter};
-
-/// URLs of one host held in memory; the rest stay in the store.
-const HOST_BUFFER: usize = 64;
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
 const MAX_SITEMAP_URLS: usize = 50_000;
@@ -126,7 +122,7 @@ async fn run_job(
 }
 
 /// Now, by the scheduling clock: tokio's, so paused time in tests pauses politeness too.
-fn now() -> Instant {
+pub(crate) fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
@@ -150,44 +146,6 @@ enum TaskResult {
     },
 }
 
-enum RobotsState {
-    Unknown,
-    Fetching,
-    Ready { rules: RobotsRules, until: Instant },
-}
-
-/// One host's runtime state.
-struct HostRuntime {
-    authority: String,
-    /// `scheme://authority/`, for robots.txt.
-    origin: Option<Url>,
-    politeness: HostPoliteness,
-    robots: RobotsState,
-    /// The host's first queued URLs, in queue order.
-    buffer: BTreeMap<QueueKey, QueuedUrl>,
-    /// Every key up to this one has been loaded into the buffer (or decided).
-    cursor: Option<QueueKey>,
-    /// The store may hold URLs past the cursor.
-    maybe_more: bool,
-    /// Pages fetched from this host in this job.
-    fetched: u64,
-    /// Queue keys being fetched: still in the store until decided, never loaded twice.
-    in_flight_keys: HashSet<QueueKey>,
-}
-
-impl HostRuntime {
-    fn has_work(&self) -> bool {
-        !self.buffer.is_empty() || self.maybe_more
-    }
-
-    fn robots_ready(&self, now: Instant) -> Option<&RobotsRules> {
-        match &self.robots {
-            RobotsState::Ready { rules, until } if *until > now => Some(rules),
-            _ => None,
-        }
-    }
-}
-
 struct Coordinator {
     job: Job,
     store: Arc<dyn CrawlStore>,
@@ -198,12 +156,9 @@ struct Coordinator {
     stage: DedupStage,
     /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
     shared_urls: Vec<String>,
-    hosts: BTreeMap<HostId, HostRuntime>,
-    host_ids: HashMap<String, HostId>,
-    /// Round-robin position among hosts.
-    next_host: HostId,
+    /// Which URL is fetched next: queues, politeness, robots.txt, leases.
+    frontier: Box<dyn Frontier + Send>,
     next_seq: u64,
-    next_order: u64,
     pages_fetched: u64,
     robots_bytes: u64,
     records: RecordsFile,
@@ -244,6 +199,16 @@ impl Coordinator {
         })?;
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
+        let frontier = StoreFrontier::open(
+            Arc::clone(&store),
+            FrontierConfig {
+                politeness: job.config.politeness.clone(),
+                obey_robots: job.config.links.obey_robots,
+                max_pages_per_host: job.config.limits.max_pages_per_host,
+            },
+            next_order,
+            now(),
+        )?;
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
         let robots_bytes = store.counter("robots_bytes")?.unwrap_or(0);
         let run = store.counter("runs")?.unwrap_or(0);
@@ -274,11 +239,8 @@ impl Coordinator {
             fetcher,
             stage,
             shared_urls,
-            hosts: BTreeMap::new(),
-            host_ids: HashMap::new(),
-            next_host: 0,
+            frontier: Box::new(frontier),
             next_seq,
-            next_order,
             pages_fetched,
             robots_bytes,
             records,
@@ -291,10 +253,6 @@ impl Coordinator {
             rx,
             started: SystemTime::now(),
         };
-        let now = now();
-        for (id, authority) in coordinator.store.hosts()? {
-            coordinator.add_host(id, authority, now);
-        }
         if coordinator.stage.analyzer().config().verify {
             coordinator.rebuild_sentences(&uniques)?;
         }
@@ -323,34 +281,6 @@ impl Coordinator {
         Ok(())
     }
 
-    fn add_host(&mut self, id: HostId, authority: String, now: Instant) {
-        self.host_ids.insert(authority.clone(), id);
-        self.hosts.insert(
-            id,
-            HostRuntime {
-                authority,
-                origin: None,
-                politeness: HostPoliteness::new(now),
-                robots: RobotsState::Unknown,
-                buffer: BTreeMap::new(),
-                cursor: None,
-                maybe_more: true,
-                fetched: 0,
-                in_flight_keys: HashSet::new(),
-            },
-        );
-    }
-
-    fn host_for(&mut self, url: &CanonicalUrl) -> Result<HostId, EngineError> {
-        let authority = url.authority();
-        if let Some(id) = self.host_ids.get(&authority) {
-            return Ok(*id);
-        }
-        let id = self.store.host_id(&authority)?;
-        self.add_host(id, authority, now());
-        Ok(id)
-    }
-
     fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
         let mut commit = Commit::default();
         let mut pending = HashSet::new();
@@ -361,14 +291,13 @@ impl Coordinator {
                 depth: 0,
                 ..QueuedUrl::default()
             };
-            self.queue_url(&mut commit, &mut pending, &seed.url, entry, 0)?;
+            self.queue(&mut commit, &mut pending, &seed.url, entry, 0)?;
         }
         self.apply(commit, Vec::new())
     }
 
-    /// Adds `url` to `commit` as queued at `priority` (and to the host's buffer when it sorts
-    /// before what the buffer has loaded).
-    fn queue_url(
+    /// Adds `url` to `commit` as queued at `priority`, and to this decision's `pending` URLs.
+    fn queue(
         &mut self,
         commit: &mut Commit,
         pending: &mut HashSet<UrlKey>,
@@ -376,33 +305,12 @@ impl Coordinator {
         entry: QueuedUrl,
         priority: u32,
     ) -> Result<(), EngineError> {
-        let host = self.host_for(url)?;
-        let key = QueueKey {
-            host,
-            priority,
-            order: self.next_order,
-        };
-        self.next_order += 1;
-        let ukey = url_key(url.as_str());
-        pending.insert(ukey);
-        commit.enqueue(key, ukey, entry.clone());
-        if let Some(runtime) = self.hosts.get_mut(&host) {
-            if runtime.origin.is_none() {
-                runtime.origin = url.as_url().join("/").ok();
-            }
-            match runtime.cursor {
-                Some(cursor) if key <= cursor => {
-                    runtime.buffer.insert(key, entry);
-                    trim_buffer(runtime);
-                }
-                _ => runtime.maybe_more = true,
-            }
-        }
-        Ok(())
+        pending.insert(url_key(url.as_str()));
+        self.frontier.enqueue(commit, url, entry, priority)
     }
 
     fn is_seen(&self, key: &UrlKey, pending: &HashSet<UrlKey>) -> Result<bool, EngineError> {
-        Ok(pending.contains(key) || self.store.is_seen(key)?)
+        Ok(pending.contains(key) || self.frontier.is_seen(key)?)
     }
 
     /// Commits a decision and appends its records to `records.jsonl`.
@@ -417,7 +325,7 @@ impl Coordinator {
             .extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
         commit.counters.extend([
             ("next_seq", self.next_seq),
-            ("next_order", self.next_order),
+            ("next_order", self.frontier.next_order()),
             ("pages_fetched", self.pages_fetched),
             ("robots_bytes", self.robots_bytes),
         ]);
@@ -483,163 +391,59 @@ impl Coordinator {
             return Ok(None);
         }
         let concurrency = self.job.config.concurrency();
-        let mut wake: Option<Instant> = None;
-        let ids: Vec<HostId> = self
-            .hosts
-            .range(self.next_host..)
-            .chain(self.hosts.range(..self.next_host))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            loop {
-                if self.in_flight >= concurrency || self.page_limit_reached() {
-                    // Busy: look again when a request finishes.
-                    return Ok(Some(wake.unwrap_or(now + Duration::from_secs(3600))));
-                }
-                self.refill(id)?;
-                let config = &self.job.config.politeness;
-                let Some(host) = self.hosts.get(&id) else {
-                    break;
-                };
-                if !host.has_work() || host.politeness.is_parked() {
-                    break;
-                }
-                let Some(ready_at) = host.politeness.ready_at(config) else {
-                    // At its connection limit: it wakes the loop when a request finishes.
-                    wake = Some(wake.map_or(now + Duration::from_secs(3600), |w| w));
-                    break;
-                };
-                if ready_at > now {
-                    wake = Some(wake.map_or(ready_at, |w| w.min(ready_at)));
-                    break;
-                }
-                if let Some(limiter) = &self.limiter
-                    && let Err(not_until) = limiter.check()
-                {
-                    let at = now
-                        + not_until.wait_time_from(governor::clock::Clock::now(
-                            &governor::clock::DefaultClock::default(),
-                        ));
-                    return Ok(Some(wake.map_or(at, |w| w.min(at))));
-                }
-                if !self.start_next(id, now)? {
-                    break;
-                }
+        self.frontier.begin_round(now);
+        loop {
+            if self.in_flight >= concurrency || self.page_limit_reached() {
+                // Busy: look again when a request finishes.
+                return Ok(Some(self.frontier.round_wake(now)));
             }
-        }
-        self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
-        if self.in_flight > 0 && wake.is_none() {
-            wake = Some(now + Duration::from_secs(3600));
-        }
-        Ok(wake)
-    }
-
-    /// Loads more of a host's queue from the store when its buffer ran dry.
-    fn refill(&mut self, id: HostId) -> Result<(), EngineError> {
-        let Some(host) = self.hosts.get(&id) else {
-            return Ok(());
-        };
-        if !host.buffer.is_empty() || !host.maybe_more {
-            return Ok(());
-        }
-        let loaded = self.store.pending(id, host.cursor, HOST_BUFFER)?;
-        let Some(host) = self.hosts.get_mut(&id) else {
-            return Ok(());
-        };
-        host.maybe_more = loaded.len() == HOST_BUFFER;
-        if let Some((last, _)) = loaded.last() {
-            host.cursor = Some(*last);
-        }
-        if host.origin.is_none() {
-            host.origin = loaded
-                .first()
-                .and_then(|(_, e)| Url::parse(&e.url).ok())
-                .and_then(|u| u.join("/").ok());
-        }
-        let in_flight = &host.in_flight_keys;
-        host.buffer
-            .extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
-        Ok(())
-    }
-
-    /// Starts the host's next request (robots.txt first). Returns false when nothing could
-    /// start (the host has to wait).
-    fn start_next(&mut self, id: HostId, now: Instant) -> Result<bool, EngineError> {
-        let obey = self.job.config.links.obey_robots;
-        let Some(host) = self.hosts.get_mut(&id) else {
-            return Ok(false);
-        };
-        if obey && host.robots_ready(now).is_none() {
-            if matches!(host.robots, RobotsState::Fetching) {
-                return Ok(false);
-            }
-            let Some(origin) = host.origin.clone() else {
-                return Ok(false);
+            let limiter = &self.limiter;
+            let mut gate = || {
+                let not_until = limiter.as_ref()?.check().err()?;
+                let clock = governor::clock::DefaultClock::default();
+                Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
-            host.robots = RobotsState::Fetching;
-            host.politeness.start(now, &self.job.config.politeness);
-            self.in_flight += 1;
-            let fetcher = Arc::clone(&self.fetcher);
-            let tx = self.tx.clone();
-            tokio::spawn(async move {
-                let fetch = fetcher.fetch_robots(&origin).await;
-                let _ = tx.send(TaskResult::Robots { host: id, fetch });
-            });
-            return Ok(true);
-        }
-        let Some((key, entry)) = host.buffer.pop_first() else {
-            return Ok(false);
-        };
-        let depth = entry.depth;
-        let url = match Url::parse(&entry.url) {
-            Ok(url) => url,
-            Err(e) => {
-                let mut record = self.new_record(&entry, Verdict::Error);
-                record.error = Some(format!("stored URL does not parse: {e}"));
-                self.apply(
-                    Commit {
+            match self.frontier.next(now, &mut gate)? {
+                Step::Wait(wake) => return Ok(wake),
+                Step::Robots { host, origin } => self.spawn_robots(host, origin),
+                Step::Fetch {
+                    host,
+                    key,
+                    entry,
+                    url,
+                } => self.spawn_page(host, key, entry, url),
+                Step::Refuse {
+                    key,
+                    entry,
+                    verdict,
+                    reason,
+                } => {
+                    debug!(url = %entry.url, %reason, "not fetched");
+                    let mut record = self.new_record(&entry, verdict);
+                    record.error = Some(reason);
+                    let commit = Commit {
                         taken: vec![key],
                         ..Commit::default()
-                    },
-                    vec![record],
-                )?;
-                return Ok(true);
-            }
-        };
-        if let Some(max) = self.job.config.limits.max_pages_per_host
-            && host.fetched >= max
-        {
-            let mut record = self.new_record(&entry, Verdict::OutOfScope);
-            record.error = Some(format!("max_pages_per_host ({max}) reached"));
-            self.apply(
-                Commit {
-                    taken: vec![key],
-                    ..Commit::default()
-                },
-                vec![record],
-            )?;
-            return Ok(true);
-        }
-        if obey {
-            let allowed = host
-                .robots_ready(now)
-                .is_none_or(|rules| rules.allows(&url));
-            if !allowed {
-                let mut record = self.new_record(&entry, Verdict::RobotsDisallowed);
-                record.error = Some("disallowed by robots.txt".into());
-                debug!(url = %url, depth, "robots.txt disallows");
-                self.apply(
-                    Commit {
-                        taken: vec![key],
-                        ..Commit::default()
-                    },
-                    vec![record],
-                )?;
-                return Ok(true);
+                    };
+                    self.apply(commit, vec![record])?;
+                }
             }
         }
-        host.politeness.start(now, &self.job.config.politeness);
-        host.in_flight_keys.insert(key);
+    }
+
+    /// Fetches a host's robots.txt in a task of its own.
+    fn spawn_robots(&mut self, host: HostId, origin: Url) {
+        self.in_flight += 1;
+        let fetcher = Arc::clone(&self.fetcher);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let fetch = fetcher.fetch_robots(&origin).await;
+            let _ = tx.send(TaskResult::Robots { host, fetch });
+        });
+    }
+
+    /// Fetches a page in a task of its own, and analyses it on the blocking pool.
+    fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl, url: Url) {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = Arc::clone(&self.fetcher);
@@ -680,7 +484,6 @@ impl Coordinator {
                 analysis,
             });
         });
-        Ok(true)
     }
 
     fn new_record(&mut self, entry: &QueuedUrl, verdict: Verdict) -> Record {
@@ -700,15 +503,10 @@ impl Coordinator {
                 entry,
                 result,
                 analysis,
-            } => {
-                if let Some(runtime) = self.hosts.get_mut(&host) {
-                    runtime.in_flight_keys.remove(&key);
-                }
-                match result {
-                    Ok(page) => self.handle_page(host, key, entry, page, analysis),
-                    Err(failure) => self.handle_failure(host, key, entry, failure),
-                }
-            }
+            } => match result {
+                Ok(page) => self.handle_page(host, key, entry, page, analysis),
+                Err(failure) => self.handle_failure(host, key, entry, failure),
+            },
         }
     }
 
@@ -720,16 +518,10 @@ impl Coordinator {
         for response in &fetch.responses {
             self.archive(response, None, &[("robots-txt", "true".to_string())])?;
         }
-        let config = self.job.config.politeness.clone();
         let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
-        let Some(host) = self.hosts.get_mut(&id) else {
-            return Ok(());
-        };
         if fetch.rules.is_unavailable() {
-            warn!(host = %host.authority, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
-            host.politeness.finish(now, HostOutcome::Failed, &config);
-            host.robots = RobotsState::Unknown;
-            if host.politeness.is_parked() {
+            warn!(host = id, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
+            if self.frontier.robots_failed(id, now) {
                 let reason = format!(
                     "host parked: robots.txt unavailable ({:?})",
                     fetch.rules.source
@@ -737,15 +529,9 @@ impl Coordinator {
                 self.drain_host(id, Verdict::RobotsDisallowed, &reason)?;
             }
         } else {
-            host.politeness
-                .set_crawl_delay(fetch.rules.crawl_delay, &config);
-            host.politeness.finish(now, HostOutcome::Answered, &config);
-            debug!(host = %host.authority, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
+            debug!(host = id, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
             let sitemaps = fetch.rules.sitemaps.clone();
-            host.robots = RobotsState::Ready {
-                rules: fetch.rules,
-                until: now + ttl,
-            };
+            self.frontier.robots_read(id, fetch.rules, now, ttl);
             if self.job.config.links.sitemaps {
                 return self.queue_sitemaps(&sitemaps);
             }
@@ -771,7 +557,7 @@ impl Coordinator {
                 sitemap: true,
                 ..QueuedUrl::default()
             };
-            self.queue_url(&mut commit, &mut pending, &url, entry, 0)?;
+            self.queue(&mut commit, &mut pending, &url, entry, 0)?;
         }
         self.apply(commit, Vec::new())
     }
@@ -834,7 +620,7 @@ impl Coordinator {
             } else {
                 entry.depth
             };
-            self.queue_url(commit, &mut pending, &url, next, priority)?;
+            self.queue(commit, &mut pending, &url, next, priority)?;
             enqueued += 1;
         }
         record.enqueued = Some(enqueued);
@@ -848,26 +634,19 @@ impl Coordinator {
         verdict: Verdict,
         reason: &str,
     ) -> Result<(), EngineError> {
-        loop {
-            self.refill(id)?;
-            let Some(host) = self.hosts.get_mut(&id) else {
-                return Ok(());
-            };
-            let batch: Vec<(QueueKey, QueuedUrl)> =
-                std::mem::take(&mut host.buffer).into_iter().collect();
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let mut commit = Commit::default();
-            let mut records = Vec::new();
-            for (key, entry) in batch {
-                commit.taken.push(key);
-                let mut record = self.new_record(&entry, verdict);
-                record.error = Some(reason.to_string());
-                records.push(record);
-            }
-            self.apply(commit, records)?;
+        let drained = self.frontier.drain(id)?;
+        if drained.is_empty() {
+            return Ok(());
         }
+        let mut commit = Commit::default();
+        let mut records = Vec::new();
+        for (key, entry) in drained {
+            commit.taken.push(key);
+            let mut record = self.new_record(&entry, verdict);
+            record.error = Some(reason.to_string());
+            records.push(record);
+        }
+        self.apply(commit, records)
     }
 
     fn handle_failure(
@@ -879,14 +658,9 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let now = now();
         Progress::add(&self.progress.bytes, failure.wire_bytes);
-        let config = self.job.config.politeness.clone();
-        let parked = match self.hosts.get_mut(&id) {
-            Some(host) => {
-                host.politeness.finish(now, HostOutcome::Failed, &config);
-                host.politeness.is_parked()
-            }
-            None => false,
-        };
+        let parked = self
+            .frontier
+            .finished(id, Some(key), HostOutcome::Failed, now);
         if failure.kind.is_transient()
             && entry.attempts < self.job.config.fetch.max_retries
             && !parked
@@ -916,26 +690,9 @@ impl Coordinator {
     }
 
     /// Puts a URL back at the end of its host's queue for another attempt.
-    fn requeue(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
-        entry.attempts += 1;
-        let new_key = QueueKey {
-            order: self.next_order,
-            ..key
-        };
-        self.next_order += 1;
-        let mut commit = Commit {
-            taken: vec![key],
-            ..Commit::default()
-        };
-        commit.enqueue(new_key, url_key(&entry.url), entry.clone());
-        if let Some(host) = self.hosts.get_mut(&key.host) {
-            match host.cursor {
-                Some(cursor) if new_key <= cursor => {
-                    host.buffer.insert(new_key, entry);
-                }
-                _ => host.maybe_more = true,
-            }
-        }
+    fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        self.frontier.requeue(&mut commit, key, entry);
         self.apply(commit, Vec::new())
     }
 
@@ -948,21 +705,13 @@ impl Coordinator {
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
     ) -> Result<(), EngineError> {
         let now = now();
-        let config = self.job.config.politeness.clone();
         let outcome = match page.status {
             429 | 503 => HostOutcome::Throttled {
                 retry_after: page.retry_after(),
             },
             _ => HostOutcome::Answered,
         };
-        let parked = match self.hosts.get_mut(&id) {
-            Some(host) => {
-                host.politeness.finish(now, outcome, &config);
-                host.fetched += 1;
-                host.politeness.is_parked()
-            }
-            None => false,
-        };
+        let parked = self.frontier.finished(id, Some(key), outcome, now);
         self.pages_fetched += 1;
         Progress::add(&self.progress.pages, 1);
         Progress::add(&self.progress.bytes, page.wire_bytes);
@@ -1088,7 +837,7 @@ impl Coordinator {
             ..QueuedUrl::default()
         };
         let priority = self.priority_of(entry, 0.0, "");
-        self.queue_url(commit, &mut pending, &target, next, priority)?;
+        self.queue(commit, &mut pending, &target, next, priority)?;
         record.enqueued = Some(1);
         Ok(())
     }
@@ -1291,7 +1040,7 @@ impl Coordinator {
                             ..QueuedUrl::default()
                         };
                         let priority = self.priority_of(entry, page_score, &anchor);
-                        self.queue_url(commit, &mut pending, &url, next, priority)?;
+                        self.queue(commit, &mut pending, &url, next, priority)?;
                         enqueued += 1;
                     }
                 }
@@ -1372,15 +1121,7 @@ impl Coordinator {
                 SHARED,
             )?;
         }
-        let queued: u64 = self
-            .hosts
-            .keys()
-            .map(|id| {
-                self.store
-                    .pending(*id, None, usize::MAX)
-                    .map(|p| p.len() as u64)
-            })
-            .sum::<Result<u64, _>>()?;
+        let queued = self.frontier.queued()?;
         let report = Report::build(
             self.store.as_ref(),
             queued,
@@ -1422,14 +1163,5 @@ impl Originals for StoreOriginals<'_> {
     }
     fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
         Ok(self.0.anchors(seq)?)
-    }
-}
-
-/// Keeps a host's buffer bounded: the keys past the limit stay in the store only.
-fn trim_buffer(host: &mut HostRuntime) {
-    while host.buffer.len() > 2 * HOST_BUFFER {
-        host.buffer.pop_last();
-        host.cursor = host.buffer.last_key_value().map(|(k, _)| *k);
-        host.maybe_more = true;
     }
 }

@@ -38,6 +38,7 @@ mod config;
 mod corpus;
 mod crawl;
 mod error;
+mod frontier;
 mod output;
 mod progress;
 mod record;
@@ -52,6 +53,7 @@ pub use crate::config::{
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, crawl, crawl_with};
 pub use crate::error::EngineError;
+pub use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict};
 pub use crate::report::{DedupTiming, Report};

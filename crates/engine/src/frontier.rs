@@ -1,0 +1,510 @@
+//! The frontier: which URL is fetched next. Per-host queues (kept in the store, a window of
+//! each in memory), the seen set, per-host politeness and robots.txt rules, and the leases
+//! of URLs in flight. The coordinator asks it for the next [`Step`] and reports how each
+//! request ended; it never looks inside.
+//!
+//! [`Frontier`] is the interface; [`StoreFrontier`] keeps the queues in the job's
+//! [`CrawlStore`] (one process). A frontier shared by several workers implements the same
+//! trait over a shared store.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nearcrawl_fetch::RobotsRules;
+use nearcrawl_frontier::{CanonicalUrl, HostOutcome, HostPoliteness, PolitenessConfig};
+use nearcrawl_store::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, UrlKey, url_key};
+use url::Url;
+
+use crate::error::EngineError;
+use crate::record::Verdict;
+
+/// URLs of one host held in memory; the rest stay in the store.
+const HOST_BUFFER: usize = 64;
+
+/// How long to sleep when only a finishing request can make more work ready.
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// What the coordinator should do next.
+#[derive(Debug)]
+pub enum Step {
+    /// Fetch the robots.txt of `host` at `origin` (`scheme://authority/`).
+    Robots {
+        /// The host.
+        host: HostId,
+        /// Its origin.
+        origin: Url,
+    },
+    /// Fetch `url`: leased until [`Frontier::finished`] is told how it ended.
+    Fetch {
+        /// The host.
+        host: HostId,
+        /// Its queue key.
+        key: QueueKey,
+        /// The queued URL.
+        entry: QueuedUrl,
+        /// The URL, parsed.
+        url: Url,
+    },
+    /// Do not fetch this queued URL: record it with this verdict and reason (and take its key).
+    Refuse {
+        /// Its queue key.
+        key: QueueKey,
+        /// The queued URL.
+        entry: QueuedUrl,
+        /// Robots-disallowed, out of scope (per-host limit) or error (unparsable).
+        verdict: Verdict,
+        /// Why.
+        reason: String,
+    },
+    /// Nothing may start now: look again at this instant (or when a request finishes);
+    /// `None` when no host has work left.
+    Wait(Option<Instant>),
+}
+
+/// The frontier as the coordinator uses it.
+pub trait Frontier {
+    /// Whether `key` was queued or decided before.
+    fn is_seen(&self, key: &UrlKey) -> Result<bool, EngineError>;
+    /// Queues `url` at `priority` (lower first) as part of `commit`, which reaches the store
+    /// with the decision that found the URL.
+    fn enqueue(
+        &mut self,
+        commit: &mut Commit,
+        url: &CanonicalUrl,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<(), EngineError>;
+    /// Puts leased `key` back at the end of its host's queue for another attempt, as part of
+    /// `commit`.
+    fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl);
+    /// Starts a round over the hosts at `now`: [`Frontier::next`] then hands out what may
+    /// start, host by host, until the round ends with [`Step::Wait`].
+    fn begin_round(&mut self, now: Instant);
+    /// The next step of the round. `gate` is asked before a request starts and answers
+    /// when it may, if not now (a global rate limit).
+    fn next(
+        &mut self,
+        now: Instant,
+        gate: &mut dyn FnMut() -> Option<Instant>,
+    ) -> Result<Step, EngineError>;
+    /// When the round would have looked again, had it been left here (the caller is busy).
+    fn round_wake(&self, now: Instant) -> Instant;
+    /// A request of `host` ended at `now` (`key`: the page's lease, `None` for robots.txt).
+    /// Returns whether the host is now parked (given up after repeated failures).
+    fn finished(
+        &mut self,
+        host: HostId,
+        key: Option<QueueKey>,
+        outcome: HostOutcome,
+        now: Instant,
+    ) -> bool;
+    /// The robots.txt of `host` was read at `now`; its rules hold for `ttl`.
+    fn robots_read(&mut self, host: HostId, rules: RobotsRules, now: Instant, ttl: Duration);
+    /// The robots.txt of `host` could not be had: the host waits (backs off) as after a
+    /// failure. Returns whether it is now parked.
+    fn robots_failed(&mut self, host: HostId, now: Instant) -> bool;
+    /// Takes every queued URL of `host` out (a parked host): the caller records them.
+    fn drain(&mut self, host: HostId) -> Result<Vec<(QueueKey, QueuedUrl)>, EngineError>;
+    /// URLs still queued, all hosts.
+    fn queued(&self) -> Result<u64, EngineError>;
+    /// The next queue order number (a counter the caller persists with each commit).
+    fn next_order(&self) -> u64;
+}
+
+/// The robots.txt state of a host.
+enum RobotsState {
+    Unknown,
+    Fetching,
+    Ready { rules: RobotsRules, until: Instant },
+}
+
+/// One host's runtime state.
+struct HostRuntime {
+    /// `scheme://authority/`, for robots.txt.
+    origin: Option<Url>,
+    politeness: HostPoliteness,
+    robots: RobotsState,
+    /// The host's first queued URLs, in queue order.
+    buffer: BTreeMap<QueueKey, QueuedUrl>,
+    /// Every key up to this one has been loaded into the buffer (or decided).
+    cursor: Option<QueueKey>,
+    /// The store may hold URLs past the cursor.
+    maybe_more: bool,
+    /// Pages fetched from this host in this job.
+    fetched: u64,
+    /// Queue keys being fetched (leased): still in the store until decided, never loaded
+    /// twice.
+    in_flight_keys: HashSet<QueueKey>,
+}
+
+impl HostRuntime {
+    fn new(now: Instant) -> HostRuntime {
+        HostRuntime {
+            origin: None,
+            politeness: HostPoliteness::new(now),
+            robots: RobotsState::Unknown,
+            buffer: BTreeMap::new(),
+            cursor: None,
+            maybe_more: true,
+            fetched: 0,
+            in_flight_keys: HashSet::new(),
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.buffer.is_empty() || self.maybe_more
+    }
+
+    fn robots_ready(&self, now: Instant) -> Option<&RobotsRules> {
+        match &self.robots {
+            RobotsState::Ready { rules, until } if *until > now => Some(rules),
+            _ => None,
+        }
+    }
+
+    /// Keeps the buffer bounded: the keys past the limit stay in the store only.
+    fn trim_buffer(&mut self) {
+        while self.buffer.len() > 2 * HOST_BUFFER {
+            self.buffer.pop_last();
+            self.cursor = self.buffer.last_key_value().map(|(k, _)| *k);
+            self.maybe_more = true;
+        }
+    }
+}
+
+/// How the frontier schedules: the job's politeness, robots and per-host limits.
+#[derive(Debug, Clone)]
+pub struct FrontierConfig {
+    /// Per-host connections, delays and back-off.
+    pub politeness: PolitenessConfig,
+    /// Fetch robots.txt first and obey it.
+    pub obey_robots: bool,
+    /// Pages fetched from one host before its other URLs are refused.
+    pub max_pages_per_host: Option<u64>,
+}
+
+/// A [`Frontier`] whose queues and seen set are the job's [`CrawlStore`].
+pub struct StoreFrontier {
+    store: Arc<dyn CrawlStore>,
+    config: FrontierConfig,
+    hosts: BTreeMap<HostId, HostRuntime>,
+    host_ids: HashMap<String, HostId>,
+    /// Round-robin position among hosts: where the next round starts.
+    next_host: HostId,
+    next_order: u64,
+    /// The hosts of the current round, the position in it, and the earliest wake seen.
+    round: Vec<HostId>,
+    round_pos: usize,
+    round_wake: Option<Instant>,
+}
+
+impl StoreFrontier {
+    /// The frontier of the job in `store` (its hosts reloaded on resume), next queue order
+    /// `next_order`.
+    pub fn open(
+        store: Arc<dyn CrawlStore>,
+        config: FrontierConfig,
+        next_order: u64,
+        now: Instant,
+    ) -> Result<StoreFrontier, EngineError> {
+        let mut frontier = StoreFrontier {
+            store,
+            config,
+            hosts: BTreeMap::new(),
+            host_ids: HashMap::new(),
+            next_host: 0,
+            next_order,
+            round: Vec::new(),
+            round_pos: 0,
+            round_wake: None,
+        };
+        for (id, authority) in frontier.store.hosts()? {
+            frontier.add_host(id, authority, now);
+        }
+        Ok(frontier)
+    }
+
+    fn add_host(&mut self, id: HostId, authority: String, now: Instant) {
+        self.host_ids.insert(authority, id);
+        self.hosts.insert(id, HostRuntime::new(now));
+    }
+
+    fn host_for(&mut self, url: &CanonicalUrl, now: Instant) -> Result<HostId, EngineError> {
+        let authority = url.authority();
+        if let Some(id) = self.host_ids.get(&authority) {
+            return Ok(*id);
+        }
+        let id = self.store.host_id(&authority)?;
+        self.add_host(id, authority, now);
+        Ok(id)
+    }
+
+    /// Loads more of a host's queue from the store when its buffer ran dry.
+    fn refill(&mut self, id: HostId) -> Result<(), EngineError> {
+        let Some(host) = self.hosts.get(&id) else {
+            return Ok(());
+        };
+        if !host.buffer.is_empty() || !host.maybe_more {
+            return Ok(());
+        }
+        let loaded = self.store.pending(id, host.cursor, HOST_BUFFER)?;
+        let Some(host) = self.hosts.get_mut(&id) else {
+            return Ok(());
+        };
+        host.maybe_more = loaded.len() == HOST_BUFFER;
+        if let Some((last, _)) = loaded.last() {
+            host.cursor = Some(*last);
+        }
+        if host.origin.is_none() {
+            host.origin = loaded
+                .first()
+                .and_then(|(_, e)| Url::parse(&e.url).ok())
+                .and_then(|u| u.join("/").ok());
+        }
+        let in_flight = &host.in_flight_keys;
+        host.buffer
+            .extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
+        Ok(())
+    }
+
+    /// The host's next step (robots.txt first), or `None` when it has to wait.
+    fn take(&mut self, id: HostId, now: Instant) -> Option<Step> {
+        let obey = self.config.obey_robots;
+        let host = self.hosts.get_mut(&id)?;
+        if obey && host.robots_ready(now).is_none() {
+            if matches!(host.robots, RobotsState::Fetching) {
+                return None;
+            }
+            let origin = host.origin.clone()?;
+            host.robots = RobotsState::Fetching;
+            host.politeness.start(now, &self.config.politeness);
+            return Some(Step::Robots { host: id, origin });
+        }
+        let (key, entry) = host.buffer.pop_first()?;
+        let url = match Url::parse(&entry.url) {
+            Ok(url) => url,
+            Err(e) => {
+                let reason = format!("stored URL does not parse: {e}");
+                return Some(refuse(key, entry, Verdict::Error, reason));
+            }
+        };
+        if let Some(max) = self.config.max_pages_per_host
+            && host.fetched >= max
+        {
+            let reason = format!("max_pages_per_host ({max}) reached");
+            return Some(refuse(key, entry, Verdict::OutOfScope, reason));
+        }
+        if obey
+            && !host
+                .robots_ready(now)
+                .is_none_or(|rules| rules.allows(&url))
+        {
+            let reason = "disallowed by robots.txt".to_string();
+            return Some(refuse(key, entry, Verdict::RobotsDisallowed, reason));
+        }
+        host.politeness.start(now, &self.config.politeness);
+        host.in_flight_keys.insert(key);
+        Some(Step::Fetch {
+            host: id,
+            key,
+            entry,
+            url,
+        })
+    }
+}
+
+fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
+    Step::Refuse {
+        key,
+        entry,
+        verdict,
+        reason,
+    }
+}
+
+impl Frontier for StoreFrontier {
+    fn is_seen(&self, key: &UrlKey) -> Result<bool, EngineError> {
+        Ok(self.store.is_seen(key)?)
+    }
+
+    fn enqueue(
+        &mut self,
+        commit: &mut Commit,
+        url: &CanonicalUrl,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<(), EngineError> {
+        let host = self.host_for(url, crate::crawl::now())?;
+        let key = QueueKey {
+            host,
+            priority,
+            order: self.next_order,
+        };
+        self.next_order += 1;
+        commit.enqueue(key, url_key(url.as_str()), entry.clone());
+        if let Some(runtime) = self.hosts.get_mut(&host) {
+            if runtime.origin.is_none() {
+                runtime.origin = url.as_url().join("/").ok();
+            }
+            match runtime.cursor {
+                Some(cursor) if key <= cursor => {
+                    runtime.buffer.insert(key, entry);
+                    runtime.trim_buffer();
+                }
+                _ => runtime.maybe_more = true,
+            }
+        }
+        Ok(())
+    }
+
+    fn requeue(&mut self, commit: &mut Commit, key: QueueKey, mut entry: QueuedUrl) {
+        entry.attempts += 1;
+        let new_key = QueueKey {
+            order: self.next_order,
+            ..key
+        };
+        self.next_order += 1;
+        commit.taken.push(key);
+        commit.enqueue(new_key, url_key(&entry.url), entry.clone());
+        if let Some(host) = self.hosts.get_mut(&key.host) {
+            match host.cursor {
+                Some(cursor) if new_key <= cursor => {
+                    host.buffer.insert(new_key, entry);
+                }
+                _ => host.maybe_more = true,
+            }
+        }
+    }
+
+    fn begin_round(&mut self, _now: Instant) {
+        self.round = self
+            .hosts
+            .range(self.next_host..)
+            .chain(self.hosts.range(..self.next_host))
+            .map(|(id, _)| *id)
+            .collect();
+        self.round_pos = 0;
+        self.round_wake = None;
+    }
+
+    fn next(
+        &mut self,
+        now: Instant,
+        gate: &mut dyn FnMut() -> Option<Instant>,
+    ) -> Result<Step, EngineError> {
+        while let Some(&id) = self.round.get(self.round_pos) {
+            self.refill(id)?;
+            let Some(host) = self.hosts.get(&id) else {
+                self.round_pos += 1;
+                continue;
+            };
+            if !host.has_work() || host.politeness.is_parked() {
+                self.round_pos += 1;
+                continue;
+            }
+            let Some(ready_at) = host.politeness.ready_at(&self.config.politeness) else {
+                // At its connection limit: it wakes the loop when a request finishes.
+                self.round_wake = Some(self.round_wake.unwrap_or(now + IDLE));
+                self.round_pos += 1;
+                continue;
+            };
+            if ready_at > now {
+                self.round_wake = Some(self.round_wake.map_or(ready_at, |w| w.min(ready_at)));
+                self.round_pos += 1;
+                continue;
+            }
+            if let Some(at) = gate() {
+                return Ok(Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at)))));
+            }
+            match self.take(id, now) {
+                Some(step) => return Ok(step),
+                None => self.round_pos += 1,
+            }
+        }
+        // The round is over: the next one starts one host further on.
+        self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
+        Ok(Step::Wait(self.round_wake.take()))
+    }
+
+    fn round_wake(&self, now: Instant) -> Instant {
+        self.round_wake.unwrap_or(now + IDLE)
+    }
+
+    fn finished(
+        &mut self,
+        host: HostId,
+        key: Option<QueueKey>,
+        outcome: HostOutcome,
+        now: Instant,
+    ) -> bool {
+        let Some(runtime) = self.hosts.get_mut(&host) else {
+            return false;
+        };
+        if let Some(key) = key {
+            runtime.in_flight_keys.remove(&key);
+            if !matches!(outcome, HostOutcome::Failed) {
+                runtime.fetched += 1;
+            }
+        }
+        runtime
+            .politeness
+            .finish(now, outcome, &self.config.politeness);
+        runtime.politeness.is_parked()
+    }
+
+    fn robots_read(&mut self, host: HostId, rules: RobotsRules, now: Instant, ttl: Duration) {
+        let config = &self.config.politeness;
+        let Some(runtime) = self.hosts.get_mut(&host) else {
+            return;
+        };
+        runtime
+            .politeness
+            .set_crawl_delay(rules.crawl_delay, config);
+        runtime
+            .politeness
+            .finish(now, HostOutcome::Answered, config);
+        runtime.robots = RobotsState::Ready {
+            rules,
+            until: now + ttl,
+        };
+    }
+
+    fn robots_failed(&mut self, host: HostId, now: Instant) -> bool {
+        let Some(runtime) = self.hosts.get_mut(&host) else {
+            return false;
+        };
+        runtime
+            .politeness
+            .finish(now, HostOutcome::Failed, &self.config.politeness);
+        runtime.robots = RobotsState::Unknown;
+        runtime.politeness.is_parked()
+    }
+
+    fn drain(&mut self, host: HostId) -> Result<Vec<(QueueKey, QueuedUrl)>, EngineError> {
+        let mut drained = Vec::new();
+        loop {
+            self.refill(host)?;
+            let Some(runtime) = self.hosts.get_mut(&host) else {
+                return Ok(drained);
+            };
+            let batch = std::mem::take(&mut runtime.buffer);
+            if batch.is_empty() {
+                return Ok(drained);
+            }
+            drained.extend(batch);
+        }
+    }
+
+    fn queued(&self) -> Result<u64, EngineError> {
+        let mut queued = 0;
+        for id in self.hosts.keys() {
+            queued += self.store.pending(*id, None, usize::MAX)?.len() as u64;
+        }
+        Ok(queued)
+    }
+
+    fn next_order(&self) -> u64 {
+        self.next_order
+    }
+}
