@@ -122,7 +122,7 @@ async fn run_job(
 }
 
 /// Now, by the scheduling clock: tokio's, so paused time in tests pauses politeness too.
-pub(crate) fn now() -> Instant {
+fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 

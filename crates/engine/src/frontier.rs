@@ -197,6 +197,9 @@ pub struct StoreFrontier {
     round: Vec<HostId>,
     round_pos: usize,
     round_wake: Option<Instant>,
+    /// The latest instant the frontier was told of: a host first seen now is ready from
+    /// then (the frontier reads no clock of its own).
+    last_now: Instant,
 }
 
 impl StoreFrontier {
@@ -218,6 +221,7 @@ impl StoreFrontier {
             round: Vec::new(),
             round_pos: 0,
             round_wake: None,
+            last_now: now,
         };
         for (id, authority) in frontier.store.hosts()? {
             frontier.add_host(id, authority, now);
@@ -230,7 +234,8 @@ impl StoreFrontier {
         self.hosts.insert(id, HostRuntime::new(now));
     }
 
-    fn host_for(&mut self, url: &CanonicalUrl, now: Instant) -> Result<HostId, EngineError> {
+    fn host_for(&mut self, url: &CanonicalUrl) -> Result<HostId, EngineError> {
+        let now = self.last_now;
         let authority = url.authority();
         if let Some(id) = self.host_ids.get(&authority) {
             return Ok(*id);
@@ -335,7 +340,7 @@ impl Frontier for StoreFrontier {
         entry: QueuedUrl,
         priority: u32,
     ) -> Result<(), EngineError> {
-        let host = self.host_for(url, crate::crawl::now())?;
+        let host = self.host_for(url)?;
         let key = QueueKey {
             host,
             priority,
@@ -377,7 +382,8 @@ impl Frontier for StoreFrontier {
         }
     }
 
-    fn begin_round(&mut self, _now: Instant) {
+    fn begin_round(&mut self, now: Instant) {
+        self.last_now = self.last_now.max(now);
         self.round = self
             .hosts
             .range(self.next_host..)
@@ -438,6 +444,7 @@ impl Frontier for StoreFrontier {
         outcome: HostOutcome,
         now: Instant,
     ) -> bool {
+        self.last_now = self.last_now.max(now);
         let Some(runtime) = self.hosts.get_mut(&host) else {
             return false;
         };
@@ -508,3 +515,6 @@ impl Frontier for StoreFrontier {
         self.next_order
     }
 }
+
+#[cfg(test)]
+mod tests;

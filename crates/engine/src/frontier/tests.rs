@@ -1,0 +1,250 @@
+//! The frontier alone: an in-memory store, time passed in, no fetching.
+
+use nearcrawl_fetch::RobotsSource;
+use nearcrawl_store::MemoryStore;
+
+use super::*;
+
+fn config() -> FrontierConfig {
+    FrontierConfig {
+        politeness: PolitenessConfig {
+            per_host_delay_ms: 1_000,
+            backoff_initial_ms: 2_000,
+            ..PolitenessConfig::default()
+        },
+        obey_robots: true,
+        max_pages_per_host: None,
+    }
+}
+
+fn frontier(config: FrontierConfig, t0: Instant) -> StoreFrontier {
+    StoreFrontier::open(Arc::new(MemoryStore::default()), config, 0, t0).unwrap()
+}
+
+/// Queues `urls` (with priorities) in one commit, as a decision would.
+fn enqueue(frontier: &mut StoreFrontier, urls: &[(&str, u32)]) -> Commit {
+    let mut commit = Commit::default();
+    for (url, priority) in urls {
+        let url = CanonicalUrl::parse(url).unwrap();
+        let entry = QueuedUrl {
+            url: url.to_string(),
+            ..QueuedUrl::default()
+        };
+        frontier
+            .enqueue(&mut commit, &url, entry, *priority)
+            .unwrap();
+    }
+    commit
+}
+
+fn commit(frontier: &StoreFrontier, commit: Commit) {
+    frontier.store.commit(commit).unwrap();
+}
+
+fn no_gate() -> Option<Instant> {
+    None
+}
+
+/// The steps of one round at `now`.
+fn round(frontier: &mut StoreFrontier, now: Instant) -> Vec<Step> {
+    frontier.begin_round(now);
+    let mut steps = Vec::new();
+    loop {
+        let step = frontier.next(now, &mut no_gate).unwrap();
+        let wait = matches!(step, Step::Wait(_));
+        steps.push(step);
+        if wait {
+            return steps;
+        }
+    }
+}
+
+fn urls(steps: &[Step]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Robots { origin, .. } => Some(format!("robots {origin}")),
+            Step::Fetch { url, .. } => Some(url.to_string()),
+            Step::Refuse { entry, reason, .. } => Some(format!("refuse {} ({reason})", entry.url)),
+            Step::Wait(_) => None,
+        })
+        .collect()
+}
+
+fn allow_all() -> RobotsRules {
+    RobotsRules::allow_all(RobotsSource::Missing(404))
+}
+
+#[test]
+fn robots_txt_first_then_one_url_per_delay_in_priority_order() {
+    let t0 = Instant::now();
+    let mut f = frontier(config(), t0);
+    let c = enqueue(
+        &mut f,
+        &[("http://a.example/low", 5), ("http://a.example/high", 1)],
+    );
+    commit(&f, c);
+    let steps = round(&mut f, t0);
+    assert_eq!(urls(&steps), ["robots http://a.example/"]);
+    let Step::Robots { host, .. } = steps[0] else {
+        unreachable!()
+    };
+    f.robots_read(host, allow_all(), t0, Duration::from_secs(3600));
+    // One connection per host and a delay of 1 s from the robots.txt answer.
+    let Step::Wait(Some(at)) = round(&mut f, t0).pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(at, t0 + Duration::from_secs(1));
+    let at = t0 + Duration::from_secs(1);
+    let steps = round(&mut f, at);
+    assert_eq!(urls(&steps), ["http://a.example/high"]);
+    let Step::Fetch { key, .. } = steps[0] else {
+        unreachable!()
+    };
+    assert!(
+        f.queued().unwrap() == 2,
+        "a leased URL stays queued until decided"
+    );
+    assert!(!f.finished(host, Some(key), HostOutcome::Answered, at));
+    commit(
+        &f,
+        Commit {
+            taken: vec![key],
+            ..Commit::default()
+        },
+    );
+    let steps = round(&mut f, at + Duration::from_secs(1));
+    assert_eq!(urls(&steps), ["http://a.example/low"]);
+}
+
+#[test]
+fn hosts_take_turns_and_a_busy_host_does_not_hold_the_others() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(
+        &mut f,
+        &[
+            ("http://a.example/1", 0),
+            ("http://a.example/2", 0),
+            ("http://b.example/1", 0),
+        ],
+    );
+    commit(&f, c);
+    let steps = round(&mut f, t0);
+    assert_eq!(urls(&steps), ["http://a.example/1", "http://b.example/1"]);
+    // Both at their connection limit: nothing more until a request finishes.
+    assert!(matches!(steps.last(), Some(Step::Wait(Some(_)))));
+}
+
+#[test]
+fn refused_urls_name_their_rule() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.max_pages_per_host = Some(1);
+    cfg.politeness.per_host_delay_ms = 0;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(
+        &mut f,
+        &[
+            ("http://a.example/private/x", 0),
+            ("http://a.example/1", 1),
+            ("http://a.example/2", 2),
+        ],
+    );
+    commit(&f, c);
+    let Step::Robots { host, .. } = round(&mut f, t0).remove(0) else {
+        panic!()
+    };
+    let rules =
+        RobotsRules::from_response("nearcrawl", 200, b"User-agent: *\nDisallow: /private/\n");
+    f.robots_read(host, rules, t0, Duration::from_secs(3600));
+    let steps = round(&mut f, t0);
+    assert_eq!(
+        urls(&steps),
+        [
+            "refuse http://a.example/private/x (disallowed by robots.txt)",
+            "http://a.example/1"
+        ]
+    );
+    let Step::Fetch { key, .. } = steps[1] else {
+        unreachable!()
+    };
+    f.finished(host, Some(key), HostOutcome::Answered, t0);
+    let steps = round(&mut f, t0);
+    assert_eq!(
+        urls(&steps),
+        ["refuse http://a.example/2 (max_pages_per_host (1) reached)"]
+    );
+}
+
+#[test]
+fn a_requeued_url_goes_to_the_back_and_failures_back_off_then_park() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.max_consecutive_failures = 2;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(
+        &mut f,
+        &[("http://a.example/1", 0), ("http://a.example/2", 0)],
+    );
+    commit(&f, c);
+    let steps = round(&mut f, t0);
+    let Step::Fetch {
+        host,
+        key,
+        ref entry,
+        ..
+    } = steps[0]
+    else {
+        panic!()
+    };
+    let parked = f.finished(host, Some(key), HostOutcome::Failed, t0);
+    assert!(!parked);
+    let mut c = Commit::default();
+    f.requeue(&mut c, key, entry.clone());
+    commit(&f, c);
+    // Back-off (2 s) instead of the delay, and /1 now after /2.
+    let Step::Wait(Some(at)) = round(&mut f, t0).pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(at, t0 + Duration::from_secs(2));
+    let steps = round(&mut f, at);
+    assert_eq!(urls(&steps), ["http://a.example/2"]);
+    let Step::Fetch { key, .. } = steps[0] else {
+        unreachable!()
+    };
+    assert!(
+        f.finished(host, Some(key), HostOutcome::Failed, at),
+        "second failure in a row parks"
+    );
+    let drained: Vec<String> = f
+        .drain(host)
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e.url)
+        .collect();
+    assert_eq!(
+        drained,
+        ["http://a.example/1"],
+        "the leased /2 is the caller's to record"
+    );
+    assert!(matches!(round(&mut f, at).as_slice(), [Step::Wait(None)]));
+}
+
+#[test]
+fn the_gate_holds_a_ready_request_without_losing_it() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(&mut f, &[("http://a.example/1", 0)]);
+    commit(&f, c);
+    f.begin_round(t0);
+    let later = t0 + Duration::from_millis(250);
+    let step = f.next(t0, &mut || Some(later)).unwrap();
+    assert!(matches!(step, Step::Wait(Some(at)) if at == later));
+    assert_eq!(urls(&round(&mut f, later)), ["http://a.example/1"]);
+}
