@@ -25,14 +25,21 @@ use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 use url::Url;
 
+use crate::archive::Archive;
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
-use crate::output::RecordsFile;
 use crate::progress::Progress;
 use crate::record::{Record, Verdict, rfc3339};
 use crate::report::Report;
-use crate::warc::{Original, WarcFetch, WarcWriter};
+use crate::warc::{Original, WarcWriter};
+
+mod links;
+mod outcome;
+mod page;
+mod tasks;
+
+use tasks::TaskResult;
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
 const MAX_SITEMAP_URLS: usize = 50_000;
@@ -126,26 +133,6 @@ fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// What a task reports back. Each result moves once through the channel, so the size
-/// difference between variants costs nothing worth an allocation per page.
-#[allow(clippy::large_enum_variant)]
-enum TaskResult {
-    Robots {
-        host: HostId,
-        fetch: RobotsFetch,
-    },
-    Page {
-        host: HostId,
-        key: QueueKey,
-        entry: QueuedUrl,
-        result: Result<Fetched, FetchFailure>,
-        /// The page analysed on the blocking pool (extracted, its host's template removed,
-        /// tokenized) and how long it took, or the panic that stopped it; `None` when the
-        /// response is not an HTML or text page.
-        analysis: Option<Result<(PageAnalysis, Duration), String>>,
-    },
-}
-
 struct Coordinator {
     job: Job,
     store: Arc<dyn CrawlStore>,
@@ -161,8 +148,8 @@ struct Coordinator {
     next_seq: u64,
     pages_fetched: u64,
     robots_bytes: u64,
-    records: RecordsFile,
-    warc: Option<WarcWriter>,
+    /// Where finished decisions go: store, records.jsonl, WARC, counters.
+    archive: Archive,
     limiter: Option<DefaultDirectRateLimiter>,
     in_flight: usize,
     stopping: bool,
@@ -216,17 +203,17 @@ impl Coordinator {
             counters: vec![("runs", run + 1)],
             ..Commit::default()
         })?;
-        let records =
-            RecordsFile::open(&job.out_dir.join("records.jsonl"), store.as_ref(), next_seq)?;
-        let warc = if job.config.output.warc {
-            let dir = job.out_dir.join("warc");
-            Some(
-                WarcWriter::new(&dir, run, job.config.output.warc_max_bytes)
-                    .map_err(|e| EngineError::io(&dir, e))?,
-            )
-        } else {
-            None
-        };
+        let archive = Archive::open(
+            &job.out_dir,
+            Arc::clone(&store),
+            next_seq,
+            run,
+            job.config
+                .output
+                .warc
+                .then_some(job.config.output.warc_max_bytes),
+            Arc::clone(&progress),
+        )?;
         let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
@@ -243,8 +230,7 @@ impl Coordinator {
             next_seq,
             pages_fetched,
             robots_bytes,
-            records,
-            warc,
+            archive,
             limiter,
             in_flight: 0,
             stopping: false,
@@ -313,34 +299,15 @@ impl Coordinator {
         Ok(pending.contains(key) || self.frontier.is_seen(key)?)
     }
 
-    /// Commits a decision and appends its records to `records.jsonl`.
+    /// Commits a decision (with the job's counters) and appends its records.
     fn apply(&mut self, mut commit: Commit, records: Vec<Record>) -> Result<(), EngineError> {
-        let lines: Vec<Vec<u8>> = records
-            .iter()
-            // A record holds strings and numbers only: serialising cannot fail.
-            .map(|record| serde_json::to_vec(record).unwrap_or_default())
-            .collect();
-        commit
-            .records
-            .extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
         commit.counters.extend([
             ("next_seq", self.next_seq),
             ("next_order", self.frontier.next_order()),
             ("pages_fetched", self.pages_fetched),
             ("robots_bytes", self.robots_bytes),
         ]);
-        let queued_delta = commit.enqueued.len() as i64 - commit.taken.len() as i64;
-        self.store.commit(commit)?;
-        let queued = Progress::get(&self.progress.queued) as i64 + queued_delta;
-        Progress::set(&self.progress.queued, queued.max(0) as u64);
-        for (record, line) in records.iter().zip(&lines) {
-            self.records.append(line)?;
-            Progress::add(&self.progress.decisions, 1);
-            if record.verdict == Verdict::Error {
-                Progress::add(&self.progress.errors, 1);
-            }
-        }
-        Ok(())
+        self.archive.commit(commit, &records)
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -354,7 +321,7 @@ impl Coordinator {
         loop {
             let now = now();
             let wake = self.launch_ready(now)?;
-            self.records.flush()?;
+            self.archive.flush_records()?;
             if self.in_flight == 0 && (self.stopping || wake.is_none()) {
                 return Ok(());
             }
@@ -431,61 +398,6 @@ impl Coordinator {
         }
     }
 
-    /// Fetches a host's robots.txt in a task of its own.
-    fn spawn_robots(&mut self, host: HostId, origin: Url) {
-        self.in_flight += 1;
-        let fetcher = Arc::clone(&self.fetcher);
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let fetch = fetcher.fetch_robots(&origin).await;
-            let _ = tx.send(TaskResult::Robots { host, fetch });
-        });
-    }
-
-    /// Fetches a page in a task of its own, and analyses it on the blocking pool.
-    fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl, url: Url) {
-        self.in_flight += 1;
-        Progress::set(&self.progress.in_flight, self.in_flight as u64);
-        let fetcher = Arc::clone(&self.fetcher);
-        let pages = self.stage.page_analyzer();
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let result = fetcher.fetch(&url).await;
-            let analysis = match &result {
-                Ok(page) if page.status == 200 && page.is_html_or_text() => {
-                    let body = page.body.clone();
-                    let content_type = page.content_type().map(str::to_owned);
-                    let url = page.url.clone();
-                    let is_plain = content_type
-                        .as_deref()
-                        .is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
-                    let analysed = tokio::task::spawn_blocking(move || {
-                        let clock = Instant::now();
-                        let extracted = if is_plain {
-                            Extracted::plain(String::from_utf8_lossy(&body).into_owned())
-                        } else {
-                            pages
-                                .analyzer()
-                                .extract_html(&body, content_type.as_deref(), &url)
-                        };
-                        let host = nearcrawl_frontier::authority(&url);
-                        (pages.analyze(&host, extracted), clock.elapsed())
-                    })
-                    .await;
-                    Some(analysed.map_err(|e| panic_message(e.into_panic())))
-                }
-                _ => None,
-            };
-            let _ = tx.send(TaskResult::Page {
-                host: id,
-                key,
-                entry,
-                result,
-                analysis,
-            });
-        });
-    }
-
     fn new_record(&mut self, entry: &QueuedUrl, verdict: Verdict) -> Record {
         let seq = self.take_seq();
         let mut record = Record::new(seq, entry.url.clone(), entry.depth, verdict);
@@ -510,608 +422,9 @@ impl Coordinator {
         }
     }
 
-    fn handle_robots(&mut self, id: HostId, fetch: RobotsFetch) -> Result<(), EngineError> {
-        let now = now();
-        let bytes: u64 = fetch.responses.iter().map(|r| r.wire_bytes).sum();
-        self.robots_bytes += bytes;
-        Progress::add(&self.progress.bytes, bytes);
-        for response in &fetch.responses {
-            self.archive(response, None, &[("robots-txt", "true".to_string())])?;
-        }
-        let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
-        if fetch.rules.is_unavailable() {
-            warn!(host = id, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
-            if self.frontier.robots_failed(id, now) {
-                let reason = format!(
-                    "host parked: robots.txt unavailable ({:?})",
-                    fetch.rules.source
-                );
-                self.drain_host(id, Verdict::RobotsDisallowed, &reason)?;
-            }
-        } else {
-            debug!(host = id, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
-            let sitemaps = fetch.rules.sitemaps.clone();
-            self.frontier.robots_read(id, fetch.rules, now, ttl);
-            if self.job.config.links.sitemaps {
-                return self.queue_sitemaps(&sitemaps);
-            }
-        }
-        // Stores the robots.txt byte count.
-        self.apply(Commit::default(), Vec::new())
-    }
-
-    /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
-    fn queue_sitemaps(&mut self, sitemaps: &[String]) -> Result<(), EngineError> {
-        let mut commit = Commit::default();
-        let mut pending = HashSet::new();
-        for raw in sitemaps {
-            let Ok(url) = CanonicalUrl::parse(raw) else {
-                continue;
-            };
-            let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, 0).is_err() {
-                continue;
-            }
-            let entry = QueuedUrl {
-                url: url.to_string(),
-                sitemap: true,
-                ..QueuedUrl::default()
-            };
-            self.queue(&mut commit, &mut pending, &url, entry, 0)?;
-        }
-        self.apply(commit, Vec::new())
-    }
-
-    /// A fetched sitemap: its URLs are queued like seeds, a sitemap index's like sitemaps.
-    fn decide_sitemap(
-        &mut self,
-        page: &Fetched,
-        entry: &QueuedUrl,
-        record: &mut Record,
-        commit: &mut Commit,
-    ) -> Result<(), EngineError> {
-        record.verdict = Verdict::Sitemap;
-        // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
-        let body = if page.body.starts_with(&[0x1f, 0x8b]) {
-            match nearcrawl_fetch::decode_content(
-                Some("gzip"),
-                &page.body,
-                self.job.config.fetch.max_body_bytes,
-            ) {
-                Ok((body, _)) => body,
-                Err(e) => {
-                    record.verdict = Verdict::Error;
-                    record.error = Some(format!("sitemap: {e}"));
-                    return Ok(());
-                }
-            }
-        } else {
-            page.body.clone()
-        };
-        let Some(sitemap) = read_sitemap(&String::from_utf8_lossy(&body)) else {
-            record.verdict = Verdict::Error;
-            record.error = Some("not a sitemap (no urlset or sitemapindex)".into());
-            return Ok(());
-        };
-        let (locs, nested) = match sitemap {
-            Sitemap::Pages(locs) => (locs, false),
-            Sitemap::Index(locs) => (locs, true),
-        };
-        record.outlinks = Some(locs.len() as u32);
-        let mut pending = HashSet::new();
-        let mut enqueued = 0;
-        for loc in locs.iter().take(MAX_SITEMAP_URLS) {
-            let Ok(url) = CanonicalUrl::parse(loc) else {
-                continue;
-            };
-            let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, entry.depth).is_err() {
-                continue;
-            }
-            let next = QueuedUrl {
-                url: url.to_string(),
-                depth: entry.depth,
-                parent: Some(record.seq),
-                sitemap: nested,
-                ..QueuedUrl::default()
-            };
-            let priority = if nested || self.relevance.is_some() {
-                0
-            } else {
-                entry.depth
-            };
-            self.queue(commit, &mut pending, &url, next, priority)?;
-            enqueued += 1;
-        }
-        record.enqueued = Some(enqueued);
-        Ok(())
-    }
-
-    /// Records every queued URL of a parked host, so none is retried forever or lost silently.
-    fn drain_host(
-        &mut self,
-        id: HostId,
-        verdict: Verdict,
-        reason: &str,
-    ) -> Result<(), EngineError> {
-        let drained = self.frontier.drain(id)?;
-        if drained.is_empty() {
-            return Ok(());
-        }
-        let mut commit = Commit::default();
-        let mut records = Vec::new();
-        for (key, entry) in drained {
-            commit.taken.push(key);
-            let mut record = self.new_record(&entry, verdict);
-            record.error = Some(reason.to_string());
-            records.push(record);
-        }
-        self.apply(commit, records)
-    }
-
-    fn handle_failure(
-        &mut self,
-        id: HostId,
-        key: QueueKey,
-        entry: QueuedUrl,
-        failure: FetchFailure,
-    ) -> Result<(), EngineError> {
-        let now = now();
-        Progress::add(&self.progress.bytes, failure.wire_bytes);
-        let parked = self
-            .frontier
-            .finished(id, Some(key), HostOutcome::Failed, now);
-        if failure.kind.is_transient()
-            && entry.attempts < self.job.config.fetch.max_retries
-            && !parked
-        {
-            debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
-            return self.requeue(key, entry);
-        }
-        let mut record = self.new_record(&entry, Verdict::Error);
-        record.bytes = failure.wire_bytes;
-        record.error = Some(format!("{:?}: {}", failure.kind, failure.message));
-        record.fetched_at = Some(rfc3339(SystemTime::now()));
-        self.apply(
-            Commit {
-                taken: vec![key],
-                ..Commit::default()
-            },
-            vec![record],
-        )?;
-        if parked {
-            let reason = format!(
-                "host parked after repeated failures (last: {})",
-                failure.message
-            );
-            self.drain_host(id, Verdict::Error, &reason)?;
-        }
-        Ok(())
-    }
-
-    /// Puts a URL back at the end of its host's queue for another attempt.
-    fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
-        let mut commit = Commit::default();
-        self.frontier.requeue(&mut commit, key, entry);
-        self.apply(commit, Vec::new())
-    }
-
-    fn handle_page(
-        &mut self,
-        id: HostId,
-        key: QueueKey,
-        entry: QueuedUrl,
-        page: Fetched,
-        analysis: Option<Result<(PageAnalysis, Duration), String>>,
-    ) -> Result<(), EngineError> {
-        let now = now();
-        let outcome = match page.status {
-            429 | 503 => HostOutcome::Throttled {
-                retry_after: page.retry_after(),
-            },
-            _ => HostOutcome::Answered,
-        };
-        let parked = self.frontier.finished(id, Some(key), outcome, now);
-        self.pages_fetched += 1;
-        Progress::add(&self.progress.pages, 1);
-        Progress::add(&self.progress.bytes, page.wire_bytes);
-
-        let retryable = matches!(page.status, 429 | 500 | 502 | 503 | 504);
-        if retryable && entry.attempts < self.job.config.fetch.max_retries && !parked {
-            self.archive(&page, None, &[])?;
-            debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
-            return self.requeue(key, entry);
-        }
-
-        let mut record = self.new_record(&entry, Verdict::Error);
-        record.status = Some(page.status);
-        record.bytes = page.wire_bytes;
-        record.content_type = page.content_type().map(str::to_owned);
-        record.truncated = page.truncated;
-        record.fetched_at = Some(rfc3339(page.started));
-        let mut commit = Commit {
-            taken: vec![key],
-            ..Commit::default()
-        };
-        let mut extra_records = Vec::new();
-
-        if (300..400).contains(&page.status) && page.status != 304 {
-            record.verdict = Verdict::Redirect;
-            self.decide_redirect(&page, &entry, &mut record, &mut commit, &mut extra_records)?;
-            self.archive(&page, None, &[("verdict", "redirect".into())])?;
-        } else if page.status != 200 {
-            record.error = Some(format!("HTTP {}", page.status));
-            self.archive(&page, None, &[("verdict", "error".into())])?;
-        } else if entry.sitemap {
-            self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
-            self.archive(&page, None, &[("verdict", record.verdict.as_str().into())])?;
-        } else if let Some(Err(panic)) = analysis {
-            record.error = Some(format!("page analysis panicked: {panic}"));
-            self.archive(&page, None, &[("verdict", "error".into())])?;
-        } else if let Some(Ok((analysis, took))) = analysis {
-            self.decide_page(
-                &page,
-                &entry,
-                analysis,
-                took,
-                &mut record,
-                &mut commit,
-                &mut extra_records,
-            )?;
-        } else {
-            record.verdict = Verdict::NotHtml;
-            self.archive(&page, None, &[("verdict", "not-html".into())])?;
-        }
-        let mut records = vec![record];
-        records.extend(extra_records);
-        self.apply(commit, records)?;
-        if parked {
-            self.drain_host(
-                id,
-                Verdict::Error,
-                "host parked after repeated 429/503 answers",
-            )?;
-        }
-        Ok(())
-    }
-
-    fn decide_redirect(
-        &mut self,
-        page: &Fetched,
-        entry: &QueuedUrl,
-        record: &mut Record,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
-    ) -> Result<(), EngineError> {
-        let target = match page.location() {
-            None => {
-                record.error = Some("redirect without Location".into());
-                return Ok(());
-            }
-            Some(Err(e)) => {
-                record.error = Some(e);
-                return Ok(());
-            }
-            Some(Ok(target)) => target,
-        };
-        let target = match CanonicalUrl::from_url(target) {
-            Ok(t) => t,
-            Err(e) => {
-                record.error = Some(format!("redirect target: {e}"));
-                return Ok(());
-            }
-        };
-        record.final_url = Some(target.to_string());
-        record.enqueued = Some(0);
-        if entry.redirects >= self.job.config.fetch.max_redirects {
-            record.verdict = Verdict::Error;
-            record.error = Some(format!(
-                "more than {} redirects",
-                self.job.config.fetch.max_redirects
-            ));
-            return Ok(());
-        }
-        let ukey = url_key(target.as_str());
-        let mut pending = HashSet::new();
-        if self.is_seen(&ukey, &pending)? {
-            // A loop, or a target reached another way: decided (or queued) once already.
-            return Ok(());
-        }
-        if let Err(reason) = self.scope.check(&target, entry.depth) {
-            self.record_out_of_scope(
-                &target,
-                ukey,
-                entry.depth,
-                record.seq,
-                &reason,
-                commit,
-                extra,
-            );
-            return Ok(());
-        }
-        let next = QueuedUrl {
-            url: target.to_string(),
-            depth: entry.depth,
-            parent: Some(record.seq),
-            redirects: entry.redirects + 1,
-            ..QueuedUrl::default()
-        };
-        let priority = self.priority_of(entry, 0.0, "");
-        self.queue(commit, &mut pending, &target, next, priority)?;
-        record.enqueued = Some(1);
-        Ok(())
-    }
-
-    /// Decides a discovered URL out of scope: a record of its own, and marked seen so it is
-    /// recorded once.
-    #[allow(clippy::too_many_arguments)]
-    fn record_out_of_scope(
-        &mut self,
-        url: &CanonicalUrl,
-        key: UrlKey,
-        depth: u32,
-        parent: u64,
-        reason: &OutOfScope,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
-    ) {
-        let mut out = Record::new(self.take_seq(), url.to_string(), depth, Verdict::OutOfScope);
-        out.parent = Some(parent);
-        out.error = Some(reason.to_string());
-        commit.seen.push(key);
-        extra.push(out);
-    }
-
-    /// The queue priority of a link found on a page of relevance `page_score`: its depth for
-    /// breadth-first crawls, its relevance for focused ones.
-    fn priority_of(&self, parent: &QueuedUrl, page_score: f32, anchor: &str) -> u32 {
-        match &self.relevance {
-            Some(relevance) => relevance.link_priority(page_score, anchor),
-            None => parent.depth + 1,
-        }
-    }
-
-    /// The stored record of an earlier decision.
-    fn record_of(&self, seq: u64) -> Result<Option<Record>, EngineError> {
-        Ok(self
-            .store
-            .record(seq)?
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn decide_page(
-        &mut self,
-        page: &Fetched,
-        entry: &QueuedUrl,
-        analysis: PageAnalysis,
-        analysis_time: Duration,
-        record: &mut Record,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
-    ) -> Result<(), EngineError> {
-        let clock = Instant::now();
-        let seq = record.seq;
-        let host = nearcrawl_frontier::authority(&page.url);
-        let judgement = self
-            .stage
-            .judge_analysed(analysis, &StoreOriginals(self.store.as_ref()))?;
-        let analysis = &judgement.analysis;
-        record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
-        let (header_noindex, header_nofollow) =
-            page.x_robots_tag(self.job.config.fetch.robots_agent());
-        let meta = analysis
-            .facts
-            .as_ref()
-            .map(|f| f.robots)
-            .unwrap_or_default();
-        let nofollow = header_nofollow || meta.nofollow;
-        if header_noindex || meta.noindex {
-            record.robots.push("noindex".into());
-        }
-        if nofollow {
-            record.robots.push("nofollow".into());
-        }
-        let title = analysis
-            .facts
-            .as_ref()
-            .and_then(|f| f.title.clone())
-            .unwrap_or_default();
-        let relevance = self
-            .relevance
-            .as_ref()
-            .map(|r| r.score(&format!("{title}\n{}", analysis.text)));
-        record.relevance = relevance;
-
-        // The original's record, read once: its URL and payload digest.
-        let original = match judgement.original {
-            Some(nearcrawl_dedup::Original::Kept(seq)) => self.record_of(seq)?,
-            _ => None,
-        };
-        record.verdict = Verdict::from(judgement.verdict);
-        match judgement.original {
-            Some(nearcrawl_dedup::Original::Kept(of)) => {
-                record.duplicate_of = original.as_ref().map(|r| r.url.clone());
-                record.cluster = Some(of);
-            }
-            Some(nearcrawl_dedup::Original::Shared(n)) => {
-                record.duplicate_of = self.shared_urls.get(n as usize).cloned();
-            }
-            None => record.cluster = Some(seq),
-        }
-        if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
-            let admission = self.stage.admit(seq, &host, &judgement);
-            if let Some((simhash, key)) = admission.fingerprint {
-                commit.unique = Some(UniquePage {
-                    seq,
-                    simhash: simhash.bits(),
-                });
-                commit.exact_key = Some((key.0.to_be_bytes(), seq));
-            }
-            commit.unique_text = admission.text.map(|text| (seq, text));
-            commit.unique_anchors = admission.anchors.map(|anchors| (seq, anchors));
-        } else {
-            record.distance = judgement.distance;
-            record.similarity = judgement
-                .similarity
-                .map(|similarity| (similarity * 1000.0).round() / 1000.0);
-            Progress::add(&self.progress.duplicates, 1);
-            debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?record.distance, "duplicate");
-        }
-        record.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
-        Progress::add(&self.progress.dedup_micros, record.dedup_us.unwrap_or(0));
-
-        // Outlinks: followed for unique pages; for duplicates only when configured or in the
-        // `--no-dedup` baseline.
-        let follow = &judgement.follow;
-        let expands = match (&self.relevance, relevance) {
-            (Some(r), Some(score)) => r.expands(score),
-            _ => true,
-        };
-        let mut links: Vec<(Url, String, bool)> = Vec::new();
-        if let Some(facts) = &analysis.facts {
-            links.extend(
-                facts
-                    .links
-                    .iter()
-                    .map(|l| (l.url.clone(), l.text.clone(), l.nofollow)),
-            );
-            if let Some(canonical) = facts
-                .canonical
-                .as_ref()
-                .and_then(|c| CanonicalUrl::from_url(c.clone()).ok())
-                && canonical.as_str() != entry.url
-            {
-                record.canonical = Some(canonical.to_string());
-                if self.job.config.links.follow_canonical {
-                    links.push((canonical.into_url(), String::new(), false));
-                }
-            }
-        }
-        record.outlinks = Some(links.len() as u32);
-        let (mut enqueued, mut dropped) = (0u32, 0u32);
-        let mut pending = HashSet::new();
-        // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
-        let baseline = !self.job.config.dedup.enabled;
-        let mut graph: Vec<String> = Vec::new();
-        if !nofollow && expands {
-            let follow_nofollow = self.job.config.links.follow_nofollow;
-            let page_score = relevance.unwrap_or(0.0);
-            for (link, anchor, link_nofollow) in links {
-                if link_nofollow && !follow_nofollow {
-                    continue;
-                }
-                let Ok(url) = CanonicalUrl::from_url(link) else {
-                    continue;
-                };
-                if baseline
-                    && self.scope.check(&url, entry.depth + 1).is_ok()
-                    && !graph.iter().any(|g| g == url.as_str())
-                {
-                    graph.push(url.to_string());
-                }
-                let ukey = url_key(url.as_str());
-                if self.is_seen(&ukey, &pending)? {
-                    continue;
-                }
-                pending.insert(ukey);
-                let skip = !follow.follows(&anchor);
-                match self.scope.check(&url, entry.depth + 1) {
-                    // A duplicate's links were never really discovered: no records for them.
-                    Err(_) if skip => {}
-                    Err(reason) => self.record_out_of_scope(
-                        &url,
-                        ukey,
-                        entry.depth + 1,
-                        seq,
-                        &reason,
-                        commit,
-                        extra,
-                    ),
-                    Ok(()) if skip => {
-                        commit.dropped.push(ukey);
-                        dropped += 1;
-                    }
-                    Ok(()) => {
-                        let next = QueuedUrl {
-                            url: url.to_string(),
-                            depth: entry.depth + 1,
-                            parent: Some(seq),
-                            ..QueuedUrl::default()
-                        };
-                        let priority = self.priority_of(entry, page_score, &anchor);
-                        self.queue(commit, &mut pending, &url, next, priority)?;
-                        enqueued += 1;
-                    }
-                }
-            }
-        }
-        record.enqueued = Some(enqueued);
-        if baseline {
-            record.links = Some(graph);
-        }
-        if *follow != Follow::All {
-            record.dropped = Some(dropped);
-            Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
-        }
-
-        // The archive: a byte-identical exact duplicate is a revisit of its original.
-        let digest = WarcWriter::digest(&page.wire_body);
-        let revisit = original.as_ref().filter(|o| {
-            record.verdict == Verdict::Exact && o.payload_digest.as_deref() == Some(digest.as_str())
-        });
-        let mut metadata = vec![
-            ("simhash", record.simhash.clone().unwrap_or_default()),
-            ("verdict", record.verdict.as_str().to_string()),
-        ];
-        if let Some(of) = &record.duplicate_of {
-            metadata.push(("duplicate-of", of.clone()));
-        }
-        if let Some(d) = record.distance {
-            metadata.push(("distance", d.to_string()));
-        }
-        let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
-        self.archive(
-            page,
-            revisit.as_ref().map(|(url, date)| Original { url, date }),
-            &metadata,
-        )?;
-        record.payload_digest = Some(digest);
-        Ok(())
-    }
-
-    /// Writes a response to the WARC files (when enabled).
-    fn archive(
-        &mut self,
-        page: &Fetched,
-        revisit_of: Option<Original<'_>>,
-        metadata: &[(&str, String)],
-    ) -> Result<(), EngineError> {
-        let Some(warc) = &mut self.warc else {
-            return Ok(());
-        };
-        let head = page.response_head();
-        let fetch = WarcFetch {
-            url: page.url.as_str(),
-            date: page.started,
-            ip: page.remote_addr.map(|a| a.ip().to_string()),
-            request_head: &page.request_head,
-            response_head: &head,
-            payload: &page.wire_body,
-        };
-        warc.write_fetch(&fetch, revisit_of, metadata)
-            .map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
-        Ok(())
-    }
-
     /// Flushes outputs and writes the report.
     fn finish(mut self) -> Result<Report, EngineError> {
-        self.records.flush()?;
-        if let Some(warc) = &mut self.warc {
-            warc.flush()
-                .map_err(|e| EngineError::io(&self.job.out_dir.join("warc"), e))?;
-        }
-        self.store.sync()?;
+        self.archive.finish()?;
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,
@@ -1132,36 +445,5 @@ impl Coordinator {
         )?;
         report.write(&self.job.out_dir)?;
         Ok(report)
-    }
-}
-
-/// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => match payload.downcast::<&'static str>() {
-            Ok(message) => (*message).to_string(),
-            Err(_) => "a panic without a message".into(),
-        },
-    }
-}
-
-/// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
-/// anchors of the unique pages it admitted.
-struct StoreOriginals<'a>(&'a dyn CrawlStore);
-
-impl Originals for StoreOriginals<'_> {
-    type Error = EngineError;
-    fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
-        Ok(self.0.unique_text(seq)?)
-    }
-    fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
-        Ok(self.0.exact_original(&key.0.to_be_bytes())?)
-    }
-    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
-        Ok(self.0.unique_simhash(seq)?.map(Fingerprint::new))
-    }
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
-        Ok(self.0.anchors(seq)?)
     }
 }

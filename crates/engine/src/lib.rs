@@ -34,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+mod archive;
 mod config;
 mod corpus;
 mod crawl;

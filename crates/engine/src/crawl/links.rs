@@ -1,0 +1,189 @@
+//! Links: which URLs a redirect, a sitemap or a page adds to the frontier, and the records
+//! of those it may not.
+
+use super::*;
+
+impl Coordinator {
+    /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
+    pub(super) fn queue_sitemaps(&mut self, sitemaps: &[String]) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        let mut pending = HashSet::new();
+        for raw in sitemaps {
+            let Ok(url) = CanonicalUrl::parse(raw) else {
+                continue;
+            };
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, 0).is_err() {
+                continue;
+            }
+            let entry = QueuedUrl {
+                url: url.to_string(),
+                sitemap: true,
+                ..QueuedUrl::default()
+            };
+            self.queue(&mut commit, &mut pending, &url, entry, 0)?;
+        }
+        self.apply(commit, Vec::new())
+    }
+
+    /// A fetched sitemap: its URLs are queued like seeds, a sitemap index's like sitemaps.
+    pub(super) fn decide_sitemap(
+        &mut self,
+        page: &Fetched,
+        entry: &QueuedUrl,
+        record: &mut Record,
+        commit: &mut Commit,
+    ) -> Result<(), EngineError> {
+        record.verdict = Verdict::Sitemap;
+        // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
+        let body = if page.body.starts_with(&[0x1f, 0x8b]) {
+            match nearcrawl_fetch::decode_content(
+                Some("gzip"),
+                &page.body,
+                self.job.config.fetch.max_body_bytes,
+            ) {
+                Ok((body, _)) => body,
+                Err(e) => {
+                    record.verdict = Verdict::Error;
+                    record.error = Some(format!("sitemap: {e}"));
+                    return Ok(());
+                }
+            }
+        } else {
+            page.body.clone()
+        };
+        let Some(sitemap) = read_sitemap(&String::from_utf8_lossy(&body)) else {
+            record.verdict = Verdict::Error;
+            record.error = Some("not a sitemap (no urlset or sitemapindex)".into());
+            return Ok(());
+        };
+        let (locs, nested) = match sitemap {
+            Sitemap::Pages(locs) => (locs, false),
+            Sitemap::Index(locs) => (locs, true),
+        };
+        record.outlinks = Some(locs.len() as u32);
+        let mut pending = HashSet::new();
+        let mut enqueued = 0;
+        for loc in locs.iter().take(MAX_SITEMAP_URLS) {
+            let Ok(url) = CanonicalUrl::parse(loc) else {
+                continue;
+            };
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, entry.depth).is_err() {
+                continue;
+            }
+            let next = QueuedUrl {
+                url: url.to_string(),
+                depth: entry.depth,
+                parent: Some(record.seq),
+                sitemap: nested,
+                ..QueuedUrl::default()
+            };
+            let priority = if nested || self.relevance.is_some() {
+                0
+            } else {
+                entry.depth
+            };
+            self.queue(commit, &mut pending, &url, next, priority)?;
+            enqueued += 1;
+        }
+        record.enqueued = Some(enqueued);
+        Ok(())
+    }
+
+    pub(super) fn decide_redirect(
+        &mut self,
+        page: &Fetched,
+        entry: &QueuedUrl,
+        record: &mut Record,
+        commit: &mut Commit,
+        extra: &mut Vec<Record>,
+    ) -> Result<(), EngineError> {
+        let target = match page.location() {
+            None => {
+                record.error = Some("redirect without Location".into());
+                return Ok(());
+            }
+            Some(Err(e)) => {
+                record.error = Some(e);
+                return Ok(());
+            }
+            Some(Ok(target)) => target,
+        };
+        let target = match CanonicalUrl::from_url(target) {
+            Ok(t) => t,
+            Err(e) => {
+                record.error = Some(format!("redirect target: {e}"));
+                return Ok(());
+            }
+        };
+        record.final_url = Some(target.to_string());
+        record.enqueued = Some(0);
+        if entry.redirects >= self.job.config.fetch.max_redirects {
+            record.verdict = Verdict::Error;
+            record.error = Some(format!(
+                "more than {} redirects",
+                self.job.config.fetch.max_redirects
+            ));
+            return Ok(());
+        }
+        let ukey = url_key(target.as_str());
+        let mut pending = HashSet::new();
+        if self.is_seen(&ukey, &pending)? {
+            // A loop, or a target reached another way: decided (or queued) once already.
+            return Ok(());
+        }
+        if let Err(reason) = self.scope.check(&target, entry.depth) {
+            self.record_out_of_scope(
+                &target,
+                ukey,
+                entry.depth,
+                record.seq,
+                &reason,
+                commit,
+                extra,
+            );
+            return Ok(());
+        }
+        let next = QueuedUrl {
+            url: target.to_string(),
+            depth: entry.depth,
+            parent: Some(record.seq),
+            redirects: entry.redirects + 1,
+            ..QueuedUrl::default()
+        };
+        let priority = self.priority_of(entry, 0.0, "");
+        self.queue(commit, &mut pending, &target, next, priority)?;
+        record.enqueued = Some(1);
+        Ok(())
+    }
+
+    /// Decides a discovered URL out of scope: a record of its own, and marked seen so it is
+    /// recorded once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_out_of_scope(
+        &mut self,
+        url: &CanonicalUrl,
+        key: UrlKey,
+        depth: u32,
+        parent: u64,
+        reason: &OutOfScope,
+        commit: &mut Commit,
+        extra: &mut Vec<Record>,
+    ) {
+        let mut out = Record::new(self.take_seq(), url.to_string(), depth, Verdict::OutOfScope);
+        out.parent = Some(parent);
+        out.error = Some(reason.to_string());
+        commit.seen.push(key);
+        extra.push(out);
+    }
+
+    /// The queue priority of a link found on a page of relevance `page_score`: its depth for
+    /// breadth-first crawls, its relevance for focused ones.
+    pub(super) fn priority_of(&self, parent: &QueuedUrl, page_score: f32, anchor: &str) -> u32 {
+        match &self.relevance {
+            Some(relevance) => relevance.link_priority(page_score, anchor),
+            None => parent.depth + 1,
+        }
+    }
+}

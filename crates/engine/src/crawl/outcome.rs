@@ -1,0 +1,194 @@
+//! How each request ended, routed: a robots.txt answer to the frontier, a failure to a retry
+//! or an error record, a response to a redirect, an error, a sitemap, or the dedup stage.
+
+use super::*;
+
+impl Coordinator {
+    pub(super) fn handle_robots(
+        &mut self,
+        id: HostId,
+        fetch: RobotsFetch,
+    ) -> Result<(), EngineError> {
+        let now = now();
+        let bytes: u64 = fetch.responses.iter().map(|r| r.wire_bytes).sum();
+        self.robots_bytes += bytes;
+        Progress::add(&self.progress.bytes, bytes);
+        for response in &fetch.responses {
+            self.archive
+                .response(response, None, &[("robots-txt", "true".to_string())])?;
+        }
+        let ttl = Duration::from_secs(self.job.config.fetch.robots_ttl_secs);
+        if fetch.rules.is_unavailable() {
+            warn!(host = id, source = ?fetch.rules.source, "robots.txt unavailable; host waits");
+            if self.frontier.robots_failed(id, now) {
+                let reason = format!(
+                    "host parked: robots.txt unavailable ({:?})",
+                    fetch.rules.source
+                );
+                self.drain_host(id, Verdict::RobotsDisallowed, &reason)?;
+            }
+        } else {
+            debug!(host = id, source = ?fetch.rules.source, delay = ?fetch.rules.crawl_delay, "robots.txt");
+            let sitemaps = fetch.rules.sitemaps.clone();
+            self.frontier.robots_read(id, fetch.rules, now, ttl);
+            if self.job.config.links.sitemaps {
+                return self.queue_sitemaps(&sitemaps);
+            }
+        }
+        // Stores the robots.txt byte count.
+        self.apply(Commit::default(), Vec::new())
+    }
+
+    /// Records every queued URL of a parked host, so none is retried forever or lost silently.
+    pub(super) fn drain_host(
+        &mut self,
+        id: HostId,
+        verdict: Verdict,
+        reason: &str,
+    ) -> Result<(), EngineError> {
+        let drained = self.frontier.drain(id)?;
+        if drained.is_empty() {
+            return Ok(());
+        }
+        let mut commit = Commit::default();
+        let mut records = Vec::new();
+        for (key, entry) in drained {
+            commit.taken.push(key);
+            let mut record = self.new_record(&entry, verdict);
+            record.error = Some(reason.to_string());
+            records.push(record);
+        }
+        self.apply(commit, records)
+    }
+
+    pub(super) fn handle_failure(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        failure: FetchFailure,
+    ) -> Result<(), EngineError> {
+        let now = now();
+        Progress::add(&self.progress.bytes, failure.wire_bytes);
+        let parked = self
+            .frontier
+            .finished(id, Some(key), HostOutcome::Failed, now);
+        if failure.kind.is_transient()
+            && entry.attempts < self.job.config.fetch.max_retries
+            && !parked
+        {
+            debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
+            return self.requeue(key, entry);
+        }
+        let mut record = self.new_record(&entry, Verdict::Error);
+        record.bytes = failure.wire_bytes;
+        record.error = Some(format!("{:?}: {}", failure.kind, failure.message));
+        record.fetched_at = Some(rfc3339(SystemTime::now()));
+        self.apply(
+            Commit {
+                taken: vec![key],
+                ..Commit::default()
+            },
+            vec![record],
+        )?;
+        if parked {
+            let reason = format!(
+                "host parked after repeated failures (last: {})",
+                failure.message
+            );
+            self.drain_host(id, Verdict::Error, &reason)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a URL back at the end of its host's queue for another attempt.
+    pub(super) fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        self.frontier.requeue(&mut commit, key, entry);
+        self.apply(commit, Vec::new())
+    }
+
+    pub(super) fn handle_page(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        page: Fetched,
+        analysis: Option<Result<(PageAnalysis, Duration), String>>,
+    ) -> Result<(), EngineError> {
+        let now = now();
+        let outcome = match page.status {
+            429 | 503 => HostOutcome::Throttled {
+                retry_after: page.retry_after(),
+            },
+            _ => HostOutcome::Answered,
+        };
+        let parked = self.frontier.finished(id, Some(key), outcome, now);
+        self.pages_fetched += 1;
+        Progress::add(&self.progress.pages, 1);
+        Progress::add(&self.progress.bytes, page.wire_bytes);
+
+        let retryable = matches!(page.status, 429 | 500 | 502 | 503 | 504);
+        if retryable && entry.attempts < self.job.config.fetch.max_retries && !parked {
+            self.archive.response(&page, None, &[])?;
+            debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
+            return self.requeue(key, entry);
+        }
+
+        let mut record = self.new_record(&entry, Verdict::Error);
+        record.status = Some(page.status);
+        record.bytes = page.wire_bytes;
+        record.content_type = page.content_type().map(str::to_owned);
+        record.truncated = page.truncated;
+        record.fetched_at = Some(rfc3339(page.started));
+        let mut commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
+        let mut extra_records = Vec::new();
+
+        if (300..400).contains(&page.status) && page.status != 304 {
+            record.verdict = Verdict::Redirect;
+            self.decide_redirect(&page, &entry, &mut record, &mut commit, &mut extra_records)?;
+            self.archive
+                .response(&page, None, &[("verdict", "redirect".into())])?;
+        } else if page.status != 200 {
+            record.error = Some(format!("HTTP {}", page.status));
+            self.archive
+                .response(&page, None, &[("verdict", "error".into())])?;
+        } else if entry.sitemap {
+            self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
+            self.archive
+                .response(&page, None, &[("verdict", record.verdict.as_str().into())])?;
+        } else if let Some(Err(panic)) = analysis {
+            record.error = Some(format!("page analysis panicked: {panic}"));
+            self.archive
+                .response(&page, None, &[("verdict", "error".into())])?;
+        } else if let Some(Ok((analysis, took))) = analysis {
+            self.decide_page(
+                &page,
+                &entry,
+                analysis,
+                took,
+                &mut record,
+                &mut commit,
+                &mut extra_records,
+            )?;
+        } else {
+            record.verdict = Verdict::NotHtml;
+            self.archive
+                .response(&page, None, &[("verdict", "not-html".into())])?;
+        }
+        let mut records = vec![record];
+        records.extend(extra_records);
+        self.apply(commit, records)?;
+        if parked {
+            self.drain_host(
+                id,
+                Verdict::Error,
+                "host parked after repeated 429/503 answers",
+            )?;
+        }
+        Ok(())
+    }
+}
