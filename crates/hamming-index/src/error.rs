@@ -35,6 +35,8 @@ pub enum IndexError {
         path: PathBuf,
         /// The version it declares.
         version: u32,
+        /// The version this build reads.
+        supported: u32,
     },
     /// The file ends early or has trailing bytes: its length does not match its header.
     Truncated {
@@ -73,11 +75,14 @@ impl fmt::Display for IndexError {
                     path.display()
                 )
             }
-            Self::UnsupportedVersion { path, version } => write!(
+            Self::UnsupportedVersion {
+                path,
+                version,
+                supported,
+            } => write!(
                 f,
-                "{}: index format version {version} is not supported (this build reads version {})",
+                "{}: index format version {version} is not supported (this build reads version {supported})",
                 path.display(),
-                crate::persist::FORMAT_VERSION
             ),
             Self::Truncated {
                 path,

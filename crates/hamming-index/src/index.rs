@@ -4,12 +4,9 @@ use std::ops::ControlFlow;
 
 use nearcrawl_fingerprint::Fingerprint;
 
+use crate::IndexParams;
 use crate::layout::{Layout, layouts};
 use crate::run::Run;
-use crate::run::bucket_sort;
-use crate::walk::{self, WalkKernel};
-use crate::walk_order;
-use crate::{BatchMatch, IndexParams};
 
 /// Inserts are buffered here and scanned directly until there are this many.
 const PENDING_LIMIT: usize = 128;
@@ -58,13 +55,13 @@ pub struct QueryStats {
 /// ```
 #[derive(Clone, Debug)]
 pub struct HammingIndex {
-    params: IndexParams,
-    layouts: Vec<Layout>,
+    pub(crate) params: IndexParams,
+    pub(crate) layouts: Vec<Layout>,
     /// `levels[i]` holds at most `PENDING_LIMIT * LEVEL_GROWTH^(i+1)` entries (the last level
     /// may hold more after a bulk build or a load).
-    levels: Vec<Run>,
+    pub(crate) levels: Vec<Run>,
     /// Recent inserts not yet in a run, scanned by every query.
-    pending: Vec<(u64, u64)>,
+    pub(crate) pending: Vec<(u64, u64)>,
     len: usize,
 }
 
@@ -243,82 +240,6 @@ impl HammingIndex {
         stats.candidates += candidates;
         stats.probes = probes;
         stats
-    }
-
-    /// Every match of many queries at once, each (query, entry) pair exactly once, in no
-    /// particular order. Table by table, the queries are grouped by their permuted key and
-    /// probed in that order, so the probes walk each table in one direction instead of jumping
-    /// at random: several times the throughput of one [`HammingIndex::query`] per fingerprint on
-    /// large indexes.
-    pub fn query_batch(&self, queries: &[Fingerprint]) -> Vec<BatchMatch> {
-        let k = self.params.k();
-        let mut out = Vec::new();
-        for (query, q) in queries.iter().enumerate() {
-            for &(stored, payload) in &self.pending {
-                let distance = (stored ^ q.bits()).count_ones();
-                if distance <= k {
-                    let found = Match {
-                        fingerprint: Fingerprint::new(stored),
-                        payload,
-                        distance,
-                    };
-                    out.push(BatchMatch { query, found });
-                }
-            }
-        }
-        // Hits of tables 1.. wait here as (table-0 key, query, distance): their payloads are
-        // looked up in table 0 in key order at the end, a forward walk instead of a random jump
-        // per hit. The fingerprint is the table-0 key's inverse.
-        let mut deferred: Vec<(u64, usize, u32)> = Vec::new();
-        let mut examined = 0;
-        let kernel = WalkKernel::detect();
-        for run in self.levels.iter().filter(|r| r.len() > 0) {
-            walk_order::for_each_table(&self.layouts, queries, |j, order| {
-                let mut previous = None;
-                let (layout, table) = (&self.layouts[j], &run.tables[j]);
-                let payloads = if j == 0 { &run.payloads[..] } else { &[] };
-                walk::walk_table(
-                    kernel,
-                    layout,
-                    table,
-                    payloads,
-                    order,
-                    &mut examined,
-                    &mut |query, index, found, distance| {
-                        if j == 0 {
-                            let found = Match {
-                                fingerprint: Fingerprint::new(found),
-                                payload: run.payloads[index],
-                                distance,
-                            };
-                            out.push(BatchMatch { query, found });
-                        } else if previous != Some((query, found)) {
-                            // Equal fingerprints sit together; one lookup gives all their payloads.
-                            previous = Some((query, found));
-                            deferred.push((self.layouts[0].apply(found), query, distance));
-                        }
-                    },
-                );
-            });
-            bucket_sort(&mut deferred, |e| e.0);
-            run.payloads_in_key_order(
-                &deferred,
-                |e| e.0,
-                &mut |&(key, query, distance), payload| {
-                    let fingerprint = Fingerprint::new(self.layouts[0].invert(key));
-                    out.push(BatchMatch {
-                        query,
-                        found: Match {
-                            fingerprint,
-                            payload,
-                            distance,
-                        },
-                    });
-                },
-            );
-            deferred.clear();
-        }
-        out
     }
 
     /// Every stored entry, in no particular order.

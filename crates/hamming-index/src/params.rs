@@ -228,7 +228,7 @@ impl IndexParams {
 
 /// The tables of a design over the bit positions `free` only: every choice at every level,
 /// leading blocks first, then the rest of `free` in order, then `last`. A whole design has all
-/// 64 positions free; a hot range's design ([`crate::hot`]) leaves its shared prefix last.
+/// 64 positions free; a hot range's design ([`crate::table::HotRange`]) leaves its shared prefix last.
 pub(crate) fn table_orders(levels: &[Level], free: Vec<u8>, last: &[u8]) -> Vec<TableOrder> {
     let mut out = Vec::new();
     expand(levels, Vec::new(), free, last, &mut out);

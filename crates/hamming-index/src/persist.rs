@@ -101,6 +101,7 @@ impl HammingIndex {
             return Err(IndexError::UnsupportedVersion {
                 path: path.to_owned(),
                 version,
+                supported: FORMAT_VERSION,
             });
         }
         if level_count > MAX_LEVELS {

@@ -14,7 +14,7 @@
 use nearcrawl_fingerprint::Fingerprint;
 
 use crate::layout::Layout;
-use crate::run::{SMALL_SORT, count_and_scatter, group_bits};
+use crate::sort::{SMALL_SORT, count_and_scatter, group_bits};
 
 /// A grouping may use up to this many bits fewer than [`group_bits`] asks for (groups up to
 /// eight times as large) to be shared by tables whose shared leading run is that short: the

@@ -9,7 +9,7 @@
 //! skips the directory and the keys of every probe whose prefix is absent.
 
 use crate::memory::huge_filled;
-use crate::table::prefetch;
+use crate::prefetch::prefetch;
 
 /// At most this many bits beyond the directory's: the bitmap then has eight bits per key of
 /// the table (the directory has about two keys per slot), so that about four prefixes in five

@@ -9,8 +9,9 @@
 
 use std::ops::Range;
 
+use super::SortedTable;
 use crate::memory::huge_filled;
-use crate::table::{SortedTable, prefetch};
+use crate::prefetch::prefetch;
 
 /// Slots longer than this get a subdirectory ...
 pub(crate) const SUBDIRECTORY_MIN: usize = 64;

@@ -3,11 +3,17 @@
 
 use std::ops::{ControlFlow, Range};
 
-use crate::hot::{HOT_MIN, HotRange};
 use crate::layout::Layout;
 use crate::memory::huge_filled;
-use crate::presence::PrefixBitmap;
-use crate::subdirectory::{SUBDIRECTORY_MIN, Subdirectories, Subdirectory, long_slot_threshold};
+use crate::prefetch::{prefetch, prefetch_lines};
+
+mod hot;
+mod presence;
+mod subdirectory;
+
+pub(crate) use hot::{HOT_MIN, HotRange};
+pub(crate) use presence::PrefixBitmap;
+use subdirectory::{SUBDIRECTORY_MIN, Subdirectories, Subdirectory, long_slot_threshold};
 
 /// Ranges at most this long are scanned; longer ones (dense prefixes) are descended bit by bit.
 /// A scan streams through memory at about a nanosecond per key (an eighth of that with a vector
@@ -24,7 +30,7 @@ const SCAN_LIMIT: usize = 4096;
 pub(crate) const SHORT_SLOT: usize = 16;
 
 /// What a table is searched for, which decides the directory slots that get a subdirectory
-/// ([`crate::subdirectory`]).
+/// ([`subdirectory`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Lookups {
     /// Prefixes only, by the probes of the other tables: a slot gets a subdirectory where it
@@ -53,7 +59,7 @@ impl Lookups {
 /// Sorted permuted keys plus a directory: `offsets[b]..offsets[b + 1]` is the range of keys whose
 /// top `dir_bits` bits equal b, so a probe costs a directory read and a short scan instead of a
 /// binary search over the whole table. Hot ranges (far more keys sharing a prefix than the
-/// average) carry a design of their own, see [`crate::hot`].
+/// average) carry a design of their own, see [`hot`].
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SortedTable {
     pub(crate) keys: Vec<u64>,
@@ -340,60 +346,6 @@ fn equal_run(sorted: &[u64], project: impl Fn(u64) -> u64, want: u64) -> Range<u
 #[inline]
 fn offset(base: usize, range: Range<usize>) -> Range<usize> {
     base + range.start..base + range.end
-}
-
-/// A hint to load `item`'s cache line. Unlike a load, a prefetch retires at once, so the
-/// processor can have one outstanding for every table of a query instead of stalling on the
-/// first miss once its reorder window is full.
-#[inline]
-pub(crate) fn prefetch<T>(item: &T) {
-    prefetch_address(std::ptr::from_ref(item));
-}
-
-/// [`prefetch`] of any address, which need not point at anything: a walk that may or may not
-/// read an item fetches its line either way instead of branching.
-#[inline]
-pub(crate) fn prefetch_address<T>(address: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults and changes no memory, whatever the
-    // address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
-}
-
-/// Runs of up to this many items have every cache line fetched by [`prefetch_lines`].
-pub(crate) const FETCHED_RUN: usize = 256;
-
-/// Asks for the cache lines of `items` to be brought into cache, without waiting for them:
-/// all of them for a run of up to [`FETCHED_RUN`] items, the first one of a longer run.
-#[inline(always)]
-pub(crate) fn prefetch_lines<T>(items: &[T]) {
-    match items.first() {
-        Some(first) if items.len() > FETCHED_RUN => prefetch(first),
-        _ => prefetch_every_line(items),
-    }
-}
-
-/// Asks for every cache line of `items` to be brought into cache, without waiting for them.
-#[inline(always)]
-pub(crate) fn prefetch_every_line<T>(items: &[T]) {
-    let (Some(first), Some(last)) = (items.first(), items.last()) else {
-        return;
-    };
-    // Even two items may straddle two lines. A run longer than a line gets one prefetch per
-    // line from the first item on, and the last item's line may lie beyond those.
-    prefetch(first);
-    prefetch(last);
-    let per_line = (64 / size_of::<T>()).max(1);
-    if items.len() > per_line {
-        for item in items.iter().step_by(per_line).skip(1) {
-            prefetch(item);
-        }
-    }
 }
 
 #[inline]

@@ -16,11 +16,11 @@
 
 use std::ops::{ControlFlow, Range};
 
+use super::{Lookups, SortedTable, within_distance};
 use crate::layout::{Layout, design_layouts};
 use crate::memory::huge_vec;
 use crate::params::{Level, PROBE_COST, binomial, table_orders};
-use crate::run::bucket_sort;
-use crate::table::{Lookups, SortedTable, within_distance};
+use crate::sort::bucket_sort;
 
 /// The most tables a hot range's design may have.
 pub(crate) const MAX_HOT_TABLES: usize = 10;

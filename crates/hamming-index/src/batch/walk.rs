@@ -1,5 +1,5 @@
 //! The batch walk: one table probed for every query of a batch, the probes moving forward
-//! through the table (the order comes from [`crate::walk_order`]) and each probe's memory
+//! through the table (the order comes from [`super::walk_order`]) and each probe's memory
 //! fetched a few probes ahead.
 //!
 //! A probe reads up to four things, each known only once the one before has arrived: the
@@ -22,9 +22,9 @@
 //!
 //! In a design with short prefixes (4 tables of 16 bits) every slot is long and is the whole of
 //! its prefix's keys; the batch's probes of one prefix come one after another
-//! ([`crate::walk_order`]), and the first of them fetches the slot whole, for all of them.
+//! ([`super::walk_order`]), and the first of them fetches the slot whole, for all of them.
 //!
-//! A probe into a hot range (a crowd with a design of its own, [`crate::hot`]) is left to the
+//! A probe into a hot range (a crowd with a design of its own, [`crate::table::HotRange`]) is left to the
 //! end of the walk; then each range's probes are walked together through each table of its
 //! design, sorted by their key there and fetched ahead like the walk's own, where one probe
 //! after another waited for a few cache misses in every table of the design.
@@ -37,17 +37,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::hot::HotRange;
 use crate::layout::{GatherPlan, Layout};
-use crate::presence::PrefixBitmap;
-use crate::table::{
-    FETCHED_RUN, PrefixKeys, SHORT_SLOT, SortedTable, prefetch, prefetch_address,
-    prefetch_every_line, prefetch_lines, scan, within_distance,
+use crate::prefetch::{
+    FETCHED_RUN, PREFETCH_STRIDE, prefetch, prefetch_address, prefetch_every_line, prefetch_lines,
 };
-
-/// How many probes ahead a batch walk fetches a table's memory: enough to cover a cache miss
-/// with the probes in between.
-pub(crate) const PREFETCH_STRIDE: usize = 16;
+use crate::table::{
+    HotRange, PrefixBitmap, PrefixKeys, SHORT_SLOT, SortedTable, scan, within_distance,
+};
 
 /// Directory slots up to this long are scanned whole by a batch walk (eight keys per
 /// instruction where the processor can), all their cache lines fetched ahead with the first.
@@ -64,7 +60,7 @@ const _: () = assert!(
 
 /// A long slot that is the whole of its prefix's keys (a design with short prefixes) and up to
 /// this long is fetched whole by a batch walk, ahead of the first of the probes into it that
-/// come one after another ([`crate::walk_order`] groups them so): 16 KB, half the first-level
+/// come one after another ([`super::walk_order`] groups them so): 16 KB, half the first-level
 /// cache of most processors. Longer ones are crowds that a probe descends or walks through a
 /// hot range's design, reading only part of them.
 const FETCHED_LONG_SLOT: usize = 2048;
