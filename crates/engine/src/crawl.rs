@@ -30,7 +30,7 @@ use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 use crate::progress::Progress;
-use crate::record::{Record, Verdict, rfc3339};
+use crate::record::{Decision, Record, Verdict};
 use crate::report::Report;
 use crate::warc::{Original, WarcWriter};
 
@@ -386,8 +386,7 @@ impl Coordinator {
                     reason,
                 } => {
                     debug!(url = %entry.url, %reason, "not fetched");
-                    let mut record = self.new_record(&entry, verdict);
-                    record.error = Some(reason);
+                    let record = self.refused(&entry, verdict, reason);
                     let commit = Commit {
                         taken: vec![key],
                         ..Commit::default()
@@ -398,12 +397,9 @@ impl Coordinator {
         }
     }
 
-    fn new_record(&mut self, entry: &QueuedUrl, verdict: Verdict) -> Record {
-        let seq = self.take_seq();
-        let mut record = Record::new(seq, entry.url.clone(), entry.depth, verdict);
-        record.parent = entry.parent;
-        record.retries = (entry.attempts > 0).then_some(entry.attempts);
-        record
+    /// The record of a queued URL decided without a request, under the next number.
+    fn refused(&mut self, entry: &QueuedUrl, verdict: Verdict, reason: String) -> Record {
+        Record::refused(self.take_seq(), entry, verdict, reason)
     }
 
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
@@ -445,5 +441,23 @@ impl Coordinator {
         )?;
         report.write(&self.job.out_dir)?;
         Ok(report)
+    }
+}
+
+/// A decision about a response, with what it adds to the store: the URLs it queues (in
+/// `commit`) and the records of the URLs it found but may not queue (`extra`).
+struct Decided {
+    decision: Decision,
+    commit: Commit,
+    extra: Vec<Record>,
+}
+
+impl Decided {
+    fn new(decision: Decision) -> Decided {
+        Decided {
+            decision,
+            commit: Commit::default(),
+            extra: Vec::new(),
+        }
     }
 }

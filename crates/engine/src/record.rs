@@ -1,5 +1,7 @@
 //! `records.jsonl`: one JSON object per URL decision, in decision order.
 
+use nearcrawl_fetch::{FetchFailure, Fetched};
+use nearcrawl_store::QueuedUrl;
 use serde::{Deserialize, Serialize};
 
 /// What was decided about a URL.
@@ -188,6 +190,127 @@ impl Record {
             error: None,
         }
     }
+}
+
+/// What was decided about a response beyond what the fetch itself says: the fields of its
+/// record that a decision sets. Each step (redirect, sitemap, page) builds one, and the record
+/// is made once from it and the response ([`Record::response`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decision {
+    pub(crate) verdict: Verdict,
+    pub(crate) error: Option<String>,
+    pub(crate) final_url: Option<String>,
+    pub(crate) duplicate_of: Option<String>,
+    pub(crate) distance: Option<u32>,
+    pub(crate) similarity: Option<f64>,
+    pub(crate) cluster: Option<u64>,
+    pub(crate) simhash: Option<String>,
+    pub(crate) outlinks: Option<u32>,
+    pub(crate) enqueued: Option<u32>,
+    pub(crate) dropped: Option<u32>,
+    pub(crate) links: Option<Vec<String>>,
+    pub(crate) canonical: Option<String>,
+    pub(crate) robots: Vec<String>,
+    pub(crate) relevance: Option<f32>,
+    pub(crate) payload_digest: Option<String>,
+    pub(crate) dedup_us: Option<u64>,
+}
+
+impl Decision {
+    /// A decision with this verdict and nothing else to say yet.
+    pub(crate) fn new(verdict: Verdict) -> Decision {
+        Decision {
+            verdict,
+            error: None,
+            final_url: None,
+            duplicate_of: None,
+            distance: None,
+            similarity: None,
+            cluster: None,
+            simhash: None,
+            outlinks: None,
+            enqueued: None,
+            dropped: None,
+            links: None,
+            canonical: None,
+            robots: Vec::new(),
+            relevance: None,
+            payload_digest: None,
+            dedup_us: None,
+        }
+    }
+
+    /// A decision with this verdict, for this reason.
+    pub(crate) fn because(verdict: Verdict, reason: String) -> Decision {
+        Decision {
+            error: Some(reason),
+            ..Decision::new(verdict)
+        }
+    }
+}
+
+impl Record {
+    /// The record of a queued URL that got a response: the fetch's facts and the decision.
+    pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
+        Record {
+            seq,
+            url: entry.url.clone(),
+            final_url: d.final_url,
+            status: Some(page.status),
+            bytes: page.wire_bytes,
+            content_type: page.content_type().map(str::to_owned),
+            depth: entry.depth,
+            verdict: d.verdict,
+            duplicate_of: d.duplicate_of,
+            distance: d.distance,
+            similarity: d.similarity,
+            cluster: d.cluster,
+            simhash: d.simhash,
+            outlinks: d.outlinks,
+            enqueued: d.enqueued,
+            dropped: d.dropped,
+            links: d.links,
+            parent: entry.parent,
+            canonical: d.canonical,
+            robots: d.robots,
+            relevance: d.relevance,
+            retries: retries(entry),
+            truncated: page.truncated,
+            fetched_at: Some(rfc3339(page.started)),
+            payload_digest: d.payload_digest,
+            dedup_us: d.dedup_us,
+            error: d.error,
+        }
+    }
+
+    /// The record of a queued URL whose request produced no response.
+    pub(crate) fn failed(seq: u64, entry: &QueuedUrl, failure: &FetchFailure) -> Record {
+        Record {
+            bytes: failure.wire_bytes,
+            fetched_at: Some(rfc3339(std::time::SystemTime::now())),
+            ..Record::refused(
+                seq,
+                entry,
+                Verdict::Error,
+                format!("{:?}: {}", failure.kind, failure.message),
+            )
+        }
+    }
+
+    /// The record of a queued URL decided without a request: `verdict`, for `reason`.
+    pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: String) -> Record {
+        Record {
+            parent: entry.parent,
+            retries: retries(entry),
+            error: Some(reason),
+            ..Record::new(seq, entry.url.clone(), entry.depth, verdict)
+        }
+    }
+}
+
+/// Earlier attempts of a queued URL, when there were any.
+fn retries(entry: &QueuedUrl) -> Option<u8> {
+    (entry.attempts > 0).then_some(entry.attempts)
 }
 
 /// RFC 3339 UTC with seconds, from a system time.

@@ -31,10 +31,9 @@ impl Coordinator {
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        record: &mut Record,
-        commit: &mut Commit,
-    ) -> Result<(), EngineError> {
-        record.verdict = Verdict::Sitemap;
+        seq: u64,
+    ) -> Result<Decided, EngineError> {
+        let mut decided = Decided::new(Decision::new(Verdict::Sitemap));
         // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
         let body = if page.body.starts_with(&[0x1f, 0x8b]) {
             match nearcrawl_fetch::decode_content(
@@ -44,24 +43,24 @@ impl Coordinator {
             ) {
                 Ok((body, _)) => body,
                 Err(e) => {
-                    record.verdict = Verdict::Error;
-                    record.error = Some(format!("sitemap: {e}"));
-                    return Ok(());
+                    decided.decision.verdict = Verdict::Error;
+                    decided.decision.error = Some(format!("sitemap: {e}"));
+                    return Ok(decided);
                 }
             }
         } else {
             page.body.clone()
         };
         let Some(sitemap) = read_sitemap(&String::from_utf8_lossy(&body)) else {
-            record.verdict = Verdict::Error;
-            record.error = Some("not a sitemap (no urlset or sitemapindex)".into());
-            return Ok(());
+            decided.decision.verdict = Verdict::Error;
+            decided.decision.error = Some("not a sitemap (no urlset or sitemapindex)".into());
+            return Ok(decided);
         };
         let (locs, nested) = match sitemap {
             Sitemap::Pages(locs) => (locs, false),
             Sitemap::Index(locs) => (locs, true),
         };
-        record.outlinks = Some(locs.len() as u32);
+        decided.decision.outlinks = Some(locs.len() as u32);
         let mut pending = HashSet::new();
         let mut enqueued = 0;
         for loc in locs.iter().take(MAX_SITEMAP_URLS) {
@@ -75,7 +74,7 @@ impl Coordinator {
             let next = QueuedUrl {
                 url: url.to_string(),
                 depth: entry.depth,
-                parent: Some(record.seq),
+                parent: Some(seq),
                 sitemap: nested,
                 ..QueuedUrl::default()
             };
@@ -84,83 +83,73 @@ impl Coordinator {
             } else {
                 entry.depth
             };
-            self.queue(commit, &mut pending, &url, next, priority)?;
+            self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
             enqueued += 1;
         }
-        record.enqueued = Some(enqueued);
-        Ok(())
+        decided.decision.enqueued = Some(enqueued);
+        Ok(decided)
     }
 
     pub(super) fn decide_redirect(
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        record: &mut Record,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
-    ) -> Result<(), EngineError> {
+        seq: u64,
+    ) -> Result<Decided, EngineError> {
+        let mut decided = Decided::new(Decision::new(Verdict::Redirect));
         let target = match page.location() {
             None => {
-                record.error = Some("redirect without Location".into());
-                return Ok(());
+                decided.decision.error = Some("redirect without Location".into());
+                return Ok(decided);
             }
             Some(Err(e)) => {
-                record.error = Some(e);
-                return Ok(());
+                decided.decision.error = Some(e);
+                return Ok(decided);
             }
             Some(Ok(target)) => target,
         };
         let target = match CanonicalUrl::from_url(target) {
             Ok(t) => t,
             Err(e) => {
-                record.error = Some(format!("redirect target: {e}"));
-                return Ok(());
+                decided.decision.error = Some(format!("redirect target: {e}"));
+                return Ok(decided);
             }
         };
-        record.final_url = Some(target.to_string());
-        record.enqueued = Some(0);
+        decided.decision.final_url = Some(target.to_string());
+        decided.decision.enqueued = Some(0);
         if entry.redirects >= self.job.config.fetch.max_redirects {
-            record.verdict = Verdict::Error;
-            record.error = Some(format!(
+            decided.decision.verdict = Verdict::Error;
+            decided.decision.error = Some(format!(
                 "more than {} redirects",
                 self.job.config.fetch.max_redirects
             ));
-            return Ok(());
+            return Ok(decided);
         }
         let ukey = url_key(target.as_str());
         let mut pending = HashSet::new();
         if self.is_seen(&ukey, &pending)? {
             // A loop, or a target reached another way: decided (or queued) once already.
-            return Ok(());
+            return Ok(decided);
         }
         if let Err(reason) = self.scope.check(&target, entry.depth) {
-            self.record_out_of_scope(
-                &target,
-                ukey,
-                entry.depth,
-                record.seq,
-                &reason,
-                commit,
-                extra,
-            );
-            return Ok(());
+            self.record_out_of_scope(&target, ukey, entry.depth, seq, &reason, &mut decided);
+            return Ok(decided);
         }
         let next = QueuedUrl {
             url: target.to_string(),
             depth: entry.depth,
-            parent: Some(record.seq),
+            parent: Some(seq),
             redirects: entry.redirects + 1,
             ..QueuedUrl::default()
         };
         let priority = self.priority_of(entry, 0.0, "");
-        self.queue(commit, &mut pending, &target, next, priority)?;
-        record.enqueued = Some(1);
-        Ok(())
+        self.queue(&mut decided.commit, &mut pending, &target, next, priority)?;
+        decided.decision.enqueued = Some(1);
+        Ok(decided)
     }
 
-    /// Decides a discovered URL out of scope: a record of its own, and marked seen so it is
-    /// recorded once.
-    #[allow(clippy::too_many_arguments)]
+    /// Decides a URL found by `decided` out of scope: a record of its own, and marked seen
+    /// so it is recorded once.
     pub(super) fn record_out_of_scope(
         &mut self,
         url: &CanonicalUrl,
@@ -168,14 +157,17 @@ impl Coordinator {
         depth: u32,
         parent: u64,
         reason: &OutOfScope,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
+        decided: &mut Decided,
     ) {
-        let mut out = Record::new(self.take_seq(), url.to_string(), depth, Verdict::OutOfScope);
-        out.parent = Some(parent);
-        out.error = Some(reason.to_string());
-        commit.seen.push(key);
-        extra.push(out);
+        let found = QueuedUrl {
+            url: url.to_string(),
+            depth,
+            parent: Some(parent),
+            ..QueuedUrl::default()
+        };
+        let record = self.refused(&found, Verdict::OutOfScope, reason.to_string());
+        decided.commit.seen.push(key);
+        decided.extra.push(record);
     }
 
     /// The queue priority of a link found on a page of relevance `page_score`: its depth for

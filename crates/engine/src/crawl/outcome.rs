@@ -54,9 +54,7 @@ impl Coordinator {
         let mut records = Vec::new();
         for (key, entry) in drained {
             commit.taken.push(key);
-            let mut record = self.new_record(&entry, verdict);
-            record.error = Some(reason.to_string());
-            records.push(record);
+            records.push(self.refused(&entry, verdict, reason.to_string()));
         }
         self.apply(commit, records)
     }
@@ -80,10 +78,7 @@ impl Coordinator {
             debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
             return self.requeue(key, entry);
         }
-        let mut record = self.new_record(&entry, Verdict::Error);
-        record.bytes = failure.wire_bytes;
-        record.error = Some(format!("{:?}: {}", failure.kind, failure.message));
-        record.fetched_at = Some(rfc3339(SystemTime::now()));
+        let record = Record::failed(self.take_seq(), &entry, &failure);
         self.apply(
             Commit {
                 taken: vec![key],
@@ -135,52 +130,43 @@ impl Coordinator {
             return self.requeue(key, entry);
         }
 
-        let mut record = self.new_record(&entry, Verdict::Error);
-        record.status = Some(page.status);
-        record.bytes = page.wire_bytes;
-        record.content_type = page.content_type().map(str::to_owned);
-        record.truncated = page.truncated;
-        record.fetched_at = Some(rfc3339(page.started));
-        let mut commit = Commit {
-            taken: vec![key],
-            ..Commit::default()
-        };
-        let mut extra_records = Vec::new();
-
-        if (300..400).contains(&page.status) && page.status != 304 {
-            record.verdict = Verdict::Redirect;
-            self.decide_redirect(&page, &entry, &mut record, &mut commit, &mut extra_records)?;
+        let seq = self.take_seq();
+        let decided = if (300..400).contains(&page.status) && page.status != 304 {
+            let decided = self.decide_redirect(&page, &entry, seq)?;
             self.archive
                 .response(&page, None, &[("verdict", "redirect".into())])?;
+            decided
         } else if page.status != 200 {
-            record.error = Some(format!("HTTP {}", page.status));
             self.archive
                 .response(&page, None, &[("verdict", "error".into())])?;
+            let reason = format!("HTTP {}", page.status);
+            Decided::new(Decision::because(Verdict::Error, reason))
         } else if entry.sitemap {
-            self.decide_sitemap(&page, &entry, &mut record, &mut commit)?;
+            let decided = self.decide_sitemap(&page, &entry, seq)?;
+            let verdict = decided.decision.verdict.as_str();
             self.archive
-                .response(&page, None, &[("verdict", record.verdict.as_str().into())])?;
+                .response(&page, None, &[("verdict", verdict.into())])?;
+            decided
         } else if let Some(Err(panic)) = analysis {
-            record.error = Some(format!("page analysis panicked: {panic}"));
             self.archive
                 .response(&page, None, &[("verdict", "error".into())])?;
+            let reason = format!("page analysis panicked: {panic}");
+            Decided::new(Decision::because(Verdict::Error, reason))
         } else if let Some(Ok((analysis, took))) = analysis {
-            self.decide_page(
-                &page,
-                &entry,
-                analysis,
-                took,
-                &mut record,
-                &mut commit,
-                &mut extra_records,
-            )?;
+            self.decide_page(&page, &entry, analysis, took, seq)?
         } else {
-            record.verdict = Verdict::NotHtml;
             self.archive
                 .response(&page, None, &[("verdict", "not-html".into())])?;
-        }
-        let mut records = vec![record];
-        records.extend(extra_records);
+            Decided::new(Decision::new(Verdict::NotHtml))
+        };
+        let Decided {
+            decision,
+            mut commit,
+            extra,
+        } = decided;
+        commit.taken.push(key);
+        let mut records = vec![Record::response(seq, &entry, &page, decision)];
+        records.extend(extra);
         self.apply(commit, records)?;
         if parked {
             self.drain_host(

@@ -19,18 +19,16 @@ impl Coordinator {
         entry: &QueuedUrl,
         analysis: PageAnalysis,
         analysis_time: Duration,
-        record: &mut Record,
-        commit: &mut Commit,
-        extra: &mut Vec<Record>,
-    ) -> Result<(), EngineError> {
+        seq: u64,
+    ) -> Result<Decided, EngineError> {
         let clock = Instant::now();
-        let seq = record.seq;
         let host = nearcrawl_frontier::authority(&page.url);
         let judgement = self
             .stage
             .judge_analysed(analysis, &StoreOriginals(self.store.as_ref()))?;
         let analysis = &judgement.analysis;
-        record.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
+        let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
+        decided.decision.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) =
             page.x_robots_tag(self.job.config.fetch.robots_agent());
         let meta = analysis
@@ -40,10 +38,10 @@ impl Coordinator {
             .unwrap_or_default();
         let nofollow = header_nofollow || meta.nofollow;
         if header_noindex || meta.noindex {
-            record.robots.push("noindex".into());
+            decided.decision.robots.push("noindex".into());
         }
         if nofollow {
-            record.robots.push("nofollow".into());
+            decided.decision.robots.push("nofollow".into());
         }
         let title = analysis
             .facts
@@ -54,45 +52,47 @@ impl Coordinator {
             .relevance
             .as_ref()
             .map(|r| r.score(&format!("{title}\n{}", analysis.text)));
-        record.relevance = relevance;
+        decided.decision.relevance = relevance;
 
         // The original's record, read once: its URL and payload digest.
         let original = match judgement.original {
             Some(nearcrawl_dedup::Original::Kept(seq)) => self.record_of(seq)?,
             _ => None,
         };
-        record.verdict = Verdict::from(judgement.verdict);
         match judgement.original {
             Some(nearcrawl_dedup::Original::Kept(of)) => {
-                record.duplicate_of = original.as_ref().map(|r| r.url.clone());
-                record.cluster = Some(of);
+                decided.decision.duplicate_of = original.as_ref().map(|r| r.url.clone());
+                decided.decision.cluster = Some(of);
             }
             Some(nearcrawl_dedup::Original::Shared(n)) => {
-                record.duplicate_of = self.shared_urls.get(n as usize).cloned();
+                decided.decision.duplicate_of = self.shared_urls.get(n as usize).cloned();
             }
-            None => record.cluster = Some(seq),
+            None => decided.decision.cluster = Some(seq),
         }
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
             let admission = self.stage.admit(seq, &host, &judgement);
             if let Some((simhash, key)) = admission.fingerprint {
-                commit.unique = Some(UniquePage {
+                decided.commit.unique = Some(UniquePage {
                     seq,
                     simhash: simhash.bits(),
                 });
-                commit.exact_key = Some((key.0.to_be_bytes(), seq));
+                decided.commit.exact_key = Some((key.0.to_be_bytes(), seq));
             }
-            commit.unique_text = admission.text.map(|text| (seq, text));
-            commit.unique_anchors = admission.anchors.map(|anchors| (seq, anchors));
+            decided.commit.unique_text = admission.text.map(|text| (seq, text));
+            decided.commit.unique_anchors = admission.anchors.map(|anchors| (seq, anchors));
         } else {
-            record.distance = judgement.distance;
-            record.similarity = judgement
+            decided.decision.distance = judgement.distance;
+            decided.decision.similarity = judgement
                 .similarity
                 .map(|similarity| (similarity * 1000.0).round() / 1000.0);
             Progress::add(&self.progress.duplicates, 1);
-            debug!(url = %entry.url, original = ?record.duplicate_of, distance = ?record.distance, "duplicate");
+            debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
-        record.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
-        Progress::add(&self.progress.dedup_micros, record.dedup_us.unwrap_or(0));
+        decided.decision.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
+        Progress::add(
+            &self.progress.dedup_micros,
+            decided.decision.dedup_us.unwrap_or(0),
+        );
 
         // Outlinks: followed for unique pages; for duplicates only when configured or in the
         // `--no-dedup` baseline.
@@ -115,13 +115,13 @@ impl Coordinator {
                 .and_then(|c| CanonicalUrl::from_url(c.clone()).ok())
                 && canonical.as_str() != entry.url
             {
-                record.canonical = Some(canonical.to_string());
+                decided.decision.canonical = Some(canonical.to_string());
                 if self.job.config.links.follow_canonical {
                     links.push((canonical.into_url(), String::new(), false));
                 }
             }
         }
-        record.outlinks = Some(links.len() as u32);
+        decided.decision.outlinks = Some(links.len() as u32);
         let (mut enqueued, mut dropped) = (0u32, 0u32);
         let mut pending = HashSet::new();
         // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
@@ -158,11 +158,10 @@ impl Coordinator {
                         entry.depth + 1,
                         seq,
                         &reason,
-                        commit,
-                        extra,
+                        &mut decided,
                     ),
                     Ok(()) if skip => {
-                        commit.dropped.push(ukey);
+                        decided.commit.dropped.push(ukey);
                         dropped += 1;
                     }
                     Ok(()) => {
@@ -173,34 +172,38 @@ impl Coordinator {
                             ..QueuedUrl::default()
                         };
                         let priority = self.priority_of(entry, page_score, &anchor);
-                        self.queue(commit, &mut pending, &url, next, priority)?;
+                        self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
                         enqueued += 1;
                     }
                 }
             }
         }
-        record.enqueued = Some(enqueued);
+        decided.decision.enqueued = Some(enqueued);
         if baseline {
-            record.links = Some(graph);
+            decided.decision.links = Some(graph);
         }
         if *follow != Follow::All {
-            record.dropped = Some(dropped);
+            decided.decision.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
         let digest = WarcWriter::digest(&page.wire_body);
         let revisit = original.as_ref().filter(|o| {
-            record.verdict == Verdict::Exact && o.payload_digest.as_deref() == Some(digest.as_str())
+            decided.decision.verdict == Verdict::Exact
+                && o.payload_digest.as_deref() == Some(digest.as_str())
         });
         let mut metadata = vec![
-            ("simhash", record.simhash.clone().unwrap_or_default()),
-            ("verdict", record.verdict.as_str().to_string()),
+            (
+                "simhash",
+                decided.decision.simhash.clone().unwrap_or_default(),
+            ),
+            ("verdict", decided.decision.verdict.as_str().to_string()),
         ];
-        if let Some(of) = &record.duplicate_of {
+        if let Some(of) = &decided.decision.duplicate_of {
             metadata.push(("duplicate-of", of.clone()));
         }
-        if let Some(d) = record.distance {
+        if let Some(d) = decided.decision.distance {
             metadata.push(("distance", d.to_string()));
         }
         let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
@@ -209,8 +212,8 @@ impl Coordinator {
             revisit.as_ref().map(|(url, date)| Original { url, date }),
             &metadata,
         )?;
-        record.payload_digest = Some(digest);
-        Ok(())
+        decided.decision.payload_digest = Some(digest);
+        Ok(decided)
     }
 }
 
