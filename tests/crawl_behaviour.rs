@@ -9,7 +9,7 @@ mod crawl_support;
 
 use std::time::Duration;
 
-use crawl_support::{count, local_config, record, records, run};
+use crawl_support::{count, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{DuplicateOutlinks, Verdict};
 
@@ -21,12 +21,6 @@ fn page(title: &str, body: &str, links: &[&str]) -> Reply {
     Reply::html(format!(
         "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
     ))
-}
-
-/// Distinct prose per page, long enough for the dedup stage to work with.
-fn prose(seed: u64) -> String {
-    let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
-    (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,7 @@ mod crawl_support;
 
 use std::net::SocketAddr;
 
-use crawl_support::{local_config, record, records, run};
+use crawl_support::{local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve, serve_on};
 use nearcrawl_engine::Verdict;
 use nearcrawl_fetch::{FailureKind, FetchConfig, Fetcher};
@@ -35,11 +35,6 @@ fn page(title: &str, body: &str, extra_head: &str, links: &[String]) -> Reply {
     Reply::html(format!(
         "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
     ))
-}
-
-fn prose(seed: u64) -> String {
-    let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
-    (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
 }
 
 /// Every WARC file of a job, decompressed, as one string.

@@ -82,3 +82,9 @@ pub async fn run_sharing(seeds: &str, out: &Path, config: CrawlConfig, index: &P
         .await
         .expect("crawl runs")
 }
+
+/// Distinct prose per page, long enough for the dedup stage to work with.
+pub fn prose(seed: u64) -> String {
+    let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
+    (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
+}
