@@ -90,3 +90,22 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    /// A page whose analysis panics on the blocking pool becomes an error record naming the
+    /// panic: the message survives the join, whatever form `panic!` gave it.
+    #[tokio::test]
+    async fn a_panic_on_the_blocking_pool_keeps_its_message() {
+        let formatted = tokio::task::spawn_blocking(|| panic!("bad table at {}", 7)).await;
+        let literal = tokio::task::spawn_blocking(|| panic!("literal")).await;
+        let other = tokio::task::spawn_blocking(|| std::panic::panic_any(42_u8)).await;
+        let message =
+            |r: Result<(), tokio::task::JoinError>| panic_message(r.unwrap_err().into_panic());
+        assert_eq!(message(formatted), "bad table at 7");
+        assert_eq!(message(literal), "literal");
+        assert_eq!(message(other), "a panic without a message");
+    }
+}
