@@ -188,3 +188,71 @@ async fn metrics_endpoint_serves_prometheus_counters_during_a_crawl() {
     assert!(response.contains("# TYPE nearcrawl_queue_length gauge"));
     finish(child);
 }
+
+/// Runs the binary to its end; returns (success, stderr).
+fn run_to_end(child: Child) -> (bool, String) {
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_or_rolled_back_state_is_an_error_never_a_silent_truncation() {
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
+    // An early copy of the state, then the whole crawl.
+    finish(start_with(&seeds, &out, &["--max-pages", "10"]));
+    let early = dir.path().join("state-early");
+    copy_dir(&out.join("state"), &early);
+    finish(start(&seeds, &out));
+    check_complete(&out, &site);
+    let records = std::fs::read(out.join("records.jsonl")).unwrap();
+
+    // state/ deleted: an error naming records.jsonl and the way on; nothing rewritten.
+    std::fs::remove_dir_all(out.join("state")).unwrap();
+    let (ok, stderr) = run_to_end(start(&seeds, &out));
+    assert!(
+        !ok,
+        "a crawl whose state is gone must not start over silently"
+    );
+    assert!(
+        stderr.contains("records.jsonl") && stderr.contains("--restart"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("holds {PAGES} decisions")),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(out.join("records.jsonl")).unwrap(), records);
+
+    // state/ rolled back to the early copy: the same error, the same file.
+    std::fs::remove_dir_all(out.join("state")).unwrap();
+    copy_dir(&early, &out.join("state"));
+    let (ok, stderr) = run_to_end(start(&seeds, &out));
+    assert!(!ok);
+    assert!(stderr.contains("accounts for 10"), "{stderr}");
+    assert_eq!(std::fs::read(out.join("records.jsonl")).unwrap(), records);
+
+    // --restart: the old outputs moved aside whole, a fresh crawl in their place.
+    let stdout = finish(start_with(&seeds, &out, &["--restart"]));
+    assert!(stdout.contains(&format!("{PAGES} decisions")), "{stdout}");
+    check_complete(&out, &site);
+    let aside = out.join("previous-1");
+    assert_eq!(std::fs::read(aside.join("records.jsonl")).unwrap(), records);
+    assert!(aside.join("state").is_dir() && aside.join("report.json").is_file());
+}

@@ -81,10 +81,16 @@ impl CrawlFlags {
 }
 
 /// `nearcrawl crawl --seeds FILE --out DIR`.
-pub fn crawl_command(seeds: &Path, out: &Path, flags: &CrawlFlags) -> Result<()> {
+pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags) -> Result<()> {
     let seeds = read_seeds(seeds)?;
     let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
     flags.apply(&mut config);
+    if restart && let Some(aside) = nearcrawl_engine::set_aside(out)? {
+        eprintln!(
+            "--restart: the earlier outputs and state are in {}",
+            aside.display()
+        );
+    }
     let job = Job {
         seeds,
         out_dir: out.to_path_buf(),

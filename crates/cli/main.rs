@@ -40,6 +40,10 @@ enum Command {
         /// The job's output and state directory.
         #[arg(long)]
         out: PathBuf,
+        /// Start over: move the job's earlier outputs and state in --out into
+        /// OUT/previous-N/ (nothing is deleted), then crawl from the seeds.
+        #[arg(long)]
+        restart: bool,
         #[command(flatten)]
         flags: crawl_commands::CrawlFlags,
     },
@@ -144,7 +148,12 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Command::Crawl { seeds, out, flags } => crawl_commands::crawl_command(&seeds, &out, &flags),
+        Command::Crawl {
+            seeds,
+            out,
+            restart,
+            flags,
+        } => crawl_commands::crawl_command(&seeds, &out, restart, &flags),
         Command::WhatIf { dir } => what_if_command(&dir),
         Command::Quality {
             size,

@@ -199,10 +199,6 @@ impl Coordinator {
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
         let robots_bytes = store.counter("robots_bytes")?.unwrap_or(0);
         let run = store.counter("runs")?.unwrap_or(0);
-        store.commit(Commit {
-            counters: vec![("runs", run + 1)],
-            ..Commit::default()
-        })?;
         let archive = Archive::open(
             &job.out_dir,
             Arc::clone(&store),
@@ -214,6 +210,11 @@ impl Coordinator {
                 .then_some(job.config.output.warc_max_bytes),
             Arc::clone(&progress),
         )?;
+        // Counted once the outputs are known to agree with the state.
+        store.commit(Commit {
+            counters: vec![("runs", run + 1)],
+            ..Commit::default()
+        })?;
         let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));

@@ -55,6 +55,16 @@ pub enum EngineError {
         /// What it lacks.
         reason: &'static str,
     },
+    /// `records.jsonl` holds decisions the crawl's state cannot account for: the state was
+    /// deleted, replaced or rolled back. Nothing was changed.
+    RecordsAhead {
+        /// The records file.
+        path: PathBuf,
+        /// Complete lines in it.
+        lines: u64,
+        /// Decisions the state holds.
+        decided: u64,
+    },
     /// A line of `records.jsonl` cannot be read.
     Record {
         /// The file.
@@ -97,6 +107,18 @@ impl fmt::Display for EngineError {
             EngineError::NotACrawl { dir, reason } => {
                 write!(f, "{}: {reason}", dir.display())
             }
+            EngineError::RecordsAhead {
+                path,
+                lines,
+                decided,
+            } => write!(
+                f,
+                "{}: holds {lines} decisions but the crawl state beside it accounts for {decided} \
+                 (state/ was deleted, replaced or rolled back); nothing was changed. Restore \
+                 state/, or run again with --restart to start over (the old outputs are moved \
+                 into a previous-* directory, not deleted)",
+                path.display()
+            ),
             EngineError::Record { path, line, source } => {
                 write!(f, "{}:{line}: {source}", path.display())
             }
@@ -115,7 +137,9 @@ impl std::error::Error for EngineError {
                 Some(source)
             }
             EngineError::Record { source, .. } => Some(source),
-            EngineError::SharedIndexUrls { .. } | EngineError::NotACrawl { .. } => None,
+            EngineError::SharedIndexUrls { .. }
+            | EngineError::NotACrawl { .. }
+            | EngineError::RecordsAhead { .. } => None,
         }
     }
 }

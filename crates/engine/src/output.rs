@@ -17,7 +17,9 @@ pub struct RecordsFile {
 
 impl RecordsFile {
     /// Opens `path` for appending, first making it hold exactly the store's records
-    /// `0..decided`.
+    /// `0..decided`: a torn last line (a crash mid-write) is cut, lines the store committed
+    /// but the file missed are written from the store. A file with more complete lines than
+    /// the store holds is never cut: that is [`EngineError::RecordsAhead`], file untouched.
     pub fn open(
         path: &Path,
         store: &dyn CrawlStore,
@@ -40,8 +42,25 @@ impl RecordsFile {
             loop {
                 line.clear();
                 let n = reader.read_until(b'\n', &mut line).map_err(io)?;
-                if n == 0 || line.last() != Some(&b'\n') || lines == decided {
+                if n == 0 || line.last() != Some(&b'\n') {
                     break;
+                }
+                if lines == decided {
+                    // A complete line past what the store holds: the store lost state.
+                    let mut ahead = lines + 1;
+                    loop {
+                        line.clear();
+                        let n = reader.read_until(b'\n', &mut line).map_err(io)?;
+                        if n == 0 || line.last() != Some(&b'\n') {
+                            break;
+                        }
+                        ahead += 1;
+                    }
+                    return Err(EngineError::RecordsAhead {
+                        path: path.to_path_buf(),
+                        lines: ahead,
+                        decided,
+                    });
                 }
                 lines += 1;
                 keep += n as u64;
@@ -83,4 +102,37 @@ impl RecordsFile {
     pub fn flush(&mut self) -> Result<(), EngineError> {
         self.out.flush().map_err(|e| EngineError::io(&self.path, e))
     }
+}
+
+/// What a job writes in its output directory, besides what others put there.
+const OUTPUTS: [&str; 5] = [
+    "records.jsonl",
+    "report.json",
+    "warc",
+    "state",
+    "what-if.json",
+];
+
+/// Moves a job's outputs in `out_dir` (records, report, WARC files, state) into a new
+/// `out_dir/previous-N/` so the job can start over; returns that directory, or `None` when
+/// there was nothing to move. Nothing is deleted.
+pub fn set_aside(out_dir: &Path) -> Result<Option<PathBuf>, EngineError> {
+    let present: Vec<&str> = OUTPUTS
+        .iter()
+        .copied()
+        .filter(|name| out_dir.join(name).exists())
+        .collect();
+    if present.is_empty() {
+        return Ok(None);
+    }
+    let aside = (1u32..)
+        .map(|n| out_dir.join(format!("previous-{n}")))
+        .find(|dir| !dir.exists())
+        .unwrap_or_else(|| out_dir.join("previous"));
+    std::fs::create_dir(&aside).map_err(|e| EngineError::io(&aside, e))?;
+    for name in present {
+        let to = aside.join(name);
+        std::fs::rename(out_dir.join(name), &to).map_err(|e| EngineError::io(&to, e))?;
+    }
+    Ok(Some(aside))
 }
