@@ -1,4 +1,5 @@
-//! The crawler against hostile webs: requests steered at internal addresses (SSRF). Every
+//! The crawler against hostile webs: requests steered at internal addresses (SSRF), bodies
+//! cut mid-way, URLs too long to send, failing servers. Every
 //! site is served in-process on loopback; the "internal service" listens on 127.0.0.2, an
 //! address no seed is on, so the job's address policy must refuse it.
 
@@ -8,6 +9,9 @@
 mod crawl_support;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use crawl_support::{local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve, serve_on};
@@ -214,4 +218,144 @@ async fn the_fetcher_refuses_internal_literals_and_other_schemes_before_sending(
         .await
         .unwrap();
     assert_eq!(page.body, SECRET.as_bytes());
+}
+
+/// A raw HTTP/1.1 server on 127.0.0.1: `/robots.txt` is 404; the first answer to `/cut`
+/// promises 5,000 bytes and closes the connection after 100; every other answer is a page.
+async fn cutting_server() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cuts = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&cuts);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&request);
+                let reply = if head.starts_with("GET /robots.txt") {
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_vec()
+                } else if head.starts_with("GET /cut")
+                    && counter.fetch_add(1, Ordering::SeqCst) == 0
+                {
+                    let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000\r\n\r\n".to_vec();
+                    r.extend_from_slice(&[b'a'; 100]);
+                    r
+                } else {
+                    let body = format!("<html><body><p>{}</p></body></html>", prose(5));
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .into_bytes()
+                };
+                let _ = stream.write_all(&reply).await;
+                // Dropped here: a cut answer ends 4,900 bytes early.
+            });
+        }
+    });
+    (addr, cuts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_cut_mid_way_is_a_network_failure_and_retried() {
+    let (addr, cuts) = cutting_server().await;
+    let seed = CanonicalUrl::parse(&format!("http://{addr}/")).unwrap();
+    let fetcher =
+        Fetcher::new(FetchConfig::default(), AddressPolicy::new(false, &[&seed])).unwrap();
+    let url = url::Url::parse(&format!("http://{addr}/cut")).unwrap();
+    let failure = fetcher.fetch(&url).await.expect_err("the body is cut");
+    assert_eq!(failure.kind, FailureKind::Broken, "{failure}");
+    assert!(failure.kind.is_transient());
+    assert!(
+        failure.wire_bytes >= 100,
+        "bytes received are counted: {}",
+        failure.wire_bytes
+    );
+    // In a crawl: retried, then fetched whole.
+    cuts.store(0, Ordering::SeqCst);
+    let out = tempfile::tempdir().unwrap();
+    run(&format!("http://{addr}/cut"), out.path(), local_config()).await;
+    let records = records(out.path());
+    let cut = record(&records, "/cut");
+    assert_eq!(cut.verdict, Verdict::Unique, "{cut:?}");
+    assert_eq!(cut.retries, Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_that_cannot_be_sent_fails_once_and_is_written_once() {
+    let long = format!("/long/{}", "x".repeat(100_000));
+    let site = serve(Site::new().page(
+        "/",
+        page("home", &prose(3), "", std::slice::from_ref(&long)),
+    ))
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    let failed = record(&records, &long);
+    assert_eq!(failed.verdict, Verdict::Error);
+    assert_eq!(failed.retries, None, "never retried: {:?}", failed.error);
+    assert!(
+        failed
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("Unsendable"),
+        "{:?}",
+        failed.error
+    );
+    let line = serde_json::to_string(failed).unwrap();
+    assert_eq!(line.matches(&long).count(), 1, "the URL once per record");
+    assert_eq!(site.site.hits(&long), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_back_off_before_each_retry() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(4), "", &["/broken".to_string()]))
+            .page("/broken", Reply::status(500)),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.politeness.backoff_initial_ms = 150;
+    config.politeness.backoff_max_ms = 2_000;
+    run(&site.url("/"), out.path(), config).await;
+    let times: Vec<_> = site
+        .site
+        .requests()
+        .into_iter()
+        .filter(|(path, _)| path == "/broken")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(times.len(), 3, "the first attempt and two retries");
+    // Back-off from 150 ms, doubling: 150 ms, then 300 ms (the 500s in a row).
+    assert!(
+        times[1] - times[0] >= Duration::from_millis(150),
+        "{:?}",
+        times[1] - times[0]
+    );
+    assert!(
+        times[2] - times[1] >= Duration::from_millis(300),
+        "{:?}",
+        times[2] - times[1]
+    );
+    let broken = record(&records(out.path()), "/broken").clone();
+    assert_eq!((broken.verdict, broken.retries), (Verdict::Error, Some(2)));
 }

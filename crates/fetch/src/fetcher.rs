@@ -182,12 +182,18 @@ pub enum FailureKind {
     /// literally or as `localhost`. Names that resolve there are refused by the resolver and
     /// reported as [`FailureKind::Connect`].
     Refused,
+    /// The request cannot be sent as given (a URL too long or malformed for HTTP): trying
+    /// again cannot help.
+    Unsendable,
 }
 
 impl FailureKind {
     /// Whether trying again later may succeed.
     pub fn is_transient(self) -> bool {
-        !matches!(self, FailureKind::Decode | FailureKind::Refused)
+        !matches!(
+            self,
+            FailureKind::Decode | FailureKind::Refused | FailureKind::Unsendable
+        )
     }
 }
 
@@ -317,7 +323,7 @@ impl Fetcher {
             .get(url.clone())
             .send()
             .await
-            .map_err(|e| fail(classify(&e), error_chain(&e), 0))?;
+            .map_err(|e| fail(classify(&e), error_chain(&e.without_url()), 0))?;
         let status = response.status().as_u16();
         let version = format!("{:?}", response.version());
         let remote_addr = response.remote_addr();
@@ -342,11 +348,15 @@ impl Fetcher {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    return Err(fail(
-                        classify(&e),
-                        error_chain(&e),
-                        head_bytes + wire_body.len() as u64,
-                    ));
+                    // The body stopped coming (reset, closed early): a network failure, worth
+                    // another attempt. Content decoding is ours, after the loop.
+                    let kind = if e.is_timeout() {
+                        FailureKind::Timeout
+                    } else {
+                        FailureKind::Broken
+                    };
+                    let received = head_bytes + wire_body.len() as u64;
+                    return Err(fail(kind, error_chain(&e.without_url()), received));
                 }
             }
         }
@@ -393,7 +403,9 @@ impl Fetcher {
 }
 
 fn classify(e: &reqwest::Error) -> FailureKind {
-    if e.is_timeout() {
+    if e.is_builder() {
+        FailureKind::Unsendable
+    } else if e.is_timeout() {
         FailureKind::Timeout
     } else if e.is_connect() {
         FailureKind::Connect

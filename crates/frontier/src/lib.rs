@@ -7,7 +7,7 @@
 //! - [`Scope`]: seed hosts / seed domains / any host, include and exclude patterns, depth, and
 //!   the [`AddressPolicy`] that keeps a public page from steering the crawler into a private
 //!   network.
-//! - [`HostPoliteness`]: connections per host, delays, `Crawl-delay`, back-off on 429/503 with
+//! - [`HostPoliteness`]: connections per host, delays, `Crawl-delay`, back-off on 429 and 5xx with
 //!   `Retry-After`, parking of hosts that keep failing. The caller passes the time in.
 //! - [`Relevance`]: topic scores for focused crawls and the link priority derived from them.
 //!

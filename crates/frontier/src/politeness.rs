@@ -16,7 +16,7 @@ pub struct PolitenessConfig {
     pub per_host_delay_ms: u64,
     /// A robots.txt `Crawl-delay` longer than this is capped to it, in milliseconds.
     pub max_crawl_delay_ms: u64,
-    /// Back-off after a 429/503 or a transient error starts here and doubles per failure, in
+    /// Back-off after a 429, a 5xx or a transient error starts here and doubles per failure, in
     /// milliseconds ...
     pub backoff_initial_ms: u64,
     /// ... up to this, in milliseconds; a longer `Retry-After` is also capped to it.

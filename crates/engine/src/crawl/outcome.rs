@@ -112,8 +112,9 @@ impl Coordinator {
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
     ) -> Result<(), EngineError> {
         let now = now();
+        // A server error backs the host off like a "slow down": retrying at once only adds load.
         let outcome = match page.status {
-            429 | 503 => HostOutcome::Throttled {
+            429 | 500..=599 => HostOutcome::Throttled {
                 retry_after: page.retry_after(),
             },
             _ => HostOutcome::Answered,
@@ -172,7 +173,7 @@ impl Coordinator {
             self.drain_host(
                 id,
                 Verdict::Error,
-                "host parked after repeated 429/503 answers",
+                "host parked after repeated 429 and 5xx answers",
             )?;
         }
         Ok(())
