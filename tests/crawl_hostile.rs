@@ -359,3 +359,80 @@ async fn server_errors_back_off_before_each_retry() {
     let broken = record(&records(out.path()), "/broken").clone();
     assert_eq!((broken.verdict, broken.retries), (Verdict::Error, Some(2)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ever_deeper_path_and_a_looping_relative_link_stop_as_traps() {
+    let site = Site::new()
+        .page(
+            "/",
+            page(
+                "home",
+                &prose(6),
+                "",
+                &["/loop/".to_string(), "/deep/0/".to_string()],
+            ),
+        )
+        .generated(Arc::new(|path: &str| {
+            let depth = path.matches('/').count() as u64;
+            if path.starts_with("/loop/") {
+                // A relative link resolved against its own page: /loop/loop/loop/...
+                Some(page(
+                    "loop",
+                    &prose(100 + depth),
+                    "",
+                    &["loop/".to_string()],
+                ))
+            } else if let Some(rest) = path.strip_prefix("/deep/") {
+                let next = rest
+                    .trim_end_matches('/')
+                    .rsplit('/')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()?
+                    + 1;
+                Some(page("deep", &prose(200 + depth), "", &[format!("{next}/")]))
+            } else {
+                None
+            }
+        }));
+    let site = serve(site).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    let traps: Vec<_> = records
+        .iter()
+        .filter(|r| r.verdict == Verdict::Trap)
+        .collect();
+    assert_eq!(traps.len(), 2, "{traps:#?}");
+    let looped = record(&records, "/loop/loop/loop/");
+    assert_eq!(looped.verdict, Verdict::Trap);
+    assert!(
+        looped
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("repeats \"loop/\" 3 times")
+    );
+    let deep = traps.iter().find(|r| r.url.contains("/deep/")).unwrap();
+    assert!(
+        deep.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("max_path_segments = 24"),
+        "{deep:?}"
+    );
+    // Each trap cost the pages before its rule fired, no more.
+    let fetched = |prefix: &str| {
+        site.site
+            .requests()
+            .iter()
+            .filter(|(p, _)| p.starts_with(prefix))
+            .count()
+    };
+    assert_eq!(fetched("/loop/"), 2);
+    assert_eq!(
+        fetched("/deep/"),
+        23,
+        "/deep/0/ .. /deep/0/.../22/ (24 segments)"
+    );
+}

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use nearcrawl_dedup::{AnalyzerConfig, DedupConfig};
 use nearcrawl_engine::{CrawlConfig, LimitsConfig, LinksConfig, OutputConfig};
 use nearcrawl_fetch::FetchConfig;
-use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
+use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::Deserialize;
 
 /// The whole file.
@@ -19,6 +19,8 @@ pub struct Config {
     pub dedup: DedupConfig,
     /// `[scope]`: which URLs a crawl may fetch.
     pub scope: ScopeConfig,
+    /// `[traps]`: URLs that give a crawler trap away.
+    pub traps: TrapConfig,
     /// `[limits]`: when a crawl stops, and how many requests run at once.
     pub limits: LimitsConfig,
     /// `[politeness]`: per-host connections, delays and back-off.
@@ -55,6 +57,7 @@ impl Config {
     pub fn crawl(&self) -> CrawlConfig {
         CrawlConfig {
             scope: self.scope.clone(),
+            traps: self.traps.clone(),
             limits: self.limits.clone(),
             politeness: self.politeness.clone(),
             fetch: self.fetch.clone(),
@@ -85,6 +88,7 @@ mod tests {
         let builtin = Config::default().crawl();
         let documented = default.crawl();
         assert_eq!(documented.scope, builtin.scope);
+        assert_eq!(documented.traps, builtin.traps);
         assert_eq!(documented.limits, builtin.limits);
         assert_eq!(documented.politeness, builtin.politeness);
         assert_eq!(documented.fetch, builtin.fetch);

@@ -4,7 +4,7 @@
 
 pub use nearcrawl_dedup::{DedupStageConfig, DuplicateOutlinks};
 use nearcrawl_fetch::FetchConfig;
-use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig};
+use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::{Deserialize, Serialize};
 
 /// `[limits]`: when a job stops.
@@ -80,6 +80,8 @@ impl Default for OutputConfig {
 pub struct CrawlConfig {
     /// Which URLs may be fetched.
     pub scope: ScopeConfig,
+    /// URLs that give a crawler trap away.
+    pub traps: TrapConfig,
     /// When the job stops.
     pub limits: LimitsConfig,
     /// Per-host politeness.

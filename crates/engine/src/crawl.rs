@@ -16,7 +16,7 @@ use nearcrawl_dedup::{
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_frontier::{CanonicalUrl, HostOutcome, OutOfScope, Relevance, Scope, Seed};
+use nearcrawl_frontier::{CanonicalUrl, HostOutcome, Relevance, Scope, Seed, TrapRules};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
@@ -137,6 +137,8 @@ struct Coordinator {
     job: Job,
     store: Arc<dyn CrawlStore>,
     scope: Scope,
+    /// Rules for URLs that give a crawler trap away.
+    traps: TrapRules,
     relevance: Option<Relevance>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
@@ -219,10 +221,12 @@ impl Coordinator {
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let (tx, rx) = mpsc::unbounded_channel();
+        let traps = TrapRules::new(job.config.traps.clone());
         let mut coordinator = Coordinator {
             job,
             store,
             scope,
+            traps,
             relevance,
             fetcher,
             stage,

@@ -26,11 +26,13 @@ pub enum Verdict {
     Redirect,
     /// A sitemap (from robots.txt or a sitemap index); its URLs are queued.
     Sitemap,
+    /// Not fetched: the URL gives a crawler trap away (`traps` rules; the rule in `error`).
+    Trap,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 9] = [
+    pub const ALL: [Verdict; 10] = [
         Verdict::Unique,
         Verdict::Exact,
         Verdict::Near,
@@ -40,6 +42,7 @@ impl Verdict {
         Verdict::Error,
         Verdict::Redirect,
         Verdict::Sitemap,
+        Verdict::Trap,
     ];
 
     /// The name used in records, reports and WARC metadata.
@@ -54,6 +57,7 @@ impl Verdict {
             Verdict::Error => "error",
             Verdict::Redirect => "redirect",
             Verdict::Sitemap => "sitemap",
+            Verdict::Trap => "trap",
         }
     }
 

@@ -9,6 +9,8 @@
 //!   network.
 //! - [`HostPoliteness`]: connections per host, delays, `Crawl-delay`, back-off on 429 and 5xx with
 //!   `Retry-After`, parking of hosts that keep failing. The caller passes the time in.
+//! - [`TrapRules`]: URLs that give a crawler trap away by themselves (paths ever deeper, or
+//!   repeating their own segments).
 //! - [`Relevance`]: topic scores for focused crawls and the link priority derived from them.
 //!
 //! The queues themselves live in the crawl store (`nearcrawl-store`); the engine
@@ -32,6 +34,7 @@ mod focus;
 mod politeness;
 mod scope;
 mod seeds;
+mod traps;
 
 pub use crate::canonical::{CanonicalUrl, UrlError, authority};
 pub use crate::focus::{FocusConfig, Priority, Relevance};
@@ -41,3 +44,4 @@ pub use crate::scope::{
     registrable_domain,
 };
 pub use crate::seeds::{Seed, SeedError, parse_seeds, read_seeds};
+pub use crate::traps::{Trap, TrapConfig, TrapRules};

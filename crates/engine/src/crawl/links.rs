@@ -13,7 +13,7 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, 0).is_err() {
+            if self.is_seen(&ukey, &pending)? || self.admits(&url, 0).is_err() {
                 continue;
             }
             let entry = QueuedUrl {
@@ -68,7 +68,7 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.scope.check(&url, entry.depth).is_err() {
+            if self.is_seen(&ukey, &pending)? || self.admits(&url, entry.depth).is_err() {
                 continue;
             }
             let next = QueuedUrl {
@@ -131,8 +131,9 @@ impl Coordinator {
             // A loop, or a target reached another way: decided (or queued) once already.
             return Ok(decided);
         }
-        if let Err(reason) = self.scope.check(&target, entry.depth) {
-            self.record_out_of_scope(&target, ukey, entry.depth, seq, &reason, &mut decided);
+        if let Err((verdict, reason)) = self.admits(&target, entry.depth) {
+            let at = (entry.depth, seq);
+            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided);
             return Ok(decided);
         }
         let next = QueuedUrl {
@@ -148,15 +149,26 @@ impl Coordinator {
         Ok(decided)
     }
 
-    /// Decides a URL found by `decided` out of scope: a record of its own, and marked seen
-    /// so it is recorded once.
-    pub(super) fn record_out_of_scope(
+    /// Whether a discovered URL, `depth` links from a seed, may be queued: the scope, then
+    /// the trap rules. If not, the verdict and the reason to record.
+    pub(super) fn admits(&self, url: &CanonicalUrl, depth: u32) -> Result<(), (Verdict, String)> {
+        self.scope
+            .check(url, depth)
+            .map_err(|reason| (Verdict::OutOfScope, reason.to_string()))?;
+        self.traps
+            .check(url)
+            .map_err(|trap| (Verdict::Trap, trap.to_string()))
+    }
+
+    /// Decides a URL found by `decided` (at `depth`, on page `parent`) not to be queued: a
+    /// record of its own, and marked seen so it is recorded once.
+    pub(super) fn record_refused_link(
         &mut self,
         url: &CanonicalUrl,
         key: UrlKey,
-        depth: u32,
-        parent: u64,
-        reason: &OutOfScope,
+        (depth, parent): (u32, u64),
+        verdict: Verdict,
+        reason: String,
         decided: &mut Decided,
     ) {
         let found = QueuedUrl {
@@ -165,7 +177,7 @@ impl Coordinator {
             parent: Some(parent),
             ..QueuedUrl::default()
         };
-        let record = self.refused(&found, Verdict::OutOfScope, reason.to_string());
+        let record = self.refused(&found, verdict, reason);
         decided.commit.seen.push(key);
         decided.extra.push(record);
     }

@@ -138,7 +138,7 @@ impl Coordinator {
                     continue;
                 };
                 if baseline
-                    && self.scope.check(&url, entry.depth + 1).is_ok()
+                    && self.admits(&url, entry.depth + 1).is_ok()
                     && !graph.iter().any(|g| g == url.as_str())
                 {
                     graph.push(url.to_string());
@@ -149,15 +149,15 @@ impl Coordinator {
                 }
                 pending.insert(ukey);
                 let skip = !follow.follows(&anchor);
-                match self.scope.check(&url, entry.depth + 1) {
+                match self.admits(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
-                    Err(reason) => self.record_out_of_scope(
+                    Err((verdict, reason)) => self.record_refused_link(
                         &url,
                         ukey,
-                        entry.depth + 1,
-                        seq,
-                        &reason,
+                        (entry.depth + 1, seq),
+                        verdict,
+                        reason,
                         &mut decided,
                     ),
                     Ok(()) if skip => {
