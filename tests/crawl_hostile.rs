@@ -436,3 +436,74 @@ async fn an_ever_deeper_path_and_a_looping_relative_link_stop_as_traps() {
         "/deep/0/ .. /deep/0/.../22/ (24 segments)"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_whose_days_copy_their_month_stops_after_a_few_days() {
+    // Month pages are unique; a day page is its month's text plus a heading, with a
+    // "next day" link its month lacks, so "new anchors" alone would follow every day.
+    let site = Site::new()
+        .page("/", page("home", &prose(7), "", &["/cal/1".to_string()]))
+        .generated(Arc::new(|path: &str| {
+            let mut parts = path.strip_prefix("/cal/")?.split('/');
+            let month: u64 = parts.next()?.parse().ok()?;
+            if month > 3 {
+                return None;
+            }
+            let text = prose(300 + month);
+            Some(match parts.next() {
+                None => {
+                    let mut links = vec![format!("/cal/{month}/1")];
+                    links.push(format!("/cal/{}", month + 1));
+                    let links: String = ["Day 1", "Next month"]
+                        .iter()
+                        .zip(&links)
+                        .map(|(a, l)| format!("<a href=\"{l}\">{a}</a> "))
+                        .collect();
+                    Reply::html(format!(
+                        "<html><body><article><h1>Month {month}</h1><p>{text}</p></article><nav>{links}</nav></body></html>"
+                    ))
+                }
+                Some(day) => {
+                    let day: u64 = day.parse().ok()?;
+                    Reply::html(format!(
+                        "<html><body><article><h1>Month {month}, day {day}</h1><p>{text}</p></article><nav><a href=\"/cal/{month}/{}\">Next day</a></nav></body></html>",
+                        day + 1
+                    ))
+                }
+            })
+        }));
+    let site = serve(site).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), local_config()).await;
+    let records = records(out.path());
+    let days = |m: u64| {
+        site.site
+            .requests()
+            .iter()
+            .filter(|(p, _)| p.starts_with(&format!("/cal/{m}/")))
+            .count()
+    };
+    for month in 1..=3 {
+        assert_eq!(
+            record(&records, &format!("/cal/{month}")).verdict,
+            Verdict::Unique
+        );
+        assert_eq!(
+            days(month),
+            4,
+            "month {month}: days 1-4, then the chain of copies stops"
+        );
+        let fourth = record(&records, &format!("/cal/{month}/4"));
+        assert!(fourth.verdict.is_duplicate(), "{fourth:?}");
+        assert!(
+            fourth
+                .trap
+                .as_deref()
+                .unwrap_or_default()
+                .contains("max_duplicate_chain = 3"),
+            "{fourth:?}"
+        );
+        assert_eq!(fourth.dropped, Some(1));
+        assert_eq!(record(&records, &format!("/cal/{month}/3")).trap, None);
+    }
+}

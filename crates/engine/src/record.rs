@@ -153,6 +153,9 @@ pub struct Record {
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
+    /// A trap rule that stopped this page's links (they count in `dropped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trap: Option<String>,
     /// Microseconds the dedup stage took (analysis and index lookup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_us: Option<u64>,
@@ -191,6 +194,7 @@ impl Record {
             fetched_at: None,
             payload_digest: None,
             dedup_us: None,
+            trap: None,
             error: None,
         }
     }
@@ -218,6 +222,7 @@ pub(crate) struct Decision {
     pub(crate) relevance: Option<f32>,
     pub(crate) payload_digest: Option<String>,
     pub(crate) dedup_us: Option<u64>,
+    pub(crate) trap: Option<String>,
 }
 
 impl Decision {
@@ -241,6 +246,7 @@ impl Decision {
             relevance: None,
             payload_digest: None,
             dedup_us: None,
+            trap: None,
         }
     }
 
@@ -283,6 +289,7 @@ impl Record {
             fetched_at: Some(rfc3339(page.started)),
             payload_digest: d.payload_digest,
             dedup_us: d.dedup_us,
+            trap: d.trap,
             error: d.error,
         }
     }

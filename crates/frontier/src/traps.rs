@@ -28,16 +28,20 @@ pub struct TrapConfig {
     /// A segment, or a block of segments, repeated back to back more than this many times is
     /// a trap (`/a/a/a/` repeats `a` 3 times; 0: no limit).
     pub max_repeats: u32,
+    /// A duplicate page reached through more duplicates in a row than this has none of its
+    /// links followed (an endless calendar whose day pages copy each other; 0: no limit).
+    pub max_duplicate_chain: u32,
 }
 
 impl Default for TrapConfig {
-    /// 24 segments (real documentation trees stay under 12; Heritrix's default is 20), and
-    /// a segment or block seen 3 times in a row (Heritrix's `PathologicalPathDecideRule`
-    /// allows 2).
+    /// 24 segments (real documentation trees stay under 12; Heritrix's default is 20), a
+    /// segment or block seen 3 times in a row (Heritrix's `PathologicalPathDecideRule`
+    /// allows 2), and links followed through at most 3 duplicate pages in a row.
     fn default() -> Self {
         TrapConfig {
             max_path_segments: 24,
             max_repeats: 2,
+            max_duplicate_chain: 3,
         }
     }
 }
@@ -59,6 +63,13 @@ pub enum Trap {
         /// How many times in a row.
         times: usize,
     },
+    /// A duplicate page at the end of more duplicates in a row than `max_duplicate_chain`.
+    DuplicateChain {
+        /// Duplicates in a row, this page included.
+        length: u32,
+        /// The limit.
+        max: u32,
+    },
 }
 
 impl fmt::Display for Trap {
@@ -67,6 +78,11 @@ impl fmt::Display for Trap {
             Trap::TooDeep { segments, max } => write!(
                 f,
                 "trap: path of {segments} segments (traps.max_path_segments = {max})"
+            ),
+            Trap::DuplicateChain { length, max } => write!(
+                f,
+                "trap: links of a duplicate reached through {length} duplicates in a row not \
+                 followed (traps.max_duplicate_chain = {max})"
             ),
             Trap::RepeatedSegments { block, times } => {
                 write!(
@@ -110,6 +126,18 @@ impl TrapRules {
             && let Some((block, times)) = longest_repetition(&segments, repeats + 1)
         {
             return Err(Trap::RepeatedSegments { block, times });
+        }
+        Ok(())
+    }
+}
+
+impl TrapRules {
+    /// Whether the links of a duplicate page, the `length`-th duplicate in a row on the path
+    /// that led to it, may still be followed.
+    pub fn check_chain(&self, length: u32) -> Result<(), Trap> {
+        let max = self.config.max_duplicate_chain;
+        if max > 0 && length > max {
+            return Err(Trap::DuplicateChain { length, max });
         }
         Ok(())
     }
@@ -202,10 +230,18 @@ mod tests {
                 max: 24
             })
         );
+        let rules = TrapRules::new(TrapConfig::default());
+        assert_eq!(rules.check_chain(3), Ok(()));
+        assert_eq!(
+            rules.check_chain(4),
+            Err(Trap::DuplicateChain { length: 4, max: 3 })
+        );
         let off = TrapRules::new(TrapConfig {
             max_path_segments: 0,
             max_repeats: 0,
+            max_duplicate_chain: 0,
         });
+        assert_eq!(off.check_chain(1000), Ok(()));
         let url = CanonicalUrl::parse("http://example.org/a/a/a/a/a").unwrap();
         assert_eq!(off.check(&url), Ok(()), "0 turns a rule off");
     }

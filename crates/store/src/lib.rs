@@ -110,6 +110,10 @@ pub struct QueuedUrl {
     /// The URL is a sitemap (from robots.txt or a sitemap index), not a page.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sitemap: bool,
+    /// Duplicate pages in a row on the path of links that led here (0: found on a unique
+    /// page, or a seed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicates: u8,
 }
 
 fn is_zero(n: &u8) -> bool {

@@ -141,6 +141,7 @@ impl Coordinator {
             depth: entry.depth,
             parent: Some(seq),
             redirects: entry.redirects + 1,
+            duplicates: entry.duplicates,
             ..QueuedUrl::default()
         };
         let priority = self.priority_of(entry, 0.0, "");

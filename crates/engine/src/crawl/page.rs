@@ -97,6 +97,17 @@ impl Coordinator {
         // Outlinks: followed for unique pages; for duplicates only when configured or in the
         // `--no-dedup` baseline.
         let follow = &judgement.follow;
+        // Duplicates in a row on the path of links that led here, this page included; past
+        // the limit, the links a duplicate would follow are a trap (an endless calendar whose
+        // day pages copy each other). Not for baseline crawls or "keep", which follow all.
+        let chain = match judgement.verdict {
+            nearcrawl_dedup::Verdict::Unique => 0,
+            _ => u32::from(entry.duplicates) + 1,
+        };
+        let chain_trap = match follow {
+            Follow::All => None,
+            _ => self.traps.check_chain(chain).err(),
+        };
         let expands = match (&self.relevance, relevance) {
             (Some(r), Some(score)) => r.expands(score),
             _ => true,
@@ -148,7 +159,7 @@ impl Coordinator {
                     continue;
                 }
                 pending.insert(ukey);
-                let skip = !follow.follows(&anchor);
+                let skip = chain_trap.is_some() || !follow.follows(&anchor);
                 match self.admits(&url, entry.depth + 1) {
                     // A duplicate's links were never really discovered: no records for them.
                     Err(_) if skip => {}
@@ -169,6 +180,7 @@ impl Coordinator {
                             url: url.to_string(),
                             depth: entry.depth + 1,
                             parent: Some(seq),
+                            duplicates: u8::try_from(chain).unwrap_or(u8::MAX),
                             ..QueuedUrl::default()
                         };
                         let priority = self.priority_of(entry, page_score, &anchor);
@@ -182,6 +194,7 @@ impl Coordinator {
         if baseline {
             decided.decision.links = Some(graph);
         }
+        decided.decision.trap = chain_trap.map(|trap| trap.to_string());
         if *follow != Follow::All {
             decided.decision.dropped = Some(dropped);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
