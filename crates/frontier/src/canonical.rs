@@ -113,7 +113,10 @@ impl CanonicalUrl {
                 input: url.to_string(),
             });
         }
-        if let Some(stripped) = host.strip_suffix('.') {
+        // Every trailing dot: `a..` once canonical must not canonicalise again to `a.`, and a
+        // host of dots only is no host (a fuzzing find: `http://../` gave `http://./`).
+        let stripped = host.trim_end_matches('.');
+        if stripped.len() != host.len() {
             let stripped = stripped.to_string();
             // Cannot fail: a prefix of a valid domain that is itself non-empty stays valid.
             if stripped.is_empty() || url.set_host(Some(&stripped)).is_err() {
@@ -377,6 +380,30 @@ mod tests {
             CanonicalUrl::parse("javascript:void(0)"),
             Err(UrlError::Scheme { .. })
         ));
+    }
+
+    /// Found by `scripts/fuzz.sh` (canonical_url): one trailing dot stripped from a host of
+    /// two left `http://./`, which no longer parsed.
+    #[test]
+    fn hosts_of_trailing_dots_canonicalise_once() {
+        let dotted = CanonicalUrl::parse("http://example.com../a").unwrap();
+        assert_eq!(dotted.as_str(), "http://example.com/a");
+        for input in ["http://../a", "http://./", "HTTP:/x@..://%z"] {
+            assert!(
+                matches!(CanonicalUrl::parse(input), Err(UrlError::NoHost { .. })),
+                "{input}"
+            );
+        }
+        let fuzzed = String::from_utf8_lossy(&[
+            0x48, 0x54, 0x54, 0x50, 0x3a, 0x2f, 0x54, 0x54, 0x50, 0xc6, 0xf0, 0xd8, 0x8a, 0x8c,
+            0x88, 0xbf, 0x87, 0x6f, 0x27, 0x75, 0x73, 0x77, 0x40, 0x2e, 0x2e, 0x3a, 0x2f, 0x2f,
+            0x25, 0x7a, 0xff, 0x6b, 0x7a,
+        ])
+        .into_owned();
+        if let Ok(once) = CanonicalUrl::parse(&fuzzed) {
+            let twice = CanonicalUrl::parse(once.as_str()).expect("a canonical URL parses");
+            assert_eq!(once.as_str(), twice.as_str());
+        }
     }
 
     #[test]
