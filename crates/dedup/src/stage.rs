@@ -179,7 +179,6 @@ pub struct Judgement {
 
 /// The dedup stage. See the module documentation.
 pub struct DedupStage {
-    analyzer: Arc<Analyzer>,
     config: DedupStageConfig,
     /// Kept simhashes; payloads are page ids, or `shared_tag | position` for a shared index.
     index: HammingIndex,
@@ -228,7 +227,6 @@ impl DedupStage {
         );
         Ok(DedupStage {
             verifier: Verifier::new(analyzer.config().verify_config),
-            analyzer: Arc::clone(&analyzer),
             config,
             index,
             shared_tag,
@@ -249,7 +247,7 @@ impl DedupStage {
 
     /// The analyzer pages are analysed with.
     pub fn analyzer(&self) -> &Arc<Analyzer> {
-        &self.analyzer
+        &self.pages.analyzer
     }
 
     /// The configuration.
@@ -354,7 +352,7 @@ impl DedupStage {
         if !analysis.tokens.is_empty() {
             self.index.insert(analysis.simhash, seq);
             admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
-            if self.analyzer.config().verify {
+            if self.pages.analyzer.config().verify {
                 self.restore(seq, host, &analysis.text);
                 admission.text = Some(analysis.text.clone());
             }
@@ -398,7 +396,7 @@ impl DedupStage {
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(max_candidates);
-        let verify = self.analyzer.config().verify;
+        let verify = self.pages.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
         // The page's verification units, computed once for all its candidates.
         let units = if verify { analysis.units() } else { Vec::new() };
@@ -480,7 +478,7 @@ impl DedupStage {
         let Some(text) = originals.text(seq)? else {
             return Ok(None);
         };
-        let units: Arc<[u64]> = self.analyzer.units_of(&text).into();
+        let units: Arc<[u64]> = self.pages.analyzer.units_of(&text).into();
         if self.units_order.len() >= UNITS_CACHE
             && let Some(oldest) = self.units_order.pop_front()
         {

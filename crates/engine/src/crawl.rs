@@ -84,7 +84,7 @@ pub async fn crawl(
         store,
         fetcher: Arc::new(fetcher),
     };
-    run_job(job, parts, shared, shutdown, progress).await
+    run_job(job, parts, scope, shared, shutdown, progress).await
 }
 
 /// The swappable parts of a crawl: where its state lives and how pages are fetched.
@@ -104,8 +104,9 @@ pub async fn crawl_with(
     shutdown: impl Future<Output = ()>,
     progress: Arc<Progress>,
 ) -> Result<Report, EngineError> {
+    let scope = Scope::new(&job.config.scope, &job.seeds)?;
     let shared = load_shared(&job)?;
-    run_job(job, parts, shared, shutdown, progress).await
+    run_job(job, parts, scope, shared, shutdown, progress).await
 }
 
 /// The entries and URLs of the job's shared index (empty without one).
@@ -119,11 +120,12 @@ fn load_shared(job: &Job) -> Result<crate::shared::SharedIndex, EngineError> {
 async fn run_job(
     job: Job,
     parts: Parts,
+    scope: Scope,
     shared: crate::shared::SharedIndex,
     shutdown: impl Future<Output = ()>,
     progress: Arc<Progress>,
 ) -> Result<Report, EngineError> {
-    let mut coordinator = Coordinator::open(job, parts, shared, progress)?;
+    let mut coordinator = Coordinator::open(job, parts, scope, shared, progress)?;
     coordinator.run(shutdown).await?;
     coordinator.finish()
 }
@@ -165,10 +167,10 @@ impl Coordinator {
     fn open(
         job: Job,
         parts: Parts,
+        scope: Scope,
         (shared_entries, shared_urls): crate::shared::SharedIndex,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
-        let scope = Scope::new(&job.config.scope, &job.seeds)?;
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
         let relevance = Relevance::new(&job.config.focus);

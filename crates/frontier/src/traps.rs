@@ -129,9 +129,7 @@ impl TrapRules {
         }
         Ok(())
     }
-}
 
-impl TrapRules {
     /// Whether the links of a duplicate page, the `length`-th duplicate in a row on the path
     /// that led to it, may still be followed.
     pub fn check_chain(&self, length: u32) -> Result<(), Trap> {

@@ -103,7 +103,7 @@ fn a_heavily_edited_copy_is_found_through_its_shared_sentences() {
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let analysed = stage.analyzer.analyze_text(&edited);
+    let analysed = stage.analyzer().analyze_text(&edited);
     let distance = analysed.simhash.distance(kept.simhash(0).unwrap().unwrap());
     assert!(
         distance > 3,
@@ -201,7 +201,7 @@ fn a_duplicates_links_are_followed_as_configured() {
         let mut stage = stage_with(config, AnalyzerConfig::default());
         let mut kept = MemoryOriginals::default();
         let page = stage
-            .analyzer
+            .analyzer()
             .extract_html(&html(8, &["Next: 3 May", "Home"]), None, &url);
         let Ok(first) = stage.judge("example.org", page, &kept);
         let admission = stage.admit(0, "example.org", &first);
@@ -210,10 +210,11 @@ fn a_duplicates_links_are_followed_as_configured() {
             outlinks == DuplicateOutlinks::New
         );
         kept.keep(admission);
-        let copy =
-            stage
-                .analyzer
-                .extract_html(&html(8, &["Next: 4 May", "Home", "Appendix"]), None, &url);
+        let copy = stage.analyzer().extract_html(
+            &html(8, &["Next: 4 May", "Home", "Appendix"]),
+            None,
+            &url,
+        );
         let Ok(copy) = stage.judge("mirror.example", copy, &kept);
         assert!(copy.verdict != Verdict::Unique);
         match expected {
@@ -243,7 +244,7 @@ fn a_hosts_template_is_removed_before_fingerprinting() {
     };
     let mut texts = Vec::new();
     for doc in 0..4 {
-        let extracted = stage.analyzer.extract_html(&page(doc), None, &url);
+        let extracted = stage.analyzer().extract_html(&page(doc), None, &url);
         assert!(extracted.text.contains("Site navigation"));
         texts.push(stage.analyze("example.org", extracted).text);
     }
@@ -253,7 +254,7 @@ fn a_hosts_template_is_removed_before_fingerprinting() {
     );
     assert!(!texts[3].contains("Site navigation"), "{}", texts[3]);
     // Another host has its own model.
-    let other = stage.analyzer.extract_html(&page(9), None, &url);
+    let other = stage.analyzer().extract_html(&page(9), None, &url);
     assert!(
         stage
             .analyze("other.example", other)
