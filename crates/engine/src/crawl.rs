@@ -16,7 +16,10 @@ use nearcrawl_dedup::{
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_frontier::{CanonicalUrl, HostOutcome, Relevance, Scope, Seed, TrapRules};
+use nearcrawl_frontier::{
+    CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,
+    UrlPattern,
+};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
@@ -25,6 +28,7 @@ use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 use url::Url;
 
+use self::budgets::Traps;
 use crate::archive::Archive;
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
@@ -34,6 +38,7 @@ use crate::record::{Decision, Record, Verdict};
 use crate::report::Report;
 use crate::warc::{Original, WarcWriter};
 
+mod budgets;
 mod links;
 mod outcome;
 mod page;
@@ -130,6 +135,30 @@ async fn run_job(
     coordinator.finish()
 }
 
+/// Why `entry` must not be fetched, if its URL without the session parameters learned for
+/// its host was fetched (or queued) already.
+fn session_veto(
+    sessions: &SessionParams,
+    store: &dyn CrawlStore,
+    entry: &QueuedUrl,
+) -> Option<(Verdict, String)> {
+    if sessions.is_empty() {
+        return None;
+    }
+    let stripped = sessions.strip(&CanonicalUrl::parse(&entry.url).ok()?)?;
+    // A store error here only costs a fetch; the decision that follows will report it.
+    if !store.is_seen(&url_key(stripped.url.as_str())).ok()? {
+        return None;
+    }
+    let reason = format!(
+        "trap: the session parameter {} (learned on this host from duplicates that differ \
+         only in it) is all that tells this URL from {}, decided already",
+        stripped.params.join(", "),
+        stripped.url
+    );
+    Some((Verdict::Trap, reason))
+}
+
 /// Now, by the scheduling clock: tokio's, so paused time in tests pauses politeness too.
 fn now() -> Instant {
     tokio::time::Instant::now().into_std()
@@ -139,8 +168,10 @@ struct Coordinator {
     job: Job,
     store: Arc<dyn CrawlStore>,
     scope: Scope,
-    /// Rules for URLs that give a crawler trap away.
-    traps: TrapRules,
+    /// The trap rules and the per-host budgets they spend.
+    traps: Traps,
+    /// Session parameters learned per host from duplicates.
+    sessions: SessionParams,
     relevance: Option<Relevance>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
@@ -216,19 +247,20 @@ impl Coordinator {
         )?;
         // Counted once the outputs are known to agree with the state.
         store.commit(Commit {
-            counters: vec![("runs", run + 1)],
+            counters: vec![("runs".into(), run + 1)],
             ..Commit::default()
         })?;
         let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let (tx, rx) = mpsc::unbounded_channel();
-        let traps = TrapRules::new(job.config.traps.clone());
+        let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
         let mut coordinator = Coordinator {
             job,
             store,
             scope,
             traps,
+            sessions: SessionParams::default(),
             relevance,
             fetcher,
             stage,
@@ -308,13 +340,18 @@ impl Coordinator {
 
     /// Commits a decision (with the job's counters) and appends its records.
     fn apply(&mut self, mut commit: Commit, records: Vec<Record>) -> Result<(), EngineError> {
-        commit.counters.extend([
-            ("next_seq", self.next_seq),
-            ("next_order", self.frontier.next_order()),
-            ("pages_fetched", self.pages_fetched),
-            ("robots_bytes", self.robots_bytes),
-        ]);
-        self.archive.commit(commit, &records)
+        commit.counters.extend(
+            [
+                ("next_seq", self.next_seq),
+                ("next_order", self.frontier.next_order()),
+                ("pages_fetched", self.pages_fetched),
+                ("robots_bytes", self.robots_bytes),
+            ]
+            .map(|(name, value)| (name.into(), value)),
+        );
+        self.archive.commit(commit, &records)?;
+        self.traps.trim();
+        Ok(())
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -377,7 +414,9 @@ impl Coordinator {
                 let clock = governor::clock::DefaultClock::default();
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
-            match self.frontier.next(now, &mut gate)? {
+            let (sessions, store) = (&self.sessions, &self.store);
+            let mut veto = |entry: &QueuedUrl| session_veto(sessions, store.as_ref(), entry);
+            match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),
                 Step::Robots { host, origin } => self.spawn_robots(host, origin),
                 Step::Fetch {

@@ -62,6 +62,9 @@ pub enum Step {
     Wait(Option<Instant>),
 }
 
+/// The coordinator's last word on a URL about to be fetched: why not, if not.
+pub type Veto<'a> = dyn FnMut(&QueuedUrl) -> Option<(Verdict, String)> + 'a;
+
 /// The frontier as the coordinator uses it.
 pub trait Frontier {
     /// Whether `key` was queued or decided before.
@@ -82,11 +85,13 @@ pub trait Frontier {
     /// start, host by host, until the round ends with [`Step::Wait`].
     fn begin_round(&mut self, now: Instant);
     /// The next step of the round. `gate` is asked before a request starts and answers
-    /// when it may, if not now (a global rate limit).
+    /// when it may, if not now (a global rate limit); `veto` is asked last, about the URL
+    /// to fetch, and answers why it must not be (a learned session parameter).
     fn next(
         &mut self,
         now: Instant,
         gate: &mut dyn FnMut() -> Option<Instant>,
+        veto: &mut Veto<'_>,
     ) -> Result<Step, EngineError>;
     /// When the round would have looked again, had it been left here (the caller is busy).
     fn round_wake(&self, now: Instant) -> Instant;
@@ -274,7 +279,7 @@ impl StoreFrontier {
     }
 
     /// The host's next step (robots.txt first), or `None` when it has to wait.
-    fn take(&mut self, id: HostId, now: Instant) -> Option<Step> {
+    fn take(&mut self, id: HostId, now: Instant, veto: &mut Veto<'_>) -> Option<Step> {
         let obey = self.config.obey_robots;
         let host = self.hosts.get_mut(&id)?;
         if obey && host.robots_ready(now).is_none() {
@@ -307,6 +312,9 @@ impl StoreFrontier {
         {
             let reason = "disallowed by robots.txt".to_string();
             return Some(refuse(key, entry, Verdict::RobotsDisallowed, reason));
+        }
+        if let Some((verdict, reason)) = veto(&entry) {
+            return Some(refuse(key, entry, verdict, reason));
         }
         host.politeness.start(now, &self.config.politeness);
         host.in_flight_keys.insert(key);
@@ -398,6 +406,7 @@ impl Frontier for StoreFrontier {
         &mut self,
         now: Instant,
         gate: &mut dyn FnMut() -> Option<Instant>,
+        veto: &mut Veto<'_>,
     ) -> Result<Step, EngineError> {
         while let Some(&id) = self.round.get(self.round_pos) {
             self.refill(id)?;
@@ -423,7 +432,7 @@ impl Frontier for StoreFrontier {
             if let Some(at) = gate() {
                 return Ok(Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at)))));
             }
-            match self.take(id, now) {
+            match self.take(id, now, veto) {
                 Some(step) => return Ok(step),
                 None => self.round_pos += 1,
             }

@@ -121,9 +121,14 @@ pub struct Record {
     /// URLs queued because of this page (new, in scope, followed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enqueued: Option<u32>,
-    /// New in-scope URLs not queued because the page is a duplicate.
+    /// New in-scope URLs not queued because the page is a duplicate (the duplicate-chain and
+    /// duplicate-links trap rules, named in `trap`, count here too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u32>,
+    /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
+    /// pattern-run rule: next month, next page), left unseen for other paths to reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trapped: Option<u32>,
     /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
     /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,7 +158,8 @@ pub struct Record {
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
-    /// A trap rule that stopped this page's links (they count in `dropped`).
+    /// The trap rules that stopped some of this page's links, `; `-separated (they count in
+    /// `dropped` or `trapped`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trap: Option<String>,
     /// Microseconds the dedup stage took (analysis and index lookup).
@@ -184,6 +190,7 @@ impl Record {
             outlinks: None,
             enqueued: None,
             dropped: None,
+            trapped: None,
             links: None,
             parent: None,
             canonical: None,
@@ -216,6 +223,7 @@ pub(crate) struct Decision {
     pub(crate) outlinks: Option<u32>,
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
+    pub(crate) trapped: Option<u32>,
     pub(crate) links: Option<Vec<String>>,
     pub(crate) canonical: Option<String>,
     pub(crate) robots: Vec<String>,
@@ -240,6 +248,7 @@ impl Decision {
             outlinks: None,
             enqueued: None,
             dropped: None,
+            trapped: None,
             links: None,
             canonical: None,
             robots: Vec::new(),
@@ -279,6 +288,7 @@ impl Record {
             outlinks: d.outlinks,
             enqueued: d.enqueued,
             dropped: d.dropped,
+            trapped: d.trapped,
             links: d.links,
             parent: entry.parent,
             canonical: d.canonical,

@@ -34,6 +34,7 @@ mod focus;
 mod politeness;
 mod scope;
 mod seeds;
+mod sessions;
 mod traps;
 
 pub use crate::canonical::{CanonicalUrl, UrlError, authority};
@@ -44,4 +45,5 @@ pub use crate::scope::{
     registrable_domain,
 };
 pub use crate::seeds::{Seed, SeedError, parse_seeds, read_seeds};
-pub use crate::traps::{Trap, TrapConfig, TrapRules};
+pub use crate::sessions::{EVIDENCE, SessionParams, Stripped};
+pub use crate::traps::{PATH_PATTERNS, PatternPath, Trap, TrapConfig, TrapRules, UrlPattern};

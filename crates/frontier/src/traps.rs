@@ -1,7 +1,19 @@
-//! Crawler traps that a URL alone gives away: paths that only ever get deeper, and paths that
-//! repeat themselves (relative links resolved against their own page: `/a/b/a/b/a/b/`). Both
-//! are rules Heritrix ships (`TooManyPathSegmentsDecideRule`, `PathologicalPathDecideRule`);
-//! neither needs tuning per site, and real sites stay far from them.
+//! Crawler traps: endless spaces of URLs a site generates (calendars, "next page", session
+//! ids, relative links resolved against their own page). The rules, each a `[traps]` setting:
+//!
+//! - by the URL alone: paths that only ever get deeper (`max_path_segments`) and paths that
+//!   repeat themselves, `/a/b/a/b/a/b/` (`max_repeats`); both are rules Heritrix ships
+//!   (`TooManyPathSegmentsDecideRule`, `PathologicalPathDecideRule`);
+//! - by the path of links that led to it: a URL is followed only while that path holds at
+//!   most `max_pattern_on_path` pages of its [`UrlPattern`] (next month, next page:
+//!   `/cal/2026/11` and `/cal/2026/12` are one pattern, `/cal/#/#`, and a path through month
+//!   and day views alternately still counts each), and links are followed through at most
+//!   `max_duplicate_chain` duplicate pages in a row;
+//! - by budget, per host: at most `max_pages_per_pattern` URLs of one pattern queued, and at
+//!   most `max_duplicate_links` URLs queued from duplicates' links.
+//!
+//! Real documentation sites stay far from every default (docs/RELIABILITY.md has the
+//! measurements).
 //!
 //! ```
 //! use nearcrawl_frontier::{CanonicalUrl, Trap, TrapConfig, TrapRules};
@@ -31,17 +43,31 @@ pub struct TrapConfig {
     /// A duplicate page reached through more duplicates in a row than this has none of its
     /// links followed (an endless calendar whose day pages copy each other; 0: no limit).
     pub max_duplicate_chain: u32,
+    /// A URL is followed only while the path of links that leads to it, itself included,
+    /// holds at most this many pages of its pattern (next month, next day, next page; 0: no
+    /// limit).
+    pub max_pattern_on_path: u32,
+    /// At most this many URLs of one pattern are queued per host; the rest are traps
+    /// (0: no limit).
+    pub max_pages_per_pattern: u32,
+    /// At most this many URLs are queued per host from the links of duplicate pages; the
+    /// rest are dropped as a trap (0: no limit).
+    pub max_duplicate_links: u32,
 }
 
 impl Default for TrapConfig {
     /// 24 segments (real documentation trees stay under 12; Heritrix's default is 20), a
     /// segment or block seen 3 times in a row (Heritrix's `PathologicalPathDecideRule`
-    /// allows 2), and links followed through at most 3 duplicate pages in a row.
+    /// allows 2), links followed through at most 3 duplicate pages in a row and 12 pages of
+    /// one pattern on a path, 50,000 URLs per pattern and 10,000 from duplicates' links per host.
     fn default() -> Self {
         TrapConfig {
             max_path_segments: 24,
             max_repeats: 2,
             max_duplicate_chain: 3,
+            max_pattern_on_path: 12,
+            max_pages_per_pattern: 50_000,
+            max_duplicate_links: 10_000,
         }
     }
 }
@@ -70,6 +96,26 @@ pub enum Trap {
         /// The limit.
         max: u32,
     },
+    /// A link that would make more than `max_pattern_on_path` pages of its pattern on the
+    /// path of links to it.
+    PatternOnPath {
+        /// The pattern.
+        pattern: UrlPattern,
+        /// The limit.
+        max: u32,
+    },
+    /// The host has queued `max_pages_per_pattern` URLs of this pattern.
+    PatternBudget {
+        /// The pattern.
+        pattern: UrlPattern,
+        /// The limit.
+        max: u32,
+    },
+    /// The host has queued `max_duplicate_links` URLs from duplicates' links.
+    DuplicateLinks {
+        /// The limit.
+        max: u32,
+    },
 }
 
 impl fmt::Display for Trap {
@@ -83,6 +129,21 @@ impl fmt::Display for Trap {
                 f,
                 "trap: links of a duplicate reached through {length} duplicates in a row not \
                  followed (traps.max_duplicate_chain = {max})"
+            ),
+            Trap::PatternOnPath { pattern, max } => write!(
+                f,
+                "trap: links to {pattern} not followed past {max} pages of that pattern on \
+                 the path of links (traps.max_pattern_on_path = {max})"
+            ),
+            Trap::PatternBudget { pattern, max } => write!(
+                f,
+                "trap: the host has {max} URLs of the pattern {pattern} queued already \
+                 (traps.max_pages_per_pattern = {max})"
+            ),
+            Trap::DuplicateLinks { max } => write!(
+                f,
+                "trap: the host has {max} URLs queued from duplicates' links already, no \
+                 more are followed (traps.max_duplicate_links = {max})"
             ),
             Trap::RepeatedSegments { block, times } => {
                 write!(
@@ -138,6 +199,173 @@ impl TrapRules {
             return Err(Trap::DuplicateChain { length, max });
         }
         Ok(())
+    }
+
+    /// The patterns on the path to `link`, found on a page whose path held `path`: `path`
+    /// with one more page of `link`'s pattern; an error if that passes
+    /// `max_pattern_on_path`.
+    pub fn check_path(&self, path: &PatternPath, link: &UrlPattern) -> Result<PatternPath, Trap> {
+        let key = link.key();
+        let mut next = path.clone();
+        let count = next.add(key);
+        let max = self.config.max_pattern_on_path;
+        if max > 0 && u32::from(count) > max {
+            return Err(Trap::PatternOnPath {
+                pattern: link.clone(),
+                max,
+            });
+        }
+        Ok(next)
+    }
+
+    /// Whether one more URL of `pattern` may be queued on a host that has `queued` of them.
+    pub fn check_pattern_budget(&self, pattern: &UrlPattern, queued: u64) -> Result<(), Trap> {
+        let max = self.config.max_pages_per_pattern;
+        if max > 0 && queued >= u64::from(max) {
+            return Err(Trap::PatternBudget {
+                pattern: pattern.clone(),
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether one more URL may be queued from a duplicate's links on a host that has
+    /// `queued` of them.
+    pub fn check_duplicate_links(&self, queued: u64) -> Result<(), Trap> {
+        let max = self.config.max_duplicate_links;
+        if max > 0 && queued >= u64::from(max) {
+            return Err(Trap::DuplicateLinks { max });
+        }
+        Ok(())
+    }
+}
+
+/// The shape of a URL, the key of the pattern rules: its host and path with every run of
+/// digits written `#` and every longer token that mixes digits in (an id, a hash, a session)
+/// written `*`, then the names of its query parameters, their values written `*`.
+///
+/// ```
+/// use nearcrawl_frontier::{CanonicalUrl, UrlPattern};
+///
+/// let shape = |u: &str| UrlPattern::of(&CanonicalUrl::parse(u).unwrap()).to_string();
+/// assert_eq!(shape("http://a.org/cal/2026/11"), "a.org/cal/#/#");
+/// assert_eq!(shape("http://a.org/list?page=7&sort=date"), "a.org/list?page=*&sort=*");
+/// assert_eq!(shape("http://a.org/s/8f3a2c91d0/x.html"), "a.org/s/*/x.html");
+/// assert_eq!(shape("http://a.org/docs/3.11/os.html"), "a.org/docs/#.#/os.html");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UrlPattern(String);
+
+impl UrlPattern {
+    /// The pattern of `url`.
+    pub fn of(url: &CanonicalUrl) -> UrlPattern {
+        let url = url.as_url();
+        let mut out = url.host_str().unwrap_or_default().to_string();
+        if let Some(port) = url.port() {
+            out.push(':');
+            out.push_str(&port.to_string());
+        }
+        mask_ids(url.path(), &mut out);
+        if let Some(query) = url.query() {
+            for (i, pair) in query.split('&').enumerate() {
+                out.push(if i == 0 { '?' } else { '&' });
+                let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                out.push_str(name);
+                if !value.is_empty() {
+                    out.push_str("=*");
+                }
+            }
+        }
+        UrlPattern(out)
+    }
+
+    /// The pattern as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A 32-bit key of the pattern, as [`PatternPath`] keeps it.
+    pub fn key(&self) -> u32 {
+        xxhash_rust::xxh3::xxh3_64(self.0.as_bytes()) as u32
+    }
+}
+
+/// The patterns on a path of links and how many pages of each, the [`PATH_PATTERNS`] most
+/// recently seen; what a queued URL carries for [`TrapRules::check_path`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PatternPath(Vec<(u32, u16)>);
+
+/// Patterns a [`PatternPath`] remembers: a calendar's year, month, week, day and event views
+/// with room to spare.
+pub const PATH_PATTERNS: usize = 8;
+
+impl PatternPath {
+    /// A path as stored: (pattern key, pages) pairs, least recent first.
+    pub fn from_pairs(pairs: Vec<(u32, u16)>) -> PatternPath {
+        PatternPath(pairs)
+    }
+
+    /// The stored form.
+    pub fn into_pairs(self) -> Vec<(u32, u16)> {
+        self.0
+    }
+
+    /// Counts one more page of pattern `key`, now the most recent; its new count.
+    fn add(&mut self, key: u32) -> u16 {
+        let count = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(at) => self.0.remove(at).1.saturating_add(1),
+            None => 1,
+        };
+        self.0.push((key, count));
+        if self.0.len() > PATH_PATTERNS {
+            self.0.remove(0);
+        }
+        count
+    }
+}
+
+impl fmt::Display for UrlPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Tokens this long or longer that hold a digit are ids: written `*` whole.
+const ID_LEN: usize = 8;
+
+/// Appends `text` to `out` with each alphanumeric token masked: `*` for an id (at least
+/// [`ID_LEN`] characters, a digit among them), digit runs as `#` otherwise.
+fn mask_ids(text: &str, out: &mut String) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let token_len = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        if token_len == 0 {
+            let c = rest.chars().next().unwrap_or_default();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let token = &rest[..token_len];
+        if token_len >= ID_LEN && token.bytes().any(|b| b.is_ascii_digit()) {
+            out.push('*');
+        } else {
+            let mut in_digits = false;
+            for c in token.chars() {
+                if c.is_ascii_digit() {
+                    if !in_digits {
+                        out.push('#');
+                    }
+                    in_digits = true;
+                } else {
+                    out.push(c);
+                    in_digits = false;
+                }
+            }
+        }
+        rest = &rest[token_len..];
     }
 }
 
@@ -238,10 +466,89 @@ mod tests {
             max_path_segments: 0,
             max_repeats: 0,
             max_duplicate_chain: 0,
+            max_pattern_on_path: 0,
+            max_pages_per_pattern: 0,
+            max_duplicate_links: 0,
         });
         assert_eq!(off.check_chain(1000), Ok(()));
+        let month = pattern("/cal/2026/11");
+        let mut path = PatternPath::default();
+        for _ in 0..1000 {
+            path = off.check_path(&path, &month).unwrap();
+        }
+        assert_eq!(off.check_pattern_budget(&month, 1 << 40), Ok(()));
+        assert_eq!(off.check_duplicate_links(1 << 40), Ok(()));
         let url = CanonicalUrl::parse("http://example.org/a/a/a/a/a").unwrap();
         assert_eq!(off.check(&url), Ok(()), "0 turns a rule off");
+    }
+
+    fn pattern(path: &str) -> UrlPattern {
+        UrlPattern::of(&CanonicalUrl::parse(&format!("http://example.org{path}")).unwrap())
+    }
+
+    #[test]
+    fn patterns_mask_numbers_and_ids_only() {
+        let same = [
+            ("/cal/2026/11", "/cal/1999/1"),
+            ("/list?page=2", "/list?page=30000"),
+            ("/list?sort=a&page=2", "/list?page=9&sort=z"),
+            ("/a01234.html", "/a99.html"),
+            ("/s/0a1b2c3d4e5f/page", "/s/ffffffff00/page"),
+            ("/v/x-2026-11-23.html", "/v/x-1-1-1.html"),
+        ];
+        for (a, b) in same {
+            assert_eq!(pattern(a), pattern(b), "{a} {b}");
+        }
+        let different = [
+            ("/library/os.html", "/library/sys.html"),
+            ("/cal/2026/11", "/cal/2026/11/23"),
+            ("/list?page=2", "/list?p=2"),
+            ("/list?page=2", "/list"),
+            ("/a1.html", "/b1.html"),
+        ];
+        for (a, b) in different {
+            assert_ne!(pattern(a), pattern(b), "{a} {b}");
+        }
+        let other_host =
+            UrlPattern::of(&CanonicalUrl::parse("http://example.net/cal/1/2").unwrap());
+        assert_ne!(other_host, pattern("/cal/1/2"));
+    }
+
+    #[test]
+    fn runs_budgets_and_duplicate_links_have_limits() {
+        let rules = TrapRules::new(TrapConfig {
+            max_pattern_on_path: 3,
+            max_pages_per_pattern: 5,
+            max_duplicate_links: 2,
+            ..TrapConfig::default()
+        });
+        let (month, day) = (pattern("/cal/2026/11"), pattern("/cal/2026/11/23"));
+        // Month and day views alternately: each pattern counted along the whole path.
+        let mut path = PatternPath::default();
+        for _ in 0..3 {
+            path = rules.check_path(&path, &month).unwrap();
+            path = rules.check_path(&path, &day).unwrap();
+        }
+        assert_eq!(
+            rules.check_path(&path, &month),
+            Err(Trap::PatternOnPath {
+                pattern: month.clone(),
+                max: 3
+            })
+        );
+        // Past PATH_PATTERNS other patterns, the oldest is forgotten.
+        for i in 0..PATH_PATTERNS {
+            let other = pattern(&format!("/p{}", char::from(b'a' + i as u8)));
+            path = rules.check_path(&path, &other).unwrap();
+        }
+        assert!(rules.check_path(&path, &month).is_ok());
+        assert_eq!(rules.check_pattern_budget(&day, 4), Ok(()));
+        assert!(rules.check_pattern_budget(&day, 5).is_err());
+        assert_eq!(rules.check_duplicate_links(1), Ok(()));
+        assert_eq!(
+            rules.check_duplicate_links(2),
+            Err(Trap::DuplicateLinks { max: 2 })
+        );
     }
 
     #[test]

@@ -198,7 +198,7 @@ impl CrawlStore for FjallStore {
             batch.insert(&self.queue, key.to_bytes(), encode_queued(&url));
         }
         for (name, value) in commit.counters {
-            batch.insert(&self.counters, name, value.to_be_bytes());
+            batch.insert(&self.counters, name.as_bytes(), value.to_be_bytes());
         }
         batch.commit().map_err(|e| self.err(e))
     }

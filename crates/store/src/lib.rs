@@ -29,6 +29,7 @@
 mod fjall_store;
 mod memory;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -114,10 +115,15 @@ pub struct QueuedUrl {
     /// page, or a seed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub duplicates: u8,
+    /// The URL patterns on the path of links that led here, this URL's included, with how
+    /// many pages of each: (pattern key, pages), least recent first (the trap rules'
+    /// `PatternPath`; empty for seeds and sitemap entries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<(u32, u16)>,
 }
 
-fn is_zero(n: &u8) -> bool {
-    *n == 0
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
 }
 
 /// The seen-set key of a canonical URL: 128-bit xxh3, collision odds negligible at any crawl
@@ -161,8 +167,9 @@ pub struct Commit {
     pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue.
     pub enqueued: Vec<(QueueKey, UrlKey, QueuedUrl)>,
-    /// Job counters to store (name, value).
-    pub counters: Vec<(&'static str, u64)>,
+    /// Job counters to store (name, value): the job's own (`next_seq`, ...) and per-host
+    /// budgets of the trap rules. A name given twice keeps the last value.
+    pub counters: Vec<(Cow<'static, str>, u64)>,
 }
 
 impl Commit {

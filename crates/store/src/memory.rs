@@ -23,7 +23,7 @@ struct Inner {
     texts: HashMap<u64, String>,
     anchors: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
-    counters: HashMap<&'static str, u64>,
+    counters: HashMap<String, u64>,
 }
 
 impl MemoryStore {
@@ -109,7 +109,7 @@ impl CrawlStore for MemoryStore {
             inner.queue.insert(key, url);
         }
         for (name, value) in commit.counters {
-            inner.counters.insert(name, value);
+            inner.counters.insert(name.into_owned(), value);
         }
         Ok(())
     }

@@ -34,7 +34,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
             queued(url, prio),
         );
     }
-    commit.counters.push(("next_order", 3));
+    commit.counters.push(("next_order".into(), 3));
     store.commit(commit).unwrap();
 
     let pending = store.pending(a, None, 10).unwrap();

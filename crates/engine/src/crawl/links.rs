@@ -131,8 +131,14 @@ impl Coordinator {
             // A loop, or a target reached another way: decided (or queued) once already.
             return Ok(decided);
         }
+        let at = (entry.depth, seq);
         if let Err((verdict, reason)) = self.admits(&target, entry.depth) {
-            let at = (entry.depth, seq);
+            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided);
+            return Ok(decided);
+        }
+        let pattern = UrlPattern::of(&target);
+        if let Err(trap) = self.traps.spend(&pattern, None, &mut decided.commit)? {
+            let (verdict, reason) = (Verdict::Trap, trap.to_string());
             self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided);
             return Ok(decided);
         }
@@ -142,6 +148,7 @@ impl Coordinator {
             parent: Some(seq),
             redirects: entry.redirects + 1,
             duplicates: entry.duplicates,
+            patterns: entry.patterns.clone(),
             ..QueuedUrl::default()
         };
         let priority = self.priority_of(entry, 0.0, "");
@@ -157,6 +164,7 @@ impl Coordinator {
             .check(url, depth)
             .map_err(|reason| (Verdict::OutOfScope, reason.to_string()))?;
         self.traps
+            .rules
             .check(url)
             .map_err(|trap| (Verdict::Trap, trap.to_string()))
     }

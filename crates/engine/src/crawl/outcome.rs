@@ -166,6 +166,13 @@ impl Coordinator {
             extra,
         } = decided;
         commit.taken.push(key);
+        // Fetched under a learned session parameter: the URL without it is taken too.
+        if let Some(stripped) = CanonicalUrl::parse(&entry.url)
+            .ok()
+            .and_then(|url| self.sessions.strip(&url))
+        {
+            commit.seen.push(url_key(stripped.url.as_str()));
+        }
         let mut records = vec![Record::response(seq, &entry, &page, decision)];
         records.extend(extra);
         self.apply(commit, records)?;

@@ -28,6 +28,7 @@ impl Coordinator {
             .judge_analysed(analysis, &StoreOriginals(self.store.as_ref()))?;
         let analysis = &judgement.analysis;
         let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
+        let mut learned = None;
         decided.decision.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) =
             page.x_robots_tag(self.job.config.fetch.robots_agent());
@@ -86,6 +87,7 @@ impl Coordinator {
                 .similarity
                 .map(|similarity| (similarity * 1000.0).round() / 1000.0);
             Progress::add(&self.progress.duplicates, 1);
+            learned = self.learn_session_param(entry, decided.decision.duplicate_of.as_deref());
             debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
         decided.decision.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
@@ -106,7 +108,7 @@ impl Coordinator {
         };
         let chain_trap = match follow {
             Follow::All => None,
-            _ => self.traps.check_chain(chain).err(),
+            _ => self.traps.rules.check_chain(chain).err(),
         };
         let expands = match (&self.relevance, relevance) {
             (Some(r), Some(score)) => r.expands(score),
@@ -133,71 +135,30 @@ impl Coordinator {
             }
         }
         decided.decision.outlinks = Some(links.len() as u32);
-        let (mut enqueued, mut dropped) = (0u32, 0u32);
-        let mut pending = HashSet::new();
-        // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
-        let baseline = !self.job.config.dedup.enabled;
-        let mut graph: Vec<String> = Vec::new();
+        let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
+        let follow = LinkFollowing {
+            follow,
+            chain,
+            chain_trap,
+            duplicate_of_host: duplicate.then_some(host.as_str()),
+            page_score: relevance.unwrap_or(0.0),
+        };
         if !nofollow && expands {
-            let follow_nofollow = self.job.config.links.follow_nofollow;
-            let page_score = relevance.unwrap_or(0.0);
-            for (link, anchor, link_nofollow) in links {
-                if link_nofollow && !follow_nofollow {
-                    continue;
-                }
-                let Ok(url) = CanonicalUrl::from_url(link) else {
-                    continue;
-                };
-                if baseline
-                    && self.admits(&url, entry.depth + 1).is_ok()
-                    && !graph.iter().any(|g| g == url.as_str())
-                {
-                    graph.push(url.to_string());
-                }
-                let ukey = url_key(url.as_str());
-                if self.is_seen(&ukey, &pending)? {
-                    continue;
-                }
-                pending.insert(ukey);
-                let skip = chain_trap.is_some() || !follow.follows(&anchor);
-                match self.admits(&url, entry.depth + 1) {
-                    // A duplicate's links were never really discovered: no records for them.
-                    Err(_) if skip => {}
-                    Err((verdict, reason)) => self.record_refused_link(
-                        &url,
-                        ukey,
-                        (entry.depth + 1, seq),
-                        verdict,
-                        reason,
-                        &mut decided,
-                    ),
-                    Ok(()) if skip => {
-                        decided.commit.dropped.push(ukey);
-                        dropped += 1;
-                    }
-                    Ok(()) => {
-                        let next = QueuedUrl {
-                            url: url.to_string(),
-                            depth: entry.depth + 1,
-                            parent: Some(seq),
-                            duplicates: u8::try_from(chain).unwrap_or(u8::MAX),
-                            ..QueuedUrl::default()
-                        };
-                        let priority = self.priority_of(entry, page_score, &anchor);
-                        self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
-                        enqueued += 1;
-                    }
-                }
-            }
+            self.follow_links(entry, seq, links, &follow, &mut decided)?;
+        } else {
+            decided.decision.enqueued = Some(0);
+            decided.decision.trap = follow.chain_trap.as_ref().map(|trap| trap.to_string());
         }
-        decided.decision.enqueued = Some(enqueued);
-        if baseline {
-            decided.decision.links = Some(graph);
+        if let Some(learned) = learned {
+            let trap = decided.decision.trap.take().into_iter();
+            decided.decision.trap = Some(trap.chain([learned]).collect::<Vec<_>>().join("; "));
         }
-        decided.decision.trap = chain_trap.map(|trap| trap.to_string());
-        if *follow != Follow::All {
-            decided.decision.dropped = Some(dropped);
+        if *follow.follow != Follow::All {
+            let dropped = *decided.decision.dropped.get_or_insert(0);
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
+        }
+        if !self.job.config.dedup.enabled && decided.decision.links.is_none() {
+            decided.decision.links = Some(Vec::new());
         }
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
@@ -247,5 +208,156 @@ impl Originals for StoreOriginals<'_> {
     }
     fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
         Ok(self.0.anchors(seq)?)
+    }
+}
+
+impl Coordinator {
+    /// A duplicate at `entry` of the page at `original`: evidence for a session parameter.
+    /// What to record when it is learned.
+    fn learn_session_param(&mut self, entry: &QueuedUrl, original: Option<&str>) -> Option<String> {
+        let this = CanonicalUrl::parse(&entry.url).ok()?;
+        let original = CanonicalUrl::parse(original?).ok()?;
+        let name = self.sessions.observe(&this, &original)?;
+        info!(host = %this.authority(), param = %name, "learned a session parameter");
+        Some(format!(
+            "trap: session parameter {name} learned for this host ({} duplicates differ from \
+             their originals only in its value); stripped from its URLs from now on",
+            nearcrawl_frontier::EVIDENCE
+        ))
+    }
+}
+
+/// How the links of one page are followed.
+struct LinkFollowing<'a> {
+    /// The dedup stage's rule for this page's links.
+    follow: &'a Follow,
+    /// Duplicates in a row on the path to this page, this one included.
+    chain: u32,
+    /// The duplicate-chain rule, if it stops this page's links.
+    chain_trap: Option<Trap>,
+    /// The host, when this page is a duplicate (its links spend the host's budget).
+    duplicate_of_host: Option<&'a str>,
+    /// The page's relevance in a focused crawl.
+    page_score: f32,
+}
+
+impl Coordinator {
+    /// Queues the links of a page that may be followed, records those refused by the scope
+    /// or the URL rules, and counts those dropped: a duplicate's links not followed (`dropped`)
+    /// and links the pattern-on-path rule stopped (`trapped`; the rules in `trap`).
+    fn follow_links(
+        &mut self,
+        entry: &QueuedUrl,
+        seq: u64,
+        links: Vec<(Url, String, bool)>,
+        how: &LinkFollowing<'_>,
+        decided: &mut Decided,
+    ) -> Result<(), EngineError> {
+        let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
+        // The rules that fired, each named once (by the first link it stopped).
+        let mut fired: Vec<Trap> = how.chain_trap.iter().cloned().collect();
+        let mut note = |trap: Trap| {
+            let kind = std::mem::discriminant(&trap);
+            if !fired.iter().any(|t| std::mem::discriminant(t) == kind) {
+                fired.push(trap);
+            }
+        };
+        let path = PatternPath::from_pairs(entry.patterns.clone());
+        let mut pending = HashSet::new();
+        // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
+        let baseline = !self.job.config.dedup.enabled;
+        let mut graph: Vec<String> = Vec::new();
+        let follow_nofollow = self.job.config.links.follow_nofollow;
+        for (link, anchor, link_nofollow) in links {
+            if link_nofollow && !follow_nofollow {
+                continue;
+            }
+            let Ok(url) = CanonicalUrl::from_url(link) else {
+                continue;
+            };
+            let url = match self.sessions.strip(&url) {
+                Some(stripped) => stripped.url,
+                None => url,
+            };
+            if baseline
+                && self.admits(&url, entry.depth + 1).is_ok()
+                && !graph.iter().any(|g| g == url.as_str())
+            {
+                graph.push(url.to_string());
+            }
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? {
+                continue;
+            }
+            pending.insert(ukey);
+            let skip = how.chain_trap.is_some() || !how.follow.follows(&anchor);
+            let at = (entry.depth + 1, seq);
+            match self.admits(&url, entry.depth + 1) {
+                // A duplicate's links were never really discovered: no records for them.
+                Err(_) if skip => {}
+                Err((verdict, reason)) => {
+                    self.record_refused_link(&url, ukey, at, verdict, reason, decided)
+                }
+                Ok(()) if skip => {
+                    decided.commit.dropped.push(ukey);
+                    dropped += 1;
+                }
+                Ok(()) => {
+                    let pattern = UrlPattern::of(&url);
+                    let patterns = match self.traps.rules.check_path(&path, &pattern) {
+                        Ok(patterns) => patterns,
+                        // Not marked seen: a shorter path may still lead there.
+                        Err(trap) => {
+                            note(trap);
+                            trapped += 1;
+                            continue;
+                        }
+                    };
+                    let spent =
+                        self.traps
+                            .spend(&pattern, how.duplicate_of_host, &mut decided.commit)?;
+                    match spent {
+                        Ok(()) => {}
+                        Err(trap @ Trap::DuplicateLinks { .. }) => {
+                            note(trap);
+                            decided.commit.dropped.push(ukey);
+                            dropped += 1;
+                            continue;
+                        }
+                        Err(trap) => {
+                            let (verdict, reason) = (Verdict::Trap, trap.to_string());
+                            self.record_refused_link(&url, ukey, at, verdict, reason, decided);
+                            continue;
+                        }
+                    }
+                    let next = QueuedUrl {
+                        url: url.to_string(),
+                        depth: entry.depth + 1,
+                        parent: Some(seq),
+                        duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
+                        patterns: patterns.into_pairs(),
+                        ..QueuedUrl::default()
+                    };
+                    let priority = self.priority_of(entry, how.page_score, &anchor);
+                    self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
+                    enqueued += 1;
+                }
+            }
+        }
+        decided.decision.enqueued = Some(enqueued);
+        if baseline {
+            decided.decision.links = Some(graph);
+        }
+        if *how.follow != Follow::All {
+            decided.decision.dropped = Some(dropped);
+        }
+        if trapped > 0 {
+            decided.decision.trapped = Some(trapped);
+        }
+        if !fired.is_empty() {
+            let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
+            decided.decision.trap = Some(named.join("; "));
+        }
+        Ok(())
     }
 }

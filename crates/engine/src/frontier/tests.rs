@@ -50,7 +50,7 @@ fn round(frontier: &mut StoreFrontier, now: Instant) -> Vec<Step> {
     frontier.begin_round(now);
     let mut steps = Vec::new();
     loop {
-        let step = frontier.next(now, &mut no_gate).unwrap();
+        let step = frontier.next(now, &mut no_gate, &mut |_| None).unwrap();
         let wait = matches!(step, Step::Wait(_));
         steps.push(step);
         if wait {
@@ -244,7 +244,7 @@ fn the_gate_holds_a_ready_request_without_losing_it() {
     commit(&f, c);
     f.begin_round(t0);
     let later = t0 + Duration::from_millis(250);
-    let step = f.next(t0, &mut || Some(later)).unwrap();
+    let step = f.next(t0, &mut || Some(later), &mut |_| None).unwrap();
     assert!(matches!(step, Step::Wait(Some(at)) if at == later));
     assert_eq!(urls(&round(&mut f, later)), ["http://a.example/1"]);
 }

@@ -1,0 +1,197 @@
+//! Session parameters learned from duplicates ("do not crawl in the DUST": different URLs,
+//! similar text, Bar-Yossef et al. 2007). Canonicalisation strips the session parameters it
+//! knows by name (`PHPSESSID`, `jsessionid`, ...); a site that hands every visitor a fresh
+//! id under another name makes every link a new URL, so each of its pages would be fetched
+//! once per page linking to it. When duplicate pages of a host differ from their originals
+//! only in the value of one query parameter, and that value looks like a token (letters and
+//! digits mixed, at least 8 long: not a page number or an item id), the parameter is learned
+//! for the host after [`EVIDENCE`] such pairs, and stripped from its URLs from then on.
+//!
+//! ```
+//! use nearcrawl_frontier::{CanonicalUrl, SessionParams};
+//!
+//! let url = |u: &str| CanonicalUrl::parse(u).unwrap();
+//! let mut learned = SessionParams::default();
+//! let original = url("http://a.org/p?v=0a1b2c3d4e&lang=en");
+//! assert_eq!(learned.observe(&url("http://a.org/p?v=9f8e7d6c5b&lang=en"), &original), None);
+//! assert_eq!(
+//!     learned.observe(&url("http://a.org/q?v=77aa88bb99&lang=en"), &url("http://a.org/q?v=1c2d3e4f5a&lang=en")),
+//!     Some("v".to_string())
+//! );
+//! let stripped = learned.strip(&url("http://a.org/r?lang=en&v=5e5e5e5e5e1")).unwrap();
+//! assert_eq!(stripped.url.as_str(), "http://a.org/r?lang=en");
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::canonical::CanonicalUrl;
+
+/// Duplicate pairs differing only in one parameter before it is learned for the host.
+pub const EVIDENCE: u32 = 2;
+
+/// Hosts' learned session parameters and the evidence gathered so far.
+#[derive(Debug, Default)]
+pub struct SessionParams {
+    hosts: HashMap<String, HostEvidence>,
+}
+
+#[derive(Debug, Default)]
+struct HostEvidence {
+    pairs: HashMap<String, u32>,
+    learned: BTreeSet<String>,
+}
+
+/// A URL with its learned session parameters taken out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stripped {
+    /// The URL without them.
+    pub url: CanonicalUrl,
+    /// The parameters taken out.
+    pub params: Vec<String>,
+}
+
+impl SessionParams {
+    /// A duplicate page at `duplicate` of the page at `original`: if the two URLs differ
+    /// only in the token value of one query parameter, one more piece of evidence that it
+    /// is a session parameter. Returns its name when this makes it learned.
+    pub fn observe(&mut self, duplicate: &CanonicalUrl, original: &CanonicalUrl) -> Option<String> {
+        let (a, b) = (duplicate.as_url(), original.as_url());
+        if a.host_str() != b.host_str() || a.port() != b.port() || a.path() != b.path() {
+            return None;
+        }
+        let (pa, pb) = (pairs(a.query()), pairs(b.query()));
+        if pa.len() != pb.len() {
+            return None;
+        }
+        let mut differing = pa.iter().zip(&pb).filter(|(x, y)| x != y);
+        let ((name, value), (other_name, other_value)) = differing.next()?;
+        if differing.next().is_some()
+            || name != other_name
+            || !is_token(value)
+            || !is_token(other_value)
+        {
+            return None;
+        }
+        let host = self.hosts.entry(duplicate.authority()).or_default();
+        if host.learned.contains(*name) {
+            return None;
+        }
+        let seen = host.pairs.entry((*name).to_string()).or_insert(0);
+        *seen += 1;
+        if *seen < EVIDENCE {
+            return None;
+        }
+        host.learned.insert((*name).to_string());
+        Some((*name).to_string())
+    }
+
+    /// `url` without the session parameters learned for its host, if it has any.
+    pub fn strip(&self, url: &CanonicalUrl) -> Option<Stripped> {
+        if self.hosts.is_empty() {
+            return None;
+        }
+        let learned = &self.hosts.get(&url.authority())?.learned;
+        let query = url.as_url().query()?;
+        let all = pairs(Some(query));
+        if !all.iter().any(|(name, _)| learned.contains(*name)) {
+            return None;
+        }
+        let (params, kept): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|(name, _)| learned.contains(*name));
+        let mut stripped = url.as_url().clone();
+        let kept: Vec<String> = kept
+            .iter()
+            .map(|(name, value)| match value {
+                Some(value) => format!("{name}={value}"),
+                None => (*name).to_string(),
+            })
+            .collect();
+        stripped.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
+        let url = CanonicalUrl::from_url(stripped).ok()?;
+        let params = params
+            .into_iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        Some(Stripped { url, params })
+    }
+
+    /// Whether any host has learned parameters.
+    pub fn is_empty(&self) -> bool {
+        self.hosts.values().all(|h| h.learned.is_empty())
+    }
+}
+
+/// A canonical query's (name, value) pairs, in order (canonical queries are sorted by name).
+fn pairs(query: Option<&str>) -> Vec<(&str, Option<&str>)> {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (p, None),
+        })
+        .collect()
+}
+
+/// A value that looks like a session token: at least 8 characters, letters and digits mixed.
+fn is_token(value: &Option<&str>) -> bool {
+    let Some(value) = value else {
+        return false;
+    };
+    value.len() >= 8
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(u: &str) -> CanonicalUrl {
+        CanonicalUrl::parse(u).unwrap()
+    }
+
+    #[test]
+    fn page_numbers_ids_and_two_differences_teach_nothing() {
+        let mut learned = SessionParams::default();
+        let pairs = [
+            ("http://a.org/l?page=2", "http://a.org/l?page=3"),
+            ("http://a.org/i?id=12345678", "http://a.org/i?id=12345679"),
+            (
+                "http://a.org/p?s=0a1b2c3d4e&t=0a1b2c3d4e",
+                "http://a.org/p?s=9f9f9f9f9f&t=9f9f9f9f9f",
+            ),
+            ("http://a.org/p?s=0a1b2c3d4e", "http://a.org/q?s=9f9f9f9f9f"),
+            ("http://a.org/p?s=0a1b2c3d4e", "http://b.org/p?s=9f9f9f9f9f"),
+        ];
+        for _ in 0..5 {
+            for (a, b) in pairs {
+                assert_eq!(learned.observe(&url(a), &url(b)), None, "{a} {b}");
+            }
+        }
+        assert!(learned.is_empty());
+    }
+
+    #[test]
+    fn a_learned_parameter_is_stripped_on_its_host_only() {
+        let mut learned = SessionParams::default();
+        let (a, b) = (
+            url("http://a.org/x?k=1a2b3c4d5e"),
+            url("http://a.org/x?k=6f7a8b9c0d"),
+        );
+        assert_eq!(learned.observe(&a, &b), None);
+        assert_eq!(learned.observe(&a, &b), Some("k".into()));
+        assert_eq!(learned.observe(&a, &b), None, "learned once");
+        let stripped = learned.strip(&url("http://a.org/y?k=zz&page=2")).unwrap();
+        assert_eq!(stripped.url, url("http://a.org/y?page=2"));
+        assert_eq!(stripped.params, vec!["k".to_string()]);
+        assert_eq!(learned.strip(&url("http://a.org/y")), None);
+        assert_eq!(learned.strip(&url("http://b.org/y?k=1a2b3c4d5e")), None);
+        assert_eq!(
+            learned.strip(&url("http://a.org/y?k=1")).unwrap().url,
+            url("http://a.org/y")
+        );
+    }
+}
