@@ -18,3 +18,6 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches
+# Fuzz smoke run: every committed seed and crash reproducer of fuzz/corpus/, then 10 s of
+# libFuzzer per target (the long campaigns are scripts/fuzz.sh, run by hand).
+./scripts/fuzz.sh --smoke
