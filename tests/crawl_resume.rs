@@ -256,3 +256,95 @@ async fn lost_or_rolled_back_state_is_an_error_never_a_silent_truncation() {
     assert_eq!(std::fs::read(aside.join("records.jsonl")).unwrap(), records);
     assert!(aside.join("state").is_dir() && aside.join("report.json").is_file());
 }
+
+/// Overwrites `len` bytes of `path` at `at` with a pattern no checksum matches.
+fn garble(path: &Path, at: u64, len: usize) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    let bytes: Vec<u8> = (0..len).map(|i| (i * 151 + 7) as u8).collect();
+    file.write_all(&bytes).unwrap();
+}
+
+/// The state's journal files with how many bytes of each hold data (the rest is
+/// preallocated zeros).
+fn journals(state: &Path) -> Vec<(std::path::PathBuf, u64)> {
+    std::fs::read_dir(state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jnl"))
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            let used = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+            (p, used as u64)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_state_files_are_an_error_naming_them_never_a_silent_rollback() {
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
+    finish(start(&seeds, &out));
+    check_complete(&out, &site);
+    let records = std::fs::read(out.join("records.jsonl")).unwrap();
+    let pristine = dir.path().join("state-pristine");
+    copy_dir(&out.join("state"), &pristine);
+    let restore = || {
+        std::fs::remove_dir_all(out.join("state")).unwrap();
+        copy_dir(&pristine, &out.join("state"));
+    };
+    let fails_naming = |what: &str| {
+        let (ok, stderr) = run_to_end(start(&seeds, &out));
+        assert!(!ok, "{what}: the crawl must stop");
+        assert!(stderr.contains("--restart"), "{what}: {stderr}");
+        assert_eq!(
+            std::fs::read(out.join("records.jsonl")).unwrap(),
+            records,
+            "{what}: records.jsonl must not change"
+        );
+        stderr
+    };
+
+    // The journal cut in half, then garbled in the middle: the store recovers what reads
+    // back, which is behind records.jsonl: an error naming it, nothing rolled back.
+    let (journal, used) = journals(&out.join("state"))
+        .into_iter()
+        .max_by_key(|j| j.1)
+        .unwrap();
+    assert!(used > 1000, "the journal holds the crawl: {used} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&journal)
+        .unwrap()
+        .set_len(used / 2)
+        .unwrap();
+    let stderr = fails_naming("journal cut");
+    assert!(stderr.contains("records.jsonl: holds"), "{stderr}");
+    restore();
+    garble(&journal, used / 2, 4096);
+    let stderr = fails_naming("journal garbled");
+    assert!(stderr.contains("records.jsonl: holds"), "{stderr}");
+
+    // Table files garbled: the store says it is damaged and where.
+    restore();
+    let mut tables = 0;
+    for keyspace in std::fs::read_dir(out.join("state/keyspaces")).unwrap() {
+        let Ok(files) = std::fs::read_dir(keyspace.unwrap().path().join("tables")) else {
+            continue;
+        };
+        for file in files {
+            let path = file.unwrap().path();
+            let len = std::fs::metadata(&path).unwrap().len();
+            garble(&path, len / 3, 256);
+            tables += 1;
+        }
+    }
+    assert!(tables > 0, "a finished crawl has flushed table files");
+    let stderr = fails_naming("table files garbled");
+    let state = out.join("state");
+    assert!(
+        stderr.contains(&format!("crawl store {} is damaged", state.display())),
+        "{stderr}"
+    );
+}

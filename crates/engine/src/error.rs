@@ -56,7 +56,7 @@ pub enum EngineError {
         reason: &'static str,
     },
     /// `records.jsonl` holds decisions the crawl's state cannot account for: the state was
-    /// deleted, replaced or rolled back. Nothing was changed.
+    /// deleted, replaced, rolled back or damaged (a cut journal). Nothing was changed.
     RecordsAhead {
         /// The records file.
         path: PathBuf,
@@ -114,7 +114,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "{}: holds {lines} decisions but the crawl state beside it accounts for {decided} \
-                 (state/ was deleted, replaced or rolled back); nothing was changed. Restore \
+                 (state/ was deleted, replaced, rolled back or damaged); nothing was changed. Restore \
                  state/, or run again with --restart to start over (the old outputs are moved \
                  into a previous-* directory, not deleted)",
                 path.display()
@@ -129,10 +129,11 @@ impl fmt::Display for EngineError {
 impl std::error::Error for EngineError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            EngineError::Store(e) => Some(e),
+            // Transparent: their message is this error's, so the chain goes on from theirs.
+            EngineError::Store(e) => e.source(),
+            EngineError::Scope(e) => e.source(),
+            EngineError::HttpClient(e) => e.source(),
             EngineError::Io { source, .. } => Some(source),
-            EngineError::Scope(e) => Some(e),
-            EngineError::HttpClient(e) => Some(e),
             EngineError::IndexDesign { source, .. } | EngineError::SharedIndex { source, .. } => {
                 Some(source)
             }

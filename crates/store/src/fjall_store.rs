@@ -49,14 +49,12 @@ impl FjallStore {
     /// Opens (or creates) the store in directory `path`.
     pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
         let name = path.display().to_string();
-        let err = |e: fjall::Error| StoreError::Database {
-            path: name.clone(),
-            reason: e.to_string(),
-        };
-        let db = Database::builder(path).open().map_err(err)?;
+        let db = Database::builder(path)
+            .open()
+            .map_err(|e| store_error(&name, None, e))?;
         let open = |table: &str| {
             db.keyspace(table, KeyspaceCreateOptions::default)
-                .map_err(err)
+                .map_err(|e| store_error(&name, Some(table.to_string()), e))
         };
         Ok(FjallStore {
             hosts: open("hosts")?,
@@ -76,10 +74,44 @@ impl FjallStore {
     }
 
     fn err(&self, e: fjall::Error) -> StoreError {
-        StoreError::Database {
-            path: self.path.clone(),
-            reason: e.to_string(),
+        store_error(&self.path, None, e)
+    }
+
+    /// An error reading or writing `table`: a damaged one names its directory.
+    fn err_in(&self, table: &Keyspace, e: fjall::Error) -> StoreError {
+        let name = format!("{} ({})", &**table.name(), table.path().display());
+        store_error(&self.path, Some(name), e)
+    }
+}
+
+/// A fjall error as a [`StoreError`]: [`StoreError::Damaged`] when the files are.
+fn store_error(path: &str, table: Option<String>, e: fjall::Error) -> StoreError {
+    use fjall::Error as F;
+    use fjall::LsmError as L;
+    let damaged = match &e {
+        F::Storage(L::Io(io)) | F::Io(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData
+        ),
+        F::Storage(_)
+        | F::JournalRecovery(_)
+        | F::InvalidVersion(_)
+        | F::Decompress(_)
+        | F::InvalidTrailer
+        | F::InvalidTag(_)
+        | F::Unrecoverable => true,
+        _ => false,
+    };
+    let reason = e.to_string();
+    let path = path.to_string();
+    if damaged {
+        StoreError::Damaged {
+            path,
+            table,
+            reason,
         }
+    } else {
+        StoreError::Database { path, reason }
     }
 }
 
@@ -96,24 +128,28 @@ fn be_u64(bytes: &[u8], table: &'static str) -> Result<u64, StoreError> {
 impl CrawlStore for FjallStore {
     fn host_id(&self, authority: &str) -> Result<HostId, StoreError> {
         let _guard = self.host_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(id) = self.hosts.get(authority).map_err(|e| self.err(e))? {
+        if let Some(id) = self
+            .hosts
+            .get(authority)
+            .map_err(|e| self.err_in(&self.hosts, e))?
+        {
             let id: [u8; 4] = (*id).try_into().map_err(|_| StoreError::Corrupt {
                 table: "hosts",
                 reason: format!("id of {authority} is not 4 bytes"),
             })?;
             return Ok(u32::from_be_bytes(id));
         }
-        let next = self.hosts.len().map_err(|e| self.err(e))? as HostId;
+        let next = self.hosts.len().map_err(|e| self.err_in(&self.hosts, e))? as HostId;
         self.hosts
             .insert(authority, next.to_be_bytes())
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.err_in(&self.hosts, e))?;
         Ok(next)
     }
 
     fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError> {
         let mut out = Vec::new();
         for item in self.hosts.iter() {
-            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let (k, v) = item.into_inner().map_err(|e| self.err_in(&self.hosts, e))?;
             let id: [u8; 4] = (*v).try_into().map_err(|_| StoreError::Corrupt {
                 table: "hosts",
                 reason: "bad id".into(),
@@ -142,7 +178,7 @@ impl CrawlStore for FjallStore {
         let end = std::ops::Bound::Included(last.to_bytes());
         let mut out = Vec::new();
         for item in self.queue.range::<[u8; 16], _>((start, end)).take(limit) {
-            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let (k, v) = item.into_inner().map_err(|e| self.err_in(&self.queue, e))?;
             let key = QueueKey::from_bytes(&k).ok_or(StoreError::Corrupt {
                 table: "queue",
                 reason: "bad key".into(),
@@ -153,11 +189,17 @@ impl CrawlStore for FjallStore {
     }
 
     fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError> {
-        self.seen.contains_key(key).map_err(|e| self.err(e))
+        self.seen
+            .contains_key(key)
+            .map_err(|e| self.err_in(&self.seen, e))
     }
 
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
-        match self.exact.get(key).map_err(|e| self.err(e))? {
+        match self
+            .exact
+            .get(key)
+            .map_err(|e| self.err_in(&self.exact, e))?
+        {
             Some(v) => Ok(Some(be_u64(&v, "exact")?)),
             None => Ok(None),
         }
@@ -207,7 +249,7 @@ impl CrawlStore for FjallStore {
         Ok(self
             .records
             .get(seq.to_be_bytes())
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.err_in(&self.records, e))?
             .map(|v| v.to_vec()))
     }
 
@@ -217,14 +259,20 @@ impl CrawlStore for FjallStore {
         each: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<(), StoreError> {
         for item in self.records.range(from.to_be_bytes()..) {
-            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let (k, v) = item
+                .into_inner()
+                .map_err(|e| self.err_in(&self.records, e))?;
             each(be_u64(&k, "records")?, &v);
         }
         Ok(())
     }
 
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError> {
-        match self.texts.get(seq.to_be_bytes()).map_err(|e| self.err(e))? {
+        match self
+            .texts
+            .get(seq.to_be_bytes())
+            .map_err(|e| self.err_in(&self.texts, e))?
+        {
             Some(v) => String::from_utf8(v.to_vec())
                 .map(Some)
                 .map_err(|_| StoreError::Corrupt {
@@ -239,15 +287,19 @@ impl CrawlStore for FjallStore {
         Ok(self
             .anchors
             .get(seq.to_be_bytes())
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.err_in(&self.anchors, e))?
             .map(|v| crate::decode_anchors(&v)))
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {
         let mut unseen = 0;
         for item in self.dropped.iter() {
-            let key = item.key().map_err(|e| self.err(e))?;
-            if !self.seen.contains_key(&key).map_err(|e| self.err(e))? {
+            let key = item.key().map_err(|e| self.err_in(&self.dropped, e))?;
+            if !self
+                .seen
+                .contains_key(&key)
+                .map_err(|e| self.err_in(&self.seen, e))?
+            {
                 unseen += 1;
             }
         }
@@ -258,7 +310,7 @@ impl CrawlStore for FjallStore {
         match self
             .uniques
             .get(seq.to_be_bytes())
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.err_in(&self.uniques, e))?
         {
             Some(v) => Ok(Some(be_u64(&v, "uniques")?)),
             None => Ok(None),
@@ -268,7 +320,9 @@ impl CrawlStore for FjallStore {
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
         let mut out = Vec::new();
         for item in self.uniques.iter() {
-            let (k, v) = item.into_inner().map_err(|e| self.err(e))?;
+            let (k, v) = item
+                .into_inner()
+                .map_err(|e| self.err_in(&self.uniques, e))?;
             out.push(UniquePage {
                 seq: be_u64(&k, "uniques")?,
                 simhash: be_u64(&v, "uniques")?,
@@ -278,7 +332,11 @@ impl CrawlStore for FjallStore {
     }
 
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
-        match self.counters.get(name).map_err(|e| self.err(e))? {
+        match self
+            .counters
+            .get(name)
+            .map_err(|e| self.err_in(&self.counters, e))?
+        {
             Some(v) => Ok(Some(be_u64(&v, "counters")?)),
             None => Ok(None),
         }

@@ -190,6 +190,16 @@ pub enum StoreError {
         /// What failed.
         reason: String,
     },
+    /// The store's files are damaged (a checksum mismatch, a cut or garbled file): the crawl
+    /// cannot go on from them.
+    Damaged {
+        /// The state directory.
+        path: String,
+        /// The table being read, and its directory, when known.
+        table: Option<String>,
+        /// What the database said.
+        reason: String,
+    },
     /// A stored value does not decode.
     Corrupt {
         /// Which table.
@@ -203,6 +213,23 @@ impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StoreError::Database { path, reason } => write!(f, "crawl store {path}: {reason}"),
+            StoreError::Damaged {
+                path,
+                table,
+                reason,
+            } => {
+                write!(f, "crawl store {path} is damaged: ")?;
+                match table {
+                    Some(table) => write!(f, "a file of table {table} does not read back")?,
+                    None => write!(f, "a file under {path} does not read back")?,
+                }
+                write!(
+                    f,
+                    " ({reason}). Restore {path} from a copy, or run again with --restart to \
+                     start over (the old outputs are moved into a previous-* directory, not \
+                     deleted)"
+                )
+            }
             StoreError::Corrupt { table, reason } => {
                 write!(f, "crawl store table {table} is corrupt: {reason}")
             }
