@@ -45,9 +45,10 @@ for target in "${targets[@]}"; do
     work="target/fuzz-corpus/$target"
     mkdir -p "$work"
     echo "== $target: ${seconds}s" >&2
-    log="target/fuzz-corpus/$target.last.log"
+    log="target/fuzz-corpus/$target.$$.log"
     "$bin/$target" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 \
         "$work" "fuzz/corpus/$target" 2>"$log" || { tail -40 "$log" >&2; exit 1; }
-    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+    rm -f "$log"
     echo "$(date -u +%FT%TZ) $commit $target $seconds ${runs:-?}" | tee -a target/fuzz-corpus/campaign.log >&2
 done
