@@ -359,3 +359,63 @@ async fn server_errors_back_off_before_each_retry() {
     let broken = record(&records(out.path()), "/broken").clone();
     assert_eq!((broken.verdict, broken.retries), (Verdict::Error, Some(2)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_past_the_per_page_cap_are_counted_not_followed() {
+    let links: Vec<String> = (0..25).map(|i| format!("/p/{i}")).collect();
+    let mut site = Site::new().page("/", page("home", &prose(3), "", &links));
+    for (i, link) in links.iter().enumerate() {
+        site = site.page(link, page("leaf", &prose(40 + i as u64), "", &[]));
+    }
+    let site = serve(site).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.links.max_per_page = 10;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let home = record(&records, "/");
+    assert_eq!(
+        (home.outlinks, home.enqueued, home.links_over_cap),
+        (Some(10), Some(10), Some(15)),
+        "{home:?}"
+    );
+    assert_eq!(records.len(), 11, "the first 10 links, in document order");
+    assert!(records.iter().any(|r| r.url.ends_with("/p/9")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_wait_for_a_place_in_flight() {
+    // Two bodies over large_body_bytes with one place: the second is read only once the
+    // first response is dropped.
+    let big = "x".repeat(300 << 10);
+    let site = Site::new()
+        .page("/a", Reply::html(big.clone()))
+        .page("/b", Reply::html(big))
+        .page("/small", Reply::html("small"));
+    let site = serve(site).await.unwrap();
+    let seed = CanonicalUrl::parse(&site.url("/a")).unwrap();
+    let config = FetchConfig {
+        large_body_bytes: 64 << 10,
+        max_large_bodies: 1,
+        ..FetchConfig::default()
+    };
+    let fetcher = Arc::new(Fetcher::new(config, AddressPolicy::new(false, &[&seed])).unwrap());
+    let url = |path: &str| url::Url::parse(&site.url(path)).unwrap();
+    let first = fetcher.fetch(&url("/a")).await.unwrap();
+    assert!(first.large.is_some());
+    let second = tokio::spawn({
+        let (fetcher, b) = (Arc::clone(&fetcher), url("/b"));
+        async move { fetcher.fetch(&b).await.unwrap() }
+    });
+    // Small bodies are not held back.
+    let small = fetcher.fetch(&url("/small")).await.unwrap();
+    assert!(small.large.is_none());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!second.is_finished(), "the second large body waits");
+    drop(first);
+    let second = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("read once the first is dropped")
+        .unwrap();
+    assert_eq!(second.body.len(), 300 << 10);
+}

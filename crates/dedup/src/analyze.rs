@@ -26,7 +26,19 @@ pub struct AnalyzerConfig {
     pub verify: bool,
     /// Its thresholds.
     pub verify_config: VerifyConfig,
+    /// Text fingerprinted per page at most, in bytes: a longer text is cut (at a character
+    /// boundary) before tokenizing, so a page of megabytes of text costs no more than one
+    /// of this size (0: no limit).
+    pub max_text_bytes: usize,
+    /// Links kept per page, in document order; the rest are counted, not kept.
+    pub max_links: usize,
 }
+
+/// Default [`AnalyzerConfig::max_text_bytes`]: 512 KiB, a long book chapter.
+pub const MAX_TEXT_BYTES: usize = 512 << 10;
+/// Default [`AnalyzerConfig::max_links`]: above the 27,998 links of the largest page of
+/// OpenJDK 17's javadoc (`java/lang/class-use/String.html`).
+pub const MAX_LINKS: usize = 50_000;
 
 impl Default for AnalyzerConfig {
     fn default() -> Self {
@@ -38,6 +50,8 @@ impl Default for AnalyzerConfig {
             shingle_width: 4,
             verify: true,
             verify_config: VerifyConfig::default(),
+            max_text_bytes: MAX_TEXT_BYTES,
+            max_links: MAX_LINKS,
         }
     }
 }
@@ -61,6 +75,8 @@ pub struct PageAnalysis {
     pub simhash: Fingerprint,
     /// The exact-duplicate key of the tokens.
     pub exact_key: ExactKey,
+    /// The length of the text before it was cut at `max_text_bytes`, if it was.
+    pub text_cut_from: Option<usize>,
 }
 
 impl PageAnalysis {
@@ -138,7 +154,7 @@ impl Analyzer {
             .map(str::to_owned);
         let decoded = decode(bytes, content_type, tld.as_deref());
         let doc = Document::parse(&decoded.text);
-        let facts = PageFacts::read(&doc, url);
+        let facts = PageFacts::read_capped(&doc, url, self.config.max_links);
         let extraction = self.extractor.extract(&doc);
         let main = extraction.main_text();
         let text = if self.config.main_content && !main.trim().is_empty() {
@@ -165,6 +181,16 @@ impl Analyzer {
 
     /// Analyses plain text.
     pub fn analyze_text(&self, text: &str) -> PageAnalysis {
+        let max = self.config.max_text_bytes;
+        let (text, text_cut_from) = if max > 0 && text.len() > max {
+            let mut end = max;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            (&text[..end], Some(text.len()))
+        } else {
+            (text, None)
+        };
         let tokens = tokenize(text);
         let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
         let simhash = simhash(simhash_input(&features));
@@ -178,6 +204,7 @@ impl Analyzer {
             features,
             simhash,
             exact_key,
+            text_cut_from,
         }
     }
 
@@ -213,5 +240,31 @@ impl Extracted {
             extraction: None,
             text,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_texts_are_cut_at_a_character_boundary_and_say_so() {
+        let analyzer = Analyzer::new(AnalyzerConfig {
+            max_text_bytes: 10,
+            ..AnalyzerConfig::default()
+        });
+        // "é" is two bytes: byte 10 falls inside the sixth one.
+        let text = "ééééééééé tail words";
+        let analysis = analyzer.analyze_text(text);
+        assert_eq!(analysis.text, "ééééé");
+        assert_eq!(analysis.text_cut_from, Some(text.len()));
+        assert_eq!(analysis.simhash, analyzer.analyze_text("ééééé").simhash);
+        let short = analyzer.analyze_text("short");
+        assert_eq!((short.text.as_str(), short.text_cut_from), ("short", None));
+        let unlimited = Analyzer::new(AnalyzerConfig {
+            max_text_bytes: 0,
+            ..AnalyzerConfig::default()
+        });
+        assert_eq!(unlimited.analyze_text(text).text_cut_from, None);
     }
 }

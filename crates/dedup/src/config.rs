@@ -73,6 +73,8 @@ pub struct DedupConfig {
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
     pub lcs: VerifyConfig,
+    /// Text fingerprinted per page at most, in bytes (0: no limit).
+    pub max_text_bytes: usize,
 }
 
 impl Default for DedupConfig {
@@ -89,6 +91,7 @@ impl Default for DedupConfig {
             max_candidates: stage.max_candidates,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
+            max_text_bytes: analyzer.max_text_bytes,
         }
     }
 }
@@ -206,6 +209,8 @@ impl DedupConfig {
             shingle_width: self.shingle_width,
             verify: self.verify,
             verify_config: self.lcs,
+            max_text_bytes: self.max_text_bytes,
+            max_links: crate::analyze::MAX_LINKS,
         })
     }
 

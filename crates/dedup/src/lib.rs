@@ -42,7 +42,9 @@ mod compare;
 mod config;
 mod stage;
 
-pub use crate::analyze::{Analyzer, AnalyzerConfig, Extracted, PageAnalysis};
+pub use crate::analyze::{
+    Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, PageAnalysis,
+};
 pub use crate::compare::{Comparison, compare};
 pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,

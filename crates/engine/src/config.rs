@@ -42,6 +42,9 @@ pub struct LinksConfig {
     /// Queue the URLs of the sitemaps named by robots.txt `Sitemap:` lines (and of the
     /// sitemaps a sitemap index names), like seeds.
     pub sitemaps: bool,
+    /// Links read per page, in document order; the rest are counted in the page's record
+    /// (`links_over_cap`) and not followed.
+    pub max_per_page: usize,
 }
 
 impl Default for LinksConfig {
@@ -51,6 +54,7 @@ impl Default for LinksConfig {
             obey_robots: true,
             follow_canonical: true,
             sitemaps: false,
+            max_per_page: nearcrawl_dedup::MAX_LINKS,
         }
     }
 }

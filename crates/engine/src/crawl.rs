@@ -205,7 +205,9 @@ impl Coordinator {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
         let relevance = Relevance::new(&job.config.focus);
-        let analyzer = Arc::new(Analyzer::new(job.analyzer.clone()));
+        let mut analyzer_config = job.analyzer.clone();
+        analyzer_config.max_links = job.config.links.max_per_page;
+        let analyzer = Arc::new(Analyzer::new(analyzer_config));
         let uniques = store.unique_pages()?;
         let k = job.analyzer.max_distance;
         let stage = DedupStage::new(

@@ -126,9 +126,17 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u32>,
     /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
-    /// pattern-run rule: next month, next page), left unseen for other paths to reach.
+    /// pattern rules: next month, next page, a host's budget of a pattern), left unseen for
+    /// other paths to reach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trapped: Option<u32>,
+    /// Links past `links.max_per_page`, not read (counted in no other field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_over_cap: Option<u32>,
+    /// The page's text was longer than `dedup.max_text_bytes`, this many bytes; only its
+    /// first `max_text_bytes` were fingerprinted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_cut_from: Option<u64>,
     /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
     /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +199,8 @@ impl Record {
             enqueued: None,
             dropped: None,
             trapped: None,
+            links_over_cap: None,
+            text_cut_from: None,
             links: None,
             parent: None,
             canonical: None,
@@ -224,6 +234,8 @@ pub(crate) struct Decision {
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
     pub(crate) trapped: Option<u32>,
+    pub(crate) links_over_cap: Option<u32>,
+    pub(crate) text_cut_from: Option<u64>,
     pub(crate) links: Option<Vec<String>>,
     pub(crate) canonical: Option<String>,
     pub(crate) robots: Vec<String>,
@@ -249,6 +261,8 @@ impl Decision {
             enqueued: None,
             dropped: None,
             trapped: None,
+            links_over_cap: None,
+            text_cut_from: None,
             links: None,
             canonical: None,
             robots: Vec::new(),
@@ -289,6 +303,8 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             trapped: d.trapped,
+            links_over_cap: d.links_over_cap,
+            text_cut_from: d.text_cut_from,
             links: d.links,
             parent: entry.parent,
             canonical: d.canonical,

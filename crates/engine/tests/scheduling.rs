@@ -90,6 +90,7 @@ fn response(url: &Url, status: u16, headers: Vec<(&'static str, String)>, body: 
         started: SystemTime::now(),
         elapsed: Duration::ZERO,
         remote_addr: None,
+        large: None,
     }
 }
 

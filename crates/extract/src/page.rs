@@ -70,11 +70,20 @@ pub struct PageFacts {
     pub robots: MetaRobots,
     /// Declared language: `<html lang>`, else `<meta http-equiv=content-language>`, lower-cased.
     pub language: Option<String>,
+    /// Links past the cap of [`PageFacts::read_capped`], not kept.
+    pub links_over_cap: u32,
 }
 
 impl PageFacts {
     /// Reads the facts of `doc`, fetched from `url`.
     pub fn read(doc: &Document, url: &Url) -> PageFacts {
+        PageFacts::read_capped(doc, url, usize::MAX)
+    }
+
+    /// Reads the facts of `doc`, fetched from `url`, keeping its first `max_links` links
+    /// (the others are counted in `links_over_cap`): a page of a million links costs no
+    /// more than one of `max_links`.
+    pub fn read_capped(doc: &Document, url: &Url, max_links: usize) -> PageFacts {
         let elements =
             || (0..doc.len() as NodeId).filter_map(|id| doc.node(id).tag.map(|tag| (id, tag)));
         let base = elements()
@@ -88,6 +97,7 @@ impl PageFacts {
             canonical: None,
             robots: MetaRobots::default(),
             language: None,
+            links_over_cap: 0,
         };
         let mut meta_language = None;
         for (id, tag) in elements() {
@@ -96,6 +106,10 @@ impl PageFacts {
                     let Some(href) = doc.attr(id, Attr::Href) else {
                         continue;
                     };
+                    if facts.links.len() >= max_links {
+                        facts.links_over_cap = facts.links_over_cap.saturating_add(1);
+                        continue;
+                    }
                     let Some(target) = resolve(&facts.base, href) else {
                         continue;
                     };
@@ -196,6 +210,22 @@ mod tests {
                 ("https://cdn.example/z", "", false),
             ]
         );
+    }
+
+    #[test]
+    fn links_past_the_cap_are_counted_not_kept() {
+        let html: String = (0..25)
+            .map(|i| format!("<a href=\"/p{i}\">{i}</a><a>no href</a>"))
+            .collect();
+        let doc = Document::parse(&html);
+        let url = Url::parse("http://a.test/").expect("url");
+        let capped = PageFacts::read_capped(&doc, &url, 10);
+        assert_eq!(capped.links.len(), 10);
+        assert_eq!(capped.links_over_cap, 15);
+        assert_eq!(capped.links[9].url.as_str(), "http://a.test/p9");
+        let all = PageFacts::read(&doc, &url);
+        assert_eq!((all.links.len(), all.links_over_cap), (25, 0));
+        assert_eq!(all.links[..10], capped.links[..]);
     }
 
     #[test]

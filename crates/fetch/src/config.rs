@@ -25,6 +25,11 @@ pub struct FetchConfig {
     pub max_robots_bytes: u64,
     /// How long a robots.txt answer is trusted before it is fetched again, in seconds.
     pub robots_ttl_secs: u64,
+    /// A body longer than this is large: at most `max_large_bodies` of them are read and
+    /// analysed at once, the others wait, so memory follows the configuration, not the web.
+    pub large_body_bytes: u64,
+    /// Large bodies in flight at once (0: no limit).
+    pub max_large_bodies: u32,
 }
 
 impl Default for FetchConfig {
@@ -43,6 +48,8 @@ impl Default for FetchConfig {
             max_retries: 2,
             max_robots_bytes: 512 << 10,
             robots_ttl_secs: 24 * 3600,
+            large_body_bytes: 256 << 10,
+            max_large_bodies: 2,
         }
     }
 }

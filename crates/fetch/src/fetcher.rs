@@ -43,7 +43,14 @@ pub struct Fetched {
     pub elapsed: Duration,
     /// The server's address.
     pub remote_addr: Option<SocketAddr>,
+    /// A large body's place among the `max_large_bodies` in flight, held until the
+    /// response is dropped (after its analysis and decision).
+    pub large: Option<LargeBody>,
 }
+
+/// A large body's place in flight: released when the last clone of its response is dropped.
+#[derive(Debug, Clone)]
+pub struct LargeBody(#[allow(dead_code)] std::sync::Arc<tokio::sync::OwnedSemaphorePermit>);
 
 impl Fetched {
     /// The first header named `name` (case-insensitive), as text.
@@ -241,6 +248,8 @@ pub struct Fetcher {
     /// literal address, so this is what keeps `http://127.0.0.1/` or `http://[::ffff:7f00:1]/`
     /// out when no seed is there, whoever asked for it (a page, a redirect, robots.txt).
     addresses: std::sync::Arc<AddressPolicy>,
+    /// Places for large bodies in flight (`max_large_bodies`), none when unlimited.
+    large: Option<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
 impl Fetcher {
@@ -269,10 +278,16 @@ impl Fetcher {
             .dns_resolver(std::sync::Arc::new(PolicyResolver::new(addresses.clone())))
             .build()
             .map_err(|e| BuildError(e.to_string()))?;
+        let large = (config.max_large_bodies > 0).then(|| {
+            std::sync::Arc::new(tokio::sync::Semaphore::new(
+                config.max_large_bodies as usize,
+            ))
+        });
         Ok(Fetcher {
             client,
             config,
             addresses: std::sync::Arc::new(addresses),
+            large,
         })
     }
 
@@ -335,9 +350,20 @@ impl Fetcher {
         let head_bytes = response_head(&version, status, &headers).len() as u64;
         let mut wire_body = Vec::new();
         let mut truncated = false;
+        let mut large = None;
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
+                    if large.is_none()
+                        && (wire_body.len() + chunk.len()) as u64 > self.config.large_body_bytes
+                        && let Some(places) = &self.large
+                    {
+                        // Wait for a place before holding more (the semaphore is never
+                        // closed, so this only waits).
+                        if let Ok(permit) = std::sync::Arc::clone(places).acquire_owned().await {
+                            large = Some(LargeBody(std::sync::Arc::new(permit)));
+                        }
+                    }
                     let room = cap.saturating_sub(wire_body.len() as u64) as usize;
                     if chunk.len() > room {
                         wire_body.extend_from_slice(&chunk[..room]);
@@ -384,6 +410,7 @@ impl Fetcher {
             started,
             elapsed: clock.elapsed(),
             remote_addr,
+            large,
         })
     }
 

@@ -135,6 +135,12 @@ impl Coordinator {
             }
         }
         decided.decision.outlinks = Some(links.len() as u32);
+        decided.decision.links_over_cap = analysis
+            .facts
+            .as_ref()
+            .map(|f| f.links_over_cap)
+            .filter(|n| *n > 0);
+        decided.decision.text_cut_from = analysis.text_cut_from.map(|n| n as u64);
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         let follow = LinkFollowing {
             follow,
@@ -324,9 +330,11 @@ impl Coordinator {
                             dropped += 1;
                             continue;
                         }
+                        // A spent budget: counted here, no record per URL (a page of a
+                        // million links would write a million).
                         Err(trap) => {
-                            let (verdict, reason) = (Verdict::Trap, trap.to_string());
-                            self.record_refused_link(&url, ukey, at, verdict, reason, decided);
+                            note(trap);
+                            trapped += 1;
                             continue;
                         }
                     }

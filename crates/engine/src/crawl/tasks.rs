@@ -43,10 +43,11 @@ impl Coordinator {
         let pages = self.stage.page_analyzer();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = fetcher.fetch(&url).await;
-            let analysis = match &result {
+            let mut result = fetcher.fetch(&url).await;
+            let analysis = match &mut result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
-                    let body = page.body.clone();
+                    // Lent to the analysis, not copied: a large body is held once.
+                    let body = std::mem::take(&mut page.body);
                     let content_type = page.content_type().map(str::to_owned);
                     let url = page.url.clone();
                     let is_plain = content_type
@@ -62,10 +63,17 @@ impl Coordinator {
                                 .extract_html(&body, content_type.as_deref(), &url)
                         };
                         let host = nearcrawl_frontier::authority(&url);
-                        (pages.analyze(&host, extracted), clock.elapsed())
+                        let analysis = pages.analyze(&host, extracted);
+                        (analysis, clock.elapsed(), body)
                     })
                     .await;
-                    Some(analysed.map_err(|e| panic_message(e.into_panic())))
+                    Some(match analysed {
+                        Ok((analysis, took, body)) => {
+                            page.body = body;
+                            Ok((analysis, took))
+                        }
+                        Err(e) => Err(panic_message(e.into_panic())),
+                    })
                 }
                 _ => None,
             };
