@@ -19,23 +19,12 @@ if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
 fi
 cargo build --release --locked --bin nearcrawl --example bench_site -p nearcrawl-demo-web -p nearcrawl >&2
 
+source scripts/lib/nginx.sh
 work="$(mktemp -d /tmp/nearcrawl-bench.XXXXXX)"
-trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+on_exit "rm -rf '$work'"
 target/release/examples/bench_site "$work/site" "$pages"
 chmod -R a+rX "$work"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { text/html html; }
-    server { listen 127.0.0.1:$port; root $work/site; }
-}
-CONF
-nginx -c "$work/nginx.conf"
-sleep 0.5
+start_nginx "$work" "$work/site" "$port"
 seed="http://127.0.0.1:$port/p/1.html"
 echo "$seed" > "$work/seeds.txt"
 

@@ -14,27 +14,12 @@ if [ -z "$bin" ]; then
     cargo build --release --locked --bin nearcrawl >&2
     bin=target/release/nearcrawl
 fi
-command -v nginx >/dev/null || apt-get install -y --no-install-recommends nginx-light >/dev/null
+source scripts/lib/nginx.sh
 work="$(mktemp -d /tmp/nearcrawl-memory.XXXXXX)"
-trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+on_exit "rm -rf '$work'"
 python3 scripts/hostile_site.py "$work/site"
 chmod -R a+rX "$work"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { text/html html; }
-    server {
-        listen 127.0.0.1:$port; root $work/site;
-        location /bomb.html { gzip_static always; }
-    }
-}
-CONF
-nginx -c "$work/nginx.conf"
-sleep 0.5
+start_nginx "$work" "$work/site" "$port" "location /bomb.html { gzip_static always; }"
 politeness='[politeness]
 max_connections_per_host = 16
 per_host_delay_ms = 0

@@ -13,7 +13,7 @@ work="$(realpath -m "${1:-target/trap-measure}")"
 port=18091
 packages=(openjdk-17-doc libstdc++-12-doc libeigen3-doc postgresql-doc-15 llvm-14-doc
     python3.11-doc git-doc libglib2.0-doc libgtk-3-doc)
-command -v nginx >/dev/null || apt-get install -y --no-install-recommends nginx-light >/dev/null
+source scripts/lib/nginx.sh
 cargo build --release --locked --bin nearcrawl >&2
 mkdir -p "$work/debs" "$work/root"
 for p in "${packages[@]}"; do
@@ -44,21 +44,7 @@ ln -s "$r/libgtk-3-doc/usr/share/gtk-doc/html/gtk3" "$site/gtk3"
     echo "</ul></body></html>"
 } > "$site/index.html"
 echo "html files served: $(find -L "$site" -name '*.html' | wc -l)" >&2
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { text/html html; text/css css; image/png png; image/svg+xml svg; }
-    default_type application/octet-stream;
-    server { listen 127.0.0.1:$port; root $site; disable_symlinks off; }
-}
-CONF
-trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true' EXIT
-nginx -c "$work/nginx.conf"
-sleep 0.5
+start_nginx "$work" "$site" "$port"
 echo "http://127.0.0.1:$port/index.html" > "$work/seeds.txt"
 for rules in default off; do
     {

@@ -9,38 +9,17 @@
 
 #[path = "support/crawl.rs"]
 mod crawl_support;
+#[path = "support/faults.rs"]
+mod faults;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crawl_support::{local_config, prose, records};
+use faults::{Script, Step, html_head, ok_html, serve_script};
 use nearcrawl_engine::{Record, Verdict};
 use nearcrawl_frontier::HostScope;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// What the server does for one path, step by step.
-#[derive(Clone)]
-enum Step {
-    Write(Vec<u8>),
-    Sleep(Duration),
-    /// Writes one byte every interval, forever.
-    Trickle(Duration),
-    /// Never answers (the connection stays open).
-    Stall,
-}
-
-fn ok_html(body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
-fn html_head(extra: &str) -> Vec<u8> {
-    format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n{extra}\r\n")
-        .into_bytes()
-}
 
 /// The fault table: path to steps, and the healthy pages.
 fn faults() -> HashMap<&'static str, Vec<Step>> {
@@ -146,58 +125,10 @@ fn faults() -> HashMap<&'static str, Vec<Step>> {
     t
 }
 
-/// Serves `steps` for every request on a listener of its own (its own host, so one fault's
-/// failures never park another's host); `table` answers other paths (robots.txt) there too.
-async fn serve_steps(
-    steps: Vec<Step>,
-    table: HashMap<&'static str, Vec<Step>>,
-) -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (steps, table) = (steps.clone(), table.clone());
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request);
-                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
-                let steps = table.get(path.as_str()).cloned().unwrap_or(steps);
-                for step in steps {
-                    match step {
-                        Step::Write(bytes) => {
-                            if stream.write_all(&bytes).await.is_err() {
-                                return;
-                            }
-                        }
-                        Step::Sleep(d) => tokio::time::sleep(d).await,
-                        Step::Trickle(every) => loop {
-                            if stream.write_all(b"a").await.is_err() {
-                                return;
-                            }
-                            tokio::time::sleep(every).await;
-                        },
-                        Step::Stall => {
-                            // Hold the connection until the client gives up.
-                            let _ = stream.read(&mut buf).await;
-                            return;
-                        }
-                    }
-                }
-                // Dropped: the connection closes, whatever the head promised.
-            });
-        }
-    });
-    addr
+/// A host that answers every path with `steps`, and the paths of `table` (robots.txt) with
+/// theirs: one host per fault, so one fault's failures never park another's host.
+fn host_script(steps: Vec<Step>, table: HashMap<&'static str, Vec<Step>>) -> Script {
+    Arc::new(move |path: &str| table.get(path).cloned().unwrap_or_else(|| steps.clone()))
 }
 
 /// One host per fault, and a root page linking `/PATH` on each: the seed.
@@ -210,14 +141,14 @@ async fn fault_web() -> String {
         .collect();
     let mut links = String::new();
     for (path, steps) in table {
-        let addr = serve_steps(steps, robots.clone()).await;
+        let addr = serve_script(host_script(steps, robots.clone())).await;
         links.push_str(&format!("<a href=\"http://{addr}{path}\">{path}</a> "));
     }
     let root = format!(
         "<html><body><article><p>{}</p></article><nav>{links}</nav></body></html>",
         prose(70)
     );
-    let addr = serve_steps(vec![Step::Write(ok_html(&root))], robots).await;
+    let addr = serve_script(host_script(vec![Step::Write(ok_html(&root))], robots)).await;
     format!("http://{addr}/")
 }
 

@@ -7,13 +7,15 @@
 
 #[path = "support/crawl.rs"]
 mod crawl_support;
+#[path = "support/faults.rs"]
+mod faults;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crawl_support::{local_config, prose, record, records, run};
+use crawl_support::{html_page as page, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve, serve_on};
 use nearcrawl_engine::Verdict;
 use nearcrawl_fetch::{FailureKind, FetchConfig, Fetcher};
@@ -29,16 +31,6 @@ async fn internal_service() -> RunningSite {
     serve_on(site, "127.0.0.2:0".parse::<SocketAddr>().unwrap())
         .await
         .expect("127.0.0.2 is loopback on Linux")
-}
-
-fn page(title: &str, body: &str, extra_head: &str, links: &[String]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href=\"{l}\">link</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
 }
 
 /// Every WARC file of a job, decompressed, as one string.
@@ -220,53 +212,24 @@ async fn the_fetcher_refuses_internal_literals_and_other_schemes_before_sending(
     assert_eq!(page.body, SECRET.as_bytes());
 }
 
-/// A raw HTTP/1.1 server on 127.0.0.1: `/robots.txt` is 404; the first answer to `/cut`
-/// promises 5,000 bytes and closes the connection after 100; every other answer is a page.
+/// A server whose first answer on `/cut` promises 5,000 bytes and closes after 100; every
+/// other answer is a whole page. The counter counts requests of `/cut`.
 async fn cutting_server() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let cuts = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&cuts);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let counter = Arc::clone(&counter);
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request);
-                let reply = if head.starts_with("GET /robots.txt") {
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                        .to_vec()
-                } else if head.starts_with("GET /cut")
-                    && counter.fetch_add(1, Ordering::SeqCst) == 0
-                {
-                    let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000\r\n\r\n".to_vec();
-                    r.extend_from_slice(&[b'a'; 100]);
-                    r
-                } else {
-                    let body = format!("<html><body><p>{}</p></body></html>", prose(5));
-                    format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .into_bytes()
-                };
-                let _ = stream.write_all(&reply).await;
-                // Dropped here: a cut answer ends 4,900 bytes early.
-            });
-        }
+    let script: faults::Script = Arc::new(move |path: &str| {
+        let reply = if path == "/robots.txt" {
+            faults::not_found()
+        } else if path == "/cut" && counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            let mut r = faults::html_head("Content-Length: 5000\r\n");
+            r.extend_from_slice(&[b'a'; 100]);
+            r
+        } else {
+            faults::ok_html(&format!("<html><body><p>{}</p></body></html>", prose(5)))
+        };
+        vec![faults::Step::Write(reply)]
     });
-    (addr, cuts)
+    (faults::serve_script(script).await, cuts)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,19 +11,9 @@ mod crawl_support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crawl_support::{local_config, prose, record, records, run};
+use crawl_support::{html_page as page, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{Record, Verdict};
-
-fn page(title: &str, body: &str, extra_head: &str, links: &[String]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href=\"{l}\">link</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
-}
 
 /// A page whose links carry their own anchor texts.
 fn page_of(title: &str, body: &str, links: &[(String, String)]) -> Reply {

@@ -88,3 +88,20 @@ pub fn prose(seed: u64) -> String {
     let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
     (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
 }
+
+/// An HTML page: `title` as title and heading, `body` in an article, `links` (anchor text
+/// "link") in a nav, `extra_head` inside the head.
+pub fn html_page(
+    title: &str,
+    body: &str,
+    extra_head: &str,
+    links: &[String],
+) -> nearcrawl_demo_web::Reply {
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">link</a> "))
+        .collect();
+    nearcrawl_demo_web::Reply::html(format!(
+        "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
+    ))
+}

@@ -1,0 +1,30 @@
+# Sourced by the benchmark scripts: serves a directory with nginx on 127.0.0.1.
+# start_nginx WORK ROOT PORT [SERVER_DIRECTIVES]: writes WORK/nginx.conf (pid and error log
+# in WORK), starts nginx serving ROOT on 127.0.0.1:PORT, and stops it when the script exits
+# (add cleanup of your own with `on_exit COMMAND`). Installs nginx-light when missing.
+command -v nginx >/dev/null || apt-get install -y --no-install-recommends nginx-light >/dev/null \
+    || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light >/dev/null; }
+
+exit_commands=()
+on_exit() { exit_commands+=("$1"); }
+run_exit_commands() { for c in "${exit_commands[@]}"; do eval "$c" || true; done; }
+trap run_exit_commands EXIT
+
+start_nginx() {
+    local work="$1" root="$2" port="$3" extra="${4:-}"
+    cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { text/html html; text/css css; image/png png; image/svg+xml svg; }
+    default_type application/octet-stream;
+    server { listen 127.0.0.1:$port; root $root; disable_symlinks off; $extra }
+}
+CONF
+    nginx -c "$work/nginx.conf"
+    on_exit "kill \$(cat '$work/nginx.pid' 2>/dev/null) 2>/dev/null"
+    sleep 0.5
+}
