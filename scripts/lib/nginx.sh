@@ -7,7 +7,11 @@ command -v nginx >/dev/null || apt-get install -y --no-install-recommends nginx-
 
 exit_commands=()
 on_exit() { exit_commands+=("$1"); }
-run_exit_commands() { for c in "${exit_commands[@]}"; do eval "$c" || true; done; }
+# Last registered first: nginx is stopped before its directory is removed.
+run_exit_commands() {
+    local i
+    for ((i = ${#exit_commands[@]} - 1; i >= 0; i--)); do eval "${exit_commands[i]}" || true; done
+}
 trap run_exit_commands EXIT
 
 start_nginx() {
