@@ -97,3 +97,141 @@ fn a_missing_seed_file_is_named() {
         "{stderr}"
     );
 }
+
+/// Two local sites: the seed's (A), whose page links to 20 pages of B and to 127.0.0.2,
+/// where no seed is.
+async fn two_sites() -> (
+    nearcrawl_demo_web::RunningSite,
+    nearcrawl_demo_web::RunningSite,
+    nearcrawl_demo_web::RunningSite,
+) {
+    use nearcrawl_demo_web::{Reply, Site, serve, serve_on};
+    let text = |n: u64| {
+        let mut w = nearcrawl_demo_web::Writer::new(n, 3000);
+        (0..4).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
+    };
+    let mut b = Site::new();
+    for i in 0..20 {
+        b = b.page(
+            &format!("/docs/{i}"),
+            Reply::html(format!(
+                "<html><body><p>{}</p></body></html>",
+                text(100 + i)
+            )),
+        );
+    }
+    let b = serve(b).await.unwrap();
+    let internal = serve_on(
+        Site::new().page(
+            "/private",
+            Reply::html(format!("<html><body><p>{}</p></body></html>", text(300))),
+        ),
+        "127.0.0.2:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let mut links: String = (0..20)
+        .map(|i| format!("<a href=\"{}\">doc {i}</a> ", b.url(&format!("/docs/{i}"))))
+        .collect();
+    links.push_str(&format!(
+        "<a href=\"{}\">private</a>",
+        internal.url("/private")
+    ));
+    let a = serve(Site::new().page(
+        "/",
+        Reply::html(format!(
+            "<html><body><p>{}</p>{links}</body></html>",
+            text(1)
+        )),
+    ))
+    .await
+    .unwrap();
+    (a, b, internal)
+}
+
+/// Runs `nearcrawl crawl` from `seed` with `flags`; stderr and the records' (url, verdict).
+fn crawl_records(seed: &str, flags: &[&str]) -> (String, Vec<(String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{seed}\n")).unwrap();
+    let out = dir.path().join("out");
+    let mut args = vec![
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--per-host-delay-ms",
+        "0",
+    ];
+    args.extend_from_slice(flags);
+    let (ok, stderr) = crawl(&args);
+    assert!(ok, "{stderr}");
+    let records = std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            (
+                v["url"].as_str().unwrap().to_string(),
+                v["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (stderr, records)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scope_flags_widen_the_hosts_and_a_refusing_scope_is_named() {
+    let (a, b, internal) = two_sites().await;
+    let seed = a.url("/");
+    let b_docs = format!("^{}", regex_escape(&b.url("/docs/")));
+    let count = |records: &[(String, String)], prefix: &str, verdict: &str| {
+        records
+            .iter()
+            .filter(|(u, v)| u.starts_with(prefix) && v == verdict)
+            .count()
+    };
+    // --include on another host than the seed's, without --hosts: nothing of B is crawled,
+    // and the crawl says why on stderr.
+    let include = ["--include", b_docs.as_str()];
+    let (stderr, records) = tokio::task::block_in_place(|| crawl_records(&seed, &include));
+    assert_eq!(count(&records, &b.url("/docs/"), "out-of-scope"), 20);
+    assert!(
+        stderr.contains("warning: the scope refused 21 of the first 21 links")
+            && stderr.contains("--hosts"),
+        "{stderr}"
+    );
+    // --hosts any: B's pages are crawled; the internal address still is not.
+    let flags = [
+        "--include",
+        b_docs.as_str(),
+        "--hosts",
+        "any",
+        "--max-connections-per-host",
+        "4",
+    ];
+    let (stderr, records) = tokio::task::block_in_place(|| crawl_records(&seed, &flags));
+    assert_eq!(
+        count(&records, &b.url("/docs/"), "unique"),
+        20,
+        "{records:?}"
+    );
+    assert!(!stderr.contains("warning: the scope"), "{stderr}");
+    let private = internal.url("/private");
+    assert_eq!(count(&records, &private, "unique"), 0);
+    // --allow-private: 127.0.0.2 too (it matches no --include, so none here).
+    let flags = ["--hosts", "any", "--allow-private"];
+    let (_, records) = tokio::task::block_in_place(|| crawl_records(&seed, &flags));
+    assert_eq!(count(&records, &private, "unique"), 1, "{records:?}");
+    let (_, records) = tokio::task::block_in_place(|| crawl_records(&seed, &["--hosts", "any"]));
+    assert_eq!(count(&records, &private, "out-of-scope"), 1, "{records:?}");
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = ".+*?()|[]{}^$\\".contains(c);
+            escape.then_some('\\').into_iter().chain(std::iter::once(c))
+        })
+        .collect()
+}

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use nearcrawl_demo_web::{DemoConfig, DemoWeb};
 use nearcrawl_engine::{Job, Progress, Report, crawl};
-use nearcrawl_frontier::read_seeds;
+use nearcrawl_frontier::{HostScope, read_seeds};
 
 use crate::config::Config;
 
@@ -27,15 +27,27 @@ pub struct CrawlFlags {
     /// Follow links at most this deep from a seed.
     #[arg(long)]
     pub max_depth: Option<u32>,
-    /// Only URLs matching this regex (repeatable: any of them).
+    /// Which hosts may be crawled: the seeds' own (default), any under a seed's registrable
+    /// domain, or any host.
+    #[arg(long, value_enum)]
+    pub hosts: Option<HostRule>,
+    /// Only URLs matching this regex (repeatable: any of them). It narrows the hosts rule,
+    /// never widens it: a URL must be on an allowed host (--hosts) and match. To crawl a
+    /// site other than the seeds', add --hosts any (or seed-domains).
     #[arg(long)]
     pub include: Vec<String>,
     /// No URL matching this regex (repeatable).
     #[arg(long)]
     pub exclude: Vec<String>,
+    /// Also fetch loopback and private addresses no seed is on (only for your own networks).
+    #[arg(long)]
+    pub allow_private: bool,
     /// Requests in flight at once.
     #[arg(long)]
     pub concurrency: Option<usize>,
+    /// Connections open to one host at once.
+    #[arg(long)]
+    pub max_connections_per_host: Option<u32>,
     /// Minimum milliseconds between two requests to one host (0 for your own servers).
     #[arg(long)]
     pub per_host_delay_ms: Option<u64>,
@@ -54,9 +66,39 @@ pub struct CrawlFlags {
     pub index: Option<PathBuf>,
 }
 
+/// `--hosts`: the `scope.hosts` rule.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum HostRule {
+    /// Only the seeds' hosts (host and port as in the seed URLs).
+    SeedHosts,
+    /// Any host under a seed's registrable domain (public suffix list).
+    SeedDomains,
+    /// Any host.
+    Any,
+}
+
+impl From<HostRule> for HostScope {
+    fn from(hosts: HostRule) -> HostScope {
+        match hosts {
+            HostRule::SeedHosts => HostScope::SeedHosts,
+            HostRule::SeedDomains => HostScope::SeedDomains,
+            HostRule::Any => HostScope::Any,
+        }
+    }
+}
+
 impl CrawlFlags {
     fn apply(&self, config: &mut Config) {
         let c = config;
+        if let Some(hosts) = self.hosts {
+            c.scope.hosts = hosts.into();
+        }
+        if self.allow_private {
+            c.scope.allow_private = true;
+        }
+        if let Some(n) = self.max_connections_per_host {
+            c.politeness.max_connections_per_host = n;
+        }
         if let Some(n) = self.max_pages {
             c.limits.max_pages = Some(n);
         }
@@ -101,6 +143,9 @@ pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags
     let runtime = runtime()?;
     let report = runtime.block_on(run_job(job, flags.metrics))?;
     print!("{}", report.summary());
+    if let Some(warning) = &report.scope_warning {
+        eprintln!("warning: {warning}");
+    }
     println!(
         "records: {}  report: {}",
         out.join("records.jsonl").display(),

@@ -172,6 +172,8 @@ struct Coordinator {
     traps: Traps,
     /// Session parameters learned per host from duplicates.
     sessions: SessionParams,
+    /// The scope's answers to the first links found.
+    scope_watch: links::ScopeWatch,
     relevance: Option<Relevance>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
@@ -263,6 +265,7 @@ impl Coordinator {
             scope,
             traps,
             sessions: SessionParams::default(),
+            scope_watch: links::ScopeWatch::default(),
             relevance,
             fetcher,
             stage,
@@ -479,7 +482,7 @@ impl Coordinator {
             )?;
         }
         let queued = self.frontier.queued()?;
-        let report = Report::build(
+        let mut report = Report::build(
             self.store.as_ref(),
             queued,
             self.robots_bytes,
@@ -487,6 +490,7 @@ impl Coordinator {
             self.stopping,
             &self.progress,
         )?;
+        report.scope_warning = self.scope_watch.warning();
         report.write(&self.job.out_dir)?;
         Ok(report)
     }

@@ -74,6 +74,10 @@ pub struct Report {
     pub run_seconds: f64,
     /// Pages fetched per second in this run.
     pub run_pages_per_second: f64,
+    /// Set when the scope refused more than nine in ten of the first links this run found:
+    /// most likely not the scope the user meant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_warning: Option<String>,
 }
 
 impl Report {
@@ -111,6 +115,7 @@ impl Report {
             run_started: rfc3339(run_started),
             run_seconds: progress.elapsed_secs(),
             run_pages_per_second: 0.0,
+            scope_warning: None,
         };
         let mut html_bytes = 0u64;
         let mut html_pages = 0u64;

@@ -302,6 +302,9 @@ impl Coordinator {
                 // A duplicate's links were never really discovered: no records for them.
                 Err(_) if skip => {}
                 Err((verdict, reason)) => {
+                    if verdict == Verdict::OutOfScope {
+                        self.watch_scope(Some(&reason));
+                    }
                     self.record_refused_link(&url, ukey, at, verdict, reason, decided)
                 }
                 Ok(()) if skip => {
@@ -309,6 +312,7 @@ impl Coordinator {
                     dropped += 1;
                 }
                 Ok(()) => {
+                    self.watch_scope(None);
                     let pattern = UrlPattern::of(&url);
                     let patterns = match self.traps.rules.check_path(&path, &pattern) {
                         Ok(patterns) => patterns,
