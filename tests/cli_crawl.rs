@@ -235,3 +235,48 @@ fn regex_escape(text: &str) -> String {
         })
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_progress_is_plain_lines() {
+    use nearcrawl_demo_web::{Reply, Site, serve};
+    // Five slow pages: the crawl lasts over a second.
+    let mut site = Site::new();
+    let links: String = (0..5)
+        .map(|i| format!("<a href=\"/p{i}\">{i}</a>"))
+        .collect();
+    site = site.page(
+        "/",
+        Reply::html(format!("<html><body>{links}</body></html>")),
+    );
+    for i in 0..5 {
+        site = site.page(
+            &format!("/p{i}"),
+            Reply::html(format!("<html><body><p>page {i}</p></body></html>"))
+                .delayed(std::time::Duration::from_millis(400)),
+        );
+    }
+    let site = serve(site).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", site.url("/"))).unwrap();
+    let out = dir.path().join("out");
+    let output = tokio::task::block_in_place(|| {
+        Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+            .args(["crawl", "--seeds", seeds.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .args(["--per-host-delay-ms", "0"])
+            .env("NEARCRAWL_PROGRESS_SECS", "0.3")
+            .output()
+            .unwrap()
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("progress: "))
+        .unwrap_or_else(|| panic!("no progress line: {stderr}"));
+    assert!(
+        line.contains("pages (") && line.contains("queued"),
+        "{line}"
+    );
+}

@@ -213,7 +213,7 @@ async fn run_job(job: Job, metrics: Option<SocketAddr>) -> Result<Report> {
             .await
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
-    let bar = terminal.then(|| spawn_progress_bar(Arc::clone(&progress)));
+    let bar = spawn_progress_bar(Arc::clone(&progress), terminal);
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!(
@@ -226,13 +226,26 @@ async fn run_job(job: Job, metrics: Option<SocketAddr>) -> Result<Report> {
     };
     let out = job.out_dir.clone();
     let result = crawl(job, shutdown, Arc::clone(&progress)).await;
-    if let Some(bar) = bar {
-        bar.abort();
-    }
+    bar.abort();
     result.with_context(|| format!("crawl into {} stopped", out.display()))
 }
 
-fn spawn_progress_bar(progress: Arc<Progress>) -> tokio::task::JoinHandle<()> {
+/// On a terminal, a progress line redrawn five times a second; otherwise (a log file, a
+/// pipe) the same figures as a plain line every `NEARCRAWL_PROGRESS_SECS` seconds (10).
+fn spawn_progress_bar(progress: Arc<Progress>, terminal: bool) -> tokio::task::JoinHandle<()> {
+    if !terminal {
+        let every = std::env::var("NEARCRAWL_PROGRESS_SECS")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .unwrap_or(10.0);
+        return tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs_f64(every)).await;
+                eprintln!("progress: {}", progress_message(&progress));
+            }
+        });
+    }
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} {msg}")
@@ -240,20 +253,25 @@ fn spawn_progress_bar(progress: Arc<Progress>) -> tokio::task::JoinHandle<()> {
     );
     tokio::spawn(async move {
         loop {
-            let pages = Progress::get(&progress.pages);
-            let secs = progress.elapsed_secs().max(0.001);
-            bar.set_message(format!(
-                "{pages} pages ({:.1}/s), {} queued, {} in flight, {} duplicates, {} outlinks dropped, {:.1} MB received, ~{:.1} MB saved",
-                pages as f64 / secs,
-                Progress::get(&progress.queued),
-                Progress::get(&progress.in_flight),
-                Progress::get(&progress.duplicates),
-                Progress::get(&progress.dropped_outlinks),
-                Progress::get(&progress.bytes) as f64 / 1e6,
-                progress.bytes_saved_estimate() as f64 / 1e6,
-            ));
+            bar.set_message(progress_message(&progress));
             bar.tick();
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     })
+}
+
+/// Pages, pages/s, queue, in flight, duplicates, outlinks dropped, bytes received and saved.
+fn progress_message(progress: &Progress) -> String {
+    let pages = Progress::get(&progress.pages);
+    let secs = progress.elapsed_secs().max(0.001);
+    format!(
+        "{pages} pages ({:.1}/s), {} queued, {} in flight, {} duplicates, {} outlinks dropped, {:.1} MB received, ~{:.1} MB saved",
+        pages as f64 / secs,
+        Progress::get(&progress.queued),
+        Progress::get(&progress.in_flight),
+        Progress::get(&progress.duplicates),
+        Progress::get(&progress.dropped_outlinks),
+        Progress::get(&progress.bytes) as f64 / 1e6,
+        progress.bytes_saved_estimate() as f64 / 1e6,
+    )
 }
