@@ -128,6 +128,23 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("bandwidth saved (estimate)"), "{stdout}");
+    // The exact figure: the same web crawled again without dedup, into OUT/baseline.
+    let savings = stdout
+        .lines()
+        .find(|l| l.starts_with("exact savings against a --no-dedup baseline crawl"))
+        .unwrap_or_else(|| panic!("no exact savings line: {stdout}"));
+    let baseline: nearcrawl_engine::Report =
+        serde_json::from_slice(&std::fs::read(out.path().join("baseline/report.json")).unwrap())
+            .unwrap();
+    assert!(
+        savings.contains(&format!("({} pages,", baseline.pages_fetched)),
+        "{savings}"
+    );
+    assert_eq!(
+        baseline.by_verdict.values().sum::<u64>(),
+        baseline.decisions,
+        "a whole baseline crawl"
+    );
     let records = crawl_support::records(out.path());
     let disallowed: Vec<_> = records
         .iter()

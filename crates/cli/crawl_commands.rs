@@ -182,9 +182,27 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
             analyzer: config.analyzer(config_dir.as_deref())?,
             shared_index: flags.index.clone(),
         };
+        let baseline_config = {
+            let mut c = config.crawl();
+            c.dedup.enabled = false;
+            c
+        };
+        let baseline_job = Job {
+            seeds: job.seeds.clone(),
+            out_dir: out.join("baseline"),
+            config: baseline_config,
+            analyzer: job.analyzer.clone(),
+            shared_index: None,
+        };
         let report = run_job(job, flags.metrics).await?;
         print!("{}", report.summary());
         println!("records: {}  report: {}  WARC: {}", out.join("records.jsonl").display(), out.join("report.json").display(), out.join("warc").display());
+        // What dedup saved, exactly: the same web crawled again without it.
+        if report.pages_fetched > 0 && flags.index.is_none() && !flags.no_dedup {
+            println!("baseline: crawling the same web with --no-dedup into {} ...", out.join("baseline").display());
+            let baseline = run_job(baseline_job, None).await?;
+            print!("{}", report.savings_over(&baseline));
+        }
         Ok(())
     })
 }

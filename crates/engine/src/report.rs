@@ -253,6 +253,29 @@ impl Report {
     }
 }
 
+impl Report {
+    /// The exact savings of this crawl over `baseline`, a `--no-dedup` crawl of the same
+    /// seeds and scope: the pages and bytes it did not fetch, next to what it spent fetching
+    /// the duplicates it found.
+    pub fn savings_over(&self, baseline: &Report) -> String {
+        let pages = baseline.pages_fetched.saturating_sub(self.pages_fetched);
+        let bytes = baseline.bytes_fetched.saturating_sub(self.bytes_fetched);
+        let share = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+        format!(
+            "exact savings against a --no-dedup baseline crawl of the same web ({} pages, {}): \
+             {pages} pages ({:.1} %) and {} ({:.1} %) not fetched; the dedup crawl spent {} \
+             fetching the {} duplicates it found\n",
+            baseline.pages_fetched,
+            human_bytes(baseline.bytes_fetched),
+            share(pages, baseline.pages_fetched),
+            human_bytes(bytes),
+            share(bytes, baseline.bytes_fetched),
+            human_bytes(self.duplicate_bytes),
+            self.exact_duplicates + self.near_duplicates,
+        )
+    }
+}
+
 fn human_bytes(n: u64) -> String {
     match n {
         0..1_000 => format!("{n} B"),
