@@ -285,6 +285,12 @@ impl UrlPattern {
         &self.0
     }
 
+    /// Whether the pattern can match more than one URL: it masks a number, an id or a query
+    /// value. A pattern that masks nothing is one URL, and needs no budget.
+    pub fn is_family(&self) -> bool {
+        self.0.contains(['#', '*'])
+    }
+
     /// A 32-bit key of the pattern, as [`PatternPath`] keeps it.
     pub fn key(&self) -> u32 {
         xxhash_rust::xxh3::xxh3_64(self.0.as_bytes()) as u32
@@ -512,6 +518,8 @@ mod tests {
         let other_host =
             UrlPattern::of(&CanonicalUrl::parse("http://example.net/cal/1/2").unwrap());
         assert_ne!(other_host, pattern("/cal/1/2"));
+        assert!(pattern("/cal/2026/11").is_family() && pattern("/l?page=2").is_family());
+        assert!(!pattern("/library/os.html").is_family());
     }
 
     #[test]

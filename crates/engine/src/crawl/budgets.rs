@@ -33,11 +33,18 @@ impl Traps {
         duplicate_of_host: Option<&str>,
         commit: &mut Commit,
     ) -> Result<Result<(), Trap>, EngineError> {
-        let pattern_name = counter_name("pattern", pattern.as_str());
-        let queued = self.count(&pattern_name)?;
-        if let Err(trap) = self.rules.check_pattern_budget(pattern, queued) {
-            return Ok(Err(trap));
-        }
+        // A pattern that masks nothing is a single URL: no budget to keep (and no counter
+        // per URL in the store).
+        let patterns = if pattern.is_family() {
+            let name = counter_name("pattern", pattern.as_str());
+            let queued = self.count(&name)?;
+            if let Err(trap) = self.rules.check_pattern_budget(pattern, queued) {
+                return Ok(Err(trap));
+            }
+            Some((name, queued))
+        } else {
+            None
+        };
         let links = match duplicate_of_host {
             Some(host) => {
                 let name = counter_name("duplicate-links", host);
@@ -49,7 +56,7 @@ impl Traps {
             }
             None => None,
         };
-        for (name, queued) in [(pattern_name, queued)].into_iter().chain(links) {
+        for (name, queued) in patterns.into_iter().chain(links) {
             self.counts.insert(name.clone(), queued + 1);
             commit.counters.push((name.into(), queued + 1));
         }
