@@ -167,9 +167,10 @@ impl Coordinator {
         } = decided;
         commit.taken.push(key);
         // Fetched under a learned session parameter: the URL without it is taken too.
-        if let Some(stripped) = CanonicalUrl::parse(&entry.url)
-            .ok()
-            .and_then(|url| self.sessions.strip(&url))
+        if !self.sessions.is_empty()
+            && let Some(stripped) = CanonicalUrl::parse(&entry.url)
+                .ok()
+                .and_then(|url| self.sessions.strip(&url))
         {
             commit.seen.push(url_key(stripped.url.as_str()));
         }
