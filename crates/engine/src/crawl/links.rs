@@ -209,6 +209,165 @@ impl Coordinator {
     }
 }
 
+/// How the links of one page are followed.
+pub(super) struct LinkFollowing<'a> {
+    /// The dedup stage's rule for this page's links.
+    pub(super) follow: &'a Follow,
+    /// Duplicates in a row on the path to this page, this one included.
+    pub(super) chain: u32,
+    /// The duplicate-chain rule, if it stops this page's links.
+    pub(super) chain_trap: Option<Trap>,
+    /// The host, when this page is a duplicate (its links spend the host's budget).
+    pub(super) duplicate_of_host: Option<&'a str>,
+    /// The page's relevance in a focused crawl.
+    pub(super) page_score: f32,
+}
+
+impl Coordinator {
+    /// A duplicate at `entry` of the page at `original`: evidence for a session parameter.
+    /// What to record when it is learned.
+    pub(super) fn learn_session_param(
+        &mut self,
+        entry: &QueuedUrl,
+        original: Option<&str>,
+    ) -> Option<String> {
+        let this = CanonicalUrl::parse(&entry.url).ok()?;
+        let original = CanonicalUrl::parse(original?).ok()?;
+        let name = self.sessions.observe(&this, &original)?;
+        info!(host = %this.authority(), param = %name, "learned a session parameter");
+        Some(format!(
+            "trap: session parameter {name} learned for this host ({} duplicates differ from \
+             their originals only in its value); stripped from its URLs from now on",
+            nearcrawl_frontier::EVIDENCE
+        ))
+    }
+
+    /// Queues the links of a page that may be followed, records those refused by the scope
+    /// or the URL rules, and counts those dropped: a duplicate's links not followed (`dropped`)
+    /// and links the pattern-on-path rule stopped (`trapped`; the rules in `trap`).
+    pub(super) fn follow_links(
+        &mut self,
+        entry: &QueuedUrl,
+        seq: u64,
+        links: Vec<(Url, String, bool)>,
+        how: &LinkFollowing<'_>,
+        decided: &mut Decided,
+    ) -> Result<(), EngineError> {
+        let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
+        // The rules that fired, each named once (by the first link it stopped).
+        let mut fired: Vec<Trap> = how.chain_trap.iter().cloned().collect();
+        let mut note = |trap: Trap| {
+            let kind = std::mem::discriminant(&trap);
+            if !fired.iter().any(|t| std::mem::discriminant(t) == kind) {
+                fired.push(trap);
+            }
+        };
+        let path = PatternPath::from_pairs(entry.patterns.clone());
+        let mut pending = HashSet::new();
+        // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
+        let baseline = !self.job.config.dedup.enabled;
+        let mut graph: Vec<String> = Vec::new();
+        let follow_nofollow = self.job.config.links.follow_nofollow;
+        for (link, anchor, link_nofollow) in links {
+            if link_nofollow && !follow_nofollow {
+                continue;
+            }
+            let Ok(url) = CanonicalUrl::from_url(link) else {
+                continue;
+            };
+            let url = match self.sessions.strip(&url) {
+                Some(stripped) => stripped.url,
+                None => url,
+            };
+            if baseline
+                && self.admits(&url, entry.depth + 1).is_ok()
+                && !graph.iter().any(|g| g == url.as_str())
+            {
+                graph.push(url.to_string());
+            }
+            let ukey = url_key(url.as_str());
+            if self.is_seen(&ukey, &pending)? {
+                continue;
+            }
+            pending.insert(ukey);
+            let skip = how.chain_trap.is_some() || !how.follow.follows(&anchor);
+            let at = (entry.depth + 1, seq);
+            match self.admits(&url, entry.depth + 1) {
+                // A duplicate's links were never really discovered: no records for them.
+                Err(_) if skip => {}
+                Err((verdict, reason)) => {
+                    if verdict == Verdict::OutOfScope {
+                        self.watch_scope(Some(&reason));
+                    }
+                    self.record_refused_link(&url, ukey, at, verdict, reason, decided)
+                }
+                Ok(()) if skip => {
+                    decided.commit.dropped.push(ukey);
+                    dropped += 1;
+                }
+                Ok(()) => {
+                    self.watch_scope(None);
+                    let pattern = UrlPattern::of(&url);
+                    let patterns = match self.traps.rules.check_path(&path, &pattern) {
+                        Ok(patterns) => patterns,
+                        // Not marked seen: a shorter path may still lead there.
+                        Err(trap) => {
+                            note(trap);
+                            trapped += 1;
+                            continue;
+                        }
+                    };
+                    let spent =
+                        self.traps
+                            .spend(&pattern, how.duplicate_of_host, &mut decided.commit)?;
+                    match spent {
+                        Ok(()) => {}
+                        Err(trap @ Trap::DuplicateLinks { .. }) => {
+                            note(trap);
+                            decided.commit.dropped.push(ukey);
+                            dropped += 1;
+                            continue;
+                        }
+                        // A spent budget: counted here, no record per URL (a page of a
+                        // million links would write a million).
+                        Err(trap) => {
+                            note(trap);
+                            trapped += 1;
+                            continue;
+                        }
+                    }
+                    let next = QueuedUrl {
+                        url: url.to_string(),
+                        depth: entry.depth + 1,
+                        parent: Some(seq),
+                        duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
+                        patterns: patterns.into_pairs(),
+                        ..QueuedUrl::default()
+                    };
+                    let priority = self.priority_of(entry, how.page_score, &anchor);
+                    self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
+                    enqueued += 1;
+                }
+            }
+        }
+        decided.decision.enqueued = Some(enqueued);
+        if baseline {
+            decided.decision.links = Some(graph);
+        }
+        if *how.follow != Follow::All {
+            decided.decision.dropped = Some(dropped);
+        }
+        if trapped > 0 {
+            decided.decision.trapped = Some(trapped);
+        }
+        if !fired.is_empty() {
+            let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
+            decided.decision.trap = Some(named.join("; "));
+        }
+        Ok(())
+    }
+}
+
 /// Links whose scope answer the watch looks at: the first this many a crawl finds.
 const FIRST_LINKS: u32 = 100;
 
