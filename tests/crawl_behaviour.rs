@@ -604,6 +604,45 @@ async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
     // The second job's unique pages joined the shared index: a third job sees them too.
     let urls = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
     assert_eq!(urls.lines().count(), 3, "{urls}");
+    // Each entry carries the day its page was crawled. Aged by a year, the story no longer
+    // counts as crawled for a job with index.max_age_days = 30, and still does without it.
+    assert!(
+        urls.lines()
+            .all(|l| l.split('\t').nth(1).is_some_and(|d| d.len() == 10))
+    );
+    let aged: String = urls
+        .lines()
+        .map(|l| format!("{}\t2000-01-01\n", l.split('\t').next().unwrap()))
+        .collect();
+    std::fs::write(index.path().join("urls.txt"), &aged).unwrap();
+    let mut fresh_only = local_config();
+    fresh_only.index.max_age_days = Some(30);
+    let out_aged = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&second.url("/"), out_aged.path(), fresh_only, index.path()).await;
+    let copied = record(&crawl_support::records(out_aged.path()), "/copied").clone();
+    assert_eq!(
+        copied.verdict,
+        Verdict::Unique,
+        "an expired entry: {copied:?}"
+    );
+    let kept = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
+    assert!(
+        kept.starts_with(&aged),
+        "expired entries stay in the index: {kept}"
+    );
+    // Without the age limit the whole second site is in the index: its home page is a
+    // duplicate of itself, and nothing behind it is fetched again.
+    let out_all = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(
+        &second.url("/"),
+        out_all.path(),
+        local_config(),
+        index.path(),
+    )
+    .await;
+    let all = crawl_support::records(out_all.path());
+    assert!(record(&all, "/").verdict.is_duplicate(), "{all:?}");
+    assert_eq!(all.len(), 1);
     // A damaged pair of files is an error naming the index, not a partial load.
     std::fs::write(index.path().join("urls.txt"), "only-one-line\n").unwrap();
     let seeds =

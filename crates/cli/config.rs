@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use nearcrawl_dedup::{AnalyzerConfig, DedupConfig};
-use nearcrawl_engine::{CrawlConfig, LimitsConfig, LinksConfig, OutputConfig};
+use nearcrawl_engine::{CrawlConfig, IndexConfig, LimitsConfig, LinksConfig, OutputConfig};
 use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::Deserialize;
@@ -33,6 +33,8 @@ pub struct Config {
     pub links: LinksConfig,
     /// `[output]`: WARC files.
     pub output: OutputConfig,
+    /// `[index]`: the index shared across jobs (`--index DIR`).
+    pub index: IndexConfig,
 }
 
 impl Config {
@@ -65,6 +67,7 @@ impl Config {
             links: self.links.clone(),
             dedup: self.dedup.stage(),
             output: self.output.clone(),
+            index: self.index.clone(),
         }
     }
 }

@@ -64,6 +64,10 @@ pub struct CrawlFlags {
     /// and this job's unique pages are added to it at the end.
     #[arg(long)]
     pub index: Option<PathBuf>,
+    /// With --index: its pages crawled more than this many days ago (or on an unknown day)
+    /// no longer count as crawled (they stay in the index).
+    #[arg(long, value_name = "DAYS")]
+    pub index_max_age: Option<u32>,
 }
 
 /// `--hosts`: the `scope.hosts` rule.
@@ -95,6 +99,9 @@ impl CrawlFlags {
         }
         if self.allow_private {
             c.scope.allow_private = true;
+        }
+        if let Some(days) = self.index_max_age {
+            c.index.max_age_days = Some(days);
         }
         if let Some(n) = self.max_connections_per_host {
             c.politeness.max_connections_per_host = n;

@@ -100,6 +100,8 @@ pub struct CrawlConfig {
     pub dedup: DedupStageConfig,
     /// Outputs.
     pub output: OutputConfig,
+    /// The index shared across jobs.
+    pub index: crate::shared::IndexConfig,
 }
 
 impl CrawlConfig {

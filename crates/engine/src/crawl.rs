@@ -118,7 +118,7 @@ pub async fn crawl_with(
 fn load_shared(job: &Job) -> Result<crate::shared::SharedIndex, EngineError> {
     match &job.shared_index {
         Some(dir) => crate::shared::load(dir),
-        None => Ok((Vec::new(), Vec::new())),
+        None => Ok(crate::shared::SharedIndex::default()),
     }
 }
 
@@ -178,8 +178,9 @@ struct Coordinator {
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
     stage: DedupStage,
-    /// URLs of the shared index's pages; their index payloads are `SHARED | position`.
-    shared_urls: Vec<String>,
+    /// The shared index as read (its expired entries included, to be written back); its
+    /// pages' index payloads are `SHARED | position`.
+    shared: crate::shared::SharedIndex,
     /// Which URL is fetched next: queues, politeness, robots.txt, leases.
     frontier: Box<dyn Frontier + Send>,
     next_seq: u64,
@@ -201,7 +202,7 @@ impl Coordinator {
         job: Job,
         parts: Parts,
         scope: Scope,
-        (shared_entries, shared_urls): crate::shared::SharedIndex,
+        shared: crate::shared::SharedIndex,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
@@ -212,6 +213,14 @@ impl Coordinator {
         let analyzer = Arc::new(Analyzer::new(analyzer_config));
         let uniques = store.unique_pages()?;
         let k = job.analyzer.max_distance;
+        let shared_entries = shared.current(&job.config.index, SystemTime::now());
+        if shared_entries.len() < shared.entries.len() {
+            info!(
+                expired = shared.entries.len() - shared_entries.len(),
+                entries = shared.entries.len(),
+                "shared index entries older than index.max_age_days are not matched against"
+            );
+        }
         let stage = DedupStage::new(
             analyzer,
             job.config.dedup.clone(),
@@ -269,7 +278,7 @@ impl Coordinator {
             relevance,
             fetcher,
             stage,
-            shared_urls,
+            shared,
             frontier: Box::new(frontier),
             next_seq,
             pages_fetched,
@@ -475,10 +484,9 @@ impl Coordinator {
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,
-                self.stage.index(),
-                &self.shared_urls,
+                &self.shared,
+                self.stage.index().params(),
                 self.store.as_ref(),
-                SHARED,
             )?;
         }
         let queued = self.frontier.queued()?;

@@ -59,4 +59,5 @@ pub use crate::output::set_aside;
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict};
 pub use crate::report::{DedupTiming, Report};
+pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, replay, what_if};

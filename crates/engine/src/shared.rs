@@ -1,40 +1,93 @@
 //! The index shared across jobs (`--index DIR`): `DIR/fingerprints.idx` (the permuted-table
-//! index file, payload = position) and `DIR/urls.txt` (line N+1 = the URL of position N).
-//! Written when a job ends, each file atomically; a pair that does not match is an error
-//! naming the directory, never a partial load.
+//! index file, payload = position) and `DIR/urls.txt` (line N+1 = the URL of position N, then
+//! a tab and the day its page was crawled, `YYYY-MM-DD`; files written before the day was
+//! kept have the URL alone). Written when a job ends, each file atomically; a pair that does
+//! not match is an error naming the directory, never a partial load.
+//!
+//! With `[index] max_age_days`, entries crawled longer ago than that (or on an unknown day)
+//! stay in the files but are not matched against: a news site crawled again next month is not
+//! all "duplicate" of last month's crawl.
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_hamming_index::HammingIndex;
+use nearcrawl_hamming_index::{HammingIndex, IndexParams};
 use nearcrawl_store::CrawlStore;
+use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::record::Record;
+use crate::record::{Record, rfc3339};
 
 const INDEX_FILE: &str = "fingerprints.idx";
 const URLS_FILE: &str = "urls.txt";
 
-/// A shared index in memory: `(fingerprint, position)` entries and the URL of each position.
-pub type SharedIndex = (Vec<(Fingerprint, u64)>, Vec<String>);
+/// `[index]`: the index shared across jobs (`--index DIR`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// Entries crawled more than this many days ago (or on an unknown day) are not matched
+    /// against; absent: every entry is.
+    pub max_age_days: Option<u32>,
+}
 
-/// The shared entries and URLs; empty when `dir` holds no index yet.
+/// A shared index as read: every entry, expired or not, with its URL and day.
+#[derive(Debug, Clone, Default)]
+pub struct SharedIndex {
+    /// `(fingerprint, position)` of every entry.
+    pub entries: Vec<(Fingerprint, u64)>,
+    /// The URL of each position.
+    pub urls: Vec<String>,
+    /// The day each position's page was crawled (`YYYY-MM-DD`), when known.
+    pub days: Vec<Option<String>>,
+}
+
+impl SharedIndex {
+    /// The entries to match against on `now` with `config`: all of them, or those crawled
+    /// within `max_age_days`.
+    pub fn current(&self, config: &IndexConfig, now: SystemTime) -> Vec<(Fingerprint, u64)> {
+        let Some(days) = config.max_age_days else {
+            return self.entries.clone();
+        };
+        let cutoff = day_of(now - Duration::from_secs(86_400 * u64::from(days)));
+        self.entries
+            .iter()
+            .filter(|(_, position)| {
+                self.days
+                    .get(*position as usize)
+                    .and_then(Option::as_deref)
+                    .is_some_and(|day| day >= cutoff.as_str())
+            })
+            .copied()
+            .collect()
+    }
+}
+
+/// The day (`YYYY-MM-DD`, UTC) of `time`.
+fn day_of(time: SystemTime) -> String {
+    rfc3339(time)[..10].to_string()
+}
+
+/// The shared index in `dir`; empty when `dir` holds none yet.
 pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
     let index_path = dir.join(INDEX_FILE);
     let urls_path = dir.join(URLS_FILE);
     if !index_path.exists() && !urls_path.exists() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(SharedIndex::default());
     }
     let index = HammingIndex::load(&index_path).map_err(|source| EngineError::SharedIndex {
         path: index_path.clone(),
         source,
     })?;
-    let urls: Vec<String> = std::fs::read_to_string(&urls_path)
-        .map_err(|e| EngineError::io(&urls_path, e))?
+    let text = std::fs::read_to_string(&urls_path).map_err(|e| EngineError::io(&urls_path, e))?;
+    let (urls, days): (Vec<String>, Vec<Option<String>>) = text
         .lines()
-        .map(str::to_owned)
-        .collect();
+        .map(|line| match line.split_once('\t') {
+            Some((url, day)) => (url.to_owned(), Some(day.to_owned())),
+            None => (line.to_owned(), None),
+        })
+        .unzip();
     let entries: Vec<(Fingerprint, u64)> = index.entries().collect();
     if let Some((_, bad)) = entries.iter().find(|(_, n)| *n as usize >= urls.len()) {
         return Err(EngineError::SharedIndexUrls {
@@ -43,25 +96,26 @@ pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
             urls: urls.len(),
         });
     }
-    Ok((entries, urls))
+    Ok(SharedIndex {
+        entries,
+        urls,
+        days,
+    })
 }
 
-/// Writes the shared index: the entries it had plus this job's unique pages not in it yet.
+/// Writes the shared index: every entry it had (expired ones included) plus this job's
+/// unique pages not in it yet, each with the day it was fetched.
 pub fn save(
     dir: &Path,
-    index: &HammingIndex,
-    shared_urls: &[String],
+    shared: &SharedIndex,
+    params: &IndexParams,
     store: &dyn CrawlStore,
-    shared_tag: u64,
 ) -> Result<(), EngineError> {
     std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
-    let mut urls: Vec<String> = shared_urls.to_vec();
+    let mut urls = shared.urls.clone();
+    let mut days = shared.days.clone();
+    let mut entries = shared.entries.clone();
     let mut known: HashSet<String> = urls.iter().cloned().collect();
-    let mut entries: Vec<(Fingerprint, u64)> = index
-        .entries()
-        .filter(|(_, payload)| payload & shared_tag != 0)
-        .map(|(fp, payload)| (fp, payload & !shared_tag))
-        .collect();
     for page in store.unique_pages()? {
         let Some(bytes) = store.record(page.seq)? else {
             continue;
@@ -71,23 +125,68 @@ pub fn save(
         };
         if known.insert(record.url.clone()) {
             entries.push((Fingerprint::new(page.simhash), urls.len() as u64));
+            days.push(
+                record
+                    .fetched_at
+                    .as_ref()
+                    .map(|at| at[..10.min(at.len())].to_string()),
+            );
             urls.push(record.url);
         }
     }
     // URLs first: an index whose entries outrun its URL list is refused at load.
     let urls_path = dir.join(URLS_FILE);
     let tmp = dir.join(format!("{URLS_FILE}.tmp"));
-    let mut text = urls.join("\n");
-    text.push('\n');
+    let mut text = String::new();
+    for (url, day) in urls.iter().zip(&days) {
+        text.push_str(url);
+        if let Some(day) = day {
+            text.push('\t');
+            text.push_str(day);
+        }
+        text.push('\n');
+    }
     std::fs::write(&tmp, text).map_err(|e| EngineError::io(&tmp, e))?;
     std::fs::rename(&tmp, &urls_path).map_err(|e| EngineError::io(&urls_path, e))?;
-    let shared = HammingIndex::from_entries(index.params().clone(), entries);
+    let index = HammingIndex::from_entries(params.clone(), entries);
     let index_path = dir.join(INDEX_FILE);
-    shared
+    index
         .save(&index_path)
         .map_err(|source| EngineError::SharedIndex {
             path: index_path.clone(),
             source,
         })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_entries_within_the_age_are_current() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 * 20_000);
+        let today = day_of(now);
+        let old = day_of(now - Duration::from_secs(86_400 * 40));
+        let shared = SharedIndex {
+            entries: (0..3).map(|i| (Fingerprint::new(i), i)).collect(),
+            urls: vec!["a".into(), "b".into(), "c".into()],
+            days: vec![Some(today), Some(old), None],
+        };
+        let all = shared.current(&IndexConfig::default(), now);
+        assert_eq!(all.len(), 3);
+        let month = IndexConfig {
+            max_age_days: Some(30),
+        };
+        let current: Vec<u64> = shared.current(&month, now).iter().map(|e| e.1).collect();
+        assert_eq!(
+            current,
+            vec![0],
+            "40 days old and unknown days are not current"
+        );
+        let year = IndexConfig {
+            max_age_days: Some(365),
+        };
+        assert_eq!(shared.current(&year, now).len(), 2);
+    }
 }

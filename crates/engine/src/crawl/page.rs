@@ -66,7 +66,7 @@ impl Coordinator {
                 decided.decision.cluster = Some(of);
             }
             Some(nearcrawl_dedup::Original::Shared(n)) => {
-                decided.decision.duplicate_of = self.shared_urls.get(n as usize).cloned();
+                decided.decision.duplicate_of = self.shared.urls.get(n as usize).cloned();
             }
             None => decided.decision.cluster = Some(seq),
         }
