@@ -127,7 +127,10 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("bandwidth saved (estimate)"), "{stdout}");
+    assert!(
+        stdout.contains("bandwidth saved: at least") && stdout.contains("a lower bound"),
+        "{stdout}"
+    );
     // The exact figure: the same web crawled again without dedup, into OUT/baseline.
     let savings = stdout
         .lines()

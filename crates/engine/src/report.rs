@@ -58,9 +58,9 @@ pub struct Report {
     pub dropped_never_fetched: u64,
     /// Mean bytes of a fetched HTML page.
     pub mean_page_bytes: u64,
-    /// Bandwidth saved, estimated: `dropped_never_fetched × mean_page_bytes`. Pages beyond
-    /// them (their own outlinks) are not counted; the what-if over a `--no-dedup` crawl
-    /// gives the exact figure.
+    /// Bandwidth saved, a lower bound: `dropped_never_fetched × mean_page_bytes`. Pages
+    /// beyond them (their own outlinks) are unknown to the crawl and not counted; the what-if
+    /// over a `--no-dedup` crawl gives the exact figure.
     pub estimated_bytes_saved: u64,
     /// URLs still queued (the job stopped at a limit or was interrupted).
     pub queued: u64,
@@ -234,10 +234,11 @@ impl Report {
             self.dropped_never_fetched
         ));
         out.push_str(&format!(
-            "bandwidth saved (estimate): {} ({} pages x {} mean page)\n",
-            human_bytes(self.estimated_bytes_saved),
+            "bandwidth saved: at least {} pages never fetched, about {} at the mean page size \
+             (a lower bound: what lies beyond them is unknown to this crawl; the demo and \
+             `what-if` over a --no-dedup crawl give the exact figure)\n",
             self.dropped_never_fetched,
-            human_bytes(self.mean_page_bytes)
+            human_bytes(self.estimated_bytes_saved),
         ));
         out.push_str(&format!(
             "dedup stage: median {} us, p99 {} us per page over {} pages; this run {:.1} s, {:.1} pages/s{}{}\n",
