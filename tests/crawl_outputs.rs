@@ -131,6 +131,20 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         stdout.contains("bandwidth saved: at least") && stdout.contains("a lower bound"),
         "{stdout}"
     );
+    // The HTML report, written at the end of the crawl, and again by `nearcrawl report`.
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(html.contains("<h2>Hosts</h2>") && html.contains("<svg role=\"img\""));
+    std::fs::remove_file(out.path().join("report.html")).unwrap();
+    let again = Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(["report"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("report.html")).unwrap(),
+        html
+    );
     // The exact figure: the same web crawled again without dedup, into OUT/baseline.
     let savings = stdout
         .lines()

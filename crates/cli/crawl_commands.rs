@@ -153,10 +153,12 @@ pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags
     if let Some(warning) = &report.scope_warning {
         eprintln!("warning: {warning}");
     }
+    let html = nearcrawl_report::write(out)?;
     println!(
-        "records: {}  report: {}",
+        "records: {}  report: {} and {}",
         out.join("records.jsonl").display(),
-        out.join("report.json").display()
+        out.join("report.json").display(),
+        html.display()
     );
     Ok(())
 }
@@ -203,7 +205,8 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
         };
         let report = run_job(job, flags.metrics).await?;
         print!("{}", report.summary());
-        println!("records: {}  report: {}  WARC: {}", out.join("records.jsonl").display(), out.join("report.json").display(), out.join("warc").display());
+        let html = nearcrawl_report::write(&out)?;
+        println!("records: {}  report: {} and {}  WARC: {}", out.join("records.jsonl").display(), out.join("report.json").display(), html.display(), out.join("warc").display());
         // What dedup saved, exactly: the same web crawled again without it.
         if report.pages_fetched > 0 && flags.index.is_none() && !flags.no_dedup {
             println!("baseline: crawling the same web with --no-dedup into {} ...", out.join("baseline").display());

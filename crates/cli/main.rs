@@ -54,6 +54,13 @@ enum Command {
         /// The baseline crawl's output directory.
         dir: PathBuf,
     },
+    /// Write DIR/report.html from a crawl's outputs (records.jsonl, report.json, what-if.json):
+    /// one self-contained page of charts and tables, no script, no network. Every crawl
+    /// writes it at its end; run this after `what-if` to add its figures.
+    Report {
+        /// The crawl's output directory.
+        dir: PathBuf,
+    },
     /// Measure detection quality: build the labelled web from Debian documentation text
     /// (scripts/quality-deps.sh installs it), crawl it with dedup and with --no-dedup, and
     /// print precision, recall, bytes saved against the oracle, coverage and robots
@@ -155,6 +162,11 @@ fn main() -> Result<()> {
             flags,
         } => crawl_commands::crawl_command(&seeds, &out, restart, &flags),
         Command::WhatIf { dir } => what_if_command(&dir),
+        Command::Report { dir } => {
+            let path = nearcrawl_report::write(&dir)?;
+            println!("{}", path.display());
+            Ok(())
+        }
         Command::Quality {
             size,
             seed,
@@ -198,6 +210,8 @@ fn what_if_command(dir: &Path) -> Result<()> {
     let path = dir.join("what-if.json");
     std::fs::write(&path, serde_json::to_string_pretty(&what_if)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // The crawl's HTML report gains the what-if figures.
+    nearcrawl_report::write(dir)?;
     Ok(())
 }
 

@@ -1,0 +1,520 @@
+//! A crawl's HTML report (`OUT/report.html`): one self-contained file, inline SVG and CSS, no
+//! script and no network, so it opens anywhere and prints. What it shows:
+//!
+//! - the summary figures of `report.json`, and the what-if figures when `what-if.json` is
+//!   there;
+//! - pages and bytes over the crawl, cumulative, by verdict (unique, duplicate, other), and
+//!   the outlinks duplicates' pages did not lead to;
+//! - histograms of the duplicates' Hamming distance and LCS similarity, and of the dedup
+//!   stage's time per page;
+//! - the largest duplicate clusters with their URLs, and a table of hosts (pages, bytes,
+//!   duplicates, robots refusals, errors).
+//!
+//! [`render`] is pure (records in, HTML out); [`write`] reads a job's directory and writes
+//! the file.
+//!
+//! ```
+//! use nearcrawl_report::{Inputs, render};
+//!
+//! let html = render(&Inputs::default());
+//! assert!(html.starts_with("<!DOCTYPE html>"));
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use nearcrawl_engine::{Record, Report, Verdict, WhatIf};
+
+mod svg;
+
+/// What the report is drawn from.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The job's report (`report.json`).
+    pub report: Option<Report>,
+    /// The records, in decision order (`records.jsonl`).
+    pub records: Vec<Record>,
+    /// The what-if of a baseline crawl (`what-if.json`), when there is one.
+    pub what_if: Option<WhatIf>,
+}
+
+/// Why a report could not be written.
+#[derive(Debug)]
+pub enum ReportError {
+    /// A file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// A line of `records.jsonl` or a JSON file does not parse.
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Its line (1-based; 0 for a whole file).
+        line: usize,
+        /// What is wrong.
+        source: serde_json::Error,
+    },
+}
+
+impl std::fmt::Display for ReportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReportError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ReportError::Parse { path, line, source } if *line > 0 => {
+                write!(f, "{}:{line}: {source}", path.display())
+            }
+            ReportError::Parse { path, source, .. } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ReportError {}
+
+/// Reads a job's outputs in `dir` and writes `dir/report.html`; returns its path.
+pub fn write(dir: &Path) -> Result<PathBuf, ReportError> {
+    let inputs = read(dir)?;
+    let path = dir.join("report.html");
+    std::fs::write(&path, render(&inputs)).map_err(|source| ReportError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+/// A job's outputs: `records.jsonl` (required), `report.json` and `what-if.json` (if there).
+pub fn read(dir: &Path) -> Result<Inputs, ReportError> {
+    let path = dir.join("records.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let record = serde_json::from_str(line).map_err(|source| ReportError::Parse {
+            path: path.clone(),
+            line: i + 1,
+            source,
+        })?;
+        records.push(record);
+    }
+    Ok(Inputs {
+        report: read_json(&dir.join("report.json"))?,
+        records,
+        what_if: read_json(&dir.join("what-if.json"))?,
+    })
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|source| ReportError::Parse {
+                    path: path.to_path_buf(),
+                    line: 0,
+                    source,
+                })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The three groups the charts colour by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Unique,
+    Duplicate,
+    Other,
+}
+
+impl Group {
+    const ALL: [Group; 3] = [Group::Unique, Group::Duplicate, Group::Other];
+
+    fn of(record: &Record) -> Group {
+        match record.verdict {
+            Verdict::Unique => Group::Unique,
+            v if v.is_duplicate() => Group::Duplicate,
+            _ => Group::Other,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Group::Unique => "unique",
+            Group::Duplicate => "duplicate (exact or near)",
+            Group::Other => "other (errors, refusals, redirects, not HTML)",
+        }
+    }
+
+    fn colour(self) -> &'static str {
+        match self {
+            Group::Unique => "#2b7bb9",
+            Group::Duplicate => "#d9822b",
+            Group::Other => "#8a8a8a",
+        }
+    }
+}
+
+/// The whole page.
+pub fn render(inputs: &Inputs) -> String {
+    let mut html = String::new();
+    html.push_str(concat!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<title>nearcrawl report</title><style>",
+        "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}",
+        "h1,h2{font-weight:600}table{border-collapse:collapse;margin:1em 0}",
+        "td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}",
+        "td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}",
+        ".url{font-family:monospace;font-size:12px;text-align:left;word-break:break-all}",
+        "</style></head><body>\n<h1>nearcrawl report</h1>\n",
+    ));
+    summary(&mut html, inputs);
+    over_the_crawl(&mut html, &inputs.records);
+    duplicates(&mut html, &inputs.records);
+    clusters(&mut html, &inputs.records);
+    hosts(&mut html, &inputs.records);
+    html.push_str("</body></html>\n");
+    html
+}
+
+fn summary(html: &mut String, inputs: &Inputs) {
+    html.push_str("<h2>Summary</h2>\n<table>");
+    let mut row = |name: &str, value: String| {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            escape(name),
+            escape(&value)
+        );
+    };
+    match &inputs.report {
+        Some(r) => {
+            row("decisions", r.decisions.to_string());
+            row("pages fetched", r.pages_fetched.to_string());
+            row("bytes fetched", r.bytes_fetched.to_string());
+            row("exact duplicates", r.exact_duplicates.to_string());
+            row("near duplicates", r.near_duplicates.to_string());
+            row("bytes spent on duplicates", r.duplicate_bytes.to_string());
+            row(
+                "outlinks dropped (never fetched)",
+                r.dropped_never_fetched.to_string(),
+            );
+            row(
+                "bandwidth saved, lower bound (pages beyond the dropped ones unknown)",
+                format!("{} bytes", r.estimated_bytes_saved),
+            );
+            row(
+                "dedup stage per page: median / p99",
+                format!(
+                    "{} / {} us",
+                    r.dedup_timing.median_us, r.dedup_timing.p99_us
+                ),
+            );
+        }
+        None => row("records", inputs.records.len().to_string()),
+    }
+    if let Some(w) = &inputs.what_if {
+        row(
+            "what-if: baseline pages / bytes",
+            format!("{} / {}", w.baseline_pages, w.baseline_bytes),
+        );
+        row(
+            "what-if: pages / bytes saved (exact)",
+            format!("{} / {}", w.pages_saved, w.bytes_saved),
+        );
+        row(
+            "what-if: unique pages reachable only through duplicates",
+            w.unique_pages_lost.to_string(),
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// Cumulative pages and bytes by group, over the decisions in order.
+fn over_the_crawl(html: &mut String, records: &[Record]) {
+    html.push_str("<h2>Over the crawl</h2>\n");
+    let mut pages: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(records.len())).collect();
+    let mut bytes: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(records.len())).collect();
+    let (mut p, mut b) = ([0u64; 3], [0u64; 3]);
+    let mut dropped = Vec::with_capacity(records.len());
+    let mut d = 0u64;
+    for record in records {
+        let g = Group::ALL
+            .iter()
+            .position(|g| *g == Group::of(record))
+            .unwrap_or(2);
+        if record.status.is_some() {
+            p[g] += 1;
+            b[g] += record.bytes;
+        }
+        d += u64::from(record.dropped.unwrap_or(0));
+        for i in 0..3 {
+            pages[i].push(p[i] as f64);
+            bytes[i].push(b[i] as f64);
+        }
+        dropped.push(d as f64);
+    }
+    let series = |values: &[Vec<f64>]| -> Vec<svg::Series> {
+        Group::ALL
+            .iter()
+            .zip(values)
+            .map(|(g, v)| svg::Series {
+                name: g.name(),
+                colour: g.colour(),
+                values: v.clone(),
+            })
+            .collect()
+    };
+    html.push_str(&svg::lines(
+        "Pages fetched, cumulative, by verdict",
+        "decisions in order",
+        &series(&pages),
+    ));
+    html.push_str(&svg::lines(
+        "Bytes fetched, cumulative, by verdict",
+        "decisions in order",
+        &series(&bytes),
+    ));
+    html.push_str(&svg::lines(
+        "Outlinks of duplicates not followed, cumulative (what dedup saved, in URLs)",
+        "decisions in order",
+        &[svg::Series {
+            name: "outlinks dropped",
+            colour: Group::Duplicate.colour(),
+            values: dropped,
+        }],
+    ));
+}
+
+/// Histograms of the duplicates' distance and similarity, and of dedup time.
+fn duplicates(html: &mut String, records: &[Record]) {
+    html.push_str("<h2>Duplicates</h2>\n");
+    let dups: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.verdict.is_duplicate())
+        .collect();
+    let max_distance = dups.iter().filter_map(|r| r.distance).max().unwrap_or(0);
+    let mut distance = vec![0u64; max_distance as usize + 1];
+    for d in dups.iter().filter_map(|r| r.distance) {
+        distance[d as usize] += 1;
+    }
+    let labels: Vec<String> = (0..=max_distance).map(|d| d.to_string()).collect();
+    html.push_str(&svg::bars(
+        "Hamming distance of near duplicates to their originals (bits of 64)",
+        &labels,
+        &distance,
+    ));
+    let mut similarity = vec![0u64; 10];
+    for s in dups.iter().filter_map(|r| r.similarity) {
+        similarity[((s * 10.0) as usize).min(9)] += 1;
+    }
+    let labels: Vec<String> = (0..10).map(|i| format!("{:.1}", i as f64 / 10.0)).collect();
+    html.push_str(&svg::bars(
+        "LCS similarity of near duplicates to their originals",
+        &labels,
+        &similarity,
+    ));
+    // Dedup time per page, in powers of two of microseconds.
+    let mut time = [0u64; 24];
+    for us in records.iter().filter_map(|r| r.dedup_us) {
+        time[(64 - us.max(1).leading_zeros() as usize - 1).min(23)] += 1;
+    }
+    let last = time.iter().rposition(|n| *n > 0).unwrap_or(0);
+    let labels: Vec<String> = (0..=last).map(|i| format!("{}", 1u64 << i)).collect();
+    html.push_str(&svg::bars(
+        "Dedup stage time per page (microseconds, at least)",
+        &labels,
+        &time[..=last],
+    ));
+}
+
+/// The largest clusters: an original and the duplicates of it.
+fn clusters(html: &mut String, records: &[Record]) {
+    let by_seq: HashMap<u64, &Record> = records.iter().map(|r| (r.seq, r)).collect();
+    let mut members: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.verdict.is_duplicate()) {
+        if let Some(cluster) = record.cluster {
+            members.entry(cluster).or_default().push(record);
+        }
+    }
+    let mut largest: Vec<(u64, Vec<&Record>)> = members.into_iter().collect();
+    largest.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    html.push_str(
+        "<h2>Largest duplicate clusters</h2>\n<table><tr><th>original</th><th>duplicates</th></tr>",
+    );
+    for (cluster, dups) in largest.iter().take(10) {
+        let original = by_seq
+            .get(cluster)
+            .map_or("(not in this crawl)", |r| r.url.as_str());
+        let _ = write!(
+            html,
+            "<tr><td class=\"url\">{}</td><td>{}</td></tr>",
+            escape(original),
+            dups.len()
+        );
+        for dup in dups.iter().take(5) {
+            let _ = write!(
+                html,
+                "<tr><td class=\"url\">&nbsp;&nbsp;{}</td><td>{}</td></tr>",
+                escape(&dup.url),
+                dup.verdict.as_str()
+            );
+        }
+    }
+    html.push_str("</table>\n");
+}
+
+/// Pages, bytes, duplicates, robots refusals and errors per host.
+fn hosts(html: &mut String, records: &[Record]) {
+    #[derive(Default)]
+    struct Host {
+        pages: u64,
+        bytes: u64,
+        duplicates: u64,
+        robots: u64,
+        errors: u64,
+    }
+    let mut hosts: BTreeMap<String, Host> = BTreeMap::new();
+    for record in records {
+        let host = url::Url::parse(&record.url)
+            .map(|u| nearcrawl_frontier::authority(&u))
+            .unwrap_or_else(|_| "(unparsable URL)".into());
+        let h = hosts.entry(host).or_default();
+        if record.status.is_some() {
+            h.pages += 1;
+            h.bytes += record.bytes;
+        }
+        h.duplicates += u64::from(record.verdict.is_duplicate());
+        h.robots += u64::from(record.verdict == Verdict::RobotsDisallowed);
+        h.errors += u64::from(record.verdict == Verdict::Error);
+    }
+    let mut rows: Vec<(String, Host)> = hosts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(&b.0)));
+    html.push_str(concat!(
+        "<h2>Hosts</h2>\n<table><tr><th>host</th><th>pages</th><th>bytes</th>",
+        "<th>duplicates</th><th>robots refusals</th><th>errors</th></tr>"
+    ));
+    for (host, h) in &rows {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(host),
+            h.pages,
+            h.bytes,
+            h.duplicates,
+            h.robots,
+            h.errors
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// Text for HTML content and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(seq: u64, url: &str, verdict: Verdict) -> Record {
+        let mut json = serde_json::json!({
+            "seq": seq, "url": url, "depth": 1, "verdict": verdict.as_str(), "bytes": 1000,
+            "status": 200, "dedup_us": 100 + seq * 50,
+        });
+        if verdict.is_duplicate() {
+            json["cluster"] = 0.into();
+            json["distance"] = (seq % 4).into();
+            json["similarity"] = serde_json::json!(0.9);
+            json["dropped"] = 2.into();
+        }
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn crawl() -> Vec<Record> {
+        vec![
+            record(0, "http://a.test/", Verdict::Unique),
+            record(1, "http://a.test/copy?x=<b>", Verdict::Near),
+            record(2, "http://b.test/copy", Verdict::Exact),
+            record(3, "http://b.test/private", Verdict::RobotsDisallowed),
+        ]
+    }
+
+    #[test]
+    fn every_section_and_chart_is_drawn_from_the_records() {
+        let html = render(&Inputs {
+            records: crawl(),
+            ..Inputs::default()
+        });
+        for section in [
+            "Summary",
+            "Over the crawl",
+            "Duplicates",
+            "Largest duplicate clusters",
+            "Hosts",
+        ] {
+            assert!(html.contains(&format!("<h2>{section}</h2>")), "{section}");
+        }
+        assert_eq!(html.matches("<svg role=\"img\"").count(), 6);
+        assert_eq!(html.matches("class=\"series\"").count(), 3 + 3 + 1);
+        assert!(html.matches("class=\"bar\"").count() >= 4 + 10);
+        assert!(!html.contains("<script"), "no script");
+        assert!(
+            html.contains("http://a.test/copy?x=&lt;b&gt;"),
+            "URLs escaped"
+        );
+        // The cluster of page 0: its original and both duplicates.
+        let clusters = &html[html.find("Largest duplicate clusters").unwrap()..];
+        assert!(clusters.contains("<td class=\"url\">http://a.test/</td><td>2</td>"));
+        // Hosts: a.test has a near duplicate, b.test an exact one and a robots refusal.
+        let hosts = &html[html.find("<h2>Hosts</h2>").unwrap()..];
+        assert!(
+            hosts.contains(
+                "<tr><td>a.test</td><td>2</td><td>2000</td><td>1</td><td>0</td><td>0</td></tr>"
+            ),
+            "{hosts}"
+        );
+        assert!(
+            hosts.contains(
+                "<tr><td>b.test</td><td>2</td><td>2000</td><td>1</td><td>1</td><td>0</td></tr>"
+            ),
+            "{hosts}"
+        );
+    }
+
+    #[test]
+    fn a_job_directory_becomes_report_html_and_bad_lines_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = crawl()
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap())
+            .collect();
+        std::fs::write(dir.path().join("records.jsonl"), lines.join("\n") + "\n").unwrap();
+        let path = write(dir.path()).unwrap();
+        let html = std::fs::read_to_string(&path).unwrap();
+        assert!(html.contains("<td>records</td><td>4</td>"));
+        std::fs::write(dir.path().join("records.jsonl"), "{\"seq\": 0}\nnot json\n").unwrap();
+        let err = write(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("records.jsonl:1:"), "{err}");
+    }
+}
