@@ -9,6 +9,9 @@ NEARCRAWL_WARCIO="$(./scripts/test-tools.sh)"
 export NEARCRAWL_WARCIO
 # Debian documentation packages: the labelled web's text (tests/quality_floors.rs).
 ./scripts/quality-deps.sh
+# Debian's chromium: the HTML report is opened in a real browser (tests/report_browser.rs).
+NEARCRAWL_CHROMIUM="$(./scripts/browser-deps.sh)"
+export NEARCRAWL_CHROMIUM
 
 # A clean CI checkout builds once: incremental caches would only take disk.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
