@@ -20,21 +20,24 @@
 //! assert!(html.starts_with("<!DOCTYPE html>"));
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use nearcrawl_engine::{Record, Report, Verdict, WhatIf};
+use nearcrawl_engine::{Record, Report, WhatIf};
 
 mod svg;
+mod tally;
+
+use crate::tally::{Cluster, Group, Host, Sample};
+pub use crate::tally::{MAX_SAMPLES, Tally};
 
 /// What the report is drawn from.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
     /// The job's report (`report.json`).
     pub report: Option<Report>,
-    /// The records, in decision order (`records.jsonl`).
-    pub records: Vec<Record>,
+    /// The records, tallied in decision order (`records.jsonl`).
+    pub tally: Tally,
     /// The what-if of a baseline crawl (`what-if.json`), when there is one.
     pub what_if: Option<WhatIf>,
 }
@@ -85,25 +88,29 @@ pub fn write(dir: &Path) -> Result<PathBuf, ReportError> {
     Ok(path)
 }
 
-/// A job's outputs: `records.jsonl` (required), `report.json` and `what-if.json` (if there).
+/// A job's outputs: `records.jsonl` (required, read a line at a time: memory stays flat
+/// whatever the crawl's size), `report.json` and `what-if.json` (if there).
 pub fn read(dir: &Path) -> Result<Inputs, ReportError> {
+    use std::io::BufRead;
     let path = dir.join("records.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
+    let io = |source| ReportError::Io {
         path: path.clone(),
         source,
-    })?;
-    let mut records = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let record = serde_json::from_str(line).map_err(|source| ReportError::Parse {
+    };
+    let file = std::fs::File::open(&path).map_err(io)?;
+    let mut tally = Tally::default();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io)?;
+        let record: Record = serde_json::from_str(&line).map_err(|source| ReportError::Parse {
             path: path.clone(),
             line: i + 1,
             source,
         })?;
-        records.push(record);
+        tally.add(&record);
     }
     Ok(Inputs {
         report: read_json(&dir.join("report.json"))?,
-        records,
+        tally,
         what_if: read_json(&dir.join("what-if.json"))?,
     })
 }
@@ -127,42 +134,6 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, R
     }
 }
 
-/// The three groups the charts colour by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Group {
-    Unique,
-    Duplicate,
-    Other,
-}
-
-impl Group {
-    const ALL: [Group; 3] = [Group::Unique, Group::Duplicate, Group::Other];
-
-    fn of(record: &Record) -> Group {
-        match record.verdict {
-            Verdict::Unique => Group::Unique,
-            v if v.is_duplicate() => Group::Duplicate,
-            _ => Group::Other,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Group::Unique => "unique",
-            Group::Duplicate => "duplicate (exact or near)",
-            Group::Other => "other (errors, refusals, redirects, not HTML)",
-        }
-    }
-
-    fn colour(self) -> &'static str {
-        match self {
-            Group::Unique => "#2b7bb9",
-            Group::Duplicate => "#d9822b",
-            Group::Other => "#8a8a8a",
-        }
-    }
-}
-
 /// The whole page.
 pub fn render(inputs: &Inputs) -> String {
     let mut html = String::new();
@@ -177,10 +148,10 @@ pub fn render(inputs: &Inputs) -> String {
         "</style></head><body>\n<h1>nearcrawl report</h1>\n",
     ));
     summary(&mut html, inputs);
-    over_the_crawl(&mut html, &inputs.records);
-    duplicates(&mut html, &inputs.records);
-    clusters(&mut html, &inputs.records);
-    hosts(&mut html, &inputs.records);
+    over_the_crawl(&mut html, &inputs.tally);
+    duplicates(&mut html, &inputs.tally);
+    clusters(&mut html, &inputs.tally);
+    hosts(&mut html, &inputs.tally);
     html.push_str("</body></html>\n");
     html
 }
@@ -219,7 +190,7 @@ fn summary(html: &mut String, inputs: &Inputs) {
                 ),
             );
         }
-        None => row("records", inputs.records.len().to_string()),
+        None => row("records", inputs.tally.decisions().to_string()),
     }
     if let Some(w) = &inputs.what_if {
         row(
@@ -239,170 +210,109 @@ fn summary(html: &mut String, inputs: &Inputs) {
 }
 
 /// Cumulative pages and bytes by group, over the decisions in order.
-fn over_the_crawl(html: &mut String, records: &[Record]) {
+fn over_the_crawl(html: &mut String, tally: &Tally) {
     html.push_str("<h2>Over the crawl</h2>\n");
-    let mut pages: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(records.len())).collect();
-    let mut bytes: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(records.len())).collect();
-    let (mut p, mut b) = ([0u64; 3], [0u64; 3]);
-    let mut dropped = Vec::with_capacity(records.len());
-    let mut d = 0u64;
-    for record in records {
-        let g = Group::ALL
-            .iter()
-            .position(|g| *g == Group::of(record))
-            .unwrap_or(2);
-        if record.status.is_some() {
-            p[g] += 1;
-            b[g] += record.bytes;
-        }
-        d += u64::from(record.dropped.unwrap_or(0));
-        for i in 0..3 {
-            pages[i].push(p[i] as f64);
-            bytes[i].push(b[i] as f64);
-        }
-        dropped.push(d as f64);
-    }
-    let series = |values: &[Vec<f64>]| -> Vec<svg::Series> {
+    let points = tally.points();
+    let x: Vec<f64> = points.iter().map(|p| p.decisions as f64).collect();
+    let series = |value: &dyn Fn(&Sample, usize) -> u64| -> Vec<svg::Series> {
         Group::ALL
             .iter()
-            .zip(values)
-            .map(|(g, v)| svg::Series {
+            .enumerate()
+            .map(|(i, g)| svg::Series {
                 name: g.name(),
                 colour: g.colour(),
-                values: v.clone(),
+                values: points.iter().map(|p| value(p, i) as f64).collect(),
             })
             .collect()
     };
+    let label = format!("decisions in order (0 to {})", tally.decisions());
     html.push_str(&svg::lines(
         "Pages fetched, cumulative, by verdict",
-        "decisions in order",
-        &series(&pages),
+        &label,
+        &x,
+        &series(&|p, i| p.pages[i]),
     ));
     html.push_str(&svg::lines(
         "Bytes fetched, cumulative, by verdict",
-        "decisions in order",
-        &series(&bytes),
+        &label,
+        &x,
+        &series(&|p, i| p.bytes[i]),
     ));
     html.push_str(&svg::lines(
         "Outlinks of duplicates not followed, cumulative (what dedup saved, in URLs)",
-        "decisions in order",
+        &label,
+        &x,
         &[svg::Series {
             name: "outlinks dropped",
             colour: Group::Duplicate.colour(),
-            values: dropped,
+            values: points.iter().map(|p| p.dropped as f64).collect(),
         }],
     ));
 }
 
 /// Histograms of the duplicates' distance and similarity, and of dedup time.
-fn duplicates(html: &mut String, records: &[Record]) {
+fn duplicates(html: &mut String, tally: &Tally) {
     html.push_str("<h2>Duplicates</h2>\n");
-    let dups: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.verdict.is_duplicate())
-        .collect();
-    let max_distance = dups.iter().filter_map(|r| r.distance).max().unwrap_or(0);
-    let mut distance = vec![0u64; max_distance as usize + 1];
-    for d in dups.iter().filter_map(|r| r.distance) {
-        distance[d as usize] += 1;
-    }
+    let max_distance = tally.distance.keys().next_back().copied().unwrap_or(0);
     let labels: Vec<String> = (0..=max_distance).map(|d| d.to_string()).collect();
+    let counts: Vec<u64> = (0..=max_distance)
+        .map(|d| tally.distance.get(&d).copied().unwrap_or(0))
+        .collect();
     html.push_str(&svg::bars(
         "Hamming distance of near duplicates to their originals (bits of 64)",
         &labels,
-        &distance,
+        &counts,
     ));
-    let mut similarity = vec![0u64; 10];
-    for s in dups.iter().filter_map(|r| r.similarity) {
-        similarity[((s * 10.0) as usize).min(9)] += 1;
-    }
     let labels: Vec<String> = (0..10).map(|i| format!("{:.1}", i as f64 / 10.0)).collect();
     html.push_str(&svg::bars(
         "LCS similarity of near duplicates to their originals",
         &labels,
-        &similarity,
+        &tally.similarity,
     ));
-    // Dedup time per page, in powers of two of microseconds.
-    let mut time = [0u64; 24];
-    for us in records.iter().filter_map(|r| r.dedup_us) {
-        time[(64 - us.max(1).leading_zeros() as usize - 1).min(23)] += 1;
-    }
-    let last = time.iter().rposition(|n| *n > 0).unwrap_or(0);
+    let last = tally.dedup_time.iter().rposition(|n| *n > 0).unwrap_or(0);
     let labels: Vec<String> = (0..=last).map(|i| format!("{}", 1u64 << i)).collect();
     html.push_str(&svg::bars(
         "Dedup stage time per page (microseconds, at least)",
         &labels,
-        &time[..=last],
+        &tally.dedup_time[..=last],
     ));
 }
 
 /// The largest clusters: an original and the duplicates of it.
-fn clusters(html: &mut String, records: &[Record]) {
-    let by_seq: HashMap<u64, &Record> = records.iter().map(|r| (r.seq, r)).collect();
-    let mut members: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.verdict.is_duplicate()) {
-        if let Some(cluster) = record.cluster {
-            members.entry(cluster).or_default().push(record);
-        }
-    }
-    let mut largest: Vec<(u64, Vec<&Record>)> = members.into_iter().collect();
-    largest.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+fn clusters(html: &mut String, tally: &Tally) {
+    let mut largest: Vec<(&u64, &Cluster)> = tally.clusters.iter().collect();
+    largest.sort_by(|a, b| b.1.size.cmp(&a.1.size).then(a.0.cmp(b.0)));
     html.push_str(
         "<h2>Largest duplicate clusters</h2>\n<table><tr><th>original</th><th>duplicates</th></tr>",
     );
-    for (cluster, dups) in largest.iter().take(10) {
-        let original = by_seq
-            .get(cluster)
-            .map_or("(not in this crawl)", |r| r.url.as_str());
+    for (_, cluster) in largest.iter().take(10) {
+        let original = cluster.original.as_deref().unwrap_or("(not recorded)");
         let _ = write!(
             html,
             "<tr><td class=\"url\">{}</td><td>{}</td></tr>",
             escape(original),
-            dups.len()
+            cluster.size
         );
-        for dup in dups.iter().take(5) {
+        for (url, verdict) in &cluster.members {
             let _ = write!(
                 html,
-                "<tr><td class=\"url\">&nbsp;&nbsp;{}</td><td>{}</td></tr>",
-                escape(&dup.url),
-                dup.verdict.as_str()
+                "<tr><td class=\"url\">&nbsp;&nbsp;{}</td><td>{verdict}</td></tr>",
+                escape(url)
             );
         }
     }
     html.push_str("</table>\n");
 }
 
-/// Pages, bytes, duplicates, robots refusals and errors per host.
-fn hosts(html: &mut String, records: &[Record]) {
-    #[derive(Default)]
-    struct Host {
-        pages: u64,
-        bytes: u64,
-        duplicates: u64,
-        robots: u64,
-        errors: u64,
-    }
-    let mut hosts: BTreeMap<String, Host> = BTreeMap::new();
-    for record in records {
-        let host = url::Url::parse(&record.url)
-            .map(|u| nearcrawl_frontier::authority(&u))
-            .unwrap_or_else(|_| "(unparsable URL)".into());
-        let h = hosts.entry(host).or_default();
-        if record.status.is_some() {
-            h.pages += 1;
-            h.bytes += record.bytes;
-        }
-        h.duplicates += u64::from(record.verdict.is_duplicate());
-        h.robots += u64::from(record.verdict == Verdict::RobotsDisallowed);
-        h.errors += u64::from(record.verdict == Verdict::Error);
-    }
-    let mut rows: Vec<(String, Host)> = hosts.into_iter().collect();
-    rows.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(&b.0)));
+/// Pages, bytes, duplicates, robots refusals and errors per host, the costliest first.
+fn hosts(html: &mut String, tally: &Tally) {
+    let mut rows: Vec<(&String, &Host)> = tally.hosts.iter().collect();
+    rows.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(b.0)));
     html.push_str(concat!(
         "<h2>Hosts</h2>\n<table><tr><th>host</th><th>pages</th><th>bytes</th>",
         "<th>duplicates</th><th>robots refusals</th><th>errors</th></tr>"
     ));
-    for (host, h) in &rows {
+    for (host, h) in rows {
         let _ = write!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -436,6 +346,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nearcrawl_engine::Verdict;
 
     fn record(seq: u64, url: &str, verdict: Verdict) -> Record {
         let mut json = serde_json::json!({
@@ -444,6 +355,7 @@ mod tests {
         });
         if verdict.is_duplicate() {
             json["cluster"] = 0.into();
+            json["duplicate_of"] = "http://a.test/".into();
             json["distance"] = (seq % 4).into();
             json["similarity"] = serde_json::json!(0.9);
             json["dropped"] = 2.into();
@@ -463,7 +375,7 @@ mod tests {
     #[test]
     fn every_section_and_chart_is_drawn_from_the_records() {
         let html = render(&Inputs {
-            records: crawl(),
+            tally: Tally::of(&crawl()),
             ..Inputs::default()
         });
         for section in [

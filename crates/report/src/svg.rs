@@ -18,28 +18,24 @@ pub struct Series {
     pub values: Vec<f64>,
 }
 
-/// A chart of lines over the same x (their index), with a legend.
-pub fn lines(title: &str, x_label: &str, series: &[Series]) -> String {
-    let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0);
+/// A chart of lines over the same `x` (increasing), with a legend.
+pub fn lines(title: &str, x_label: &str, x: &[f64], series: &[Series]) -> String {
+    let x_max = x.last().copied().unwrap_or(0.0).max(1.0);
     let max = series
         .iter()
         .flat_map(|s| s.values.iter().copied())
         .fold(0.0f64, f64::max)
         .max(1.0);
     let mut svg = open(title);
-    axes(&mut svg, max, &format!("{x_label} (0 to {n})"));
+    axes(&mut svg, max, x_label);
     let plot_w = WIDTH - LEFT - 10.0;
     let plot_h = HEIGHT - BOTTOM - TOP;
     for s in series {
-        // At most ~900 points: one per horizontal pixel.
-        let step = (s.values.len() / 900).max(1);
-        let points: Vec<String> = s
-            .values
+        let points: Vec<String> = x
             .iter()
-            .enumerate()
-            .filter(|(i, _)| i % step == 0 || *i + 1 == s.values.len())
-            .map(|(i, v)| {
-                let x = LEFT + plot_w * i as f64 / (n.max(2) - 1) as f64;
+            .zip(&s.values)
+            .map(|(x, v)| {
+                let x = LEFT + plot_w * x / x_max;
                 let y = TOP + plot_h * (1.0 - v / max);
                 format!("{x:.1},{y:.1}")
             })
