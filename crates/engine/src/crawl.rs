@@ -142,10 +142,7 @@ fn session_veto(
     store: &dyn CrawlStore,
     entry: &QueuedUrl,
 ) -> Option<(Verdict, String)> {
-    if sessions.is_empty() {
-        return None;
-    }
-    let stripped = sessions.strip(&CanonicalUrl::parse(&entry.url).ok()?)?;
+    let stripped = sessions.strip_str(&entry.url)?;
     // A store error here only costs a fetch; the decision that follows will report it.
     if !store.is_seen(&url_key(stripped.url.as_str())).ok()? {
         return None;
@@ -178,8 +175,8 @@ struct Coordinator {
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
     stage: DedupStage,
-    /// The shared index as read (its expired entries included, to be written back); its
-    /// pages' index payloads are `SHARED | position`.
+    /// The shared index's URLs and days, and its expired entries (to be written back); its
+    /// current entries are in the stage's index, their payloads `SHARED | position`.
     shared: crate::shared::SharedIndex,
     /// Which URL is fetched next: queues, politeness, robots.txt, leases.
     frontier: Box<dyn Frontier + Send>,
@@ -202,7 +199,7 @@ impl Coordinator {
         job: Job,
         parts: Parts,
         scope: Scope,
-        shared: crate::shared::SharedIndex,
+        mut shared: crate::shared::SharedIndex,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
@@ -213,11 +210,11 @@ impl Coordinator {
         let analyzer = Arc::new(Analyzer::new(analyzer_config));
         let uniques = store.unique_pages()?;
         let k = job.analyzer.max_distance;
-        let shared_entries = shared.current(&job.config.index, SystemTime::now());
-        if shared_entries.len() < shared.entries.len() {
+        let shared_entries = shared.take_current(&job.config.index, SystemTime::now());
+        if !shared.entries.is_empty() {
             info!(
-                expired = shared.entries.len() - shared_entries.len(),
-                entries = shared.entries.len(),
+                expired = shared.entries.len(),
+                current = shared_entries.len(),
                 "shared index entries older than index.max_age_days are not matched against"
             );
         }
@@ -485,7 +482,8 @@ impl Coordinator {
             crate::shared::save(
                 dir,
                 &self.shared,
-                self.stage.index().params(),
+                self.stage.index(),
+                SHARED,
                 self.store.as_ref(),
             )?;
         }

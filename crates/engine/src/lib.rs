@@ -57,7 +57,7 @@ pub use crate::error::EngineError;
 pub use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 pub use crate::output::set_aside;
 pub use crate::progress::Progress;
-pub use crate::record::{Record, Verdict};
+pub use crate::record::{Record, Verdict, read_records};
 pub use crate::report::{DedupTiming, Report};
 pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, replay, what_if};

@@ -1,8 +1,12 @@
 //! `records.jsonl`: one JSON object per URL decision, in decision order.
 
+use std::path::Path;
+
 use nearcrawl_fetch::{FetchFailure, Fetched};
 use nearcrawl_store::QueuedUrl;
 use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
 
 /// What was decided about a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -348,6 +352,24 @@ impl Record {
 /// Earlier attempts of a queued URL, when there were any.
 fn retries(entry: &QueuedUrl) -> Option<u8> {
     (entry.attempts > 0).then_some(entry.attempts)
+}
+
+/// Reads a job's `records.jsonl` at `path` a line at a time, handing each record to `each`:
+/// memory stays flat whatever the crawl's size. A line that does not parse is an error
+/// naming `path:line`.
+pub fn read_records(path: &Path, each: &mut dyn FnMut(Record)) -> Result<(), EngineError> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| EngineError::io(path, e))?;
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| EngineError::io(path, e))?;
+        let record = serde_json::from_str(&line).map_err(|source| EngineError::Record {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
+        each(record);
+    }
+    Ok(())
 }
 
 /// RFC 3339 UTC with seconds, from a system time.

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_hamming_index::{HammingIndex, IndexParams};
+use nearcrawl_hamming_index::HammingIndex;
 use nearcrawl_store::CrawlStore;
 use serde::{Deserialize, Serialize};
 
@@ -32,10 +32,11 @@ pub struct IndexConfig {
     pub max_age_days: Option<u32>,
 }
 
-/// A shared index as read: every entry, expired or not, with its URL and day.
+/// A shared index as read: its entries, with each position's URL and day.
 #[derive(Debug, Clone, Default)]
 pub struct SharedIndex {
-    /// `(fingerprint, position)` of every entry.
+    /// `(fingerprint, position)` of every entry as read; after [`SharedIndex::take_current`],
+    /// the expired ones only (the current ones live in the dedup stage's index).
     pub entries: Vec<(Fingerprint, u64)>,
     /// The URL of each position.
     pub urls: Vec<String>,
@@ -44,29 +45,39 @@ pub struct SharedIndex {
 }
 
 impl SharedIndex {
-    /// The entries to match against on `now` with `config`: all of them, or those crawled
-    /// within `max_age_days`.
-    pub fn current(&self, config: &IndexConfig, now: SystemTime) -> Vec<(Fingerprint, u64)> {
+    /// Moves out the entries to match against on `now` with `config`: all of them, or those
+    /// crawled within `max_age_days`. The expired ones stay, to be written back.
+    pub fn take_current(
+        &mut self,
+        config: &IndexConfig,
+        now: SystemTime,
+    ) -> Vec<(Fingerprint, u64)> {
         let Some(days) = config.max_age_days else {
-            return self.entries.clone();
+            return std::mem::take(&mut self.entries);
         };
         let cutoff = day_of(now - Duration::from_secs(86_400 * u64::from(days)));
-        self.entries
-            .iter()
-            .filter(|(_, position)| {
-                self.days
-                    .get(*position as usize)
-                    .and_then(Option::as_deref)
-                    .is_some_and(|day| day >= cutoff.as_str())
-            })
-            .copied()
-            .collect()
+        let is_current = |position: u64| {
+            self.days
+                .get(position as usize)
+                .and_then(Option::as_deref)
+                .is_some_and(|day| day >= cutoff.as_str())
+        };
+        let (current, expired) = std::mem::take(&mut self.entries)
+            .into_iter()
+            .partition(|(_, position)| is_current(*position));
+        self.entries = expired;
+        current
     }
 }
 
 /// The day (`YYYY-MM-DD`, UTC) of `time`.
 fn day_of(time: SystemTime) -> String {
-    rfc3339(time)[..10].to_string()
+    day_of_timestamp(&rfc3339(time)).to_string()
+}
+
+/// The day of an RFC 3339 timestamp: its first ten characters.
+fn day_of_timestamp(at: &str) -> &str {
+    at.get(..10).unwrap_or(at)
 }
 
 /// The shared index in `dir`; empty when `dir` holds none yet.
@@ -103,18 +114,25 @@ pub fn load(dir: &Path) -> Result<SharedIndex, EngineError> {
     })
 }
 
-/// Writes the shared index: every entry it had (expired ones included) plus this job's
-/// unique pages not in it yet, each with the day it was fetched.
+/// Writes the shared index: the entries it had (the current ones, from the crawl's `index`
+/// where their payloads carry `shared_tag`, and the expired ones left in `shared`) plus this
+/// job's unique pages not in it yet, each with the day it was fetched.
 pub fn save(
     dir: &Path,
     shared: &SharedIndex,
-    params: &IndexParams,
+    index: &HammingIndex,
+    shared_tag: u64,
     store: &dyn CrawlStore,
 ) -> Result<(), EngineError> {
     std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
     let mut urls = shared.urls.clone();
     let mut days = shared.days.clone();
-    let mut entries = shared.entries.clone();
+    let mut entries: Vec<(Fingerprint, u64)> = index
+        .entries()
+        .filter(|(_, payload)| payload & shared_tag != 0)
+        .map(|(fp, payload)| (fp, payload & !shared_tag))
+        .chain(shared.entries.iter().copied())
+        .collect();
     let mut known: HashSet<String> = urls.iter().cloned().collect();
     for page in store.unique_pages()? {
         let Some(bytes) = store.record(page.seq)? else {
@@ -128,8 +146,8 @@ pub fn save(
             days.push(
                 record
                     .fetched_at
-                    .as_ref()
-                    .map(|at| at[..10.min(at.len())].to_string()),
+                    .as_deref()
+                    .map(|at| day_of_timestamp(at).to_string()),
             );
             urls.push(record.url);
         }
@@ -148,9 +166,9 @@ pub fn save(
     }
     std::fs::write(&tmp, text).map_err(|e| EngineError::io(&tmp, e))?;
     std::fs::rename(&tmp, &urls_path).map_err(|e| EngineError::io(&urls_path, e))?;
-    let index = HammingIndex::from_entries(params.clone(), entries);
+    let shared_index = HammingIndex::from_entries(index.params().clone(), entries);
     let index_path = dir.join(INDEX_FILE);
-    index
+    shared_index
         .save(&index_path)
         .map_err(|source| EngineError::SharedIndex {
             path: index_path.clone(),
@@ -173,12 +191,14 @@ mod tests {
             urls: vec!["a".into(), "b".into(), "c".into()],
             days: vec![Some(today), Some(old), None],
         };
-        let all = shared.current(&IndexConfig::default(), now);
+        let all = shared.clone().take_current(&IndexConfig::default(), now);
         assert_eq!(all.len(), 3);
         let month = IndexConfig {
             max_age_days: Some(30),
         };
-        let current: Vec<u64> = shared.current(&month, now).iter().map(|e| e.1).collect();
+        let current: Vec<u64> = (shared.clone().take_current(&month, now).iter())
+            .map(|e| e.1)
+            .collect();
         assert_eq!(
             current,
             vec![0],
@@ -187,6 +207,6 @@ mod tests {
         let year = IndexConfig {
             max_age_days: Some(365),
         };
-        assert_eq!(shared.current(&year, now).len(), 2);
+        assert_eq!(shared.clone().take_current(&year, now).len(), 2);
     }
 }

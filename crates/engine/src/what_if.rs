@@ -34,17 +34,8 @@ pub struct WhatIf {
 /// Replays the baseline crawl in `dir` (its `records.jsonl`). The duplicate verdicts are the
 /// baseline's own: the first page of each content fetched is the original.
 pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
-    let path = dir.join("records.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io(&path, e))?;
     let mut records: Vec<Record> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let record: Record = serde_json::from_str(line).map_err(|source| EngineError::Record {
-            path: path.clone(),
-            line: i + 1,
-            source,
-        })?;
-        records.push(record);
-    }
+    crate::record::read_records(&dir.join("records.jsonl"), &mut |r| records.push(r))?;
     if records
         .iter()
         .any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none())

@@ -116,6 +116,15 @@ impl SessionParams {
         Some(Stripped { url, params })
     }
 
+    /// [`SessionParams::strip`] for a URL stored as text (a canonical URL's string); `None`
+    /// at once while nothing is learned.
+    pub fn strip_str(&self, url: &str) -> Option<Stripped> {
+        if self.is_empty() {
+            return None;
+        }
+        self.strip(&CanonicalUrl::parse(url).ok()?)
+    }
+
     /// Whether any host has learned parameters.
     pub fn is_empty(&self) -> bool {
         self.hosts.values().all(|h| h.learned.is_empty())

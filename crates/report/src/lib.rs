@@ -23,7 +23,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use nearcrawl_engine::{Record, Report, WhatIf};
+use nearcrawl_engine::{Report, WhatIf};
 
 mod svg;
 mod tally;
@@ -52,25 +52,24 @@ pub enum ReportError {
         /// What failed.
         source: std::io::Error,
     },
-    /// A line of `records.jsonl` or a JSON file does not parse.
+    /// `report.json` or `what-if.json` does not parse.
     Parse {
         /// The file.
         path: PathBuf,
-        /// Its line (1-based; 0 for a whole file).
-        line: usize,
         /// What is wrong.
         source: serde_json::Error,
     },
+    /// `records.jsonl` could not be read, or a line of it does not parse (the error names
+    /// `file:line`).
+    Records(nearcrawl_engine::EngineError),
 }
 
 impl std::fmt::Display for ReportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReportError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            ReportError::Parse { path, line, source } if *line > 0 => {
-                write!(f, "{}:{line}: {source}", path.display())
-            }
-            ReportError::Parse { path, source, .. } => write!(f, "{}: {source}", path.display()),
+            ReportError::Parse { path, source } => write!(f, "{}: {source}", path.display()),
+            ReportError::Records(e) => e.fmt(f),
         }
     }
 }
@@ -91,23 +90,9 @@ pub fn write(dir: &Path) -> Result<PathBuf, ReportError> {
 /// A job's outputs: `records.jsonl` (required, read a line at a time: memory stays flat
 /// whatever the crawl's size), `report.json` and `what-if.json` (if there).
 pub fn read(dir: &Path) -> Result<Inputs, ReportError> {
-    use std::io::BufRead;
-    let path = dir.join("records.jsonl");
-    let io = |source| ReportError::Io {
-        path: path.clone(),
-        source,
-    };
-    let file = std::fs::File::open(&path).map_err(io)?;
     let mut tally = Tally::default();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(io)?;
-        let record: Record = serde_json::from_str(&line).map_err(|source| ReportError::Parse {
-            path: path.clone(),
-            line: i + 1,
-            source,
-        })?;
-        tally.add(&record);
-    }
+    nearcrawl_engine::read_records(&dir.join("records.jsonl"), &mut |r| tally.add(&r))
+        .map_err(ReportError::Records)?;
     Ok(Inputs {
         report: read_json(&dir.join("report.json"))?,
         tally,
@@ -122,7 +107,6 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, R
                 .map(Some)
                 .map_err(|source| ReportError::Parse {
                     path: path.to_path_buf(),
-                    line: 0,
                     source,
                 })
         }
@@ -346,7 +330,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearcrawl_engine::Verdict;
+    use nearcrawl_engine::{Record, Verdict};
 
     fn record(seq: u64, url: &str, verdict: Verdict) -> Record {
         let mut json = serde_json::json!({

@@ -48,7 +48,7 @@ pub fn lines(title: &str, x_label: &str, x: &[f64], series: &[Series]) -> String
             escape(s.name)
         );
     }
-    close(svg, series)
+    close(svg, title, series)
 }
 
 /// A histogram: one bar per label.
@@ -78,7 +78,7 @@ pub fn bars(title: &str, labels: &[String], counts: &[u64]) -> String {
             escape(label)
         );
     }
-    close(svg, &[])
+    close(svg, title, &[])
 }
 
 fn open(title: &str) -> String {
@@ -114,12 +114,10 @@ fn axes(svg: &mut String, max: f64, x_label: &str) {
     }
 }
 
-fn close(mut svg: String, series: &[Series]) -> String {
+/// Ends the chart with its caption: the title and the legend.
+fn close(mut svg: String, title: &str, series: &[Series]) -> String {
     svg.push_str("</svg><figcaption>");
-    let title_end = svg.find("</title>").unwrap_or(0);
-    let title_start = svg.find("<title>").map_or(0, |i| i + 7);
-    let title = svg[title_start..title_end].to_string();
-    svg.push_str(&title);
+    svg.push_str(&escape(title));
     for s in series {
         let _ = write!(
             svg,

@@ -82,7 +82,10 @@ impl Traps {
 
 /// A budget's counter: the kind and a hash of what it counts (patterns can be long).
 fn counter_name(kind: &str, key: &str) -> String {
-    let hash = url_key(key);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{kind}:{hex}")
+    use std::fmt::Write as _;
+    let mut name = format!("{kind}:");
+    for byte in url_key(key) {
+        let _ = write!(name, "{byte:02x}");
+    }
+    name
 }

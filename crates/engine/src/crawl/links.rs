@@ -267,6 +267,7 @@ impl Coordinator {
         // A baseline crawl keeps its whole in-scope link graph, for the exact what-if.
         let baseline = !self.job.config.dedup.enabled;
         let mut graph: Vec<String> = Vec::new();
+        let mut in_graph: HashSet<UrlKey> = HashSet::new();
         let follow_nofollow = self.job.config.links.follow_nofollow;
         for (link, anchor, link_nofollow) in links {
             if link_nofollow && !follow_nofollow {
@@ -279,20 +280,23 @@ impl Coordinator {
                 Some(stripped) => stripped.url,
                 None => url,
             };
-            if baseline
-                && self.admits(&url, entry.depth + 1).is_ok()
-                && !graph.iter().any(|g| g == url.as_str())
+            let ukey = url_key(url.as_str());
+            // The scope's answer, asked once: before the seen check in a baseline crawl (its
+            // graph holds seen links too), after it otherwise (most links are seen).
+            let admitted = baseline.then(|| self.admits(&url, entry.depth + 1));
+            if let Some(Ok(())) = &admitted
+                && in_graph.insert(ukey)
             {
                 graph.push(url.to_string());
             }
-            let ukey = url_key(url.as_str());
             if self.is_seen(&ukey, &pending)? {
                 continue;
             }
             pending.insert(ukey);
             let skip = how.chain_trap.is_some() || !how.follow.follows(&anchor);
             let at = (entry.depth + 1, seq);
-            match self.admits(&url, entry.depth + 1) {
+            let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
+            match admitted {
                 // A duplicate's links were never really discovered: no records for them.
                 Err(_) if skip => {}
                 Err((verdict, reason)) => {

@@ -167,11 +167,7 @@ impl Coordinator {
         } = decided;
         commit.taken.push(key);
         // Fetched under a learned session parameter: the URL without it is taken too.
-        if !self.sessions.is_empty()
-            && let Some(stripped) = CanonicalUrl::parse(&entry.url)
-                .ok()
-                .and_then(|url| self.sessions.strip(&url))
-        {
+        if let Some(stripped) = self.sessions.strip_str(&entry.url) {
             commit.seen.push(url_key(stripped.url.as_str()));
         }
         let mut records = vec![Record::response(seq, &entry, &page, decision)];
