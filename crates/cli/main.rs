@@ -66,9 +66,14 @@ enum Command {
     /// print precision, recall, bytes saved against the oracle, coverage and robots
     /// violations (also OUT/quality.json).
     Quality {
-        /// "small" (the CI variant) or "large".
+        /// "small" (the CI variant) or "large" (a real web: every page).
         #[arg(long, default_value = "small")]
         size: String,
+        /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
+        /// tuning), llvm-15-16, clang-14-16 or handbook-held-out (held out). Debian's
+        /// documentation packages, installed by scripts/quality-deps.sh.
+        #[arg(long)]
+        web: Option<String>,
         /// Seed of the web's generator.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -169,6 +174,7 @@ fn main() -> Result<()> {
         }
         Command::Quality {
             size,
+            web,
             seed,
             corpus,
             out,
@@ -176,6 +182,7 @@ fn main() -> Result<()> {
             pairs,
         } => quality_command::quality(
             &size,
+            web.as_deref(),
             seed,
             &corpus,
             out.as_deref(),

@@ -3,12 +3,18 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run, run_pairs};
+use nearcrawl_quality::{
+    RealSize, RealWeb, RunConfig, Source, WebConfig, local_crawl_config, run, run_pairs, run_real,
+};
 
 use crate::config::Config;
 
+/// Pages per site of a real web's small (CI) variant.
+pub const SMALL_REAL_PAGES: usize = 150;
+
 pub fn quality(
     size: &str,
+    real: Option<&str>,
     seed: u64,
     corpus: &str,
     out: Option<&Path>,
@@ -60,7 +66,20 @@ pub fn quality(
         );
         return Ok(());
     }
-    let measures = runtime.block_on(run(&run_config, &out))?;
+    let measures = match real {
+        Some(name) => {
+            let Some(web) = RealWeb::parse(name) else {
+                let names: Vec<&str> = RealWeb::ALL.iter().map(|w| w.name()).collect();
+                bail!("--web {name:?}: expected one of {}", names.join(", "));
+            };
+            let size = match size {
+                "small" => RealSize::Small(SMALL_REAL_PAGES),
+                _ => RealSize::Full,
+            };
+            runtime.block_on(run_real(web, size, &run_config, &out))?
+        }
+        None => runtime.block_on(run(&run_config, &out))?,
+    };
     print!("{}", measures.summary());
     let path = out.join("quality.json");
     std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n")

@@ -38,7 +38,14 @@ pub struct DedupStageConfig {
     pub duplicate_outlinks: DuplicateOutlinks,
     /// Candidates compared per page (the nearest first) before it is called unique.
     pub max_candidates: usize,
+    /// With `duplicate_outlinks = "new"`: a page whose links led to at least this many new
+    /// pages is a hub, and a duplicate's link to the counterpart of a hub on the original's
+    /// site is followed even though the original links there too (0: never).
+    pub hub_min_links: u32,
 }
+
+/// Default [`DedupStageConfig::hub_min_links`].
+pub const HUB_MIN_LINKS: u32 = 3;
 
 impl Default for DedupStageConfig {
     fn default() -> Self {
@@ -46,6 +53,7 @@ impl Default for DedupStageConfig {
             enabled: true,
             duplicate_outlinks: DuplicateOutlinks::New,
             max_candidates: 4,
+            hub_min_links: HUB_MIN_LINKS,
         }
     }
 }
@@ -69,6 +77,8 @@ pub struct DedupConfig {
     pub duplicate_outlinks: DuplicateOutlinks,
     /// Index candidates compared per page, nearest first.
     pub max_candidates: usize,
+    /// Links to new pages that make a page a hub (see [`DedupStageConfig::hub_min_links`]).
+    pub hub_min_links: u32,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
@@ -89,6 +99,7 @@ impl Default for DedupConfig {
             enabled: stage.enabled,
             duplicate_outlinks: stage.duplicate_outlinks,
             max_candidates: stage.max_candidates,
+            hub_min_links: stage.hub_min_links,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
             max_text_bytes: analyzer.max_text_bytes,
@@ -220,6 +231,7 @@ impl DedupConfig {
             enabled: self.enabled,
             duplicate_outlinks: self.duplicate_outlinks,
             max_candidates: self.max_candidates,
+            hub_min_links: self.hub_min_links,
         }
     }
 }

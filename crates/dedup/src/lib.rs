@@ -50,6 +50,6 @@ pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
 };
 pub use crate::stage::{
-    Admission, DedupStage, Follow, Judgement, MemoryOriginals, Original, Originals, PageAnalyzer,
-    Verdict, anchor_hash, stage_sentence_config,
+    Admission, DedupStage, Follow, Judgement, LinkMatch, MemoryOriginals, Original, Originals,
+    PageAnalyzer, Verdict, link_keys, stage_sentence_config,
 };

@@ -20,6 +20,7 @@ use nearcrawl_verify::{
     CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
 };
 use serde::{Deserialize, Serialize};
+use url::Url;
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
@@ -53,8 +54,8 @@ pub trait Originals {
     fn exact(&self, key: ExactKey) -> Result<Option<u64>, Self::Error>;
     /// The simhash of kept page `seq`.
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Self::Error>;
-    /// The anchor hashes ([`anchor_hash`]) of kept page `seq`'s links.
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Self::Error>;
+    /// The link keys ([`link_keys`]) of kept page `seq`.
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Self::Error>;
 }
 
 /// What to persist of an admitted page: what [`Originals`] must answer for it later.
@@ -67,8 +68,8 @@ pub struct Admission {
     pub fingerprint: Option<(Fingerprint, ExactKey)>,
     /// Its verification text (verification on, page with text).
     pub text: Option<String>,
-    /// Its links' anchor hashes, sorted and deduplicated (`duplicate_outlinks = "new"`).
-    pub anchors: Option<Vec<u64>>,
+    /// Its link keys ([`link_keys`]), sorted and deduplicated (`duplicate_outlinks = "new"`).
+    pub links: Option<Vec<u64>>,
 }
 
 /// Kept pages in memory.
@@ -77,7 +78,7 @@ pub struct MemoryOriginals {
     texts: HashMap<u64, String>,
     exact: HashMap<u128, u64>,
     simhashes: HashMap<u64, Fingerprint>,
-    anchors: HashMap<u64, Vec<u64>>,
+    links: HashMap<u64, Vec<u64>>,
 }
 
 impl MemoryOriginals {
@@ -90,8 +91,8 @@ impl MemoryOriginals {
         if let Some(text) = admission.text {
             self.texts.insert(admission.seq, text);
         }
-        if let Some(anchors) = admission.anchors {
-            self.anchors.insert(admission.seq, anchors);
+        if let Some(links) = admission.links {
+            self.links.insert(admission.seq, links);
         }
     }
 }
@@ -107,8 +108,8 @@ impl Originals for MemoryOriginals {
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Infallible> {
         Ok(self.simhashes.get(&seq).copied())
     }
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
-        Ok(self.anchors.get(&seq).cloned())
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
+        Ok(self.links.get(&seq).cloned())
     }
 }
 
@@ -141,22 +142,125 @@ pub enum Follow {
     All,
     /// None (duplicates with `"skip"`, or copies of a shared-index page).
     None,
-    /// Those whose anchor text (digits masked) none of the original's links has, and which
-    /// have anchor text (duplicates, `"new"`).
-    NewAnchors(HashSet<u64>),
+    /// Those that lead somewhere new (duplicates, `"new"`): see [`Follow::follows`].
+    NewLinks {
+        /// The [`link_keys`] of the original's links.
+        known: HashSet<u64>,
+        /// How a link is matched with the original's.
+        by: LinkMatch,
+    },
 }
 
+/// How a duplicate's links are matched with its original's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkMatch {
+    /// By where they lead, relative to each site: the two sites share their URL scheme (most
+    /// links with the same anchor text lead to the same path), so a link that leads to a path
+    /// the original's links do not is new, whatever its text (a "next" arrow to a new part).
+    Target,
+    /// By anchor text: the sites' URL schemes differ (a mirror: the same texts lead to other
+    /// paths), so only a link whose anchor text none of the original's links has is new.
+    Anchor,
+}
+
+/// A duplicate's links matched by anchor text lead to the same target this rarely (and at
+/// least [`MIN_ALIGNED`] of them match): the sites' URL schemes differ ([`LinkMatch::Anchor`]).
+const MIN_SAME_TARGET: f64 = 0.5;
+/// Links matched by anchor text needed to tell a site's URL scheme.
+const MIN_ALIGNED: usize = 3;
+
 impl Follow {
-    /// Whether a link with this anchor text is followed.
-    pub fn follows(&self, anchor: &str) -> bool {
+    /// Whether the link from `page` to `target` with this anchor text is followed. With
+    /// [`Follow::NewLinks`], never when a link of the original has the same anchor text and
+    /// target with their digits masked (a calendar's "Next: 4 May" to `/day/2024-05-04` where
+    /// the original had "Next: 3 May" to `/day/2024-05-03`); otherwise by [`LinkMatch`]:
+    /// when no link of the original leads to the same place (same path and query on the
+    /// page's own host, the same URL elsewhere; fragments aside), or when the link has anchor
+    /// text none of the original's links has.
+    pub fn follows(&self, page: &Url, target: &Url, anchor: &str) -> bool {
         match self {
             Follow::All => true,
             Follow::None => false,
-            Follow::NewAnchors(known) => {
-                !anchor.trim().is_empty() && !known.contains(&anchor_hash(anchor))
+            Follow::NewLinks { known, by } => {
+                let [exact, masked, text] = link_key_triple(page, target, anchor);
+                if known.contains(&masked) {
+                    return false;
+                }
+                match by {
+                    LinkMatch::Target => !known.contains(&exact),
+                    LinkMatch::Anchor => !anchor.trim().is_empty() && !known.contains(&text),
+                }
             }
         }
     }
+}
+
+/// Where a link from `page` leads, as compared across sites: the path and query when it
+/// stays on the page's host (so a release's link to `/Passes.html` matches the previous
+/// release's on another host), the whole URL otherwise; fragments dropped.
+fn link_target(page: &Url, target: &Url) -> String {
+    let same_site = page.scheme() == target.scheme()
+        && page.host_str() == target.host_str()
+        && page.port_or_known_default() == target.port_or_known_default();
+    let mut key = if same_site {
+        String::from(target.path())
+    } else {
+        format!(
+            "{}://{}{}",
+            target.scheme(),
+            target.host_str().unwrap_or_default(),
+            target.path()
+        )
+    };
+    if let Some(query) = target.query() {
+        key.push('?');
+        key.push_str(query);
+    }
+    key
+}
+
+/// The three keys of a link: its target ([`link_target`]); its anchor text and target,
+/// digits masked in both; its anchor text, digits masked.
+fn link_key_triple(page: &Url, target: &Url, anchor: &str) -> [u64; 3] {
+    let target = link_target(page, target);
+    let hash = |s: String| nearcrawl_fingerprint::feature_hash(s.as_bytes());
+    let anchor = mask_digits(anchor);
+    [
+        hash(format!("t\0{target}")),
+        hash(format!("m\0{anchor}\0{}", mask_digits(&target))),
+        hash(format!("a\0{anchor}")),
+    ]
+}
+
+/// How `links` (of a duplicate at `page`) match an original's `known` link keys: by target
+/// unless the links the anchor texts align mostly lead elsewhere.
+fn link_match(page: &Url, links: &[nearcrawl_extract::Link], known: &HashSet<u64>) -> LinkMatch {
+    let (mut aligned, mut same) = (0usize, 0usize);
+    for link in links.iter().filter(|l| !l.text.trim().is_empty()) {
+        let [exact, _, text] = link_key_triple(page, &link.url, &link.text);
+        if known.contains(&text) {
+            aligned += 1;
+            same += usize::from(known.contains(&exact));
+        }
+    }
+    if aligned >= MIN_ALIGNED && (same as f64) < MIN_SAME_TARGET * aligned as f64 {
+        LinkMatch::Anchor
+    } else {
+        LinkMatch::Target
+    }
+}
+
+/// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every
+/// link of `page` (at `url`), sorted and deduplicated.
+pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
+    let mut keys: Vec<u64> = links
+        .iter()
+        .flat_map(|l| link_key_triple(url, &l.url, &l.text))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 /// The stage's decision about one page.
@@ -318,13 +422,18 @@ impl DedupStage {
             (false, _) | (true, DuplicateOutlinks::Keep) => Follow::All,
             (true, DuplicateOutlinks::Skip) => Follow::None,
             (true, DuplicateOutlinks::New) => match found.original {
-                Original::Kept(seq) => Follow::NewAnchors(
-                    originals
-                        .anchors(seq)?
+                Original::Kept(seq) => {
+                    let known: HashSet<u64> = originals
+                        .link_keys(seq)?
                         .unwrap_or_default()
                         .into_iter()
-                        .collect(),
-                ),
+                        .collect();
+                    let by = match &analysis.facts {
+                        Some(facts) => link_match(&facts.base, &facts.links, &known),
+                        None => LinkMatch::Target,
+                    };
+                    Follow::NewLinks { known, by }
+                }
                 Original::Shared(_) => Follow::None,
             },
         };
@@ -347,7 +456,7 @@ impl DedupStage {
             seq,
             fingerprint: None,
             text: None,
-            anchors: None,
+            links: None,
         };
         if !analysis.tokens.is_empty() {
             self.index.insert(analysis.simhash, seq);
@@ -360,15 +469,7 @@ impl DedupStage {
         if self.config.duplicate_outlinks == DuplicateOutlinks::New
             && let Some(facts) = &analysis.facts
         {
-            let mut anchors: Vec<u64> = facts
-                .links
-                .iter()
-                .filter(|l| !l.text.trim().is_empty())
-                .map(|l| anchor_hash(&l.text))
-                .collect();
-            anchors.sort_unstable();
-            anchors.dedup();
-            admission.anchors = Some(anchors);
+            admission.links = Some(link_keys(&facts.base, &facts.links));
         }
         admission
     }
@@ -548,12 +649,12 @@ struct Found {
     similarity: f64,
 }
 
-/// A link's anchor text, normalised, with every run of digits masked (so "Next: 3 May" on
-/// one calendar page and "Next: 4 May" on the next are the same link), hashed.
-pub fn anchor_hash(anchor: &str) -> u64 {
-    let mut masked = String::with_capacity(anchor.len());
+/// Text normalised ([`nearcrawl_text::normalize`]) with every run of digits masked, so "Next:
+/// 3 May" on one calendar page and "Next: 4 May" on the next are the same link.
+fn mask_digits(text: &str) -> String {
+    let mut masked = String::with_capacity(text.len());
     let mut in_digits = false;
-    for c in nearcrawl_text::normalize(anchor.trim()).chars() {
+    for c in nearcrawl_text::normalize(text.trim()).chars() {
         if c.is_numeric() {
             if !in_digits {
                 masked.push('0');
@@ -564,7 +665,7 @@ pub fn anchor_hash(anchor: &str) -> u64 {
             in_digits = false;
         }
     }
-    nearcrawl_fingerprint::feature_hash(masked.as_bytes())
+    masked
 }
 
 #[cfg(test)]

@@ -129,6 +129,11 @@ pub struct Record {
     /// duplicate-links trap rules, named in `trap`, count here too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u32>,
+    /// Links of a duplicate followed although the original links to the same place (relative
+    /// to each site), because that place on the original's site led to new pages (a hub,
+    /// `dedup.hub_min_links`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_hub: Option<u32>,
     /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
     /// pattern rules: next month, next page, a host's budget of a pattern), left unseen for
     /// other paths to reach.
@@ -202,6 +207,7 @@ impl Record {
             outlinks: None,
             enqueued: None,
             dropped: None,
+            via_hub: None,
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
@@ -237,6 +243,7 @@ pub(crate) struct Decision {
     pub(crate) outlinks: Option<u32>,
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
+    pub(crate) via_hub: Option<u32>,
     pub(crate) trapped: Option<u32>,
     pub(crate) links_over_cap: Option<u32>,
     pub(crate) text_cut_from: Option<u64>,
@@ -264,6 +271,7 @@ impl Decision {
             outlinks: None,
             enqueued: None,
             dropped: None,
+            via_hub: None,
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
@@ -306,6 +314,7 @@ impl Record {
             outlinks: d.outlinks,
             enqueued: d.enqueued,
             dropped: d.dropped,
+            via_hub: d.via_hub,
             trapped: d.trapped,
             links_over_cap: d.links_over_cap,
             text_cut_from: d.text_cut_from,

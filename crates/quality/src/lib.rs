@@ -17,13 +17,17 @@
 mod corpus;
 mod measure;
 mod pairs;
+mod real;
 mod run;
 mod truth;
 mod web;
 
 pub use crate::corpus::{Corpus, CorpusError, Source};
-pub use crate::measure::{KindCounts, Measures, measure};
+pub use crate::measure::{KindCounts, Labels, Measures, measure};
 pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs};
-pub use crate::run::{RunConfig, RunError, local_crawl_config, run, run_pairs};
+pub use crate::real::{
+    RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,
+};
+pub use crate::run::{RunConfig, RunError, local_crawl_config, run, run_pairs, run_real};
 pub use crate::truth::{Kind, PageTruth, Truth};
 pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

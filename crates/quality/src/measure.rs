@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use nearcrawl_engine::{Record, replay};
 use serde::{Deserialize, Serialize};
 
-use crate::truth::{Kind, Truth};
+use crate::truth::{Kind, PageTruth, Truth};
 
 /// Verdict counts for one kind of page.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -73,8 +73,30 @@ fn ratio(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// What a truth says about pages: each page's group, and whether one page truly copies
+/// another. The generated web answers from its groups; a real web diffs the two pages.
+pub trait Labels {
+    /// The truth about `url` (as the crawler canonicalises it).
+    fn get(&self, url: &str) -> Option<PageTruth>;
+    /// Whether `copy` (a scored page) is truly a near-duplicate of `original`: `None` when
+    /// unknown (borderline, or an unscored original).
+    fn copies(&self, copy: &str, original: &str) -> Option<bool>;
+}
+
+impl Labels for Truth {
+    fn get(&self, url: &str) -> Option<PageTruth> {
+        Truth::get(self, url)
+    }
+
+    fn copies(&self, copy: &str, original: &str) -> Option<bool> {
+        let copy = Truth::get(self, copy)?;
+        let original = Truth::get(self, original).filter(|o| o.scored)?;
+        Some(copy.group == original.group)
+    }
+}
+
 /// Measures a dedup crawl against its `--no-dedup` baseline and the truth.
-pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures {
+pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Measures {
     let fetched = |r: &&Record| r.status.is_some();
     let mut by_kind: BTreeMap<Kind, KindCounts> = BTreeMap::new();
     let (mut verdicts, mut false_duplicates, mut should_mark, mut missed) = (0, 0, 0, 0);
@@ -94,10 +116,13 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &Truth) -> Measures
         }
         let marked = record.verdict.is_duplicate();
         if marked {
-            let original = record.duplicate_of.as_deref().and_then(|u| truth.get(u));
-            if let Some(original) = original.filter(|o| o.scored) {
+            let same = record
+                .duplicate_of
+                .as_deref()
+                .and_then(|u| truth.copies(&record.url, u));
+            if let Some(same) = same {
                 verdicts += 1;
-                if original.group != page.group {
+                if !same {
                     false_duplicates += 1;
                     counts.false_duplicates += 1;
                     if false_examples.len() < 10 {

@@ -9,6 +9,7 @@ use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, crawl};
 
 use crate::corpus::{Corpus, CorpusError, Source};
 use crate::measure::{Measures, measure};
+use crate::real::{RealSize, RealWeb, build_real};
 use crate::web::{WebConfig, build};
 
 /// What a quality run needs besides the web's size.
@@ -65,7 +66,22 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
     let web = build(config.web, &english, &chinese)
         .await
         .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
-    let seeds = nearcrawl_frontier::parse_seeds(&web.seeds, Path::new("labelled-web seeds"))
+    let (dedup, baseline) = crawl_both(&web.seeds, config, out).await?;
+    let truth_path = out.join("truth.jsonl");
+    web.truth
+        .write(&truth_path)
+        .map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
+    Ok(measure(&dedup, &baseline, &web.truth))
+}
+
+/// Crawls `seeds` with `--no-dedup` (into `out/baseline`) and with dedup (`out/dedup`):
+/// the records of (dedup, baseline).
+async fn crawl_both(
+    seeds: &str,
+    config: &RunConfig,
+    out: &Path,
+) -> Result<(Vec<Record>, Vec<Record>), RunError> {
+    let seeds = nearcrawl_frontier::parse_seeds(seeds, Path::new("labelled-web seeds"))
         .map_err(|e| RunError::Other(e.to_string()))?;
     let mut records = Vec::new();
     for (name, enabled) in [("baseline", false), ("dedup", true)] {
@@ -87,11 +103,27 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
     }
     let dedup = records.pop().unwrap_or_default();
     let baseline = records.pop().unwrap_or_default();
+    Ok((dedup, baseline))
+}
+
+/// Serves a real web, crawls it with dedup and with `--no-dedup` under `out`, writes
+/// `out/truth.jsonl`, and measures. `config.web` and `config.english` are not used.
+pub async fn run_real(
+    web: RealWeb,
+    size: RealSize,
+    config: &RunConfig,
+    out: &Path,
+) -> Result<Measures, RunError> {
+    let served = build_real(web, size, 60)
+        .await
+        .map_err(|e| RunError::Other(format!("{}: {e}", web.name())))?;
+    let (dedup, baseline) = crawl_both(&served.seeds, config, out).await?;
     let truth_path = out.join("truth.jsonl");
-    web.truth
+    served
+        .truth
         .write(&truth_path)
         .map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
-    Ok(measure(&dedup, &baseline, &web.truth))
+    Ok(measure(&dedup, &baseline, &served.truth))
 }
 
 fn read_records(dir: &Path) -> Result<Vec<Record>, RunError> {

@@ -42,6 +42,23 @@ pub enum Kind {
     Index,
     /// A page robots.txt disallows: fetching it is a violation.
     Disallowed,
+    /// Real webs: a page of the first site (the older release, English).
+    RealFirst,
+    /// Real webs: a page of a later site with no counterpart on an earlier one (new, renamed).
+    RealNew,
+    /// Real webs: a page of a later release whose counterpart is near (ratio >= 0.8).
+    Unchanged,
+    /// Real webs: a page of a translation whose counterpart is near (untranslated).
+    Untranslated,
+    /// Real webs: a page whose nearest counterpart is between near and distinct: not scored.
+    Edited,
+    /// Real webs: a page of a later site whose counterparts are distinct (rewritten,
+    /// translated).
+    Rewritten,
+    /// Real webs: a page that nearly matches another page of its own site: not scored.
+    Ambiguous,
+    /// Real webs: a page whose main region has almost no words: not scored.
+    Empty,
 }
 
 /// The truth about one page.

@@ -15,8 +15,9 @@ use crate::{
 /// Tables: `hosts` (authority -> id), `queue` ([`QueueKey`] -> URL), `seen` (URL key),
 /// `exact` (exact key -> sequence number), `records` (sequence number -> JSON record),
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
-/// `anchors` (sequence number -> link anchor hashes), `dropped` (URL keys of outlinks skipped
-/// with a duplicate), `counters`. Each commit is one fjall write batch,
+/// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
+/// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
+/// led to new pages), `counters`. Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
@@ -30,8 +31,9 @@ pub struct FjallStore {
     records: Keyspace,
     uniques: Keyspace,
     texts: Keyspace,
-    anchors: Keyspace,
+    link_keys: Keyspace,
     dropped: Keyspace,
+    hubs: Keyspace,
     counters: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
@@ -64,8 +66,9 @@ impl FjallStore {
             records: open("records")?,
             uniques: open("uniques")?,
             texts: open("texts")?,
-            anchors: open("anchors")?,
+            link_keys: open("link_keys")?,
             dropped: open("dropped")?,
+            hubs: open("hubs")?,
             counters: open("counters")?,
             path: name.clone(),
             db,
@@ -194,6 +197,12 @@ impl CrawlStore for FjallStore {
             .map_err(|e| self.err_in(&self.seen, e))
     }
 
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        self.hubs
+            .contains_key(key)
+            .map_err(|e| self.err_in(&self.hubs, e))
+    }
+
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
         match self
             .exact
@@ -222,11 +231,11 @@ impl CrawlStore for FjallStore {
         if let Some((seq, text)) = commit.unique_text {
             batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
         }
-        if let Some((seq, anchors)) = commit.unique_anchors {
+        if let Some((seq, keys)) = commit.unique_links {
             batch.insert(
-                &self.anchors,
+                &self.link_keys,
                 seq.to_be_bytes(),
-                crate::encode_anchors(&anchors),
+                crate::encode_keys(&keys),
             );
         }
         for key in commit.seen {
@@ -234,6 +243,9 @@ impl CrawlStore for FjallStore {
         }
         for key in commit.dropped {
             batch.insert(&self.dropped, key, []);
+        }
+        if let Some(key) = commit.hub {
+            batch.insert(&self.hubs, key, []);
         }
         for (key, url_key, url) in commit.enqueued {
             batch.insert(&self.seen, url_key, []);
@@ -283,12 +295,12 @@ impl CrawlStore for FjallStore {
         }
     }
 
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
         Ok(self
-            .anchors
+            .link_keys
             .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.anchors, e))?
-            .map(|v| crate::decode_anchors(&v)))
+            .map_err(|e| self.err_in(&self.link_keys, e))?
+            .map(|v| crate::decode_keys(&v)))
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {

@@ -157,12 +157,14 @@ pub struct Commit {
     pub exact_key: Option<([u8; 16], u64)>,
     /// A unique page's fingerprinted text, kept so later candidates can be verified against it.
     pub unique_text: Option<(u64, String)>,
-    /// A unique page's link anchor texts (hashed), so a later duplicate's links the original
-    /// lacks can be told apart.
-    pub unique_anchors: Option<(u64, Vec<u64>)>,
+    /// A unique page's link keys (where its links lead, see `nearcrawl_dedup::Follow`), so a
+    /// later duplicate's links that lead somewhere new can be told apart.
+    pub unique_links: Option<(u64, Vec<u64>)>,
     /// URLs a duplicate linked to that were neither seen nor queued: the outlinks skipping
     /// dropped. Counted at the end against what was reached another way.
     pub dropped: Vec<UrlKey>,
+    /// The page decided, when it led to new pages (see [`CrawlStore::is_hub`]).
+    pub hub: Option<UrlKey>,
     /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
     pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue.
@@ -254,6 +256,11 @@ pub trait CrawlStore: Send + Sync {
     ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError>;
     /// Whether a URL has been seen (queued or decided).
     fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// Whether the page at this URL led to new pages when it was crawled (its decision
+    /// queued at least the crawl's `dedup.hub_min_links` links no page had led to before):
+    /// a duplicate's link to its counterpart on another site is followed, as that page may
+    /// lead to new pages there too.
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;
     /// The sequence number of the unique page with this exact key.
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError>;
     /// Applies one decision atomically.
@@ -268,8 +275,8 @@ pub trait CrawlStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// The fingerprinted text of unique page `seq`.
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError>;
-    /// The anchor hashes of unique page `seq` (see [`Commit::unique_anchors`]).
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError>;
+    /// The link keys of unique page `seq` (see [`Commit::unique_links`]).
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError>;
     /// How many dropped outlinks (see [`Commit::dropped`]) were never seen otherwise.
     fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.
@@ -294,11 +301,11 @@ pub(crate) fn encode_queued(url: &QueuedUrl) -> Vec<u8> {
     serde_json::to_vec(url).unwrap_or_default()
 }
 
-pub(crate) fn encode_anchors(anchors: &[u64]) -> Vec<u8> {
-    anchors.iter().flat_map(|a| a.to_be_bytes()).collect()
+pub(crate) fn encode_keys(keys: &[u64]) -> Vec<u8> {
+    keys.iter().flat_map(|a| a.to_be_bytes()).collect()
 }
 
-pub(crate) fn decode_anchors(bytes: &[u8]) -> Vec<u64> {
+pub(crate) fn decode_keys(bytes: &[u8]) -> Vec<u64> {
     bytes
         .chunks_exact(8)
         .map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default()))

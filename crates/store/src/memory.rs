@@ -21,8 +21,9 @@ struct Inner {
     records: BTreeMap<u64, Vec<u8>>,
     uniques: BTreeMap<u64, u64>,
     texts: HashMap<u64, String>,
-    anchors: HashMap<u64, Vec<u64>>,
+    link_keys: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
+    hubs: HashSet<UrlKey>,
     counters: HashMap<String, u64>,
 }
 
@@ -78,6 +79,10 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().seen.contains(key))
     }
 
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        Ok(self.lock().hubs.contains(key))
+    }
+
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
         Ok(self.lock().exact.get(key).copied())
     }
@@ -99,10 +104,11 @@ impl CrawlStore for MemoryStore {
         if let Some((seq, text)) = commit.unique_text {
             inner.texts.insert(seq, text);
         }
-        if let Some((seq, anchors)) = commit.unique_anchors {
-            inner.anchors.insert(seq, anchors);
+        if let Some((seq, keys)) = commit.unique_links {
+            inner.link_keys.insert(seq, keys);
         }
         inner.dropped.extend(commit.dropped);
+        inner.hubs.extend(commit.hub);
         inner.seen.extend(commit.seen);
         for (key, url_key, url) in commit.enqueued {
             inner.seen.insert(url_key);
@@ -134,8 +140,8 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().texts.get(&seq).cloned())
     }
 
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
-        Ok(self.lock().anchors.get(&seq).cloned())
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(self.lock().link_keys.get(&seq).cloned())
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {

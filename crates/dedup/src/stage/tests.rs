@@ -169,12 +169,11 @@ fn a_page_of_the_shared_index_is_judged_by_fingerprint_alone() {
     );
 }
 
-/// An HTML page with a body of `sentences` and links with these anchor texts.
-fn html(doc: u64, links: &[&str]) -> Vec<u8> {
+/// A page of document `doc` with these links (href, anchor text).
+fn html_links(doc: u64, links: &[(&str, &str)]) -> Vec<u8> {
     let links: String = links
         .iter()
-        .enumerate()
-        .map(|(i, text)| format!("<a href=\"/l{doc}/{i}\">{text}</a> "))
+        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
         .collect();
     format!(
         "<html><body><article><p>{}</p></article><nav>{links}</nav></body></html>",
@@ -185,7 +184,8 @@ fn html(doc: u64, links: &[&str]) -> Vec<u8> {
 
 #[test]
 fn a_duplicates_links_are_followed_as_configured() {
-    let url = url::Url::parse("http://example.org/a").unwrap();
+    let first_url = url::Url::parse("http://v1.example.org/guide/a.html").unwrap();
+    let copy_url = url::Url::parse("http://v2.example.org/guide/a.html").unwrap();
     let cases = [
         (true, DuplicateOutlinks::New, None),
         (true, DuplicateOutlinks::Skip, Some(Follow::None)),
@@ -200,30 +200,48 @@ fn a_duplicates_links_are_followed_as_configured() {
         };
         let mut stage = stage_with(config, AnalyzerConfig::default());
         let mut kept = MemoryOriginals::default();
-        let page = stage
-            .analyzer()
-            .extract_html(&html(8, &["Next: 3 May", "Home"]), None, &url);
-        let Ok(first) = stage.judge("example.org", page, &kept);
-        let admission = stage.admit(0, "example.org", &first);
+        let page = html_links(
+            8,
+            &[
+                ("/day/2024-05-03", "Next: 3 May"),
+                ("../index.html", "Home"),
+                ("b.html", ""),
+                ("http://elsewhere.example/x", "Elsewhere"),
+            ],
+        );
+        let page = stage.analyzer().extract_html(&page, None, &first_url);
+        let Ok(first) = stage.judge("v1.example.org", page, &kept);
+        let admission = stage.admit(0, "v1.example.org", &first);
         assert_eq!(
-            admission.anchors.is_some(),
+            admission.links.is_some(),
             outlinks == DuplicateOutlinks::New
         );
         kept.keep(admission);
-        let copy = stage.analyzer().extract_html(
-            &html(8, &["Next: 4 May", "Home", "Appendix"]),
-            None,
-            &url,
-        );
-        let Ok(copy) = stage.judge("mirror.example", copy, &kept);
+        let copy = html_links(8, &[("/day/2024-05-04", "Next: 4 May")]);
+        let copy = stage.analyzer().extract_html(&copy, None, &copy_url);
+        let Ok(copy) = stage.judge("v2.example.org", copy, &kept);
         assert!(copy.verdict != Verdict::Unique);
+        let at = |target: &str| copy_url.join(target).unwrap();
+        let follows =
+            |target: &str, anchor: &str| copy.follow.follows(&copy_url, &at(target), anchor);
         match expected {
             Some(follow) => assert_eq!(copy.follow, follow, "{enabled} {outlinks:?}"),
             None => {
-                assert!(copy.follow.follows("Appendix"), "a new anchor is followed");
-                assert!(!copy.follow.follows("Next: 9 May"), "digits masked");
-                assert!(!copy.follow.follows("Home"));
-                assert!(!copy.follow.follows("  "), "no anchor text, no new link");
+                // Where the original's links lead, relative to each site: not followed.
+                assert!(!follows("/index.html", "Home"), "copied navigation");
+                assert!(!follows("/index.html", "Start"), "same target, other text");
+                assert!(!follows("b.html#top", ""), "same target, fragment aside");
+                assert!(!follows("http://elsewhere.example/x", "Elsewhere"));
+                // The calendar's next day: text and target differ only in their digits.
+                assert!(!follows("/day/2024-05-09", "Next: 9 May"), "digits masked");
+                // Somewhere new: followed, whatever the anchor text.
+                assert!(follows("c.html", ""), "a next arrow to a new page");
+                assert!(follows("appendix.html", "Home"), "a new target, known text");
+                assert!(
+                    follows("http://v1.example.org/guide/b.html", ""),
+                    "another host"
+                );
+                assert!(follows("/day/2024-05-04", "Calendar"), "digits, other text");
             }
         }
     }
@@ -278,8 +296,8 @@ impl Originals for Counting<'_> {
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Infallible> {
         self.0.simhash(seq)
     }
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
-        self.0.anchors(seq)
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
+        self.0.link_keys(seq)
     }
 }
 

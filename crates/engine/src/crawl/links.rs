@@ -213,6 +213,10 @@ impl Coordinator {
 pub(super) struct LinkFollowing<'a> {
     /// The dedup stage's rule for this page's links.
     pub(super) follow: &'a Follow,
+    /// The URL the page's links resolve against (its `<base href>` or its own).
+    pub(super) base: Option<&'a Url>,
+    /// The URL of the page this one duplicates, when it was kept by this crawl.
+    pub(super) original: Option<Url>,
     /// Duplicates in a row on the path to this page, this one included.
     pub(super) chain: u32,
     /// The duplicate-chain rule, if it stops this page's links.
@@ -253,7 +257,7 @@ impl Coordinator {
         how: &LinkFollowing<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
-        let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
+        let (mut enqueued, mut dropped, mut trapped, mut via_hub) = (0u32, 0u32, 0u32, 0u32);
         // The rules that fired, each named once (by the first link it stopped).
         let mut fired: Vec<Trap> = how.chain_trap.iter().cloned().collect();
         let mut note = |trap: Trap| {
@@ -272,6 +276,15 @@ impl Coordinator {
         for (link, anchor, link_nofollow) in links {
             if link_nofollow && !follow_nofollow {
                 continue;
+            }
+            let mut follows = how
+                .base
+                .is_none_or(|base| how.follow.follows(base, &link, &anchor));
+            if !follows && let (Some(base), Some(original)) = (how.base, &how.original) {
+                // A link to where the original's leads, relative to each site: followed when
+                // the original's target led to new pages (a release's table of contents).
+                follows = self.counterpart_is_hub(base, original, &link)?;
+                via_hub += u32::from(follows);
             }
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
@@ -293,7 +306,7 @@ impl Coordinator {
                 continue;
             }
             pending.insert(ukey);
-            let skip = how.chain_trap.is_some() || !how.follow.follows(&anchor);
+            let skip = how.chain_trap.is_some() || !follows;
             let at = (entry.depth + 1, seq);
             let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
             match admitted {
@@ -355,11 +368,18 @@ impl Coordinator {
             }
         }
         decided.decision.enqueued = Some(enqueued);
+        let hub_min = self.job.config.dedup.hub_min_links;
+        if hub_min > 0 && enqueued >= hub_min {
+            decided.commit.hub = Some(url_key(&entry.url));
+        }
         if baseline {
             decided.decision.links = Some(graph);
         }
         if *how.follow != Follow::All {
             decided.decision.dropped = Some(dropped);
+        }
+        if via_hub > 0 {
+            decided.decision.via_hub = Some(via_hub);
         }
         if trapped > 0 {
             decided.decision.trapped = Some(trapped);
@@ -369,6 +389,37 @@ impl Coordinator {
             decided.decision.trap = Some(named.join("; "));
         }
         Ok(())
+    }
+}
+
+impl Coordinator {
+    /// Whether the page `target`'s counterpart on the original's site (same path and query
+    /// under the original's scheme, host and port) led to new pages when it was crawled.
+    /// Only for a `target` on the duplicate's own site.
+    fn counterpart_is_hub(
+        &self,
+        page: &Url,
+        original: &Url,
+        target: &Url,
+    ) -> Result<bool, EngineError> {
+        let same_site = page.scheme() == target.scheme()
+            && page.host_str() == target.host_str()
+            && page.port_or_known_default() == target.port_or_known_default();
+        if !same_site || self.job.config.dedup.hub_min_links == 0 {
+            return Ok(false);
+        }
+        let mut counterpart = original.clone();
+        counterpart.set_path(target.path());
+        counterpart.set_query(target.query());
+        counterpart.set_fragment(None);
+        let Ok(counterpart) = CanonicalUrl::from_url(counterpart) else {
+            return Ok(false);
+        };
+        let counterpart = match self.sessions.strip(&counterpart) {
+            Some(stripped) => stripped.url,
+            None => counterpart,
+        };
+        Ok(self.store.is_hub(&url_key(counterpart.as_str()))?)
     }
 }
 

@@ -80,7 +80,7 @@ impl Coordinator {
                 decided.commit.exact_key = Some((key.0.to_be_bytes(), seq));
             }
             decided.commit.unique_text = admission.text.map(|text| (seq, text));
-            decided.commit.unique_anchors = admission.anchors.map(|anchors| (seq, anchors));
+            decided.commit.unique_links = admission.links.map(|keys| (seq, keys));
         } else {
             decided.decision.distance = judgement.distance;
             decided.decision.similarity = judgement
@@ -144,6 +144,15 @@ impl Coordinator {
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         let follow = links::LinkFollowing {
             follow,
+            base: analysis.facts.as_ref().map(|f| &f.base),
+            original: match judgement.original {
+                Some(nearcrawl_dedup::Original::Kept(_)) => decided
+                    .decision
+                    .duplicate_of
+                    .as_deref()
+                    .and_then(|u| Url::parse(u).ok()),
+                _ => None,
+            },
             chain,
             chain_trap,
             duplicate_of_host: duplicate.then_some(host.as_str()),
@@ -198,7 +207,7 @@ impl Coordinator {
 }
 
 /// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
-/// anchors of the unique pages it admitted.
+/// link keys of the unique pages it admitted.
 struct StoreOriginals<'a>(&'a dyn CrawlStore);
 
 impl Originals for StoreOriginals<'_> {
@@ -212,7 +221,7 @@ impl Originals for StoreOriginals<'_> {
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
         Ok(self.0.unique_simhash(seq)?.map(Fingerprint::new))
     }
-    fn anchors(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
-        Ok(self.0.anchors(seq)?)
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
+        Ok(self.0.link_keys(seq)?)
     }
 }
