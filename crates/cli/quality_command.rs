@@ -5,6 +5,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use nearcrawl_quality::{
     RealSize, RealWeb, RunConfig, Source, WebConfig, local_crawl_config, run, run_pairs, run_real,
+    run_real_pairs,
 };
 
 use crate::config::Config;
@@ -56,17 +57,7 @@ pub fn quality(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    if pairs {
-        let report = runtime.block_on(run_pairs(&run_config, &out))?;
-        print!("{}", report.summary());
-        println!(
-            "pairs: {}  plot: {}",
-            out.join("pairs.json").display(),
-            out.join("pr-curve.svg").display()
-        );
-        return Ok(());
-    }
-    let measures = match real {
+    let real = match real {
         Some(name) => {
             let Some(web) = RealWeb::parse(name) else {
                 let names: Vec<&str> = RealWeb::ALL.iter().map(|w| w.name()).collect();
@@ -76,8 +67,25 @@ pub fn quality(
                 "small" => RealSize::Small(SMALL_REAL_PAGES),
                 _ => RealSize::Full,
             };
-            runtime.block_on(run_real(web, size, &run_config, &out))?
+            Some((web, size))
         }
+        None => None,
+    };
+    if pairs {
+        let report = match real {
+            Some((web, size)) => runtime.block_on(run_real_pairs(web, size, &run_config, &out))?,
+            None => runtime.block_on(run_pairs(&run_config, &out))?,
+        };
+        print!("{}", report.summary());
+        println!(
+            "pairs: {}  plot: {}",
+            out.join("pairs.json").display(),
+            out.join("pr-curve.svg").display()
+        );
+        return Ok(());
+    }
+    let measures = match real {
+        Some((web, size)) => runtime.block_on(run_real(web, size, &run_config, &out))?,
         None => runtime.block_on(run(&run_config, &out))?,
     };
     print!("{}", measures.summary());

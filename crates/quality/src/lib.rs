@@ -24,10 +24,12 @@ mod web;
 
 pub use crate::corpus::{Corpus, CorpusError, Source};
 pub use crate::measure::{KindCounts, Labels, Measures, measure};
-pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs};
+pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs, measure_real_pairs};
 pub use crate::real::{
     RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,
 };
-pub use crate::run::{RunConfig, RunError, local_crawl_config, run, run_pairs, run_real};
+pub use crate::run::{
+    RunConfig, RunError, local_crawl_config, run, run_pairs, run_real, run_real_pairs,
+};
 pub use crate::truth::{Kind, PageTruth, Truth};
 pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

@@ -7,6 +7,7 @@ use nearcrawl_dedup::{Analyzer, PageAnalysis};
 use nearcrawl_verify::{Verifier, VerifyConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::real::RealLabelledWeb;
 use crate::truth::Kind;
 use crate::web::LabelledWeb;
 
@@ -25,6 +26,9 @@ pub struct MeasuredPair {
     pub resemblance: f64,
     /// LCS contain rate.
     pub containment: f64,
+    /// The truth's diff ratio of the two main texts (real webs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
 }
 
 /// A point of a precision-recall curve.
@@ -172,8 +176,18 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
             distance: pa.3.simhash.distance(pb.3.simhash),
             resemblance: v.resemblance,
             containment: v.contained,
+            ratio: None,
         });
     }
+    report_of(measured, defaults, default_by_kind)
+}
+
+/// The curves over measured pairs, and the defaults' figures.
+fn report_of(
+    measured: Vec<MeasuredPair>,
+    defaults: VerifyConfig,
+    default_by_kind: BTreeMap<Kind, (usize, usize)>,
+) -> PairReport {
     let curve_over = |pairs: &[&MeasuredPair],
                       thresholds: &[f64],
                       predict: &dyn Fn(&MeasuredPair, f64) -> bool|
@@ -230,6 +244,104 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
         default_by_kind,
         pairs: measured,
     }
+}
+
+/// Labelled pairs drawn from a real web, measured with `analyzer`: every page with each of its
+/// counterparts on the other sites, and with the pages the index would bring up as candidates
+/// (its nearest simhash, and those sharing most sentence fingerprints with it). Labels from
+/// the truth's diff ratio: duplicate at 0.8 or more, distinct at 0.5 or less, others left out.
+pub fn measure_real_pairs(web: &RealLabelledWeb, analyzer: &Analyzer) -> PairReport {
+    let mut pages: Vec<(String, Kind, PageAnalysis)> = Vec::new();
+    for (url, truth) in web.truth.pages() {
+        if truth.kind == Kind::Empty {
+            continue;
+        }
+        let (Some((body, content_type)), Ok(parsed)) = (web.body(&url), url::Url::parse(&url))
+        else {
+            continue;
+        };
+        let analysis = if content_type.starts_with("text/html") {
+            analyzer.analyze_html(&body, Some(&content_type), &parsed)
+        } else {
+            analyzer.analyze_text(&String::from_utf8_lossy(&body))
+        };
+        pages.push((url, truth.kind, analysis));
+    }
+    let index: HashMap<&str, usize> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.0.as_str(), i))
+        .collect();
+    let mut chosen: Vec<(usize, usize)> = Vec::new();
+    let config = nearcrawl_dedup::stage_sentence_config();
+    let mut sentences = nearcrawl_verify::CandidateIndex::new(Default::default());
+    let fingerprints: Vec<_> = pages
+        .iter()
+        .map(|p| nearcrawl_verify::sentence_fingerprints(&p.2.text, &config))
+        .collect();
+    for (i, f) in fingerprints.iter().enumerate() {
+        sentences.insert(i as u64, "web", f);
+    }
+    for (a, page) in pages.iter().enumerate() {
+        for other in web.truth.counterparts(&page.0) {
+            if let Some(&b) = index.get(other.as_str()) {
+                chosen.push((a.min(b), a.max(b)));
+            }
+        }
+        let nearest = (0..pages.len())
+            .filter(|&b| b != a)
+            .min_by_key(|&b| page.2.simhash.distance(pages[b].2.simhash));
+        chosen.extend(nearest.map(|b| (a.min(b), a.max(b))));
+        for (b, _) in sentences.candidates(&fingerprints[a]).into_iter().take(5) {
+            let b = b as usize;
+            if b != a {
+                chosen.push((a.min(b), a.max(b)));
+            }
+        }
+    }
+    chosen.sort_unstable();
+    chosen.dedup();
+    let mut open = Verifier::new(VerifyConfig {
+        min_resemblance: 0.0,
+        min_containment: 0.0,
+        ..analyzer.config().verify_config
+    });
+    let defaults = analyzer.config().verify_config;
+    let mut measured = Vec::new();
+    let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
+    for (a, b) in chosen {
+        let (pa, pb) = (&pages[a], &pages[b]);
+        let Some(ratio) = web.truth.pair_ratio(&pa.0, &pb.0) else {
+            continue;
+        };
+        let duplicate = if ratio >= crate::real::NEAR_RATIO {
+            true
+        } else if ratio <= crate::real::DISTINCT_RATIO {
+            false
+        } else {
+            continue;
+        };
+        let v = open.verify(&pa.2.units(), &pb.2.units());
+        let kind = if pa.1 == Kind::RealFirst { pb.1 } else { pa.1 };
+        if duplicate {
+            let entry = default_by_kind.entry(kind).or_default();
+            entry.0 += 1;
+            if v.resemblance >= defaults.min_resemblance || v.contained >= defaults.min_containment
+            {
+                entry.1 += 1;
+            }
+        }
+        measured.push(MeasuredPair {
+            urls: (pa.0.clone(), pb.0.clone()),
+            duplicate,
+            kind,
+            distance: pa.2.simhash.distance(pb.2.simhash),
+            resemblance: v.resemblance,
+            containment: v.contained,
+            ratio: Some(ratio),
+        });
+    }
+    report_of(measured, defaults, default_by_kind)
 }
 
 fn same_site(a: &str, b: &str) -> bool {

@@ -11,8 +11,9 @@
 //! The truth ([`RealTruth`]) reads each page's main region as the site's own markup marks it
 //! (Sphinx's `div[role=main]`, the DocBook chapter and section `div`s under `<body>`),
 //! splits it into words (CJK characters one by one), and compares two pages by the diff ratio
-//! of their word sequences, 2 x matched / total (Myers' diff, as `difflib`'s ratio counts
-//! matches): near at 0.8 or more, distinct at 0.5 or less, unknown between. Pages of one site
+//! of their word sequences, 2 x matched / total as `difflib` counts it, with the matched words
+//! the longest common subsequence (Myers' diff without heuristics, crate `similar`): near at
+//! 0.8 or more, distinct at 0.5 or less, unknown between. Pages of one site
 //! whose main texts nearly match each other are unknown (which of them is "the" original is a
 //! matter of taste), and so are pages with fewer than [`MIN_TRUTH_WORDS`] words.
 
@@ -188,11 +189,24 @@ pub struct RealLabelledWeb {
     pub seeds: String,
 }
 
+impl RealLabelledWeb {
+    /// The body and content type served at `url`, if it is a page of the web.
+    pub fn body(&self, url: &str) -> Option<(Vec<u8>, String)> {
+        let site = self.sites.iter().find(|s| url.starts_with(&s.url("/")))?;
+        let reply = site.site.reply(&url[site.url("").len()..]);
+        let content_type = reply
+            .headers
+            .iter()
+            .find(|(n, _)| n == "content-type")
+            .map(|(_, v)| v.clone())?;
+        (reply.status == 200).then_some((reply.body, content_type))
+    }
+}
+
 /// A file of a site, as served.
 struct SiteFile {
     path: String,
     bytes: Vec<u8>,
-    html: bool,
 }
 
 /// Serves `web` on 127.0.0.`first_address` and the addresses after it, and computes its truth.
@@ -225,18 +239,8 @@ pub async fn build_real(
         let mut site_pages = Vec::new();
         for path in &kept {
             let file = &files[path];
-            let content_type = if file.html {
-                "text/html; charset=utf-8"
-            } else {
-                "text/plain; charset=utf-8"
-            };
-            site.insert(path, Reply::ok(content_type, file.bytes.clone()));
-            let text = String::from_utf8_lossy(&file.bytes);
-            let words = if file.html {
-                main_words(&text, &selector)
-            } else {
-                words(&text)
-            };
+            site.insert(path, Reply::html(String::from_utf8_lossy(&file.bytes)));
+            let words = main_words(&String::from_utf8_lossy(&file.bytes), &selector);
             let rel = path
                 .strip_prefix(source.prefix.as_str())
                 .unwrap_or(path)
@@ -266,7 +270,7 @@ pub async fn build_real(
     })
 }
 
-/// The files of a site: HTML pages and text files (Sphinx's `_sources`), by served path.
+/// The HTML pages of a site, by served path.
 fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>, RealWebError> {
     let mut files = HashMap::new();
     let dirs: Vec<PathBuf> = if source.dirs.is_empty() {
@@ -290,9 +294,9 @@ fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>, RealWebEr
                 stack.push(path);
                 continue;
             }
-            let name = path.to_string_lossy();
-            let html = name.ends_with(".html");
-            if !html && !name.ends_with(".txt") {
+            // HTML pages only: Sphinx's `_sources/*.txt` would make every page a near-duplicate
+            // of its own source on the same site.
+            if !path.to_string_lossy().ends_with(".html") {
                 continue;
             }
             let bytes = std::fs::read(&path)
@@ -303,7 +307,6 @@ fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>, RealWebEr
                 SiteFile {
                     path: served,
                     bytes,
-                    html,
                 },
             );
         }
@@ -334,7 +337,7 @@ fn first_pages(files: &HashMap<String, SiteFile>, seed: &str, n: usize) -> HashS
         let Some(file) = files.get(&path) else {
             continue;
         };
-        if !kept.insert(path.clone()) || !file.html {
+        if !kept.insert(path.clone()) {
             continue;
         }
         let Ok(here) = base.join(&file.path) else {
@@ -425,6 +428,7 @@ struct TruthPage {
 pub struct RealTruth {
     pages: HashMap<String, (PageTruth, usize)>,
     words: Vec<Vec<u64>>,
+    rels: Vec<String>,
     ratios: Mutex<HashMap<(usize, usize), f64>>,
 }
 
@@ -463,8 +467,10 @@ pub fn sequence_ratio(a: &[u64], b: &[u64]) -> f64 {
     if bound <= DISTINCT_RATIO {
         return bound;
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, a, b, Some(deadline));
+    // Myers' diff without heuristics: the longest common subsequence itself (difflib's
+    // matching blocks find a common subsequence, not always the longest).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let ops = capture_diff_slices_deadline(Algorithm::RawMyers, a, b, Some(deadline));
     f64::from(diff_ratio(&ops, a.len(), b.len()))
 }
 
@@ -474,6 +480,7 @@ impl RealTruth {
         let mut truth = RealTruth {
             pages: HashMap::new(),
             words,
+            rels: pages.iter().map(|p| p.rel.clone()).collect(),
             ratios: Mutex::new(HashMap::new()),
         };
         // Pages of one site that nearly match each other: unknown.
@@ -540,6 +547,28 @@ impl RealTruth {
                 }
             }
         }
+        // A page without counterpart may be an earlier page renamed: near any page of an
+        // earlier site.
+        for i in 0..pages.len() {
+            if kinds[i] != Kind::RealNew {
+                continue;
+            }
+            let li = truth.words[i].len();
+            let renamed = (0..pages.len()).find(|&j| {
+                let lj = truth.words[j].len();
+                pages[j].site < pages[i].site
+                    && (2 * li.min(lj)) as f64 / ((li + lj).max(1)) as f64 > NEAR_RATIO
+                    && truth.ratio(i, j) >= NEAR_RATIO
+            });
+            if let Some(j) = renamed {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+                kinds[i] = Kind::Renamed;
+                if ambiguous.contains(&j) {
+                    ambiguous.insert(i);
+                }
+            }
+        }
         for (i, p) in pages.iter().enumerate() {
             let group = root(&mut parent, i) as u64;
             let scored = !ambiguous.contains(&i)
@@ -586,6 +615,33 @@ impl RealTruth {
         Some(self.ratio(*i, *j))
     }
 
+    /// Every page with its truth, by URL.
+    pub fn pages(&self) -> Vec<(String, PageTruth)> {
+        let mut pages: Vec<(String, PageTruth)> = self
+            .pages
+            .iter()
+            .map(|(url, (t, _))| (url.clone(), *t))
+            .collect();
+        pages.sort_by(|a, b| a.0.cmp(&b.0));
+        pages
+    }
+
+    /// The counterparts of a page: the same page on the other sites.
+    pub fn counterparts(&self, url: &str) -> Vec<String> {
+        let Some((_, i)) = self.pages.get(url) else {
+            return Vec::new();
+        };
+        let rel = &self.rels[*i];
+        let mut found: Vec<String> = self
+            .pages
+            .iter()
+            .filter(|(u, (_, j))| *j != *i && self.rels[*j] == *rel && u.as_str() != url)
+            .map(|(u, _)| u.clone())
+            .collect();
+        found.sort();
+        found
+    }
+
     /// Pages in the truth.
     pub fn len(&self) -> usize {
         self.pages.len()
@@ -614,7 +670,7 @@ impl RealTruth {
 
 fn kind_rank(kind: Kind) -> u8 {
     match kind {
-        Kind::Unchanged | Kind::Untranslated => 4,
+        Kind::Unchanged | Kind::Untranslated | Kind::Renamed => 4,
         Kind::Edited => 3,
         Kind::Rewritten => 2,
         Kind::RealFirst => 1,

@@ -126,6 +126,35 @@ pub async fn run_real(
     Ok(measure(&dedup, &baseline, &served.truth))
 }
 
+/// Serves a real web and measures `nearcrawl compare` on labelled pairs drawn from it;
+/// writes `out/pairs.json` and `out/pr-curve.svg`.
+pub async fn run_real_pairs(
+    web: RealWeb,
+    size: RealSize,
+    config: &RunConfig,
+    out: &Path,
+) -> Result<crate::pairs::PairReport, RunError> {
+    let served = build_real(web, size, 60)
+        .await
+        .map_err(|e| RunError::Other(format!("{}: {e}", web.name())))?;
+    let analyzer = nearcrawl_dedup::Analyzer::new(config.analyzer.clone());
+    let report = crate::pairs::measure_real_pairs(&served, &analyzer);
+    write_pairs(&report, out)?;
+    Ok(report)
+}
+
+fn write_pairs(report: &crate::pairs::PairReport, out: &Path) -> Result<(), RunError> {
+    let write = |name: &str, text: String| {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))
+    };
+    write(
+        "pairs.json",
+        serde_json::to_string_pretty(report).unwrap_or_default(),
+    )?;
+    write("pr-curve.svg", report.svg())
+}
+
 fn read_records(dir: &Path) -> Result<Vec<Record>, RunError> {
     let path = dir.join("records.jsonl");
     let text = std::fs::read_to_string(&path)
@@ -152,14 +181,6 @@ pub async fn run_pairs(
         .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
     let analyzer = nearcrawl_dedup::Analyzer::new(config.analyzer.clone());
     let report = crate::pairs::measure_pairs(&web, &analyzer);
-    let write = |name: &str, text: String| {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| RunError::Other(format!("{}: {e}", path.display())))
-    };
-    write(
-        "pairs.json",
-        serde_json::to_string_pretty(&report).unwrap_or_default(),
-    )?;
-    write("pr-curve.svg", report.svg())?;
+    write_pairs(&report, out)?;
     Ok(report)
 }

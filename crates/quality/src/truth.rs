@@ -50,6 +50,8 @@ pub enum Kind {
     Unchanged,
     /// Real webs: a page of a translation whose counterpart is near (untranslated).
     Untranslated,
+    /// Real webs: a page without counterpart, near a page of an earlier site (renamed).
+    Renamed,
     /// Real webs: a page whose nearest counterpart is between near and distinct: not scored.
     Edited,
     /// Real webs: a page of a later site whose counterparts are distinct (rewritten,

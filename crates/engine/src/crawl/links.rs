@@ -280,11 +280,13 @@ impl Coordinator {
             let mut follows = how
                 .base
                 .is_none_or(|base| how.follow.follows(base, &link, &anchor));
+            let mut by_hub = false;
             if !follows && let (Some(base), Some(original)) = (how.base, &how.original) {
                 // A link to where the original's leads, relative to each site: followed when
                 // the original's target led to new pages (a release's table of contents).
-                follows = self.counterpart_is_hub(base, original, &link)?;
-                via_hub += u32::from(follows);
+                by_hub = self.counterpart_is_hub(base, original, &link)?;
+                follows = by_hub;
+                via_hub += u32::from(by_hub);
             }
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
@@ -357,7 +359,13 @@ impl Coordinator {
                         url: url.to_string(),
                         depth: entry.depth + 1,
                         parent: Some(seq),
-                        duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
+                        // A hub's counterpart starts a new chain: a new release's pages are
+                        // duplicates all the way down to its new ones.
+                        duplicates: if by_hub {
+                            0
+                        } else {
+                            u8::try_from(how.chain).unwrap_or(u8::MAX)
+                        },
                         patterns: patterns.into_pairs(),
                         ..QueuedUrl::default()
                     };
