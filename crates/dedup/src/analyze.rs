@@ -34,6 +34,19 @@ pub struct AnalyzerConfig {
     pub max_links: usize,
 }
 
+/// The LCS verification's thresholds as the crawl uses them: the paper's window and slope,
+/// and thresholds chosen on real documentation (the tuning webs of `nearcrawl quality`, see
+/// docs/QUALITY.md) instead of the paper's r 0.28 or c 0.7, which call a heavily rewritten
+/// chapter or two manual pages sharing their option lists near: similar when the resemble
+/// rate r reaches 0.45, or when the shorter page lies wholly inside the other (c = 1).
+pub fn verify_config() -> VerifyConfig {
+    VerifyConfig {
+        min_resemblance: 0.45,
+        min_containment: 1.0,
+        ..VerifyConfig::default()
+    }
+}
+
 /// Default [`AnalyzerConfig::max_text_bytes`]: 512 KiB, a long book chapter.
 pub const MAX_TEXT_BYTES: usize = 512 << 10;
 /// Default [`AnalyzerConfig::max_links`]: above the 27,998 links of the largest page of
@@ -49,7 +62,7 @@ impl Default for AnalyzerConfig {
             max_distance: 3,
             shingle_width: 4,
             verify: true,
-            verify_config: VerifyConfig::default(),
+            verify_config: verify_config(),
             max_text_bytes: MAX_TEXT_BYTES,
             max_links: MAX_LINKS,
         }
@@ -77,7 +90,18 @@ pub struct PageAnalysis {
     pub exact_key: ExactKey,
     /// The length of the text before it was cut at `max_text_bytes`, if it was.
     pub text_cut_from: Option<usize>,
+    /// Set when the page has too little text of its own for a resemblance to mean anything
+    /// (fewer than 100 characters once its host's template is removed, or fewer than
+    /// [`MIN_NEAR_TOKENS`] tokens): the characters it has. Such a page is only ever an exact
+    /// duplicate, judged over its title, text and link targets.
+    pub little_text: Option<usize>,
+    /// For a page with little text: the exact key of its main text, before its title and
+    /// link targets were added.
+    pub main_key: Option<ExactKey>,
 }
+
+/// Fewer tokens than this, and a page is judged by exact key only.
+pub const MIN_NEAR_TOKENS: usize = 30;
 
 impl PageAnalysis {
     /// One hash per token (stop words included): the units of LCS verification.
@@ -195,7 +219,10 @@ impl Analyzer {
         let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
         let simhash = simhash(simhash_input(&features));
         let exact_key = ExactKey::of(&tokens);
+        let little_text = (tokens.len() < MIN_NEAR_TOKENS).then(|| text.chars().count());
         PageAnalysis {
+            little_text,
+            main_key: None,
             facts: None,
             encoding: "UTF-8",
             extraction: None,

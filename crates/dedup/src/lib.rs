@@ -43,7 +43,8 @@ mod config;
 mod stage;
 
 pub use crate::analyze::{
-    Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, PageAnalysis,
+    Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, MIN_NEAR_TOKENS, PageAnalysis,
+    verify_config,
 };
 pub use crate::compare::{Comparison, compare};
 pub use crate::config::{

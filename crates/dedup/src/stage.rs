@@ -25,7 +25,8 @@ use url::Url;
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
 
-/// Fewer characters of its own than this, and a page is its template.
+/// Fewer characters of its own than this (once its host's template is removed), and a page
+/// is judged by exact key only ([`PageAnalysis::little_text`]).
 const MIN_OWN_TEXT: usize = 100;
 
 /// Kept pages whose verification units stay in memory (a few kB each): the originals
@@ -338,8 +339,11 @@ impl DedupStage {
             sentence_config: stage_sentence_config(),
             pages: PageAnalyzer {
                 analyzer,
+                // A block is the host's template once it is on most of its pages, and on 3
+                // at least: a story copied once on its own host is not.
                 templates: Arc::new(Mutex::new(TemplateModel::new(TemplateConfig {
                     min_pages: 2,
+                    min_block_pages: 3,
                     min_share: 0.6,
                     ..TemplateConfig::default()
                 }))),
@@ -493,6 +497,22 @@ impl DedupStage {
                 similarity: 1.0,
             }));
         }
+        if analysis.little_text.is_some() {
+            // Too few words of its own for a resemblance to mean anything: exact copies only.
+            // A kept page with the same main text counts (kept pages with little text are
+            // keyed by their title, text and link targets, so these never match each other).
+            if let Some(key) = analysis.main_key
+                && let Some(seq) = originals.exact(key)?
+            {
+                return Ok(Some(Found {
+                    verdict: Verdict::Exact,
+                    original: Original::Kept(seq),
+                    distance: None,
+                    similarity: 1.0,
+                }));
+            }
+            return Ok(None);
+        }
         let max_candidates = self.config.max_candidates.max(1);
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
@@ -608,8 +628,9 @@ impl PageAnalyzer {
 
     /// The page as the stage fingerprints it: the host's template model learns its blocks,
     /// and its text loses them (main text without template blocks; when extraction chose
-    /// only template, the page's own blocks; when even those are short, the page is its
-    /// template and keeps its main text). Then tokenized, once.
+    /// only template, the page's own blocks). When even those are short, the page has
+    /// [little text](PageAnalysis::little_text) and is fingerprinted by its title, main text
+    /// and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
         if let Some(extraction) = &page.extraction {
             // A panic elsewhere cannot leave the counts half-updated in a way that matters.
@@ -633,12 +654,49 @@ impl PageAnalyzer {
                 text = own(false);
             }
             drop(templates);
-            if text.chars().count() >= MIN_OWN_TEXT {
+            let own_chars = text.chars().count();
+            if own_chars >= MIN_OWN_TEXT {
                 page.text = text;
+            } else {
+                // Too little text of its own to compare: judged by exact key only, over what
+                // the page does have (its title, its text, where its links lead, digits
+                // masked), so two section index pages of one manual are not "exact" copies
+                // of each other.
+                // Its main text's own key still finds a kept page it copies whole (a story
+                // copied on its own host, whose blocks the model now calls template).
+                let main_key = ExactKey::of(&nearcrawl_text::tokenize(&page.text));
+                page.text = little_text_key(&page);
+                let mut analysis = self.analyzer.analyze(page);
+                analysis.little_text = Some(own_chars);
+                analysis.main_key = Some(main_key);
+                return analysis;
             }
         }
         self.analyzer.analyze(page)
     }
+}
+
+/// The text a page with little text of its own is judged by: its title, its text and the
+/// targets of its links (path and query, in order), digits masked (two days of an empty
+/// calendar are copies; two section index pages of a manual are not).
+fn little_text_key(page: &Extracted) -> String {
+    let mut key = String::new();
+    if let Some(facts) = &page.facts {
+        key.push_str(facts.title.as_deref().unwrap_or_default());
+        key.push('\n');
+    }
+    key.push_str(&page.text);
+    if let Some(facts) = &page.facts {
+        for link in &facts.links {
+            key.push('\n');
+            key.push_str(link.url.path());
+            if let Some(query) = link.url.query() {
+                key.push('?');
+                key.push_str(query);
+            }
+        }
+    }
+    mask_digits(&key)
 }
 
 /// A duplicate found, before its distance and outlinks are worked out.

@@ -146,6 +146,11 @@ pub struct Record {
     /// first `max_text_bytes` were fingerprinted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_cut_from: Option<u64>,
+    /// The page had too little text of its own to be compared (fewer than 100 characters
+    /// once its host's template was removed, or fewer than 30 tokens): the characters it had.
+    /// It was judged by exact key only, over its title, text and link targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub little_text: Option<u64>,
     /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
     /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +216,7 @@ impl Record {
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
+            little_text: None,
             links: None,
             parent: None,
             canonical: None,
@@ -247,6 +253,7 @@ pub(crate) struct Decision {
     pub(crate) trapped: Option<u32>,
     pub(crate) links_over_cap: Option<u32>,
     pub(crate) text_cut_from: Option<u64>,
+    pub(crate) little_text: Option<u64>,
     pub(crate) links: Option<Vec<String>>,
     pub(crate) canonical: Option<String>,
     pub(crate) robots: Vec<String>,
@@ -275,6 +282,7 @@ impl Decision {
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
+            little_text: None,
             links: None,
             canonical: None,
             robots: Vec::new(),
@@ -318,6 +326,7 @@ impl Record {
             trapped: d.trapped,
             links_over_cap: d.links_over_cap,
             text_cut_from: d.text_cut_from,
+            little_text: d.little_text,
             links: d.links,
             parent: entry.parent,
             canonical: d.canonical,

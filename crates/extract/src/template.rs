@@ -20,6 +20,8 @@ pub struct TemplateConfig {
     pub min_pages: u32,
     /// Share of the host's pages a block must appear on.
     pub min_share: f32,
+    /// Pages a block must appear on (a story copied once on its own host is not template).
+    pub min_block_pages: u32,
     /// Distinct blocks remembered per host; when full, blocks seen on only one page are
     /// forgotten, so memory stays bounded on hosts with endless unique text.
     pub max_blocks_per_host: usize,
@@ -30,6 +32,7 @@ impl Default for TemplateConfig {
         TemplateConfig {
             min_pages: 4,
             min_share: 0.5,
+            min_block_pages: 2,
             max_blocks_per_host: 20_000,
         }
     }
@@ -90,7 +93,13 @@ impl TemplateModel {
 
     /// Whether a block with this text is part of `host`'s template.
     pub fn is_template(&self, host: &str, text: &str) -> bool {
-        self.pages(host) >= self.config.min_pages && self.share(host, text) >= self.config.min_share
+        let Some(h) = self.hosts.get(host) else {
+            return false;
+        };
+        let on = h.seen.get(&block_key(text)).copied().unwrap_or(0);
+        h.pages >= self.config.min_pages
+            && on >= self.config.min_block_pages
+            && on as f32 >= self.config.min_share * h.pages as f32
     }
 
     /// The main-content blocks of `extraction` that are not template, or, when extraction

@@ -131,7 +131,7 @@ impl RealWeb {
                 .iter()
                 .map(|lang| SiteSource {
                     root: PathBuf::from("/usr/share/doc/debian-handbook/html"),
-                    dirs: vec![lang, "Common_Content"],
+                    dirs: vec![lang],
                     seed: format!("/{lang}/index.html"),
                     prefix: format!("/{lang}"),
                 })

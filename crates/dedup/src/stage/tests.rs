@@ -92,10 +92,10 @@ fn a_heavily_edited_copy_is_found_through_its_shared_sentences() {
     let (mut stage, mut kept) = (stage(), MemoryOriginals::default());
     let original = document(3, 20);
     keep(&mut stage, &mut kept, 0, &original);
-    // The second half rewritten: the simhash moves far, the first half's sentences stay.
+    // The last quarter rewritten: the simhash moves far, the other sentences stay.
     let edited: String = (0..20)
         .map(|i| {
-            if i < 10 {
+            if i < 15 {
                 sentence(3, i)
             } else {
                 sentence(99, i)

@@ -141,6 +141,7 @@ impl Coordinator {
             .map(|f| f.links_over_cap)
             .filter(|n| *n > 0);
         decided.decision.text_cut_from = analysis.text_cut_from.map(|n| n as u64);
+        decided.decision.little_text = analysis.little_text.map(|n| n as u64);
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         let follow = links::LinkFollowing {
             follow,
