@@ -628,7 +628,8 @@ impl PageAnalyzer {
 
     /// The page as the stage fingerprints it: the host's template model learns its blocks,
     /// and its text loses them (main text without template blocks; when extraction chose
-    /// only template, the page's own blocks). When even those are short, the page has
+    /// little or only template, all the page's blocks but the template). When even that text
+    /// is short, the page has
     /// [little text](PageAnalysis::little_text) and is fingerprinted by its title, main text
     /// and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
@@ -651,6 +652,8 @@ impl PageAnalyzer {
             };
             let mut text = own(true);
             if text.chars().count() < MIN_OWN_TEXT {
+                // Extraction chose little or only template (a listing, whose links it drops):
+                // the page's other blocks are its own too.
                 text = own(false);
             }
             drop(templates);
