@@ -173,24 +173,25 @@ const MIN_ALIGNED: usize = 3;
 
 impl Follow {
     /// Whether the link from `page` to `target` with this anchor text is followed. With
-    /// [`Follow::NewLinks`], never when a link of the original has the same anchor text and
-    /// target with their digits masked (a calendar's "Next: 4 May" to `/day/2024-05-04` where
-    /// the original had "Next: 3 May" to `/day/2024-05-03`); otherwise by [`LinkMatch`]:
-    /// when no link of the original leads to the same place (same path and query on the
-    /// page's own host, the same URL elsewhere; fragments aside), or when the link has anchor
-    /// text none of the original's links has.
+    /// [`Follow::NewLinks`], by [`LinkMatch`]: when no link of the original leads to the same
+    /// place (same path and query on the page's own host, the same URL elsewhere; fragments
+    /// aside), or when the link has anchor text that no link of the original has, digits
+    /// masked (a calendar's "Next: 4 May" is the original's "Next: 3 May"). A calendar's next
+    /// day leads somewhere new, as does a manual's next release's new chapter: the trap rules
+    /// (`[traps]`) contain the first.
     pub fn follows(&self, page: &Url, target: &Url, anchor: &str) -> bool {
         match self {
             Follow::All => true,
             Follow::None => false,
             Follow::NewLinks { known, by } => {
                 let [exact, masked, text] = link_key_triple(page, target, anchor);
-                if known.contains(&masked) {
-                    return false;
-                }
                 match by {
                     LinkMatch::Target => !known.contains(&exact),
-                    LinkMatch::Anchor => !anchor.trim().is_empty() && !known.contains(&text),
+                    LinkMatch::Anchor => {
+                        !anchor.trim().is_empty()
+                            && !known.contains(&text)
+                            && !known.contains(&masked)
+                    }
                 }
             }
         }

@@ -232,9 +232,9 @@ fn a_duplicates_links_are_followed_as_configured() {
                 assert!(!follows("/index.html", "Start"), "same target, other text");
                 assert!(!follows("b.html#top", ""), "same target, fragment aside");
                 assert!(!follows("http://elsewhere.example/x", "Elsewhere"));
-                // The calendar's next day: text and target differ only in their digits.
-                assert!(!follows("/day/2024-05-09", "Next: 9 May"), "digits masked");
-                // Somewhere new: followed, whatever the anchor text.
+                // Somewhere new: followed, whatever the anchor text (a calendar's next day
+                // too: the trap rules contain those).
+                assert!(follows("/day/2024-05-09", "Next: 9 May"), "a new day");
                 assert!(follows("c.html", ""), "a next arrow to a new page");
                 assert!(follows("appendix.html", "Home"), "a new target, known text");
                 assert!(
@@ -245,6 +245,58 @@ fn a_duplicates_links_are_followed_as_configured() {
             }
         }
     }
+}
+
+#[test]
+fn a_mirrors_links_are_matched_by_anchor_text() {
+    let mut stage = stage();
+    let mut kept = MemoryOriginals::default();
+    let origin = url::Url::parse("http://origin.example/list").unwrap();
+    let titles = ["Rivers", "Glaciers", "Deltas", "Canyons"];
+    let links: Vec<(String, &str)> = titles
+        .iter()
+        .map(|t| (format!("/article/{}.html", t.to_lowercase()), *t))
+        .collect();
+    let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
+    let page = stage
+        .analyzer()
+        .extract_html(&html_links(8, &links), None, &origin);
+    let Ok(first) = stage.judge("origin.example", page, &kept);
+    kept.keep(stage.admit(0, "origin.example", &first));
+    // The mirror's URL scheme differs: the same titles lead to other paths.
+    let mirror = url::Url::parse("http://mirror.example/page/0").unwrap();
+    let links: Vec<(String, &str)> = titles
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("/m/story.php?id={i}"), *t))
+        .collect();
+    let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
+    let copy = stage
+        .analyzer()
+        .extract_html(&html_links(8, &links), None, &mirror);
+    let Ok(copy) = stage.judge("mirror.example", copy, &kept);
+    assert!(
+        matches!(
+            &copy.follow,
+            Follow::NewLinks {
+                by: LinkMatch::Anchor,
+                ..
+            }
+        ),
+        "{:?}",
+        copy.verdict
+    );
+    let at = |target: &str| mirror.join(target).unwrap();
+    let follows = |target: &str, anchor: &str| copy.follow.follows(&mirror, &at(target), anchor);
+    assert!(!follows("/m/story.php?id=0", "Rivers"), "a copied item");
+    assert!(
+        follows("/m/story.php?id=9", "Moraines"),
+        "an item the origin lacks"
+    );
+    assert!(
+        !follows("/m/story.php?id=8", ""),
+        "no text, nothing new to tell"
+    );
 }
 
 #[test]
