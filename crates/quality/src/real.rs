@@ -446,6 +446,12 @@ fn word_ids(words: &[String]) -> Vec<u64> {
 /// The diff ratio of two word sequences: 2 x matched words / total words (1 for two empty
 /// texts). A multiset bound first: pages that cannot reach `DISTINCT_RATIO` are not diffed.
 pub fn sequence_ratio(a: &[u64], b: &[u64]) -> f64 {
+    bounded_ratio(a, b, DISTINCT_RATIO)
+}
+
+/// The diff ratio, or an upper bound of it at or under `floor` (the multiset bound) when it
+/// cannot exceed `floor`.
+fn bounded_ratio(a: &[u64], b: &[u64], floor: f64) -> f64 {
     let total = a.len() + b.len();
     if total == 0 {
         return 1.0;
@@ -464,7 +470,7 @@ pub fn sequence_ratio(a: &[u64], b: &[u64]) -> f64 {
         }
     }
     let bound = 2.0 * common as f64 / total as f64;
-    if bound <= DISTINCT_RATIO {
+    if bound <= floor {
         return bound;
     }
     // Myers' diff without heuristics: the longest common subsequence itself (difflib's
@@ -499,7 +505,8 @@ impl RealTruth {
                     if (2 * li) as f64 / ((li + lj).max(1)) as f64 <= NEAR_RATIO {
                         break;
                     }
-                    if truth.ratio(i, j) >= NEAR_RATIO {
+                    // Only whether they are near matters here: no diff when they cannot be.
+                    if bounded_ratio(&truth.words[i], &truth.words[j], NEAR_RATIO) >= NEAR_RATIO {
                         ambiguous.insert(i);
                         ambiguous.insert(j);
                     }
@@ -558,7 +565,7 @@ impl RealTruth {
                 let lj = truth.words[j].len();
                 pages[j].site < pages[i].site
                     && (2 * li.min(lj)) as f64 / ((li + lj).max(1)) as f64 > NEAR_RATIO
-                    && truth.ratio(i, j) >= NEAR_RATIO
+                    && bounded_ratio(&truth.words[i], &truth.words[j], NEAR_RATIO) >= NEAR_RATIO
             });
             if let Some(j) = renamed {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
