@@ -57,13 +57,15 @@ pub struct PairReport {
     pub lcs_resemblance: Vec<CurvePoint>,
     /// LCS verification: duplicate when c ≥ t (resemble-rate test off).
     pub lcs_containment: Vec<CurvePoint>,
-    /// The defaults (r ≥ 0.28 or c ≥ 0.7) on all pairs.
+    /// The thresholds of the defaults: (r, c).
+    pub default_thresholds: (f64, f64),
+    /// The defaults (r ≥ min_resemblance or c ≥ min_containment) on all pairs.
     pub defaults: CurvePoint,
     /// The defaults on the pairs other than the template-heavy shop's: what `compare`, which
     /// has no host context, can and cannot see (the crawler's host template model handles the
     /// shop).
     pub defaults_without_template_pairs: CurvePoint,
-    /// The defaults (r ≥ 0.28 or c ≥ 0.7) by kind: (pairs, judged duplicate).
+    /// The defaults by kind: (pairs, judged duplicate).
     pub default_by_kind: BTreeMap<Kind, (usize, usize)>,
     /// The measured pairs.
     pub pairs: Vec<MeasuredPair>,
@@ -239,6 +241,7 @@ fn report_of(
         simhash_k: curve(&ks, &|p, k| f64::from(p.distance) <= k),
         lcs_resemblance: curve(&rates, &|p, t| p.resemblance >= t),
         lcs_containment: curve(&rates, &|p, t| p.containment >= t),
+        default_thresholds: (defaults.min_resemblance, defaults.min_containment),
         defaults: curve_over(&all, &[0.0], &by_defaults)[0],
         defaults_without_template_pairs: curve_over(&without, &[0.0], &by_defaults)[0],
         default_by_kind,
@@ -370,8 +373,14 @@ impl PairReport {
             }
         }
         out.push_str(&format!(
-            "defaults (r >= 0.28 or c >= 0.7): precision {:.3} recall {:.3}; without the shop's template-heavy pairs: precision {:.3} recall {:.3}\n",
-            self.defaults.precision, self.defaults.recall, self.defaults_without_template_pairs.precision, self.defaults_without_template_pairs.recall
+            "defaults (r >= {} or c >= {}): precision {:.3} recall {:.3} F1 {:.3}; without the shop's template-heavy pairs: precision {:.3} recall {:.3}\n",
+            self.default_thresholds.0,
+            self.default_thresholds.1,
+            self.defaults.precision,
+            self.defaults.recall,
+            self.defaults.f1,
+            self.defaults_without_template_pairs.precision,
+            self.defaults_without_template_pairs.recall
         ));
         out.push_str("defaults by kind of duplicate: pairs, judged duplicate\n");
         for (kind, (n, yes)) in &self.default_by_kind {
