@@ -145,15 +145,8 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
     }
     chosen.sort_unstable();
     chosen.dedup();
-    // Full verification values: no threshold, so no skeleton-bound shortcut.
-    let mut open = Verifier::new(VerifyConfig {
-        min_resemblance: 0.0,
-        min_containment: 0.0,
-        ..analyzer.config().verify_config
-    });
-    let defaults = analyzer.config().verify_config;
+    let mut open = open_verifier(analyzer);
     let mut measured = Vec::new();
-    let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
     for (a, b) in chosen {
         let (pa, pb) = (&pages[a], &pages[b]);
         let v = open.verify(&pa.3.units(), &pb.3.units());
@@ -163,14 +156,6 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
         } else {
             pb.1
         };
-        if duplicate {
-            let entry = default_by_kind.entry(kind).or_default();
-            entry.0 += 1;
-            if v.resemblance >= defaults.min_resemblance || v.contained >= defaults.min_containment
-            {
-                entry.1 += 1;
-            }
-        }
         measured.push(MeasuredPair {
             urls: (pa.0.clone(), pb.0.clone()),
             duplicate,
@@ -181,15 +166,29 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
             ratio: None,
         });
     }
-    report_of(measured, defaults, default_by_kind)
+    report_of(measured, analyzer.config().verify_config)
 }
 
-/// The curves over measured pairs, and the defaults' figures.
-fn report_of(
-    measured: Vec<MeasuredPair>,
-    defaults: VerifyConfig,
-    default_by_kind: BTreeMap<Kind, (usize, usize)>,
-) -> PairReport {
+/// A verifier that reports every pair's full rates: no threshold, so no skeleton-bound
+/// shortcut.
+fn open_verifier(analyzer: &Analyzer) -> Verifier {
+    Verifier::new(VerifyConfig {
+        min_resemblance: 0.0,
+        min_containment: 0.0,
+        ..analyzer.config().verify_config
+    })
+}
+
+/// The curves over measured pairs, and the figures of the `defaults` thresholds.
+fn report_of(measured: Vec<MeasuredPair>, defaults: VerifyConfig) -> PairReport {
+    let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
+    for p in measured.iter().filter(|p| p.duplicate) {
+        let entry = default_by_kind.entry(p.kind).or_default();
+        entry.0 += 1;
+        if p.resemblance >= defaults.min_resemblance || p.containment >= defaults.min_containment {
+            entry.1 += 1;
+        }
+    }
     let curve_over = |pairs: &[&MeasuredPair],
                       thresholds: &[f64],
                       predict: &dyn Fn(&MeasuredPair, f64) -> bool|
@@ -304,14 +303,8 @@ pub fn measure_real_pairs(web: &RealLabelledWeb, analyzer: &Analyzer) -> PairRep
     }
     chosen.sort_unstable();
     chosen.dedup();
-    let mut open = Verifier::new(VerifyConfig {
-        min_resemblance: 0.0,
-        min_containment: 0.0,
-        ..analyzer.config().verify_config
-    });
-    let defaults = analyzer.config().verify_config;
+    let mut open = open_verifier(analyzer);
     let mut measured = Vec::new();
-    let mut default_by_kind: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
     for (a, b) in chosen {
         let (pa, pb) = (&pages[a], &pages[b]);
         let Some(ratio) = web.truth.pair_ratio(&pa.0, &pb.0) else {
@@ -326,14 +319,6 @@ pub fn measure_real_pairs(web: &RealLabelledWeb, analyzer: &Analyzer) -> PairRep
         };
         let v = open.verify(&pa.2.units(), &pb.2.units());
         let kind = if pa.1 == Kind::RealFirst { pb.1 } else { pa.1 };
-        if duplicate {
-            let entry = default_by_kind.entry(kind).or_default();
-            entry.0 += 1;
-            if v.resemblance >= defaults.min_resemblance || v.contained >= defaults.min_containment
-            {
-                entry.1 += 1;
-            }
-        }
         measured.push(MeasuredPair {
             urls: (pa.0.clone(), pb.0.clone()),
             duplicate,
@@ -344,7 +329,7 @@ pub fn measure_real_pairs(web: &RealLabelledWeb, analyzer: &Analyzer) -> PairRep
             ratio: Some(ratio),
         });
     }
-    report_of(measured, defaults, default_by_kind)
+    report_of(measured, analyzer.config().verify_config)
 }
 
 fn same_site(a: &str, b: &str) -> bool {

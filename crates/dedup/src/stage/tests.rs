@@ -253,27 +253,21 @@ fn a_mirrors_links_are_matched_by_anchor_text() {
     let mut kept = MemoryOriginals::default();
     let origin = url::Url::parse("http://origin.example/list").unwrap();
     let titles = ["Rivers", "Glaciers", "Deltas", "Canyons"];
-    let links: Vec<(String, &str)> = titles
-        .iter()
-        .map(|t| (format!("/article/{}.html", t.to_lowercase()), *t))
-        .collect();
-    let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
-    let page = stage
-        .analyzer()
-        .extract_html(&html_links(8, &links), None, &origin);
+    // The page at `url` listing the titles, each linked to `href(i, title)`.
+    let analyzer = Arc::clone(stage.analyzer());
+    let listing = |url: &url::Url, href: &dyn Fn(usize, &str) -> String| {
+        let hrefs: Vec<String> = titles.iter().enumerate().map(|(i, t)| href(i, t)).collect();
+        let links: Vec<(&str, &str)> = hrefs.iter().map(String::as_str).zip(titles).collect();
+        analyzer.extract_html(&html_links(8, &links), None, url)
+    };
+    let page = listing(&origin, &|_, t| {
+        format!("/article/{}.html", t.to_lowercase())
+    });
     let Ok(first) = stage.judge("origin.example", page, &kept);
     kept.keep(stage.admit(0, "origin.example", &first));
     // The mirror's URL scheme differs: the same titles lead to other paths.
     let mirror = url::Url::parse("http://mirror.example/page/0").unwrap();
-    let links: Vec<(String, &str)> = titles
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (format!("/m/story.php?id={i}"), *t))
-        .collect();
-    let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
-    let copy = stage
-        .analyzer()
-        .extract_html(&html_links(8, &links), None, &mirror);
+    let copy = listing(&mirror, &|i, _| format!("/m/story.php?id={i}"));
     let Ok(copy) = stage.judge("mirror.example", copy, &kept);
     assert!(
         matches!(
