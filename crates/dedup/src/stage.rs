@@ -235,8 +235,8 @@ fn link_key_triple(page: &Url, target: &Url, anchor: &str) -> [u64; 3] {
     ]
 }
 
-/// How `links` (of a duplicate at `page`) match an original's `known` link keys: by target
-/// unless the links the anchor texts align mostly lead elsewhere.
+/// How `links` (of a duplicate at `page`) match an original's `known` link keys: by target,
+/// unless most of the links whose anchor text the original has lead elsewhere than its.
 fn link_match(page: &Url, links: &[nearcrawl_extract::Link], known: &HashSet<u64>) -> LinkMatch {
     let (mut aligned, mut same) = (0usize, 0usize);
     for link in links.iter().filter(|l| !l.text.trim().is_empty()) {
@@ -630,9 +630,8 @@ impl PageAnalyzer {
     /// The page as the stage fingerprints it: the host's template model learns its blocks,
     /// and its text loses them (main text without template blocks; when extraction chose
     /// little or only template, all the page's blocks but the template). When even that text
-    /// is short, the page has
-    /// [little text](PageAnalysis::little_text) and is fingerprinted by its title, main text
-    /// and link targets. Then tokenized, once.
+    /// is short, the page has [little text](PageAnalysis::little_text) and is fingerprinted
+    /// by its title, main text and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
         if let Some(extraction) = &page.extraction {
             // A panic elsewhere cannot leave the counts half-updated in a way that matters.
@@ -665,9 +664,8 @@ impl PageAnalyzer {
                 // Too little text of its own to compare: judged by exact key only, over what
                 // the page does have (its title, its text, where its links lead, digits
                 // masked), so two section index pages of one manual are not "exact" copies
-                // of each other.
-                // Its main text's own key still finds a kept page it copies whole (a story
-                // copied on its own host, whose blocks the model now calls template).
+                // of each other. Its main text's own key still finds a kept page it copies
+                // whole (a story copied on its own host, whose blocks are then template).
                 let main_key = ExactKey::of(&nearcrawl_text::tokenize(&page.text));
                 page.text = little_text_key(&page);
                 let mut analysis = self.analyzer.analyze(page);

@@ -134,6 +134,11 @@ pub struct Record {
     /// `dedup.hub_min_links`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_hub: Option<u32>,
+    /// How a duplicate's links were matched with its original's (`duplicate_outlinks =
+    /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor text:
+    /// the two sites' URL schemes differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_matched_by: Option<nearcrawl_dedup::LinkMatch>,
     /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
     /// pattern rules: next month, next page, a host's budget of a pattern), left unseen for
     /// other paths to reach.
@@ -213,6 +218,7 @@ impl Record {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            links_matched_by: None,
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
@@ -250,6 +256,7 @@ pub(crate) struct Decision {
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
     pub(crate) via_hub: Option<u32>,
+    pub(crate) links_matched_by: Option<nearcrawl_dedup::LinkMatch>,
     pub(crate) trapped: Option<u32>,
     pub(crate) links_over_cap: Option<u32>,
     pub(crate) text_cut_from: Option<u64>,
@@ -279,6 +286,7 @@ impl Decision {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            links_matched_by: None,
             trapped: None,
             links_over_cap: None,
             text_cut_from: None,
@@ -323,6 +331,7 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             via_hub: d.via_hub,
+            links_matched_by: d.links_matched_by,
             trapped: d.trapped,
             links_over_cap: d.links_over_cap,
             text_cut_from: d.text_cut_from,

@@ -142,6 +142,9 @@ impl Coordinator {
             .filter(|n| *n > 0);
         decided.decision.text_cut_from = analysis.text_cut_from.map(|n| n as u64);
         decided.decision.little_text = analysis.little_text.map(|n| n as u64);
+        if let Follow::NewLinks { by, .. } = &judgement.follow {
+            decided.decision.links_matched_by = Some(*by);
+        }
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         let follow = links::LinkFollowing {
             follow,
