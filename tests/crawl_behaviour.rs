@@ -408,22 +408,15 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     assert_eq!(report.near_duplicates + report.exact_duplicates, 2);
 
     // The default, "new": the copy's link that leads somewhere the original's do not is
-    // followed; so is the calendar's next day, until the duplicate-chain rule (three
-    // duplicates in a row) cuts the trap.
+    // followed; the calendar's next day is not: the day before links to this day, and its own
+    // "next" link differs from this one only in its digits (a sequence), so the trap is cut.
     let out = tempfile::tempdir().unwrap();
     config.dedup.duplicate_outlinks = DuplicateOutlinks::New;
     run(&site.url("/"), out.path(), config).await;
     let records = crawl_support::records(out.path());
     assert_eq!(record(&records, "/only-from-copy").verdict, Verdict::Unique);
-    let days: Vec<_> = records.iter().filter(|r| r.url.contains("/cal/")).collect();
-    assert!(days.len() <= 6, "the trap is cut: {} days", days.len());
-    let last = days.last().unwrap();
-    assert!(
-        last.trap
-            .as_deref()
-            .is_some_and(|t| t.contains("max_duplicate_chain")),
-        "{last:?}"
-    );
+    let days = records.iter().filter(|r| r.url.contains("/cal/")).count();
+    assert!(days <= 4, "the trap is cut: {days} days");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

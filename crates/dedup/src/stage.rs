@@ -149,6 +149,9 @@ pub enum Follow {
         known: HashSet<u64>,
         /// How a link is matched with the original's.
         by: LinkMatch,
+        /// The original links to this page: the two are steps of one sequence (days of a
+        /// calendar, pages of a listing).
+        in_sequence: bool,
     },
 }
 
@@ -176,17 +179,25 @@ impl Follow {
     /// [`Follow::NewLinks`], by [`LinkMatch`]: when no link of the original leads to the same
     /// place (same path and query on the page's own host, the same URL elsewhere; fragments
     /// aside), or when the link has anchor text that no link of the original has, digits
-    /// masked (a calendar's "Next: 4 May" is the original's "Next: 3 May"). A calendar's next
-    /// day leads somewhere new, as does a manual's next release's new chapter: the trap rules
-    /// (`[traps]`) contain the first.
+    /// masked (a calendar's "Next: 4 May" is the original's "Next: 3 May"). By target, a link
+    /// whose text and target differ from one of the original's only in their digits is still
+    /// new (LLVM 16's `AMDGPUAsmGFX11.html` is not LLVM 15's `AMDGPUAsmGFX10.html`), unless the
+    /// original links to this very page: then the two are steps of a sequence, and the next
+    /// step (a calendar's next day) is not followed.
     pub fn follows(&self, page: &Url, target: &Url, anchor: &str) -> bool {
         match self {
             Follow::All => true,
             Follow::None => false,
-            Follow::NewLinks { known, by } => {
+            Follow::NewLinks {
+                known,
+                by,
+                in_sequence,
+            } => {
                 let [exact, masked, text] = link_key_triple(page, target, anchor);
                 match by {
-                    LinkMatch::Target => !known.contains(&exact),
+                    LinkMatch::Target => {
+                        !known.contains(&exact) && !(*in_sequence && known.contains(&masked))
+                    }
                     LinkMatch::Anchor => {
                         !anchor.trim().is_empty()
                             && !known.contains(&text)
@@ -433,11 +444,18 @@ impl DedupStage {
                         .unwrap_or_default()
                         .into_iter()
                         .collect();
-                    let by = match &analysis.facts {
-                        Some(facts) => link_match(&facts.base, &facts.links, &known),
-                        None => LinkMatch::Target,
+                    let (by, in_sequence) = match &analysis.facts {
+                        Some(facts) => (
+                            link_match(&facts.base, &facts.links, &known),
+                            known.contains(&link_key_triple(&facts.base, &facts.base, "")[0]),
+                        ),
+                        None => (LinkMatch::Target, false),
                     };
-                    Follow::NewLinks { known, by }
+                    Follow::NewLinks {
+                        known,
+                        by,
+                        in_sequence,
+                    }
                 }
                 Original::Shared(_) => Follow::None,
             },

@@ -248,6 +248,39 @@ fn a_duplicates_links_are_followed_as_configured() {
 }
 
 #[test]
+fn the_next_step_of_a_sequence_of_copies_is_not_followed() {
+    let mut stage = stage();
+    let mut kept = MemoryOriginals::default();
+    let day = |n: u32| url::Url::parse(&format!("http://cal.example/day/2024-05-{n:02}")).unwrap();
+    let analyzer = Arc::clone(stage.analyzer());
+    let page = |n: u32| {
+        let next = format!("/day/2024-05-{:02}", n + 1);
+        let text = format!("Next: {} May", n + 1);
+        let links = [(next.as_str(), text.as_str()), ("/index.html", "Home")];
+        analyzer.extract_html(&html_links(8, &links), None, &day(n))
+    };
+    let first = page(3);
+    let Ok(first) = stage.judge("cal.example", first, &kept);
+    kept.keep(stage.admit(0, "cal.example", &first));
+    // Day 4 copies day 3, which links to it: its "next" differs from day 3's in digits only.
+    let copy = page(4);
+    let Ok(copy) = stage.judge("cal.example", copy, &kept);
+    assert!(matches!(
+        &copy.follow,
+        Follow::NewLinks {
+            in_sequence: true,
+            ..
+        }
+    ));
+    let follows = |target: &str, anchor: &str| {
+        copy.follow
+            .follows(&day(4), &day(4).join(target).unwrap(), anchor)
+    };
+    assert!(!follows("/day/2024-05-05", "Next: 5 May"), "the next step");
+    assert!(follows("/day/2024-06-05", "Calendar"), "somewhere new");
+}
+
+#[test]
 fn a_mirrors_links_are_matched_by_anchor_text() {
     let mut stage = stage();
     let mut kept = MemoryOriginals::default();
