@@ -196,7 +196,7 @@ impl Follow {
                 let [exact, masked, text] = link_key_triple(page, target, anchor);
                 match by {
                     LinkMatch::Target => {
-                        !known.contains(&exact) && !(*in_sequence && known.contains(&masked))
+                        !(known.contains(&exact) || *in_sequence && known.contains(&masked))
                     }
                     LinkMatch::Anchor => {
                         !anchor.trim().is_empty()
@@ -264,12 +264,25 @@ fn link_match(page: &Url, links: &[nearcrawl_extract::Link], known: &HashSet<u64
     }
 }
 
+/// The key of a page's own place (relative to its site), kept with its link keys.
+fn own_key(url: &Url) -> u64 {
+    nearcrawl_fingerprint::feature_hash(format!("s\0{}", link_target(url, url)).as_bytes())
+}
+
+/// Whether a duplicate at `page` is the next step of a sequence its original (with these
+/// link keys) is a step of: the original links to it, and is not at the same place on its
+/// own site (a next release's copy of a page that links to itself is no sequence).
+fn in_sequence(page: &Url, known: &HashSet<u64>) -> bool {
+    known.contains(&link_key_triple(page, page, "")[0]) && !known.contains(&own_key(page))
+}
+
 /// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every
-/// link of `page` (at `url`), sorted and deduplicated.
+/// link of `page` (at `url`), and the page's own place, sorted and deduplicated.
 pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
     let mut keys: Vec<u64> = links
         .iter()
         .flat_map(|l| link_key_triple(url, &l.url, &l.text))
+        .chain([own_key(url)])
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -447,7 +460,7 @@ impl DedupStage {
                     let (by, in_sequence) = match &analysis.facts {
                         Some(facts) => (
                             link_match(&facts.base, &facts.links, &known),
-                            known.contains(&link_key_triple(&facts.base, &facts.base, "")[0]),
+                            in_sequence(&facts.base, &known),
                         ),
                         None => (LinkMatch::Target, false),
                     };
