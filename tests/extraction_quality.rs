@@ -19,6 +19,7 @@ fn article_benchmark_f1_is_at_least_0_95() {
         f1_sum += article_benchmark::shingle_scores(&main, &page.truth).2;
     }
     let f1 = f1_sum / pages.len() as f64;
+    eprintln!("mean F1 {f1:.4}");
     assert!(f1 >= 0.95, "mean F1 {f1:.4} is below the 0.95 floor");
 }
 

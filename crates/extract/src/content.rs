@@ -7,7 +7,9 @@
 //! 2. The remaining text is cut into blocks (the nearest block-level element of each piece of
 //!    text). Each block of 25 characters or more scores 1 + its commas + one per 100
 //!    characters (at most 3), and hands that score to its parent (whole), grandparent (half)
-//!    and further ancestors (a third per level).
+//!    and further ancestors (a third per level). A `div` holding no block is a paragraph, as
+//!    Readability turns it into a `p` (DocBook's `div.para`); a `div` holding text and blocks
+//!    scores itself.
 //! 3. Each ancestor's score is scaled by (1 - link density); the best one is the article root,
 //!    joined by siblings that score nearly as well or read like paragraphs.
 //! 4. Inside the chosen elements, lists, tables and boxes that look like link farms, image
@@ -412,7 +414,13 @@ impl ContentExtractor {
                     | Tag::Th
                     | Tag::Caption
                     | Tag::Address
-            ) || block.tag.is_heading();
+            ) || block.tag.is_heading()
+                // A `div` with no block inside is a paragraph too (Readability turns such divs
+                // into `p`): DocBook's `div.para`.
+                || (block.tag == Tag::Div
+                    && !doc
+                        .children(block.node)
+                        .any(|c| doc.node(c).tag.is_some_and(Tag::is_block)));
             let mut ancestor = if paragraph_like {
                 doc.node(block.node).parent
             } else {
