@@ -52,8 +52,8 @@ async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
 }
 
 /// Translations: untranslated pages are found and nothing is lost. Precision is below the
-/// issue's floor (0.99): the content extractor keeps only the first section of many of the
-/// handbook's pages, whose text a translation left in English (docs/QUALITY.md).
+/// issue's floor (0.99: 0.965 at this writing): pages a translation left partly in English,
+/// which the truth calls distinct (docs/QUALITY.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn untranslated_pages_are_found_and_no_translation_is_lost() {
     assert!(!RealWeb::HandbookHeldOut.tuning());
@@ -65,7 +65,7 @@ async fn untranslated_pages_are_found_and_no_translation_is_lost() {
         "the web must exercise the stage: {report}"
     );
     assert!(
-        m.precision >= 0.85,
+        m.precision >= 0.95,
         "precision {:.3}\n{report}",
         m.precision
     );
