@@ -116,6 +116,10 @@ fn compare_gives_exact_near_and_distinct_verdicts() {
         text.contains("trustable LCS") && text.contains("verdict: near"),
         "{text}"
     );
+    assert!(
+        text.contains("host context: compare sees each page as the only page of its host"),
+        "what compare lacks is said: {text}"
+    );
 }
 
 #[test]

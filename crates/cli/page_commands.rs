@@ -175,11 +175,31 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
         )),
         None => lines.push("LCS verification is off: the verdict follows the simhash distance.".into()),
     }
+    for (name, little) in [("first", c.little_text.0), ("second", c.little_text.1)] {
+        if let Some(chars) = little {
+            lines.push(format!(
+                "the {name} page has {chars} characters of its own (under 100, or under {} tokens): it is judged by exact key only, over its title, text and link targets.",
+                nearcrawl_dedup::MIN_NEAR_TOKENS
+            ));
+        }
+    }
+    lines.push(format!(
+        "host context: compare sees each page as the only page of its host. A crawl also removes each host's template (blocks on most of the host's pages, 3 at least) before fingerprinting; extraction set aside {} and {} blocks here as boilerplate, and the template of the pages' hosts may remove more, which can change this verdict (a crawl's records say little_text when it did).",
+        c.boilerplate_blocks.0, c.boilerplate_blocks.1
+    ));
     lines.push(match c.verdict {
         Verdict::Exact => "verdict: exact (the normalised token streams are identical).".into(),
         Verdict::Near => "verdict: near.".into(),
         Verdict::Unique => {
-            "verdict: distinct (the dedup stage would keep the second page too).".into()
+            let passes = c.verification.as_ref().is_some_and(|v| {
+                v.resemblance >= config.verify_config.min_resemblance
+                    || v.contained >= config.verify_config.min_containment
+            });
+            if passes && c.little_text == (None, None) {
+                "verdict: distinct: the pages would pass LCS verification, but the dedup stage never compares them (the simhash distance is beyond k and they share no sentence fingerprint: neither finds the first page as a candidate).".into()
+            } else {
+                "verdict: distinct (the dedup stage would keep the second page too).".into()
+            }
         }
     });
     lines.join("\n")

@@ -37,6 +37,13 @@ pub struct Comparison {
     #[serde(skip)]
     /// The full verification, for explanations.
     pub verification: Option<Verification>,
+    /// Each page's [`PageAnalysis::little_text`]: too little text of its own to compare, so
+    /// judged by exact key only.
+    pub little_text: (Option<usize>, Option<usize>),
+    /// Blocks of each page that extraction set aside as boilerplate: what a crawl's host
+    /// template model would also learn from the host's other pages, which `compare` lacks.
+    #[serde(skip)]
+    pub boilerplate_blocks: (usize, usize),
 }
 
 fn pair_verdict<S: Serializer>(verdict: &Verdict, s: S) -> Result<S::Ok, S::Error> {
@@ -76,8 +83,17 @@ impl Analyzer {
             rejected_by_skeleton: verification.as_ref().map(|v| v.rejected_by_skeleton),
             verdict,
             verification,
+            little_text: (a.little_text, b.little_text),
+            boilerplate_blocks: (boilerplate(a), boilerplate(b)),
         }
     }
+}
+
+/// Blocks of a page extraction set aside as boilerplate.
+fn boilerplate(page: &PageAnalysis) -> usize {
+    page.extraction
+        .as_ref()
+        .map_or(0, |e| e.blocks.iter().filter(|b| !b.in_content).count())
 }
 
 /// Compares two pages as the crawl would see them: a fresh dedup stage keeps `a`, then
