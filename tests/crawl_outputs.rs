@@ -171,14 +171,18 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
     assert!(disallowed.iter().all(|r| r.url.contains("/private/")));
     let near = crawl_support::count(&records, Verdict::Near)
         + crawl_support::count(&records, Verdict::Exact);
+    let report: nearcrawl_engine::Report =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    // Which home page comes first depends on timing: when the origin's is judged a copy of the
+    // mirror's, the origin's articles (copies of the mirror's stories) are never fetched, and
+    // their links count as dropped instead.
     assert!(
-        near >= 20,
-        "mirror and origin articles found as duplicates: {near}"
+        near as u64 + report.dropped_never_fetched >= 20,
+        "mirror and origin articles found as duplicates ({near}) or skipped ({})",
+        report.dropped_never_fetched
     );
     let days = records.iter().filter(|r| r.url.contains("/cal/")).count();
     assert!(days <= 4, "the calendar trap is cut: {days} days fetched");
-    let report: nearcrawl_engine::Report =
-        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(report.decisions, records.len() as u64);
     assert_eq!(
         report.near_duplicates + report.exact_duplicates,
