@@ -52,5 +52,5 @@ pub use crate::config::{
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, Judgement, LinkMatch, MemoryOriginals, Original, Originals,
-    PageAnalyzer, Verdict, link_keys, stage_sentence_config,
+    PageAnalyzer, Verdict, link_keys, same_site, stage_sentence_config,
 };

@@ -209,14 +209,18 @@ impl Follow {
     }
 }
 
+/// Whether two URLs are on one site: same scheme, host and port.
+pub fn same_site(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
 /// Where a link from `page` leads, as compared across sites: the path and query when it
 /// stays on the page's host (so a release's link to `/Passes.html` matches the previous
 /// release's on another host), the whole URL otherwise; fragments dropped.
 fn link_target(page: &Url, target: &Url) -> String {
-    let same_site = page.scheme() == target.scheme()
-        && page.host_str() == target.host_str()
-        && page.port_or_known_default() == target.port_or_known_default();
-    let mut key = if same_site {
+    let mut key = if same_site(page, target) {
         String::from(target.path())
     } else {
         format!(
@@ -237,13 +241,27 @@ fn link_target(page: &Url, target: &Url) -> String {
 /// digits masked in both; its anchor text, digits masked.
 fn link_key_triple(page: &Url, target: &Url, anchor: &str) -> [u64; 3] {
     let target = link_target(page, target);
-    let hash = |s: String| nearcrawl_fingerprint::feature_hash(s.as_bytes());
     let anchor = mask_digits(anchor);
+    // One buffer for the three keys.
+    let mut key = String::with_capacity(4 + 2 * target.len() + 2 * anchor.len());
+    let mut hash = |parts: &[&str]| {
+        key.clear();
+        parts.iter().for_each(|p| key.push_str(p));
+        nearcrawl_fingerprint::feature_hash(key.as_bytes())
+    };
     [
-        hash(format!("t\0{target}")),
-        hash(format!("m\0{anchor}\0{}", mask_digits(&target))),
-        hash(format!("a\0{anchor}")),
+        target_key_of(&target),
+        hash(&["m\0", &anchor, "\0", &mask_digits(&target)]),
+        hash(&["a\0", &anchor]),
     ]
+}
+
+/// The first of a link's keys: where it leads ([`link_target`]).
+fn target_key_of(target: &str) -> u64 {
+    let mut key = String::with_capacity(2 + target.len());
+    key.push_str("t\0");
+    key.push_str(target);
+    nearcrawl_fingerprint::feature_hash(key.as_bytes())
 }
 
 /// How `links` (of a duplicate at `page`) match an original's `known` link keys: by target,
@@ -273,7 +291,7 @@ fn own_key(url: &Url) -> u64 {
 /// link keys) is a step of: the original links to it, and is not at the same place on its
 /// own site (a next release's copy of a page that links to itself is no sequence).
 fn in_sequence(page: &Url, known: &HashSet<u64>) -> bool {
-    known.contains(&link_key_triple(page, page, "")[0]) && !known.contains(&own_key(page))
+    known.contains(&target_key_of(&link_target(page, page))) && !known.contains(&own_key(page))
 }
 
 /// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every

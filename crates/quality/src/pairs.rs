@@ -31,6 +31,28 @@ pub struct MeasuredPair {
     pub ratio: Option<f64>,
 }
 
+impl MeasuredPair {
+    /// The pair of pages `a` and `b` (URL, analysis), with their verification `v`.
+    fn of(
+        a: (&str, &PageAnalysis),
+        b: (&str, &PageAnalysis),
+        v: &nearcrawl_verify::Verification,
+        duplicate: bool,
+        kind: Kind,
+        ratio: Option<f64>,
+    ) -> MeasuredPair {
+        MeasuredPair {
+            urls: (a.0.to_owned(), b.0.to_owned()),
+            duplicate,
+            kind,
+            distance: a.1.simhash.distance(b.1.simhash),
+            resemblance: v.resemblance,
+            containment: v.contained,
+            ratio,
+        }
+    }
+}
+
 /// A point of a precision-recall curve.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
@@ -156,15 +178,14 @@ pub fn measure_pairs(web: &LabelledWeb, analyzer: &Analyzer) -> PairReport {
         } else {
             pb.1
         };
-        measured.push(MeasuredPair {
-            urls: (pa.0.clone(), pb.0.clone()),
+        measured.push(MeasuredPair::of(
+            (&pa.0, &pa.3),
+            (&pb.0, &pb.3),
+            &v,
             duplicate,
             kind,
-            distance: pa.3.simhash.distance(pb.3.simhash),
-            resemblance: v.resemblance,
-            containment: v.contained,
-            ratio: None,
-        });
+            None,
+        ));
     }
     report_of(measured, analyzer.config().verify_config)
 }
@@ -319,15 +340,15 @@ pub fn measure_real_pairs(web: &RealLabelledWeb, analyzer: &Analyzer) -> PairRep
         };
         let v = open.verify(&pa.2.units(), &pb.2.units());
         let kind = if pa.1 == Kind::RealFirst { pb.1 } else { pa.1 };
-        measured.push(MeasuredPair {
-            urls: (pa.0.clone(), pb.0.clone()),
+        let pair = MeasuredPair::of(
+            (&pa.0, &pa.2),
+            (&pb.0, &pb.2),
+            &v,
             duplicate,
             kind,
-            distance: pa.2.simhash.distance(pb.2.simhash),
-            resemblance: v.resemblance,
-            containment: v.contained,
-            ratio: Some(ratio),
-        });
+            Some(ratio),
+        );
+        measured.push(pair);
     }
     report_of(measured, analyzer.config().verify_config)
 }

@@ -410,10 +410,7 @@ impl Coordinator {
         original: &Url,
         target: &Url,
     ) -> Result<bool, EngineError> {
-        let same_site = page.scheme() == target.scheme()
-            && page.host_str() == target.host_str()
-            && page.port_or_known_default() == target.port_or_known_default();
-        if !same_site || self.job.config.dedup.hub_min_links == 0 {
+        if !nearcrawl_dedup::same_site(page, target) || self.job.config.dedup.hub_min_links == 0 {
             return Ok(false);
         }
         let mut counterpart = original.clone();
