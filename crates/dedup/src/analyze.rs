@@ -38,10 +38,10 @@ pub struct AnalyzerConfig {
 /// and thresholds chosen on real documentation (the tuning webs of `nearcrawl quality`, see
 /// docs/QUALITY.md) instead of the paper's r 0.28 or c 0.7, which call a heavily rewritten
 /// chapter or two manual pages sharing their option lists near: similar when the resemble
-/// rate r reaches 0.45, or when the shorter page lies wholly inside the other (c = 1).
+/// rate r reaches 0.5, or when the shorter page lies wholly inside the other (c = 1).
 pub fn verify_config() -> VerifyConfig {
     VerifyConfig {
-        min_resemblance: 0.45,
+        min_resemblance: 0.5,
         min_containment: 1.0,
         ..VerifyConfig::default()
     }

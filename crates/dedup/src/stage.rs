@@ -700,9 +700,12 @@ impl PageAnalyzer {
                     .join("\n")
             };
             let mut text = own(true);
-            if text.chars().count() < MIN_OWN_TEXT {
-                // Extraction chose little or only template (a listing, whose links it drops):
-                // the page's other blocks are its own too.
+            if extraction.listing || text.trim().is_empty() {
+                // A listing (whose content extraction chose at random: one section of a
+                // table of contents, or none) or a page whose content is all template: the
+                // page's other blocks are its own too. Not for a short article: its
+                // navigation would make it look like every other short article of its
+                // section.
                 text = own(false);
             }
             drop(templates);

@@ -60,4 +60,4 @@ pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
 pub use crate::report::{DedupTiming, Report};
 pub use crate::shared::IndexConfig;
-pub use crate::what_if::{WhatIf, replay, what_if};
+pub use crate::what_if::{WhatIf, reachable, replay, what_if};

@@ -48,11 +48,12 @@ pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
     Ok(replay(&records, &|r: &Record| r.verdict.is_duplicate()))
 }
 
-/// Replays a baseline crawl's records (with their `links`) as a crawl that does not follow
-/// the links of the pages `is_duplicate` names. Seeds are the records of depth 0 without a
-/// parent.
-pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> WhatIf {
-    let fetched = |r: &Record| r.status.is_some();
+/// The records a crawl reaches from the seeds (records of depth 0 without a parent) when it
+/// follows a page's link (or redirect) to `url` exactly when `follow(page, url)` says so.
+pub fn reachable<'a>(
+    records: &'a [Record],
+    follow: &dyn Fn(&Record, &str) -> bool,
+) -> HashSet<&'a str> {
     let by_url: HashMap<&str, &Record> = records.iter().map(|r| (r.url.as_str(), r)).collect();
     let mut queue: VecDeque<&Record> = records
         .iter()
@@ -60,9 +61,6 @@ pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> Wha
         .collect();
     let mut reached: HashSet<&str> = queue.iter().map(|r| r.url.as_str()).collect();
     while let Some(record) = queue.pop_front() {
-        if is_duplicate(record) {
-            continue;
-        }
         let next = record
             .links
             .iter()
@@ -71,12 +69,22 @@ pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> Wha
             .chain(record.final_url.as_deref());
         for url in next {
             if let Some(target) = by_url.get(url)
+                && follow(record, url)
                 && reached.insert(target.url.as_str())
             {
                 queue.push_back(target);
             }
         }
     }
+    reached
+}
+
+/// Replays a baseline crawl's records (with their `links`) as a crawl that does not follow
+/// the links of the pages `is_duplicate` names. Seeds are the records of depth 0 without a
+/// parent.
+pub fn replay(records: &[Record], is_duplicate: &dyn Fn(&Record) -> bool) -> WhatIf {
+    let fetched = |r: &Record| r.status.is_some();
+    let reached = reachable(records, &|r: &Record, _: &str| !is_duplicate(r));
     let mut report = WhatIf::default();
     for record in records.iter().filter(|r| fetched(r)) {
         report.baseline_pages += 1;

@@ -44,7 +44,15 @@ pub struct TextBlock {
 pub struct Extraction {
     /// Every non-empty text block in document order (script, style and hidden text excluded).
     pub blocks: Vec<TextBlock>,
+    /// No element scored like an article (the best scored under [`MIN_ARTICLE_SCORE`] once
+    /// its link density was counted): the page is a listing (a table of contents, an index),
+    /// and which of its blocks were marked content says little.
+    pub listing: bool,
 }
+
+/// An article's root scores at least this (a `div` starts at 5, one paragraph adds 1 to 4;
+/// both scaled by the share of text outside links).
+pub const MIN_ARTICLE_SCORE: f32 = 3.0;
 
 impl Extraction {
     /// The main content: its blocks joined by newlines.
@@ -274,6 +282,8 @@ struct Stats {
     score: f32,
     /// Whether `score` was initialised (the element is a candidate).
     candidate: bool,
+    /// Scored blocks that handed their score to this element.
+    blocks: u16,
 }
 
 impl ContentExtractor {
@@ -418,10 +428,7 @@ impl ContentExtractor {
             ) || block.tag.is_heading()
                 // A `div` with no block inside is a paragraph too (Readability turns such divs
                 // into `p`): DocBook's `div.para`.
-                || (block.tag == Tag::Div
-                    && !doc
-                        .children(block.node)
-                        .any(|c| doc.node(c).tag.is_some_and(Tag::is_block)));
+                || (block.tag == Tag::Div && is_paragraph_div(doc, block.node));
             let mut ancestor = if paragraph_like {
                 doc.node(block.node).parent
             } else {
@@ -440,6 +447,7 @@ impl ContentExtractor {
                         + a.class_weight;
                 }
                 a.score += score / divider;
+                a.blocks = a.blocks.saturating_add(1);
                 if ancestor == 0 {
                     break; // the root scores too: fragments have no <body>
                 }
@@ -448,8 +456,12 @@ impl ContentExtractor {
         }
 
         let Some(top) = self.top_candidate(doc, &mut stats) else {
-            return Extraction { blocks };
+            return Extraction {
+                blocks,
+                listing: true,
+            };
         };
+        let listing = stats[top as usize].score < MIN_ARTICLE_SCORE;
         let chosen = self.with_siblings(doc, &stats, top);
         let mut keep = vec![false; n];
         for root in chosen {
@@ -465,7 +477,7 @@ impl ContentExtractor {
                 && !stats[block.node as usize].excluded
                 && block.tag != Tag::H1;
         }
-        Extraction { blocks }
+        Extraction { blocks, listing }
     }
 
     /// Whether an element is invisible, whether it is set aside, and its class weight.
@@ -572,6 +584,11 @@ impl ContentExtractor {
                 continue;
             }
             let density = link_density(s);
+            // A positive class vouches for a container of paragraphs, not for one block:
+            // DocBook's `div.example-contents` around a lone listing is no article.
+            if s.blocks < 2 && s.class_weight > 0.0 {
+                s.score -= s.class_weight;
+            }
             s.score *= 1.0 - density;
             if best.is_none_or(|(_, score)| s.score > score) {
                 best = Some((id as NodeId, s.score));
@@ -670,7 +687,14 @@ impl ContentExtractor {
                 Some(Table | Ul | Ol | Div | Section | Header | Dl)
             ) && keep[id as usize]
                 && id != top;
-            if !removable || !self.looks_like_boilerplate(doc, stats, id) {
+            // A paragraph `div` (as in scoring) of real prose is kept as a paragraph would be,
+            // its cross-references notwithstanding.
+            let s = stats[id as usize];
+            let paragraph = node.tag == Some(Div)
+                && s.chars >= 100
+                && link_density(&s) <= 0.5
+                && is_paragraph_div(doc, id);
+            if !removable || paragraph || !self.looks_like_boilerplate(doc, stats, id) {
                 id += 1;
                 continue;
             }
@@ -728,6 +752,12 @@ fn block_owner(doc: &Document, stats: &[Stats], node: NodeId) -> NodeId {
         id = parent;
     }
     0
+}
+
+/// A `div` with no block inside: Readability turns such divs into `p` (DocBook's `div.para`).
+fn is_paragraph_div(doc: &Document, id: NodeId) -> bool {
+    !doc.children(id)
+        .any(|c| doc.node(c).tag.is_some_and(Tag::is_block))
 }
 
 /// Commas in Latin and CJK punctuation (the ideographic comma and the enumeration comma).
@@ -810,6 +840,52 @@ mod tests {
             !extraction.full_text().contains("counter"),
             "scripts are not text"
         );
+    }
+
+    #[test]
+    fn a_listing_in_a_contents_div_is_not_the_article() {
+        // DocBook: prose in `div.para` blocks, a listing in `div.example-contents`, whose
+        // class looks positive. The section's paragraphs are the article.
+        let para = |i: usize| {
+            format!(
+                "<div class=para>Paragraph {i} explains the source package, its control \
+                 file and how it is signed, with a reference to <a href=x.html>Section \
+                 {i}</a> for details.</div>"
+            )
+        };
+        let html = format!(
+            "<body><div class=banner><a href=/>Download the ebook</a></div><div class=section>\
+             <div class=section>{}{}<div class=example><p class=title>Example 1</p>\
+             <div class=example-contents><pre>Format: 3.0, Source: zim, Binary: zim, \
+             Build-Depends: debhelper, python3, python3-gi, python3-xdg, dh-python\n{}</pre>\
+             </div></div>{}{}</div></div></body>",
+            para(1),
+            para(2),
+            "Checksums-Sha1: 80d43d5c1c6a47c695079eb02bc8ad36b84d6e57 2159901\n".repeat(8),
+            para(3),
+            para(4),
+        );
+        let extraction = ContentExtractor::new().extract(&Document::parse(&html));
+        let main = extraction.main_text();
+        for i in 1..=4 {
+            assert!(main.contains(&format!("Paragraph {i} explains")), "{main}");
+        }
+        assert!(!extraction.listing);
+    }
+
+    #[test]
+    fn a_table_of_contents_is_a_listing() {
+        let items: String = (0..40)
+            .map(|i| format!("<li><a href=p{i}.html>Chapter {i} of the manual</a></li>"))
+            .collect();
+        let html = format!(
+            "<body><div class=content><div class=section><h1>Contents</h1><ul>{items}</ul>\
+             </div></div></body>"
+        );
+        let extraction = ContentExtractor::new().extract(&Document::parse(&html));
+        assert!(extraction.listing);
+        let article = ContentExtractor::new().extract(&Document::parse(ARTICLE));
+        assert!(!article.listing);
     }
 
     #[test]

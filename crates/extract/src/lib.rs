@@ -44,7 +44,7 @@ mod sitemap;
 mod tag;
 mod template;
 
-pub use crate::content::{ContentExtractor, Extraction, TextBlock};
+pub use crate::content::{ContentExtractor, Extraction, MIN_ARTICLE_SCORE, TextBlock};
 pub use crate::decode::{CharsetSource, Decoded, charset_from_content_type, decode};
 pub use crate::html::{Attribute, Children, Document, Node, NodeId};
 pub use crate::page::{Link, MetaRobots, PageFacts};

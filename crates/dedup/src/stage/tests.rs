@@ -396,7 +396,8 @@ fn an_originals_units_are_computed_once() {
 
 /// The reference: a page compared with every kept page. Exact when a kept page has its
 /// exact key; near when some kept page passes the LCS verification and is a candidate at
-/// all (within the distance, or sharing a sentence fingerprint); unique otherwise.
+/// all (within the distance, or sharing a sentence fingerprint); unique otherwise. The page's
+/// units come first, as the stage verifies them (the trustable region is not symmetric).
 fn brute_force(
     analyzer: &Analyzer,
     kept: &[(u64, PageAnalysis)],
@@ -421,7 +422,7 @@ fn brute_force(
             let candidate = k.simhash.distance(page.simhash) <= config.max_distance
                 || !sentences(&k.text).is_disjoint(&mine);
             candidate
-                && nearcrawl_verify::verify(&k.units(), &page.units(), &config.verify_config)
+                && nearcrawl_verify::verify(&page.units(), &k.units(), &config.verify_config)
                     .similar
         })
         .map(|(seq, _)| *seq)
