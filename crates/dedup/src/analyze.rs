@@ -104,12 +104,9 @@ pub struct PageAnalysis {
 pub const MIN_NEAR_TOKENS: usize = 30;
 
 impl PageAnalysis {
-    /// One hash per token (stop words included): the units of LCS verification.
+    /// The units of LCS verification ([`units_of_tokens`]).
     pub fn units(&self) -> Vec<u64> {
-        self.tokens
-            .iter()
-            .map(|t| feature_hash(t.text.as_bytes()))
-            .collect()
+        units_of_tokens(&self.tokens)
     }
 
     /// The word shingles of the content tokens.
@@ -238,11 +235,30 @@ impl Analyzer {
     /// The verification units of a text ([`PageAnalysis::units`]) without the rest of an
     /// analysis: what an original needs when it is verified against.
     pub fn units_of(&self, text: &str) -> Vec<u64> {
-        tokenize(text)
-            .iter()
-            .map(|t| feature_hash(t.text.as_bytes()))
-            .collect()
+        units_of_tokens(&tokenize(text))
     }
+}
+
+/// The units of LCS verification: one hash per token (stop words included), and one per
+/// character of a Han token, as the paper compares characters: a segmenter's word is one or
+/// several characters, and a translated paragraph should weigh what it holds, not how it
+/// was segmented.
+pub fn units_of_tokens(tokens: &[Token]) -> Vec<u64> {
+    let mut units = Vec::with_capacity(tokens.len());
+    let mut buf = [0u8; 4];
+    for token in tokens {
+        if token.kind == nearcrawl_text::TokenKind::Han {
+            units.extend(
+                token
+                    .text
+                    .chars()
+                    .map(|c| feature_hash(c.encode_utf8(&mut buf).as_bytes())),
+            );
+        } else {
+            units.push(feature_hash(token.text.as_bytes()));
+        }
+    }
+    units
 }
 
 /// A page decoded, parsed and reduced to the text to fingerprint, not yet tokenized.
@@ -273,25 +289,17 @@ impl Extracted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nearcrawl_text::TokenKind;
 
     #[test]
-    fn long_texts_are_cut_at_a_character_boundary_and_say_so() {
-        let analyzer = Analyzer::new(AnalyzerConfig {
-            max_text_bytes: 10,
-            ..AnalyzerConfig::default()
-        });
-        // "é" is two bytes: byte 10 falls inside the sixth one.
-        let text = "ééééééééé tail words";
-        let analysis = analyzer.analyze_text(text);
-        assert_eq!(analysis.text, "ééééé");
-        assert_eq!(analysis.text_cut_from, Some(text.len()));
-        assert_eq!(analysis.simhash, analyzer.analyze_text("ééééé").simhash);
-        let short = analyzer.analyze_text("short");
-        assert_eq!((short.text.as_str(), short.text_cut_from), ("short", None));
-        let unlimited = Analyzer::new(AnalyzerConfig {
-            max_text_bytes: 0,
-            ..AnalyzerConfig::default()
-        });
-        assert_eq!(unlimited.analyze_text(text).text_cut_from, None);
+    fn han_text_is_compared_by_character() {
+        let tokens = tokenize("Debian 管理员手册 guide");
+        let (han, other): (Vec<&Token>, Vec<&Token>) =
+            tokens.iter().partition(|t| t.kind == TokenKind::Han);
+        assert!(!han.is_empty() && other.len() == 2);
+        let units = units_of_tokens(&tokens);
+        assert_eq!(units.len(), 2 + 5);
+        assert_eq!(units[1], feature_hash("管".as_bytes()));
+        assert_eq!(units[6], feature_hash(b"guide"));
     }
 }

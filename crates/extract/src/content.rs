@@ -266,6 +266,9 @@ impl Rules {
 struct Stats {
     /// Set aside: this element or an ancestor can never be content.
     excluded: bool,
+    /// Set aside for something other than an "unlikely" class name (a tag, a landmark role,
+    /// comments, invisibility): never content, even inside the article.
+    hard_excluded: bool,
     /// Never rendered as text: scripts, styles, `head`, hidden elements and their descendants.
     invisible: bool,
     /// Inside an `<a>`.
@@ -340,15 +343,18 @@ impl ContentExtractor {
             let parent = stats[node.parent as usize];
             let mut s = Stats {
                 excluded: parent.excluded,
+                hard_excluded: parent.hard_excluded,
                 invisible: parent.invisible,
                 in_link: parent.in_link,
                 ..Stats::default()
             };
             match node.tag {
                 Some(tag) => {
-                    let (invisible, excluded, weight) = self.judge_element(doc, id, tag, rules);
+                    let (invisible, hard, unlikely, weight) =
+                        self.judge_element(doc, id, tag, rules);
                     s.invisible |= invisible;
-                    s.excluded |= excluded || invisible;
+                    s.hard_excluded |= hard || invisible;
+                    s.excluded |= hard || unlikely || invisible;
                     s.class_weight = weight;
                     s.in_link |= tag == Tag::A;
                     if tag == Tag::Br && !s.invisible {
@@ -472,22 +478,29 @@ impl ContentExtractor {
         if rules.clean {
             self.clean(doc, &stats, top, &mut keep);
         }
-        for block in &mut blocks {
-            block.in_content = keep[block.node as usize]
-                && !stats[block.node as usize].excluded
-                && block.tag != Tag::H1;
+        for (block, &(own_chars, _)) in blocks.iter_mut().zip(&block_counts) {
+            let s = stats[block.node as usize];
+            // Prose set aside only for its class name, inside the article, is the article's:
+            // a manual's "sidebar" boxes (tips, notes) are part of its chapter.
+            let aside_prose = !s.hard_excluded
+                && own_chars >= 25
+                && (block.tag == Tag::P
+                    || (block.tag == Tag::Div && is_paragraph_div(doc, block.node)));
+            block.in_content =
+                keep[block.node as usize] && (!s.excluded || aside_prose) && block.tag != Tag::H1;
         }
         Extraction { blocks, listing }
     }
 
-    /// Whether an element is invisible, whether it is set aside, and its class weight.
+    /// Whether an element is invisible, whether it is set aside for good (its tag, a landmark
+    /// role, comments), whether its class looks unlikely to be content, and its class weight.
     fn judge_element(
         &self,
         doc: &Document,
         id: NodeId,
         tag: Tag,
         rules: Rules,
-    ) -> (bool, bool, f32) {
+    ) -> (bool, bool, bool, f32) {
         use Tag::*;
         let invisible_tag = matches!(
             tag,
@@ -567,12 +580,13 @@ impl ContentExtractor {
         }
         let structural = matches!(tag, Html | Body | Article | Main);
         let maybe = has(kinds, PatternKind::Maybe) || structural;
-        let unlikely = (rules.strip_unlikely && has(kinds, PatternKind::Unlikely) && !maybe)
-            || (has(kinds, PatternKind::Comments) && !maybe);
+        let unlikely = rules.strip_unlikely && has(kinds, PatternKind::Unlikely) && !maybe;
+        let comments = has(kinds, PatternKind::Comments) && !maybe;
         let weight = if rules.class_weights { weight } else { 0.0 };
         (
             invisible_tag || hidden,
-            by_tag || landmark || unlikely,
+            by_tag || landmark || comments,
+            unlikely,
             weight,
         )
     }
@@ -686,7 +700,9 @@ impl ContentExtractor {
                 node.tag,
                 Some(Table | Ul | Ol | Div | Section | Header | Dl)
             ) && keep[id as usize]
-                && id != top;
+                && id != top
+                // Set-aside elements are judged block by block at the end.
+                && !stats[id as usize].excluded;
             // A paragraph `div` (as in scoring) of real prose is kept as a paragraph would be,
             // its cross-references notwithstanding.
             let s = stats[id as usize];
@@ -871,6 +887,36 @@ mod tests {
             assert!(main.contains(&format!("Paragraph {i} explains")), "{main}");
         }
         assert!(!extraction.listing);
+    }
+
+    #[test]
+    fn prose_in_a_sidebar_inside_the_article_is_the_articles() {
+        // DocBook's tip boxes are `div.sidebar`; a site's sidebar outside the article, and a
+        // list of links inside one, stay out.
+        let para = |i: usize| {
+            format!(
+                "<div class=para>Paragraph {i} of the chapter says how real-time clients \
+                 work, which protocols they speak, and what to configure first.</div>"
+            )
+        };
+        let html = format!(
+            "<body><div class=sidebar><p>Site news: the handbook has a new edition out, \
+             read all about it today.</p></div><div class=section>{}{}<div class=sidebar>\
+             <div class=para>Tip: look for clients supporting ICE and TURN, as they cross \
+             firewalls and NAT without trouble.</div><ul><li><a href=a>Related one</a></li>\
+             <li><a href=b>Related two</a></li></ul></div>{}</div></body>",
+            para(1),
+            para(2),
+            para(3),
+        );
+        let main = ContentExtractor::new()
+            .extract(&Document::parse(&html))
+            .main_text();
+        assert!(main.contains("Tip: look for clients"), "{main}");
+        assert!(main.contains("Paragraph 3"), "{main}");
+        for outside in ["Site news", "Related one"] {
+            assert!(!main.contains(outside), "{outside} in {main}");
+        }
     }
 
     #[test]

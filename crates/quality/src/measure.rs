@@ -72,8 +72,10 @@ pub struct Measures {
     pub missed_examples: Vec<(String, Kind)>,
     /// Pages the dedup crawl fetched and the oracle did not.
     pub beyond_oracle: u64,
-    /// Up to ten of them: (url, kind), the kind `None` for pages the truth does not know.
-    pub beyond_oracle_examples: Vec<(String, Option<Kind>)>,
+    /// Their bytes.
+    pub beyond_oracle_bytes: u64,
+    /// The ten largest: (url, bytes, kind), the kind `None` for pages the truth does not know.
+    pub beyond_oracle_examples: Vec<(String, u64, Option<Kind>)>,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
@@ -176,11 +178,12 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     let oracle = covering_oracle(baseline, truth, &oracle_duplicates);
     let (oracle_pages, oracle_bytes) = pages_and_bytes(oracle.iter().copied());
     let oracle_urls: HashSet<&str> = oracle.iter().map(|r| r.url.as_str()).collect();
-    let beyond: Vec<&Record> = dedup
+    let mut beyond: Vec<&Record> = dedup
         .iter()
         .filter(fetched)
         .filter(|r| !oracle_urls.contains(r.url.as_str()))
         .collect();
+    beyond.sort_by_key(|r| std::cmp::Reverse(r.bytes));
 
     // Scored groups only: borderline pages (heavy rewrites, listings) are not scored here either.
     let groups = |records: &[Record]| -> HashSet<u64> {
@@ -237,10 +240,11 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
         false_examples,
         missed_examples,
         beyond_oracle: beyond.len() as u64,
+        beyond_oracle_bytes: beyond.iter().map(|r| r.bytes).sum(),
         beyond_oracle_examples: beyond
             .iter()
             .take(10)
-            .map(|r| (r.url.clone(), truth.get(&r.url).map(|t| t.kind)))
+            .map(|r| (r.url.clone(), r.bytes, truth.get(&r.url).map(|t| t.kind)))
             .collect(),
     }
 }
@@ -385,15 +389,13 @@ impl Measures {
         }
         if self.beyond_oracle > 0 {
             out.push_str(&format!(
-                "{} pages fetched that the oracle does not fetch, for example:\n",
-                self.beyond_oracle
+                "{} pages ({} bytes) fetched that the oracle does not fetch; the largest:\n",
+                self.beyond_oracle, self.beyond_oracle_bytes
             ));
         }
-        for (url, kind) in &self.beyond_oracle_examples {
-            match kind {
-                Some(kind) => out.push_str(&format!("beyond the oracle: {url} ({kind:?})\n")),
-                None => out.push_str(&format!("beyond the oracle: {url}\n")),
-            }
+        for (url, bytes, kind) in &self.beyond_oracle_examples {
+            let kind = kind.map(|k| format!(", {k:?}")).unwrap_or_default();
+            out.push_str(&format!("beyond the oracle: {url} ({bytes} bytes{kind})\n"));
         }
         out
     }
