@@ -42,18 +42,18 @@ async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
     );
     assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
     assert_eq!(m.coverage, 1.0, "coverage\n{report}");
-    // Below the floor of 0.9 (docs/QUALITY.md: the pages that lead to the new
-    // release's new pages cost what the oracle, which loses those, does not pay).
+    // Below the floor of 0.9 (0.88 at this writing, docs/QUALITY.md: the hub rule
+    // fetches the new release's tables of contents, some of them unchanged, which the oracle,
+    // knowing they lead nowhere new, does not).
     assert!(
-        m.bytes_saved_vs_oracle >= 0.7,
+        m.bytes_saved_vs_oracle >= 0.85,
         "saved {:.3} of the oracle's saving\n{report}",
         m.bytes_saved_vs_oracle
     );
 }
 
-/// Translations: untranslated pages are found and nothing is lost. Precision is below the
-/// issue's floor (0.99: 0.965 at this writing): pages a translation left partly in English,
-/// which the truth calls distinct (docs/QUALITY.md).
+/// Translations: untranslated pages are found, pages a translation left partly in English
+/// (which the truth calls distinct) are not called duplicates, and nothing is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn untranslated_pages_are_found_and_no_translation_is_lost() {
     assert!(!RealWeb::HandbookHeldOut.tuning());
@@ -65,10 +65,15 @@ async fn untranslated_pages_are_found_and_no_translation_is_lost() {
         "the web must exercise the stage: {report}"
     );
     assert!(
-        m.precision >= 0.95,
+        m.precision >= 0.99,
         "precision {:.3}\n{report}",
         m.precision
     );
     assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
     assert!(m.coverage >= 0.995, "coverage {:.3}\n{report}", m.coverage);
+    assert!(
+        m.bytes_saved_vs_oracle >= 0.9,
+        "saved {:.3} of the oracle's saving\n{report}",
+        m.bytes_saved_vs_oracle
+    );
 }
