@@ -34,6 +34,11 @@ measure() {
     cat "$work/time.txt"
 }
 
+declare -A stages
+stage_line() { # report.json -> "stage us, ..." per page
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
+}
+
 row() { # name fetched wall user sys rss
     awk -v n="$1" -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
         printf "| %s | %d | %.2f | %.0f | %.2f | %.0f |\n", n, p, w, p / w, (u + s) * 1000 / p, r / 1024 }'
@@ -61,8 +66,13 @@ for mode in dedup no-dedup; do
         --per-host-delay-ms 0 --concurrency "$concurrency" $flag)
     fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
     row "nearcrawl ($mode)" "$fetched" "$wall" "$user" "$sys" "$rss"
+    stages[$mode]="$(stage_line "$work/crawl/report.json")"
 done
 rm -rf "$work/wget"
 read -r wall user sys rss < <(measure wget2 -r -l inf -q --robots=off --max-threads="$concurrency" -P "$work/wget" "$seed")
 fetched=$(find "$work/wget" -name '*.html' | wc -l)
 row "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
+echo
+for mode in dedup no-dedup; do
+    echo "nearcrawl ($mode), us per page by stage (report.json run_stages; fetch is wall time): ${stages[$mode]}"
+done

@@ -193,4 +193,19 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         records.iter().map(|r| r.bytes).sum::<u64>()
     );
     assert!(report.estimated_bytes_saved > 0);
+    // Where the time went: every stage that works on an HTML page took some (the demo writes
+    // WARC files), in pipeline order, and the summary says so.
+    let stages: Vec<&str> = report.run_stages.iter().map(|s| s.stage.as_str()).collect();
+    assert_eq!(
+        stages,
+        [
+            "fetch", "decode", "parse", "extract", "template", "tokenize", "features", "index",
+            "verify", "commit", "warc"
+        ]
+    );
+    for stage in &report.run_stages {
+        assert!(stage.total_ms > 0.0, "{stage:?}");
+        assert!(stage.per_page_us > 0.0, "{stage:?}");
+    }
+    assert!(stdout.contains("us per page by stage: decode "), "{stdout}");
 }

@@ -7,6 +7,8 @@ use nearcrawl_text::{
     tokenize, weighted_features,
 };
 use nearcrawl_verify::VerifyConfig;
+
+use crate::timing::{Lap, Stage, StageTimes};
 use url::Url;
 
 /// How pages are analysed and compared.
@@ -98,6 +100,8 @@ pub struct PageAnalysis {
     /// For a page with little text: the exact key of its main text, before its title and
     /// link targets were added.
     pub main_key: Option<ExactKey>,
+    /// Time spent on the page so far, by stage (decoding to verification).
+    pub times: StageTimes,
 }
 
 /// Fewer tokens than this, and a page is judged by exact key only.
@@ -173,9 +177,13 @@ impl Analyzer {
             .host_str()
             .and_then(|h| h.rsplit('.').next())
             .map(str::to_owned);
+        let mut times = StageTimes::default();
+        let mut lap = Lap::start();
         let decoded = decode(bytes, content_type, tld.as_deref());
+        lap.split(&mut times, Stage::Decode);
         let doc = Document::parse(&decoded.text);
         let facts = PageFacts::read_capped(&doc, url, self.config.max_links);
+        lap.split(&mut times, Stage::Parse);
         let extraction = self.extractor.extract(&doc);
         let main = extraction.main_text();
         let text = if self.config.main_content && !main.trim().is_empty() {
@@ -183,17 +191,20 @@ impl Analyzer {
         } else {
             extraction.full_text()
         };
+        lap.split(&mut times, Stage::Extract);
         Extracted {
             facts: Some(facts),
             encoding: decoded.encoding.name(),
             extraction: Some(extraction),
             text,
+            times,
         }
     }
 
     /// Tokenizes an extracted page and fingerprints its text.
     pub fn analyze(&self, page: Extracted) -> PageAnalysis {
         let mut analysis = self.analyze_text(&page.text);
+        analysis.times.merge(&page.times);
         analysis.facts = page.facts;
         analysis.encoding = page.encoding;
         analysis.extraction = page.extraction;
@@ -212,12 +223,17 @@ impl Analyzer {
         } else {
             (text, None)
         };
+        let mut times = StageTimes::default();
+        let mut lap = Lap::start();
         let tokens = tokenize(text);
+        lap.split(&mut times, Stage::Tokenize);
         let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
         let simhash = simhash(simhash_input(&features));
         let exact_key = ExactKey::of(&tokens);
+        lap.split(&mut times, Stage::Features);
         let little_text = (tokens.len() < MIN_NEAR_TOKENS).then(|| text.chars().count());
         PageAnalysis {
+            times,
             little_text,
             main_key: None,
             facts: None,
@@ -272,6 +288,8 @@ pub struct Extracted {
     pub extraction: Option<Extraction>,
     /// The text to fingerprint: the main content (or all visible text).
     pub text: String,
+    /// Time spent so far, by stage (decoding, parsing, extraction).
+    pub times: StageTimes,
 }
 
 impl Extracted {
@@ -282,6 +300,7 @@ impl Extracted {
             encoding: "UTF-8",
             extraction: None,
             text,
+            times: StageTimes::default(),
         }
     }
 }

@@ -41,6 +41,7 @@ mod analyze;
 mod compare;
 mod config;
 mod stage;
+mod timing;
 
 pub use crate::analyze::{
     Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, MIN_NEAR_TOKENS, PageAnalysis,
@@ -54,3 +55,4 @@ pub use crate::stage::{
     Admission, DedupStage, Follow, Judgement, LinkMatch, MemoryOriginals, Original, Originals,
     PageAnalyzer, Verdict, link_keys, same_site, stage_sentence_config,
 };
+pub use crate::timing::{Lap, Stage, StageTimes};

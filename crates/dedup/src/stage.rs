@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use nearcrawl_extract::{TemplateConfig, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
@@ -24,6 +25,7 @@ use url::Url;
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
+use crate::timing::{Lap, Stage};
 
 /// Fewer characters of its own than this (once its host's template is removed), and a page
 /// is judged by exact key only ([`PageAnalysis::little_text`]).
@@ -444,10 +446,17 @@ impl DedupStage {
     /// [`DedupStage::judge`] for a page already through [`DedupStage::analyze`].
     pub fn judge_analysed<O: Originals>(
         &mut self,
-        analysis: PageAnalysis,
+        mut analysis: PageAnalysis,
         originals: &O,
     ) -> Result<Judgement, O::Error> {
-        let found = self.find_original(&analysis, originals)?;
+        let clock = Instant::now();
+        let mut index_time = Duration::ZERO;
+        let found = self.find_original(&analysis, originals, &mut index_time)?;
+        let searched = clock.elapsed();
+        analysis.times.add(Stage::Index, index_time);
+        analysis
+            .times
+            .add(Stage::Verify, searched.saturating_sub(index_time));
         let Some(found) = found else {
             return Ok(Judgement {
                 verdict: Verdict::Unique,
@@ -491,6 +500,8 @@ impl DedupStage {
                 Original::Shared(_) => Follow::None,
             },
         };
+        // The original's simhash and link keys: store lookups, as the index's.
+        analysis.times.add(Stage::Index, clock.elapsed() - searched);
         Ok(Judgement {
             verdict: found.verdict,
             original: Some(found.original),
@@ -528,18 +539,23 @@ impl DedupStage {
         admission
     }
 
-    /// The original a page copies, if any.
+    /// The original a page copies, if any. `index_time` gets the time spent before the
+    /// first verification (exact key, Hamming index).
     fn find_original<O: Originals>(
         &mut self,
         analysis: &PageAnalysis,
         originals: &O,
+        index_time: &mut Duration,
     ) -> Result<Option<Found>, O::Error> {
+        let clock = Instant::now();
         if analysis.tokens.is_empty() {
             // Pages without text all look alike (the empty page hashes to one value); they
             // are never anyone's duplicate.
             return Ok(None);
         }
-        if let Some(seq) = originals.exact(analysis.exact_key)? {
+        let exact = originals.exact(analysis.exact_key)?;
+        *index_time = clock.elapsed();
+        if let Some(seq) = exact {
             return Ok(Some(Found {
                 verdict: Verdict::Exact,
                 original: Original::Kept(seq),
@@ -551,9 +567,12 @@ impl DedupStage {
             // Too few words of its own for a resemblance to mean anything: exact copies only.
             // A kept page with the same main text counts (kept pages with little text are
             // keyed by their title, text and link targets, so these never match each other).
-            if let Some(key) = analysis.main_key
-                && let Some(seq) = originals.exact(key)?
-            {
+            let copied = match analysis.main_key {
+                Some(key) => originals.exact(key)?,
+                None => None,
+            };
+            *index_time = clock.elapsed();
+            if let Some(seq) = copied {
                 return Ok(Some(Found {
                     verdict: Verdict::Exact,
                     original: Original::Kept(seq),
@@ -567,6 +586,7 @@ impl DedupStage {
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(max_candidates);
+        *index_time = clock.elapsed();
         let verify = self.pages.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
         // The page's verification units, computed once for all its candidates.
@@ -682,6 +702,7 @@ impl PageAnalyzer {
     /// is short, the page has [little text](PageAnalysis::little_text) and is fingerprinted
     /// by its title, main text and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
+        let mut lap = Lap::start();
         if let Some(extraction) = &page.extraction {
             // A panic elsewhere cannot leave the counts half-updated in a way that matters.
             let mut templates = self
@@ -709,6 +730,7 @@ impl PageAnalyzer {
                 text = own(false);
             }
             drop(templates);
+            lap.split(&mut page.times, Stage::Template);
             let own_chars = text.chars().count();
             if own_chars >= MIN_OWN_TEXT {
                 page.text = text;

@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
+
+use nearcrawl_dedup::Stage;
 
 use nearcrawl_fetch::Fetched;
 use nearcrawl_store::{Commit, CrawlStore};
@@ -68,6 +71,7 @@ impl Archive {
             .records
             .extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
         let queued_delta = commit.enqueued.len() as i64 - commit.taken.len() as i64;
+        let clock = Instant::now();
         self.store.commit(commit)?;
         let queued = Progress::get(&self.progress.queued) as i64 + queued_delta;
         Progress::set(&self.progress.queued, queued.max(0) as u64);
@@ -78,6 +82,7 @@ impl Archive {
                 Progress::add(&self.progress.errors, 1);
             }
         }
+        self.progress.add_time(Stage::Commit, clock.elapsed());
         Ok(())
     }
 
@@ -101,9 +106,13 @@ impl Archive {
             response_head: &head,
             payload: &page.wire_body,
         };
-        warc.write_fetch(&fetch, revisit_of, metadata)
+        let clock = Instant::now();
+        let written = warc
+            .write_fetch(&fetch, revisit_of, metadata)
             .map(drop)
-            .map_err(|e| EngineError::io(&self.warc_dir, e))
+            .map_err(|e| EngineError::io(&self.warc_dir, e));
+        self.progress.add_time(Stage::Warc, clock.elapsed());
+        written
     }
 
     /// Pushes buffered record lines to the file.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{
-    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis,
+    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis, Stage,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
@@ -468,8 +468,12 @@ impl Coordinator {
                 entry,
                 result,
                 analysis,
+                fetch_time,
             } => match result {
-                Ok(page) => self.handle_page(host, key, entry, page, analysis),
+                Ok(page) => {
+                    self.progress.add_time(Stage::Fetch, fetch_time);
+                    self.handle_page(host, key, entry, page, analysis)
+                }
                 Err(failure) => self.handle_failure(host, key, entry, failure),
             },
         }

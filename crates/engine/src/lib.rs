@@ -58,6 +58,6 @@ pub use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 pub use crate::output::set_aside;
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
-pub use crate::report::{DedupTiming, Report};
+pub use crate::report::{DedupTiming, Report, StageTime};
 pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, reachable, replay, what_if};

@@ -2,7 +2,9 @@
 //! Prometheus endpoint).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use nearcrawl_dedup::{Stage, StageTimes};
 
 /// Counters updated by the engine as it decides; read at any time from any thread.
 #[derive(Debug)]
@@ -26,6 +28,8 @@ pub struct Progress {
     pub in_flight: AtomicU64,
     /// Total microseconds spent in the dedup stage in this run.
     pub dedup_micros: AtomicU64,
+    /// Nanoseconds spent in each pipeline stage in this run, indexed by [`Stage`].
+    stage_nanos: [AtomicU64; Stage::ALL.len()],
 }
 
 impl Default for Progress {
@@ -41,6 +45,7 @@ impl Default for Progress {
             queued: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             dedup_micros: AtomicU64::new(0),
+            stage_nanos: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -62,6 +67,32 @@ impl Progress {
 
     pub(crate) fn set(counter: &AtomicU64, n: u64) {
         counter.store(n, Ordering::Relaxed);
+    }
+
+    /// Adds a page's (or a step's) time by stage.
+    pub(crate) fn add_times(&self, times: &StageTimes) {
+        for (stage, nanos) in times.iter().filter(|&(_, n)| n > 0) {
+            Progress::add(&self.stage_nanos[stage as usize], nanos);
+        }
+    }
+
+    /// Adds `took` to one stage.
+    pub(crate) fn add_time(&self, stage: Stage, took: Duration) {
+        let mut times = StageTimes::default();
+        times.add(stage, took);
+        self.add_times(&times);
+    }
+
+    /// Nanoseconds spent in each stage in this run.
+    pub fn stage_times(&self) -> StageTimes {
+        let mut times = StageTimes::default();
+        for stage in Stage::ALL {
+            times.add(
+                stage,
+                Duration::from_nanos(Progress::get(&self.stage_nanos[stage as usize])),
+            );
+        }
+        times
     }
 
     /// Bandwidth saved so far, estimated as in the report: outlinks dropped times the mean
@@ -115,6 +146,17 @@ impl Progress {
             out.push_str(&format!(
                 "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n",
                 Progress::get(value)
+            ));
+        }
+        out.push_str(
+            "# HELP nearcrawl_stage_seconds_total Time spent in each pipeline stage in this run.\n\
+             # TYPE nearcrawl_stage_seconds_total counter\n",
+        );
+        for (stage, nanos) in self.stage_times().iter() {
+            out.push_str(&format!(
+                "nearcrawl_stage_seconds_total{{stage=\"{}\"}} {:.6}\n",
+                stage.name(),
+                nanos as f64 / 1e9
             ));
         }
         for (name, help, value) in [

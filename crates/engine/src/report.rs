@@ -27,6 +27,22 @@ pub struct DedupTiming {
     pub max_us: u64,
 }
 
+/// Time one pipeline stage took in this run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageTime {
+    /// The stage ([`nearcrawl_dedup::Stage::name`]).
+    pub stage: String,
+    /// Milliseconds in this run, all threads together (the fetch: wall time per request,
+    /// waiting included, summed over requests in flight).
+    pub total_ms: f64,
+    /// Microseconds per page fetched in this run.
+    pub per_page_us: f64,
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 /// The job's report, over every decision since the job began (all runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -74,6 +90,9 @@ pub struct Report {
     pub run_seconds: f64,
     /// Pages fetched per second in this run.
     pub run_pages_per_second: f64,
+    /// Where this run's time went, stage by stage, in pipeline order.
+    #[serde(default)]
+    pub run_stages: Vec<StageTime>,
     /// Set when the scope refused more than nine in ten of the first links this run found:
     /// most likely not the scope the user meant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +134,7 @@ impl Report {
             run_started: rfc3339(run_started),
             run_seconds: progress.elapsed_secs(),
             run_pages_per_second: 0.0,
+            run_stages: Vec::new(),
             scope_warning: None,
         };
         let mut html_bytes = 0u64;
@@ -187,6 +207,15 @@ impl Report {
             };
         }
         let run_pages = Progress::get(&progress.pages) as f64;
+        report.run_stages = progress
+            .stage_times()
+            .iter()
+            .map(|(stage, nanos)| StageTime {
+                stage: stage.name().to_string(),
+                total_ms: round3(nanos as f64 / 1e6),
+                per_page_us: round3(nanos as f64 / 1e3 / run_pages.max(1.0)),
+            })
+            .collect();
         report.run_pages_per_second = if report.run_seconds > 0.0 {
             run_pages / report.run_seconds
         } else {
@@ -250,6 +279,16 @@ impl Report {
             if self.queued > 0 { format!("; {} URLs still queued", self.queued) } else { String::new() },
             if self.interrupted { " (interrupted: run the same command to resume)" } else { "" },
         ));
+        // The stages that work on the page, not the wait for it.
+        let work: Vec<String> = self
+            .run_stages
+            .iter()
+            .filter(|s| s.stage != "fetch" && s.total_ms > 0.0)
+            .map(|s| format!("{} {:.0}", s.stage, s.per_page_us))
+            .collect();
+        if !work.is_empty() {
+            out.push_str(&format!("us per page by stage: {}\n", work.join(", ")));
+        }
         out
     }
 }

@@ -70,8 +70,11 @@ impl Coordinator {
             }
             None => decided.decision.cluster = Some(seq),
         }
+        self.progress.add_times(&analysis.times);
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
+            let admitting = Instant::now();
             let admission = self.stage.admit(seq, &host, &judgement);
+            self.progress.add_time(Stage::Index, admitting.elapsed());
             if let Some((simhash, key)) = admission.fingerprint {
                 decided.commit.unique = Some(UniquePage {
                     seq,

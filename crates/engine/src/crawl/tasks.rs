@@ -20,6 +20,8 @@ pub(super) enum TaskResult {
         /// tokenized) and how long it took, or the panic that stopped it; `None` when the
         /// response is not an HTML or text page.
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
+        /// From sending the request to the body's last byte.
+        fetch_time: Duration,
     },
 }
 
@@ -43,7 +45,9 @@ impl Coordinator {
         let pages = self.stage.page_analyzer();
         let tx = self.tx.clone();
         tokio::spawn(async move {
+            let clock = Instant::now();
             let mut result = fetcher.fetch(&url).await;
+            let fetch_time = clock.elapsed();
             let analysis = match &mut result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
                     // Lent to the analysis, not copied: a large body is held once.
@@ -83,6 +87,7 @@ impl Coordinator {
                 entry,
                 result,
                 analysis,
+                fetch_time,
             });
         });
     }

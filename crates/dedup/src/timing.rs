@@ -1,0 +1,146 @@
+//! Where a page's time goes: the crawl pipeline's stages, and the time one piece of work
+//! spent in each. The dedup stage times what it does (decoding to verification); the crawler
+//! adds the fetch, the store commit and the WARC record.
+
+use std::time::{Duration, Instant};
+
+/// A stage of the crawl pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    /// The request, from sending it to the body's last byte (wall clock: waiting included).
+    Fetch,
+    /// Charset detection and decoding to UTF-8.
+    Decode,
+    /// HTML parsing and the page facts (title, links, robots directives).
+    Parse,
+    /// Main content against boilerplate.
+    Extract,
+    /// The host's template model: learning the page's blocks, removing the template.
+    Template,
+    /// Tokenizing the text (Chinese segmented).
+    Tokenize,
+    /// Weighted features, simhash and exact key.
+    Features,
+    /// The Hamming index and the exact-key lookup; keeping a unique page.
+    Index,
+    /// Sentence-fingerprint candidates and LCS verification.
+    Verify,
+    /// The decision's store commit and its records.
+    Commit,
+    /// The WARC records.
+    Warc,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 11] = [
+        Stage::Fetch,
+        Stage::Decode,
+        Stage::Parse,
+        Stage::Extract,
+        Stage::Template,
+        Stage::Tokenize,
+        Stage::Features,
+        Stage::Index,
+        Stage::Verify,
+        Stage::Commit,
+        Stage::Warc,
+    ];
+
+    /// The stage's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Fetch => "fetch",
+            Stage::Decode => "decode",
+            Stage::Parse => "parse",
+            Stage::Extract => "extract",
+            Stage::Template => "template",
+            Stage::Tokenize => "tokenize",
+            Stage::Features => "features",
+            Stage::Index => "index",
+            Stage::Verify => "verify",
+            Stage::Commit => "commit",
+            Stage::Warc => "warc",
+        }
+    }
+}
+
+/// Nanoseconds spent in each [`Stage`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes([u64; Stage::ALL.len()]);
+
+impl StageTimes {
+    /// Adds `took` to `stage`.
+    pub fn add(&mut self, stage: Stage, took: Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.0[stage as usize] = self.0[stage as usize].saturating_add(nanos);
+    }
+
+    /// Nanoseconds spent in `stage`.
+    pub fn nanos(&self, stage: Stage) -> u64 {
+        self.0[stage as usize]
+    }
+
+    /// Adds every stage of `other`.
+    pub fn merge(&mut self, other: &StageTimes) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine = mine.saturating_add(theirs);
+        }
+    }
+
+    /// Each stage with its nanoseconds, in pipeline order.
+    pub fn iter(&self) -> impl Iterator<Item = (Stage, u64)> + '_ {
+        Stage::ALL.iter().map(|&stage| (stage, self.nanos(stage)))
+    }
+}
+
+/// A stopwatch for stages done one after another: each [`Lap::split`] charges the time since
+/// the previous one to a stage.
+#[derive(Debug)]
+pub struct Lap(Instant);
+
+impl Lap {
+    /// Starts timing.
+    pub fn start() -> Lap {
+        Lap(Instant::now())
+    }
+
+    /// Charges the time since the start or the last split to `stage`.
+    pub fn split(&mut self, times: &mut StageTimes, stage: Stage) {
+        let now = Instant::now();
+        times.add(stage, now - self.0);
+        self.0 = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_add_up_by_stage() {
+        let mut a = StageTimes::default();
+        a.add(Stage::Parse, Duration::from_micros(3));
+        a.add(Stage::Parse, Duration::from_micros(2));
+        let mut b = StageTimes::default();
+        b.add(Stage::Verify, Duration::from_nanos(7));
+        a.merge(&b);
+        assert_eq!(a.nanos(Stage::Parse), 5_000);
+        assert_eq!(a.nanos(Stage::Verify), 7);
+        assert_eq!(a.iter().map(|(_, n)| n).sum::<u64>(), 5_007);
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(names.len(), 11);
+        assert_eq!(Stage::ALL[Stage::Warc as usize], Stage::Warc);
+    }
+
+    #[test]
+    fn a_lap_charges_each_split_to_its_stage() {
+        let mut times = StageTimes::default();
+        let mut lap = Lap::start();
+        std::thread::sleep(Duration::from_millis(2));
+        lap.split(&mut times, Stage::Decode);
+        lap.split(&mut times, Stage::Parse);
+        assert!(times.nanos(Stage::Decode) >= 2_000_000);
+        assert_eq!(times.nanos(Stage::Tokenize), 0);
+    }
+}
