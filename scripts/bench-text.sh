@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Throughput on text-rich pages (issue: throughput). Builds HOSTS sites of PAGES pages each
+# (crates/quality/examples/text_site.rs: 4-5 kB of real documentation sentences per page,
+# drawn from one pool shared by all pages, as real sites share boilerplate sentences), serves
+# each with nginx on its own loopback address (127.0.1.H, one port), and crawls them all, RUNS rounds, alternating:
+#   nearcrawl (dedup and WARC on), nearcrawl --no-dedup (WARC on), wget2 -r --max-threads=16.
+# nearcrawl's politeness is opened for these hosts by flags: 16 connections per host, no
+# delay, 16 requests in flight in all (wget2's 16 threads).
+# Prints one row per crawl (pages, wall s, pages/s, CPU ms per page, peak RSS MB), the medians
+# per crawler, and nearcrawl's time per page by stage (report.json run_stages).
+# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and wget2 when missing.
+# Usage: scripts/bench-text.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 3)
+# NEARCRAWL=path/to/nearcrawl compares another build (default: target/release/nearcrawl).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hosts="${1:-12}"
+pages="${2:-1500}"
+runs="${3:-3}"
+port=18200
+
+if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
+    apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null 2>&1 \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null; }
+fi
+cargo build --release --locked --bin nearcrawl -p nearcrawl --example text_site -p nearcrawl-quality >&2
+nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
+
+source scripts/lib/nginx.sh
+work="$(mktemp -d /tmp/nearcrawl-text.XXXXXX)"
+on_exit "rm -rf '$work'"
+target/release/examples/text_site "$work/site" "$hosts" "$pages"
+chmod -R a+rX "$work"
+servers=""
+: > "$work/seeds.txt"
+for ((h = 0; h < hosts; h++)); do
+    # An address per host, not a port: wget2 keeps one directory per host name.
+    addr="127.0.1.$((h + 1))"
+    servers+="server { listen $addr:$port; root $work/site/h$h; } "
+    echo "http://$addr:$port/p/1.html" >> "$work/seeds.txt"
+done
+cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { text/html html; }
+    default_type application/octet-stream;
+    $servers
+}
+CONF
+nginx -c "$work/nginx.conf"
+on_exit "kill \$(cat '$work/nginx.pid' 2>/dev/null) 2>/dev/null"
+sleep 0.5
+
+# Runs a command under /usr/bin/time; prints "wall user sys maxrss_kb".
+measure() {
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; exit 1; }
+    cat "$work/time.txt"
+}
+
+declare -A rows stages
+record() { # name fetched wall user sys rss
+    local line
+    line=$(awk -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
+        printf "%d %.2f %.1f %.3f %.0f", p, w, p / w, (u + s) * 1000 / p, r / 1024 }')
+    rows[$1]+="$line"$'\n'
+    echo "$1: $line" >&2
+}
+stage_line() { # report.json -> "stage us, ..." per page
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
+}
+
+crawl() { # mode
+    rm -rf "$work/crawl"
+    local flag=""
+    [ "$1" = no-dedup ] && flag="--no-dedup"
+    read -r wall user sys rss < <(measure "$nearcrawl" crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
+        --per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16 $flag)
+    fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
+    record "nearcrawl ($1)" "$fetched" "$wall" "$user" "$sys" "$rss"
+    stages[$1]+="$(stage_line "$work/crawl/report.json")"$'\n'
+}
+
+for ((round = 1; round <= runs; round++)); do
+    crawl dedup
+    crawl no-dedup
+    rm -rf "$work/wget"
+    # Every seed is its own host: --span-hosts lets wget2 recurse into each of them (links
+    # are relative, so none leads elsewhere).
+    read -r wall user sys rss < <(measure wget2 -r -l inf -q --no-robots --max-threads=16 --span-hosts \
+        -P "$work/wget" -i "$work/seeds.txt")
+    fetched=$(find "$work/wget" -name '*.html' | wc -l)
+    record "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
+done
+
+echo "| crawler | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
+echo "|---|---|---|---|---|---|"
+for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r"; do
+    # Median of each column over the rounds.
+    printf '%s' "${rows[$name]}" | python3 -c "
+import sys, statistics
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+cols = [statistics.median(c) for c in zip(*rows)]
+print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
+" "$name"
+done
+echo
+for mode in dedup no-dedup; do
+    echo "nearcrawl ($mode), us per page by stage, each round (fetch is wall time per request):"
+    printf '%s' "${stages[$mode]}"
+done
