@@ -114,7 +114,7 @@ pub fn fingerprint(
                 analysis.encoding, analysis.exact_key
             )?;
             writeln!(out, "  heaviest features:")?;
-            for feature in analysis.features.iter().take(15) {
+            for feature in analyzer.features(&analysis).iter().take(15) {
                 writeln!(out, "    {:8.3}  {}", feature.weight, feature.text)?;
             }
             match &analysis.extraction {

@@ -3,7 +3,7 @@
 use nearcrawl_extract::{ContentExtractor, Document, Extraction, PageFacts, decode};
 use nearcrawl_fingerprint::{Fingerprint, ShingleSet, feature_hash, simhash};
 use nearcrawl_text::{
-    ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, simhash_input, token_hashes,
+    ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, feature_weights, token_hashes,
     tokenize, weighted_features,
 };
 use nearcrawl_verify::VerifyConfig;
@@ -84,8 +84,6 @@ pub struct PageAnalysis {
     pub text: String,
     /// Its tokens.
     pub tokens: Vec<Token>,
-    /// Its weighted features, heaviest first.
-    pub features: Vec<WeightedFeature>,
     /// The 64-bit simhash of the features.
     pub simhash: Fingerprint,
     /// The exact-duplicate key of the tokens.
@@ -211,6 +209,16 @@ impl Analyzer {
         analysis
     }
 
+    /// The weighted features of an analysed page, heaviest first, with their text (what
+    /// its simhash is made of; the crawl computes only their hashes and weights).
+    pub fn features(&self, analysis: &PageAnalysis) -> Vec<WeightedFeature> {
+        weighted_features(
+            &analysis.tokens,
+            &self.config.features,
+            &self.config.weighting,
+        )
+    }
+
     /// Analyses plain text.
     pub fn analyze_text(&self, text: &str) -> PageAnalysis {
         let max = self.config.max_text_bytes;
@@ -227,8 +235,11 @@ impl Analyzer {
         let mut lap = Lap::start();
         let tokens = tokenize(text);
         lap.split(&mut times, Stage::Tokenize);
-        let features = weighted_features(&tokens, &self.config.features, &self.config.weighting);
-        let simhash = simhash(simhash_input(&features));
+        let simhash = simhash(feature_weights(
+            &tokens,
+            &self.config.features,
+            &self.config.weighting,
+        ));
         let exact_key = ExactKey::of(&tokens);
         lap.split(&mut times, Stage::Features);
         let little_text = (tokens.len() < MIN_NEAR_TOKENS).then(|| text.chars().count());
@@ -241,7 +252,6 @@ impl Analyzer {
             extraction: None,
             text: text.to_owned(),
             tokens,
-            features,
             simhash,
             exact_key,
             text_cut_from,

@@ -40,11 +40,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut links = String::new();
             let first_child = 8 * i - 6;
             for child in (first_child..first_child + 8).filter(|&c| c <= pages) {
-                links.push_str(&format!("<li><a href=\"/p/{child}.html\">Part {child}</a></li>"));
+                links.push_str(&format!(
+                    "<li><a href=\"/p/{child}.html\">Part {child}</a></li>"
+                ));
             }
             for _ in 0..2 {
                 let other = rng.random_range(1..=pages);
-                links.push_str(&format!("<li><a href=\"/p/{other}.html\">See also {other}</a></li>"));
+                links.push_str(&format!(
+                    "<li><a href=\"/p/{other}.html\">See also {other}</a></li>"
+                ));
             }
             let mut body = String::new();
             let mut paragraph = String::new();

@@ -1,6 +1,8 @@
 //! Tokens to weighted features for simhash and to token hashes for shingling.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::BuildHasherDefault;
 
 use nearcrawl_fingerprint::{Weight, feature_hash};
 
@@ -84,28 +86,114 @@ pub fn weighted_features(
     config: &FeatureConfig,
     weighting: &Weighting,
 ) -> Vec<WeightedFeature> {
+    let mut features: Vec<WeightedFeature> = count_features(tokens, config, weighting, true)
+        .into_iter()
+        .map(|f| WeightedFeature {
+            hash: f.hash,
+            weight: f.weight(),
+            text: f.text.unwrap_or_default(),
+        })
+        .collect();
+    features.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| a.text.cmp(&b.text))
+    });
+    features
+}
+
+/// The simhash input of a token stream: the hash and weight of each feature of
+/// [`weighted_features`] (the same features, the same weights), in no particular order and
+/// without their text, which a crawl never reads.
+pub fn feature_weights(
+    tokens: &[Token],
+    config: &FeatureConfig,
+    weighting: &Weighting,
+) -> Vec<(u64, Weight)> {
+    count_features(tokens, config, weighting, false)
+        .into_iter()
+        .map(|f| (f.hash, Weight::saturating(f.weight())))
+        .collect()
+}
+
+/// A feature being counted.
+struct Counted {
+    hash: u64,
+    tf: u32,
+    idf: f32,
+    text: Option<String>,
+}
+
+impl Counted {
+    /// `(1 + ln tf) x idf`.
+    fn weight(&self) -> f32 {
+        (1.0 + (self.tf as f32).ln()) * self.idf
+    }
+}
+
+/// A hasher for keys that are hashes already (xxh3 of a feature's text).
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Each distinct feature of a token stream (by the xxh3 hash of its text) with its term
+/// frequency and idf, in order of first appearance; with its text when `keep_text`.
+fn count_features(
+    tokens: &[Token],
+    config: &FeatureConfig,
+    weighting: &Weighting,
+    keep_text: bool,
+) -> Vec<Counted> {
     let kept = content_tokens(tokens, config);
     let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(t)).collect();
-    // text -> (term frequency, idf)
-    let mut counts: HashMap<String, (u32, f32)> = HashMap::new();
-    let mut add = |text: String, idf: f32| {
-        let entry = counts.entry(text).or_insert((0, idf));
-        entry.0 += 1;
+    let mut counted: Vec<Counted> = Vec::with_capacity(kept.len() * 2);
+    let mut at: HashMap<u64, usize, BuildHasherDefault<Prehashed>> =
+        HashMap::with_capacity_and_hasher(kept.len() * 2, BuildHasherDefault::default());
+    let mut add = |text: &str, idf: f32| {
+        let hash = feature_hash(text.as_bytes());
+        match at.entry(hash) {
+            Entry::Occupied(e) => counted[*e.get()].tf += 1,
+            Entry::Vacant(e) => {
+                e.insert(counted.len());
+                counted.push(Counted {
+                    hash,
+                    tf: 1,
+                    idf,
+                    text: keep_text.then(|| text.to_owned()),
+                });
+            }
+        }
     };
     if config.words {
         for (token, idf) in kept.iter().zip(&idfs) {
-            add(token.text.clone(), *idf);
+            add(&token.text, *idf);
         }
     }
     if config.word_ngrams >= 2 {
         let n = config.word_ngrams;
+        let mut text = String::new();
         for (window, idf_window) in kept.windows(n).zip(idfs.windows(n)) {
-            let text = window
-                .iter()
-                .map(|t| t.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
-            add(text, idf_window.iter().sum::<f32>() / n as f32);
+            text.clear();
+            for (k, token) in window.iter().enumerate() {
+                if k > 0 {
+                    text.push(' ');
+                }
+                text.push_str(&token.text);
+            }
+            add(&text, idf_window.iter().sum::<f32>() / n as f32);
         }
     }
     if config.han_char_ngrams >= 1 {
@@ -128,24 +216,15 @@ pub fn weighted_features(
                 han_idfs.iter().sum::<f32>() / han_idfs.len() as f32
             }
         };
+        let mut text = String::new();
         for window in han.windows(n) {
-            add(format!("#{}", window.iter().collect::<String>()), mean_idf);
+            text.clear();
+            text.push('#');
+            text.extend(window);
+            add(&text, mean_idf);
         }
     }
-    let mut features: Vec<WeightedFeature> = counts
-        .into_iter()
-        .map(|(text, (tf, idf))| WeightedFeature {
-            hash: feature_hash(text.as_bytes()),
-            weight: (1.0 + (tf as f32).ln()) * idf,
-            text,
-        })
-        .collect();
-    features.sort_by(|a, b| {
-        b.weight
-            .total_cmp(&a.weight)
-            .then_with(|| a.text.cmp(&b.text))
-    });
-    features
+    counted
 }
 
 /// The features as simhash input: `(hash, weight)` with weights saturated to [`Weight::MAX`].
@@ -170,6 +249,33 @@ mod tests {
 
     fn texts(features: &[WeightedFeature]) -> Vec<&str> {
         features.iter().map(|f| f.text.as_str()).collect()
+    }
+
+    proptest::proptest! {
+        /// The crawl's path (hashes and weights only) gives the simhash of the full features,
+        /// for every feature configuration.
+        #[test]
+        fn feature_weights_are_the_features(
+            words in proptest::collection::vec("(the|a|river|stone|valley|3.5|北京|大学|学习|网页)", 0..60),
+            ngrams in 0usize..4,
+            han in 0usize..3,
+            drop_stop_words: bool,
+        ) {
+            let tokens = tokenize(&words.join(" "));
+            let config = FeatureConfig { words: true, word_ngrams: ngrams, han_char_ngrams: han, drop_stop_words };
+            for weighting in [Weighting::TermFrequency, Weighting::TfIdf] {
+                let full = weighted_features(&tokens, &config, &weighting);
+                let mut fast = feature_weights(&tokens, &config, &weighting);
+                let mut reference: Vec<(u64, Weight)> = simhash_input(&full).collect();
+                fast.sort_unstable();
+                reference.sort_unstable();
+                proptest::prop_assert_eq!(&fast, &reference);
+                proptest::prop_assert_eq!(
+                    nearcrawl_fingerprint::simhash(fast),
+                    nearcrawl_fingerprint::simhash(reference)
+                );
+            }
+        }
     }
 
     #[test]

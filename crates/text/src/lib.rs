@@ -35,8 +35,8 @@ mod tokenize;
 pub use crate::error::TextError;
 pub use crate::exact::ExactKey;
 pub use crate::features::{
-    FeatureConfig, WeightedFeature, Weighting, content_tokens, simhash_input, token_hashes,
-    weighted_features,
+    FeatureConfig, WeightedFeature, Weighting, content_tokens, feature_weights, simhash_input,
+    token_hashes, weighted_features,
 };
 pub use crate::idf::{IdfTable, JiebaIdf};
 pub use crate::stop_words::is_stop_word;

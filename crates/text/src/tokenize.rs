@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// What a token is made of.
@@ -43,6 +43,11 @@ pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
+    // Most text is NFKC already (curly quotes, accented letters, Han): the quick check says
+    // so without decomposing and recomposing every character.
+    if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        return text.to_lowercase();
+    }
     let composed: String = text.nfkc().collect();
     composed.to_lowercase()
 }
@@ -56,12 +61,12 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     let mut rest = normalized.as_str();
     while !rest.is_empty() {
         let han_start = rest.find(is_han).unwrap_or(rest.len());
-        for word in rest[..han_start].unicode_words() {
+        words(&rest[..han_start], |word| {
             tokens.push(Token {
                 text: word.to_owned(),
                 kind: TokenKind::Word,
-            });
-        }
+            })
+        });
         rest = &rest[han_start..];
         let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
         if han_end > 0 {
@@ -75,6 +80,88 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         rest = &rest[han_end..];
     }
     tokens
+}
+
+/// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them: text between
+/// ASCII whitespace (a word boundary in every case) that is all ASCII takes the fast path.
+fn words<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
+    for piece in text.split(|c: char| c.is_ascii_whitespace()) {
+        if piece.is_ascii() {
+            ascii_words(piece, &mut each);
+        } else {
+            piece.unicode_words().for_each(&mut each);
+        }
+    }
+}
+
+/// An ASCII character's word-break property (UAX #29), as far as ASCII has them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WordBreak {
+    /// `A-Z`, `a-z`.
+    Letter,
+    /// `0-9`.
+    Numeric,
+    /// `:` (MidLetter): joins letters.
+    MidLetter,
+    /// `.` and `'` (MidNumLet, Single_Quote): join letters, and digits.
+    MidNumLet,
+    /// `,` and `;` (MidNum): join digits.
+    MidNum,
+    /// `_` (ExtendNumLet).
+    ExtendNumLet,
+    /// Anything else: a boundary on each side.
+    Other,
+}
+
+fn word_break(byte: u8) -> WordBreak {
+    match byte {
+        b'a'..=b'z' | b'A'..=b'Z' => WordBreak::Letter,
+        b'0'..=b'9' => WordBreak::Numeric,
+        b':' => WordBreak::MidLetter,
+        b'.' | b'\'' => WordBreak::MidNumLet,
+        b',' | b';' => WordBreak::MidNum,
+        b'_' => WordBreak::ExtendNumLet,
+        _ => WordBreak::Other,
+    }
+}
+
+/// UAX #29 words of ASCII text (rules WB5 to WB13b; ASCII has no Extend, Format or Katakana),
+/// those holding a letter or digit, as `unicode_words` gives them.
+fn ascii_words<'a>(text: &'a str, each: &mut impl FnMut(&'a str)) {
+    use WordBreak::*;
+    let bytes = text.as_bytes();
+    let at = |i: usize| bytes.get(i).map_or(Other, |&b| word_break(b));
+    let mut i = 0;
+    while i < bytes.len() {
+        if !matches!(at(i), Letter | Numeric | ExtendNumLet) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut alphanumeric = false;
+        loop {
+            let here = at(i);
+            alphanumeric |= matches!(here, Letter | Numeric);
+            let (next, after) = (at(i + 1), at(i + 2));
+            let step = match (here, next) {
+                // WB5, WB8, WB9, WB10, WB13a, WB13b.
+                (Letter | Numeric | ExtendNumLet, Letter | Numeric | ExtendNumLet) => 1,
+                // WB6, WB7: a letter, a mid letter, a letter.
+                (Letter, MidLetter | MidNumLet) if after == Letter => 2,
+                // WB11, WB12: a digit, a mid number, a digit.
+                (Numeric, MidNum | MidNumLet) if after == Numeric => 2,
+                _ => 0,
+            };
+            if step == 0 {
+                break;
+            }
+            i += step;
+        }
+        if alphanumeric {
+            each(&text[start..=i]);
+        }
+        i += 1;
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +192,22 @@ mod tests {
             ["full", "width", "file", "straße", "école"]
         );
         assert!(texts(" \n\t—!? ").is_empty());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// The fast paths (ASCII words, NFKC quick check) agree with the reference: NFKC, lower
+        /// case, `unicode_words` over the whole run.
+        #[test]
+        fn fast_paths_agree_with_unicode(text in "[a-zA-Z0-9 .,;:'_\\-\n\t\"!?()é’“ﬁＡ\u{301}\u{200d}\u{a0}]{0,40}") {
+            let reference: String = text.nfkc().collect::<String>().to_lowercase();
+            proptest::prop_assert_eq!(normalize(&text), reference.clone());
+            let want: Vec<&str> = reference.unicode_words().collect();
+            let mut got = Vec::new();
+            words(&reference, |w| got.push(w));
+            proptest::prop_assert_eq!(got, want, "{:?}", reference);
+        }
     }
 
     #[test]
