@@ -13,7 +13,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use nearcrawl_extract::{TemplateConfig, TemplateModel};
+use nearcrawl_extract::{BlockKey, TemplateConfig, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams};
 use nearcrawl_text::ExactKey;
@@ -709,16 +709,25 @@ impl PageAnalyzer {
                 .templates
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            templates.observe(host, &extraction.blocks);
+            let keys: Vec<BlockKey> = extraction
+                .blocks
+                .iter()
+                .map(|b| BlockKey::of(&b.text))
+                .collect();
+            templates.observe_keys(host, &keys);
             let own = |in_content_only: bool| -> String {
-                extraction
-                    .blocks
-                    .iter()
-                    .filter(|b| b.in_content || !in_content_only)
-                    .filter(|b| !templates.is_template(host, &b.text))
-                    .map(|b| b.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                let mut text = String::new();
+                for (block, &key) in extraction.blocks.iter().zip(&keys) {
+                    if (block.in_content || !in_content_only)
+                        && !templates.is_template_key(host, key)
+                    {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&block.text);
+                    }
+                }
+                text
             };
             let mut text = own(true);
             if extraction.listing || text.trim().is_empty() {

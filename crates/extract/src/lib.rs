@@ -50,4 +50,4 @@ pub use crate::html::{Attribute, Children, Document, Node, NodeId};
 pub use crate::page::{Link, MetaRobots, PageFacts};
 pub use crate::sitemap::{Sitemap, read_sitemap};
 pub use crate::tag::{Attr, Tag};
-pub use crate::template::{TemplateConfig, TemplateModel};
+pub use crate::template::{BlockKey, TemplateConfig, TemplateModel};

@@ -9,7 +9,9 @@
 //! It works with or without main-content extraction: strip template blocks from the content,
 //! or from the full text of pages where extraction finds no article.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::content::{Extraction, TextBlock};
 
@@ -42,7 +44,7 @@ impl Default for TemplateConfig {
 struct HostBlocks {
     pages: u32,
     /// Masked block hash -> pages it was seen on.
-    seen: HashMap<u64, u32>,
+    seen: FxHashMap<u64, u32>,
 }
 
 /// Per-host counts of repeated text blocks.
@@ -63,10 +65,20 @@ impl TemplateModel {
 
     /// Records the blocks of one page of `host` (each distinct block counts once per page).
     pub fn observe<'a>(&mut self, host: &str, blocks: impl IntoIterator<Item = &'a TextBlock>) {
+        let keys: Vec<BlockKey> = blocks.into_iter().map(|b| BlockKey::of(&b.text)).collect();
+        self.observe_keys(host, &keys);
+    }
+
+    /// [`TemplateModel::observe`] for blocks whose keys the caller computed once
+    /// ([`BlockKey::of`]) to ask [`TemplateModel::is_template_key`] about them too.
+    pub fn observe_keys(&mut self, host: &str, keys: &[BlockKey]) {
         let limit = self.config.max_blocks_per_host;
-        let entry = self.hosts.entry(host.to_owned()).or_default();
+        let entry = match self.hosts.get_mut(host) {
+            Some(entry) => entry,
+            None => self.hosts.entry(host.to_owned()).or_default(),
+        };
         entry.pages += 1;
-        let distinct: HashSet<u64> = blocks.into_iter().map(|b| block_key(&b.text)).collect();
+        let distinct: FxHashSet<u64> = keys.iter().map(|k| k.0).collect();
         for key in distinct {
             *entry.seen.entry(key).or_insert(0) += 1;
         }
@@ -88,15 +100,20 @@ impl TemplateModel {
         if h.pages == 0 {
             return 0.0;
         }
-        h.seen.get(&block_key(text)).copied().unwrap_or(0) as f32 / h.pages as f32
+        h.seen.get(&BlockKey::of(text).0).copied().unwrap_or(0) as f32 / h.pages as f32
     }
 
     /// Whether a block with this text is part of `host`'s template.
     pub fn is_template(&self, host: &str, text: &str) -> bool {
+        self.is_template_key(host, BlockKey::of(text))
+    }
+
+    /// [`TemplateModel::is_template`] by the block's key.
+    pub fn is_template_key(&self, host: &str, key: BlockKey) -> bool {
         let Some(h) = self.hosts.get(host) else {
             return false;
         };
-        let on = h.seen.get(&block_key(text)).copied().unwrap_or(0);
+        let on = h.seen.get(&key.0).copied().unwrap_or(0);
         h.pages >= self.config.min_pages
             && on >= self.config.min_block_pages
             && on as f32 >= self.config.min_share * h.pages as f32
@@ -115,28 +132,66 @@ impl TemplateModel {
     }
 }
 
-/// Hash of a block's text with digits masked and case folded.
-fn block_key(text: &str) -> u64 {
-    let mut masked = String::with_capacity(text.len());
-    let mut last_digit = false;
-    for c in text.chars() {
-        if c.is_numeric() {
-            if !last_digit {
-                masked.push('0');
+/// What the model knows a block by: the hash of its text with digits masked (each run of
+/// digits one `0`), case folded and trimmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockKey(u64);
+
+impl BlockKey {
+    /// The key of a block's text.
+    pub fn of(text: &str) -> BlockKey {
+        let mut last_digit = false;
+        if text.is_ascii() {
+            // The same, byte by byte: for ASCII, numeric is a digit and lower case is ASCII's.
+            let mut masked: Vec<u8> = Vec::with_capacity(text.len());
+            for &b in text.as_bytes() {
+                if b.is_ascii_digit() {
+                    if !last_digit {
+                        masked.push(b'0');
+                    }
+                    last_digit = true;
+                } else {
+                    last_digit = false;
+                    masked.push(b.to_ascii_lowercase());
+                }
             }
-            last_digit = true;
-        } else {
-            last_digit = false;
-            masked.extend(c.to_lowercase());
+            let masked = std::str::from_utf8(&masked).map(str::trim).unwrap_or_default();
+            return BlockKey(xxhash_rust::xxh3::xxh3_64(masked.as_bytes()));
         }
+        BlockKey::of_chars(text)
     }
-    xxhash_rust::xxh3::xxh3_64(masked.trim().as_bytes())
+
+    /// [`BlockKey::of`] character by character: any text.
+    fn of_chars(text: &str) -> BlockKey {
+        let mut last_digit = false;
+        let mut masked = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c.is_numeric() {
+                if !last_digit {
+                    masked.push('0');
+                }
+                last_digit = true;
+            } else {
+                last_digit = false;
+                masked.extend(c.to_lowercase());
+            }
+        }
+        BlockKey(xxhash_rust::xxh3::xxh3_64(masked.trim().as_bytes()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{ContentExtractor, Document};
+
+    proptest::proptest! {
+        /// The ASCII path keys a block as the character path does.
+        #[test]
+        fn ascii_keys_are_the_character_keys(text in "[ -~\t\n\x0b\x0c\r]{0,60}") {
+            proptest::prop_assert_eq!(BlockKey::of(&text), BlockKey::of_chars(&text));
+        }
+    }
 
     fn page(i: usize, body: &str) -> Extraction {
         let html = format!(

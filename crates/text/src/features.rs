@@ -1,8 +1,8 @@
 //! Tokens to weighted features for simhash and to token hashes for shingling.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHashMap;
 
 use nearcrawl_fingerprint::{Weight, feature_hash};
 
@@ -131,24 +131,6 @@ impl Counted {
     }
 }
 
-/// A hasher for keys that are hashes already (xxh3 of a feature's text).
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl std::hash::Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 /// Each distinct feature of a token stream (by the xxh3 hash of its text) with its term
 /// frequency and idf, in order of first appearance; with its text when `keep_text`.
 fn count_features(
@@ -160,8 +142,8 @@ fn count_features(
     let kept = content_tokens(tokens, config);
     let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(t)).collect();
     let mut counted: Vec<Counted> = Vec::with_capacity(kept.len() * 2);
-    let mut at: HashMap<u64, usize, BuildHasherDefault<Prehashed>> =
-        HashMap::with_capacity_and_hasher(kept.len() * 2, BuildHasherDefault::default());
+    let mut at: FxHashMap<u64, usize> =
+        FxHashMap::with_capacity_and_hasher(kept.len() * 2, Default::default());
     let mut add = |text: &str, idf: f32| {
         let hash = feature_hash(text.as_bytes());
         match at.entry(hash) {
