@@ -325,6 +325,18 @@ pub struct Judgement {
     pub follow: Follow,
     /// The page as fingerprinted: text without the host's template, tokens, simhash, facts.
     pub analysis: PageAnalysis,
+    /// The page's sentence fingerprints, when the search computed them: a unique page is
+    /// indexed by them without computing them again.
+    sentences: Option<Vec<u128>>,
+}
+
+/// What a search for the original learned on the way.
+#[derive(Default)]
+struct Search {
+    /// Time spent before the first verification (exact key, Hamming index).
+    index_time: Duration,
+    /// The page's sentence fingerprints, once computed.
+    sentences: Option<Vec<u128>>,
 }
 
 /// The dedup stage. See the module documentation.
@@ -450,13 +462,13 @@ impl DedupStage {
         originals: &O,
     ) -> Result<Judgement, O::Error> {
         let clock = Instant::now();
-        let mut index_time = Duration::ZERO;
-        let found = self.find_original(&analysis, originals, &mut index_time)?;
+        let mut search = Search::default();
+        let found = self.find_original(&analysis, originals, &mut search)?;
         let searched = clock.elapsed();
-        analysis.times.add(Stage::Index, index_time);
+        analysis.times.add(Stage::Index, search.index_time);
         analysis
             .times
-            .add(Stage::Verify, searched.saturating_sub(index_time));
+            .add(Stage::Verify, searched.saturating_sub(search.index_time));
         let Some(found) = found else {
             return Ok(Judgement {
                 verdict: Verdict::Unique,
@@ -465,6 +477,7 @@ impl DedupStage {
                 similarity: None,
                 follow: Follow::All,
                 analysis,
+                sentences: search.sentences,
             });
         };
         let distance = match (found.distance, found.original) {
@@ -509,6 +522,7 @@ impl DedupStage {
             similarity: Some(found.similarity),
             follow,
             analysis,
+            sentences: None,
         })
     }
 
@@ -527,7 +541,10 @@ impl DedupStage {
             self.index.insert(analysis.simhash, seq);
             admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
             if self.pages.analyzer.config().verify {
-                self.restore(seq, host, &analysis.text);
+                match &judgement.sentences {
+                    Some(fingerprints) => self.sentences.insert(seq, host, fingerprints),
+                    None => self.restore(seq, host, &analysis.text),
+                }
                 admission.text = Some(analysis.text.clone());
             }
         }
@@ -539,13 +556,12 @@ impl DedupStage {
         admission
     }
 
-    /// The original a page copies, if any. `index_time` gets the time spent before the
-    /// first verification (exact key, Hamming index).
+    /// The original a page copies, if any, and what the search learned on the way.
     fn find_original<O: Originals>(
         &mut self,
         analysis: &PageAnalysis,
         originals: &O,
-        index_time: &mut Duration,
+        search: &mut Search,
     ) -> Result<Option<Found>, O::Error> {
         let clock = Instant::now();
         if analysis.tokens.is_empty() {
@@ -554,7 +570,7 @@ impl DedupStage {
             return Ok(None);
         }
         let exact = originals.exact(analysis.exact_key)?;
-        *index_time = clock.elapsed();
+        search.index_time = clock.elapsed();
         if let Some(seq) = exact {
             return Ok(Some(Found {
                 verdict: Verdict::Exact,
@@ -571,7 +587,7 @@ impl DedupStage {
                 Some(key) => originals.exact(key)?,
                 None => None,
             };
-            *index_time = clock.elapsed();
+            search.index_time = clock.elapsed();
             if let Some(seq) = copied {
                 return Ok(Some(Found {
                     verdict: Verdict::Exact,
@@ -586,7 +602,7 @@ impl DedupStage {
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(max_candidates);
-        *index_time = clock.elapsed();
+        search.index_time = clock.elapsed();
         let verify = self.pages.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
         // The page's verification units, computed once for all its candidates.
@@ -624,6 +640,7 @@ impl DedupStage {
         // (edited copies move a 64-bit simhash by 5 to 20 bits).
         let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
         let sentence_candidates = self.sentences.candidates(&fingerprints);
+        search.sentences = Some(fingerprints);
         for (candidate, _shared) in sentence_candidates.into_iter().take(max_candidates) {
             if !tried.insert(candidate) {
                 continue;

@@ -155,7 +155,9 @@ impl BlockKey {
                     masked.push(b.to_ascii_lowercase());
                 }
             }
-            let masked = std::str::from_utf8(&masked).map(str::trim).unwrap_or_default();
+            let masked = std::str::from_utf8(&masked)
+                .map(str::trim)
+                .unwrap_or_default();
             return BlockKey(xxhash_rust::xxh3::xxh3_64(masked.as_bytes()));
         }
         BlockKey::of_chars(text)
