@@ -94,6 +94,17 @@ impl Archive {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> Result<(), EngineError> {
+        self.response_digested(page, None, revisit_of, metadata)
+    }
+
+    /// [`Archive::response`] for a page whose payload digest the caller computed already.
+    pub(crate) fn response_digested(
+        &mut self,
+        page: &Fetched,
+        payload_digest: Option<&str>,
+        revisit_of: Option<Original<'_>>,
+        metadata: &[(&str, String)],
+    ) -> Result<(), EngineError> {
         let Some(warc) = &mut self.warc else {
             return Ok(());
         };
@@ -105,6 +116,7 @@ impl Archive {
             request_head: &page.request_head,
             response_head: &head,
             payload: &page.wire_body,
+            payload_digest,
         };
         let clock = Instant::now();
         let written = warc

@@ -94,6 +94,8 @@ pub struct WarcFetch<'a> {
     pub response_head: &'a [u8],
     /// Body as received.
     pub payload: &'a [u8],
+    /// Its digest ([`WarcWriter::digest`]) when the caller computed it already.
+    pub payload_digest: Option<&'a str>,
 }
 
 /// An earlier capture with the same payload, for revisit records.
@@ -133,7 +135,10 @@ impl WarcWriter {
         metadata: &[(&str, String)],
     ) -> io::Result<String> {
         let date = rfc3339(fetch.date);
-        let payload_digest = WarcWriter::digest(fetch.payload);
+        let payload_digest = match fetch.payload_digest {
+            Some(digest) => digest.to_string(),
+            None => WarcWriter::digest(fetch.payload),
+        };
         let response_id = self.record_id(fetch.url);
         let request_id = self.record_id(fetch.url);
         let ip = fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone()));
@@ -353,6 +358,7 @@ mod tests {
             request_head: b"GET /a HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
             response_head: b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n",
             payload: b"<p>hi</p>",
+            payload_digest: None,
         };
         w.write_fetch(&fetch, None, &[("simhash", "00ff".into())])
             .unwrap();

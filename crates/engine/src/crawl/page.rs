@@ -203,8 +203,9 @@ impl Coordinator {
             metadata.push(("distance", d.to_string()));
         }
         let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
-        self.archive.response(
+        self.archive.response_digested(
             page,
+            Some(&digest),
             revisit.as_ref().map(|(url, date)| Original { url, date }),
             &metadata,
         )?;
