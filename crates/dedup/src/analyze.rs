@@ -261,7 +261,7 @@ impl Analyzer {
     /// The verification units of a text ([`PageAnalysis::units`]) without the rest of an
     /// analysis: what an original needs when it is verified against.
     pub fn units_of(&self, text: &str) -> Vec<u64> {
-        units_of_tokens(&tokenize(text))
+        nearcrawl_text::unit_hashes(text)
     }
 }
 
@@ -319,6 +319,17 @@ impl Extracted {
 mod tests {
     use super::*;
     use nearcrawl_text::TokenKind;
+
+    proptest::proptest! {
+        /// An original's units, computed from its text alone, are the units of its tokens.
+        #[test]
+        fn units_of_text_are_units_of_tokens(text in "[a-zA-Z0-9 .,'’é\\n北京大学学习网页去重很快。，]{0,80}") {
+            proptest::prop_assert_eq!(
+                nearcrawl_text::unit_hashes(&text),
+                units_of_tokens(&tokenize(&text))
+            );
+        }
+    }
 
     #[test]
     fn han_text_is_compared_by_character() {

@@ -40,4 +40,4 @@ pub use crate::features::{
 };
 pub use crate::idf::{IdfTable, JiebaIdf};
 pub use crate::stop_words::is_stop_word;
-pub use crate::tokenize::{Token, TokenKind, is_han, jieba, normalize, tokenize};
+pub use crate::tokenize::{Token, TokenKind, is_han, jieba, normalize, tokenize, unit_hashes};

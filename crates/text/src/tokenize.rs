@@ -4,6 +4,7 @@ use std::sync::OnceLock;
 
 use compact_str::CompactString;
 use jieba_rs::Jieba;
+use nearcrawl_fingerprint::feature_hash;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -110,6 +111,31 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         rest = &rest[han_end..];
     }
     tokens
+}
+
+/// The hashes ([`feature_hash`]) LCS verification compares: one per word of `text` and one
+/// per Han character, in order: what hashing [`tokenize`]'s tokens gives (a Han token split
+/// into its characters), without segmenting Han text or keeping the tokens.
+pub fn unit_hashes(text: &str) -> Vec<u64> {
+    let normalized = normalize(text);
+    let mut units = Vec::with_capacity(normalized.len() / 6);
+    let mut buf = [0u8; 4];
+    let mut rest = normalized.as_str();
+    while !rest.is_empty() {
+        let han_start = rest.find(is_han).unwrap_or(rest.len());
+        words(&rest[..han_start], |word| {
+            units.push(feature_hash(word.as_bytes()))
+        });
+        rest = &rest[han_start..];
+        let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
+        units.extend(
+            rest[..han_end]
+                .chars()
+                .map(|c| feature_hash(c.encode_utf8(&mut buf).as_bytes())),
+        );
+        rest = &rest[han_end..];
+    }
+    units
 }
 
 /// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them: text between
