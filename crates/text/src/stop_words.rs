@@ -5,7 +5,7 @@
 //! the tokenizer produces (`don't` stays one token). Chinese: particles, pronouns, conjunctions,
 //! prepositions and measure-word compounds that jieba cuts as words.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::sync::OnceLock;
 
 const ENGLISH: &str = "a about above after again against all also am an and any are aren't as at be \
@@ -29,8 +29,8 @@ const CHINESE: &str = "的 了 和 是 在 就 都 而 及 与 着 或 一个 �
 不 没 无 非 别 只 只是 只有 就是 还是 而是 不是 即 即使 甚至 然后 接着 另外 此外 其中 其他 \
 其它 自己 大家 一些 一样 一直 一切 有的 有些 等 等等 啦 嘛 罢了 而已 来 去 上 下 中 里 内 外";
 
-fn set() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn set() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| {
         ENGLISH
             .split_whitespace()
@@ -41,12 +41,26 @@ fn set() -> &'static HashSet<&'static str> {
 
 /// Whether a normalised (lower-cased) token is an English or Chinese stop word.
 pub fn is_stop_word(token: &str) -> bool {
-    set().contains(token)
+    // No stop word is longer than 10 bytes ("yourselves").
+    token.len() <= MAX_STOP_WORD_BYTES && set().contains(token)
 }
+
+/// The longest stop word's length in bytes.
+const MAX_STOP_WORD_BYTES: usize = 10;
 
 #[cfg(test)]
 mod tests {
     use super::is_stop_word;
+
+    #[test]
+    fn no_stop_word_is_longer_than_the_bound() {
+        let longest = super::ENGLISH
+            .split_whitespace()
+            .chain(super::CHINESE.split_whitespace())
+            .map(str::len)
+            .max();
+        assert_eq!(longest, Some(super::MAX_STOP_WORD_BYTES));
+    }
 
     #[test]
     fn lists_cover_both_languages_and_not_content_words() {
