@@ -10,7 +10,9 @@
 # per crawler, and nearcrawl's time per page by stage (report.json run_stages).
 # Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and wget2 when missing.
 # Usage: scripts/bench-text.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 3)
-# NEARCRAWL=path/to/nearcrawl compares another build (default: target/release/nearcrawl).
+# NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
+# Before/after: NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" crawls with each binary
+# in turn (dedup on), alternating, RUNS rounds, and prints their medians; wget2 is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts="${1:-12}"
@@ -82,6 +84,33 @@ crawl() { # mode
     record "nearcrawl ($1)" "$fetched" "$wall" "$user" "$sys" "$rss"
     stages[$1]+="$(stage_line "$work/crawl/report.json")"$'\n'
 }
+
+if [ -n "${NEARCRAWL_BINS:-}" ]; then
+    for ((round = 1; round <= runs; round++)); do
+        for bin in $NEARCRAWL_BINS; do
+            nearcrawl="$bin"
+            crawl dedup
+            last="$(printf '%s' "${rows[nearcrawl (dedup)]}" | tail -n 1)"
+            rows[$bin]+="$last"$'\n'
+            stages[$bin]+="$(stage_line "$work/crawl/report.json")"$'\n'
+        done
+    done
+    echo "| build | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
+    echo "|---|---|---|---|---|---|"
+    for bin in $NEARCRAWL_BINS; do
+        printf '%s' "${rows[$bin]}" | python3 -c "
+import sys, statistics
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+cols = [statistics.median(c) for c in zip(*rows)]
+print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
+" "$bin"
+    done
+    for bin in $NEARCRAWL_BINS; do
+        echo "$bin, us per page by stage, each round:"
+        printf '%s' "${stages[$bin]}"
+    done
+    exit 0
+fi
 
 for ((round = 1; round <= runs; round++)); do
     crawl dedup
