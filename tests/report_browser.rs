@@ -83,8 +83,10 @@ async fn the_report_opens_in_chromium_without_errors_and_its_charts_are_drawn() 
         .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
         .collect();
     assert!(console_errors.is_empty(), "{console_errors:#?}");
-    assert_eq!(dom.matches("<svg").count(), 6, "every chart in the DOM");
+    // Six charts of the records, and the time by stage from report.json.
+    assert_eq!(dom.matches("<svg").count(), 7, "every chart in the DOM");
     assert!(dom.contains("<h2>Hosts</h2>"));
+    assert!(dom.contains("<h2>Where the time went</h2>"));
 
     let shot = out.path().join("report.png");
     let arg = format!("--screenshot={}", shot.display());

@@ -7,6 +7,7 @@
 //!   the outlinks duplicates' pages did not lead to;
 //! - histograms of the duplicates' Hamming distance and LCS similarity, and of the dedup
 //!   stage's time per page;
+//! - the last run's time per page by pipeline stage (`report.json`'s `run_stages`);
 //! - the largest duplicate clusters with their URLs, and a table of hosts (pages, bytes,
 //!   duplicates, robots refusals, errors).
 //!
@@ -23,7 +24,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use nearcrawl_engine::{Report, WhatIf};
+use nearcrawl_engine::{Report, StageTime, WhatIf};
 
 mod svg;
 mod tally;
@@ -134,6 +135,9 @@ pub fn render(inputs: &Inputs) -> String {
     summary(&mut html, inputs);
     over_the_crawl(&mut html, &inputs.tally);
     duplicates(&mut html, &inputs.tally);
+    if let Some(report) = &inputs.report {
+        stages(&mut html, &report.run_stages);
+    }
     clusters(&mut html, &inputs.tally);
     hosts(&mut html, &inputs.tally);
     html.push_str("</body></html>\n");
@@ -259,6 +263,24 @@ fn duplicates(html: &mut String, tally: &Tally) {
         "Dedup stage time per page (microseconds, at least)",
         &labels,
         &tally.dedup_time[..=last],
+    ));
+}
+
+/// The last run's time per page by stage, when the report has it.
+fn stages(html: &mut String, stages: &[StageTime]) {
+    if stages.is_empty() {
+        return;
+    }
+    html.push_str("<h2>Where the time went</h2>\n");
+    let labels: Vec<String> = stages.iter().map(|s| s.stage.clone()).collect();
+    let micros: Vec<u64> = stages
+        .iter()
+        .map(|s| s.per_page_us.round() as u64)
+        .collect();
+    html.push_str(&svg::bars(
+        "Time per page by stage in the last run (microseconds; fetch is wall time per request)",
+        &labels,
+        &micros,
     ));
 }
 
@@ -396,6 +418,26 @@ mod tests {
             ),
             "{hosts}"
         );
+    }
+
+    #[test]
+    fn the_time_by_stage_is_drawn_when_the_report_has_it() {
+        let mut html = String::new();
+        stages(&mut html, &[]);
+        assert!(html.is_empty(), "no section without figures");
+        let times: Vec<StageTime> = ["fetch", "parse", "verify"]
+            .iter()
+            .zip([250.4, 12.0, 150.6])
+            .map(|(stage, us)| StageTime {
+                stage: stage.to_string(),
+                total_ms: us,
+                per_page_us: us,
+            })
+            .collect();
+        stages(&mut html, &times);
+        assert!(html.contains("<h2>Where the time went</h2>"));
+        assert_eq!(html.matches("class=\"bar\"").count(), 3);
+        assert!(html.contains("<title>verify: 151</title>"), "{html}");
     }
 
     #[test]
