@@ -8,7 +8,7 @@
 //! smallest, so 16 rotations give up to 16 × m fingerprints. Two documents sharing any
 //! fingerprint share Y long sentences and become candidates.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -105,65 +105,116 @@ impl Default for FrequencyCutoff {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+/// A fingerprint's documents, compact: most fingerprints belong to one document, kept inline;
+/// the others' further documents live in [`CandidateIndex::more`].
+#[derive(Clone, Debug)]
 struct Posting {
-    documents: Vec<u64>,
-    /// Distinct site hashes, up to `few_sites + 1`.
-    sites: Vec<u64>,
-    count: usize,
+    /// The first document ([`NO_DOCUMENT`]: dropped).
+    first: u64,
+    /// Where the further documents are in `more` ([`NO_MORE`]: none).
+    more: u32,
+    /// Documents seen with this fingerprint (saturating).
+    count: u32,
+    /// Distinct site hashes seen, up to `few_sites + 1` ([`MAX_SITES`] at most).
+    sites: [u32; MAX_SITES],
+    site_count: u8,
     dropped: bool,
 }
 
-/// Documents by sentence fingerprint, for candidate lookup.
+const NO_DOCUMENT: u64 = u64::MAX;
+const NO_MORE: u32 = u32::MAX;
+/// Site hashes a posting keeps: `few_sites + 1` with the paper's few sites (3).
+const MAX_SITES: usize = 4;
+
+/// Documents by sentence fingerprint, for candidate lookup. About 56 bytes per distinct
+/// fingerprint (keyed by its low 64 bits: a collision only makes a candidate that
+/// verification rejects).
 #[derive(Clone, Debug, Default)]
 pub struct CandidateIndex {
     cutoff: FrequencyCutoff,
-    postings: HashMap<u128, Posting>,
+    postings: FxHashMap<u64, Posting>,
+    /// Further documents of fingerprints shared by several.
+    more: Vec<Vec<u64>>,
 }
 
 impl CandidateIndex {
-    /// An empty index.
+    /// An empty index. `cutoff.few_sites` counts at most 3 sites (the paper's figure).
     pub fn new(cutoff: FrequencyCutoff) -> CandidateIndex {
         CandidateIndex {
-            cutoff,
-            postings: HashMap::new(),
+            cutoff: FrequencyCutoff {
+                few_sites: cutoff.few_sites.min(MAX_SITES - 1),
+                ..cutoff
+            },
+            postings: FxHashMap::default(),
+            more: Vec::new(),
         }
     }
 
     /// Adds document `id` of `site` with its fingerprints.
     pub fn insert(&mut self, id: u64, site: &str, fingerprints: &[u128]) {
-        let site_hash = site_hash(site);
+        let site_hash = site_hash(site) as u32;
         for &fp in fingerprints {
-            let posting = self.postings.entry(fp).or_default();
-            posting.count += 1;
-            if !posting.sites.contains(&site_hash) && posting.sites.len() <= self.cutoff.few_sites {
-                posting.sites.push(site_hash);
+            let posting = self.postings.entry(fp as u64).or_insert(Posting {
+                first: NO_DOCUMENT,
+                more: NO_MORE,
+                count: 0,
+                sites: [0; MAX_SITES],
+                site_count: 0,
+                dropped: false,
+            });
+            posting.count = posting.count.saturating_add(1);
+            let sites = &posting.sites[..usize::from(posting.site_count)];
+            if !sites.contains(&site_hash) && sites.len() <= self.cutoff.few_sites {
+                posting.sites[sites.len()] = site_hash;
+                posting.site_count += 1;
             }
-            let concentrated = posting.count > self.cutoff.max_concentrated
-                && posting.sites.len() <= self.cutoff.few_sites;
-            if posting.count > self.cutoff.max_documents || concentrated {
+            let count = posting.count as usize;
+            let concentrated = count > self.cutoff.max_concentrated
+                && usize::from(posting.site_count) <= self.cutoff.few_sites;
+            if count > self.cutoff.max_documents || concentrated {
                 posting.dropped = true;
-                posting.documents = Vec::new();
+                posting.first = NO_DOCUMENT;
+                if posting.more != NO_MORE {
+                    self.more[posting.more as usize] = Vec::new();
+                }
             } else if !posting.dropped {
-                posting.documents.push(id);
+                if posting.first == NO_DOCUMENT {
+                    posting.first = id;
+                } else {
+                    if posting.more == NO_MORE {
+                        posting.more = u32::try_from(self.more.len()).unwrap_or(NO_MORE);
+                        self.more.push(Vec::new());
+                    }
+                    if let Some(list) = self.more.get_mut(posting.more as usize) {
+                        list.push(id);
+                    }
+                }
             }
         }
     }
 
     /// Whether `fp` was dropped as too frequent.
     pub fn is_frequent(&self, fp: u128) -> bool {
-        self.postings.get(&fp).is_some_and(|p| p.dropped)
+        self.postings.get(&(fp as u64)).is_some_and(|p| p.dropped)
     }
 
     /// Documents sharing at least one (not too frequent) fingerprint, with how many they
     /// share, most shared first.
     pub fn candidates(&self, fingerprints: &[u128]) -> Vec<(u64, usize)> {
-        let mut shared: HashMap<u64, usize> = HashMap::new();
+        let mut shared: FxHashMap<u64, usize> = FxHashMap::default();
         for fp in fingerprints {
-            if let Some(posting) = self.postings.get(fp) {
-                for &doc in &posting.documents {
-                    *shared.entry(doc).or_insert(0) += 1;
-                }
+            let Some(posting) = self.postings.get(&(*fp as u64)) else {
+                continue;
+            };
+            if posting.first == NO_DOCUMENT {
+                continue;
+            }
+            let more = self
+                .more
+                .get(posting.more as usize)
+                .map_or(&[][..], Vec::as_slice);
+            for &doc in std::iter::once(&posting.first).chain(more) {
+                *shared.entry(doc).or_insert(0) += 1;
             }
         }
         let mut out: Vec<(u64, usize)> = shared.into_iter().collect();
@@ -182,6 +233,72 @@ fn site_hash(site: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index as the paper states it: every document of every fingerprint in a list,
+    /// the site set and count beside it.
+    #[derive(Default)]
+    struct Reference {
+        postings: std::collections::HashMap<u128, (Vec<u64>, Vec<u64>, usize, bool)>,
+    }
+
+    impl Reference {
+        fn insert(&mut self, cutoff: FrequencyCutoff, id: u64, site: &str, fps: &[u128]) {
+            for &fp in fps {
+                let (docs, sites, count, dropped) = self.postings.entry(fp).or_default();
+                *count += 1;
+                let site = site_hash(site) & 0xffff_ffff;
+                if !sites.contains(&site) && sites.len() <= cutoff.few_sites {
+                    sites.push(site);
+                }
+                let concentrated =
+                    *count > cutoff.max_concentrated && sites.len() <= cutoff.few_sites;
+                if *count > cutoff.max_documents || concentrated {
+                    *dropped = true;
+                    docs.clear();
+                } else if !*dropped {
+                    docs.push(id);
+                }
+            }
+        }
+
+        fn candidates(&self, fps: &[u128]) -> Vec<(u64, usize)> {
+            let mut shared: std::collections::HashMap<u64, usize> = Default::default();
+            for fp in fps {
+                for &doc in self.postings.get(fp).map_or(&[][..], |p| p.0.as_slice()) {
+                    *shared.entry(doc).or_insert(0) += 1;
+                }
+            }
+            let mut out: Vec<(u64, usize)> = shared.into_iter().collect();
+            out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            out
+        }
+    }
+
+    proptest::proptest! {
+        /// The compact index answers as the plain one does.
+        #[test]
+        fn the_compact_index_is_the_reference(
+            docs in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec(0u128..40, 0..12)),
+                0..40,
+            ),
+            query in proptest::collection::vec(0u128..40, 0..12),
+        ) {
+            let cutoff = FrequencyCutoff { max_documents: 9, max_concentrated: 4, few_sites: 1 };
+            let mut index = CandidateIndex::new(cutoff);
+            let mut reference = Reference::default();
+            for (id, (site, fps)) in docs.iter().enumerate() {
+                let site = format!("site{site}.test");
+                index.insert(id as u64, &site, fps);
+                reference.insert(cutoff, id as u64, &site, fps);
+            }
+            proptest::prop_assert_eq!(index.candidates(&query), reference.candidates(&query));
+            for fp in 0..40u128 {
+                let dropped = reference.postings.get(&fp).is_some_and(|p| p.3);
+                proptest::prop_assert_eq!(index.is_frequent(fp), dropped);
+            }
+        }
+    }
 
     fn article(seed: usize, sentences: usize) -> String {
         (0..sentences)
