@@ -40,21 +40,7 @@ for ((h = 0; h < hosts; h++)); do
     servers+="server { listen $addr:$port; root $work/site/h$h; } "
     echo "http://$addr:$port/p/1.html" >> "$work/seeds.txt"
 done
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { text/html html; }
-    default_type application/octet-stream;
-    $servers
-}
-CONF
-nginx -c "$work/nginx.conf"
-on_exit "kill \$(cat '$work/nginx.pid' 2>/dev/null) 2>/dev/null"
-sleep 0.5
+start_nginx_servers "$work" 2 "$servers"
 
 # Runs a command under /usr/bin/time; prints "wall user sys maxrss_kb".
 measure() {
@@ -69,6 +55,14 @@ record() { # name fetched wall user sys rss
         printf "%d %.2f %.1f %.3f %.0f", p, w, p / w, (u + s) * 1000 / p, r / 1024 }')
     rows[$1]+="$line"$'\n'
     echo "$1: $line" >&2
+}
+median_row() { # name rows: one table row, each column's median over the rows
+    printf '%s' "$2" | python3 -c "
+import sys, statistics
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+cols = [statistics.median(c) for c in zip(*rows)]
+print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
+" "$1"
 }
 stage_line() { # report.json -> "stage us, ..." per page
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
@@ -98,12 +92,7 @@ if [ -n "${NEARCRAWL_BINS:-}" ]; then
     echo "| build | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
     echo "|---|---|---|---|---|---|"
     for bin in $NEARCRAWL_BINS; do
-        printf '%s' "${rows[$bin]}" | python3 -c "
-import sys, statistics
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-cols = [statistics.median(c) for c in zip(*rows)]
-print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
-" "$bin"
+        median_row "$bin" "${rows[$bin]}"
     done
     for bin in $NEARCRAWL_BINS; do
         echo "$bin, us per page by stage, each round:"
@@ -127,13 +116,7 @@ done
 echo "| crawler | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
 echo "|---|---|---|---|---|---|"
 for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r"; do
-    # Median of each column over the rounds.
-    printf '%s' "${rows[$name]}" | python3 -c "
-import sys, statistics
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-cols = [statistics.median(c) for c in zip(*rows)]
-print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
-" "$name"
+    median_row "$name" "${rows[$name]}"
 done
 echo
 for mode in dedup no-dedup; do

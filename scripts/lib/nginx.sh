@@ -16,8 +16,15 @@ trap run_exit_commands EXIT
 
 start_nginx() {
     local work="$1" root="$2" port="$3" extra="${4:-}"
+    start_nginx_servers "$work" 1 "server { listen 127.0.0.1:$port; root $root; disable_symlinks off; $extra }"
+}
+
+# start_nginx_servers WORK WORKERS SERVERS: the same with WORKERS worker processes and the
+# given server blocks.
+start_nginx_servers() {
+    local work="$1" workers="$2" servers="$3"
     cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes $workers;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
 events { worker_connections 1024; }
@@ -25,7 +32,7 @@ http {
     access_log off;
     types { text/html html; text/css css; image/png png; image/svg+xml svg; }
     default_type application/octet-stream;
-    server { listen 127.0.0.1:$port; root $root; disable_symlinks off; $extra }
+    $servers
 }
 CONF
     nginx -c "$work/nginx.conf"

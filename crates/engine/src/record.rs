@@ -198,6 +198,16 @@ pub struct Record {
 }
 
 impl Record {
+    /// Where a baseline crawl's page leads: its in-scope links (`links`), then its redirect
+    /// target (`final_url`).
+    pub fn leads_to(&self) -> impl Iterator<Item = &str> {
+        self.links
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .chain(self.final_url.as_deref())
+    }
+
     /// A record with only the always-present fields set.
     pub fn new(seq: u64, url: String, depth: u32, verdict: Verdict) -> Record {
         Record {

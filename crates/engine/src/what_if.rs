@@ -61,13 +61,7 @@ pub fn reachable<'a>(
         .collect();
     let mut reached: HashSet<&str> = queue.iter().map(|r| r.url.as_str()).collect();
     while let Some(record) = queue.pop_front() {
-        let next = record
-            .links
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .chain(record.final_url.as_deref());
-        for url in next {
+        for url in record.leads_to() {
             if let Some(target) = by_url.get(url)
                 && follow(record, url)
                 && reached.insert(target.url.as_str())

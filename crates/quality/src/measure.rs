@@ -313,13 +313,7 @@ fn covering_oracle<'a>(
                     break;
                 }
             }
-            let next = record
-                .links
-                .iter()
-                .flatten()
-                .map(String::as_str)
-                .chain(record.final_url.as_deref());
-            for link in next {
+            for link in record.leads_to() {
                 let Some(target) = by_url.get(link) else {
                     continue;
                 };
