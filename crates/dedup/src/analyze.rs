@@ -100,6 +100,32 @@ pub struct PageAnalysis {
     pub main_key: Option<ExactKey>,
     /// Time spent on the page so far, by stage (decoding to verification).
     pub times: StageTimes,
+    /// What verification needs of the page, when it was computed where the page was analysed
+    /// (off the thread that judges); the stage computes it otherwise.
+    pub prepared: Option<Prepared>,
+}
+
+/// What LCS verification needs of a page: its units and its sentence fingerprints, pure
+/// functions of its text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prepared {
+    /// [`PageAnalysis::units`].
+    pub units: Vec<u64>,
+    /// Its sentence fingerprints ([`crate::stage_sentence_config`]).
+    pub sentences: Vec<u128>,
+}
+
+impl Prepared {
+    /// Computes them for `analysis`.
+    pub fn of(analysis: &PageAnalysis) -> Prepared {
+        Prepared {
+            units: analysis.units(),
+            sentences: nearcrawl_verify::sentence_fingerprints(
+                &analysis.text,
+                &crate::stage::stage_sentence_config(),
+            ),
+        }
+    }
 }
 
 /// Fewer tokens than this, and a page is judged by exact key only.
@@ -245,6 +271,7 @@ impl Analyzer {
         let little_text = (tokens.len() < MIN_NEAR_TOKENS).then(|| text.chars().count());
         PageAnalysis {
             times,
+            prepared: None,
             little_text,
             main_key: None,
             facts: None,

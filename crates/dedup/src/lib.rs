@@ -45,7 +45,7 @@ mod timing;
 
 pub use crate::analyze::{
     Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, MIN_NEAR_TOKENS, PageAnalysis,
-    verify_config,
+    Prepared, verify_config,
 };
 pub use crate::compare::{Comparison, compare};
 pub use crate::config::{

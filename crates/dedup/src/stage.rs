@@ -23,7 +23,7 @@ use nearcrawl_verify::{
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::analyze::{Analyzer, Extracted, PageAnalysis};
+use crate::analyze::{Analyzer, Extracted, PageAnalysis, Prepared};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
 use crate::timing::{Lap, Stage};
 
@@ -325,9 +325,6 @@ pub struct Judgement {
     pub follow: Follow,
     /// The page as fingerprinted: text without the host's template, tokens, simhash, facts.
     pub analysis: PageAnalysis,
-    /// The page's sentence fingerprints, when the search computed them: a unique page is
-    /// indexed by them without computing them again.
-    sentences: Option<Vec<u128>>,
 }
 
 /// What a search for the original learned on the way.
@@ -335,8 +332,6 @@ pub struct Judgement {
 struct Search {
     /// Time spent before the first verification (exact key, Hamming index).
     index_time: Duration,
-    /// The page's sentence fingerprints, once computed.
-    sentences: Option<Vec<u128>>,
 }
 
 /// The dedup stage. See the module documentation.
@@ -462,6 +457,9 @@ impl DedupStage {
         originals: &O,
     ) -> Result<Judgement, O::Error> {
         let clock = Instant::now();
+        if self.pages.analyzer.config().verify && analysis.prepared.is_none() {
+            analysis.prepared = Some(Prepared::of(&analysis));
+        }
         let mut search = Search::default();
         let found = self.find_original(&analysis, originals, &mut search)?;
         let searched = clock.elapsed();
@@ -477,7 +475,6 @@ impl DedupStage {
                 similarity: None,
                 follow: Follow::All,
                 analysis,
-                sentences: search.sentences,
             });
         };
         let distance = match (found.distance, found.original) {
@@ -522,7 +519,6 @@ impl DedupStage {
             similarity: Some(found.similarity),
             follow,
             analysis,
-            sentences: None,
         })
     }
 
@@ -541,8 +537,8 @@ impl DedupStage {
             self.index.insert(analysis.simhash, seq);
             admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
             if self.pages.analyzer.config().verify {
-                match &judgement.sentences {
-                    Some(fingerprints) => self.sentences.insert(seq, host, fingerprints),
+                match &analysis.prepared {
+                    Some(prepared) => self.sentences.insert(seq, host, &prepared.sentences),
                     None => self.restore(seq, host, &analysis.text),
                 }
                 admission.text = Some(analysis.text.clone());
@@ -606,7 +602,15 @@ impl DedupStage {
         let verify = self.pages.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
         // The page's verification units, computed once for all its candidates.
-        let units = if verify { analysis.units() } else { Vec::new() };
+        let computed;
+        let units: &[u64] = match &analysis.prepared {
+            Some(prepared) => &prepared.units,
+            None if verify => {
+                computed = analysis.units();
+                &computed
+            }
+            None => &[],
+        };
         for candidate in &candidates {
             let by_distance = 1.0 - f64::from(candidate.distance) / 64.0;
             if candidate.payload & self.shared_tag != 0 {
@@ -638,9 +642,13 @@ impl DedupStage {
         }
         // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
         // (edited copies move a 64-bit simhash by 5 to 20 bits).
-        let fingerprints = sentence_fingerprints(&analysis.text, &self.sentence_config);
-        let sentence_candidates = self.sentences.candidates(&fingerprints);
-        search.sentences = Some(fingerprints);
+        let sentence_candidates = match &analysis.prepared {
+            Some(prepared) => self.sentences.candidates(&prepared.sentences),
+            None => self.sentences.candidates(&sentence_fingerprints(
+                &analysis.text,
+                &self.sentence_config,
+            )),
+        };
         for (candidate, _shared) in sentence_candidates.into_iter().take(max_candidates) {
             if !tried.insert(candidate) {
                 continue;
@@ -774,7 +782,15 @@ impl PageAnalyzer {
                 return analysis;
             }
         }
-        self.analyzer.analyze(page)
+        let mut analysis = self.analyzer.analyze(page);
+        // What verification will need, computed here, on the analysing thread, not on the
+        // one that judges (pages with little text are never verified).
+        if self.analyzer.config().verify && analysis.little_text.is_none() {
+            let mut lap = Lap::start();
+            analysis.prepared = Some(Prepared::of(&analysis));
+            lap.split(&mut analysis.times, Stage::Verify);
+        }
+        analysis
     }
 }
 
