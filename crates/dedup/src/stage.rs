@@ -624,7 +624,7 @@ impl DedupStage {
             }
             tried.insert(candidate.payload);
             let similarity = if verify {
-                self.verified(&units, candidate.payload, by_distance, originals)?
+                self.verified(units, candidate.payload, by_distance, originals)?
             } else {
                 Some(by_distance)
             };
@@ -653,7 +653,7 @@ impl DedupStage {
             if !tried.insert(candidate) {
                 continue;
             }
-            if let Some(similarity) = self.verified(&units, candidate, 0.0, originals)? {
+            if let Some(similarity) = self.verified(units, candidate, 0.0, originals)? {
                 return Ok(Some(Found {
                     verdict: Verdict::Near,
                     original: Original::Kept(candidate),
