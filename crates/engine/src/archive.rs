@@ -15,7 +15,20 @@ use crate::error::EngineError;
 use crate::output::RecordsFile;
 use crate::progress::Progress;
 use crate::record::{Record, Verdict};
-use crate::warc::{Original, WarcFetch, WarcWriter};
+use crate::warc::{Original, PreparedFetch, WarcFetch, WarcWriter};
+
+/// A fetched page as the WARC writer takes it (`head`: its [`Fetched::response_head`]).
+pub(crate) fn warc_fetch<'a>(page: &'a Fetched, head: &'a [u8]) -> WarcFetch<'a> {
+    WarcFetch {
+        url: page.url.as_str(),
+        date: page.started,
+        ip: page.remote_addr.map(|a| a.ip().to_string()),
+        request_head: &page.request_head,
+        response_head: head,
+        payload: &page.wire_body,
+        payload_digest: None,
+    }
+}
 
 /// The job's outputs, written in step with its store.
 pub(crate) struct Archive {
@@ -94,30 +107,11 @@ impl Archive {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> Result<(), EngineError> {
-        self.response_digested(page, None, revisit_of, metadata)
-    }
-
-    /// [`Archive::response`] for a page whose payload digest the caller computed already.
-    pub(crate) fn response_digested(
-        &mut self,
-        page: &Fetched,
-        payload_digest: Option<&str>,
-        revisit_of: Option<Original<'_>>,
-        metadata: &[(&str, String)],
-    ) -> Result<(), EngineError> {
         let Some(warc) = &mut self.warc else {
             return Ok(());
         };
         let head = page.response_head();
-        let fetch = WarcFetch {
-            url: page.url.as_str(),
-            date: page.started,
-            ip: page.remote_addr.map(|a| a.ip().to_string()),
-            request_head: &page.request_head,
-            response_head: &head,
-            payload: &page.wire_body,
-            payload_digest,
-        };
+        let fetch = warc_fetch(page, &head);
         let clock = Instant::now();
         let written = warc
             .write_fetch(&fetch, revisit_of, metadata)
@@ -125,6 +119,34 @@ impl Archive {
             .map_err(|e| EngineError::io(&self.warc_dir, e));
         self.progress.add_time(Stage::Warc, clock.elapsed());
         written
+    }
+
+    /// [`Archive::response`] for a page whose response and request records were prepared
+    /// already ([`PreparedFetch`], on the thread that analysed it).
+    pub(crate) fn response_prepared(
+        &mut self,
+        page: &Fetched,
+        prepared: PreparedFetch,
+        revisit_of: Option<Original<'_>>,
+        metadata: &[(&str, String)],
+    ) -> Result<(), EngineError> {
+        let Some(warc) = &mut self.warc else {
+            return Ok(());
+        };
+        let head = page.response_head();
+        let fetch = warc_fetch(page, &head);
+        let clock = Instant::now();
+        let written = warc
+            .write_prepared(&fetch, prepared, revisit_of, metadata)
+            .map(drop)
+            .map_err(|e| EngineError::io(&self.warc_dir, e));
+        self.progress.add_time(Stage::Warc, clock.elapsed());
+        written
+    }
+
+    /// Whether responses are archived.
+    pub(crate) fn archives(&self) -> bool {
+        self.warc.is_some()
     }
 
     /// Pushes buffered record lines to the file.

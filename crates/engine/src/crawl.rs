@@ -11,10 +11,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{
-    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis, Stage,
+    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis, PageAnalyzer,
+    Stage,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
-use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
+use nearcrawl_fetch::{FailureKind, Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,
@@ -29,14 +30,14 @@ use tracing::{debug, info, warn};
 use url::Url;
 
 use self::budgets::Traps;
-use crate::archive::Archive;
+use crate::archive::{Archive, warc_fetch};
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
 use crate::progress::Progress;
 use crate::record::{Decision, Record, Verdict};
 use crate::report::Report;
-use crate::warc::{Original, WarcWriter};
+use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
 mod links;
@@ -469,10 +470,11 @@ impl Coordinator {
                 result,
                 analysis,
                 fetch_time,
+                warc,
             } => match result {
                 Ok(page) => {
                     self.progress.add_time(Stage::Fetch, fetch_time);
-                    self.handle_page(host, key, entry, page, analysis)
+                    self.handle_page(host, key, entry, page, analysis, warc)
                 }
                 Err(failure) => self.handle_failure(host, key, entry, failure),
             },

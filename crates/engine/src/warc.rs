@@ -19,7 +19,6 @@ pub struct WarcWriter {
     file_no: u32,
     max_bytes: u64,
     out: Option<(BufWriter<File>, u64)>,
-    ids: u64,
     gzip: GzipMembers,
 }
 
@@ -106,6 +105,122 @@ pub struct Original<'a> {
     pub date: &'a str,
 }
 
+/// A fetch's response and request records, compressed, ready to be written: made on the
+/// thread that analyses the page, so the one that decides only copies bytes.
+#[derive(Debug)]
+pub struct PreparedFetch {
+    /// The payload's digest ([`WarcWriter::digest`]).
+    pub payload_digest: String,
+    response_id: String,
+    date: String,
+    /// The `response` record's gzip member.
+    response: Vec<u8>,
+    /// The `request` record's gzip member.
+    request: Vec<u8>,
+}
+
+thread_local! {
+    /// Each thread's deflate state, reused from fetch to fetch.
+    static GZIP: std::cell::RefCell<GzipMembers> = std::cell::RefCell::new(GzipMembers::new());
+}
+
+impl PreparedFetch {
+    /// Prepares `fetch`'s records on this thread.
+    pub fn new(fetch: &WarcFetch<'_>) -> io::Result<PreparedFetch> {
+        GZIP.with_borrow_mut(|gzip| PreparedFetch::with(gzip, fetch))
+    }
+
+    fn with(gzip: &mut GzipMembers, fetch: &WarcFetch<'_>) -> io::Result<PreparedFetch> {
+        let payload_digest = match fetch.payload_digest {
+            Some(digest) => digest.to_string(),
+            None => WarcWriter::digest(fetch.payload),
+        };
+        let mut prepared = PreparedFetch {
+            payload_digest,
+            response_id: record_id(fetch.url),
+            date: rfc3339(fetch.date),
+            response: Vec::new(),
+            request: Vec::new(),
+        };
+        let mut block = Vec::with_capacity(fetch.response_head.len() + fetch.payload.len());
+        block.extend_from_slice(fetch.response_head);
+        block.extend_from_slice(fetch.payload);
+        let headers = response_headers(fetch, &prepared);
+        prepared.response = record_member(gzip, "response", &headers, &block)?;
+        let mut headers = vec![
+            ("WARC-Record-ID", record_id(fetch.url)),
+            ("WARC-Date", prepared.date.clone()),
+            ("WARC-Target-URI", fetch.url.to_string()),
+            ("WARC-Concurrent-To", prepared.response_id.clone()),
+            (
+                "Content-Type",
+                "application/http;msgtype=request".to_string(),
+            ),
+        ];
+        headers.extend(fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone())));
+        prepared.request = record_member(gzip, "request", &headers, fetch.request_head)?;
+        Ok(prepared)
+    }
+}
+
+/// The headers a fetch's response (or revisit) record starts with.
+fn response_headers(
+    fetch: &WarcFetch<'_>,
+    prepared: &PreparedFetch,
+) -> Vec<(&'static str, String)> {
+    let mut headers = vec![
+        ("WARC-Record-ID", prepared.response_id.clone()),
+        ("WARC-Date", prepared.date.clone()),
+        ("WARC-Target-URI", fetch.url.to_string()),
+        (
+            "Content-Type",
+            "application/http;msgtype=response".to_string(),
+        ),
+        ("WARC-Payload-Digest", prepared.payload_digest.clone()),
+    ];
+    headers.extend(fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone())));
+    headers
+}
+
+/// One record as a gzip member: its head (type, headers, block digest, length), its block.
+fn record_member(
+    gzip: &mut GzipMembers,
+    kind: &str,
+    headers: &[(&str, String)],
+    block: &[u8],
+) -> io::Result<Vec<u8>> {
+    let mut head = format!("WARC/1.1\r\nWARC-Type: {kind}\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "WARC-Block-Digest: {}\r\n",
+        WarcWriter::digest(block)
+    ));
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
+    gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"])
+}
+
+/// A record id: a version-4-shaped UUID from the hash of a process-wide counter, the time and
+/// `salt` (unique per record, whichever thread makes it).
+fn record_id(salt: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let seed = format!("{}:{n}:{}:{salt}", std::process::id(), now.as_nanos());
+    let h = Sha1::digest(seed.as_bytes());
+    format!(
+        "<urn:uuid:{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}>",
+        u32::from_be_bytes([h[0], h[1], h[2], h[3]]),
+        u16::from_be_bytes([h[4], h[5]]),
+        u16::from_be_bytes([h[6], h[7]]) & 0x0fff,
+        (u16::from_be_bytes([h[8], h[9]]) & 0x3fff) | 0x8000,
+        u64::from_be_bytes([0, 0, h[10], h[11], h[12], h[13], h[14], h[15]]),
+    )
+}
+
 impl WarcWriter {
     /// A writer for files `DIR/nearcrawl-RUN-NNNNN.warc.gz`.
     pub fn new(dir: &Path, run: u64, max_bytes: u64) -> io::Result<WarcWriter> {
@@ -116,7 +231,6 @@ impl WarcWriter {
             file_no: 0,
             max_bytes,
             out: None,
-            ids: 0,
             gzip: GzipMembers::new(),
         })
     }
@@ -134,29 +248,23 @@ impl WarcWriter {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> io::Result<String> {
-        let date = rfc3339(fetch.date);
-        let payload_digest = match fetch.payload_digest {
-            Some(digest) => digest.to_string(),
-            None => WarcWriter::digest(fetch.payload),
-        };
-        let response_id = self.record_id(fetch.url);
-        let request_id = self.record_id(fetch.url);
-        let ip = fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone()));
+        let prepared = PreparedFetch::with(&mut self.gzip, fetch)?;
+        self.write_prepared(fetch, prepared, revisit_of, metadata)
+    }
 
-        let mut response_block = fetch.response_head.to_vec();
-        let mut headers = vec![
-            ("WARC-Record-ID", response_id.clone()),
-            ("WARC-Date", date.clone()),
-            ("WARC-Target-URI", fetch.url.to_string()),
-            (
-                "Content-Type",
-                "application/http;msgtype=response".to_string(),
-            ),
-            ("WARC-Payload-Digest", payload_digest.clone()),
-        ];
-        headers.extend(ip.clone());
-        let kind = match revisit_of {
+    /// [`WarcWriter::write_fetch`] for a fetch whose response and request records were
+    /// [prepared](PreparedFetch::new) already (on another thread): only a revisit record,
+    /// when there is one, and the metadata record are compressed here.
+    pub fn write_prepared(
+        &mut self,
+        fetch: &WarcFetch<'_>,
+        prepared: PreparedFetch,
+        revisit_of: Option<Original<'_>>,
+        metadata: &[(&str, String)],
+    ) -> io::Result<String> {
+        match revisit_of {
             Some(original) => {
+                let mut headers = response_headers(fetch, &prepared);
                 headers.push((
                     "WARC-Profile",
                     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest".into(),
@@ -164,43 +272,26 @@ impl WarcWriter {
                 headers.push(("WARC-Refers-To-Target-URI", original.url.to_string()));
                 headers.push(("WARC-Refers-To-Date", original.date.to_string()));
                 headers.push(("WARC-Truncated", "length".into()));
-                "revisit"
+                self.write_record("revisit", headers, fetch.response_head)?;
             }
-            None => {
-                response_block.extend_from_slice(fetch.payload);
-                "response"
-            }
-        };
-        self.write_record(kind, headers, &response_block)?;
-
-        let mut headers = vec![
-            ("WARC-Record-ID", request_id),
-            ("WARC-Date", date.clone()),
-            ("WARC-Target-URI", fetch.url.to_string()),
-            ("WARC-Concurrent-To", response_id.clone()),
-            (
-                "Content-Type",
-                "application/http;msgtype=request".to_string(),
-            ),
-        ];
-        headers.extend(ip);
-        self.write_record("request", headers, fetch.request_head)?;
-
+            None => self.write_member(&prepared.response)?,
+        }
+        self.write_member(&prepared.request)?;
         if !metadata.is_empty() {
             let mut block = Vec::new();
             for (name, value) in metadata {
                 block.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
             }
             let headers = vec![
-                ("WARC-Record-ID", self.record_id(fetch.url)),
-                ("WARC-Date", date),
+                ("WARC-Record-ID", record_id(fetch.url)),
+                ("WARC-Date", prepared.date),
                 ("WARC-Target-URI", fetch.url.to_string()),
-                ("WARC-Refers-To", response_id),
+                ("WARC-Refers-To", prepared.response_id),
                 ("Content-Type", "application/warc-fields".to_string()),
             ];
             self.write_record("metadata", headers, &block)?;
         }
-        Ok(payload_digest)
+        Ok(prepared.payload_digest)
     }
 
     /// Flushes the current file.
@@ -211,30 +302,18 @@ impl WarcWriter {
         }
     }
 
-    fn record_id(&mut self, salt: &str) -> String {
-        self.ids += 1;
-        let now = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        let seed = format!("{}:{}:{}:{salt}", self.run, self.ids, now.as_nanos());
-        let h = Sha1::digest(seed.as_bytes());
-        // A version-4-shaped UUID from the hash (unique per run, record and time).
-        format!(
-            "<urn:uuid:{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}>",
-            u32::from_be_bytes([h[0], h[1], h[2], h[3]]),
-            u16::from_be_bytes([h[4], h[5]]),
-            u16::from_be_bytes([h[6], h[7]]) & 0x0fff,
-            (u16::from_be_bytes([h[8], h[9]]) & 0x3fff) | 0x8000,
-            u64::from_be_bytes([0, 0, h[10], h[11], h[12], h[13], h[14], h[15]]),
-        )
-    }
-
     fn write_record(
         &mut self,
         kind: &str,
         headers: Vec<(&str, String)>,
         block: &[u8],
     ) -> io::Result<()> {
+        let member = record_member(&mut self.gzip, kind, &headers, block)?;
+        self.write_member(&member)
+    }
+
+    /// Writes one record's gzip member, opening the next file first when this one is full.
+    fn write_member(&mut self, member: &[u8]) -> io::Result<()> {
         if self
             .out
             .as_ref()
@@ -242,18 +321,8 @@ impl WarcWriter {
         {
             self.open_next()?;
         }
-        let mut head = format!("WARC/1.1\r\nWARC-Type: {kind}\r\n");
-        for (name, value) in &headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str(&format!(
-            "WARC-Block-Digest: {}\r\n",
-            WarcWriter::digest(block)
-        ));
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
-        let member = self.gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"])?;
         if let Some((out, written)) = &mut self.out {
-            out.write_all(&member)?;
+            out.write_all(member)?;
             *written += member.len() as u64;
         }
         Ok(())
@@ -273,7 +342,7 @@ impl WarcWriter {
             env!("CARGO_PKG_VERSION")
         );
         let headers = vec![
-            ("WARC-Record-ID", self.record_id(&name)),
+            ("WARC-Record-ID", record_id(&name)),
             ("WARC-Date", rfc3339(SystemTime::now())),
             ("WARC-Filename", name),
             ("Content-Type", "application/warc-fields".to_string()),

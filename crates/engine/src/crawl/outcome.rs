@@ -110,6 +110,7 @@ impl Coordinator {
         entry: QueuedUrl,
         page: Fetched,
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
+        warc: Option<PreparedFetch>,
     ) -> Result<(), EngineError> {
         let now = now();
         // A server error backs the host off like a "slow down": retrying at once only adds load.
@@ -154,7 +155,7 @@ impl Coordinator {
             let reason = format!("page analysis panicked: {panic}");
             Decided::new(Decision::because(Verdict::Error, reason))
         } else if let Some(Ok((analysis, took))) = analysis {
-            self.decide_page(&page, &entry, analysis, took, seq)?
+            self.decide_page(&page, &entry, analysis, took, warc, seq)?
         } else {
             self.archive
                 .response(&page, None, &[("verdict", "not-html".into())])?;

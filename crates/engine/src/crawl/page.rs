@@ -19,6 +19,7 @@ impl Coordinator {
         entry: &QueuedUrl,
         analysis: PageAnalysis,
         analysis_time: Duration,
+        warc: Option<PreparedFetch>,
         seq: u64,
     ) -> Result<Decided, EngineError> {
         let clock = Instant::now();
@@ -184,7 +185,10 @@ impl Coordinator {
         }
 
         // The archive: a byte-identical exact duplicate is a revisit of its original.
-        let digest = WarcWriter::digest(&page.wire_body);
+        let digest = match &warc {
+            Some(prepared) => prepared.payload_digest.clone(),
+            None => WarcWriter::digest(&page.wire_body),
+        };
         let revisit = original.as_ref().filter(|o| {
             decided.decision.verdict == Verdict::Exact
                 && o.payload_digest.as_deref() == Some(digest.as_str())
@@ -203,12 +207,13 @@ impl Coordinator {
             metadata.push(("distance", d.to_string()));
         }
         let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
-        self.archive.response_digested(
-            page,
-            Some(&digest),
-            revisit.as_ref().map(|(url, date)| Original { url, date }),
-            &metadata,
-        )?;
+        let revisit = revisit.as_ref().map(|(url, date)| Original { url, date });
+        match warc {
+            Some(prepared) => self
+                .archive
+                .response_prepared(page, prepared, revisit, &metadata)?,
+            None => self.archive.response(page, revisit, &metadata)?,
+        }
         decided.decision.payload_digest = Some(digest);
         Ok(decided)
     }

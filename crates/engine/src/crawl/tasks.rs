@@ -22,6 +22,8 @@ pub(super) enum TaskResult {
         analysis: Option<Result<(PageAnalysis, Duration), String>>,
         /// From sending the request to the body's last byte.
         fetch_time: Duration,
+        /// Its WARC response and request records, prepared with the analysis.
+        warc: Option<PreparedFetch>,
     },
 }
 
@@ -37,49 +39,61 @@ impl Coordinator {
         });
     }
 
-    /// Fetches a page in a task of its own, and analyses it on the blocking pool.
+    /// Fetches a page in a task of its own, and analyses it on the blocking pool (where its
+    /// WARC records are prepared too, when the job archives).
     pub(super) fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl, url: Url) {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = Arc::clone(&self.fetcher);
         let pages = self.stage.page_analyzer();
+        let archives = self.archive.archives();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
-            let mut result = fetcher.fetch(&url).await;
+            let result = fetcher.fetch(&url).await;
             let fetch_time = clock.elapsed();
-            let analysis = match &mut result {
+            let (result, analysis, warc) = match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
-                    // Lent to the analysis, not copied: a large body is held once.
-                    let body = std::mem::take(&mut page.body);
-                    let content_type = page.content_type().map(str::to_owned);
-                    let url = page.url.clone();
-                    let is_plain = content_type
-                        .as_deref()
-                        .is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
-                    let analysed = tokio::task::spawn_blocking(move || {
-                        let clock = Instant::now();
-                        let extracted = if is_plain {
-                            Extracted::plain(String::from_utf8_lossy(&body).into_owned())
-                        } else {
-                            pages
-                                .analyzer()
-                                .extract_html(&body, content_type.as_deref(), &url)
-                        };
-                        let host = nearcrawl_frontier::authority(&url);
-                        let analysis = pages.analyze(&host, extracted);
-                        (analysis, clock.elapsed(), body)
+                    // The page goes to the blocking pool and comes back whole: a panic in
+                    // the analysis is caught there, so the page is never lost with it.
+                    let done = tokio::task::spawn_blocking(move || {
+                        let analysis =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                analyse(&pages, &page)
+                            }))
+                            .map_err(panic_message);
+                        // Made on the coordinator instead when this fails.
+                        let warc = archives
+                            .then(|| {
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    let head = page.response_head();
+                                    PreparedFetch::new(&warc_fetch(&page, &head)).ok()
+                                }))
+                                .ok()
+                                .flatten()
+                            })
+                            .flatten();
+                        (page, analysis, warc)
                     })
                     .await;
-                    Some(match analysed {
-                        Ok((analysis, took, body)) => {
-                            page.body = body;
-                            Ok((analysis, took))
-                        }
-                        Err(e) => Err(panic_message(e.into_panic())),
-                    })
+                    match done {
+                        Ok((page, analysis, warc)) => (Ok(page), Some(analysis), warc),
+                        // Nothing in the closure panics uncaught: the task was cancelled
+                        // (the runtime is shutting down). A transient failure: fetched again
+                        // when the job resumes.
+                        Err(e) => (
+                            Err(FetchFailure {
+                                url: url.clone(),
+                                kind: FailureKind::Broken,
+                                message: format!("the page's analysis was stopped: {e}"),
+                                wire_bytes: 0,
+                            }),
+                            None,
+                            None,
+                        ),
+                    }
                 }
-                _ => None,
+                other => (other, None, None),
             };
             let _ = tx.send(TaskResult::Page {
                 host: id,
@@ -88,9 +102,28 @@ impl Coordinator {
                 result,
                 analysis,
                 fetch_time,
+                warc,
             });
         });
     }
+}
+
+/// A page's analysis: extracted (HTML, or plain text), its host's template removed,
+/// tokenized and fingerprinted; with the time it took.
+fn analyse(pages: &PageAnalyzer, page: &Fetched) -> (PageAnalysis, Duration) {
+    let clock = Instant::now();
+    let content_type = page.content_type();
+    let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
+    let extracted = if is_plain {
+        Extracted::plain(String::from_utf8_lossy(&page.body).into_owned())
+    } else {
+        pages
+            .analyzer()
+            .extract_html(&page.body, content_type, &page.url)
+    };
+    let host = nearcrawl_frontier::authority(&page.url);
+    let analysis = pages.analyze(&host, extracted);
+    (analysis, clock.elapsed())
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
