@@ -57,11 +57,12 @@ impl Coordinator {
                     // The page goes to the blocking pool and comes back whole: a panic in
                     // the analysis is caught there, so the page is never lost with it.
                     let done = tokio::task::spawn_blocking(move || {
-                        let analysis =
+                        let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 analyse(&pages, &page)
                             }))
                             .map_err(panic_message);
+                        let preparing = Instant::now();
                         // Made on the coordinator instead when this fails.
                         let warc = archives
                             .then(|| {
@@ -73,6 +74,9 @@ impl Coordinator {
                                 .flatten()
                             })
                             .flatten();
+                        if let (Ok((analysis, _)), Some(_)) = (&mut analysis, &warc) {
+                            analysis.times.add(Stage::Warc, preparing.elapsed());
+                        }
                         (page, analysis, warc)
                     })
                     .await;
