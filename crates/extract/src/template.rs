@@ -27,6 +27,10 @@ pub struct TemplateConfig {
     /// Distinct blocks remembered per host; when full, blocks seen on only one page are
     /// forgotten, so memory stays bounded on hosts with endless unique text.
     pub max_blocks_per_host: usize,
+    /// Distinct blocks remembered over all hosts (about 20 bytes each): when more, blocks
+    /// seen on only one page are forgotten everywhere, then the hosts not seen for longest,
+    /// until a quarter is free. A crawl of many hosts stays within this, however many.
+    pub max_blocks: usize,
 }
 
 impl Default for TemplateConfig {
@@ -36,6 +40,7 @@ impl Default for TemplateConfig {
             min_share: 0.5,
             min_block_pages: 2,
             max_blocks_per_host: 20_000,
+            max_blocks: 2_000_000,
         }
     }
 }
@@ -43,6 +48,8 @@ impl Default for TemplateConfig {
 #[derive(Clone, Debug, Default)]
 struct HostBlocks {
     pages: u32,
+    /// When the host was last observed ([`TemplateModel::observed`] then).
+    last_seen: u64,
     /// Masked block hash -> pages it was seen on.
     seen: FxHashMap<u64, u32>,
 }
@@ -52,6 +59,10 @@ struct HostBlocks {
 pub struct TemplateModel {
     config: TemplateConfig,
     hosts: HashMap<String, HostBlocks>,
+    /// Pages observed, over all hosts.
+    observed: u64,
+    /// Distinct blocks remembered, over all hosts.
+    blocks: usize,
 }
 
 impl TemplateModel {
@@ -60,6 +71,8 @@ impl TemplateModel {
         TemplateModel {
             config,
             hosts: HashMap::new(),
+            observed: 0,
+            blocks: 0,
         }
     }
 
@@ -77,13 +90,53 @@ impl TemplateModel {
             Some(entry) => entry,
             None => self.hosts.entry(host.to_owned()).or_default(),
         };
+        self.observed += 1;
         entry.pages += 1;
+        entry.last_seen = self.observed;
+        let before = entry.seen.len();
         let distinct: FxHashSet<u64> = keys.iter().map(|k| k.0).collect();
         for key in distinct {
             *entry.seen.entry(key).or_insert(0) += 1;
         }
         if entry.seen.len() > limit {
             entry.seen.retain(|_, pages| *pages > 1);
+        }
+        // `before` is part of the total, so this never goes below zero.
+        self.blocks = (self.blocks + entry.seen.len()).saturating_sub(before);
+        if self.blocks > self.config.max_blocks {
+            self.shrink();
+        }
+    }
+
+    /// Distinct blocks remembered, over all hosts.
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Brings the model under three quarters of [`TemplateConfig::max_blocks`]: blocks seen
+    /// once go first, then the hosts not seen for longest.
+    fn shrink(&mut self) {
+        let target = self.config.max_blocks / 4 * 3;
+        for host in self.hosts.values_mut() {
+            host.seen.retain(|_, pages| *pages > 1);
+        }
+        self.blocks = self.hosts.values().map(|h| h.seen.len()).sum();
+        if self.blocks <= target {
+            return;
+        }
+        let mut by_age: Vec<(u64, String)> = self
+            .hosts
+            .iter()
+            .map(|(name, h)| (h.last_seen, name.clone()))
+            .collect();
+        by_age.sort_unstable();
+        for (_, name) in by_age {
+            if self.blocks <= target {
+                break;
+            }
+            if let Some(host) = self.hosts.remove(&name) {
+                self.blocks -= host.seen.len();
+            }
         }
     }
 
@@ -206,6 +259,37 @@ mod tests {
             1000 + i
         );
         ContentExtractor::new().extract(&Document::parse(&html))
+    }
+
+    #[test]
+    fn the_model_stays_within_its_bound_over_many_hosts() {
+        let mut model = TemplateModel::new(TemplateConfig {
+            max_blocks: 1_000,
+            ..TemplateConfig::default()
+        });
+        let block = |text: String| TextBlock {
+            node: 0,
+            tag: crate::Tag::P,
+            text,
+            in_content: true,
+        };
+        for host in 0..1_200 {
+            let name = format!("h{host}.test");
+            for page in 0..5 {
+                let blocks = [
+                    block(format!("Navigation of host {host}")),
+                    block(format!("Text of page {page} of host {host}, its own")),
+                ];
+                model.observe(&name, &blocks);
+                assert!(model.blocks() <= 1_000, "{}", model.blocks());
+                let counted: usize = model.hosts.values().map(|h| h.seen.len()).sum();
+                assert_eq!(model.blocks(), counted);
+            }
+        }
+        // Blocks seen once went first, then the hosts not seen for longest: the recent host
+        // still knows its template, the first one was forgotten.
+        assert!(model.is_template("h1199.test", "Navigation of host 1199"));
+        assert_eq!(model.pages("h0.test"), 0);
     }
 
     #[test]
