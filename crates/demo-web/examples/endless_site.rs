@@ -1,0 +1,77 @@
+//! Serves a generated site of any size from memory, pages made on request (for the memory
+//! benchmark of a million-page crawl, scripts/bench-million.sh): `endless_site ADDR PAGES`.
+//! Pages `/p/I.html` (I = 1..=PAGES) form a tree (page I links to its eight children 8I-6..8I+1
+//! and to two other pages) in a template; each holds three paragraphs chosen by I from a pool
+//! of 20,000 generated ones, and one page in ten repeats the paragraphs of an earlier page (a
+//! near-duplicate under another address). Runs until killed.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use nearcrawl_demo_web::{Reply, Site, Writer, serve_on};
+
+/// A well-mixed 64-bit hash of `n` (splitmix64's finaliser).
+fn mix(mut n: u64) -> u64 {
+    n = (n ^ (n >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    n = (n ^ (n >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    n ^ (n >> 31)
+}
+
+fn page(i: u64, pages: u64, pool: &[String]) -> String {
+    // One page in ten copies the paragraphs of an earlier page.
+    let source = if i > 20 && i % 10 == 0 {
+        mix(i) % (i - 1) + 1
+    } else {
+        i
+    };
+    let body: String = (0..3u64)
+        .map(|k| {
+            format!(
+                "<p>{}</p>",
+                pool[(mix(source * 3 + k) % pool.len() as u64) as usize]
+            )
+        })
+        .collect();
+    let mut links = String::new();
+    for child in (8 * i - 6..8 * i + 2).filter(|&c| c <= pages) {
+        links.push_str(&format!(
+            "<li><a href=\"/p/{child}.html\">page {child}</a></li>"
+        ));
+    }
+    for k in 0..2 {
+        let other = mix(i * 7 + k) % pages + 1;
+        links.push_str(&format!(
+            "<li><a href=\"/p/{other}.html\">see also {other}</a></li>"
+        ));
+    }
+    format!(
+        "<!doctype html><html><head><meta charset=utf-8><title>Page {i}</title></head><body>\
+         <header><nav><a href=\"/p/1.html\">Home</a> <a href=\"/p/2.html\">Section</a></nav>\
+         </header><main><article><h1>Page {i}</h1>{body}</article></main><aside><ul>{links}\
+         </ul></aside><footer>Endless benchmark site, page {i} of {pages}.</footer></body></html>"
+    )
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let usage = "usage: endless_site ADDR PAGES";
+    let mut args = std::env::args().skip(1);
+    let addr: SocketAddr = args.next().ok_or(usage)?.parse()?;
+    let pages: u64 = args.next().and_then(|n| n.parse().ok()).ok_or(usage)?;
+    let mut writer = Writer::new(1, 5000);
+    let pool: Arc<Vec<String>> = Arc::new((0..20_000).map(|_| writer.paragraph()).collect());
+    let site = Site::new().generated(Arc::new(move |path: &str| {
+        let n: u64 = path
+            .strip_prefix("/p/")?
+            .strip_suffix(".html")?
+            .parse()
+            .ok()?;
+        (1..=pages)
+            .contains(&n)
+            .then(|| Reply::html(page(n, pages, &pool)))
+    }));
+    let running = serve_on(site, addr).await?;
+    eprintln!("serving {pages} pages at {}", running.url("/p/1.html"));
+    std::future::pending::<()>().await;
+    Ok(())
+}
