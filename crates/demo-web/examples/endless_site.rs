@@ -19,7 +19,7 @@ fn mix(mut n: u64) -> u64 {
 
 fn page(i: u64, pages: u64, pool: &[String]) -> String {
     // One page in ten copies the paragraphs of an earlier page.
-    let source = if i > 20 && i % 10 == 0 {
+    let source = if i > 20 && i.is_multiple_of(10) {
         mix(i) % (i - 1) + 1
     } else {
         i
