@@ -20,7 +20,10 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 sleep 1
 echo "http://127.0.0.1:$port/p/1.html" > "$out/seeds.txt"
+# Every page is /p/N.html: one URL pattern, which the trap rule caps at 50,000 per host.
+printf '[traps]\nmax_pages_per_pattern = %d\n' "$((pages + 1))" > "$out/config.toml"
 target/release/nearcrawl crawl --seeds "$out/seeds.txt" --out "$out/crawl" --max-depth 100 \
+    --config "$out/config.toml" \
     --per-host-delay-ms 0 --max-connections-per-host 32 --concurrency 32 \
     --metrics "127.0.0.1:$metrics" >"$out/crawl.txt" 2>&1 &
 crawler=$!
