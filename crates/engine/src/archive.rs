@@ -107,26 +107,15 @@ impl Archive {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> Result<(), EngineError> {
-        let Some(warc) = &mut self.warc else {
-            return Ok(());
-        };
-        let head = page.response_head();
-        let fetch = warc_fetch(page, &head);
-        let clock = Instant::now();
-        let written = warc
-            .write_fetch(&fetch, revisit_of, metadata)
-            .map(drop)
-            .map_err(|e| EngineError::io(&self.warc_dir, e));
-        self.progress.add_time(Stage::Warc, clock.elapsed());
-        written
+        self.response_prepared(page, None, revisit_of, metadata)
     }
 
-    /// [`Archive::response`] for a page whose response and request records were prepared
-    /// already ([`PreparedFetch`], on the thread that analysed it).
+    /// [`Archive::response`] for a page whose response and request records may have been
+    /// prepared already ([`PreparedFetch`], on the thread that analysed it).
     pub(crate) fn response_prepared(
         &mut self,
         page: &Fetched,
-        prepared: PreparedFetch,
+        prepared: Option<PreparedFetch>,
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
     ) -> Result<(), EngineError> {
@@ -136,10 +125,12 @@ impl Archive {
         let head = page.response_head();
         let fetch = warc_fetch(page, &head);
         let clock = Instant::now();
-        let written = warc
-            .write_prepared(&fetch, prepared, revisit_of, metadata)
-            .map(drop)
-            .map_err(|e| EngineError::io(&self.warc_dir, e));
+        let written = match prepared {
+            Some(prepared) => warc.write_prepared(&fetch, prepared, revisit_of, metadata),
+            None => warc.write_fetch(&fetch, revisit_of, metadata),
+        }
+        .map(drop)
+        .map_err(|e| EngineError::io(&self.warc_dir, e));
         self.progress.add_time(Stage::Warc, clock.elapsed());
         written
     }

@@ -208,12 +208,8 @@ impl Coordinator {
         }
         let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
         let revisit = revisit.as_ref().map(|(url, date)| Original { url, date });
-        match warc {
-            Some(prepared) => self
-                .archive
-                .response_prepared(page, prepared, revisit, &metadata)?,
-            None => self.archive.response(page, revisit, &metadata)?,
-        }
+        self.archive
+            .response_prepared(page, warc, revisit, &metadata)?;
         decided.decision.payload_digest = Some(digest);
         Ok(decided)
     }
