@@ -359,6 +359,27 @@ mod tests {
     }
 
     #[test]
+    fn long_texts_are_cut_at_a_character_boundary_and_say_so() {
+        let analyzer = Analyzer::new(AnalyzerConfig {
+            max_text_bytes: 10,
+            ..AnalyzerConfig::default()
+        });
+        // "é" is two bytes: byte 10 falls inside the sixth one.
+        let text = "ééééééééé tail words";
+        let analysis = analyzer.analyze_text(text);
+        assert_eq!(analysis.text, "ééééé");
+        assert_eq!(analysis.text_cut_from, Some(text.len()));
+        assert_eq!(analysis.simhash, analyzer.analyze_text("ééééé").simhash);
+        let short = analyzer.analyze_text("short");
+        assert_eq!((short.text.as_str(), short.text_cut_from), ("short", None));
+        let unlimited = Analyzer::new(AnalyzerConfig {
+            max_text_bytes: 0,
+            ..AnalyzerConfig::default()
+        });
+        assert_eq!(unlimited.analyze_text(text).text_cut_from, None);
+    }
+
+    #[test]
     fn han_text_is_compared_by_character() {
         let tokens = tokenize("Debian 管理员手册 guide");
         let (han, other): (Vec<&Token>, Vec<&Token>) =
