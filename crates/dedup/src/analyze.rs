@@ -1,7 +1,7 @@
 //! One page to its analysis.
 
 use nearcrawl_extract::{ContentExtractor, Document, Extraction, PageFacts, decode};
-use nearcrawl_fingerprint::{Fingerprint, ShingleSet, feature_hash, simhash};
+use nearcrawl_fingerprint::{Fingerprint, ShingleSet, simhash};
 use nearcrawl_text::{
     ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, feature_weights, token_hashes,
     tokenize, weighted_features,
@@ -132,9 +132,12 @@ impl Prepared {
 pub const MIN_NEAR_TOKENS: usize = 30;
 
 impl PageAnalysis {
-    /// The units of LCS verification ([`units_of_tokens`]).
+    /// The units of LCS verification: one hash per token (stop words included), and one per
+    /// character of a Han token, as the paper compares characters: a segmenter's word is one
+    /// or several characters, and a translated paragraph should weigh what it holds, not how
+    /// it was segmented ([`nearcrawl_text::token_unit_hashes`]).
     pub fn units(&self) -> Vec<u64> {
-        units_of_tokens(&self.tokens)
+        nearcrawl_text::token_unit_hashes(&self.tokens)
     }
 
     /// The word shingles of the content tokens.
@@ -292,28 +295,6 @@ impl Analyzer {
     }
 }
 
-/// The units of LCS verification: one hash per token (stop words included), and one per
-/// character of a Han token, as the paper compares characters: a segmenter's word is one or
-/// several characters, and a translated paragraph should weigh what it holds, not how it
-/// was segmented.
-pub fn units_of_tokens(tokens: &[Token]) -> Vec<u64> {
-    let mut units = Vec::with_capacity(tokens.len());
-    let mut buf = [0u8; 4];
-    for token in tokens {
-        if token.kind == nearcrawl_text::TokenKind::Han {
-            units.extend(
-                token
-                    .text
-                    .chars()
-                    .map(|c| feature_hash(c.encode_utf8(&mut buf).as_bytes())),
-            );
-        } else {
-            units.push(feature_hash(token.text.as_bytes()));
-        }
-    }
-    units
-}
-
 /// A page decoded, parsed and reduced to the text to fingerprint, not yet tokenized.
 #[derive(Clone, Debug)]
 pub struct Extracted {
@@ -345,6 +326,7 @@ impl Extracted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nearcrawl_fingerprint::feature_hash;
     use nearcrawl_text::TokenKind;
 
     proptest::proptest! {
@@ -353,7 +335,7 @@ mod tests {
         fn units_of_text_are_units_of_tokens(text in "[a-zA-Z0-9 .,'’é\\n北京大学学习网页去重很快。，]{0,80}") {
             proptest::prop_assert_eq!(
                 nearcrawl_text::unit_hashes(&text),
-                units_of_tokens(&tokenize(&text))
+                nearcrawl_text::token_unit_hashes(&tokenize(&text))
             );
         }
     }
@@ -385,7 +367,7 @@ mod tests {
         let (han, other): (Vec<&Token>, Vec<&Token>) =
             tokens.iter().partition(|t| t.kind == TokenKind::Han);
         assert!(!han.is_empty() && other.len() == 2);
-        let units = units_of_tokens(&tokens);
+        let units = nearcrawl_text::token_unit_hashes(&tokens);
         assert_eq!(units.len(), 2 + 5);
         assert_eq!(units[1], feature_hash("管".as_bytes()));
         assert_eq!(units[6], feature_hash(b"guide"));

@@ -40,4 +40,6 @@ pub use crate::features::{
 };
 pub use crate::idf::{IdfTable, JiebaIdf};
 pub use crate::stop_words::is_stop_word;
-pub use crate::tokenize::{Token, TokenKind, is_han, jieba, normalize, tokenize, unit_hashes};
+pub use crate::tokenize::{
+    Token, TokenKind, is_han, jieba, normalize, token_unit_hashes, tokenize, unit_hashes,
+};

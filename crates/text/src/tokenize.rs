@@ -89,28 +89,38 @@ fn lowercase(text: &str) -> String {
 pub fn tokenize(text: &str) -> Vec<Token> {
     let normalized = normalize(text);
     let mut tokens = Vec::with_capacity(normalized.len() / 6);
-    let mut rest = normalized.as_str();
+    runs(&normalized, |run| match run {
+        Run::Word(word) => tokens.push(Token {
+            text: CompactString::new(word),
+            kind: TokenKind::Word,
+        }),
+        Run::Han(han) => tokens.extend(jieba().cut(han, true).into_iter().map(|token| Token {
+            text: CompactString::new(token.word),
+            kind: TokenKind::Han,
+        })),
+    });
+    tokens
+}
+
+/// A piece of normalised text: a word (UAX #29), or a run of Han characters.
+enum Run<'a> {
+    Word(&'a str),
+    Han(&'a str),
+}
+
+/// Normalised text cut into its words and its runs of Han characters, in order.
+fn runs<'a>(normalized: &'a str, mut each: impl FnMut(Run<'a>)) {
+    let mut rest = normalized;
     while !rest.is_empty() {
         let han_start = rest.find(is_han).unwrap_or(rest.len());
-        words(&rest[..han_start], |word| {
-            tokens.push(Token {
-                text: CompactString::new(word),
-                kind: TokenKind::Word,
-            })
-        });
+        words(&rest[..han_start], |word| each(Run::Word(word)));
         rest = &rest[han_start..];
         let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
         if han_end > 0 {
-            for token in jieba().cut(&rest[..han_end], true) {
-                tokens.push(Token {
-                    text: CompactString::new(token.word),
-                    kind: TokenKind::Han,
-                });
-            }
+            each(Run::Han(&rest[..han_end]));
         }
         rest = &rest[han_end..];
     }
-    tokens
 }
 
 /// The hashes ([`feature_hash`]) LCS verification compares: one per word of `text` and one
@@ -119,23 +129,30 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 pub fn unit_hashes(text: &str) -> Vec<u64> {
     let normalized = normalize(text);
     let mut units = Vec::with_capacity(normalized.len() / 6);
-    let mut buf = [0u8; 4];
-    let mut rest = normalized.as_str();
-    while !rest.is_empty() {
-        let han_start = rest.find(is_han).unwrap_or(rest.len());
-        words(&rest[..han_start], |word| {
-            units.push(feature_hash(word.as_bytes()))
-        });
-        rest = &rest[han_start..];
-        let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
-        units.extend(
-            rest[..han_end]
-                .chars()
-                .map(|c| feature_hash(c.encode_utf8(&mut buf).as_bytes())),
-        );
-        rest = &rest[han_end..];
+    runs(&normalized, |run| match run {
+        Run::Word(word) => units.push(feature_hash(word.as_bytes())),
+        Run::Han(han) => units.extend(han_unit_hashes(han)),
+    });
+    units
+}
+
+/// The units of tokens already made ([`unit_hashes`] of their text): one hash per word, one
+/// per character of a Han token.
+pub fn token_unit_hashes(tokens: &[Token]) -> Vec<u64> {
+    let mut units = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match token.kind {
+            TokenKind::Han => units.extend(han_unit_hashes(&token.text)),
+            TokenKind::Word => units.push(feature_hash(token.text.as_bytes())),
+        }
     }
     units
+}
+
+/// One hash per character of Han text.
+fn han_unit_hashes(han: &str) -> impl Iterator<Item = u64> + '_ {
+    han.chars()
+        .map(|c| feature_hash(c.encode_utf8(&mut [0u8; 4]).as_bytes()))
 }
 
 /// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them: text between
