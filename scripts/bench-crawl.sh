@@ -13,10 +13,7 @@ pages="${1:-20000}"
 concurrency="${2:-32}"
 port=18089
 
-if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
-    apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null 2>&1 \
-        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null; }
-fi
+source scripts/lib/bench.sh
 cargo build --release --locked --bin nearcrawl --example bench_site -p nearcrawl-demo-web -p nearcrawl >&2
 
 source scripts/lib/nginx.sh
@@ -28,17 +25,7 @@ start_nginx "$work" "$work/site" "$port"
 seed="http://127.0.0.1:$port/p/1.html"
 echo "$seed" > "$work/seeds.txt"
 
-# Runs a command under /usr/bin/time; prints "wall user sys maxrss_kb".
-measure() {
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; exit 1; }
-    cat "$work/time.txt"
-}
-
 declare -A stages
-stage_line() { # report.json -> "stage us, ..." per page
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
-}
-
 row() { # name fetched wall user sys rss
     awk -v n="$1" -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
         printf "| %s | %d | %.2f | %.0f | %.2f | %.0f |\n", n, p, w, p / w, (u + s) * 1000 / p, r / 1024 }'

@@ -20,10 +20,7 @@ pages="${2:-1500}"
 runs="${3:-3}"
 port=18200
 
-if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
-    apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null 2>&1 \
-        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null; }
-fi
+source scripts/lib/bench.sh
 cargo build --release --locked --bin nearcrawl -p nearcrawl --example text_site -p nearcrawl-quality >&2
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 
@@ -42,12 +39,6 @@ for ((h = 0; h < hosts; h++)); do
 done
 start_nginx_servers "$work" 2 "$servers"
 
-# Runs a command under /usr/bin/time; prints "wall user sys maxrss_kb".
-measure() {
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; exit 1; }
-    cat "$work/time.txt"
-}
-
 declare -A rows stages
 record() { # name fetched wall user sys rss
     local line
@@ -64,10 +55,6 @@ cols = [statistics.median(c) for c in zip(*rows)]
 print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
 " "$1"
 }
-stage_line() { # report.json -> "stage us, ..." per page
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
-}
-
 crawl() { # mode
     rm -rf "$work/crawl"
     local flag=""
