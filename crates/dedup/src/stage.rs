@@ -327,13 +327,6 @@ pub struct Judgement {
     pub analysis: PageAnalysis,
 }
 
-/// What a search for the original learned on the way.
-#[derive(Default)]
-struct Search {
-    /// Time spent before the first verification (exact key, Hamming index).
-    index_time: Duration,
-}
-
 /// The dedup stage. See the module documentation.
 pub struct DedupStage {
     config: DedupStageConfig,
@@ -460,13 +453,13 @@ impl DedupStage {
         if self.pages.analyzer.config().verify && analysis.prepared.is_none() {
             analysis.prepared = Some(Prepared::of(&analysis));
         }
-        let mut search = Search::default();
-        let found = self.find_original(&analysis, originals, &mut search)?;
+        let mut index_time = Duration::ZERO;
+        let found = self.find_original(&analysis, originals, &mut index_time)?;
         let searched = clock.elapsed();
-        analysis.times.add(Stage::Index, search.index_time);
+        analysis.times.add(Stage::Index, index_time);
         analysis
             .times
-            .add(Stage::Verify, searched.saturating_sub(search.index_time));
+            .add(Stage::Verify, searched.saturating_sub(index_time));
         let Some(found) = found else {
             return Ok(Judgement {
                 verdict: Verdict::Unique,
@@ -552,12 +545,13 @@ impl DedupStage {
         admission
     }
 
-    /// The original a page copies, if any, and what the search learned on the way.
+    /// The original a page copies, if any. `index_time` gets the time spent before the
+    /// first verification (exact key, Hamming index).
     fn find_original<O: Originals>(
         &mut self,
         analysis: &PageAnalysis,
         originals: &O,
-        search: &mut Search,
+        index_time: &mut Duration,
     ) -> Result<Option<Found>, O::Error> {
         let clock = Instant::now();
         if analysis.tokens.is_empty() {
@@ -566,7 +560,7 @@ impl DedupStage {
             return Ok(None);
         }
         let exact = originals.exact(analysis.exact_key)?;
-        search.index_time = clock.elapsed();
+        *index_time = clock.elapsed();
         if let Some(seq) = exact {
             return Ok(Some(Found {
                 verdict: Verdict::Exact,
@@ -583,7 +577,7 @@ impl DedupStage {
                 Some(key) => originals.exact(key)?,
                 None => None,
             };
-            search.index_time = clock.elapsed();
+            *index_time = clock.elapsed();
             if let Some(seq) = copied {
                 return Ok(Some(Found {
                     verdict: Verdict::Exact,
@@ -598,7 +592,7 @@ impl DedupStage {
         let mut candidates = self.index.query(analysis.simhash);
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(max_candidates);
-        search.index_time = clock.elapsed();
+        *index_time = clock.elapsed();
         let verify = self.pages.analyzer.config().verify;
         let mut tried: HashSet<u64> = HashSet::new();
         // The page's verification units, computed once for all its candidates.
