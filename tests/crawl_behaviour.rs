@@ -518,65 +518,6 @@ async fn nofollow_links_and_pages_are_not_followed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages() {
-    let on_topic = |n: u64| {
-        format!(
-            "The river flows through the valley; river floods shape the river valley. {}",
-            prose(40 + n)
-        )
-    };
-    let site = serve(
-        Site::new()
-            .page(
-                "/",
-                Reply::html(format!(
-                    "<html><body><p>{}</p><a href=/off1>Stock market news</a> <a href=/off2>Celebrity gossip</a> <a href=/on1>River valley floods</a> <a href=/on2>The river delta</a></body></html>",
-                    on_topic(0)
-                )),
-            )
-            .page("/on1", page("river", &on_topic(1), &["/on1/more"]))
-            .page("/on2", page("river", &on_topic(2), &[]))
-            .page("/on1/more", page("river", &on_topic(3), &[]))
-            .page("/off1", page("stocks", &prose(50), &["/off1/more"]))
-            .page("/off2", page("gossip", &prose(51), &[]))
-            .page("/off1/more", page("stocks", &prose(52), &[])),
-    )
-    .await
-    .unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    config.focus.terms = [
-        ("river".to_string(), 2.0),
-        ("valley".to_string(), 1.0),
-        ("flood".to_string(), 1.0),
-    ]
-    .into_iter()
-    .collect();
-    config.focus.threshold = 0.2;
-    config.focus.anchor_weight = 0.5;
-    run(&site.url("/"), out.path(), config).await;
-    let order: Vec<String> = site
-        .site
-        .requests()
-        .into_iter()
-        .map(|(p, _)| p)
-        .filter(|p| p != "/robots.txt")
-        .collect();
-    let at = |p: &str| order.iter().position(|x| x == p).unwrap_or(usize::MAX);
-    assert!(
-        at("/on1") < at("/off1") && at("/on2") < at("/off1") && at("/on2") < at("/off2"),
-        "{order:?}"
-    );
-    let records = records(out.path());
-    let off = record(&records, "/off1");
-    assert!(off.relevance.unwrap() < 0.2);
-    assert_eq!(off.enqueued, Some(0), "an off-topic page is not expanded");
-    assert_eq!(site.site.hits("/off1/more"), 0);
-    assert_eq!(record(&records, "/on1/more").verdict, Verdict::Unique);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
     let story = prose(60);
     let first = serve(

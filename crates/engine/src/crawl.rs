@@ -131,7 +131,10 @@ async fn run_job(
     shutdown: impl Future<Output = ()>,
     progress: Arc<Progress>,
 ) -> Result<Report, EngineError> {
-    let mut coordinator = Coordinator::open(job, parts, scope, shared, progress)?;
+    let analyzer = Analyzer::new(job.analyzer.clone());
+    let relevance =
+        crate::focus::relevance(&job.config.focus, parts.fetcher.as_ref(), &analyzer).await?;
+    let mut coordinator = Coordinator::open(job, parts, scope, shared, relevance, progress)?;
     coordinator.run(shutdown).await?;
     coordinator.finish()
 }
@@ -201,11 +204,11 @@ impl Coordinator {
         parts: Parts,
         scope: Scope,
         mut shared: crate::shared::SharedIndex,
+        relevance: Option<Relevance>,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
-        let relevance = Relevance::new(&job.config.focus);
         let mut analyzer_config = job.analyzer.clone();
         analyzer_config.max_links = job.config.links.max_per_page;
         let analyzer = Arc::new(Analyzer::new(analyzer_config));
@@ -238,6 +241,7 @@ impl Coordinator {
                 politeness: job.config.politeness.clone(),
                 obey_robots: job.config.links.obey_robots,
                 max_pages_per_host: job.config.limits.max_pages_per_host,
+                by_priority: job.config.focus.is_focused(),
             },
             next_order,
             now(),

@@ -65,6 +65,8 @@ pub enum EngineError {
         /// Decisions the state holds.
         decided: u64,
     },
+    /// A focused crawl's topic cannot be built (an example cannot be had, or says nothing).
+    Topic(String),
     /// A line of `records.jsonl` cannot be read.
     Record {
         /// The file.
@@ -92,6 +94,7 @@ impl fmt::Display for EngineError {
             EngineError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             EngineError::Scope(e) => e.fmt(f),
             EngineError::HttpClient(e) => e.fmt(f),
+            EngineError::Topic(reason) => f.write_str(reason),
             EngineError::IndexDesign {
                 max_distance,
                 source,
@@ -139,6 +142,7 @@ impl std::error::Error for EngineError {
             }
             EngineError::Record { source, .. } => Some(source),
             EngineError::SharedIndexUrls { .. }
+            | EngineError::Topic(_)
             | EngineError::NotACrawl { .. }
             | EngineError::RecordsAhead { .. } => None,
         }

@@ -187,6 +187,9 @@ pub struct FrontierConfig {
     pub obey_robots: bool,
     /// Pages fetched from one host before its other URLs are refused.
     pub max_pages_per_host: Option<u64>,
+    /// Hand out the URL of lowest priority among the hosts ready now (a focused crawl),
+    /// rather than going round the hosts in turn, each in its own priority order.
+    pub by_priority: bool,
 }
 
 /// A [`Frontier`] whose queues and seen set are the job's [`CrawlStore`].
@@ -327,6 +330,86 @@ impl StoreFrontier {
     }
 }
 
+impl StoreFrontier {
+    /// Whether host `id` may start a request now (its queue loaded from the store when its
+    /// buffer ran dry); if it may later, the round notes when.
+    fn ready(&mut self, id: HostId, now: Instant) -> Result<bool, EngineError> {
+        self.refill(id)?;
+        let Some(host) = self.hosts.get(&id) else {
+            return Ok(false);
+        };
+        if !host.has_work() || host.politeness.is_parked() {
+            return Ok(false);
+        }
+        let Some(ready_at) = host.politeness.ready_at(&self.config.politeness) else {
+            // At its connection limit: it wakes the loop when a request finishes.
+            self.round_wake = Some(self.round_wake.unwrap_or(now + IDLE));
+            return Ok(false);
+        };
+        if ready_at > now {
+            self.round_wake = Some(self.round_wake.map_or(ready_at, |w| w.min(ready_at)));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The priority of a host's next step: 0 for its robots.txt, else its first queued URL's.
+    fn head_priority(&self, id: HostId, now: Instant) -> u32 {
+        let Some(host) = self.hosts.get(&id) else {
+            return u32::MAX;
+        };
+        if self.config.obey_robots && host.robots_ready(now).is_none() {
+            return 0;
+        }
+        host.buffer
+            .first_key_value()
+            .map_or(u32::MAX, |(key, _)| key.priority)
+    }
+
+    /// [`Frontier::next`] across hosts by priority: of the hosts ready now, the one whose
+    /// next URL has the lowest priority (the earliest host on ties); hosts that are not ready
+    /// leave the round.
+    fn next_by_priority(
+        &mut self,
+        now: Instant,
+        gate: &mut dyn FnMut() -> Option<Instant>,
+        veto: &mut Veto<'_>,
+    ) -> Result<Step, EngineError> {
+        loop {
+            let mut ready = Vec::with_capacity(self.round.len());
+            for id in std::mem::take(&mut self.round) {
+                if self.ready(id, now)? {
+                    ready.push(id);
+                }
+            }
+            self.round = ready;
+            let Some((pos, &id)) = self
+                .round
+                .iter()
+                .enumerate()
+                .min_by_key(|(pos, id)| (self.head_priority(**id, now), *pos))
+            else {
+                return Ok(self.end_round());
+            };
+            if let Some(at) = gate() {
+                return Ok(Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at)))));
+            }
+            match self.take(id, now, veto) {
+                Some(step) => return Ok(step),
+                None => {
+                    self.round.remove(pos);
+                }
+            }
+        }
+    }
+
+    /// The round is over: the next one starts one host further on.
+    fn end_round(&mut self) -> Step {
+        self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
+        Step::Wait(self.round_wake.take())
+    }
+}
+
 fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
     Step::Refuse {
         key,
@@ -408,24 +491,11 @@ impl Frontier for StoreFrontier {
         gate: &mut dyn FnMut() -> Option<Instant>,
         veto: &mut Veto<'_>,
     ) -> Result<Step, EngineError> {
+        if self.config.by_priority {
+            return self.next_by_priority(now, gate, veto);
+        }
         while let Some(&id) = self.round.get(self.round_pos) {
-            self.refill(id)?;
-            let Some(host) = self.hosts.get(&id) else {
-                self.round_pos += 1;
-                continue;
-            };
-            if !host.has_work() || host.politeness.is_parked() {
-                self.round_pos += 1;
-                continue;
-            }
-            let Some(ready_at) = host.politeness.ready_at(&self.config.politeness) else {
-                // At its connection limit: it wakes the loop when a request finishes.
-                self.round_wake = Some(self.round_wake.unwrap_or(now + IDLE));
-                self.round_pos += 1;
-                continue;
-            };
-            if ready_at > now {
-                self.round_wake = Some(self.round_wake.map_or(ready_at, |w| w.min(ready_at)));
+            if !self.ready(id, now)? {
                 self.round_pos += 1;
                 continue;
             }
@@ -437,9 +507,7 @@ impl Frontier for StoreFrontier {
                 None => self.round_pos += 1,
             }
         }
-        // The round is over: the next one starts one host further on.
-        self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
-        Ok(Step::Wait(self.round_wake.take()))
+        Ok(self.end_round())
     }
 
     fn round_wake(&self, now: Instant) -> Instant {

@@ -39,6 +39,7 @@ mod config;
 mod corpus;
 mod crawl;
 mod error;
+mod focus;
 mod frontier;
 mod output;
 mod progress;

@@ -169,9 +169,14 @@ pub struct Record {
     /// Robots directives of the page itself (meta or X-Robots-Tag): `noindex`, `nofollow`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub robots: Vec<String>,
-    /// Focused crawls: the page's relevance.
+    /// Focused crawls: the page's relevance to the topic (0..1, the cosine of their tf-idf
+    /// vectors).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f32>,
+    /// Focused crawls: off-topic pages in a row on the path here, this one included (0: on
+    /// topic). Past `focus.tunnel` the page's links are not followed (seeds' always are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_topic: Option<u32>,
     /// Earlier attempts that failed transiently (timeouts, resets, 429, 5xx) before this
     /// outcome; each waited for the host's back-off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,6 +243,7 @@ impl Record {
             canonical: None,
             robots: Vec::new(),
             relevance: None,
+            off_topic: None,
             retries: None,
             truncated: false,
             fetched_at: None,
@@ -275,6 +281,7 @@ pub(crate) struct Decision {
     pub(crate) canonical: Option<String>,
     pub(crate) robots: Vec<String>,
     pub(crate) relevance: Option<f32>,
+    pub(crate) off_topic: Option<u32>,
     pub(crate) payload_digest: Option<String>,
     pub(crate) dedup_us: Option<u64>,
     pub(crate) trap: Option<String>,
@@ -305,6 +312,7 @@ impl Decision {
             canonical: None,
             robots: Vec::new(),
             relevance: None,
+            off_topic: None,
             payload_digest: None,
             dedup_us: None,
             trap: None,
@@ -351,6 +359,7 @@ impl Record {
             canonical: d.canonical,
             robots: d.robots,
             relevance: d.relevance,
+            off_topic: d.off_topic,
             retries: retries(entry),
             truncated: page.truncated,
             fetched_at: Some(rfc3339(page.started)),

@@ -1,99 +1,463 @@
-//! Focused crawling: how relevant a page or an anchor text is to the job's weighted topic
-//! terms, and the frontier priority that follows from it.
+//! Focused crawling: the topic, how relevant a page, an anchor text or a URL is to it, the
+//! frontier priority that follows, and the tunnelling budget through off-topic pages.
+//!
+//! The topic is a tf-idf vector built from up to three sources, each a pseudo-document of
+//! the centroid: weighted `terms`, a `description` text, and `examples` (pages whose text the
+//! caller supplies). Its IDF is the crawl's own, counted over the pages scored so far in a
+//! count-min sketch ([`DocFrequencies`], a fixed mebibyte); the topic vector is recomputed as
+//! the counts grow. A page's relevance is the cosine between its tf-idf vector and the topic.
+//!
+//! A link's priority mixes the relevance of the page that links, the anchor text's and the
+//! URL's words', and decays with each off-topic page in a row on the path: off-topic pages
+//! are expanded too (tunnelling), up to `tunnel` of them in a row, after on-topic links.
 
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-/// The `[focus]` section of a job configuration. With no terms the crawl is breadth-first.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// The `[focus]` section of a job configuration. With no terms, examples or description the
+/// crawl is breadth-first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FocusConfig {
-    /// Topic terms and their weights (positive). Terms are single words after the crawler's
-    /// tokenisation (lower-cased, NFKC; Chinese words as jieba splits them).
+    /// Topic terms and their weights (positive). A term is split as the crawler tokenises
+    /// (lower-cased, NFKC; Chinese words as jieba splits them); a phrase weighs each word.
     pub terms: BTreeMap<String, f32>,
-    /// A page whose relevance is below this (0..1) is recorded but its outlinks are not
-    /// followed.
+    /// Example pages of the topic: `http(s)://` URLs (fetched once when the crawl starts)
+    /// or files (HTML or plain text). Their tf-idf centroid is the topic.
+    pub examples: Vec<String>,
+    /// A description of the topic in words, taken as one more example.
+    pub description: String,
+    /// A page whose relevance (0..1) reaches this is on topic; an off-topic page adds one to
+    /// the run of off-topic pages on its path.
     pub threshold: f32,
-    /// The share of a link's priority taken from its anchor text; the rest comes from the
-    /// page that links.
+    /// Off-topic pages in a row whose links are still followed (tunnelling). Seeds are
+    /// always expanded.
+    pub tunnel: u32,
+    /// The share of a link's score taken from its anchor text.
     pub anchor_weight: f32,
+    /// The share of a link's score taken from the words of its URL.
+    pub url_weight: f32,
 }
 
-/// Relevance scoring for a focused crawl.
+impl Default for FocusConfig {
+    /// Breadth-first (no topic). The numbers are the ones measured on the tuning topics of
+    /// docs/FOCUSED.md.
+    fn default() -> FocusConfig {
+        FocusConfig {
+            terms: BTreeMap::new(),
+            examples: Vec::new(),
+            description: String::new(),
+            threshold: 0.15,
+            tunnel: 3,
+            anchor_weight: 0.3,
+            url_weight: 0.1,
+        }
+    }
+}
+
+impl FocusConfig {
+    /// Whether a topic is given (else the crawl is breadth-first).
+    pub fn is_focused(&self) -> bool {
+        self.terms.values().any(|w| *w > 0.0 && w.is_finite())
+            || !self.examples.is_empty()
+            || !self.description.trim().is_empty()
+    }
+}
+
+/// The distinct terms of a text and how often each occurs: content words (stop words,
+/// numbers and one-letter words left out), keyed by a 64-bit hash of the normalised word.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TermCounts {
+    counts: FxHashMap<u64, u32>,
+}
+
+impl TermCounts {
+    /// The terms of `text`.
+    pub fn of(text: &str) -> TermCounts {
+        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+        for token in nearcrawl_text::tokenize(text) {
+            if let Some(hash) = term_hash(&token.text) {
+                *counts.entry(hash).or_default() += 1;
+            }
+        }
+        TermCounts { counts }
+    }
+
+    /// The words of a URL's host-relative part: `/library/asyncio-task.html?x=1` gives
+    /// `library`, `asyncio`, `task`, `x` (file extensions and `index` left out).
+    pub fn of_url(url: &url::Url) -> TermCounts {
+        let mut words = String::new();
+        for word in url.path().split(|c: char| !c.is_alphanumeric()).chain(
+            url.query()
+                .unwrap_or("")
+                .split(|c: char| !c.is_alphanumeric()),
+        ) {
+            if !URL_NOISE.contains(&word.to_ascii_lowercase().as_str()) {
+                words.push_str(word);
+                words.push(' ');
+            }
+        }
+        TermCounts::of(&words)
+    }
+
+    /// Distinct terms.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether the text had no content word.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.counts.iter().map(|(h, n)| (*h, *n))
+    }
+}
+
+/// Path words that say nothing about a page.
+const URL_NOISE: [&str; 8] = ["html", "htm", "php", "asp", "aspx", "index", "www", "en"];
+
+/// The hash of a content word, `None` for stop words, numbers and single letters.
+fn term_hash(word: &str) -> Option<u64> {
+    let mut chars = word.chars();
+    let first = chars.next()?;
+    let single = chars.next().is_none();
+    if (single && !nearcrawl_text::is_han(first))
+        || word.chars().all(|c| c.is_numeric() || c == '.' || c == ',')
+        || nearcrawl_text::is_stop_word(word)
+    {
+        return None;
+    }
+    Some(xxhash_rust::xxh3::xxh3_64(word.as_bytes()))
+}
+
+/// Sublinear term frequency.
+fn tf_weight(count: u32) -> f32 {
+    1.0 + (count as f32).ln()
+}
+
+/// Rows and columns of the document-frequency sketch: 4 x 65,536 counters of 4 bytes.
+const SKETCH_ROWS: usize = 4;
+const SKETCH_BITS: u32 = 16;
+
+/// Document frequencies of the pages seen so far, as a count-min sketch with conservative
+/// update: an estimate is never below the true count and, with the fixed 1 MiB of counters,
+/// close to it for the terms that matter (the frequent ones are the ones it overestimates
+/// least, relatively).
+#[derive(Debug, Clone)]
+pub struct DocFrequencies {
+    counters: Vec<u32>,
+    documents: u64,
+}
+
+impl Default for DocFrequencies {
+    fn default() -> DocFrequencies {
+        DocFrequencies {
+            counters: vec![0; SKETCH_ROWS << SKETCH_BITS],
+            documents: 0,
+        }
+    }
+}
+
+impl DocFrequencies {
+    fn cells(hash: u64) -> [usize; SKETCH_ROWS] {
+        const SEEDS: [u64; SKETCH_ROWS] = [
+            0x9e37_79b9_7f4a_7c15,
+            0xc2b2_ae3d_27d4_eb4f,
+            0x1656_67b1_9e37_79f9,
+            0x27d4_eb2f_1656_67c5,
+        ];
+        std::array::from_fn(|row| {
+            let mixed = (hash ^ SEEDS[row]).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            (row << SKETCH_BITS) | (mixed >> (64 - SKETCH_BITS)) as usize
+        })
+    }
+
+    /// Counts one more document with these terms.
+    pub fn add(&mut self, terms: &TermCounts) {
+        self.documents += 1;
+        for (hash, _) in terms.iter() {
+            let cells = DocFrequencies::cells(hash);
+            let least = cells.iter().map(|c| self.counters[*c]).min().unwrap_or(0);
+            for cell in cells {
+                if self.counters[cell] == least {
+                    self.counters[cell] = least.saturating_add(1);
+                }
+            }
+        }
+    }
+
+    /// Documents counted.
+    pub fn documents(&self) -> u64 {
+        self.documents
+    }
+
+    /// The (over-)estimated number of documents with the term.
+    pub fn frequency(&self, hash: u64) -> u32 {
+        DocFrequencies::cells(hash)
+            .iter()
+            .map(|c| self.counters[*c])
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Smoothed inverse document frequency, `ln((1 + N) / (1 + df)) + 1`.
+    pub fn idf(&self, hash: u64) -> f32 {
+        let n = self.documents as f32;
+        let df = (self.frequency(hash) as f32).min(n);
+        ((1.0 + n) / (1.0 + df)).ln() + 1.0
+    }
+}
+
+/// Most terms a topic vector keeps (the heaviest).
+const MAX_TOPIC_TERMS: usize = 400;
+
+/// One pseudo-document of the topic: base weights per term (user weights, or sublinear tf).
+#[derive(Debug, Clone)]
+struct Source {
+    weights: FxHashMap<u64, f32>,
+}
+
+/// Why a topic cannot be built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicError(pub String);
+
+impl std::fmt::Display for TopicError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TopicError {}
+
+/// Relevance scoring for a focused crawl: the topic, the crawl's document frequencies and
+/// the rules that turn relevance into priorities and expansion.
 #[derive(Debug, Clone)]
 pub struct Relevance {
-    terms: HashMap<String, f32>,
-    total_weight: f32,
+    sources: Vec<Source>,
+    /// The words of the sources, for [`Relevance::top_terms`].
+    words: FxHashMap<u64, String>,
+    df: DocFrequencies,
+    /// The unit topic vector under the current frequencies.
+    topic: FxHashMap<u64, f32>,
+    /// Documents counted when the topic vector was last computed.
+    refreshed_at: u64,
     threshold: f32,
+    tunnel: u32,
     anchor_weight: f32,
+    url_weight: f32,
 }
 
 /// Priority values: lower is fetched sooner. Breadth-first crawls use the depth.
 pub type Priority = u32;
 
-impl Relevance {
-    /// Compiles the focus section; `None` when it has no terms (a breadth-first crawl).
-    pub fn new(config: &FocusConfig) -> Option<Relevance> {
-        let terms: HashMap<String, f32> = config
-            .terms
-            .iter()
-            .filter(|(_, w)| **w > 0.0 && w.is_finite())
-            .map(|(t, w)| (nearcrawl_text::normalize(t), *w))
-            .collect();
-        if terms.is_empty() {
-            return None;
-        }
-        let total_weight = terms.values().sum();
-        Some(Relevance {
-            terms,
-            total_weight,
-            threshold: config.threshold.clamp(0.0, 1.0),
-            anchor_weight: config.anchor_weight.clamp(0.0, 1.0),
-        })
-    }
+/// How much a link's score keeps for each off-topic page in a row before it.
+const TUNNEL_DECAY: f32 = 0.5;
 
-    /// Relevance of a text in 0..1: the weighted share of topic terms present, each term
-    /// counting more with repeated use (saturating at four occurrences).
-    pub fn score(&self, text: &str) -> f32 {
-        let mut counts: HashMap<&str, u32> = HashMap::new();
-        for token in nearcrawl_text::tokenize(text) {
-            if let Some((term, _)) = self.terms.get_key_value(token.text.as_str()) {
-                *counts.entry(term.as_str()).or_default() += 1;
+impl Relevance {
+    /// Compiles the focus section with the texts of its examples (in the order of
+    /// `config.examples`); `Ok(None)` when there is no topic (a breadth-first crawl). An
+    /// example without a content word is an error naming it.
+    pub fn new(config: &FocusConfig, examples: &[String]) -> Result<Option<Relevance>, TopicError> {
+        if !config.is_focused() {
+            return Ok(None);
+        }
+        let mut words = FxHashMap::default();
+        let mut sources = Vec::new();
+        let mut terms: FxHashMap<u64, f32> = FxHashMap::default();
+        for (term, weight) in &config.terms {
+            if !(*weight > 0.0 && weight.is_finite()) {
+                continue;
+            }
+            let before = terms.len();
+            for token in nearcrawl_text::tokenize(term) {
+                if let Some(hash) = term_hash(&token.text) {
+                    *terms.entry(hash).or_default() += weight;
+                    words.insert(hash, token.text.to_string());
+                }
+            }
+            if terms.len() == before && !term.trim().is_empty() {
+                return Err(TopicError(format!(
+                    "focus.terms: {term:?} has no content word (stop words, numbers and single \
+                     letters do not count)"
+                )));
             }
         }
-        let covered: f32 = counts
+        if !terms.is_empty() {
+            sources.push(Source { weights: terms });
+        }
+        let texts = examples
             .iter()
-            .map(|(term, n)| self.terms[*term] * ((1.0 + *n as f32).ln() / 5f32.ln()).min(1.0))
-            .sum();
-        (covered / self.total_weight).clamp(0.0, 1.0)
+            .zip(config.examples.iter().map(String::as_str))
+            .map(|(text, name)| (text.as_str(), format!("focus.examples: {name}")))
+            .chain(
+                (!config.description.trim().is_empty())
+                    .then(|| (config.description.as_str(), "focus.description".to_string())),
+            );
+        for (text, name) in texts {
+            let mut weights = FxHashMap::default();
+            for token in nearcrawl_text::tokenize(text) {
+                if let Some(hash) = term_hash(&token.text) {
+                    *weights.entry(hash).or_insert(0.0) += 1.0;
+                    words.entry(hash).or_insert_with(|| token.text.to_string());
+                }
+            }
+            if weights.is_empty() {
+                return Err(TopicError(format!("{name}: no content word in its text")));
+            }
+            for w in weights.values_mut() {
+                *w = tf_weight(*w as u32);
+            }
+            sources.push(Source { weights });
+        }
+        let mut relevance = Relevance {
+            sources,
+            words,
+            df: DocFrequencies::default(),
+            topic: FxHashMap::default(),
+            refreshed_at: 0,
+            threshold: config.threshold.clamp(0.0, 1.0),
+            tunnel: config.tunnel,
+            anchor_weight: config.anchor_weight.clamp(0.0, 1.0),
+            url_weight: config
+                .url_weight
+                .clamp(0.0, 1.0 - config.anchor_weight.clamp(0.0, 1.0)),
+        };
+        relevance.refresh();
+        Ok(Some(relevance))
     }
 
-    /// Whether a page with this relevance has its outlinks followed.
-    pub fn expands(&self, page_score: f32) -> bool {
+    /// Recomputes the topic vector under the current document frequencies: the mean of the
+    /// sources' unit tf-idf vectors, its heaviest terms kept, made unit again.
+    fn refresh(&mut self) {
+        let mut centroid: FxHashMap<u64, f32> = FxHashMap::default();
+        for source in &self.sources {
+            let weighted: Vec<(u64, f32)> = source
+                .weights
+                .iter()
+                .map(|(h, w)| (*h, w * self.df.idf(*h)))
+                .collect();
+            let norm = weighted.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                for (h, w) in weighted {
+                    *centroid.entry(h).or_default() += w / norm;
+                }
+            }
+        }
+        let mut terms: Vec<(u64, f32)> = centroid.into_iter().collect();
+        terms.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        terms.truncate(MAX_TOPIC_TERMS);
+        let norm = terms.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+        self.topic = terms
+            .into_iter()
+            .map(|(h, w)| (h, if norm > 0.0 { w / norm } else { 0.0 }))
+            .collect();
+        self.refreshed_at = self.df.documents();
+    }
+
+    /// The cosine between a text's tf-idf vector and the topic, in 0..1.
+    fn cosine(&self, terms: &TermCounts) -> f32 {
+        let (mut dot, mut norm) = (0.0f32, 0.0f32);
+        for (hash, count) in terms.iter() {
+            let w = tf_weight(count) * self.df.idf(hash);
+            norm += w * w;
+            if let Some(q) = self.topic.get(&hash) {
+                dot += w * q;
+            }
+        }
+        if norm > 0.0 {
+            (dot / norm.sqrt()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Counts a fetched page's terms into the crawl's document frequencies and returns its
+    /// relevance in 0..1. The topic vector follows the frequencies as they grow (recomputed
+    /// each time the pages counted grow by a tenth).
+    pub fn observe(&mut self, page: &TermCounts) -> f32 {
+        self.df.add(page);
+        let n = self.df.documents();
+        if n >= self.refreshed_at + 16 + self.refreshed_at / 10 {
+            self.refresh();
+        }
+        self.cosine(page)
+    }
+
+    /// Relevance of a text in 0..1, the crawl's frequencies unchanged.
+    pub fn score(&self, text: &str) -> f32 {
+        self.cosine(&TermCounts::of(text))
+    }
+
+    /// Whether a page of this relevance is on topic.
+    pub fn on_topic(&self, page_score: f32) -> bool {
         page_score >= self.threshold
     }
 
-    /// The frontier priority of a link from a page of relevance `page_score` with anchor
-    /// text `anchor`: the more relevant, the sooner.
-    pub fn link_priority(&self, page_score: f32, anchor: &str) -> Priority {
+    /// Off-topic pages in a row on the path to a page of relevance `page_score`, itself
+    /// included, when `before` of them led to it: 0 when it is on topic.
+    pub fn off_topic_run(&self, page_score: f32, before: u32) -> u32 {
+        if self.on_topic(page_score) {
+            0
+        } else {
+            before.saturating_add(1)
+        }
+    }
+
+    /// Whether the links of a page `run` off-topic pages into a tunnel are followed (a seed's
+    /// always are).
+    pub fn expands(&self, run: u32, seed: bool) -> bool {
+        seed || run <= self.tunnel
+    }
+
+    /// The frontier priority of a link to `url` with anchor text `anchor`, from a page of
+    /// relevance `page_score` that is `run` off-topic pages into a tunnel: the weighted mean
+    /// of the page's, the anchor's and the URL's relevance, halved for each page of the run.
+    pub fn link_priority(
+        &self,
+        page_score: f32,
+        run: u32,
+        anchor: &str,
+        url: &url::Url,
+    ) -> Priority {
         let anchor_score = if anchor.trim().is_empty() {
             0.0
         } else {
             self.score(anchor)
         };
-        let score = (1.0 - self.anchor_weight) * page_score + self.anchor_weight * anchor_score;
+        let url_score = self.cosine(&TermCounts::of_url(url));
+        let page_weight = 1.0 - self.anchor_weight - self.url_weight;
+        let score = page_weight * page_score
+            + self.anchor_weight * anchor_score
+            + self.url_weight * url_score;
+        let score = score * TUNNEL_DECAY.powi(run.min(30) as i32);
         ((1.0 - score.clamp(0.0, 1.0)) * 1_000_000.0) as Priority
+    }
+
+    /// The topic's heaviest words under the current frequencies, with their weights (at most
+    /// `n`), for the report.
+    pub fn top_terms(&self, n: usize) -> Vec<(String, f32)> {
+        let mut terms: Vec<(String, f32)> = self
+            .topic
+            .iter()
+            .filter_map(|(h, w)| Some((self.words.get(h)?.clone(), *w)))
+            .collect();
+        terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        terms.truncate(n);
+        terms
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    fn relevance() -> Relevance {
-        let config = FocusConfig {
+    fn config() -> FocusConfig {
+        FocusConfig {
             terms: [
                 ("river".to_string(), 2.0),
                 ("valley".to_string(), 1.0),
@@ -101,32 +465,162 @@ mod tests {
             ]
             .into_iter()
             .collect(),
-            threshold: 0.2,
-            anchor_weight: 0.5,
-        };
-        Relevance::new(&config).unwrap()
+            ..FocusConfig::default()
+        }
+    }
+
+    fn relevance(config: &FocusConfig, examples: &[String]) -> Relevance {
+        Relevance::new(config, examples).unwrap().unwrap()
+    }
+
+    fn url(s: &str) -> url::Url {
+        url::Url::parse(s).unwrap()
     }
 
     #[test]
-    fn no_terms_means_breadth_first() {
-        assert!(Relevance::new(&FocusConfig::default()).is_none());
+    fn no_topic_means_breadth_first() {
+        assert!(
+            Relevance::new(&FocusConfig::default(), &[])
+                .unwrap()
+                .is_none()
+        );
+        let blank = FocusConfig {
+            description: "  ".into(),
+            ..FocusConfig::default()
+        };
+        assert!(Relevance::new(&blank, &[]).unwrap().is_none());
     }
 
     #[test]
     fn scores_order_pages_and_links() {
-        let r = relevance();
-        let on_topic = r.score("The river cut a valley. Rivers and the river bank: river, river.");
-        let off_topic = r.score("Stock prices fell sharply on Monday.");
-        assert!(on_topic > 0.4, "{on_topic}"); // 河流 (weight 2 of 5) is absent
+        let mut r = relevance(&config(), &[]);
+        let on_topic = r.observe(&TermCounts::of(
+            "The river cut a valley. Rivers and the river bank: river, river.",
+        ));
+        let off_topic = r.observe(&TermCounts::of("Stock prices fell sharply on Monday."));
+        assert!(on_topic > 0.3, "{on_topic}");
         assert_eq!(off_topic, 0.0);
-        assert!(r.expands(on_topic) && !r.expands(off_topic));
+        assert!(r.on_topic(on_topic) && !r.on_topic(off_topic));
         assert!(
             r.score("长江是中国最长的河流") > 0.0,
             "Chinese terms go through jieba"
         );
-        let good = r.link_priority(on_topic, "river valley guide");
-        let weak = r.link_priority(on_topic, "contact us");
-        let bad = r.link_priority(off_topic, "contact us");
+        let to = url("http://a.test/page");
+        let good = r.link_priority(on_topic, 0, "river valley guide", &to);
+        let weak = r.link_priority(on_topic, 0, "contact us", &to);
+        let bad = r.link_priority(off_topic, 0, "contact us", &to);
         assert!(good < weak && weak < bad, "{good} {weak} {bad}");
+        let by_url = r.link_priority(off_topic, 0, "more", &url("http://a.test/river-valley"));
+        assert!(by_url < bad, "the URL's words count: {by_url} {bad}");
+    }
+
+    #[test]
+    fn the_tunnel_expands_off_topic_pages_a_few_in_a_row_at_a_lower_priority() {
+        let r = relevance(&config(), &[]);
+        let off = 0.01;
+        let mut run = 0;
+        for expected in 1..=3 {
+            run = r.off_topic_run(off, run);
+            assert_eq!(run, expected);
+            assert!(r.expands(run, false), "within the tunnel of 3");
+        }
+        run = r.off_topic_run(off, run);
+        assert!(
+            !r.expands(run, false),
+            "the fourth off-topic page in a row is not expanded"
+        );
+        assert!(r.expands(run, true), "a seed always is");
+        assert_eq!(
+            r.off_topic_run(0.9, run),
+            0,
+            "an on-topic page ends the run"
+        );
+        let to = url("http://a.test/x");
+        assert!(
+            r.link_priority(0.1, 0, "river", &to) < r.link_priority(0.1, 1, "river", &to),
+            "each off-topic page in a row lowers the priority"
+        );
+    }
+
+    #[test]
+    fn a_topic_from_examples_and_a_description_finds_pages_like_them() {
+        let examples = vec![
+            "Asynchronous I/O: coroutines and tasks run on an event loop. An awaitable \
+             coroutine schedules tasks; the event loop runs them concurrently."
+                .to_string(),
+        ];
+        let config = FocusConfig {
+            examples: vec!["file:async.txt".into()],
+            description: "event loops, coroutines, tasks and futures".into(),
+            ..FocusConfig::default()
+        };
+        let mut r = relevance(&config, &examples);
+        let background = [
+            "Regular expressions match patterns in strings with a compiled pattern object.",
+            "The email package parses messages and headers into message objects.",
+            "Sockets send and receive bytes over a network connection.",
+        ];
+        for text in background {
+            r.observe(&TermCounts::of(text));
+        }
+        let like = r.observe(&TermCounts::of(
+            "Tasks wrap coroutines so that the event loop runs them; await a task.",
+        ));
+        let unlike = r.observe(&TermCounts::of(
+            "A pattern object compiled from a regular expression matches strings.",
+        ));
+        assert!(like > 0.3 && unlike < 0.05, "{like} {unlike}");
+        let top: Vec<String> = r.top_terms(5).into_iter().map(|(w, _)| w).collect();
+        assert!(top.iter().any(|w| w == "coroutines"), "{top:?}");
+    }
+
+    #[test]
+    fn examples_without_words_are_errors_that_name_them() {
+        let config = FocusConfig {
+            examples: vec!["empty.html".into()],
+            ..FocusConfig::default()
+        };
+        let err = Relevance::new(&config, &["1 2 3 the of".into()]).unwrap_err();
+        assert!(err.0.contains("empty.html"), "{err}");
+        let stop = FocusConfig {
+            terms: [("the".to_string(), 1.0)].into_iter().collect(),
+            ..FocusConfig::default()
+        };
+        assert!(
+            Relevance::new(&stop, &[])
+                .unwrap_err()
+                .0
+                .contains("\"the\"")
+        );
+    }
+
+    #[test]
+    fn url_words_leave_out_extensions_and_index() {
+        let words = TermCounts::of_url(&url("http://h.test/library/asyncio-task.html?page=2"));
+        assert_eq!(words, TermCounts::of("library asyncio task page"));
+        assert!(TermCounts::of_url(&url("http://h.test/index.html")).is_empty());
+    }
+
+    proptest! {
+        /// The sketch never counts a term below its true document frequency, and with few
+        /// terms it counts exactly.
+        #[test]
+        fn sketch_frequencies_are_upper_bounds(docs in prop::collection::vec(
+            prop::collection::btree_set(0u64..400, 0..30), 1..60)) {
+            let mut df = DocFrequencies::default();
+            let mut truth: FxHashMap<u64, u32> = FxHashMap::default();
+            for doc in &docs {
+                let counts = TermCounts { counts: doc.iter().map(|t| (*t, 1)).collect() };
+                df.add(&counts);
+                for t in doc {
+                    *truth.entry(*t).or_default() += 1;
+                }
+            }
+            prop_assert_eq!(df.documents(), docs.len() as u64);
+            for t in 0u64..400 {
+                let exact = truth.get(&t).copied().unwrap_or(0);
+                prop_assert_eq!(df.frequency(t), exact, "term {}", t);
+            }
+        }
     }
 }

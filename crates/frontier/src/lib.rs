@@ -11,7 +11,9 @@
 //!   `Retry-After`, parking of hosts that keep failing. The caller passes the time in.
 //! - [`TrapRules`]: URLs that give a crawler trap away by themselves (paths ever deeper, or
 //!   repeating their own segments).
-//! - [`Relevance`]: topic scores for focused crawls and the link priority derived from them.
+//! - [`Relevance`]: a focused crawl's topic (terms, example pages, a description) as a tf-idf
+//!   vector under the crawl's own document frequencies, page relevance, link priorities and
+//!   the tunnelling budget through off-topic pages.
 //!
 //! The queues themselves live in the crawl store (`nearcrawl-store`); the engine
 //! (`nearcrawl-engine`) applies these rules to them.
@@ -38,7 +40,7 @@ mod sessions;
 mod traps;
 
 pub use crate::canonical::{CanonicalUrl, UrlError, authority};
-pub use crate::focus::{FocusConfig, Priority, Relevance};
+pub use crate::focus::{DocFrequencies, FocusConfig, Priority, Relevance, TermCounts, TopicError};
 pub use crate::politeness::{HostOutcome, HostPoliteness, PolitenessConfig};
 pub use crate::scope::{
     AddressPolicy, HostScope, OutOfScope, Scope, ScopeConfig, ScopeError, is_non_public,

@@ -115,6 +115,10 @@ pub struct QueuedUrl {
     /// page, or a seed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub duplicates: u8,
+    /// Focused crawls: off-topic pages in a row on the path of links that led here (0:
+    /// found on an on-topic page, or a seed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub off_topic: u8,
     /// The URL patterns on the path of links that led here, this URL's included, with how
     /// many pages of each: (pattern key, pages), least recent first (the trap rules'
     /// `PatternPath`; empty for seeds and sitemap entries).

@@ -148,10 +148,15 @@ impl Coordinator {
             parent: Some(seq),
             redirects: entry.redirects + 1,
             duplicates: entry.duplicates,
+            off_topic: entry.off_topic,
             patterns: entry.patterns.clone(),
             ..QueuedUrl::default()
         };
-        let priority = self.priority_of(entry, 0.0, "");
+        // Breadth-first: at its depth; focused: at once (the link that led here was chosen).
+        let priority = match self.relevance {
+            Some(_) => 0,
+            None => entry.depth + 1,
+        };
         self.queue(&mut decided.commit, &mut pending, &target, next, priority)?;
         decided.decision.enqueued = Some(1);
         Ok(decided)
@@ -199,11 +204,17 @@ impl Coordinator {
         }
     }
 
-    /// The queue priority of a link found on a page of relevance `page_score`: its depth for
-    /// breadth-first crawls, its relevance for focused ones.
-    pub(super) fn priority_of(&self, parent: &QueuedUrl, page_score: f32, anchor: &str) -> u32 {
+    /// The queue priority of a link to `url` with anchor text `anchor` found on `parent`:
+    /// its depth for breadth-first crawls, its relevance for focused ones.
+    fn priority_of(
+        &self,
+        parent: &QueuedUrl,
+        how: &LinkFollowing<'_>,
+        anchor: &str,
+        url: &Url,
+    ) -> u32 {
         match &self.relevance {
-            Some(relevance) => relevance.link_priority(page_score, anchor),
+            Some(relevance) => relevance.link_priority(how.page_score, how.off_topic, anchor, url),
             None => parent.depth + 1,
         }
     }
@@ -225,6 +236,8 @@ pub(super) struct LinkFollowing<'a> {
     pub(super) duplicate_of_host: Option<&'a str>,
     /// The page's relevance in a focused crawl.
     pub(super) page_score: f32,
+    /// Off-topic pages in a row on the path to this page, itself included (focused crawls).
+    pub(super) off_topic: u32,
 }
 
 impl Coordinator {
@@ -367,9 +380,10 @@ impl Coordinator {
                             u8::try_from(how.chain).unwrap_or(u8::MAX)
                         },
                         patterns: patterns.into_pairs(),
+                        off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
                         ..QueuedUrl::default()
                     };
-                    let priority = self.priority_of(entry, how.page_score, &anchor);
+                    let priority = self.priority_of(entry, how, &anchor, url.as_url());
                     self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
                     enqueued += 1;
                 }

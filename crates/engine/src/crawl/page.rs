@@ -2,6 +2,7 @@
 //! directives and relevance, its links, and its archive entry.
 
 use super::*;
+use nearcrawl_frontier::TermCounts;
 
 impl Coordinator {
     /// The stored record of an earlier decision.
@@ -50,11 +51,18 @@ impl Coordinator {
             .as_ref()
             .and_then(|f| f.title.clone())
             .unwrap_or_default();
-        let relevance = self
-            .relevance
-            .as_ref()
-            .map(|r| r.score(&format!("{title}\n{}", analysis.text)));
-        decided.decision.relevance = relevance;
+        // A focused crawl: how relevant the page is, and how deep into a tunnel of off-topic
+        // pages it lies.
+        let focus = self.relevance.as_mut().map(|r| {
+            let terms = TermCounts::of(&format!("{title}\n{}", analysis.text));
+            let score = r.observe(&terms);
+            let run = r.off_topic_run(score, u32::from(entry.off_topic));
+            (score, run, r.expands(run, entry.depth == 0))
+        });
+        if let Some((score, run, _)) = focus {
+            decided.decision.relevance = Some((score * 1000.0).round() / 1000.0);
+            decided.decision.off_topic = Some(run);
+        }
 
         // The original's record, read once: its URL and payload digest.
         let original = match judgement.original {
@@ -114,10 +122,7 @@ impl Coordinator {
             Follow::All => None,
             _ => self.traps.rules.check_chain(chain).err(),
         };
-        let expands = match (&self.relevance, relevance) {
-            (Some(r), Some(score)) => r.expands(score),
-            _ => true,
-        };
+        let expands = focus.is_none_or(|(_, _, expands)| expands);
         let mut links: Vec<(Url, String, bool)> = Vec::new();
         if let Some(facts) = &analysis.facts {
             links.extend(
@@ -164,7 +169,8 @@ impl Coordinator {
             chain,
             chain_trap,
             duplicate_of_host: duplicate.then_some(host.as_str()),
-            page_score: relevance.unwrap_or(0.0),
+            page_score: focus.map_or(0.0, |(score, _, _)| score),
+            off_topic: focus.map_or(0, |(_, run, _)| run),
         };
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;

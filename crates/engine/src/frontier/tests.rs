@@ -14,6 +14,7 @@ fn config() -> FrontierConfig {
         },
         obey_robots: true,
         max_pages_per_host: None,
+        by_priority: false,
     }
 }
 

@@ -1,0 +1,310 @@
+//! Focused crawls against local sites: relevant links first across hosts, tunnelling through
+//! off-topic pages (seeds always expanded), and a topic given as terms, example pages (URLs
+//! and files) or a description. Every site is served in-process on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crawl_support::{local_config, prose, record, records, run};
+use nearcrawl_demo_web::{Reply, Site, serve};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, Verdict, crawl};
+use nearcrawl_frontier::parse_seeds;
+
+fn page(title: &str, body: &str, links: &[(&str, &str)]) -> Reply {
+    let links: String = links
+        .iter()
+        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
+        .collect();
+    Reply::html(format!(
+        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
+    ))
+}
+
+fn river_text(n: u64) -> String {
+    format!(
+        "The river flows through the valley; river floods shape the river valley and its \
+         watershed. {}",
+        prose(40 + n)
+    )
+}
+
+fn rivers(config: &mut CrawlConfig) {
+    config.focus.terms = [
+        ("river".to_string(), 2.0),
+        ("valley".to_string(), 1.0),
+        ("flood".to_string(), 1.0),
+    ]
+    .into_iter()
+    .collect();
+    // The river pages are one river sentence and five paragraphs of other prose.
+    config.focus.threshold = 0.05;
+}
+
+/// The paths requested from `site` after its first `skip` requests, in order, robots.txt
+/// left out.
+fn order(site: &nearcrawl_demo_web::RunningSite, skip: usize) -> Vec<String> {
+    site.site
+        .requests()
+        .into_iter()
+        .skip(skip)
+        .map(|(p, _)| p)
+        .filter(|p| p != "/robots.txt")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages() {
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                Reply::html(format!(
+                    "<html><body><p>{}</p><a href=/off1>Stock market news</a> <a href=/off2>Celebrity gossip</a> <a href=/on1>River valley floods</a> <a href=/on2>The river delta</a></body></html>",
+                    river_text(0)
+                )),
+            )
+            .page("/on1", page("river", &river_text(1), &[("/on1/more", "more")]))
+            .page("/on2", page("river", &river_text(2), &[]))
+            .page("/on1/more", page("river", &river_text(3), &[]))
+            .page("/off1", page("stocks", &prose(50), &[("/off1/more", "more")]))
+            .page("/off2", page("gossip", &prose(51), &[]))
+            .page("/off1/more", page("stocks", &prose(52), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    rivers(&mut config);
+    config.focus.tunnel = 0;
+    run(&site.url("/"), out.path(), config).await;
+    let order = order(&site, 0);
+    let at = |p: &str| order.iter().position(|x| x == p).unwrap_or(usize::MAX);
+    assert!(
+        at("/on1") < at("/off1") && at("/on2") < at("/off1") && at("/on2") < at("/off2"),
+        "{order:?}"
+    );
+    let records = records(out.path());
+    let off = record(&records, "/off1");
+    assert!(off.relevance.unwrap() < 0.05, "{off:?}");
+    assert_eq!(off.off_topic, Some(1));
+    assert_eq!(
+        off.enqueued,
+        Some(0),
+        "no tunnel: an off-topic page is not expanded"
+    );
+    assert_eq!(site.site.hits("/off1/more"), 0);
+    let on = record(&records, "/on1/more");
+    assert_eq!(on.verdict, Verdict::Unique);
+    assert_eq!(on.off_topic, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
+    // A language chooser, a table of contents and a list of modules: none of them about
+    // rivers; the river pages are three off-topic pages away from the seed.
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                page("Choose a language", &prose(60), &[("/en/", "English")]),
+            )
+            .page(
+                "/en/",
+                page(
+                    "Contents",
+                    &prose(61),
+                    &[("/en/mods/", "Modules"), ("/en/misc1", "Miscellany")],
+                ),
+            )
+            .page(
+                "/en/mods/",
+                page("Modules", &prose(62), &[("/en/mods/water", "water")]),
+            )
+            .page(
+                "/en/mods/water",
+                page("Rivers", &river_text(4), &[("/en/mods/delta", "the delta")]),
+            )
+            .page("/en/mods/delta", page("Deltas", &river_text(5), &[]))
+            .page(
+                "/en/misc1",
+                page("Misc", &prose(63), &[("/en/misc2", "more")]),
+            )
+            .page(
+                "/en/misc2",
+                page("Misc", &prose(64), &[("/en/misc3", "more")]),
+            )
+            .page("/en/misc3", page("Misc", &prose(65), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    rivers(&mut config);
+    config.focus.tunnel = 3;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let seed = record(&records, "/");
+    assert!(
+        seed.enqueued == Some(1),
+        "a seed is always expanded: {seed:?}"
+    );
+    assert_eq!(record(&records, "/en/mods/").off_topic, Some(3));
+    let water = record(&records, "/en/mods/water");
+    assert_eq!(water.off_topic, Some(0), "{water:?}");
+    assert_eq!(site.site.hits("/en/mods/delta"), 1);
+    let misc2 = record(&records, "/en/misc2");
+    assert_eq!(misc2.off_topic, Some(4));
+    assert_eq!(misc2.enqueued, Some(0), "past the tunnel: {misc2:?}");
+    assert_eq!(site.site.hits("/en/misc3"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_best_link_of_any_host_goes_first() {
+    let off_links: Vec<(String, String)> = (1..=4)
+        .map(|i| (format!("/a{i}"), format!("shares {i}")))
+        .collect();
+    let on_links: Vec<(String, String)> = (1..=4)
+        .map(|i| (format!("/r{i}"), format!("river valley {i}")))
+        .collect();
+    let as_refs = |links: &[(String, String)]| -> Vec<(String, String)> { links.to_vec() };
+    let mut markets = Site::new();
+    let mut waters = Site::new();
+    let refs: Vec<(&str, &str)> = off_links
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    markets = markets.page("/", page("Markets", &prose(70), &refs));
+    for (i, (href, _)) in as_refs(&off_links).iter().enumerate() {
+        markets = markets.page(href, page("Shares", &prose(71 + i as u64), &[]));
+    }
+    let refs: Vec<(&str, &str)> = on_links
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    waters = waters.page("/", page("Rivers", &river_text(6), &refs));
+    for (i, (href, _)) in as_refs(&on_links).iter().enumerate() {
+        waters = waters.page(href, page("River", &river_text(7 + i as u64), &[]));
+    }
+    // Two hosts: 127.0.0.1 and 127.0.0.2.
+    let markets = nearcrawl_demo_web::serve_on(markets, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let waters = nearcrawl_demo_web::serve_on(waters, "127.0.0.2:0".parse().unwrap())
+        .await
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.scope.hosts = nearcrawl_frontier::HostScope::Any;
+    rivers(&mut config);
+    let seeds = format!("{}\n{}\n", markets.url("/"), waters.url("/"));
+    run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+    let fetched: Vec<&str> = records
+        .iter()
+        .filter(|r| r.status == Some(200) && r.depth == 1)
+        .map(|r| r.url.as_str())
+        .collect();
+    let first_market = fetched.iter().position(|u| u.contains("/a")).unwrap();
+    let last_river = fetched.iter().rposition(|u| u.contains("/r")).unwrap();
+    assert!(
+        last_river < first_market,
+        "every river page before any market page, across hosts: {fetched:?}"
+    );
+}
+
+async fn crawl_with(seeds: &str, out: &Path, config: CrawlConfig) -> Result<(), String> {
+    let seeds = parse_seeds(seeds, Path::new("seeds.txt")).unwrap();
+    let job = Job {
+        seeds,
+        out_dir: out.to_path_buf(),
+        config,
+        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+        shared_index: None,
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_from_example_pages_and_a_description() {
+    let coroutine = |n: u64| {
+        format!(
+            "Coroutines and tasks run on the event loop; an awaitable task wraps a coroutine \
+             and the event loop schedules it. {}",
+            prose(80 + n)
+        )
+    };
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                page(
+                    "Library",
+                    &prose(90),
+                    &[
+                        ("/re", "re"),
+                        ("/email", "email"),
+                        ("/tasks", "tasks"),
+                        ("/loop", "loop"),
+                    ],
+                ),
+            )
+            .page("/example", page("Example", &coroutine(0), &[]))
+            .page("/re", page("Patterns", &prose(91), &[]))
+            .page("/email", page("Messages", &prose(92), &[]))
+            .page("/tasks", page("Tasks", &coroutine(1), &[]))
+            .page("/loop", page("Loop", &coroutine(2), &[])),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("example.txt");
+    std::fs::write(&file, coroutine(3)).unwrap();
+    for (examples, description) in [
+        (vec![site.url("/example")], ""),
+        (vec![file.display().to_string()], ""),
+        (Vec::new(), "coroutines, tasks and the event loop"),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let mut config = local_config();
+        config.limits.concurrency = 1;
+        config.focus.examples = examples.clone();
+        config.focus.description = description.to_string();
+        let before = site.site.requests().len();
+        crawl_with(&site.url("/"), out.path(), config)
+            .await
+            .unwrap();
+        let order = order(&site, before);
+        let at = |p: &str| order.iter().position(|x| x == p).unwrap_or(usize::MAX);
+        assert!(
+            at("/tasks") < at("/re") && at("/loop") < at("/re") && at("/loop") < at("/email"),
+            "{examples:?} {description:?}: {order:?}"
+        );
+        let records = records(out.path());
+        assert!(record(&records, "/tasks").relevance > record(&records, "/re").relevance);
+    }
+    // An example that cannot be had stops the crawl before it starts, naming the example.
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    let missing = dir.path().join("missing.html").display().to_string();
+    config.focus.examples = vec![missing.clone()];
+    let err = crawl_with(&site.url("/"), out.path(), config)
+        .await
+        .unwrap_err();
+    assert!(err.contains(&missing), "{err}");
+    let mut config = local_config();
+    config.focus.examples = vec![site.url("/nowhere")];
+    let err = crawl_with(&site.url("/"), out.path(), config)
+        .await
+        .unwrap_err();
+    assert!(err.contains("/nowhere") && err.contains("404"), "{err}");
+}
