@@ -91,6 +91,29 @@ enum Command {
         #[arg(long)]
         pairs: bool,
     },
+    /// Measure focused crawling: serve Debian's Apache, PostgreSQL, Python and LLVM manuals
+    /// behind a portal page (scripts/quality-deps.sh installs them), crawl them breadth-first
+    /// and focused on each topic from the portal, and print harvest rate and recall against
+    /// breadth-first (also OUT/focused.json and OUT/harvest-TOPIC.svg). See docs/FOCUSED.md.
+    FocusQuality {
+        /// "small" (the CI variant: Apache and PostgreSQL) or "large" (all four manuals).
+        #[arg(long, default_value = "large")]
+        size: String,
+        /// Topics: "tuning", "held-out", "all", or names separated by commas
+        /// (apache-proxy, postgres-indexes, python-email; held out: python-asyncio,
+        /// postgres-full-text, apache-ssl, llvm-globalisel).
+        #[arg(long, default_value = "all")]
+        topics: String,
+        /// How each topic is given: "terms", "examples", "description", separated by commas.
+        #[arg(long, default_value = "terms,examples,description")]
+        from: String,
+        /// Where the crawls go (default: a new directory under the system temp directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The job configuration (TOML): its [focus] threshold, tunnel and weights are used.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
     /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
     /// the report.
@@ -189,6 +212,15 @@ fn main() -> Result<()> {
             config.as_deref(),
             pairs,
         ),
+        Command::FocusQuality {
+            size,
+            topics,
+            from,
+            out,
+            config,
+        } => {
+            quality_command::focus_quality(&size, &topics, &from, out.as_deref(), config.as_deref())
+        }
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint {

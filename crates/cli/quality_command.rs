@@ -4,8 +4,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use nearcrawl_quality::{
-    RealSize, RealWeb, RunConfig, Source, WebConfig, local_crawl_config, run, run_pairs, run_real,
-    run_real_pairs,
+    FocusedSize, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom, WebConfig,
+    local_crawl_config, run, run_focused, run_pairs, run_real, run_real_pairs,
 };
 
 use crate::config::Config;
@@ -93,5 +93,70 @@ pub fn quality(
     std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("measures: {}", path.display());
+    Ok(())
+}
+
+/// `nearcrawl focus-quality`: harvest rate and recall of focused crawls against breadth-first.
+pub fn focus_quality(
+    size: &str,
+    topics: &str,
+    from: &str,
+    out: Option<&Path>,
+    config: Option<&Path>,
+) -> Result<()> {
+    let size = match size {
+        "small" => FocusedSize::Small,
+        "large" => FocusedSize::Full,
+        other => bail!("--size {other:?}: expected \"small\" or \"large\""),
+    };
+    let topics: Vec<Topic> = match topics {
+        "all" => TOPICS.to_vec(),
+        "tuning" => TOPICS.into_iter().filter(|t| t.tuning).collect(),
+        "held-out" => TOPICS.into_iter().filter(|t| !t.tuning).collect(),
+        names => names
+            .split(',')
+            .map(|name| {
+                Topic::parse(name.trim()).with_context(|| {
+                    let known: Vec<&str> = TOPICS.iter().map(|t| t.name).collect();
+                    format!("--topics: {name:?} is not one of {}", known.join(", "))
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let froms: Vec<TopicFrom> = from
+        .split(',')
+        .map(|name| {
+            TopicFrom::ALL
+                .into_iter()
+                .find(|f| f.name() == name.trim())
+                .with_context(|| format!("--from: {name:?} is not terms, examples or description"))
+        })
+        .collect::<Result<_>>()?;
+    let (file, dir) = Config::load(config)?;
+    let mut crawl = local_crawl_config();
+    crawl.focus = file.crawl().focus;
+    let run_config = RunConfig {
+        web: WebConfig::small(1),
+        english: Source::PythonDocs,
+        crawl,
+        analyzer: file.analyzer(dir.as_deref())?,
+    };
+    let out = match out {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::temp_dir().join(format!("nearcrawl-focus-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let measures = runtime.block_on(run_focused(size, &topics, &froms, &run_config, &out))?;
+    for measure in &measures {
+        println!("{}", measure.line());
+    }
+    println!(
+        "measures: {}  curves: {}",
+        out.join("focused.json").display(),
+        out.join("harvest-*.svg").display()
+    );
     Ok(())
 }

@@ -137,6 +137,11 @@ impl Site {
         self
     }
 
+    /// The paths of the table's pages, in no particular order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.pages.keys().map(String::as_str)
+    }
+
     /// Number of pages in the table.
     pub fn len(&self) -> usize {
         self.pages.len()

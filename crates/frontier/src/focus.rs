@@ -77,10 +77,8 @@ impl TermCounts {
     /// The terms of `text`.
     pub fn of(text: &str) -> TermCounts {
         let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
-        for token in nearcrawl_text::tokenize(text) {
-            if let Some(hash) = term_hash(&token.text) {
-                *counts.entry(hash).or_default() += 1;
-            }
+        for (hash, _) in content_words(text) {
+            *counts.entry(hash).or_default() += 1;
         }
         TermCounts { counts }
     }
@@ -119,6 +117,19 @@ impl TermCounts {
 
 /// Path words that say nothing about a page.
 const URL_NOISE: [&str; 8] = ["html", "htm", "php", "asp", "aspx", "index", "www", "en"];
+
+/// The content words of a text, hashed: tokens as the crawler cuts them, identifiers cut at
+/// their underscores too (`mod_proxy_balancer` is about proxies and balancers).
+fn content_words(text: &str) -> impl Iterator<Item = (u64, compact_str::CompactString)> {
+    let text = if text.contains('_') {
+        std::borrow::Cow::Owned(text.replace('_', " "))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    nearcrawl_text::tokenize(&text)
+        .into_iter()
+        .filter_map(|token| Some((term_hash(&token.text)?, token.text)))
+}
 
 /// The hash of a content word, `None` for stop words, numbers and single letters.
 fn term_hash(word: &str) -> Option<u64> {
@@ -254,7 +265,7 @@ pub struct Relevance {
 /// Priority values: lower is fetched sooner. Breadth-first crawls use the depth.
 pub type Priority = u32;
 
-/// How much a link's score keeps for each off-topic page in a row before it.
+/// How much of its inherited potential an off-topic page passes on.
 const TUNNEL_DECAY: f32 = 0.5;
 
 impl Relevance {
@@ -272,14 +283,13 @@ impl Relevance {
             if !(*weight > 0.0 && weight.is_finite()) {
                 continue;
             }
-            let before = terms.len();
-            for token in nearcrawl_text::tokenize(term) {
-                if let Some(hash) = term_hash(&token.text) {
-                    *terms.entry(hash).or_default() += weight;
-                    words.insert(hash, token.text.to_string());
-                }
+            let mut any = false;
+            for (hash, word) in content_words(term) {
+                *terms.entry(hash).or_default() += weight;
+                words.insert(hash, word.to_string());
+                any = true;
             }
-            if terms.len() == before && !term.trim().is_empty() {
+            if !any && !term.trim().is_empty() {
                 return Err(TopicError(format!(
                     "focus.terms: {term:?} has no content word (stop words, numbers and single \
                      letters do not count)"
@@ -299,11 +309,9 @@ impl Relevance {
             );
         for (text, name) in texts {
             let mut weights = FxHashMap::default();
-            for token in nearcrawl_text::tokenize(text) {
-                if let Some(hash) = term_hash(&token.text) {
-                    *weights.entry(hash).or_insert(0.0) += 1.0;
-                    words.entry(hash).or_insert_with(|| token.text.to_string());
-                }
+            for (hash, word) in content_words(text) {
+                *weights.entry(hash).or_insert(0.0) += 1.0;
+                words.entry(hash).or_insert_with(|| word.to_string());
             }
             if weights.is_empty() {
                 return Err(TopicError(format!("{name}: no content word in its text")));
@@ -413,16 +421,24 @@ impl Relevance {
         seed || run <= self.tunnel
     }
 
-    /// The frontier priority of a link to `url` with anchor text `anchor`, from a page of
-    /// relevance `page_score` that is `run` off-topic pages into a tunnel: the weighted mean
-    /// of the page's, the anchor's and the URL's relevance, halved for each page of the run.
-    pub fn link_priority(
-        &self,
-        page_score: f32,
-        run: u32,
-        anchor: &str,
-        url: &url::Url,
-    ) -> Priority {
+    /// What a page of relevance `page_score` passes on to its links (the inherited score of
+    /// Hersovici et al.'s shark-search): an on-topic page its relevance, an off-topic page
+    /// the larger of its relevance and half of what it was passed (`inherited`), a seed at
+    /// least the threshold (`inherited` is `None`: a seed counts as just on topic). So a
+    /// tunnel from a seed or a relevant page fades with each off-topic page, and the links
+    /// near the seeds are not starved by weak ones far off.
+    pub fn potential(&self, page_score: f32, inherited: Option<f32>) -> f32 {
+        match inherited {
+            None => page_score.max(self.threshold),
+            Some(_) if self.on_topic(page_score) => page_score,
+            Some(inherited) => page_score.max(TUNNEL_DECAY * inherited),
+        }
+    }
+
+    /// The frontier priority of a link to `url` with anchor text `anchor` on a page of
+    /// [`Relevance::potential`] `potential`: the weighted mean of the potential and the
+    /// anchor's and the URL's relevance, the higher the sooner.
+    pub fn link_priority(&self, potential: f32, anchor: &str, url: &url::Url) -> Priority {
         let anchor_score = if anchor.trim().is_empty() {
             0.0
         } else {
@@ -430,10 +446,9 @@ impl Relevance {
         };
         let url_score = self.cosine(&TermCounts::of_url(url));
         let page_weight = 1.0 - self.anchor_weight - self.url_weight;
-        let score = page_weight * page_score
+        let score = page_weight * potential
             + self.anchor_weight * anchor_score
             + self.url_weight * url_score;
-        let score = score * TUNNEL_DECAY.powi(run.min(30) as i32);
         ((1.0 - score.clamp(0.0, 1.0)) * 1_000_000.0) as Priority
     }
 
@@ -506,11 +521,11 @@ mod tests {
             "Chinese terms go through jieba"
         );
         let to = url("http://a.test/page");
-        let good = r.link_priority(on_topic, 0, "river valley guide", &to);
-        let weak = r.link_priority(on_topic, 0, "contact us", &to);
-        let bad = r.link_priority(off_topic, 0, "contact us", &to);
+        let good = r.link_priority(on_topic, "river valley guide", &to);
+        let weak = r.link_priority(on_topic, "contact us", &to);
+        let bad = r.link_priority(off_topic, "contact us", &to);
         assert!(good < weak && weak < bad, "{good} {weak} {bad}");
-        let by_url = r.link_priority(off_topic, 0, "more", &url("http://a.test/river-valley"));
+        let by_url = r.link_priority(off_topic, "more", &url("http://a.test/river_valley"));
         assert!(by_url < bad, "the URL's words count: {by_url} {bad}");
     }
 
@@ -535,10 +550,17 @@ mod tests {
             0,
             "an on-topic page ends the run"
         );
+        // What a page passes on: a seed at least the threshold, an on-topic page its
+        // relevance, an off-topic one half what it was passed, or its own relevance if more.
+        assert_eq!(r.potential(0.0, None), 0.15);
+        assert_eq!(r.potential(0.6, None), 0.6);
+        assert_eq!(r.potential(0.4, Some(0.1)), 0.4);
+        assert_eq!(r.potential(0.0, Some(0.4)), 0.2);
+        assert_eq!(r.potential(0.05, Some(0.02)), 0.05);
         let to = url("http://a.test/x");
         assert!(
-            r.link_priority(0.1, 0, "river", &to) < r.link_priority(0.1, 1, "river", &to),
-            "each off-topic page in a row lowers the priority"
+            r.link_priority(0.2, "more", &to) < r.link_priority(0.1, "more", &to),
+            "a fading tunnel lowers the priority"
         );
     }
 

@@ -13,8 +13,13 @@
 //! of the duplicate verdicts per kind of variant, bytes saved against the baseline and against
 //! an oracle that skips exactly the true duplicates, coverage of content groups, robots
 //! violations.
+//!
+//! [`run_focused`] measures focused crawling on manuals served behind a portal page
+//! ([`build_focused`]): the harvest rate and recall of a focused crawl per [`Topic`], given as
+//! terms, examples or a description, against a breadth-first crawl of the same web.
 
 mod corpus;
+mod focused;
 mod measure;
 mod pairs;
 mod real;
@@ -23,13 +28,17 @@ mod truth;
 mod web;
 
 pub use crate::corpus::{Corpus, CorpusError, Source};
+pub use crate::focused::{
+    FocusedSize, FocusedWeb, Harvest, Manual, RECALL_TARGET, TOPICS, Topic, TopicFrom,
+    TopicMeasure, build_focused, harvest_svg, measure_harvest,
+};
 pub use crate::measure::{KindCounts, Labels, Measures, measure};
 pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs, measure_real_pairs};
 pub use crate::real::{
     RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,
 };
 pub use crate::run::{
-    RunConfig, RunError, local_crawl_config, run, run_pairs, run_real, run_real_pairs,
+    RunConfig, RunError, local_crawl_config, run, run_focused, run_pairs, run_real, run_real_pairs,
 };
 pub use crate::truth::{Kind, PageTruth, Truth};
 pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

@@ -54,16 +54,16 @@ pub enum RealWeb {
 }
 
 /// One site of a real web: a directory of a package served at the site's root.
-struct SiteSource {
+pub(crate) struct SiteSource {
     /// The package's HTML directory.
-    root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Subdirectories served (empty: all).
-    dirs: Vec<&'static str>,
+    pub(crate) dirs: Vec<&'static str>,
     /// The seed's path.
-    seed: String,
+    pub(crate) seed: String,
     /// The prefix that pages of other sites lack (a language's directory), removed to pair
     /// a page with its counterparts.
-    prefix: String,
+    pub(crate) prefix: String,
 }
 
 impl RealWeb {
@@ -204,9 +204,9 @@ impl RealLabelledWeb {
 }
 
 /// A file of a site, as served.
-struct SiteFile {
-    path: String,
-    bytes: Vec<u8>,
+pub(crate) struct SiteFile {
+    pub(crate) path: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// Serves `web` on 127.0.0.`first_address` and the addresses after it, and computes its truth.
@@ -271,7 +271,7 @@ pub async fn build_real(
 }
 
 /// The HTML pages of a site, by served path.
-fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>, RealWebError> {
+pub(crate) fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>, RealWebError> {
     let mut files = HashMap::new();
     let dirs: Vec<PathBuf> = if source.dirs.is_empty() {
         vec![source.root.clone()]

@@ -8,6 +8,10 @@ use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, crawl};
 
 use crate::corpus::{Corpus, CorpusError, Source};
+use crate::focused::{
+    FocusedSize, Harvest, Topic, TopicFrom, TopicMeasure, build_focused, harvest_svg,
+    measure_harvest,
+};
 use crate::measure::{Measures, measure};
 use crate::real::{RealSize, RealWeb, build_real};
 use crate::web::{WebConfig, build};
@@ -183,4 +187,88 @@ pub async fn run_pairs(
     let report = crate::pairs::measure_pairs(&web, &analyzer);
     write_pairs(&report, out)?;
     Ok(report)
+}
+
+/// Serves the focused web of `size`, crawls it breadth-first (`out/bfs`) and, for each topic
+/// whose manual is served and each way of giving it, focused (`out/TOPIC-FROM`), from the
+/// portal; writes `out/focused.json` and `out/harvest-TOPIC.svg`. `config.crawl.focus`
+/// gives the threshold, tunnel and weights; its topic is replaced by each topic's.
+pub async fn run_focused(
+    size: FocusedSize,
+    topics: &[Topic],
+    froms: &[TopicFrom],
+    config: &RunConfig,
+    out: &Path,
+) -> Result<Vec<TopicMeasure>, RunError> {
+    let web = build_focused(size, 80)
+        .await
+        .map_err(|e| RunError::Other(format!("focused web: {e}")))?;
+    let seeds = nearcrawl_frontier::parse_seeds(&web.seeds, Path::new("focused-web seeds"))
+        .map_err(|e| RunError::Other(e.to_string()))?;
+    let mut crawl_config = config.crawl.clone();
+    crawl_config.scope.hosts = nearcrawl_frontier::HostScope::Any;
+    // The manuals are on loopback addresses other than the portal's; their links to the
+    // web outside are not followed (this machine may have no network).
+    crawl_config.scope.allow_private = true;
+    crawl_config.scope.include = vec![r"^http://127\.0\.0\.[0-9]+:[0-9]+/".to_string()];
+    let crawl_into = |dir: std::path::PathBuf, crawl_config: CrawlConfig| {
+        let job = Job {
+            seeds: seeds.clone(),
+            out_dir: dir.clone(),
+            config: crawl_config,
+            analyzer: config.analyzer.clone(),
+            shared_index: None,
+        };
+        async move {
+            let _ = std::fs::remove_dir_all(&dir);
+            crawl(job, std::future::pending(), Arc::new(Progress::default()))
+                .await
+                .map_err(|e| RunError::Other(format!("{}: {e}", dir.display())))?;
+            read_records(&dir)
+        }
+    };
+    let mut bfs_config = crawl_config.clone();
+    bfs_config.focus = nearcrawl_frontier::FocusConfig::default();
+    let bfs = crawl_into(out.join("bfs"), bfs_config).await?;
+    let mut measures = Vec::new();
+    for topic in topics
+        .iter()
+        .filter(|t| web.manuals.contains_key(&t.manual))
+    {
+        let relevant = web
+            .relevant(topic)
+            .map_err(|e| RunError::Other(e.to_string()))?;
+        let mut curves: Vec<(TopicFrom, Harvest)> = Vec::new();
+        let mut bfs_curve = Harvest::default();
+        for from in froms {
+            let mut focused_config = crawl_config.clone();
+            focused_config.focus = web.focus(topic, *from, &config.crawl.focus);
+            let dir = crate::focused::topic_dir(out, topic, *from);
+            let focused = crawl_into(dir, focused_config).await?;
+            let (measure, bfs_harvest, harvest) =
+                measure_harvest(topic, *from, &bfs, &focused, &relevant);
+            if measure.relevant == 0 {
+                return Err(RunError::Other(format!(
+                    "the breadth-first crawl reached none of the {} pages of {}",
+                    relevant.len(),
+                    topic.name
+                )));
+            }
+            bfs_curve = bfs_harvest;
+            curves.push((*from, harvest));
+            measures.push(measure);
+        }
+        let relevant = measures.last().map_or(0, |m| m.relevant);
+        let svg = harvest_svg(topic.name, &bfs_curve, &curves, relevant);
+        let path = out.join(format!("harvest-{}.svg", topic.name));
+        std::fs::write(&path, svg)
+            .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    }
+    let path = out.join("focused.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&measures).unwrap_or_default(),
+    )
+    .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+    Ok(measures)
 }

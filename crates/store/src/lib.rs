@@ -119,6 +119,10 @@ pub struct QueuedUrl {
     /// found on an on-topic page, or a seed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub off_topic: u8,
+    /// Focused crawls: the potential the page that linked here passed on, in thousandths
+    /// (absent for seeds and breadth-first crawls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub potential: Option<u16>,
     /// The URL patterns on the path of links that led here, this URL's included, with how
     /// many pages of each: (pattern key, pages), least recent first (the trap rules'
     /// `PatternPath`; empty for seeds and sitemap entries).

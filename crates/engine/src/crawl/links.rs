@@ -149,6 +149,7 @@ impl Coordinator {
             redirects: entry.redirects + 1,
             duplicates: entry.duplicates,
             off_topic: entry.off_topic,
+            potential: entry.potential,
             patterns: entry.patterns.clone(),
             ..QueuedUrl::default()
         };
@@ -214,7 +215,7 @@ impl Coordinator {
         url: &Url,
     ) -> u32 {
         match &self.relevance {
-            Some(relevance) => relevance.link_priority(how.page_score, how.off_topic, anchor, url),
+            Some(relevance) => relevance.link_priority(how.potential, anchor, url),
             None => parent.depth + 1,
         }
     }
@@ -234,8 +235,8 @@ pub(super) struct LinkFollowing<'a> {
     pub(super) chain_trap: Option<Trap>,
     /// The host, when this page is a duplicate (its links spend the host's budget).
     pub(super) duplicate_of_host: Option<&'a str>,
-    /// The page's relevance in a focused crawl.
-    pub(super) page_score: f32,
+    /// What the page passes on to its links in a focused crawl ([`Relevance::potential`]).
+    pub(super) potential: f32,
     /// Off-topic pages in a row on the path to this page, itself included (focused crawls).
     pub(super) off_topic: u32,
 }
@@ -381,6 +382,10 @@ impl Coordinator {
                         },
                         patterns: patterns.into_pairs(),
                         off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
+                        potential: self
+                            .relevance
+                            .as_ref()
+                            .map(|_| (how.potential.clamp(0.0, 1.0) * 1000.0).round() as u16),
                         ..QueuedUrl::default()
                     };
                     let priority = self.priority_of(entry, how, &anchor, url.as_url());
