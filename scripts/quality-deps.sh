@@ -3,10 +3,12 @@
 # is committed): python3.11-doc (English, used for tuning), git-doc (English, held out),
 # debian-reference-zh-cn (Chinese) for the generated web; llvm-14-doc, llvm-15-doc,
 # llvm-16-doc, clang-14-doc, clang-16-doc and debian-handbook for the real webs
-# (`nearcrawl quality --web NAME`). Idempotent.
+# (`nearcrawl quality --web NAME`); apache2-doc and postgresql-doc-15 (with python3.11-doc and
+# llvm-16-doc) for the focused web (`nearcrawl focus-quality`). Idempotent.
 set -euo pipefail
 packages=(python3.11-doc git-doc debian-reference-zh-cn
-    llvm-14-doc llvm-15-doc llvm-16-doc clang-14-doc clang-16-doc debian-handbook)
+    llvm-14-doc llvm-15-doc llvm-16-doc clang-14-doc clang-16-doc debian-handbook
+    apache2-doc postgresql-doc-15)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -280,3 +280,64 @@ async fn without_a_terminal_progress_is_plain_lines() {
         "{line}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_topic_flags_make_a_focused_crawl_and_a_missing_example_is_named() {
+    use nearcrawl_demo_web::{Reply, Site, serve};
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                Reply::html("<html><body><p>Welcome.</p><a href=/river>a</a> <a href=/shop>b</a></body></html>"),
+            )
+            .page(
+                "/river",
+                Reply::html("<html><body><p>The river floods the valley; rivers carve valleys and deltas over the years.</p></body></html>"),
+            )
+            .page(
+                "/shop",
+                Reply::html("<html><body><p>Shoes, shirts and hats at low prices this week only.</p></body></html>"),
+            ),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", site.url("/"))).unwrap();
+    let out = dir.path().join("out");
+    let (ok, stderr) = crawl(&[
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--per-host-delay-ms",
+        "0",
+        "--topic",
+        "rivers, valleys and floods",
+    ]);
+    assert!(ok, "{stderr}");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let relevance = |suffix: &str| {
+        records
+            .iter()
+            .find(|r| r["url"].as_str().unwrap().ends_with(suffix))
+            .and_then(|r| r["relevance"].as_f64())
+            .unwrap()
+    };
+    assert!(relevance("/river") > relevance("/shop"), "{records:?}");
+    let missing = dir.path().join("no-such-example.html");
+    let (ok, stderr) = crawl(&[
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        dir.path().join("out2").to_str().unwrap(),
+        "--topic-example",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("no-such-example.html"), "{stderr}");
+}

@@ -297,6 +297,11 @@ async fn a_topic_from_example_pages_and_a_description() {
         );
         let records = records(out.path());
         assert!(record(&records, "/tasks").relevance > record(&records, "/re").relevance);
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+                .unwrap();
+        let topic = report["topic"].as_array().unwrap();
+        assert!(!topic.is_empty(), "the topic's words are reported");
     }
     // An example that cannot be had stops the crawl before it starts, naming the example.
     let out = tempfile::tempdir().unwrap();

@@ -38,16 +38,26 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads a config file, or the defaults when `path` is `None`.
+    /// Reads a config file, or the defaults when `path` is `None`. Example files of
+    /// `[focus] examples` given as relative paths are taken from the file's directory.
     pub fn load(path: Option<&Path>) -> Result<(Config, Option<PathBuf>)> {
         let Some(path) = path else {
             return Ok((Config::default(), None));
         };
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config {}", path.display()))?;
-        let config: Config =
+        let mut config: Config =
             toml::from_str(&text).with_context(|| format!("bad config {}", path.display()))?;
-        Ok((config, path.parent().map(Path::to_path_buf)))
+        let dir = path.parent().map(Path::to_path_buf);
+        if let Some(dir) = &dir {
+            for example in &mut config.focus.examples {
+                let url = example.starts_with("http://") || example.starts_with("https://");
+                if !url && Path::new(example).is_relative() {
+                    *example = dir.join(&*example).display().to_string();
+                }
+            }
+        }
+        Ok((config, dir))
     }
 
     /// The analyzer settings, loading the IDF table when one is named.

@@ -68,6 +68,14 @@ pub struct CrawlFlags {
     /// no longer count as crawled (they stay in the index).
     #[arg(long, value_name = "DAYS")]
     pub index_max_age: Option<u32>,
+    /// A focused crawl on the topic these words describe (`focus.description`): pages like
+    /// it first, off-topic pages followed only `focus.tunnel` in a row. See docs/FOCUSED.md.
+    #[arg(long, value_name = "TEXT")]
+    pub topic: Option<String>,
+    /// A focused crawl on the topic of this page (repeatable; `focus.examples`): an
+    /// http(s) URL, fetched once at the start, or an HTML or text file.
+    #[arg(long, value_name = "URL|FILE")]
+    pub topic_example: Vec<String>,
 }
 
 /// `--hosts`: the `scope.hosts` rule.
@@ -126,6 +134,10 @@ impl CrawlFlags {
         if let Some(agent) = &self.user_agent {
             c.fetch.user_agent = agent.clone();
         }
+        if let Some(topic) = &self.topic {
+            c.focus.description = topic.clone();
+        }
+        c.focus.examples.extend(self.topic_example.iter().cloned());
     }
 }
 

@@ -101,7 +101,7 @@ enum Command {
         size: String,
         /// Topics: "tuning", "held-out", "all", or names separated by commas
         /// (apache-proxy, postgres-indexes, python-email; held out: python-asyncio,
-        /// postgres-full-text, apache-ssl, llvm-globalisel).
+        /// postgres-full-text, ssl-tls, llvm-globalisel).
         #[arg(long, default_value = "all")]
         topics: String,
         /// How each topic is given: "terms", "examples", "description", separated by commas.

@@ -507,6 +507,13 @@ impl Coordinator {
             &self.progress,
         )?;
         report.scope_warning = self.scope_watch.warning();
+        if let Some(relevance) = &self.relevance {
+            report.topic = relevance
+                .top_terms(20)
+                .into_iter()
+                .map(|(word, weight)| (word, (weight * 1000.0).round() / 1000.0))
+                .collect();
+        }
         report.write(&self.job.out_dir)?;
         Ok(report)
     }

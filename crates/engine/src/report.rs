@@ -97,6 +97,10 @@ pub struct Report {
     /// most likely not the scope the user meant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_warning: Option<String>,
+    /// Focused crawls: the topic's heaviest words with their weights in the topic vector,
+    /// under the crawl's document frequencies at its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topic: Vec<(String, f32)>,
 }
 
 impl Report {
@@ -136,6 +140,7 @@ impl Report {
             run_pages_per_second: 0.0,
             run_stages: Vec::new(),
             scope_warning: None,
+            topic: Vec::new(),
         };
         let mut html_bytes = 0u64;
         let mut html_pages = 0u64;
@@ -248,6 +253,15 @@ impl Report {
             .map(|(v, n)| format!("{v} {n}"))
             .collect();
         out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
+        if !self.topic.is_empty() {
+            let words: Vec<&str> = self
+                .topic
+                .iter()
+                .take(10)
+                .map(|(w, _)| w.as_str())
+                .collect();
+            out.push_str(&format!("topic: {}\n", words.join(", ")));
+        }
         let statuses: Vec<String> = self
             .by_status
             .iter()

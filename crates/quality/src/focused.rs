@@ -104,6 +104,8 @@ pub struct Topic {
     pub manual: Manual,
     /// The relevant pages: served paths of the manual matching this.
     pub pattern: &'static str,
+    /// The same subject's sections in other manuals, where they have one.
+    pub also: &'static [(Manual, &'static str)],
     /// A term list, as a user would write it.
     pub terms: &'static [(&'static str, f32)],
     /// Example pages (paths on the manual's host).
@@ -119,6 +121,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: true,
         manual: Manual::Apache,
         pattern: r"^/en/(mod/mod_proxy[a-z0-9_]*|howto/reverse_proxy)\.html$",
+        also: &[],
         terms: &[
             ("proxy", 3.0),
             ("reverse", 1.0),
@@ -135,6 +138,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: true,
         manual: Manual::Postgres,
         pattern: r"^/indexes[a-z-]*\.html$",
+        also: &[],
         terms: &[
             ("index", 3.0),
             ("indexes", 3.0),
@@ -151,6 +155,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: true,
         manual: Manual::Python,
         pattern: r"^/library/email[a-z0-9_.]*\.html$",
+        also: &[],
         terms: &[
             ("email", 3.0),
             ("message", 2.0),
@@ -167,6 +172,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: false,
         manual: Manual::Python,
         pattern: r"^/library/asyncio[a-z-]*\.html$",
+        also: &[],
         terms: &[
             ("asyncio", 3.0),
             ("coroutine", 2.0),
@@ -183,6 +189,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: false,
         manual: Manual::Postgres,
         pattern: r"^/textsearch[a-z-]*\.html$",
+        also: &[],
         terms: &[
             ("full text search", 3.0),
             ("tsvector", 3.0),
@@ -195,10 +202,14 @@ pub const TOPICS: [Topic; 7] = [
                       parsers, dictionaries and lexemes, ranking and highlighting results",
     },
     Topic {
-        name: "apache-ssl",
+        name: "ssl-tls",
         tuning: false,
         manual: Manual::Apache,
         pattern: r"^/en/(ssl/[a-z_]*|mod/mod_ssl)\.html$",
+        also: &[
+            (Manual::Postgres, r"^/(ssl-tcp|libpq-ssl|sslinfo)\.html$"),
+            (Manual::Python, r"^/library/ssl\.html$"),
+        ],
         terms: &[
             ("ssl", 3.0),
             ("tls", 3.0),
@@ -215,6 +226,7 @@ pub const TOPICS: [Topic; 7] = [
         tuning: false,
         manual: Manual::Llvm,
         pattern: r"^/GlobalISel/[A-Za-z]*\.html$",
+        also: &[],
         terms: &[
             ("globalisel", 3.0),
             ("legalizer", 2.0),
@@ -303,26 +315,31 @@ impl FocusedWeb {
         focus
     }
 
-    /// The URLs of `topic`'s relevant pages.
+    /// The URLs of `topic`'s relevant pages, in the manuals served.
     pub fn relevant(&self, topic: &Topic) -> Result<HashSet<String>, RealWebError> {
-        let pattern =
-            Regex::new(topic.pattern).map_err(|e| RealWebError(format!("{}: {e}", topic.name)))?;
-        let site = self
-            .manuals
-            .get(&topic.manual)
-            .map(|i| &self.sites[*i])
-            .ok_or_else(|| {
-                RealWebError(format!(
-                    "{}: its manual is not served at this size",
-                    topic.name
-                ))
-            })?;
-        Ok(site
-            .site
-            .paths()
-            .filter(|p| pattern.is_match(p))
-            .map(|p| site.url(p))
-            .collect())
+        if !self.manuals.contains_key(&topic.manual) {
+            return Err(RealWebError(format!(
+                "{}: its manual is not served at this size",
+                topic.name
+            )));
+        }
+        let mut relevant = HashSet::new();
+        for (manual, pattern) in
+            std::iter::once((topic.manual, topic.pattern)).chain(topic.also.iter().copied())
+        {
+            let Some(site) = self.manuals.get(&manual).map(|i| &self.sites[*i]) else {
+                continue;
+            };
+            let pattern =
+                Regex::new(pattern).map_err(|e| RealWebError(format!("{}: {e}", topic.name)))?;
+            relevant.extend(
+                site.site
+                    .paths()
+                    .filter(|p| pattern.is_match(p))
+                    .map(|p| site.url(p)),
+            );
+        }
+        Ok(relevant)
     }
 }
 
@@ -730,6 +747,9 @@ mod tests {
         let mut names = HashSet::new();
         for topic in TOPICS {
             Regex::new(topic.pattern).unwrap();
+            for (_, pattern) in topic.also {
+                Regex::new(pattern).unwrap();
+            }
             assert!(names.insert(topic.name));
             assert!(!topic.examples.is_empty() && !topic.terms.is_empty());
         }
