@@ -51,7 +51,7 @@ impl Default for FocusConfig {
             description: String::new(),
             threshold: 0.15,
             tunnel: 3,
-            anchor_weight: 0.3,
+            anchor_weight: 0.5,
             url_weight: 0.1,
         }
     }

@@ -492,15 +492,21 @@ pub struct TopicMeasure {
     pub focused_pages: usize,
     /// 20 % of the breadth-first crawl's pages.
     pub early_pages: usize,
+    /// Relevant pages found within the first `early_pages` pages: breadth-first, focused.
+    pub bfs_early_found: u32,
+    /// See `bfs_early_found`.
+    pub focused_early_found: u32,
     /// Harvest rate over the first `early_pages` pages: breadth-first, focused.
     pub bfs_early_harvest: f64,
     /// See `bfs_early_harvest`.
     pub focused_early_harvest: f64,
-    /// focused / breadth-first early harvest (the floor: at least 2); `None` when
-    /// breadth-first found 0.95 of the relevant pages within the early pages already (no
-    /// crawl can then harvest twice as much: the floor asks the focused crawl to have found
-    /// 0.95 of them there too).
+    /// focused / breadth-first early harvest; `None` when breadth-first found nothing there.
     pub early_gain: Option<f64>,
+    /// Whether the early floor holds: twice breadth-first's early harvest (anything found
+    /// when breadth-first found nothing). When breadth-first found 0.95 of the relevant pages
+    /// there already, no crawl can harvest twice as much: the focused crawl must then have
+    /// found 0.95 of them there too.
+    pub early_floor: bool,
     /// Pages each crawl fetched before it had found 0.95 of the relevant pages.
     pub bfs_pages_to_95: Option<usize>,
     /// See `bfs_pages_to_95`.
@@ -549,18 +555,15 @@ pub fn measure_harvest(
     let focused_95 = focused_harvest.pages_to_find(target);
     let at_bfs_95 = recall(focused_harvest.found_within(bfs_95.unwrap_or(usize::MAX)));
     let final_recall = recall(focused_harvest.found_within(usize::MAX));
-    let gain = if bfs_harvest.found_within(early) >= target {
-        None
-    } else if bfs_early > 0.0 {
-        Some(focused_early / bfs_early)
-    } else if focused_early > 0.0 {
-        Some(f64::INFINITY)
+    let (bfs_found, focused_found) = (
+        bfs_harvest.found_within(early),
+        focused_harvest.found_within(early),
+    );
+    let gain = (bfs_found > 0).then(|| focused_early / bfs_early);
+    let early_floor = if bfs_found >= target {
+        focused_found >= target
     } else {
-        Some(0.0)
-    };
-    let early_floor = match gain {
-        Some(gain) => gain >= 2.0,
-        None => focused_harvest.found_within(early) >= target,
+        focused_found > 0 && focused_found >= 2 * bfs_found
     };
     let floors_hold = early_floor && at_bfs_95 >= RECALL_TARGET && final_recall >= RECALL_TARGET;
     let measure = TopicMeasure {
@@ -571,9 +574,12 @@ pub fn measure_harvest(
         bfs_pages: bfs_harvest.pages(),
         focused_pages: focused_harvest.pages(),
         early_pages: early,
+        bfs_early_found: bfs_found,
+        focused_early_found: focused_found,
         bfs_early_harvest: bfs_early,
         focused_early_harvest: focused_early,
         early_gain: gain,
+        early_floor,
         bfs_pages_to_95: bfs_95,
         focused_pages_to_95: focused_95,
         focused_recall_at_bfs_95: at_bfs_95,
@@ -587,18 +593,16 @@ impl TopicMeasure {
     /// One line for the terminal.
     pub fn line(&self) -> String {
         format!(
-            "{:<19} {:<11} {:>3} relevant  harvest@{:<4} bfs {:.3} focused {:.3} ({})  \
+            "{:<19} {:<11} {:>3} relevant  first {} pages: bfs found {:>2}, focused {:>2} ({})  \
              pages to 0.95: bfs {} focused {}  recall@bfs95 {:.3}  final {:.3} of {} pages  {}",
             self.topic,
             self.from.name(),
             self.relevant,
             self.early_pages,
-            self.bfs_early_harvest,
-            self.focused_early_harvest,
-            self.early_gain.map_or_else(
-                || "bfs found 0.95 there".to_string(),
-                |g| format!("x{g:.1}")
-            ),
+            self.bfs_early_found,
+            self.focused_early_found,
+            self.early_gain
+                .map_or_else(|| "x inf".to_string(), |g| format!("x{g:.1}")),
             opt(self.bfs_pages_to_95),
             opt(self.focused_pages_to_95),
             self.focused_recall_at_bfs_95,
