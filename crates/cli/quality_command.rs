@@ -49,14 +49,7 @@ pub fn quality(
         crawl,
         analyzer: file.analyzer(dir.as_deref())?,
     };
-    let out = match out {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::temp_dir().join(format!("nearcrawl-quality-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (out, runtime) = prepare(out, "quality")?;
     let real = match real {
         Some(name) => {
             let Some(web) = RealWeb::parse(name) else {
@@ -141,14 +134,7 @@ pub fn focus_quality(
         crawl,
         analyzer: file.analyzer(dir.as_deref())?,
     };
-    let out = match out {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::temp_dir().join(format!("nearcrawl-focus-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (out, runtime) = prepare(out, "focus")?;
     let measures = runtime.block_on(run_focused(size, &topics, &froms, &run_config, &out))?;
     for measure in &measures {
         println!("{}", measure.line());
@@ -159,4 +145,21 @@ pub fn focus_quality(
         out.join("harvest-*.svg").display()
     );
     Ok(())
+}
+
+/// The output directory (`--out`, else a new one under the system temp directory named for
+/// `what`), created, and the runtime the measurement runs on.
+fn prepare(
+    out: Option<&Path>,
+    what: &str,
+) -> Result<(std::path::PathBuf, tokio::runtime::Runtime)> {
+    let out = match out {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::temp_dir().join(format!("nearcrawl-{what}-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok((out, runtime))
 }

@@ -89,25 +89,35 @@ async fn crawl_both(
         .map_err(|e| RunError::Other(e.to_string()))?;
     let mut records = Vec::new();
     for (name, enabled) in [("baseline", false), ("dedup", true)] {
-        let dir = out.join(name);
-        let _ = std::fs::remove_dir_all(&dir);
         let mut crawl_config = config.crawl.clone();
         crawl_config.dedup.enabled = enabled;
-        let job = Job {
-            seeds: seeds.clone(),
-            out_dir: dir.clone(),
-            config: crawl_config,
-            analyzer: config.analyzer.clone(),
-            shared_index: None,
-        };
-        crawl(job, std::future::pending(), Arc::new(Progress::default()))
-            .await
-            .map_err(|e| RunError::Other(format!("{name} crawl: {e}")))?;
-        records.push(read_records(&dir)?);
+        records.push(crawl_into(&seeds, out.join(name), crawl_config, config).await?);
     }
     let dedup = records.pop().unwrap_or_default();
     let baseline = records.pop().unwrap_or_default();
     Ok((dedup, baseline))
+}
+
+/// Crawls `seeds` into `dir` (emptied first) with `crawl_config` and `config`'s analyzer;
+/// the records.
+async fn crawl_into(
+    seeds: &[nearcrawl_frontier::Seed],
+    dir: std::path::PathBuf,
+    crawl_config: CrawlConfig,
+    config: &RunConfig,
+) -> Result<Vec<Record>, RunError> {
+    let _ = std::fs::remove_dir_all(&dir);
+    let job = Job {
+        seeds: seeds.to_vec(),
+        out_dir: dir.clone(),
+        config: crawl_config,
+        analyzer: config.analyzer.clone(),
+        shared_index: None,
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .map_err(|e| RunError::Other(format!("{}: {e}", dir.display())))?;
+    read_records(&dir)
 }
 
 /// Serves a real web, crawls it with dedup and with `--no-dedup` under `out`, writes
@@ -211,25 +221,9 @@ pub async fn run_focused(
     // web outside are not followed (this machine may have no network).
     crawl_config.scope.allow_private = true;
     crawl_config.scope.include = vec![r"^http://127\.0\.0\.[0-9]+:[0-9]+/".to_string()];
-    let crawl_into = |dir: std::path::PathBuf, crawl_config: CrawlConfig| {
-        let job = Job {
-            seeds: seeds.clone(),
-            out_dir: dir.clone(),
-            config: crawl_config,
-            analyzer: config.analyzer.clone(),
-            shared_index: None,
-        };
-        async move {
-            let _ = std::fs::remove_dir_all(&dir);
-            crawl(job, std::future::pending(), Arc::new(Progress::default()))
-                .await
-                .map_err(|e| RunError::Other(format!("{}: {e}", dir.display())))?;
-            read_records(&dir)
-        }
-    };
     let mut bfs_config = crawl_config.clone();
     bfs_config.focus = nearcrawl_frontier::FocusConfig::default();
-    let bfs = crawl_into(out.join("bfs"), bfs_config).await?;
+    let bfs = crawl_into(&seeds, out.join("bfs"), bfs_config, config).await?;
     let mut measures = Vec::new();
     for topic in topics
         .iter()
@@ -244,7 +238,7 @@ pub async fn run_focused(
             let mut focused_config = crawl_config.clone();
             focused_config.focus = web.focus(topic, *from, &config.crawl.focus);
             let dir = crate::focused::topic_dir(out, topic, *from);
-            let focused = crawl_into(dir, focused_config).await?;
+            let focused = crawl_into(&seeds, dir, focused_config, config).await?;
             let (measure, bfs_harvest, harvest) =
                 measure_harvest(topic, *from, &bfs, &focused, &relevant);
             if measure.relevant == 0 {
