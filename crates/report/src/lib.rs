@@ -236,6 +236,27 @@ fn over_the_crawl(html: &mut String, tally: &Tally) {
             values: points.iter().map(|p| p.dropped as f64).collect(),
         }],
     ));
+    if points.last().is_some_and(|p| p.scored > 0) {
+        // A focused crawl: its own harvest curve, as far as its relevance tells.
+        html.push_str(&svg::lines(
+            "Focused crawl: pages scored against the topic and pages on topic (relevance at \
+             least focus.threshold), cumulative",
+            &label,
+            &x,
+            &[
+                svg::Series {
+                    name: "pages scored",
+                    colour: Group::Unique.colour(),
+                    values: points.iter().map(|p| p.scored as f64).collect(),
+                },
+                svg::Series {
+                    name: "on topic",
+                    colour: Group::Duplicate.colour(),
+                    values: points.iter().map(|p| p.on_topic as f64).collect(),
+                },
+            ],
+        ));
+    }
 }
 
 /// Histograms of the duplicates' distance and similarity, and of dedup time.
@@ -376,6 +397,29 @@ mod tests {
             record(2, "http://b.test/copy", Verdict::Exact),
             record(3, "http://b.test/private", Verdict::RobotsDisallowed),
         ]
+    }
+
+    #[test]
+    fn a_focused_crawl_gets_its_harvest_curve() {
+        let plain = render(&Inputs {
+            tally: Tally::of(&crawl()),
+            ..Inputs::default()
+        });
+        assert!(!plain.contains("Focused crawl"));
+        let mut records = crawl();
+        for (r, (relevance, run)) in records.iter_mut().zip([(0.4, 0), (0.05, 1), (0.3, 0)]) {
+            r.relevance = Some(relevance);
+            r.off_topic = Some(run);
+        }
+        let tally = Tally::of(&records);
+        let last = tally.points().last().cloned().unwrap();
+        assert_eq!((last.scored, last.on_topic), (3, 2));
+        let html = render(&Inputs {
+            tally,
+            ..Inputs::default()
+        });
+        assert!(html.contains("Focused crawl: pages scored"));
+        assert_eq!(html.matches("<svg role=\"img\"").count(), 7);
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub struct Sample {
     pub bytes: [u64; 3],
     /// Outlinks of duplicates not followed.
     pub dropped: u64,
+    /// Focused crawls: pages scored against the topic, and those on topic.
+    pub scored: u64,
+    /// See `scored`.
+    pub on_topic: u64,
 }
 
 /// One host's row.
@@ -115,6 +119,10 @@ impl Tally {
             now.bytes[group] += record.bytes;
         }
         now.dropped += u64::from(record.dropped.unwrap_or(0));
+        if record.relevance.is_some() {
+            now.scored += 1;
+            now.on_topic += u64::from(record.off_topic == Some(0));
+        }
         self.sample();
 
         if record.verdict.is_duplicate() {
