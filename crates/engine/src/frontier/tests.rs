@@ -249,3 +249,48 @@ fn the_gate_holds_a_ready_request_without_losing_it() {
     assert!(matches!(step, Step::Wait(Some(at)) if at == later));
     assert_eq!(urls(&round(&mut f, later)), ["http://a.example/1"]);
 }
+
+#[test]
+fn by_priority_the_best_url_of_any_ready_host_goes_first() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.per_host_delay_ms = 0;
+    cfg.politeness.max_connections_per_host = 4;
+    let queue = [
+        ("http://a.example/1", 500),
+        ("http://a.example/2", 600),
+        ("http://b.example/1", 100),
+        ("http://b.example/2", 700),
+        ("http://c.example/1", 300),
+    ];
+    // In turn: each host's best, host after host. By priority: the best of all, whatever
+    // its host.
+    let mut f = frontier(cfg.clone(), t0);
+    let c = enqueue(&mut f, &queue);
+    commit(&f, c);
+    assert_eq!(
+        urls(&round(&mut f, t0)),
+        [
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://b.example/1",
+            "http://b.example/2",
+            "http://c.example/1"
+        ]
+    );
+    cfg.by_priority = true;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(&mut f, &queue);
+    commit(&f, c);
+    assert_eq!(
+        urls(&round(&mut f, t0)),
+        [
+            "http://b.example/1",
+            "http://c.example/1",
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://b.example/2"
+        ]
+    );
+}
