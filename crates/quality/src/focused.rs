@@ -601,8 +601,11 @@ impl TopicMeasure {
             self.early_pages,
             self.bfs_early_found,
             self.focused_early_found,
-            self.early_gain
-                .map_or_else(|| "x inf".to_string(), |g| format!("x{g:.1}")),
+            match (self.early_gain, self.focused_early_found) {
+                (Some(gain), _) => format!("x{gain:.1}"),
+                (None, 0) => "x0".to_string(),
+                (None, _) => "x inf".to_string(),
+            },
             opt(self.bfs_pages_to_95),
             opt(self.focused_pages_to_95),
             self.focused_recall_at_bfs_95,
