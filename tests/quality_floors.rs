@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
-use nearcrawl_quality::{RunConfig, Source, WebConfig, local_crawl_config, run};
+use nearcrawl_quality::{RunConfig, Source, WebConfig, run};
 
 /// Held out: git text (never used while choosing defaults) and a generator seed no default
 /// was chosen on.
@@ -25,8 +25,7 @@ async fn check_floors(english: Source, seed: u64) {
     let config = RunConfig {
         web: WebConfig::small(seed),
         english,
-        crawl: local_crawl_config(),
-        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+        ..RunConfig::default()
     };
     let m = run(&config, out.path())
         .await
@@ -77,8 +76,7 @@ async fn compare_on_labelled_pairs() {
     let config = RunConfig {
         web: WebConfig::small(7),
         english: Source::GitDocs,
-        crawl: local_crawl_config(),
-        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+        ..RunConfig::default()
     };
     let report = nearcrawl_quality::run_pairs(&config, out.path())
         .await

@@ -6,9 +6,7 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
-use nearcrawl_quality::{
-    FocusedSize, RunConfig, Source, Topic, TopicFrom, WebConfig, local_crawl_config, run_focused,
-};
+use nearcrawl_quality::{FocusedSize, RunConfig, Topic, TopicFrom, run_focused};
 
 /// Full text search, given as terms: the floors of docs/FOCUSED.md hold (twice
 /// breadth-first's harvest over its first fifth, 0.95 of the relevant pages found sooner than
@@ -18,12 +16,7 @@ async fn a_focused_crawl_from_an_off_topic_portal_harvests_its_topic_first() {
     let topic = Topic::parse("postgres-full-text").unwrap();
     assert!(!topic.tuning);
     let out = tempfile::tempdir().unwrap();
-    let config = RunConfig {
-        web: WebConfig::small(1),
-        english: Source::PythonDocs,
-        crawl: local_crawl_config(),
-        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
-    };
+    let config = RunConfig::default();
     let measures = run_focused(
         FocusedSize::Small,
         &[topic],

@@ -6,18 +6,11 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
-use nearcrawl_quality::{
-    Measures, RealSize, RealWeb, RunConfig, Source, WebConfig, local_crawl_config, run_real,
-};
+use nearcrawl_quality::{Measures, RealSize, RealWeb, RunConfig, run_real};
 
 async fn measure(web: RealWeb) -> Measures {
     let out = tempfile::tempdir().unwrap();
-    let config = RunConfig {
-        web: WebConfig::small(1),
-        english: Source::PythonDocs,
-        crawl: local_crawl_config(),
-        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
-    };
+    let config = RunConfig::default();
     run_real(web, RealSize::Small(150), &config, out.path())
         .await
         .unwrap_or_else(|e| panic!("{e}"))

@@ -129,10 +129,9 @@ pub fn focus_quality(
     let mut crawl = local_crawl_config();
     crawl.focus = file.crawl().focus;
     let run_config = RunConfig {
-        web: WebConfig::small(1),
-        english: Source::PythonDocs,
         crawl,
         analyzer: file.analyzer(dir.as_deref())?,
+        ..RunConfig::default()
     };
     let (out, runtime) = prepare(out, "focus")?;
     let measures = runtime.block_on(run_focused(size, &topics, &froms, &run_config, &out))?;

@@ -29,6 +29,20 @@ pub struct RunConfig {
     pub analyzer: AnalyzerConfig,
 }
 
+impl Default for RunConfig {
+    /// The small generated web of seed 1 from the tuning text, crawled with
+    /// [`local_crawl_config`] and the default analyzer (the real and focused webs use only the
+    /// last two).
+    fn default() -> RunConfig {
+        RunConfig {
+            web: WebConfig::small(1),
+            english: Source::PythonDocs,
+            crawl: local_crawl_config(),
+            analyzer: AnalyzerConfig::default(),
+        }
+    }
+}
+
 /// A failed quality run.
 #[derive(Debug)]
 pub enum RunError {
