@@ -136,6 +136,37 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
     assert_eq!(report["queued"], 0);
 }
 
+/// A focused crawl resumes too: the tunnel and the potential each queued URL was given are
+/// kept with it, and the topic is built again from its sources.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_focused_jobs_resume_without_losing_or_repeating_urls() {
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
+    let config = dir.path().join("job.toml");
+    // A tunnel longer than the tree is deep: every page is expanded, whatever its relevance.
+    std::fs::write(
+        &config,
+        "[focus]\ndescription = \"the pages of a binary tree\"\ntunnel = 100\n",
+    )
+    .unwrap();
+    let flags = ["--config", config.to_str().unwrap()];
+    for at in [7, 29] {
+        let mut child = start_with(&seeds, &out, &flags);
+        wait_for_records(&out, at).await;
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    finish(start_with(&seeds, &out, &flags));
+    check_complete(&out, &site);
+    let records = crawl_support::records(&out);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.relevance.is_some() && r.off_topic.is_some()),
+        "every page scored against the topic"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_flushes_and_writes_the_report() {
     let (site, dir) = tree_job().await;
