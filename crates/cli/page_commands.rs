@@ -51,42 +51,12 @@ fn extract_file(analyzer: &Analyzer, fetch: &FetchConfig, path: &Path) -> Result
     let name = path.to_string_lossy();
     if name.starts_with("http://") || name.starts_with("https://") {
         let (bytes, content_type, url) = fetch_page(&name, fetch)?;
-        if content_type
-            .as_deref()
-            .is_some_and(|ct| ct.trim_start().starts_with("text/plain"))
-        {
-            let text = nearcrawl_extract::decode(&bytes, content_type.as_deref(), None).text;
-            return Ok(Extracted::plain(text));
-        }
-        return Ok(analyzer.extract_html(&bytes, content_type.as_deref(), &url));
+        return Ok(analyzer.extract_body(&bytes, content_type.as_deref(), &url));
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if looks_like_html(path, &bytes) {
-        let absolute = std::path::absolute(path)
-            .with_context(|| format!("cannot resolve {}", path.display()))?;
-        let url = url::Url::from_file_path(&absolute).map_err(|()| {
-            anyhow::anyhow!("{}: cannot be turned into a file URL", path.display())
-        })?;
-        Ok(analyzer.extract_html(&bytes, None, &url))
-    } else {
-        let text = String::from_utf8(bytes).or_else(|e| {
-            Ok::<_, anyhow::Error>(nearcrawl_extract::decode(e.as_bytes(), None, None).text)
-        })?;
-        Ok(Extracted::plain(text))
-    }
-}
-
-fn looks_like_html(path: &Path, bytes: &[u8]) -> bool {
-    let by_extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"));
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase();
-    let trimmed = head.trim_start_matches('\u{feff}').trim_start();
-    by_extension
-        || trimmed.starts_with("<!doctype html")
-        || trimmed.starts_with("<html")
-        || head.contains("<body")
+    analyzer
+        .extract_file(path, &bytes)
+        .map_err(anyhow::Error::msg)
 }
 
 pub fn fingerprint(

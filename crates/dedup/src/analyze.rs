@@ -228,6 +228,33 @@ impl Analyzer {
         }
     }
 
+    /// A fetched body: plain text when its `Content-Type` says `text/plain` (decoded by its
+    /// charset), else HTML ([`Analyzer::extract_html`]).
+    pub fn extract_body(&self, bytes: &[u8], content_type: Option<&str>, url: &Url) -> Extracted {
+        if content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain")) {
+            return Extracted::plain(decode(bytes, content_type, None).text);
+        }
+        self.extract_html(bytes, content_type, url)
+    }
+
+    /// A document read from the file at `path`: HTML when its extension or first bytes say
+    /// so (links resolved against its `file:` URL), else plain text (UTF-8, or decoded by
+    /// detection). The error says why the path has no `file:` URL.
+    pub fn extract_file(&self, path: &std::path::Path, bytes: &[u8]) -> Result<Extracted, String> {
+        if !looks_like_html(path, bytes) {
+            let text = match std::str::from_utf8(bytes) {
+                Ok(text) => text.to_owned(),
+                Err(_) => decode(bytes, None, None).text,
+            };
+            return Ok(Extracted::plain(text));
+        }
+        let absolute = std::path::absolute(path)
+            .map_err(|e| format!("{}: cannot resolve: {e}", path.display()))?;
+        let url = Url::from_file_path(&absolute)
+            .map_err(|()| format!("{}: cannot be turned into a file URL", path.display()))?;
+        Ok(self.extract_html(bytes, None, &url))
+    }
+
     /// Tokenizes an extracted page and fingerprints its text.
     pub fn analyze(&self, page: Extracted) -> PageAnalysis {
         let mut analysis = self.analyze_text(&page.text);
@@ -321,6 +348,21 @@ impl Extracted {
             times: StageTimes::default(),
         }
     }
+}
+
+/// Whether a file holds HTML: its extension (`.html`, `.htm`, `.xhtml`) or its first bytes
+/// (a doctype, `<html` or `<body`) say so.
+fn looks_like_html(path: &std::path::Path, bytes: &[u8]) -> bool {
+    let by_extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"));
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase();
+    let trimmed = head.trim_start_matches('\u{feff}').trim_start();
+    by_extension
+        || trimmed.starts_with("<!doctype html")
+        || trimmed.starts_with("<html")
+        || head.contains("<body")
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use nearcrawl_dedup::{Analyzer, Extracted};
+use nearcrawl_dedup::Analyzer;
 use nearcrawl_fetch::Fetch;
 use nearcrawl_frontier::{FocusConfig, Relevance};
 use url::Url;
@@ -48,7 +48,7 @@ async fn example_text(
                     url = target;
                 }
                 (200, _) => {
-                    break analyzer.extract_html(
+                    break analyzer.extract_body(
                         &page.body,
                         page.header("content-type"),
                         &page.url,
@@ -60,17 +60,7 @@ async fn example_text(
     } else {
         let path = Path::new(example.strip_prefix("file://").unwrap_or(example));
         let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-        let html = matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("html" | "htm" | "xhtml")
-        ) || bytes.trim_ascii_start().starts_with(b"<");
-        if html {
-            let url = Url::from_file_path(std::path::absolute(path).map_err(|e| e.to_string())?)
-                .map_err(|()| "not a file path".to_string())?;
-            analyzer.extract_html(&bytes, None, &url)
-        } else {
-            Extracted::plain(String::from_utf8_lossy(&bytes).into_owned())
-        }
+        analyzer.extract_file(path, &bytes)?
     };
     let title = extracted.facts.and_then(|f| f.title).unwrap_or_default();
     Ok(format!("{title}\n{}", extracted.text))
