@@ -392,7 +392,7 @@ impl StoreFrontier {
                 return Ok(self.end_round());
             };
             if let Some(at) = gate() {
-                return Ok(Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at)))));
+                return Ok(self.gated(at));
             }
             match self.take(id, now, veto) {
                 Some(step) => return Ok(step),
@@ -401,6 +401,12 @@ impl StoreFrontier {
                 }
             }
         }
+    }
+
+    /// The gate holds every request until `at`: wait until then, or until a host of the
+    /// round is ready sooner.
+    fn gated(&self, at: Instant) -> Step {
+        Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at))))
     }
 
     /// The round is over: the next one starts one host further on.
@@ -500,7 +506,7 @@ impl Frontier for StoreFrontier {
                 continue;
             }
             if let Some(at) = gate() {
-                return Ok(Step::Wait(Some(self.round_wake.map_or(at, |w| w.min(at)))));
+                return Ok(self.gated(at));
             }
             match self.take(id, now, veto) {
                 Some(step) => return Ok(step),

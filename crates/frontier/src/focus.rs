@@ -262,6 +262,19 @@ pub struct Relevance {
     url_weight: f32,
 }
 
+/// What a focused crawl decides about a fetched page ([`Relevance::assess`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageFocus {
+    /// Its relevance, 0..1.
+    pub relevance: f32,
+    /// Off-topic pages in a row on the path to it, itself included (0: on topic, or a seed).
+    pub off_topic: u32,
+    /// Whether its links are followed.
+    pub expands: bool,
+    /// What it passes on to its links ([`Relevance::potential`]).
+    pub potential: f32,
+}
+
 /// Priority values: lower is fetched sooner. Breadth-first crawls use the depth.
 pub type Priority = u32;
 
@@ -393,6 +406,30 @@ impl Relevance {
             self.refresh();
         }
         self.cosine(page)
+    }
+
+    /// Scores a fetched page (its terms counted into the crawl's frequencies) reached through
+    /// `off_topic_before` off-topic pages in a row, its parent having passed on `inherited`
+    /// (`None`, like `seed`, for a seed: a seed starts no tunnel and is always expanded).
+    pub fn assess(
+        &mut self,
+        page: &TermCounts,
+        off_topic_before: u32,
+        inherited: Option<f32>,
+        seed: bool,
+    ) -> PageFocus {
+        let relevance = self.observe(page);
+        let off_topic = if seed {
+            0
+        } else {
+            self.off_topic_run(relevance, off_topic_before)
+        };
+        PageFocus {
+            relevance,
+            off_topic,
+            expands: self.expands(off_topic, seed),
+            potential: self.potential(relevance, inherited.filter(|_| !seed)),
+        }
     }
 
     /// Relevance of a text in 0..1, the crawl's frequencies unchanged.

@@ -40,7 +40,9 @@ mod sessions;
 mod traps;
 
 pub use crate::canonical::{CanonicalUrl, UrlError, authority};
-pub use crate::focus::{DocFrequencies, FocusConfig, Priority, Relevance, TermCounts, TopicError};
+pub use crate::focus::{
+    DocFrequencies, FocusConfig, PageFocus, Priority, Relevance, TermCounts, TopicError,
+};
 pub use crate::politeness::{HostOutcome, HostPoliteness, PolitenessConfig};
 pub use crate::scope::{
     AddressPolicy, HostScope, OutOfScope, Scope, ScopeConfig, ScopeError, is_non_public,

@@ -130,6 +130,18 @@ pub struct QueuedUrl {
     pub patterns: Vec<(u32, u16)>,
 }
 
+impl QueuedUrl {
+    /// The potential the linking page passed on, 0..1 (stored in thousandths).
+    pub fn potential(&self) -> Option<f32> {
+        self.potential.map(|p| f32::from(p) / 1000.0)
+    }
+
+    /// The stored form of a potential in 0..1.
+    pub fn potential_thousandths(potential: f32) -> u16 {
+        (potential.clamp(0.0, 1.0) * 1000.0).round() as u16
+    }
+}
+
 fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
     *n == N::default()
 }

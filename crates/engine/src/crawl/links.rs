@@ -385,7 +385,7 @@ impl Coordinator {
                         potential: self
                             .relevance
                             .as_ref()
-                            .map(|_| (how.potential.clamp(0.0, 1.0) * 1000.0).round() as u16),
+                            .map(|_| QueuedUrl::potential_thousandths(how.potential)),
                         ..QueuedUrl::default()
                     };
                     let priority = self.priority_of(entry, how, &anchor, url.as_url());

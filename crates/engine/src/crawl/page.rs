@@ -55,24 +55,16 @@ impl Coordinator {
         // pages it lies.
         let focus = self.relevance.as_mut().map(|r| {
             let terms = TermCounts::of(&format!("{title}\n{}", analysis.text));
-            let score = r.observe(&terms);
-            // A seed is where the user wants the crawl to be: it starts no tunnel.
-            let seed = entry.depth == 0;
-            let run = if seed {
-                0
-            } else {
-                r.off_topic_run(score, u32::from(entry.off_topic))
-            };
-            let inherited = entry
-                .potential
-                .filter(|_| !seed)
-                .map(|p| f32::from(p) / 1000.0);
-            let potential = r.potential(score, inherited);
-            (score, run, r.expands(run, seed), potential)
+            r.assess(
+                &terms,
+                u32::from(entry.off_topic),
+                entry.potential(),
+                entry.depth == 0,
+            )
         });
-        if let Some((score, run, _, _)) = focus {
-            decided.decision.relevance = Some((score * 1000.0).round() / 1000.0);
-            decided.decision.off_topic = Some(run);
+        if let Some(focus) = focus {
+            decided.decision.relevance = Some((focus.relevance * 1000.0).round() / 1000.0);
+            decided.decision.off_topic = Some(focus.off_topic);
         }
 
         // The original's record, read once: its URL and payload digest.
@@ -133,7 +125,7 @@ impl Coordinator {
             Follow::All => None,
             _ => self.traps.rules.check_chain(chain).err(),
         };
-        let expands = focus.is_none_or(|(_, _, expands, _)| expands);
+        let expands = focus.is_none_or(|f| f.expands);
         let mut links: Vec<(Url, String, bool)> = Vec::new();
         if let Some(facts) = &analysis.facts {
             links.extend(
@@ -180,8 +172,8 @@ impl Coordinator {
             chain,
             chain_trap,
             duplicate_of_host: duplicate.then_some(host.as_str()),
-            potential: focus.map_or(0.0, |(_, _, _, potential)| potential),
-            off_topic: focus.map_or(0, |(_, run, _, _)| run),
+            potential: focus.map_or(0.0, |f| f.potential),
+            off_topic: focus.map_or(0, |f| f.off_topic),
         };
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;
