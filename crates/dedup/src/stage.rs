@@ -46,6 +46,26 @@ pub fn stage_sentence_config() -> SentenceConfig {
     }
 }
 
+/// The host template model as the stage keeps it: a block is the host's template once it is
+/// on most of its pages, and on 3 at least (a story copied once on its own host is not).
+pub fn stage_template_config() -> TemplateConfig {
+    TemplateConfig {
+        min_pages: 2,
+        min_block_pages: 3,
+        min_share: 0.6,
+        ..TemplateConfig::default()
+    }
+}
+
+/// The keys of a page's blocks, as the template model knows them.
+pub fn block_keys(page: &Extracted) -> Vec<BlockKey> {
+    page.extraction
+        .iter()
+        .flat_map(|e| &e.blocks)
+        .map(|b| BlockKey::of(&b.text))
+        .collect()
+}
+
 /// What the stage reads of the pages it kept earlier. The crawl keeps them in its store; tests
 /// and `nearcrawl compare` in a [`MemoryOriginals`].
 pub trait Originals {
@@ -384,14 +404,7 @@ impl DedupStage {
             sentence_config: stage_sentence_config(),
             pages: PageAnalyzer {
                 analyzer,
-                // A block is the host's template once it is on most of its pages, and on 3
-                // at least: a story copied once on its own host is not.
-                templates: Arc::new(Mutex::new(TemplateModel::new(TemplateConfig {
-                    min_pages: 2,
-                    min_block_pages: 3,
-                    min_share: 0.6,
-                    ..TemplateConfig::default()
-                }))),
+                templates: Arc::new(Mutex::new(TemplateModel::new(stage_template_config()))),
             },
             units: HashMap::new(),
             units_order: VecDeque::new(),
@@ -722,70 +735,101 @@ impl PageAnalyzer {
     /// by its title, main text and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
         let mut lap = Lap::start();
-        if let Some(extraction) = &page.extraction {
+        let own = page.extraction.as_ref().map(|extraction| {
             // A panic elsewhere cannot leave the counts half-updated in a way that matters.
             let mut templates = self
                 .templates
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let keys: Vec<BlockKey> = extraction
-                .blocks
-                .iter()
-                .map(|b| BlockKey::of(&b.text))
-                .collect();
+            let keys = block_keys(&page);
             templates.observe_keys(host, &keys);
-            let own = |in_content_only: bool| -> String {
-                let mut text = String::new();
-                for (block, &key) in extraction.blocks.iter().zip(&keys) {
-                    if (block.in_content || !in_content_only)
-                        && !templates.is_template_key(host, key)
-                    {
-                        if !text.is_empty() {
-                            text.push('\n');
-                        }
-                        text.push_str(&block.text);
-                    }
-                }
-                text
-            };
-            let mut text = own(true);
-            if extraction.listing || text.trim().is_empty() {
-                // A listing (whose content extraction chose at random: one section of a
-                // table of contents, or none) or a page whose content is all template: the
-                // page's other blocks are its own too. Not for a short article: its
-                // navigation would make it look like every other short article of its
-                // section.
-                text = own(false);
-            }
-            drop(templates);
-            lap.split(&mut page.times, Stage::Template);
-            let own_chars = text.chars().count();
-            if own_chars >= MIN_OWN_TEXT {
-                page.text = text;
-            } else {
-                // Too little text of its own to compare: judged by exact key only, over what
-                // the page does have (its title, its text, where its links lead, digits
-                // masked), so two section index pages of one manual are not "exact" copies
-                // of each other. Its main text's own key still finds a kept page it copies
-                // whole (a story copied on its own host, whose blocks are then template).
-                let main_key = ExactKey::of(&nearcrawl_text::tokenize(&page.text));
-                page.text = little_text_key(&page);
-                let mut analysis = self.analyzer.analyze(page);
-                analysis.little_text = Some(own_chars);
-                analysis.main_key = Some(main_key);
-                return analysis;
-            }
-        }
-        let mut analysis = self.analyzer.analyze(page);
-        // What verification will need, computed here, on the analysing thread, not on the
-        // one that judges (pages with little text are never verified).
-        if self.analyzer.config().verify && analysis.little_text.is_none() {
-            let mut lap = Lap::start();
-            analysis.prepared = Some(Prepared::of(&analysis));
-            lap.split(&mut analysis.times, Stage::Verify);
-        }
-        analysis
+            own_text(&templates, host, extraction, &keys)
+        });
+        lap.split(&mut page.times, Stage::Template);
+        finish_analysis(&self.analyzer, page, own)
     }
+}
+
+/// [`PageAnalyzer::analyze`] against a template model the caller keeps and has already shown
+/// the page ([`TemplateModel::observe_keys`] with `keys`, its [`block_keys`]): pages observed
+/// in order by one thread can then be analysed on many, the model read-only.
+pub fn analyze_against(
+    analyzer: &Analyzer,
+    templates: &TemplateModel,
+    host: &str,
+    mut page: Extracted,
+    keys: &[BlockKey],
+) -> PageAnalysis {
+    let mut lap = Lap::start();
+    let own = page
+        .extraction
+        .as_ref()
+        .map(|extraction| own_text(templates, host, extraction, keys));
+    lap.split(&mut page.times, Stage::Template);
+    finish_analysis(analyzer, page, own)
+}
+
+/// A page's own text: its main text without the host's template blocks; when extraction
+/// chose a listing or only template, all its blocks but the template.
+fn own_text(
+    templates: &TemplateModel,
+    host: &str,
+    extraction: &nearcrawl_extract::Extraction,
+    keys: &[BlockKey],
+) -> String {
+    let own = |in_content_only: bool| -> String {
+        let mut text = String::new();
+        for (block, &key) in extraction.blocks.iter().zip(keys) {
+            if (block.in_content || !in_content_only) && !templates.is_template_key(host, key) {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&block.text);
+            }
+        }
+        text
+    };
+    let text = own(true);
+    if extraction.listing || text.trim().is_empty() {
+        // A listing (whose content extraction chose at random: one section of a table of
+        // contents, or none) or a page whose content is all template: the page's other
+        // blocks are its own too. Not for a short article: its navigation would make it look
+        // like every other short article of its section.
+        own(false)
+    } else {
+        text
+    }
+}
+
+/// The rest of [`PageAnalyzer::analyze`] once the page's own text (HTML pages) is known.
+fn finish_analysis(analyzer: &Analyzer, mut page: Extracted, own: Option<String>) -> PageAnalysis {
+    if let Some(text) = own {
+        let own_chars = text.chars().count();
+        if own_chars >= MIN_OWN_TEXT {
+            page.text = text;
+        } else {
+            // Too little text of its own to compare: judged by exact key only, over what the
+            // page does have (its title, its text, where its links lead, digits masked), so
+            // two section index pages of one manual are not "exact" copies of each other. Its
+            // main text's own key still finds a kept page it copies whole (a story copied on
+            // its own host, whose blocks are then template).
+            let main_key = ExactKey::of(&nearcrawl_text::tokenize(&page.text));
+            page.text = little_text_key(&page);
+            let mut analysis = analyzer.analyze(page);
+            analysis.little_text = Some(own_chars);
+            analysis.main_key = Some(main_key);
+            return analysis;
+        }
+    }
+    let mut analysis = analyzer.analyze(page);
+    // What verification will need, computed here, on the analysing thread, not on the one
+    // that judges (pages with little text are never verified).
+    if analyzer.config().verify && analysis.little_text.is_none() {
+        let mut lap = Lap::start();
+        analysis.prepared = Some(Prepared::of(&analysis));
+        lap.split(&mut analysis.times, Stage::Verify);
+    }
+    analysis
 }
 
 /// The text a page with little text of its own is judged by: its title, its text and the

@@ -56,7 +56,7 @@ pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, crawl, crawl_with};
 pub use crate::error::EngineError;
 pub use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
-pub use crate::output::set_aside;
+pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
 pub use crate::report::{DedupTiming, Report, StageTime};

@@ -117,7 +117,12 @@ const OUTPUTS: [&str; 5] = [
 /// `out_dir/previous-N/` so the job can start over; returns that directory, or `None` when
 /// there was nothing to move. Nothing is deleted.
 pub fn set_aside(out_dir: &Path) -> Result<Option<PathBuf>, EngineError> {
-    let present: Vec<&str> = OUTPUTS
+    set_aside_named(out_dir, &OUTPUTS)
+}
+
+/// [`set_aside`] for the outputs called `names` (another command's outputs).
+pub fn set_aside_named(out_dir: &Path, names: &[&str]) -> Result<Option<PathBuf>, EngineError> {
+    let present: Vec<&str> = names
         .iter()
         .copied()
         .filter(|name| out_dir.join(name).exists())

@@ -191,6 +191,16 @@ impl TemplateModel {
 pub struct BlockKey(u64);
 
 impl BlockKey {
+    /// The key as a number (to write it down).
+    pub fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// A key written down with [`BlockKey::to_bits`].
+    pub fn from_bits(bits: u64) -> BlockKey {
+        BlockKey(bits)
+    }
+
     /// The key of a block's text.
     pub fn of(text: &str) -> BlockKey {
         let mut masked = String::with_capacity(text.len());
