@@ -12,6 +12,9 @@ export NEARCRAWL_WARCIO
 # Debian's chromium: the HTML report is opened in a real browser (tests/report_browser.rs).
 NEARCRAWL_CHROMIUM="$(./scripts/browser-deps.sh)"
 export NEARCRAWL_CHROMIUM
+# Debian's GNU wget: `nearcrawl dedup` reads the WARC files it writes (tests/cli_dedup.rs).
+NEARCRAWL_WGET="$(./scripts/debian-tool.sh wget)"
+export NEARCRAWL_WGET
 
 # A clean CI checkout builds once: incremental caches would only take disk.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi

@@ -2,10 +2,11 @@
 //!
 //! `crawl` runs a job from a seed list, `demo` crawls a generated local web; `fingerprint` and
 //! `compare` expose the page-understanding pipeline, `idf` learns IDF weights from a crawl's
-//! own pages, `near-pairs` the Hamming index.
+//! own pages, `near-pairs` the Hamming index, `dedup` clusters an existing corpus.
 
 mod config;
 mod crawl_commands;
+mod dedup_command;
 mod metrics;
 mod page_commands;
 mod quality_command;
@@ -124,6 +125,47 @@ enum Command {
         #[command(flatten)]
         flags: crawl_commands::CrawlFlags,
     },
+    /// Find near-duplicate clusters in an existing corpus: WARC files from any crawler (GNU
+    /// wget --warc-file, Heritrix, Common Crawl, nearcrawl; plain or gzipped) and JSON lines
+    /// with a text field. Pages are judged as a crawl judges them, the first of each content
+    /// being the original. Writes OUT/records.jsonl, clusters.jsonl (largest first),
+    /// keep.txt (the ids to keep: every unique page), summary.json and report.html. Bad
+    /// records are reported by file and offset (OUT/bad-records.jsonl) and skipped. Running
+    /// the same command again resumes an interrupted run.
+    Dedup {
+        /// WARC (.warc, .warc.gz) or JSON lines (.jsonl, .jsonl.gz) files, read in this
+        /// order; the format is recognised from the content.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output and state directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// JSON lines: the field holding the text.
+        #[arg(long, default_value = "text")]
+        text_field: String,
+        /// JSON lines: the field holding the document's id (else FILE:LINE is its id).
+        #[arg(long, default_value = "id")]
+        id_field: String,
+        /// JSON lines: the field holding the document's URL, if any.
+        #[arg(long, default_value = "url")]
+        url_field: String,
+        /// Threads analysing pages (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Documents read and analysed together (memory grows with it).
+        #[arg(long, default_value_t = 512)]
+        batch: usize,
+        /// Stop after about this many documents (at the end of a batch); run again to go
+        /// on.
+        #[arg(long)]
+        max_documents: Option<u64>,
+        /// Start over: move OUT's earlier outputs into OUT/previous-N/ (nothing is deleted).
+        #[arg(long)]
+        restart: bool,
+        /// The job configuration (TOML, see config/default.toml): its [dedup] settings.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Print every pair of fingerprints within Hamming distance k of each other (clustering
     /// input). FILE holds one 64-bit fingerprint per line, as 16 hex digits (optionally 0x-prefixed);
     /// blank lines and lines starting with # are skipped. Output: "LINE_A LINE_B DISTANCE" per
@@ -222,6 +264,31 @@ fn main() -> Result<()> {
             quality_command::focus_quality(&size, &topics, &from, out.as_deref(), config.as_deref())
         }
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
+        Command::Dedup {
+            inputs,
+            out,
+            text_field,
+            id_field,
+            url_field,
+            threads,
+            batch,
+            max_documents,
+            restart,
+            config,
+        } => dedup_command::dedup(dedup_command::DedupArgs {
+            inputs: &inputs,
+            out: &out,
+            fields: nearcrawl_corpus::JsonlFields {
+                text: text_field,
+                id: id_field,
+                url: url_field,
+            },
+            threads,
+            batch,
+            max_documents,
+            restart,
+            config: config.as_deref(),
+        }),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
         Command::Fingerprint {
             files,

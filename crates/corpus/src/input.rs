@@ -273,6 +273,10 @@ fn from_record(record: WarcRecord) -> Item {
     let payload_digest = record.header("WARC-Payload-Digest").map(str::to_owned);
     let date = record.header("WARC-Date").map(str::to_owned);
     let bytes = record.block.len() as u64;
+    if url.as_ref().is_some_and(|u| u.path() == "/robots.txt") {
+        // A crawler's own fetch, not content.
+        return Item::Skipped;
+    }
     match kind.as_str() {
         "response" => {
             let http = record

@@ -424,6 +424,22 @@ enum Entry {
     },
 }
 
+/// Items read together, tagged with their input.
+struct Batch {
+    items: Vec<(usize, Item)>,
+    /// Records passed over as no pages.
+    skipped: u64,
+    /// The corpus ends with them.
+    last: bool,
+}
+
+/// A document extracted: its host, its blocks and their keys.
+struct ExtractedPage {
+    host: String,
+    page: Extracted,
+    keys: Vec<BlockKey>,
+}
+
 /// The inputs as one stream of items.
 struct Reading<'a> {
     inputs: &'a [InputState],
@@ -436,12 +452,16 @@ struct Reading<'a> {
 impl Reading<'_> {
     /// Up to `n` items (pages, revisits, bad records; skipped records counted), tagged with
     /// their input.
-    fn read(&mut self, n: usize) -> Result<(Vec<(usize, Item)>, u64, bool), CorpusError> {
+    fn read(&mut self, n: usize) -> Result<Batch, CorpusError> {
         let mut items = Vec::with_capacity(n);
         let mut skipped = 0;
         while items.len() < n {
             let Some(input) = self.inputs.get(self.input) else {
-                return Ok((items, skipped, true));
+                return Ok(Batch {
+                    items,
+                    skipped,
+                    last: true,
+                });
             };
             let reader = match &mut self.reader {
                 Some(reader) => reader,
@@ -461,7 +481,11 @@ impl Reading<'_> {
             }
         }
         let last = self.input >= self.inputs.len();
-        Ok((items, skipped, last))
+        Ok(Batch {
+            items,
+            skipped,
+            last,
+        })
     }
 
     fn position(&self) -> (usize, Cursor) {
@@ -485,10 +509,14 @@ fn prepare(
     analyzer: &Analyzer,
     templates: &mut TemplateModel,
 ) -> Result<Prepared, CorpusError> {
-    let (items, skipped, last) = reading.read(batch)?;
+    let Batch {
+        items,
+        skipped,
+        last,
+    } = reading.read(batch)?;
     let end = reading.position();
     let fallback = no_url();
-    let extracted: Vec<(usize, Item, Option<(String, Extracted, Vec<BlockKey>)>)> = items
+    let extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
         .into_par_iter()
         .map(|(input, item)| {
             let page = match &item {
@@ -508,7 +536,11 @@ fn prepare(
                         Content::Text(text) => Extracted::plain(text.clone()),
                     };
                     let keys = block_keys(&extracted);
-                    Some((host, extracted, keys))
+                    Some(ExtractedPage {
+                        host,
+                        page: extracted,
+                        keys,
+                    })
                 }
                 _ => None,
             };
@@ -517,23 +549,24 @@ fn prepare(
         .collect();
     let mut template_log = Vec::new();
     for (_, _, page) in &extracted {
-        if let Some((host, extracted, keys)) = page
-            && extracted.extraction.is_some()
+        if let Some(page) = page
+            && page.page.extraction.is_some()
         {
-            templates.observe_keys(host, keys);
-            log_observation(&mut template_log, host, keys);
+            templates.observe_keys(&page.host, &page.keys);
+            log_observation(&mut template_log, &page.host, &page.keys);
         }
     }
     let templates = &*templates;
     let entries: Vec<Entry> = extracted
         .into_par_iter()
         .map(|(input, item, page)| match (item, page) {
-            (Item::Document(doc), Some((host, extracted, keys))) => {
-                let analysis = analyze_against(analyzer, templates, &host, extracted, &keys);
+            (Item::Document(doc), Some(page)) => {
+                let analysis =
+                    analyze_against(analyzer, templates, &page.host, page.page, &page.keys);
                 Entry::Page {
                     input,
                     doc,
-                    host,
+                    host: page.host,
                     analysis: Box::new(analysis),
                 }
             }
@@ -789,7 +822,7 @@ impl<'a> Run<'a> {
         let times = judgement.analysis.times;
         let micros = times.iter().map(|(_, nanos)| nanos).sum::<u64>() / 1000;
         let counts = &mut self.progress.counts;
-        for (stage, nanos) in times.iter() {
+        for (stage, nanos) in times.iter().filter(|&(_, nanos)| nanos > 0) {
             *counts
                 .stage_nanos
                 .entry(stage.name().to_owned())
@@ -1037,4 +1070,59 @@ fn finish(config: &CorpusConfig, progress: &Progress) -> Result<Summary, CorpusE
     )?;
     nearcrawl_report::write(out).map_err(|e| CorpusError::State(format!("report.html: {e}")))?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_log_replays_to_the_same_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = TemplateModel::new(stage_template_config());
+        let mut log = Vec::new();
+        // Letters, not digits: a block's key masks digits.
+        let key = |n: u64| {
+            let letter = |i: u64| char::from(b'a' + (i % 26) as u8);
+            BlockKey::of(&format!("block {}{}", letter(n / 26), letter(n)))
+        };
+        let mut pages = Vec::new();
+        for page in 0..40u64 {
+            let host = if page % 3 == 0 {
+                "a.example"
+            } else {
+                "b.example"
+            };
+            // Blocks on every page, on most, on a few, and the page's own.
+            let keys: Vec<BlockKey> = [0, 1 + page % 4 / 3, 10 + page % 7, 100 + page]
+                .into_iter()
+                .map(key)
+                .collect();
+            model.observe_keys(host, &keys);
+            log_observation(&mut log, host, &keys);
+            pages.push((host, keys));
+        }
+        let path = dir.path().join("templates.bin");
+        std::fs::write(&path, &log).unwrap();
+        let mut replayed = TemplateModel::new(stage_template_config());
+        replay_observations(&path, log.len() as u64, &mut replayed).unwrap();
+        let mut templates = 0;
+        for (host, keys) in &pages {
+            for &k in keys {
+                assert_eq!(
+                    model.is_template_key(host, k),
+                    replayed.is_template_key(host, k)
+                );
+                templates += usize::from(model.is_template_key(host, k));
+            }
+        }
+        assert!(templates > 0 && templates < pages.len() * 4);
+        // Replaying a prefix is the model of the pages before it; a cut in an entry is named.
+        let mut first = TemplateModel::new(stage_template_config());
+        let err = replay_observations(&path, 5, &mut first).unwrap_err();
+        assert!(
+            err.to_string().contains("templates.bin: offset 0: damaged"),
+            "{err}"
+        );
+    }
 }
