@@ -92,6 +92,40 @@ enum Command {
         #[arg(long)]
         pairs: bool,
     },
+    /// Measure corpus dedup: crawl a real web (Debian documentation, scripts/quality-deps.sh)
+    /// with --no-dedup into WARC files, run `nearcrawl dedup` over them, and datasketch's
+    /// MinHashLSH too when --minhash-python is given (scripts/bench-tools.sh installs it);
+    /// print each one's pair precision, recall and F1 against the web's truth, and pages/s
+    /// (also OUT/dedup-quality.json).
+    DedupQuality {
+        /// The real web: llvm-14-15 or handbook-tuning (tuning), llvm-15-16, clang-14-16 or
+        /// handbook-held-out (held out).
+        #[arg(long)]
+        web: String,
+        /// "small" (150 pages per site) or "large" (every page).
+        #[arg(long, default_value = "large")]
+        size: String,
+        /// The Python of scripts/bench-tools.sh's venv: runs the MinHashLSH baseline.
+        #[arg(long)]
+        minhash_python: Option<PathBuf>,
+        /// The baseline's script.
+        #[arg(long, default_value = "scripts/minhash-dedup.py")]
+        minhash_script: PathBuf,
+        /// The baseline's LSH thresholds, separated by commas.
+        #[arg(long, default_value = "0.8")]
+        thresholds: String,
+        /// How the baseline reads a page's text: "trafilatura" (main text) and/or "text"
+        /// (all text), separated by commas.
+        #[arg(long, default_value = "trafilatura")]
+        extract: String,
+        /// Where the crawl and the runs go (default: a new directory under the system temp
+        /// directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The job configuration (TOML): its [dedup] settings.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Measure focused crawling: serve Debian's Apache, PostgreSQL, Python and LLVM manuals
     /// behind a portal page (scripts/quality-deps.sh installs them), crawl them breadth-first
     /// and focused on each topic from the portal, and print harvest rate and recall against
@@ -263,6 +297,25 @@ fn main() -> Result<()> {
         } => {
             quality_command::focus_quality(&size, &topics, &from, out.as_deref(), config.as_deref())
         }
+        Command::DedupQuality {
+            web,
+            size,
+            minhash_python,
+            minhash_script,
+            thresholds,
+            extract,
+            out,
+            config,
+        } => quality_command::dedup_quality(quality_command::DedupQualityArgs {
+            web: &web,
+            size: &size,
+            minhash_python: minhash_python.as_deref(),
+            minhash_script: &minhash_script,
+            thresholds: &thresholds,
+            extract: &extract,
+            out: out.as_deref(),
+            config: config.as_deref(),
+        }),
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::Dedup {
             inputs,

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use nearcrawl_quality::{
-    FocusedSize, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom, WebConfig,
-    local_crawl_config, run, run_focused, run_pairs, run_real, run_real_pairs,
+    FocusedSize, MinHashBaseline, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom,
+    WebConfig, local_crawl_config, run, run_corpus_dedup, run_focused, run_pairs, run_real,
+    run_real_pairs,
 };
 
 use crate::config::Config;
@@ -51,17 +52,7 @@ pub fn quality(
     };
     let (out, runtime) = prepare(out, "quality")?;
     let real = match real {
-        Some(name) => {
-            let Some(web) = RealWeb::parse(name) else {
-                let names: Vec<&str> = RealWeb::ALL.iter().map(|w| w.name()).collect();
-                bail!("--web {name:?}: expected one of {}", names.join(", "));
-            };
-            let size = match size {
-                "small" => RealSize::Small(SMALL_REAL_PAGES),
-                _ => RealSize::Full,
-            };
-            Some((web, size))
-        }
+        Some(name) => Some(real_web(name, size)?),
         None => None,
     };
     if pairs {
@@ -86,6 +77,84 @@ pub fn quality(
     std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("measures: {}", path.display());
+    Ok(())
+}
+
+/// A real web by name, at `size` ("small": the CI variant).
+fn real_web(name: &str, size: &str) -> Result<(RealWeb, RealSize)> {
+    let Some(web) = RealWeb::parse(name) else {
+        let names: Vec<&str> = RealWeb::ALL.iter().map(|w| w.name()).collect();
+        bail!("--web {name:?}: expected one of {}", names.join(", "));
+    };
+    let size = match size {
+        "small" => RealSize::Small(SMALL_REAL_PAGES),
+        "large" => RealSize::Full,
+        other => bail!("--size {other:?}: expected \"small\" or \"large\""),
+    };
+    Ok((web, size))
+}
+
+/// What `nearcrawl dedup-quality` is given.
+pub struct DedupQualityArgs<'a> {
+    pub web: &'a str,
+    pub size: &'a str,
+    pub minhash_python: Option<&'a Path>,
+    pub minhash_script: &'a Path,
+    pub thresholds: &'a str,
+    pub extract: &'a str,
+    pub out: Option<&'a Path>,
+    pub config: Option<&'a Path>,
+}
+
+/// `nearcrawl dedup-quality`: `nearcrawl dedup` (and datasketch's MinHashLSH) over a real
+/// web's WARC files, pairs scored against its truth.
+pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
+    let (web, size) = real_web(args.web, args.size)?;
+    let (file, dir) = Config::load(args.config)?;
+    let mut crawl = local_crawl_config();
+    crawl.dedup = file.dedup.stage();
+    let run_config = RunConfig {
+        crawl,
+        analyzer: file.analyzer(dir.as_deref())?,
+        ..RunConfig::default()
+    };
+    let baseline = match args.minhash_python {
+        Some(python) => Some(MinHashBaseline {
+            python: python.to_path_buf(),
+            script: args.minhash_script.to_path_buf(),
+            thresholds: args
+                .thresholds
+                .split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| (0.0..=1.0).contains(t))
+                        .with_context(|| format!("--thresholds: {t:?} is not a number in 0..1"))
+                })
+                .collect::<Result<_>>()?,
+            extract: args.extract.split(',').map(|e| e.trim().to_owned()).collect(),
+        }),
+        None => None,
+    };
+    let (out, runtime) = prepare(args.out, "dedup-quality")?;
+    let report = runtime.block_on(run_corpus_dedup(
+        web,
+        size,
+        &run_config,
+        &out,
+        baseline.as_ref(),
+    ))?;
+    println!("{}: {} pages, {} WARC bytes", report.web, report.pages, report.warc_bytes);
+    for run in &report.runs {
+        let s = &run.score;
+        println!(
+            "{}: P {:.3} R {:.3} F1 {:.3} ({} pairs: {} correct, {} wrong; {} of {} true pairs); {:.0} pages/s ({:.2} s)",
+            run.tool, s.precision, s.recall, s.f1, s.pairs, s.correct, s.wrong, s.recalled,
+            s.positives, run.pages_per_second, run.seconds
+        );
+    }
+    println!("measures: {}", out.join("dedup-quality.json").display());
     Ok(())
 }
 

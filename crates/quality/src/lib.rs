@@ -19,6 +19,7 @@
 //! terms, examples or a description, against a breadth-first crawl of the same web.
 
 mod corpus;
+mod corpus_dedup;
 mod focused;
 mod measure;
 mod pairs;
@@ -28,6 +29,9 @@ mod truth;
 mod web;
 
 pub use crate::corpus::{Corpus, CorpusError, Source};
+pub use crate::corpus_dedup::{
+    CorpusDedupReport, MinHashBaseline, PairScore, ToolRun, run_corpus_dedup, score_clusters,
+};
 pub use crate::focused::{
     FocusedSize, FocusedWeb, Harvest, Manual, RECALL_TARGET, TOPICS, Topic, TopicFrom,
     TopicMeasure, build_focused, harvest_svg, measure_harvest,

@@ -114,7 +114,7 @@ async fn crawl_both(
 
 /// Crawls `seeds` into `dir` (emptied first) with `crawl_config` and `config`'s analyzer;
 /// the records.
-async fn crawl_into(
+pub(crate) async fn crawl_into(
     seeds: &[nearcrawl_frontier::Seed],
     dir: std::path::PathBuf,
     crawl_config: CrawlConfig,
