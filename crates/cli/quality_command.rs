@@ -133,7 +133,11 @@ pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
                         .with_context(|| format!("--thresholds: {t:?} is not a number in 0..1"))
                 })
                 .collect::<Result<_>>()?,
-            extract: args.extract.split(',').map(|e| e.trim().to_owned()).collect(),
+            extract: args
+                .extract
+                .split(',')
+                .map(|e| e.trim().to_owned())
+                .collect(),
         }),
         None => None,
     };
@@ -145,13 +149,25 @@ pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
         &out,
         baseline.as_ref(),
     ))?;
-    println!("{}: {} pages, {} WARC bytes", report.web, report.pages, report.warc_bytes);
+    println!(
+        "{}: {} pages, {} WARC bytes",
+        report.web, report.pages, report.warc_bytes
+    );
     for run in &report.runs {
         let s = &run.score;
         println!(
             "{}: P {:.3} R {:.3} F1 {:.3} ({} pairs: {} correct, {} wrong; {} of {} true pairs); {:.0} pages/s ({:.2} s)",
-            run.tool, s.precision, s.recall, s.f1, s.pairs, s.correct, s.wrong, s.recalled,
-            s.positives, run.pages_per_second, run.seconds
+            run.tool,
+            s.precision,
+            s.recall,
+            s.f1,
+            s.pairs,
+            s.correct,
+            s.wrong,
+            s.recalled,
+            s.positives,
+            run.pages_per_second,
+            run.seconds
         );
     }
     println!("measures: {}", out.join("dedup-quality.json").display());

@@ -429,6 +429,8 @@ struct Batch {
     items: Vec<(usize, Item)>,
     /// Records passed over as no pages.
     skipped: u64,
+    /// Where reading goes on after them.
+    end: (usize, Cursor),
     /// The corpus ends with them.
     last: bool,
 }
@@ -460,6 +462,7 @@ impl Reading<'_> {
                 return Ok(Batch {
                     items,
                     skipped,
+                    end: self.position(),
                     last: true,
                 });
             };
@@ -484,6 +487,7 @@ impl Reading<'_> {
         Ok(Batch {
             items,
             skipped,
+            end: self.position(),
             last,
         })
     }
@@ -501,20 +505,15 @@ fn no_url() -> Url {
     Url::parse("http://corpus.invalid/").expect("a valid URL")
 }
 
-/// Reads the next batch and analyses it: extraction on every core, the template model shown
-/// the pages in order, then the pages' own text analysed on every core.
-fn prepare(
-    reading: &mut Reading<'_>,
-    batch: usize,
-    analyzer: &Analyzer,
-    templates: &mut TemplateModel,
-) -> Result<Prepared, CorpusError> {
+/// Analyses a batch: extraction on every core, the template model shown the pages in order,
+/// then the pages' own text analysed on every core.
+fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> Prepared {
     let Batch {
         items,
         skipped,
+        end,
         last,
-    } = reading.read(batch)?;
-    let end = reading.position();
+    } = batch;
     let fallback = no_url();
     let extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
         .into_par_iter()
@@ -580,13 +579,13 @@ fn prepare(
             (Item::Skipped, _) => unreachable!("skipped items are not batched"),
         })
         .collect();
-    Ok(Prepared {
+    Prepared {
         entries,
         template_log,
         end,
         skipped,
         last,
-    })
+    }
 }
 
 /// One observation in the template log: host length, host, key count, keys.
@@ -713,38 +712,59 @@ impl<'a> Run<'a> {
             reader: None,
             cursor: self.progress.cursor,
         };
-        let batch = config.batch.max(1);
+        let size = config.batch.max(1);
         let analyzer = Arc::clone(&self.analyzer);
         let mut templates = std::mem::take(&mut self.templates);
-        let mut next = prepare(&mut reading, batch, &analyzer, &mut templates)?;
-        let mut last_checkpoint = Instant::now();
         let start_seq = self.progress.seq;
-        loop {
-            let current = next;
-            let stop = current.last
-                || config.max_documents.is_some_and(|max| {
-                    self.progress.seq + current.entries.len() as u64 - start_seq >= max
-                });
-            // Judge this batch while the next one is read and analysed.
-            let (judged, prepared) = if stop {
-                (self.judge_batch(current), None)
-            } else {
-                let (judged, prepared) = rayon::join(
-                    || self.judge_batch(current),
-                    || prepare(&mut reading, batch, &analyzer, &mut templates),
-                );
-                (judged, Some(prepared?))
-            };
-            let done = judged?;
-            if stop || last_checkpoint.elapsed() >= config.checkpoint_every {
-                self.checkpoint(done.0, done.1)?;
-                last_checkpoint = Instant::now();
+        // Three stages at once, each on its own thread, joined by short queues: reading (and
+        // decompressing), analysing on the pool, judging here in corpus order.
+        std::thread::scope(|scope| {
+            let (batches, to_analyse) =
+                std::sync::mpsc::sync_channel::<Result<Batch, CorpusError>>(2);
+            let (analysed, to_judge) =
+                std::sync::mpsc::sync_channel::<Result<Prepared, CorpusError>>(1);
+            scope.spawn(move || {
+                loop {
+                    let batch = reading.read(size);
+                    let end = batch.as_ref().map_or(true, |b| b.last);
+                    // The judge stopped early (an error, --max-documents): nothing to do.
+                    if batches.send(batch).is_err() || end {
+                        return;
+                    }
+                }
+            });
+            let analyzer = &analyzer;
+            scope.spawn(move || {
+                for batch in to_analyse {
+                    let prepared = batch.map(|batch| prepare(batch, analyzer, &mut templates));
+                    if analysed.send(prepared).is_err() {
+                        return;
+                    }
+                }
+            });
+            let mut last_checkpoint = Instant::now();
+            loop {
+                let current = to_judge.recv().unwrap_or_else(|_| {
+                    Err(CorpusError::State(
+                        "the reading or analysing thread stopped".into(),
+                    ))
+                })?;
+                let stop = current.last
+                    || config.max_documents.is_some_and(|max| {
+                        self.progress.seq + current.entries.len() as u64 - start_seq >= max
+                    });
+                let (end, last) = self.judge_batch(current)?;
+                if stop || last_checkpoint.elapsed() >= config.checkpoint_every {
+                    self.checkpoint(end, last)?;
+                    last_checkpoint = Instant::now();
+                }
+                if stop {
+                    // Dropping the queue stops the other threads.
+                    drop(to_judge);
+                    return Ok(self.progress.complete);
+                }
             }
-            match prepared {
-                Some(prepared) => next = prepared,
-                None => return Ok(self.progress.complete),
-            }
-        }
+        })
     }
 
     /// Judges a batch in order and writes its records; returns where reading goes on.
