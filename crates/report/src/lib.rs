@@ -41,6 +41,9 @@ pub struct Inputs {
     pub tally: Tally,
     /// The what-if of a baseline crawl (`what-if.json`), when there is one.
     pub what_if: Option<WhatIf>,
+    /// A corpus dedup run's summary (`summary.json` of `nearcrawl dedup`): the records are
+    /// a corpus's pages in corpus order, not a crawl's decisions.
+    pub corpus: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Why a report could not be written.
@@ -98,6 +101,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReportError> {
         report: read_json(&dir.join("report.json"))?,
         tally,
         what_if: read_json(&dir.join("what-if.json"))?,
+        corpus: read_json(&dir.join("summary.json"))?,
     })
 }
 
@@ -130,13 +134,25 @@ pub fn render(inputs: &Inputs) -> String {
         "td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}",
         "td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}",
         ".url{font-family:monospace;font-size:12px;text-align:left;word-break:break-all}",
-        "</style></head><body>\n<h1>nearcrawl report</h1>\n",
+        "</style></head><body>\n",
     ));
-    summary(&mut html, inputs);
-    over_the_crawl(&mut html, &inputs.tally);
-    duplicates(&mut html, &inputs.tally);
-    if let Some(report) = &inputs.report {
-        stages(&mut html, &report.run_stages);
+    match &inputs.corpus {
+        Some(corpus) => {
+            html.push_str("<h1>nearcrawl dedup report</h1>\n");
+            corpus_summary(&mut html, corpus);
+            over_the_corpus(&mut html, &inputs.tally);
+            duplicates(&mut html, &inputs.tally);
+            stages(&mut html, &corpus_stages(corpus));
+        }
+        None => {
+            html.push_str("<h1>nearcrawl report</h1>\n");
+            summary(&mut html, inputs);
+            over_the_crawl(&mut html, &inputs.tally);
+            duplicates(&mut html, &inputs.tally);
+            if let Some(report) = &inputs.report {
+                stages(&mut html, &report.run_stages);
+            }
+        }
     }
     clusters(&mut html, &inputs.tally);
     hosts(&mut html, &inputs.tally);
@@ -197,34 +213,114 @@ fn summary(html: &mut String, inputs: &Inputs) {
     html.push_str("</table>\n");
 }
 
+/// A corpus run's figures: every number of its summary.
+fn corpus_summary(html: &mut String, corpus: &serde_json::Map<String, serde_json::Value>) {
+    html.push_str("<h2>Summary</h2>\n<table>");
+    for (name, value) in corpus {
+        let value = match value {
+            serde_json::Value::Number(n) => match n.as_f64() {
+                Some(x) if n.is_f64() => format!("{x:.2}"),
+                _ => n.to_string(),
+            },
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => continue,
+        };
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            escape(&name.replace('_', " ")),
+            escape(&value)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// A corpus run's time per page by stage, from its summary's `stage_nanos`.
+fn corpus_stages(corpus: &serde_json::Map<String, serde_json::Value>) -> Vec<StageTime> {
+    let pages = corpus
+        .get("pages")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0)
+        .max(1.0);
+    corpus
+        .get("stage_nanos")
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(stage, nanos)| {
+            let nanos = nanos.as_f64()?;
+            Some(StageTime {
+                stage: stage.clone(),
+                total_ms: nanos / 1e6,
+                per_page_us: nanos / 1e3 / pages,
+            })
+        })
+        .collect()
+}
+
+/// Cumulative pages and bytes by verdict, over a corpus in order.
+fn over_the_corpus(html: &mut String, tally: &Tally) {
+    html.push_str("<h2>Over the corpus</h2>\n");
+    let label = format!("pages in corpus order (0 to {})", tally.decisions());
+    html.push_str(&cumulative(
+        tally,
+        "Pages, cumulative, by verdict",
+        &label,
+        pages,
+    ));
+    html.push_str(&cumulative(
+        tally,
+        "Bytes, cumulative, by verdict",
+        &label,
+        bytes,
+    ));
+}
+
+fn pages(sample: &Sample, group: usize) -> u64 {
+    sample.pages[group]
+}
+
+fn bytes(sample: &Sample, group: usize) -> u64 {
+    sample.bytes[group]
+}
+
+/// A chart of what `value` counts (pages or bytes of a group), cumulative, by group.
+fn cumulative(tally: &Tally, title: &str, label: &str, value: fn(&Sample, usize) -> u64) -> String {
+    let points = tally.points();
+    let x: Vec<f64> = points.iter().map(|p| p.decisions as f64).collect();
+    let series: Vec<svg::Series> = Group::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, g)| svg::Series {
+            name: g.name(),
+            colour: g.colour(),
+            values: points.iter().map(|p| value(p, i) as f64).collect(),
+        })
+        .collect();
+    svg::lines(title, label, &x, &series)
+}
+
 /// Cumulative pages and bytes by group, over the decisions in order.
 fn over_the_crawl(html: &mut String, tally: &Tally) {
     html.push_str("<h2>Over the crawl</h2>\n");
     let points = tally.points();
     let x: Vec<f64> = points.iter().map(|p| p.decisions as f64).collect();
-    let series = |value: &dyn Fn(&Sample, usize) -> u64| -> Vec<svg::Series> {
-        Group::ALL
-            .iter()
-            .enumerate()
-            .map(|(i, g)| svg::Series {
-                name: g.name(),
-                colour: g.colour(),
-                values: points.iter().map(|p| value(p, i) as f64).collect(),
-            })
-            .collect()
-    };
     let label = format!("decisions in order (0 to {})", tally.decisions());
-    html.push_str(&svg::lines(
+    html.push_str(&cumulative(
+        tally,
         "Pages fetched, cumulative, by verdict",
         &label,
-        &x,
-        &series(&|p, i| p.pages[i]),
+        pages,
     ));
-    html.push_str(&svg::lines(
+    html.push_str(&cumulative(
+        tally,
         "Bytes fetched, cumulative, by verdict",
         &label,
-        &x,
-        &series(&|p, i| p.bytes[i]),
+        bytes,
     ));
     html.push_str(&svg::lines(
         "Outlinks of duplicates not followed, cumulative (what dedup saved, in URLs)",
@@ -420,6 +516,31 @@ mod tests {
         });
         assert!(html.contains("Focused crawl: pages scored"));
         assert_eq!(html.matches("<svg role=\"img\"").count(), 7);
+    }
+
+    #[test]
+    fn a_corpus_run_is_reported_as_a_corpus() {
+        let summary = serde_json::json!({
+            "inputs": ["a.warc.gz", "b.jsonl"],
+            "pages": 4,
+            "near": 1,
+            "pages_per_second": 1234.5678,
+            "stage_nanos": {"parse": 8000, "tokenize": 4000},
+        });
+        let html = render(&Inputs {
+            tally: Tally::of(&crawl()),
+            corpus: summary.as_object().cloned(),
+            ..Inputs::default()
+        });
+        assert!(html.contains("<h1>nearcrawl dedup report</h1>"));
+        assert!(html.contains("<h2>Over the corpus</h2>") && !html.contains("Over the crawl"));
+        assert!(!html.contains("Outlinks of duplicates"), "a corpus has no links to follow");
+        assert!(html.contains("<tr><td>inputs</td><td>a.warc.gz, b.jsonl</td></tr>"));
+        assert!(html.contains("<tr><td>pages per second</td><td>1234.57</td></tr>"));
+        // Time per page by stage, from the summary's nanoseconds over its pages.
+        assert!(html.contains("<h2>Where the time went</h2>"));
+        assert!(html.contains(">parse<") && html.contains(">tokenize<"), "{html}");
+        assert!(html.contains("Largest duplicate clusters"));
     }
 
     #[test]
