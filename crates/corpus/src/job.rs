@@ -64,7 +64,7 @@ impl CorpusConfig {
             fields: JsonlFields::default(),
             analyzer: AnalyzerConfig::default(),
             stage: DedupStageConfig::default(),
-            batch: 512,
+            batch: 256,
             checkpoint_every: Duration::from_secs(5),
             max_documents: None,
             restart: false,
@@ -517,8 +517,8 @@ fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> 
     let fallback = no_url();
     let extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
         .into_par_iter()
-        .map(|(input, item)| {
-            let page = match &item {
+        .map(|(input, mut item)| {
+            let page = match &mut item {
                 Item::Document(doc) => {
                     let url = doc.url.as_ref().unwrap_or(&fallback);
                     let host = doc
@@ -527,12 +527,18 @@ fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> 
                         .and_then(|u| u.host_str())
                         .unwrap_or_default()
                         .to_owned();
-                    let extracted = match &doc.content {
+                    // The content is read once: the body is dropped here (batches in
+                    // flight hold their pages' analyses, not their bodies too).
+                    let extracted = match &mut doc.content {
                         Content::Body {
                             bytes,
                             content_type,
-                        } => analyzer.extract_body(bytes, content_type.as_deref(), url),
-                        Content::Text(text) => Extracted::plain(text.clone()),
+                        } => {
+                            let page = analyzer.extract_body(bytes, content_type.as_deref(), url);
+                            *bytes = Vec::new();
+                            page
+                        }
+                        Content::Text(text) => Extracted::plain(std::mem::take(text)),
                     };
                     let keys = block_keys(&extracted);
                     Some(ExtractedPage {

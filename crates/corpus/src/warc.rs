@@ -88,10 +88,43 @@ pub enum WarcItem {
     Bad(BadRecord),
 }
 
+/// A file that knows where it is, so that reading on from where the last record ended needs
+/// neither a seek (which would empty the buffer) nor a system call to ask.
+struct Tracked {
+    file: File,
+    /// The file's position: bytes read or sought to.
+    at: u64,
+}
+
+impl Read for Tracked {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Where the reader is (what it has handed out, not what it has buffered).
+fn position(file: &BufReader<Tracked>) -> u64 {
+    file.get_ref().at - file.buffer().len() as u64
+}
+
+/// Moves the reader to `offset`, keeping its buffer when it is there already.
+fn go_to(file: &mut BufReader<Tracked>, offset: u64) -> io::Result<()> {
+    if position(file) != offset {
+        // Emptying the buffer: discard what is left, then seek the file itself.
+        let left = file.buffer().len();
+        file.consume(left);
+        let tracked = file.get_mut();
+        tracked.at = tracked.file.seek(SeekFrom::Start(offset))?;
+    }
+    Ok(())
+}
+
 /// Reads the records of one WARC file in order.
 pub struct WarcReader {
     path: PathBuf,
-    file: BufReader<File>,
+    file: BufReader<Tracked>,
     gzip: bool,
     /// The gzip member being read (gzipped files).
     member: Option<Member>,
@@ -114,8 +147,14 @@ impl WarcReader {
     /// `from` (the first record at `RecordOffset::default()`): resuming, a record offset
     /// given by an earlier read.
     pub fn open(path: &Path, from: RecordOffset) -> io::Result<WarcReader> {
-        let mut file = BufReader::with_capacity(256 << 10, File::open(path)?);
-        let len = file.get_ref().metadata()?.len();
+        let mut file = BufReader::with_capacity(
+            256 << 10,
+            Tracked {
+                file: File::open(path)?,
+                at: 0,
+            },
+        );
+        let len = file.get_ref().file.metadata()?.len();
         let gzip = file.fill_buf()?.starts_with(&[0x1f, 0x8b]);
         let mut reader = WarcReader {
             path: path.to_path_buf(),
@@ -126,7 +165,7 @@ impl WarcReader {
             len,
             done: false,
         };
-        reader.file.seek(SeekFrom::Start(from.offset))?;
+        go_to(&mut reader.file, from.offset)?;
         if gzip && from.within > 0 {
             // Skip the member's records read before.
             reader.load_member()?;
@@ -238,7 +277,7 @@ impl WarcReader {
     /// Decompresses the gzip member at `self.next` into `self.member`.
     fn load_member(&mut self) -> io::Result<()> {
         let offset = self.next;
-        self.file.seek(SeekFrom::Start(offset))?;
+        go_to(&mut self.file, offset)?;
         let mut data = Vec::new();
         let mut decoder = flate2::bufread::GzDecoder::new(&mut self.file);
         let read = (&mut decoder)
@@ -255,7 +294,7 @@ impl WarcReader {
         if let Err(e) = read {
             return Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string()));
         }
-        self.next = self.file.stream_position()?;
+        self.next = position(&self.file);
         if too_large {
             return Err(io::Error::other(format!(
                 "gzip member decompresses to more than {} MiB, skipped (a record that large, or \
@@ -297,7 +336,7 @@ impl WarcReader {
         if self.done {
             return Ok(None);
         }
-        self.file.seek(SeekFrom::Start(self.next))?;
+        go_to(&mut self.file, self.next)?;
         // Blank lines between records.
         loop {
             let buf = self.file.fill_buf()?;
@@ -314,11 +353,11 @@ impl WarcReader {
             }
             self.file.consume(blank);
         }
-        let offset = self.file.stream_position()?;
+        let offset = position(&self.file);
         let at = RecordOffset { offset, within: 0 };
         match read_record(&mut self.file, at) {
             Ok(record) => {
-                self.next = self.file.stream_position()?;
+                self.next = position(&self.file);
                 Ok(Some(WarcItem::Record(record)))
             }
             Err(message) => {
@@ -350,7 +389,7 @@ impl WarcReader {
             if start >= self.len {
                 return Ok(None);
             }
-            self.file.seek(SeekFrom::Start(start))?;
+            go_to(&mut self.file, start)?;
             let mut filled = 0;
             while filled < WINDOW {
                 let n = self.file.read(&mut buf[filled..])?;

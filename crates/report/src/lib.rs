@@ -534,12 +534,18 @@ mod tests {
         });
         assert!(html.contains("<h1>nearcrawl dedup report</h1>"));
         assert!(html.contains("<h2>Over the corpus</h2>") && !html.contains("Over the crawl"));
-        assert!(!html.contains("Outlinks of duplicates"), "a corpus has no links to follow");
+        assert!(
+            !html.contains("Outlinks of duplicates"),
+            "a corpus has no links to follow"
+        );
         assert!(html.contains("<tr><td>inputs</td><td>a.warc.gz, b.jsonl</td></tr>"));
         assert!(html.contains("<tr><td>pages per second</td><td>1234.57</td></tr>"));
         // Time per page by stage, from the summary's nanoseconds over its pages.
         assert!(html.contains("<h2>Where the time went</h2>"));
-        assert!(html.contains(">parse<") && html.contains(">tokenize<"), "{html}");
+        assert!(
+            html.contains(">parse<") && html.contains(">tokenize<"),
+            "{html}"
+        );
         assert!(html.contains("Largest duplicate clusters"));
     }
 
