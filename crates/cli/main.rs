@@ -187,7 +187,7 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Documents read and analysed together (memory grows with it).
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = 64)]
         batch: usize,
         /// Stop after about this many documents (at the end of a batch); run again to go
         /// on.

@@ -64,7 +64,7 @@ impl CorpusConfig {
             fields: JsonlFields::default(),
             analyzer: AnalyzerConfig::default(),
             stage: DedupStageConfig::default(),
-            batch: 256,
+            batch: 64,
             checkpoint_every: Duration::from_secs(5),
             max_documents: None,
             restart: false,
