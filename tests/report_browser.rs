@@ -108,3 +108,42 @@ async fn the_report_opens_in_chromium_without_errors_and_its_charts_are_drawn() 
     assert!(blue > 2_000, "blue pixels: {blue}");
     assert!(orange > 500, "orange pixels: {orange}");
 }
+
+#[test]
+fn a_corpus_report_opens_in_chromium_without_errors() {
+    // JSON lines: unique texts and edited copies, deduplicated by `nearcrawl dedup`.
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = String::new();
+    for i in 0..8u64 {
+        let text = prose(200 + i % 5).replacen("the", "a", (i / 5) as usize);
+        lines.push_str(&serde_json::json!({"id": i, "text": text}).to_string());
+        lines.push('\n');
+    }
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let out = dir.path().join("out");
+    let status = Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .arg("dedup")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let report = out.join("report.html");
+    let (dom, log) = headless(&report, &["--dump-dom"]);
+    let console_errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console_errors.is_empty(), "{console_errors:#?}");
+    assert!(dom.contains("<h1>nearcrawl dedup report</h1>"));
+    assert!(dom.contains("<h2>Over the corpus</h2>"));
+    assert!(dom.contains("<h2>Largest duplicate clusters</h2>"));
+    // Pages and bytes over the corpus, distance, similarity and time histograms, time by stage.
+    assert_eq!(dom.matches("<svg").count(), 6, "every chart in the DOM");
+}
