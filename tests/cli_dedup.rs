@@ -199,6 +199,24 @@ fn a_nearcrawl_crawls_warc_clusters_as_the_crawl_judged() {
         }
     }
     assert!(pairs >= 20, "{pairs}");
+    // One page at a time on one thread: the same records (simhashes included), since a
+    // page's template is decided as it comes.
+    let one = dir.path().join("one");
+    let mut one_args: Vec<&str> = warcs.iter().map(|p| p.to_str().unwrap()).collect();
+    one_args.extend([
+        "--out",
+        one.to_str().unwrap(),
+        "--batch",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    let (ok, _, stderr) = dedup(&one_args);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        strip(&one.join("records.jsonl")),
+        strip(&out.join("records.jsonl"))
+    );
     let unique = |rs: &[Value]| rs.iter().filter(|r| r["verdict"] == "unique").count();
     let crawl_unique = unique(&baseline) - 1; // its robots.txt
     let diff = unique(&records).abs_diff(crawl_unique);
@@ -310,6 +328,35 @@ fn a_run_stopped_part_way_resumes_to_the_same_records() {
     // HTML pages: the host template model is rebuilt too.
     let warc = wget_warc(dir.path());
     stopped_and_resumed(dir.path(), &warc, &["--batch", "8"], 20);
+    // Neither the batch size nor the threads change a verdict: each page's template is
+    // decided as it comes, in corpus order.
+    let one = dir.path().join("one");
+    let (ok, _, stderr) = dedup(&[
+        warc.to_str().unwrap(),
+        "--out",
+        one.to_str().unwrap(),
+        "--batch",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    assert!(ok, "{stderr}");
+    let name = warc.file_name().unwrap().to_str().unwrap();
+    assert_eq!(
+        strip(&one.join("records.jsonl")),
+        strip(&dir.path().join(format!("{name}-whole/records.jsonl")))
+    );
+}
+
+/// The records of `path` without their timings.
+fn strip(path: &Path) -> Vec<Value> {
+    lines(path)
+        .into_iter()
+        .map(|mut r| {
+            r.as_object_mut().unwrap().remove("dedup_us");
+            r
+        })
+        .collect()
 }
 
 /// Runs `input` at once and in two runs (the first stopped after `stop` documents); the two
@@ -336,15 +383,6 @@ fn stopped_and_resumed(dir: &Path, input: &Path, extra: &[&str], stop: u64) {
     assert!(judged >= stop && judged < total, "{judged} of {total}");
     let (ok, _, stderr) = dedup(&args);
     assert!(ok, "{stderr}");
-    let strip = |path: &Path| -> Vec<Value> {
-        lines(path)
-            .into_iter()
-            .map(|mut r| {
-                r.as_object_mut().unwrap().remove("dedup_us");
-                r
-            })
-            .collect()
-    };
     assert_eq!(
         strip(&parts.join("records.jsonl")),
         strip(&whole.join("records.jsonl"))

@@ -18,14 +18,16 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_dedup::{
     Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, DuplicateOutlinks, Extracted,
-    PageAnalysis, analyze_against, block_keys, stage_template_config,
+    PageAnalysis, Stage, analyze_marked, block_keys, stage_template_config,
 };
 use nearcrawl_engine::{Record, Verdict};
 use nearcrawl_extract::{BlockKey, TemplateModel};
+use nearcrawl_fingerprint::Fingerprint;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::candidates::BatchCandidates;
 use crate::input::{
     Content, Cursor, Document, Format, InputReader, Item, JsonlFields, Revisit, sniff,
 };
@@ -435,11 +437,13 @@ struct Batch {
     last: bool,
 }
 
-/// A document extracted: its host, its blocks and their keys.
+/// A document extracted: its host, its blocks, their keys, and which of them are its host's
+/// template (marked in corpus order).
 struct ExtractedPage {
     host: String,
     page: Extracted,
     keys: Vec<BlockKey>,
+    marks: Vec<bool>,
 }
 
 /// The inputs as one stream of items.
@@ -515,7 +519,7 @@ fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> 
         last,
     } = batch;
     let fallback = no_url();
-    let extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
+    let mut extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
         .into_par_iter()
         .map(|(input, mut item)| {
             let page = match &mut item {
@@ -545,6 +549,7 @@ fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> 
                         host,
                         page: extracted,
                         keys,
+                        marks: Vec::new(),
                     })
                 }
                 _ => None,
@@ -552,22 +557,22 @@ fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> 
             (input, item, page)
         })
         .collect();
+    // The template model sees the pages one after the other, each page's template decided as
+    // it arrives (as in a crawl), so the result does not depend on the batch size.
     let mut template_log = Vec::new();
-    for (_, _, page) in &extracted {
+    for (_, _, page) in &mut extracted {
         if let Some(page) = page
             && page.page.extraction.is_some()
         {
-            templates.observe_keys(&page.host, &page.keys);
+            page.marks = templates.observe_and_mark(&page.host, &page.keys);
             log_observation(&mut template_log, &page.host, &page.keys);
         }
     }
-    let templates = &*templates;
     let entries: Vec<Entry> = extracted
         .into_par_iter()
         .map(|(input, item, page)| match (item, page) {
             (Item::Document(doc), Some(page)) => {
-                let analysis =
-                    analyze_against(analyzer, templates, &page.host, page.page, &page.keys);
+                let analysis = analyze_marked(analyzer, page.page, &page.marks);
                 Entry::Page {
                     input,
                     doc,
@@ -777,6 +782,24 @@ impl<'a> Run<'a> {
     fn judge_batch(&mut self, batch: Prepared) -> Result<((usize, Cursor), bool), CorpusError> {
         self.template_log.write(&batch.template_log)?;
         self.progress.counts.skipped += batch.skipped;
+        // The index's answers for the batch's pages, in one batch query.
+        let clock = Instant::now();
+        let simhashes: Vec<Fingerprint> = batch
+            .entries
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Page { analysis, .. } => Some(analysis.simhash),
+                _ => None,
+            })
+            .collect();
+        let mut candidates = BatchCandidates::new(self.stage.index(), &simhashes);
+        *self
+            .progress
+            .counts
+            .stage_nanos
+            .entry(Stage::Index.name().to_owned())
+            .or_default() += clock.elapsed().as_nanos() as u64;
+        let mut pages = 0;
         let mut line = Vec::new();
         for entry in batch.entries {
             line.clear();
@@ -787,7 +810,9 @@ impl<'a> Run<'a> {
                     host,
                     analysis,
                 } => {
-                    let record = self.judge_page(input, *doc, &host, *analysis)?;
+                    let record =
+                        self.judge_page(input, *doc, &host, *analysis, pages, &mut candidates)?;
+                    pages += 1;
                     serde_json::to_writer(&mut line, &record).expect("a record serialises");
                     line.push(b'\n');
                     self.records.write(&line)?;
@@ -826,6 +851,8 @@ impl<'a> Run<'a> {
         doc: Document,
         host: &str,
         analysis: PageAnalysis,
+        page: usize,
+        candidates: &mut BatchCandidates,
     ) -> Result<CorpusRecord, CorpusError> {
         let kept_path = || self.config.out.join("work/kept.bin");
         let seq = self.progress.seq;
@@ -834,12 +861,16 @@ impl<'a> Run<'a> {
         let text_cut_from = analysis.text_cut_from;
         let simhash = analysis.simhash;
         let has_tokens = !analysis.tokens.is_empty();
+        let near = candidates.of(page, simhash);
         let judgement = self
             .stage
-            .judge_analysed(analysis, &self.kept)
+            .judge_with_candidates(analysis, near, &self.kept)
             .map_err(io_error(&kept_path()))?;
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
             let admission = self.stage.admit(seq, host, &judgement);
+            if let Some((simhash, _)) = admission.fingerprint {
+                candidates.kept(simhash, seq);
+            }
             self.kept
                 .keep(&admission, host)
                 .map_err(io_error(&kept_path()))?;

@@ -25,6 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod candidates;
 mod http;
 pub mod input;
 mod job;

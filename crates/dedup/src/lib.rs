@@ -53,7 +53,7 @@ pub use crate::config::{
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, Judgement, LinkMatch, MemoryOriginals, Original, Originals,
-    PageAnalyzer, Verdict, analyze_against, block_keys, link_keys, same_site,
-    stage_sentence_config, stage_template_config,
+    PageAnalyzer, Verdict, analyze_marked, block_keys, link_keys, same_site, stage_sentence_config,
+    stage_template_config,
 };
 pub use crate::timing::{Lap, Stage, StageTimes};

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_extract::{BlockKey, TemplateConfig, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams};
+use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams, Match};
 use nearcrawl_text::ExactKey;
 use nearcrawl_verify::{
     CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
@@ -459,7 +459,29 @@ impl DedupStage {
     /// [`DedupStage::judge`] for a page already through [`DedupStage::analyze`].
     pub fn judge_analysed<O: Originals>(
         &mut self,
+        analysis: PageAnalysis,
+        originals: &O,
+    ) -> Result<Judgement, O::Error> {
+        self.judge_with(analysis, None, originals)
+    }
+
+    /// [`DedupStage::judge_analysed`] with the index's answer for the page's simhash already
+    /// known: `candidates` must be every kept page within the distance, as
+    /// [`HammingIndex::query`] would return them (say from one
+    /// [`HammingIndex::query_batch`] for many pages, plus the pages kept since).
+    pub fn judge_with_candidates<O: Originals>(
+        &mut self,
+        analysis: PageAnalysis,
+        candidates: Vec<Match>,
+        originals: &O,
+    ) -> Result<Judgement, O::Error> {
+        self.judge_with(analysis, Some(candidates), originals)
+    }
+
+    fn judge_with<O: Originals>(
+        &mut self,
         mut analysis: PageAnalysis,
+        candidates: Option<Vec<Match>>,
         originals: &O,
     ) -> Result<Judgement, O::Error> {
         let clock = Instant::now();
@@ -467,7 +489,7 @@ impl DedupStage {
             analysis.prepared = Some(Prepared::of(&analysis));
         }
         let mut index_time = Duration::ZERO;
-        let found = self.find_original(&analysis, originals, &mut index_time)?;
+        let found = self.find_original(&analysis, candidates, originals, &mut index_time)?;
         let searched = clock.elapsed();
         analysis.times.add(Stage::Index, index_time);
         analysis
@@ -563,6 +585,7 @@ impl DedupStage {
     fn find_original<O: Originals>(
         &mut self,
         analysis: &PageAnalysis,
+        given: Option<Vec<Match>>,
         originals: &O,
         index_time: &mut Duration,
     ) -> Result<Option<Found>, O::Error> {
@@ -602,7 +625,10 @@ impl DedupStage {
             return Ok(None);
         }
         let max_candidates = self.config.max_candidates.max(1);
-        let mut candidates = self.index.query(analysis.simhash);
+        let mut candidates = match given {
+            Some(candidates) => candidates,
+            None => self.index.query(analysis.simhash),
+        };
         candidates.sort_by_key(|m| (m.distance, m.payload));
         candidates.truncate(max_candidates);
         *index_time = clock.elapsed();
@@ -735,52 +761,45 @@ impl PageAnalyzer {
     /// by its title, main text and link targets. Then tokenized, once.
     pub fn analyze(&self, host: &str, mut page: Extracted) -> PageAnalysis {
         let mut lap = Lap::start();
-        let own = page.extraction.as_ref().map(|extraction| {
+        let marks = page.extraction.as_ref().map(|_| {
             // A panic elsewhere cannot leave the counts half-updated in a way that matters.
             let mut templates = self
                 .templates
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let keys = block_keys(&page);
-            templates.observe_keys(host, &keys);
-            own_text(&templates, host, extraction, &keys)
+            templates.observe_and_mark(host, &block_keys(&page))
         });
+        let own = page
+            .extraction
+            .as_ref()
+            .zip(marks.as_deref())
+            .map(|(extraction, marks)| own_text(extraction, marks));
         lap.split(&mut page.times, Stage::Template);
         finish_analysis(&self.analyzer, page, own)
     }
 }
 
-/// [`PageAnalyzer::analyze`] against a template model the caller keeps and has already shown
-/// the page ([`TemplateModel::observe_keys`] with `keys`, its [`block_keys`]): pages observed
-/// in order by one thread can then be analysed on many, the model read-only.
-pub fn analyze_against(
-    analyzer: &Analyzer,
-    templates: &TemplateModel,
-    host: &str,
-    mut page: Extracted,
-    keys: &[BlockKey],
-) -> PageAnalysis {
+/// [`PageAnalyzer::analyze`] with the page's template blocks already marked, one flag per
+/// block ([`TemplateModel::observe_and_mark`] over its [`block_keys`]): pages shown to the
+/// model in order by one thread can then be analysed on many, with the same result as one
+/// after the other.
+pub fn analyze_marked(analyzer: &Analyzer, mut page: Extracted, marks: &[bool]) -> PageAnalysis {
     let mut lap = Lap::start();
     let own = page
         .extraction
         .as_ref()
-        .map(|extraction| own_text(templates, host, extraction, keys));
+        .map(|extraction| own_text(extraction, marks));
     lap.split(&mut page.times, Stage::Template);
     finish_analysis(analyzer, page, own)
 }
 
-/// A page's own text: its main text without the host's template blocks; when extraction
-/// chose a listing or only template, all its blocks but the template.
-fn own_text(
-    templates: &TemplateModel,
-    host: &str,
-    extraction: &nearcrawl_extract::Extraction,
-    keys: &[BlockKey],
-) -> String {
+/// A page's own text: its main text without its template blocks (`marks`, one per block);
+/// when extraction chose a listing or only template, all its blocks but the template.
+fn own_text(extraction: &nearcrawl_extract::Extraction, marks: &[bool]) -> String {
     let own = |in_content_only: bool| -> String {
         let mut text = String::new();
-        for (block, &key) in extraction.blocks.iter().zip(keys) {
-            if (block.in_content || !in_content_only) && !templates.is_template_key(host, key) {
+        for (block, &template) in extraction.blocks.iter().zip(marks) {
+            if (block.in_content || !in_content_only) && !template {
                 if !text.is_empty() {
                     text.push('\n');
                 }

@@ -108,6 +108,16 @@ impl TemplateModel {
         }
     }
 
+    /// [`TemplateModel::observe_keys`], then which of the page's blocks are its host's
+    /// template now, one flag per key: what a page's own text leaves out, decided as the page
+    /// arrives (later pages do not change it).
+    pub fn observe_and_mark(&mut self, host: &str, keys: &[BlockKey]) -> Vec<bool> {
+        self.observe_keys(host, keys);
+        keys.iter()
+            .map(|&key| self.is_template_key(host, key))
+            .collect()
+    }
+
     /// Distinct blocks remembered, over all hosts.
     pub fn blocks(&self) -> usize {
         self.blocks
