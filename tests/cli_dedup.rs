@@ -327,7 +327,8 @@ fn a_run_stopped_part_way_resumes_to_the_same_records() {
     stopped_and_resumed(dir.path(), &input, &fields, 600);
     // HTML pages: the host template model is rebuilt too.
     let warc = wget_warc(dir.path());
-    stopped_and_resumed(dir.path(), &warc, &["--batch", "8"], 20);
+    let lookahead = ["--batch", "8", "--template-lookahead", "8"];
+    stopped_and_resumed(dir.path(), &warc, &lookahead, 20);
     // Neither the batch size nor the threads change a verdict: each page's template is
     // decided as it comes, in corpus order.
     let one = dir.path().join("one");
@@ -339,6 +340,8 @@ fn a_run_stopped_part_way_resumes_to_the_same_records() {
         "1",
         "--threads",
         "1",
+        "--template-lookahead",
+        "8",
     ]);
     assert!(ok, "{stderr}");
     let name = warc.file_name().unwrap().to_str().unwrap();

@@ -17,6 +17,7 @@ async fn a_crawls_warc_files_cluster_as_the_truth_groups_them() {
         RealSize::Small(150),
         &RunConfig::default(),
         out.path(),
+        nearcrawl_corpus::TEMPLATE_LOOKAHEAD,
         None,
     )
     .await

@@ -14,6 +14,7 @@ pub struct DedupArgs<'a> {
     pub fields: JsonlFields,
     pub threads: Option<usize>,
     pub batch: usize,
+    pub template_lookahead: usize,
     pub max_documents: Option<u64>,
     pub restart: bool,
     pub config: Option<&'a Path>,
@@ -32,6 +33,7 @@ pub fn dedup(args: DedupArgs<'_>) -> Result<()> {
     job.analyzer = config.analyzer(config_dir.as_deref())?;
     job.stage = config.dedup.stage();
     job.batch = args.batch;
+    job.template_lookahead = args.template_lookahead;
     job.max_documents = args.max_documents;
     job.restart = args.restart;
     match run(&job)? {

@@ -118,6 +118,9 @@ enum Command {
         /// (all text), separated by commas.
         #[arg(long, default_value = "trafilatura")]
         extract: String,
+        /// `nearcrawl dedup --template-lookahead`.
+        #[arg(long, default_value_t = nearcrawl_corpus::TEMPLATE_LOOKAHEAD)]
+        template_lookahead: usize,
         /// Where the crawl and the runs go (default: a new directory under the system temp
         /// directory).
         #[arg(long)]
@@ -186,9 +189,15 @@ enum Command {
         /// Threads analysing pages (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
-        /// Documents read and analysed together (memory grows with it).
+        /// Documents read and analysed together (memory grows with it; no verdict depends on
+        /// it).
         #[arg(long, default_value_t = 64)]
         batch: usize,
+        /// Pages the host template model sees after a page before deciding which of the
+        /// page's blocks are its site's template (0: none, as a crawl does). Changes verdicts:
+        /// a run resumes with the value it started with.
+        #[arg(long, default_value_t = nearcrawl_corpus::TEMPLATE_LOOKAHEAD)]
+        template_lookahead: usize,
         /// Stop after about this many documents (at the end of a batch); run again to go
         /// on.
         #[arg(long)]
@@ -304,6 +313,7 @@ fn main() -> Result<()> {
             minhash_script,
             thresholds,
             extract,
+            template_lookahead,
             out,
             config,
         } => quality_command::dedup_quality(quality_command::DedupQualityArgs {
@@ -313,6 +323,7 @@ fn main() -> Result<()> {
             minhash_script: &minhash_script,
             thresholds: &thresholds,
             extract: &extract,
+            template_lookahead,
             out: out.as_deref(),
             config: config.as_deref(),
         }),
@@ -325,6 +336,7 @@ fn main() -> Result<()> {
             url_field,
             threads,
             batch,
+            template_lookahead,
             max_documents,
             restart,
             config,
@@ -338,6 +350,7 @@ fn main() -> Result<()> {
             },
             threads,
             batch,
+            template_lookahead,
             max_documents,
             restart,
             config: config.as_deref(),

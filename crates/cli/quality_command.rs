@@ -102,6 +102,7 @@ pub struct DedupQualityArgs<'a> {
     pub minhash_script: &'a Path,
     pub thresholds: &'a str,
     pub extract: &'a str,
+    pub template_lookahead: usize,
     pub out: Option<&'a Path>,
     pub config: Option<&'a Path>,
 }
@@ -147,6 +148,7 @@ pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
         size,
         &run_config,
         &out,
+        args.template_lookahead,
         baseline.as_ref(),
     ))?;
     println!(

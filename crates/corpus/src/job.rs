@@ -46,8 +46,11 @@ pub struct CorpusConfig {
     pub analyzer: AnalyzerConfig,
     /// The dedup stage's settings (outlinks aside: a corpus has none to follow).
     pub stage: DedupStageConfig,
-    /// Documents per batch.
+    /// Documents per batch (no verdict depends on it).
     pub batch: usize,
+    /// Items the host template model sees after a page before the page's template is decided
+    /// ([`TEMPLATE_LOOKAHEAD`]; 0: as in a crawl, each page's as it comes).
+    pub template_lookahead: usize,
     /// How often the run's state is made durable.
     pub checkpoint_every: Duration,
     /// Stop (resumably) once this many documents have been judged in this run, at the end of
@@ -67,6 +70,7 @@ impl CorpusConfig {
             analyzer: AnalyzerConfig::default(),
             stage: DedupStageConfig::default(),
             batch: 64,
+            template_lookahead: TEMPLATE_LOOKAHEAD,
             checkpoint_every: Duration::from_secs(5),
             max_documents: None,
             restart: false,
@@ -159,6 +163,8 @@ pub struct Summary {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Progress {
     inputs: Vec<InputState>,
+    /// The run's template lookahead (verdicts depend on it).
+    template_lookahead: usize,
     /// The input being read, and where in it.
     input: usize,
     cursor: Cursor,
@@ -249,6 +255,14 @@ pub fn run(config: &CorpusConfig) -> Result<Option<Summary>, CorpusError> {
                     config.out.display()
                 )));
             }
+            if progress.template_lookahead != config.template_lookahead {
+                return Err(CorpusError::State(format!(
+                    "{} holds a run with --template-lookahead {}: give the same to resume it, \
+                     or --restart to start over",
+                    config.out.display(),
+                    progress.template_lookahead
+                )));
+            }
             progress
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -260,6 +274,7 @@ pub fn run(config: &CorpusConfig) -> Result<Option<Summary>, CorpusError> {
             }
             Progress {
                 inputs: inputs.clone(),
+                template_lookahead: config.template_lookahead,
                 input: 0,
                 cursor: Cursor::default(),
                 seq: 0,
@@ -399,52 +414,71 @@ impl Appender {
 /// A batch read and analysed, waiting to be judged.
 struct Prepared {
     entries: Vec<Entry>,
-    /// The template observations of its pages (appended to the log when judged).
-    template_log: Vec<u8>,
-    /// Where reading goes on after it.
-    end: (usize, Cursor),
-    skipped: u64,
+    /// Records passed over as no pages after the last entry (the corpus's end).
+    trailing_skipped: u64,
     /// The corpus ends with it.
     last: bool,
 }
 
-enum Entry {
+/// An item to judge, with what it takes to resume after it.
+struct Entry {
+    input: usize,
+    /// Records passed over as no pages just before it.
+    skipped_before: u64,
+    /// Where reading goes on after it.
+    after: (usize, Cursor),
+    kind: EntryKind,
+}
+
+enum EntryKind {
     Page {
-        input: usize,
         doc: Box<Document>,
         host: String,
+        /// Its blocks' keys, when it has blocks: the template log's observation.
+        keys: Option<Vec<BlockKey>>,
         analysis: Box<PageAnalysis>,
     },
-    Revisit {
-        input: usize,
-        revisit: Box<Revisit>,
-    },
+    Revisit(Box<Revisit>),
     Bad {
-        input: usize,
         at: Cursor,
         message: String,
     },
 }
 
-/// Items read together, tagged with their input.
+/// An item read, tagged with its input and what it takes to resume after it.
+struct Read {
+    input: usize,
+    item: Item,
+    skipped_before: u64,
+    after: (usize, Cursor),
+}
+
+/// Items read together.
 struct Batch {
-    items: Vec<(usize, Item)>,
-    /// Records passed over as no pages.
-    skipped: u64,
-    /// Where reading goes on after them.
-    end: (usize, Cursor),
+    items: Vec<Read>,
+    /// Records passed over as no pages after the last item (the corpus's end).
+    trailing_skipped: u64,
     /// The corpus ends with them.
     last: bool,
 }
 
-/// A document extracted: its host, its blocks, their keys, and which of them are its host's
-/// template (marked in corpus order).
+/// A document extracted: its host, its blocks and their keys.
 struct ExtractedPage {
     host: String,
     page: Extracted,
     keys: Vec<BlockKey>,
-    marks: Vec<bool>,
 }
+
+/// An item read and extracted, waiting for the template model to see the pages after it.
+struct Waiting {
+    read: Read,
+    page: Option<ExtractedPage>,
+}
+
+/// Items the template model sees after a page before the page's template is decided, by
+/// default: the blocks repeated over a site's pages are known as its template from the site's
+/// first pages on, whatever the batch size.
+pub const TEMPLATE_LOOKAHEAD: usize = 512;
 
 /// The inputs as one stream of items.
 struct Reading<'a> {
@@ -453,6 +487,8 @@ struct Reading<'a> {
     input: usize,
     reader: Option<InputReader>,
     cursor: Cursor,
+    /// Records passed over since the last item.
+    skipped: u64,
 }
 
 impl Reading<'_> {
@@ -460,13 +496,11 @@ impl Reading<'_> {
     /// their input.
     fn read(&mut self, n: usize) -> Result<Batch, CorpusError> {
         let mut items = Vec::with_capacity(n);
-        let mut skipped = 0;
         while items.len() < n {
             let Some(input) = self.inputs.get(self.input) else {
                 return Ok(Batch {
                     items,
-                    skipped,
-                    end: self.position(),
+                    trailing_skipped: std::mem::take(&mut self.skipped),
                     last: true,
                 });
             };
@@ -478,8 +512,13 @@ impl Reading<'_> {
                 ),
             };
             match reader.next_item().map_err(io_error(&input.path))? {
-                Some(Item::Skipped) => skipped += 1,
-                Some(item) => items.push((self.input, item)),
+                Some(Item::Skipped) => self.skipped += 1,
+                Some(item) => items.push(Read {
+                    input: self.input,
+                    item,
+                    skipped_before: std::mem::take(&mut self.skipped),
+                    after: (self.input, reader.resume_point()),
+                }),
                 None => {
                     self.reader = None;
                     self.input += 1;
@@ -487,20 +526,11 @@ impl Reading<'_> {
                 }
             }
         }
-        let last = self.input >= self.inputs.len();
         Ok(Batch {
             items,
-            skipped,
-            end: self.position(),
-            last,
+            trailing_skipped: 0,
+            last: false,
         })
-    }
-
-    fn position(&self) -> (usize, Cursor) {
-        match &self.reader {
-            Some(reader) => (self.input, reader.resume_point()),
-            None => (self.input, self.cursor),
-        }
     }
 }
 
@@ -509,93 +539,135 @@ fn no_url() -> Url {
     Url::parse("http://corpus.invalid/").expect("a valid URL")
 }
 
-/// Analyses a batch: extraction on every core, the template model shown the pages in order,
-/// then the pages' own text analysed on every core.
-fn prepare(batch: Batch, analyzer: &Analyzer, templates: &mut TemplateModel) -> Prepared {
-    let Batch {
-        items,
-        skipped,
-        end,
-        last,
-    } = batch;
-    let fallback = no_url();
-    let mut extracted: Vec<(usize, Item, Option<ExtractedPage>)> = items
-        .into_par_iter()
-        .map(|(input, mut item)| {
-            let page = match &mut item {
-                Item::Document(doc) => {
-                    let url = doc.url.as_ref().unwrap_or(&fallback);
-                    let host = doc
-                        .url
-                        .as_ref()
-                        .and_then(|u| u.host_str())
-                        .unwrap_or_default()
-                        .to_owned();
-                    // The content is read once: the body is dropped here (batches in
-                    // flight hold their pages' analyses, not their bodies too).
-                    let extracted = match &mut doc.content {
-                        Content::Body {
-                            bytes,
-                            content_type,
-                        } => {
-                            let page = analyzer.extract_body(bytes, content_type.as_deref(), url);
-                            *bytes = Vec::new();
-                            page
+/// The analysing stage: extraction on every core, the template model shown the pages in
+/// corpus order, each page's template decided once the model has seen the items after it
+/// ([`CorpusConfig::template_lookahead`]), then the pages' own text analysed on every core.
+struct Analysis<'a> {
+    analyzer: &'a Analyzer,
+    lookahead: usize,
+    templates: TemplateModel,
+    window: std::collections::VecDeque<Waiting>,
+}
+
+impl Analysis<'_> {
+    /// Takes a batch in; returns the items whose template is decided, analysed.
+    fn prepare(&mut self, batch: Batch) -> Prepared {
+        let analyzer = self.analyzer;
+        let fallback = no_url();
+        let extracted: Vec<Waiting> = batch
+            .items
+            .into_par_iter()
+            .map(|mut read| {
+                let page = match &mut read.item {
+                    Item::Document(doc) => {
+                        let url = doc.url.as_ref().unwrap_or(&fallback);
+                        let host = doc
+                            .url
+                            .as_ref()
+                            .and_then(|u| u.host_str())
+                            .unwrap_or_default()
+                            .to_owned();
+                        // The content is read once: the body is dropped here (items waiting
+                        // hold their blocks, not their bodies too).
+                        let extracted = match &mut doc.content {
+                            Content::Body {
+                                bytes,
+                                content_type,
+                            } => {
+                                let page =
+                                    analyzer.extract_body(bytes, content_type.as_deref(), url);
+                                *bytes = Vec::new();
+                                page
+                            }
+                            Content::Text(text) => Extracted::plain(std::mem::take(text)),
+                        };
+                        let keys = block_keys(&extracted);
+                        Some(ExtractedPage {
+                            host,
+                            page: extracted,
+                            keys,
+                        })
+                    }
+                    _ => None,
+                };
+                Waiting { read, page }
+            })
+            .collect();
+        let mut ready = Vec::new();
+        for waiting in extracted {
+            if let Some(page) = &waiting.page
+                && page.page.extraction.is_some()
+            {
+                self.templates.observe_keys(&page.host, &page.keys);
+            }
+            self.window.push_back(waiting);
+            if self.window.len() > self.lookahead {
+                ready.extend(self.decide(1));
+            }
+        }
+        if batch.last {
+            ready.extend(self.decide(self.window.len()));
+        }
+        let entries: Vec<Entry> = ready
+            .into_par_iter()
+            .map(|(waiting, marks)| {
+                let Read {
+                    input,
+                    item,
+                    skipped_before,
+                    after,
+                } = waiting.read;
+                let kind = match (item, waiting.page) {
+                    (Item::Document(doc), Some(page)) => {
+                        let blocks = page.page.extraction.is_some();
+                        let analysis = analyze_marked(analyzer, page.page, &marks);
+                        EntryKind::Page {
+                            doc,
+                            host: page.host,
+                            keys: blocks.then_some(page.keys),
+                            analysis: Box::new(analysis),
                         }
-                        Content::Text(text) => Extracted::plain(std::mem::take(text)),
-                    };
-                    let keys = block_keys(&extracted);
-                    Some(ExtractedPage {
-                        host,
-                        page: extracted,
-                        keys,
-                        marks: Vec::new(),
-                    })
+                    }
+                    (Item::Revisit(revisit), _) => EntryKind::Revisit(revisit),
+                    (Item::Bad { at, message }, _) => EntryKind::Bad { at, message },
+                    (Item::Document(doc), None) => EntryKind::Bad {
+                        at: doc.at,
+                        message: "not analysed".into(),
+                    },
+                    (Item::Skipped, _) => unreachable!("skipped items are not batched"),
+                };
+                Entry {
+                    input,
+                    skipped_before,
+                    after,
+                    kind,
                 }
-                _ => None,
-            };
-            (input, item, page)
-        })
-        .collect();
-    // The template model sees the pages one after the other, each page's template decided as
-    // it arrives (as in a crawl), so the result does not depend on the batch size.
-    let mut template_log = Vec::new();
-    for (_, _, page) in &mut extracted {
-        if let Some(page) = page
-            && page.page.extraction.is_some()
-        {
-            page.marks = templates.observe_and_mark(&page.host, &page.keys);
-            log_observation(&mut template_log, &page.host, &page.keys);
+            })
+            .collect();
+        Prepared {
+            entries,
+            trailing_skipped: batch.trailing_skipped,
+            last: batch.last,
         }
     }
-    let entries: Vec<Entry> = extracted
-        .into_par_iter()
-        .map(|(input, item, page)| match (item, page) {
-            (Item::Document(doc), Some(page)) => {
-                let analysis = analyze_marked(analyzer, page.page, &page.marks);
-                Entry::Page {
-                    input,
-                    doc,
-                    host: page.host,
-                    analysis: Box::new(analysis),
-                }
-            }
-            (Item::Revisit(revisit), _) => Entry::Revisit { input, revisit },
-            (Item::Bad { at, message }, _) => Entry::Bad { input, at, message },
-            (Item::Document(doc), None) => Entry::Bad {
-                input,
-                at: doc.at,
-                message: "not analysed".into(),
-            },
-            (Item::Skipped, _) => unreachable!("skipped items are not batched"),
-        })
-        .collect();
-    Prepared {
-        entries,
-        template_log,
-        end,
-        skipped,
-        last,
+
+    /// The first `n` items waiting, each page's template marks decided by the model as it
+    /// stands.
+    fn decide(&mut self, n: usize) -> Vec<(Waiting, Vec<bool>)> {
+        self.window
+            .drain(..n)
+            .map(|waiting| {
+                let marks = match &waiting.page {
+                    Some(page) => page
+                        .keys
+                        .iter()
+                        .map(|&key| self.templates.is_template_key(&page.host, key))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                (waiting, marks)
+            })
+            .collect()
     }
 }
 
@@ -722,10 +794,11 @@ impl<'a> Run<'a> {
             input: self.progress.input,
             reader: None,
             cursor: self.progress.cursor,
+            skipped: 0,
         };
         let size = config.batch.max(1);
         let analyzer = Arc::clone(&self.analyzer);
-        let mut templates = std::mem::take(&mut self.templates);
+        let templates = std::mem::take(&mut self.templates);
         let start_seq = self.progress.seq;
         // Three stages at once, each on its own thread, joined by short queues: reading (and
         // decompressing), analysing on the pool, judging here in corpus order.
@@ -744,10 +817,15 @@ impl<'a> Run<'a> {
                     }
                 }
             });
-            let analyzer = &analyzer;
+            let mut analysis = Analysis {
+                analyzer: &analyzer,
+                lookahead: config.template_lookahead,
+                templates,
+                window: std::collections::VecDeque::new(),
+            };
             scope.spawn(move || {
                 for batch in to_analyse {
-                    let prepared = batch.map(|batch| prepare(batch, analyzer, &mut templates));
+                    let prepared = batch.map(|batch| analysis.prepare(batch));
                     if analysed.send(prepared).is_err() {
                         return;
                     }
@@ -778,17 +856,19 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Judges a batch in order and writes its records; returns where reading goes on.
-    fn judge_batch(&mut self, batch: Prepared) -> Result<((usize, Cursor), bool), CorpusError> {
-        self.template_log.write(&batch.template_log)?;
-        self.progress.counts.skipped += batch.skipped;
+    /// Judges a batch in order and writes its records; returns where reading goes on after
+    /// its last item (none: an empty batch), and whether the corpus ends with it.
+    fn judge_batch(
+        &mut self,
+        batch: Prepared,
+    ) -> Result<(Option<(usize, Cursor)>, bool), CorpusError> {
         // The index's answers for the batch's pages, in one batch query.
         let clock = Instant::now();
         let simhashes: Vec<Fingerprint> = batch
             .entries
             .iter()
-            .filter_map(|entry| match entry {
-                Entry::Page { analysis, .. } => Some(analysis.simhash),
+            .filter_map(|entry| match &entry.kind {
+                EntryKind::Page { analysis, .. } => Some(analysis.simhash),
                 _ => None,
             })
             .collect();
@@ -801,15 +881,23 @@ impl<'a> Run<'a> {
             .or_default() += clock.elapsed().as_nanos() as u64;
         let mut pages = 0;
         let mut line = Vec::new();
+        let mut end = None;
+        let mut observations = Vec::new();
         for entry in batch.entries {
             line.clear();
-            match entry {
-                Entry::Page {
-                    input,
+            let input = entry.input;
+            self.progress.counts.skipped += entry.skipped_before;
+            end = Some(entry.after);
+            match entry.kind {
+                EntryKind::Page {
                     doc,
                     host,
+                    keys,
                     analysis,
                 } => {
+                    if let Some(keys) = &keys {
+                        log_observation(&mut observations, &host, keys);
+                    }
                     let record =
                         self.judge_page(input, *doc, &host, *analysis, pages, &mut candidates)?;
                     pages += 1;
@@ -817,13 +905,13 @@ impl<'a> Run<'a> {
                     line.push(b'\n');
                     self.records.write(&line)?;
                 }
-                Entry::Revisit { input, revisit } => {
+                EntryKind::Revisit(revisit) => {
                     let record = self.judge_revisit(input, *revisit);
                     serde_json::to_writer(&mut line, &record).expect("a record serialises");
                     line.push(b'\n');
                     self.records.write(&line)?;
                 }
-                Entry::Bad { input, at, message } => {
+                EntryKind::Bad { at, message } => {
                     let file = self.progress.inputs[input].path.display().to_string();
                     eprintln!("warning: {file}: {at}: {message} (skipped)");
                     let bad = serde_json::json!({
@@ -840,9 +928,11 @@ impl<'a> Run<'a> {
                 }
             }
         }
+        self.progress.counts.skipped += batch.trailing_skipped;
+        self.template_log.write(&observations)?;
         let kept_path = self.config.out.join("work/kept.bin");
         self.kept.write_out().map_err(io_error(&kept_path))?;
-        Ok((batch.end, batch.last))
+        Ok((end, batch.last))
     }
 
     fn judge_page(
@@ -982,13 +1072,15 @@ impl<'a> Run<'a> {
     }
 
     /// Makes everything judged so far durable and records where reading goes on.
-    fn checkpoint(&mut self, end: (usize, Cursor), last: bool) -> Result<(), CorpusError> {
+    fn checkpoint(&mut self, end: Option<(usize, Cursor)>, last: bool) -> Result<(), CorpusError> {
         let kept_path = self.config.out.join("work/kept.bin");
         self.progress.records_len = self.records.sync()?;
         self.progress.bad_len = self.bad.sync()?;
         self.progress.templates_len = self.template_log.sync()?;
         self.progress.kept_len = self.kept.sync().map_err(io_error(&kept_path))?;
-        (self.progress.input, self.progress.cursor) = end;
+        if let Some(end) = end {
+            (self.progress.input, self.progress.cursor) = end;
+        }
         self.progress.elapsed_ms += self.clock.elapsed().as_millis() as u64;
         self.clock = Instant::now();
         self.progress.complete = last;

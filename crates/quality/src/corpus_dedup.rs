@@ -94,6 +94,7 @@ pub async fn run_corpus_dedup(
     size: RealSize,
     config: &RunConfig,
     out: &Path,
+    template_lookahead: usize,
     baseline: Option<&MinHashBaseline>,
 ) -> Result<CorpusDedupReport, RunError> {
     let other = |e: String| RunError::Other(e);
@@ -128,6 +129,7 @@ pub async fn run_corpus_dedup(
     job.analyzer = config.analyzer.clone();
     job.stage = config.crawl.dedup.clone();
     job.restart = true;
+    job.template_lookahead = template_lookahead;
     let clock = Instant::now();
     let summary = nearcrawl_corpus::run(&job)
         .map_err(|e| other(format!("nearcrawl dedup: {e}")))?
