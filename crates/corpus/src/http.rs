@@ -90,22 +90,10 @@ fn looks_like_text(body: &[u8]) -> bool {
     !head.is_empty() && head.iter().all(|&b| b >= 0x20 || b"\t\r\n".contains(&b))
 }
 
-/// Whether a content type is a page the dedup stage reads (HTML, XHTML or plain text).
+/// Whether a content type is a page the dedup stage reads (HTML, XHTML or plain text); a
+/// record without one is judged by its bytes (the extractor sniffs).
 pub fn is_page_type(content_type: Option<&str>) -> bool {
-    let Some(ct) = content_type else {
-        // No type: judged by its bytes later (the extractor sniffs).
-        return true;
-    };
-    let ct = ct
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    matches!(
-        ct.as_str(),
-        "text/html" | "application/xhtml+xml" | "text/plain" | ""
-    )
+    content_type.is_none_or(nearcrawl_fetch::is_page_type)
 }
 
 #[cfg(test)]

@@ -277,6 +277,24 @@ fn from_record(record: WarcRecord) -> Item {
         // A crawler's own fetch, not content.
         return Item::Skipped;
     }
+    // A body of a page type, as a document; anything else passed over.
+    let page = |body: Vec<u8>, content_type: Option<String>| {
+        if body.is_empty() || !is_page_type(content_type.as_deref()) {
+            return Item::Skipped;
+        }
+        Item::Document(Box::new(Document {
+            id: id.clone(),
+            url: url.clone(),
+            content: Content::Body {
+                bytes: body,
+                content_type,
+            },
+            bytes,
+            at,
+            payload_digest: payload_digest.clone(),
+            date: date.clone(),
+        }))
+    };
     match kind.as_str() {
         "response" => {
             let http = record
@@ -289,42 +307,14 @@ fn from_record(record: WarcRecord) -> Item {
                 Ok(response) => response,
                 Err(message) => return Item::Bad { at, message },
             };
-            if !(200..300).contains(&response.status)
-                || !is_page_type(response.content_type.as_deref())
-                || response.body.is_empty()
-            {
+            if !(200..300).contains(&response.status) {
                 return Item::Skipped;
             }
-            Item::Document(Box::new(Document {
-                id,
-                url,
-                content: Content::Body {
-                    bytes: response.body,
-                    content_type: response.content_type,
-                },
-                bytes,
-                at,
-                payload_digest,
-                date,
-            }))
+            page(response.body, response.content_type)
         }
         "resource" => {
             let content_type = record.header("Content-Type").map(str::to_owned);
-            if !is_page_type(content_type.as_deref()) || record.block.is_empty() {
-                return Item::Skipped;
-            }
-            Item::Document(Box::new(Document {
-                id,
-                url,
-                content: Content::Body {
-                    bytes: record.block,
-                    content_type,
-                },
-                bytes,
-                at,
-                payload_digest,
-                date,
-            }))
+            page(record.block, content_type)
         }
         "revisit" => Item::Revisit(Box::new(Revisit {
             id,

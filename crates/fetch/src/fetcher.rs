@@ -52,6 +52,21 @@ pub struct Fetched {
 #[derive(Debug, Clone)]
 pub struct LargeBody(#[allow(dead_code)] std::sync::Arc<tokio::sync::OwnedSemaphorePermit>);
 
+/// Whether a `Content-Type` names something the crawler parses: HTML, XHTML or plain text
+/// (parameters such as the charset ignored).
+pub fn is_page_type(content_type: &str) -> bool {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    matches!(
+        mime.as_str(),
+        "text/html" | "application/xhtml+xml" | "text/plain"
+    )
+}
+
 impl Fetched {
     /// The first header named `name` (case-insensitive), as text.
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -70,18 +85,7 @@ impl Fetched {
     /// is sniffed as HTML when the body starts like markup).
     pub fn is_html_or_text(&self) -> bool {
         match self.content_type() {
-            Some(ct) => {
-                let mime = ct
-                    .split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase();
-                matches!(
-                    mime.as_str(),
-                    "text/html" | "application/xhtml+xml" | "text/plain"
-                )
-            }
+            Some(ct) => is_page_type(ct),
             None => {
                 let start = self
                     .body

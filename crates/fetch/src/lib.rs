@@ -38,6 +38,8 @@ mod robots;
 pub use crate::config::FetchConfig;
 pub use crate::decode::decode_content;
 pub use crate::fetch::{BoxFuture, Fetch};
-pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetched, Fetcher, LargeBody};
+pub use crate::fetcher::{
+    BuildError, FailureKind, FetchFailure, Fetched, Fetcher, LargeBody, is_page_type,
+};
 pub use crate::resolve::PolicyResolver;
 pub use crate::robots::{RobotsFetch, RobotsRules, RobotsSource};
