@@ -5,8 +5,10 @@
 //! model, the same features and simhash) and judged by the crawl's own
 //! [`DedupStage`](nearcrawl_dedup::DedupStage) in corpus order, so a page's original is the
 //! first page of its content in the corpus: exact key, the permuted-table Hamming index,
-//! sentence-fingerprint candidates, LCS verification. Analysis runs on every core (rayon)
-//! while the previous batch is judged.
+//! sentence-fingerprint candidates, LCS verification; the index is asked for a whole batch at
+//! once. Analysis runs on every core (rayon) while the previous batch is judged; a page's
+//! site template is decided once the template model has seen the pages after it
+//! ([`TEMPLATE_LOOKAHEAD`]). No verdict depends on the batch size or the threads.
 //!
 //! - [`warc`]: a WARC/1.0 and 1.1 reader, plain or gzipped, that names a damaged record by
 //!   its offset and goes on.
