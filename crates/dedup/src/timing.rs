@@ -25,6 +25,8 @@ pub enum Stage {
     Index,
     /// Sentence-fingerprint candidates and LCS verification.
     Verify,
+    /// A focused crawl's relevance: the page's terms counted, scored against the topic.
+    Focus,
     /// The decision's store commit and its records.
     Commit,
     /// The WARC records.
@@ -33,7 +35,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 12] = [
         Stage::Fetch,
         Stage::Decode,
         Stage::Parse,
@@ -43,6 +45,7 @@ impl Stage {
         Stage::Features,
         Stage::Index,
         Stage::Verify,
+        Stage::Focus,
         Stage::Commit,
         Stage::Warc,
     ];
@@ -59,6 +62,7 @@ impl Stage {
             Stage::Features => "features",
             Stage::Index => "index",
             Stage::Verify => "verify",
+            Stage::Focus => "focus",
             Stage::Commit => "commit",
             Stage::Warc => "warc",
         }
@@ -129,7 +133,7 @@ mod tests {
         assert_eq!(a.nanos(Stage::Verify), 7);
         assert_eq!(a.iter().map(|(_, n)| n).sum::<u64>(), 5_007);
         let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 12);
         assert_eq!(Stage::ALL[Stage::Warc as usize], Stage::Warc);
     }
 

@@ -45,7 +45,7 @@ mod outcome;
 mod page;
 mod tasks;
 
-use tasks::TaskResult;
+use tasks::{Analysed, TaskResult};
 
 /// URLs read from one sitemap file at most (the sitemaps.org limit).
 const MAX_SITEMAP_URLS: usize = 50_000;

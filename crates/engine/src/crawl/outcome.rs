@@ -109,7 +109,7 @@ impl Coordinator {
         key: QueueKey,
         entry: QueuedUrl,
         page: Fetched,
-        analysis: Option<Result<(PageAnalysis, Duration), String>>,
+        analysis: Option<Result<Analysed, String>>,
         warc: Option<PreparedFetch>,
     ) -> Result<(), EngineError> {
         let now = now();
@@ -154,8 +154,8 @@ impl Coordinator {
                 .response(&page, None, &[("verdict", "error".into())])?;
             let reason = format!("page analysis panicked: {panic}");
             Decided::new(Decision::because(Verdict::Error, reason))
-        } else if let Some(Ok((analysis, took))) = analysis {
-            self.decide_page(&page, &entry, analysis, took, warc, seq)?
+        } else if let Some(Ok(analysed)) = analysis {
+            self.decide_page(&page, &entry, analysed, warc, seq)?
         } else {
             self.archive
                 .response(&page, None, &[("verdict", "not-html".into())])?;

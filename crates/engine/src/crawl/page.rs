@@ -18,12 +18,16 @@ impl Coordinator {
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        analysis: PageAnalysis,
-        analysis_time: Duration,
+        analysed: Analysed,
         warc: Option<PreparedFetch>,
         seq: u64,
     ) -> Result<Decided, EngineError> {
         let clock = Instant::now();
+        let Analysed {
+            analysis,
+            took: analysis_time,
+            terms,
+        } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
         let judgement = self
             .stage
@@ -53,8 +57,11 @@ impl Coordinator {
             .unwrap_or_default();
         // A focused crawl: how relevant the page is, and how deep into a tunnel of off-topic
         // pages it lies.
+        let scoring = Instant::now();
         let focus = self.relevance.as_mut().map(|r| {
-            let terms = TermCounts::of(&format!("{title}\n{}", analysis.text));
+            // Counted on the blocking pool; here only when the page came another way.
+            let terms =
+                terms.unwrap_or_else(|| TermCounts::of(&format!("{title}\n{}", analysis.text)));
             r.assess(
                 &terms,
                 u32::from(entry.off_topic),
@@ -62,6 +69,9 @@ impl Coordinator {
                 entry.depth == 0,
             )
         });
+        if focus.is_some() {
+            self.progress.add_time(Stage::Focus, scoring.elapsed());
+        }
         if let Some(focus) = focus {
             decided.decision.relevance = Some((focus.relevance * 1000.0).round() / 1000.0);
             decided.decision.off_topic = Some(focus.off_topic);

@@ -2,6 +2,7 @@
 //! on the blocking pool, and what they report back.
 
 use super::*;
+use nearcrawl_frontier::TermCounts;
 
 /// What a task reports back. Each result moves once through the channel, so the size
 /// difference between variants costs nothing worth an allocation per page.
@@ -17,14 +18,25 @@ pub(super) enum TaskResult {
         entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
         /// The page analysed on the blocking pool (extracted, its host's template removed,
-        /// tokenized) and how long it took, or the panic that stopped it; `None` when the
-        /// response is not an HTML or text page.
-        analysis: Option<Result<(PageAnalysis, Duration), String>>,
+        /// tokenized), or the panic that stopped it; `None` when the response is not an HTML
+        /// or text page.
+        analysis: Option<Result<Analysed, String>>,
         /// From sending the request to the body's last byte.
         fetch_time: Duration,
         /// Its WARC response and request records, prepared with the analysis.
         warc: Option<PreparedFetch>,
     },
+}
+
+/// A page as the blocking pool hands it back.
+pub(super) struct Analysed {
+    /// Extracted, its host's template removed, tokenized and fingerprinted.
+    pub(super) analysis: PageAnalysis,
+    /// How long that took.
+    pub(super) took: Duration,
+    /// A focused crawl: the words of its title and text, counted (scored against the topic
+    /// on the coordinator, which owns the document frequencies).
+    pub(super) terms: Option<TermCounts>,
 }
 
 impl Coordinator {
@@ -47,6 +59,7 @@ impl Coordinator {
         let fetcher = Arc::clone(&self.fetcher);
         let pages = self.stage.page_analyzer();
         let archives = self.archive.archives();
+        let focused = self.relevance.is_some();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
@@ -59,7 +72,7 @@ impl Coordinator {
                     let done = tokio::task::spawn_blocking(move || {
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page)
+                                analyse(&pages, &page, focused)
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -74,8 +87,11 @@ impl Coordinator {
                                 .flatten()
                             })
                             .flatten();
-                        if let (Ok((analysis, _)), Some(_)) = (&mut analysis, &warc) {
-                            analysis.times.add(Stage::Warc, preparing.elapsed());
+                        if let (Ok(analysed), Some(_)) = (&mut analysis, &warc) {
+                            analysed
+                                .analysis
+                                .times
+                                .add(Stage::Warc, preparing.elapsed());
                         }
                         (page, analysis, warc)
                     })
@@ -113,8 +129,8 @@ impl Coordinator {
 }
 
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
-/// tokenized and fingerprinted; with the time it took.
-fn analyse(pages: &PageAnalyzer, page: &Fetched) -> (PageAnalysis, Duration) {
+/// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
+fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -126,8 +142,20 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched) -> (PageAnalysis, Duration) {
             .extract_html(&page.body, content_type, &page.url)
     };
     let host = nearcrawl_frontier::authority(&page.url);
-    let analysis = pages.analyze(&host, extracted);
-    (analysis, clock.elapsed())
+    let mut analysis = pages.analyze(&host, extracted);
+    let took = clock.elapsed();
+    let terms = focused.then(|| {
+        let counting = Instant::now();
+        let title = analysis.facts.as_ref().and_then(|f| f.title.as_deref());
+        let terms = TermCounts::of(&format!("{}\n{}", title.unwrap_or_default(), analysis.text));
+        analysis.times.add(Stage::Focus, counting.elapsed());
+        terms
+    });
+    Analysed {
+        analysis,
+        took,
+        terms,
+    }
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
