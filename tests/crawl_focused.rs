@@ -152,7 +152,14 @@ async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
     let mut config = local_config();
     rivers(&mut config);
     config.focus.tunnel = 3;
-    run(&site.url("/"), out.path(), config).await;
+    let report = run(&site.url("/"), out.path(), config).await;
+    // The focus work is timed as a stage of its own.
+    let focus = report.run_stages.iter().find(|s| s.stage == "focus");
+    assert!(
+        focus.is_some_and(|s| s.total_ms > 0.0),
+        "{:?}",
+        report.run_stages
+    );
     let records = records(out.path());
     let seed = record(&records, "/");
     assert!(
