@@ -137,7 +137,8 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
 }
 
 /// A focused crawl resumes too: the tunnel and the potential each queued URL was given are
-/// kept with it, and the topic is built again from its sources.
+/// kept with it, the topic is built again from its sources, and the crawl's document
+/// frequencies go on from what the earlier runs counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_focused_jobs_resume_without_losing_or_repeating_urls() {
     let (site, dir) = tree_job().await;
@@ -156,6 +157,7 @@ async fn killed_focused_jobs_resume_without_losing_or_repeating_urls() {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
     }
+    let before = lines(&out);
     finish(start_with(&seeds, &out, &flags));
     check_complete(&out, &site);
     let records = crawl_support::records(&out);
@@ -164,6 +166,14 @@ async fn killed_focused_jobs_resume_without_losing_or_repeating_urls() {
             .iter()
             .all(|r| r.relevance.is_some() && r.off_topic.is_some()),
         "every page scored against the topic"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let counted = report["topic_pages"].as_u64().unwrap();
+    let last_run = (records.len() - before) as u64;
+    assert!(
+        counted > last_run,
+        "{counted} pages in the document frequencies: the last run scored {last_run}"
     );
 }
 

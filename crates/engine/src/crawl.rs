@@ -196,9 +196,45 @@ struct Coordinator {
     tx: mpsc::UnboundedSender<TaskResult>,
     rx: mpsc::UnboundedReceiver<TaskResult>,
     started: SystemTime,
+    /// A focused crawl: the pages its document frequencies counted when they were last kept
+    /// in the store.
+    focus_saved: u64,
 }
 
+/// The store's name for a focused crawl's document frequencies.
+const FOCUS_FREQUENCIES: &str = "focus_df";
+
 impl Coordinator {
+    /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
+    /// (as last kept: at most a tenth of the pages, and 16, are counted again).
+    fn resume_focus(&mut self) -> Result<(), EngineError> {
+        let Some(relevance) = &mut self.relevance else {
+            return Ok(());
+        };
+        if let Some(bytes) = self.store.blob(FOCUS_FREQUENCIES)? {
+            let df = nearcrawl_frontier::DocFrequencies::from_bytes(&bytes).map_err(|e| {
+                EngineError::Topic(format!(
+                    "{}: the focused crawl's {e}",
+                    self.job.out_dir.join("state").display()
+                ))
+            })?;
+            self.focus_saved = df.documents();
+            relevance.resume_with(df);
+        }
+        Ok(())
+    }
+
+    /// The document frequencies to keep with this decision, when they have grown by a tenth
+    /// (and 16 pages) since they were last kept.
+    pub(super) fn focus_to_keep(&mut self) -> Option<Vec<u8>> {
+        let df = self.relevance.as_ref()?.frequencies();
+        let n = df.documents();
+        (n >= self.focus_saved + 16.max(self.focus_saved / 10)).then(|| {
+            self.focus_saved = n;
+            df.to_bytes()
+        })
+    }
+
     fn open(
         job: Job,
         parts: Parts,
@@ -293,7 +329,9 @@ impl Coordinator {
             tx,
             rx,
             started: SystemTime::now(),
+            focus_saved: 0,
         };
+        coordinator.resume_focus()?;
         if coordinator.stage.analyzer().config().verify {
             coordinator.rebuild_sentences(&uniques)?;
         }
@@ -508,6 +546,7 @@ impl Coordinator {
         )?;
         report.scope_warning = self.scope_watch.warning();
         if let Some(relevance) = &self.relevance {
+            report.topic_pages = relevance.frequencies().documents();
             report.topic = relevance
                 .top_terms(20)
                 .into_iter()

@@ -90,7 +90,8 @@ pub struct Report {
     pub run_seconds: f64,
     /// Pages fetched per second in this run.
     pub run_pages_per_second: f64,
-    /// Where this run's time went, stage by stage, in pipeline order.
+    /// Where this run's time went, stage by stage, in pipeline order: the stages that took
+    /// time (`focus` only in a focused crawl, `warc` only when WARC files are written).
     #[serde(default)]
     pub run_stages: Vec<StageTime>,
     /// Set when the scope refused more than nine in ten of the first links this run found:
@@ -101,6 +102,14 @@ pub struct Report {
     /// under the crawl's document frequencies at its end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topic: Vec<(String, f32)>,
+    /// Focused crawls: pages counted in the crawl's document frequencies, earlier runs of a
+    /// resumed job included.
+    #[serde(default, skip_serializing_if = "u64_is_zero")]
+    pub topic_pages: u64,
+}
+
+fn u64_is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Report {
@@ -141,6 +150,7 @@ impl Report {
             run_stages: Vec::new(),
             scope_warning: None,
             topic: Vec::new(),
+            topic_pages: 0,
         };
         let mut html_bytes = 0u64;
         let mut html_pages = 0u64;
@@ -215,6 +225,7 @@ impl Report {
         report.run_stages = progress
             .stage_times()
             .iter()
+            .filter(|&(_, nanos)| nanos > 0)
             .map(|(stage, nanos)| StageTime {
                 stage: stage.name().to_string(),
                 total_ms: round3(nanos as f64 / 1e6),

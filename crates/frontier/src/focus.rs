@@ -215,6 +215,43 @@ impl DocFrequencies {
             .unwrap_or(0)
     }
 
+    /// The sketch as bytes, to keep with a job's state: `NCDF`, a format version (1), the
+    /// document count, then the counters, all little-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.counters.len() * 4);
+        out.extend_from_slice(b"NCDF");
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&self.documents.to_le_bytes());
+        for c in &self.counters {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out
+    }
+
+    /// A sketch written by [`DocFrequencies::to_bytes`]; what is wrong with other bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<DocFrequencies, String> {
+        let cells = SKETCH_ROWS << SKETCH_BITS;
+        if bytes.len() != 16 + cells * 4 {
+            return Err(format!(
+                "document frequencies of {} bytes, not {}",
+                bytes.len(),
+                16 + cells * 4
+            ));
+        }
+        if &bytes[..4] != b"NCDF" || bytes[4..8] != 1u32.to_le_bytes() {
+            return Err("document frequencies: unknown format".into());
+        }
+        let documents = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let counters = bytes[16..]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        Ok(DocFrequencies {
+            counters,
+            documents,
+        })
+    }
+
     /// Smoothed inverse document frequency, `ln((1 + N) / (1 + df)) + 1`.
     pub fn idf(&self, hash: u64) -> f32 {
         let n = self.documents as f32;
@@ -394,6 +431,18 @@ impl Relevance {
         } else {
             0.0
         }
+    }
+
+    /// The crawl's document frequencies so far (to keep with the job's state).
+    pub fn frequencies(&self) -> &DocFrequencies {
+        &self.df
+    }
+
+    /// Goes on from document frequencies counted by an earlier run of the job (a resumed
+    /// crawl): the topic vector is recomputed under them.
+    pub fn resume_with(&mut self, df: DocFrequencies) {
+        self.df = df;
+        self.refresh();
     }
 
     /// Counts a fetched page's terms into the crawl's document frequencies and returns its
@@ -651,6 +700,35 @@ mod tests {
                 .0
                 .contains("\"the\"")
         );
+    }
+
+    #[test]
+    fn frequencies_kept_and_resumed_score_as_before() {
+        let pages = [
+            "Rivers carve valleys and carry sediment to the sea.",
+            "The delta of a river spreads its sediment in a fan.",
+            "Compilers lower an intermediate representation to machine code.",
+        ];
+        let mut first = relevance(&config(), &[]);
+        for page in pages {
+            first.observe(&TermCounts::of(page));
+        }
+        let bytes = first.frequencies().to_bytes();
+        let df = DocFrequencies::from_bytes(&bytes).unwrap();
+        assert_eq!(df.documents(), 3);
+        let mut resumed = relevance(&config(), &[]);
+        resumed.resume_with(df);
+        // The first run with its topic recomputed at the same point scores the next page as
+        // the resumed one does: the bytes kept everything.
+        let kept = first.frequencies().clone();
+        first.resume_with(kept);
+        let next = TermCounts::of("A river meanders across its floodplain to the sea.");
+        assert_eq!(first.observe(&next), resumed.observe(&next));
+        assert_eq!(resumed.frequencies().documents(), 4);
+        assert!(DocFrequencies::from_bytes(&bytes[..100]).is_err());
+        let mut other = bytes.clone();
+        other[0] = b'X';
+        assert!(DocFrequencies::from_bytes(&other).is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
 /// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `counters`. Each commit is one fjall write batch,
+/// led to new pages), `counters`, `blobs`. Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
@@ -38,6 +38,7 @@ pub struct FjallStore {
     dropped: Keyspace,
     hubs: Keyspace,
     counters: Keyspace,
+    blobs: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
 }
@@ -76,6 +77,7 @@ impl FjallStore {
             dropped: open("dropped")?,
             hubs: open("hubs")?,
             counters: open("counters")?,
+            blobs: open("blobs")?,
             path: name.clone(),
             db,
             host_lock: Mutex::new(()),
@@ -260,6 +262,9 @@ impl CrawlStore for FjallStore {
         for (name, value) in commit.counters {
             batch.insert(&self.counters, name.as_bytes(), value.to_be_bytes());
         }
+        for (name, value) in commit.blobs {
+            batch.insert(&self.blobs, name.as_bytes(), value);
+        }
         batch.commit().map_err(|e| self.err(e))
     }
 
@@ -358,6 +363,14 @@ impl CrawlStore for FjallStore {
             Some(v) => Ok(Some(be_u64(&v, "counters")?)),
             None => Ok(None),
         }
+    }
+
+    fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .blobs
+            .get(name)
+            .map_err(|e| self.err_in(&self.blobs, e))?
+            .map(|v| v.to_vec()))
     }
 
     fn sync(&self) -> Result<(), StoreError> {

@@ -192,6 +192,8 @@ pub struct Commit {
     /// Job counters to store (name, value): the job's own (`next_seq`, ...) and per-host
     /// budgets of the trap rules. A name given twice keeps the last value.
     pub counters: Vec<(Cow<'static, str>, u64)>,
+    /// Named state of the job's own, stored whole (a focused crawl's document frequencies).
+    pub blobs: Vec<(Cow<'static, str>, Vec<u8>)>,
 }
 
 impl Commit {
@@ -305,6 +307,8 @@ pub trait CrawlStore: Send + Sync {
     fn unique_simhash(&self, seq: u64) -> Result<Option<u64>, StoreError>;
     /// A stored counter.
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError>;
+    /// A stored blob ([`Commit::blobs`]).
+    fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Makes everything committed so far durable (fsync).
     fn sync(&self) -> Result<(), StoreError>;
 }

@@ -25,6 +25,7 @@ struct Inner {
     dropped: HashSet<UrlKey>,
     hubs: HashSet<UrlKey>,
     counters: HashMap<String, u64>,
+    blobs: HashMap<String, Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -117,6 +118,9 @@ impl CrawlStore for MemoryStore {
         for (name, value) in commit.counters {
             inner.counters.insert(name.into_owned(), value);
         }
+        for (name, value) in commit.blobs {
+            inner.blobs.insert(name.into_owned(), value);
+        }
         Ok(())
     }
 
@@ -168,6 +172,10 @@ impl CrawlStore for MemoryStore {
 
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
         Ok(self.lock().counters.get(name).copied())
+    }
+
+    fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.lock().blobs.get(name).cloned())
     }
 
     fn sync(&self) -> Result<(), StoreError> {

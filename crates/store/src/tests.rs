@@ -58,6 +58,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     commit.exact_key = Some(([7; 16], 0));
     commit.unique_text = Some((0, "main text".into()));
     commit.unique_links = Some((0, vec![1, u64::MAX]));
+    commit.blobs = vec![("focus_df".into(), vec![1, 2, 3])];
     commit.dropped = vec![
         url_key("http://a.example/3"),
         url_key("http://a.example/only-via-dup"),
@@ -86,6 +87,8 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         Some(&br#"{"seq":0}"#[..])
     );
     assert_eq!(store.counter("next_order").unwrap(), Some(3));
+    assert_eq!(store.blob("focus_df").unwrap(), Some(vec![1, 2, 3]));
+    assert_eq!(store.blob("other").unwrap(), None);
     assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
     assert_eq!(store.link_keys(0).unwrap(), Some(vec![1, u64::MAX]));
     assert_eq!(

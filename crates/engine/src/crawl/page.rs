@@ -75,6 +75,9 @@ impl Coordinator {
         if let Some(focus) = focus {
             decided.decision.relevance = Some((focus.relevance * 1000.0).round() / 1000.0);
             decided.decision.off_topic = Some(focus.off_topic);
+            if let Some(bytes) = self.focus_to_keep() {
+                decided.commit.blobs.push((FOCUS_FREQUENCIES.into(), bytes));
+            }
         }
 
         // The original's record, read once: its URL and payload digest.
