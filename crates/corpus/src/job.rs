@@ -736,13 +736,13 @@ impl<'a> Run<'a> {
         )?;
         let mut restored = Vec::new();
         let kept_path = work.join("kept.bin");
-        let kept = KeptPages::open(&kept_path, progress.kept_len, |page| {
+        let mut kept = KeptPages::open(&kept_path, progress.kept_len, |page| {
             restored.push((page.seq, page.simhash, page.site.clone(), page.text.clone()))
         })
         .map_err(io_error(&kept_path))?;
         let mut stage_config = config.stage.clone();
         stage_config.duplicate_outlinks = DuplicateOutlinks::Keep;
-        let mut stage = DedupStage::new(
+        let stage = DedupStage::new(
             Arc::clone(&analyzer),
             stage_config,
             restored.iter().map(|(seq, simhash, _, _)| (*simhash, *seq)),
@@ -752,7 +752,7 @@ impl<'a> Run<'a> {
         .map_err(|e| CorpusError::State(format!("the Hamming index: {e}")))?;
         if config.analyzer.verify {
             for (seq, _, site, text) in &restored {
-                stage.restore(*seq, site, text);
+                kept.index_sentences(*seq, site, &stage.sentence_fingerprints(text));
             }
         }
         drop(restored);

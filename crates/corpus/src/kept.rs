@@ -1,7 +1,7 @@
 //! The pages kept so far (originals), on disk: an append-only file of each kept page's
 //! simhash, exact key, site and verification text, with the maps the dedup stage asks in
-//! memory (exact key, simhash, where each text is). Texts are read back only to verify
-//! against them (the stage caches the latest).
+//! memory (exact key, simhash, where each text is, the sentence-fingerprint index). Texts are
+//! read back only to verify against them (the stage caches the latest).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -9,9 +9,10 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use nearcrawl_dedup::{Admission, Originals};
+use nearcrawl_dedup::{Admission, Originals, stage_sentence_cutoff};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_text::ExactKey;
+use nearcrawl_verify::CandidateIndex;
 
 /// One kept page as the file holds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +42,8 @@ pub struct KeptPages {
     texts: HashMap<u64, (u64, u32)>,
     /// Texts kept since the buffer was last written out.
     pending: HashMap<u64, String>,
+    /// Kept pages by sentence fingerprint.
+    sentences: CandidateIndex,
 }
 
 impl KeptPages {
@@ -63,6 +66,7 @@ impl KeptPages {
             simhash: HashMap::new(),
             texts: HashMap::new(),
             pending: HashMap::new(),
+            sentences: CandidateIndex::new(stage_sentence_cutoff()),
         };
         let mut input = BufReader::with_capacity(1 << 20, file);
         while kept.len < len {
@@ -99,7 +103,16 @@ impl KeptPages {
         self.len += page_size(&page);
         self.remember(&page, at);
         self.pending.insert(page.seq, page.text);
+        if let Some(sentences) = &admission.sentences {
+            self.index_sentences(admission.seq, &sentences.site, &sentences.fingerprints);
+        }
         Ok(())
+    }
+
+    /// Indexes a kept page's sentence fingerprints (on resume, those of the pages
+    /// [`KeptPages::open`] read back).
+    pub fn index_sentences(&mut self, seq: u64, site: &str, fingerprints: &[u128]) {
+        self.sentences.insert(seq, site, fingerprints);
     }
 
     /// Writes out what is buffered, so texts are read back from the file.
@@ -213,5 +226,9 @@ impl Originals for KeptPages {
     fn link_keys(&self, _seq: u64) -> io::Result<Option<Vec<u64>>> {
         // A corpus has no links to follow.
         Ok(None)
+    }
+
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> io::Result<Vec<(u64, usize)>> {
+        Ok(self.sentences.candidates(fingerprints))
     }
 }

@@ -52,8 +52,8 @@ pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
 };
 pub use crate::stage::{
-    Admission, DedupStage, Follow, Judgement, LinkMatch, MemoryOriginals, Original, Originals,
-    PageAnalyzer, Verdict, analyze_marked, block_keys, link_keys, same_site, stage_sentence_config,
-    stage_template_config,
+    Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,
+    Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys, link_keys, same_site,
+    stage_sentence_config, stage_sentence_cutoff, stage_template_config,
 };
 pub use crate::timing::{Lap, Stage, StageTimes};

@@ -1,11 +1,11 @@
 //! The dedup stage: one page at a time, is it a copy of a page already kept, and which of
 //! its links are worth following?
 //!
-//! [`DedupStage`] owns everything the question needs in memory: the permuted-table Hamming
-//! index of kept simhashes, the sentence-fingerprint candidates, the LCS verifier, the host
-//! template model and a cache of kept pages' verification units. What lives on disk in a
-//! crawl (kept texts, exact keys, anchors) it reaches through [`Originals`]; it does no I/O
-//! itself. [`DedupStage::judge`] decides a page ([`Judgement`]); [`DedupStage::admit`] keeps a
+//! [`DedupStage`] owns what the question needs in memory: the permuted-table Hamming index of
+//! kept simhashes (the one structure that grows with the pages kept, 8 bytes per table per
+//! page), the LCS verifier, the host template model (bounded) and a cache of kept pages'
+//! verification units. What lives on disk in a crawl (kept texts, exact keys, link keys, the
+//! sentence-fingerprint postings) it reaches through [`Originals`]; it does no I/O itself. [`DedupStage::judge`] decides a page ([`Judgement`]); [`DedupStage::admit`] keeps a
 //! unique one and says what to persist ([`Admission`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -46,6 +46,12 @@ pub fn stage_sentence_config() -> SentenceConfig {
     }
 }
 
+/// When the stage's sentence fingerprints are too common to make candidates: the paper's
+/// cut-off.
+pub fn stage_sentence_cutoff() -> FrequencyCutoff {
+    FrequencyCutoff::default()
+}
+
 /// The host template model as the stage keeps it: a block is the host's template once it is
 /// on most of its pages, and on 3 at least (a story copied once on its own host is not).
 pub fn stage_template_config() -> TemplateConfig {
@@ -79,6 +85,22 @@ pub trait Originals {
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, Self::Error>;
     /// The link keys ([`link_keys`]) of kept page `seq`.
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Self::Error>;
+    /// Kept pages that share sentence fingerprints ([`Admission::sentences`]) with these
+    /// (sorted, distinct), with how many, most shared first ([`CandidateIndex::candidates`],
+    /// or [`nearcrawl_verify::rank_candidates`] over stored postings).
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, Self::Error>;
+}
+
+/// A kept page's sentence fingerprints, to index so that later pages sharing its long
+/// sentences find it ([`Originals::sentence_candidates`]): in a [`CandidateIndex`], or
+/// fingerprint by fingerprint as [`nearcrawl_verify::SentencePosting`]s with the
+/// [`stage_sentence_cutoff`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedSentences {
+    /// The page's site (its host), for the cut-off's site count.
+    pub site: String,
+    /// Its sentence fingerprints, sorted and distinct.
+    pub fingerprints: Vec<u128>,
 }
 
 /// What to persist of an admitted page: what [`Originals`] must answer for it later.
@@ -91,17 +113,32 @@ pub struct Admission {
     pub fingerprint: Option<(Fingerprint, ExactKey)>,
     /// Its verification text (verification on, page with text).
     pub text: Option<String>,
+    /// Its sentence fingerprints (verification on, page with text).
+    pub sentences: Option<IndexedSentences>,
     /// Its link keys ([`link_keys`]), sorted and deduplicated (`duplicate_outlinks = "new"`).
     pub links: Option<Vec<u64>>,
 }
 
 /// Kept pages in memory.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MemoryOriginals {
     texts: HashMap<u64, String>,
     exact: HashMap<u128, u64>,
     simhashes: HashMap<u64, Fingerprint>,
     links: HashMap<u64, Vec<u64>>,
+    sentences: CandidateIndex,
+}
+
+impl Default for MemoryOriginals {
+    fn default() -> Self {
+        MemoryOriginals {
+            texts: HashMap::new(),
+            exact: HashMap::new(),
+            simhashes: HashMap::new(),
+            links: HashMap::new(),
+            sentences: CandidateIndex::new(stage_sentence_cutoff()),
+        }
+    }
 }
 
 impl MemoryOriginals {
@@ -116,6 +153,10 @@ impl MemoryOriginals {
         }
         if let Some(links) = admission.links {
             self.links.insert(admission.seq, links);
+        }
+        if let Some(sentences) = admission.sentences {
+            self.sentences
+                .insert(admission.seq, &sentences.site, &sentences.fingerprints);
         }
     }
 }
@@ -133,6 +174,9 @@ impl Originals for MemoryOriginals {
     }
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
         Ok(self.links.get(&seq).cloned())
+    }
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, Infallible> {
+        Ok(self.sentences.candidates(fingerprints))
     }
 }
 
@@ -353,8 +397,7 @@ pub struct DedupStage {
     /// Kept simhashes; payloads are page ids, or `shared_tag | position` for a shared index.
     index: HammingIndex,
     shared_tag: u64,
-    /// Kept pages by sentence fingerprint: candidates the simhash misses.
-    sentences: CandidateIndex,
+    /// How sentence fingerprints are taken (their postings are the [`Originals`]').
     sentence_config: SentenceConfig,
     /// LCS verification, its work memory kept from pair to pair.
     verifier: Verifier,
@@ -400,7 +443,6 @@ impl DedupStage {
             config,
             index,
             shared_tag,
-            sentences: CandidateIndex::new(FrequencyCutoff::default()),
             sentence_config: stage_sentence_config(),
             pages: PageAnalyzer {
                 analyzer,
@@ -426,11 +468,10 @@ impl DedupStage {
         &self.index
     }
 
-    /// On resume: a page kept by an earlier run, on `host`, with its verification text,
-    /// becomes a sentence candidate again (its simhash came in through [`DedupStage::new`]).
-    pub fn restore(&mut self, seq: u64, host: &str, text: &str) {
-        let fingerprints = sentence_fingerprints(text, &self.sentence_config);
-        self.sentences.insert(seq, host, &fingerprints);
+    /// The sentence fingerprints of a kept page's verification text, as
+    /// [`Admission::sentences`] gives them (to index again the pages an earlier run kept).
+    pub fn sentence_fingerprints(&self, text: &str) -> Vec<u128> {
+        sentence_fingerprints(text, &self.sentence_config)
     }
 
     /// The half of the stage that analyses pages, to run on other threads.
@@ -559,16 +600,21 @@ impl DedupStage {
             seq,
             fingerprint: None,
             text: None,
+            sentences: None,
             links: None,
         };
         if !analysis.tokens.is_empty() {
             self.index.insert(analysis.simhash, seq);
             admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
             if self.pages.analyzer.config().verify {
-                match &analysis.prepared {
-                    Some(prepared) => self.sentences.insert(seq, host, &prepared.sentences),
-                    None => self.restore(seq, host, &analysis.text),
-                }
+                let fingerprints = match &analysis.prepared {
+                    Some(prepared) => prepared.sentences.clone(),
+                    None => self.sentence_fingerprints(&analysis.text),
+                };
+                admission.sentences = Some(IndexedSentences {
+                    site: host.to_owned(),
+                    fingerprints,
+                });
                 admission.text = Some(analysis.text.clone());
             }
         }
@@ -676,11 +722,8 @@ impl DedupStage {
         // Step 1 of the LCS method: pages sharing long sentences, however far their simhashes
         // (edited copies move a 64-bit simhash by 5 to 20 bits).
         let sentence_candidates = match &analysis.prepared {
-            Some(prepared) => self.sentences.candidates(&prepared.sentences),
-            None => self.sentences.candidates(&sentence_fingerprints(
-                &analysis.text,
-                &self.sentence_config,
-            )),
+            Some(prepared) => originals.sentence_candidates(&prepared.sentences)?,
+            None => originals.sentence_candidates(&self.sentence_fingerprints(&analysis.text))?,
         };
         for (candidate, _shared) in sentence_candidates.into_iter().take(max_candidates) {
             if !tried.insert(candidate) {

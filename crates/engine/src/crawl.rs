@@ -43,6 +43,7 @@ mod budgets;
 mod links;
 mod outcome;
 mod page;
+mod sentences;
 mod tasks;
 
 use tasks::{Analysed, TaskResult};
@@ -332,32 +333,13 @@ impl Coordinator {
             focus_saved: 0,
         };
         coordinator.resume_focus()?;
-        if coordinator.stage.analyzer().config().verify {
-            coordinator.rebuild_sentences(&uniques)?;
-        }
+        coordinator.store_sentences(&uniques)?;
         if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
             coordinator.enqueue_seeds()?;
         } else {
             info!(decided = next_seq, "resuming job");
         }
         Ok(coordinator)
-    }
-
-    /// On resume: the sentence index from the stored texts of unique pages.
-    fn rebuild_sentences(&mut self, uniques: &[UniquePage]) -> Result<(), EngineError> {
-        for page in uniques {
-            let (Some(text), Some(record)) =
-                (self.store.unique_text(page.seq)?, self.record_of(page.seq)?)
-            else {
-                continue;
-            };
-            let Ok(url) = Url::parse(&record.url) else {
-                continue;
-            };
-            self.stage
-                .restore(page.seq, &nearcrawl_frontier::authority(&url), &text);
-        }
-        Ok(())
     }
 
     fn enqueue_seeds(&mut self) -> Result<(), EngineError> {

@@ -20,7 +20,8 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
 /// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `counters`, `blobs`. Each commit is one fjall write batch,
+/// led to new pages), `sentences` (sentence-fingerprint key -> posting), `counters`, `blobs`.
+/// Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
@@ -39,6 +40,7 @@ pub struct FjallStore {
     hubs: Keyspace,
     counters: Keyspace,
     blobs: Keyspace,
+    sentences: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
 }
@@ -78,6 +80,7 @@ impl FjallStore {
             hubs: open("hubs")?,
             counters: open("counters")?,
             blobs: open("blobs")?,
+            sentences: open("sentences")?,
             path: name.clone(),
             db,
             host_lock: Mutex::new(()),
@@ -265,6 +268,9 @@ impl CrawlStore for FjallStore {
         for (name, value) in commit.blobs {
             batch.insert(&self.blobs, name.as_bytes(), value);
         }
+        for (key, posting) in commit.sentences {
+            batch.insert(&self.sentences, key.to_be_bytes(), posting);
+        }
         batch.commit().map_err(|e| self.err(e))
     }
 
@@ -363,6 +369,14 @@ impl CrawlStore for FjallStore {
             Some(v) => Ok(Some(be_u64(&v, "counters")?)),
             None => Ok(None),
         }
+    }
+
+    fn sentence_posting(&self, key: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .sentences
+            .get(key.to_be_bytes())
+            .map_err(|e| self.err_in(&self.sentences, e))?
+            .map(|v| v.to_vec()))
     }
 
     fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {

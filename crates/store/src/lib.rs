@@ -1,6 +1,7 @@
 //! A crawl job's persistent state, behind the [`CrawlStore`] trait: the URL queues (one per
 //! host, ordered by priority), the seen-URL set, host ids, the decision records, the
-//! fingerprints and exact keys of unique pages, and a few counters.
+//! fingerprints, exact keys, texts and sentence-fingerprint postings of unique pages, and a
+//! few counters.
 //!
 //! Every decision the engine takes about a URL is one [`Commit`], applied atomically: the URL
 //! leaves its queue, its record is stored, a unique page's fingerprint is stored, and its new
@@ -177,6 +178,11 @@ pub struct Commit {
     pub exact_key: Option<([u8; 16], u64)>,
     /// A unique page's fingerprinted text, kept so later candidates can be verified against it.
     pub unique_text: Option<(u64, String)>,
+    /// Sentence-fingerprint postings to write (key, posting; see
+    /// `nearcrawl_verify::SentencePosting`): the documents that share a long-sentence
+    /// fingerprint, read back by [`CrawlStore::sentence_posting`]. A key given twice keeps the
+    /// last posting.
+    pub sentences: Vec<(u64, Vec<u8>)>,
     /// A unique page's link keys (where its links lead, see `nearcrawl_dedup::Follow`), so a
     /// later duplicate's links that lead somewhere new can be told apart.
     pub unique_links: Option<(u64, Vec<u64>)>,
@@ -299,6 +305,8 @@ pub trait CrawlStore: Send + Sync {
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError>;
     /// The link keys of unique page `seq` (see [`Commit::unique_links`]).
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError>;
+    /// The sentence-fingerprint posting stored under `key` ([`Commit::sentences`]).
+    fn sentence_posting(&self, key: u64) -> Result<Option<Vec<u8>>, StoreError>;
     /// How many dropped outlinks (see [`Commit::dropped`]) were never seen otherwise.
     fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.

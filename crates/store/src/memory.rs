@@ -26,6 +26,7 @@ struct Inner {
     hubs: HashSet<UrlKey>,
     counters: HashMap<String, u64>,
     blobs: HashMap<String, Vec<u8>>,
+    sentences: HashMap<u64, Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -121,6 +122,7 @@ impl CrawlStore for MemoryStore {
         for (name, value) in commit.blobs {
             inner.blobs.insert(name.into_owned(), value);
         }
+        inner.sentences.extend(commit.sentences);
         Ok(())
     }
 
@@ -172,6 +174,10 @@ impl CrawlStore for MemoryStore {
 
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
         Ok(self.lock().counters.get(name).copied())
+    }
+
+    fn sentence_posting(&self, key: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.lock().sentences.get(&key).cloned())
     }
 
     fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {

@@ -59,6 +59,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     commit.unique_text = Some((0, "main text".into()));
     commit.unique_links = Some((0, vec![1, u64::MAX]));
     commit.blobs = vec![("focus_df".into(), vec![1, 2, 3])];
+    commit.sentences = vec![(7, vec![4, 5]), (u64::MAX, vec![6]), (7, vec![8])];
     commit.dropped = vec![
         url_key("http://a.example/3"),
         url_key("http://a.example/only-via-dup"),
@@ -89,6 +90,9 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     assert_eq!(store.counter("next_order").unwrap(), Some(3));
     assert_eq!(store.blob("focus_df").unwrap(), Some(vec![1, 2, 3]));
     assert_eq!(store.blob("other").unwrap(), None);
+    assert_eq!(store.sentence_posting(7).unwrap(), Some(vec![8]));
+    assert_eq!(store.sentence_posting(u64::MAX).unwrap(), Some(vec![6]));
+    assert_eq!(store.sentence_posting(8).unwrap(), None);
     assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
     assert_eq!(store.link_keys(0).unwrap(), Some(vec![1, u64::MAX]));
     assert_eq!(

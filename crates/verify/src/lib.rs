@@ -6,8 +6,9 @@
 //! crate needs no tokenizer of its own.
 //!
 //! - [`sentence_fingerprints`] and [`CandidateIndex`] (step 1): up to 112 fingerprints per
-//!   document from combinations of its long sentences' MD5s; documents sharing one are
-//!   candidates; fingerprints seen too often (templates, spam) are cut off.
+//!   document from combinations of its long sentences' hashes; documents sharing one are
+//!   candidates; fingerprints seen too often (templates, spam) are cut off. The index lives
+//!   in memory, or one [`SentencePosting`] per fingerprint in a store.
 //! - [`skeleton`] (step 2): keep only the parts of each document whose windows of S units
 //!   occur in the other (Rabin-Karp rolling hash, O(N)). The shorter skeleton bounds the LCS,
 //!   so clearly different pairs are rejected without computing it.
@@ -38,7 +39,8 @@ mod verify;
 
 pub use crate::lcs::{Lcs, lcs_len_reference, lcs_pairs};
 pub use crate::sentences::{
-    CandidateIndex, FrequencyCutoff, SentenceConfig, sentence_fingerprints, sentences,
+    CandidateIndex, FrequencyCutoff, SentenceConfig, SentencePosting, SiteHash, rank_candidates,
+    sentence_fingerprints, sentence_key, sentences,
 };
 pub use crate::skeleton::{WindowSet, skeleton, window_hashes};
 pub use crate::trustable::trustable_region;

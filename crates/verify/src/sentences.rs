@@ -93,6 +93,10 @@ pub struct FrequencyCutoff {
     pub max_concentrated: usize,
     /// ... that come from at most this many sites.
     pub few_sites: usize,
+    /// A fingerprint lists its first this many documents only (its later ones are counted):
+    /// one seen more often is boilerplate of several sites, and the documents that share it
+    /// share rarer fingerprints too. Bounds what a stored posting rewrites per document.
+    pub max_listed: usize,
 }
 
 impl Default for FrequencyCutoff {
@@ -101,6 +105,70 @@ impl Default for FrequencyCutoff {
             max_documents: 10_000,
             max_concentrated: 400,
             few_sites: 3,
+            max_listed: 400,
+        }
+    }
+}
+
+/// A site's name, hashed (FNV-1a, 32 bits: cheap and stable; a collision only merges two
+/// sites' counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SiteHash(u32);
+
+impl SiteHash {
+    /// The hash of `site` (a host, or whatever the caller calls a site).
+    pub fn of(site: &str) -> SiteHash {
+        let hash = site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        SiteHash(hash as u32)
+    }
+}
+
+/// The key a fingerprint is indexed under: its low 64 bits (a collision only makes a
+/// candidate that verification rejects).
+pub fn sentence_key(fingerprint: u128) -> u64 {
+    fingerprint as u64
+}
+
+/// How often a fingerprint was seen, from how many sites, and whether it is cut off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Tally {
+    /// Documents seen with this fingerprint (saturating).
+    count: u32,
+    /// Distinct sites seen, up to `few_sites + 1` ([`MAX_SITES`] at most).
+    sites: [u32; MAX_SITES],
+    site_count: u8,
+    dropped: bool,
+}
+
+/// What counting one more document made of a fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counted {
+    /// Still meaningful: the document is listed (up to `max_listed`).
+    Listed,
+    /// Too frequent: its documents are no longer listed.
+    Dropped,
+}
+
+impl Tally {
+    fn add(&mut self, site: SiteHash, cutoff: &FrequencyCutoff) -> Counted {
+        self.count = self.count.saturating_add(1);
+        let sites = &self.sites[..usize::from(self.site_count)];
+        if !sites.contains(&site.0) && sites.len() <= cutoff.few_sites {
+            self.sites[sites.len()] = site.0;
+            self.site_count += 1;
+        }
+        let count = self.count as usize;
+        let concentrated =
+            count > cutoff.max_concentrated && usize::from(self.site_count) <= cutoff.few_sites;
+        if count > cutoff.max_documents || concentrated {
+            self.dropped = true;
+        }
+        if self.dropped {
+            Counted::Dropped
+        } else {
+            Counted::Listed
         }
     }
 }
@@ -113,12 +181,7 @@ struct Posting {
     first: u64,
     /// Where the further documents are in `more` ([`NO_MORE`]: none).
     more: u32,
-    /// Documents seen with this fingerprint (saturating).
-    count: u32,
-    /// Distinct site hashes seen, up to `few_sites + 1` ([`MAX_SITES`] at most).
-    sites: [u32; MAX_SITES],
-    site_count: u8,
-    dropped: bool,
+    tally: Tally,
 }
 
 const NO_DOCUMENT: u64 = u64::MAX;
@@ -126,9 +189,9 @@ const NO_MORE: u32 = u32::MAX;
 /// Site hashes a posting keeps: `few_sites + 1` with the paper's few sites (3).
 const MAX_SITES: usize = 4;
 
-/// Documents by sentence fingerprint, for candidate lookup. About 56 bytes per distinct
-/// fingerprint (keyed by its low 64 bits: a collision only makes a candidate that
-/// verification rejects).
+/// Documents by sentence fingerprint, in memory, for candidate lookup. About 48 bytes per
+/// distinct fingerprint. [`SentencePosting`] is one fingerprint's entry as a store keeps it;
+/// both answer alike.
 #[derive(Clone, Debug, Default)]
 pub struct CandidateIndex {
     cutoff: FrequencyCutoff,
@@ -141,10 +204,7 @@ impl CandidateIndex {
     /// An empty index. `cutoff.few_sites` counts at most 3 sites (the paper's figure).
     pub fn new(cutoff: FrequencyCutoff) -> CandidateIndex {
         CandidateIndex {
-            cutoff: FrequencyCutoff {
-                few_sites: cutoff.few_sites.min(MAX_SITES - 1),
-                ..cutoff
-            },
+            cutoff: bounded(cutoff),
             postings: FxHashMap::default(),
             more: Vec::new(),
         }
@@ -152,35 +212,28 @@ impl CandidateIndex {
 
     /// Adds document `id` of `site` with its fingerprints.
     pub fn insert(&mut self, id: u64, site: &str, fingerprints: &[u128]) {
-        let site_hash = site_hash(site) as u32;
+        let site = SiteHash::of(site);
         for &fp in fingerprints {
-            let posting = self.postings.entry(fp as u64).or_insert(Posting {
+            let posting = self.postings.entry(sentence_key(fp)).or_insert(Posting {
                 first: NO_DOCUMENT,
                 more: NO_MORE,
-                count: 0,
-                sites: [0; MAX_SITES],
-                site_count: 0,
-                dropped: false,
+                tally: Tally::default(),
             });
-            posting.count = posting.count.saturating_add(1);
-            let sites = &posting.sites[..usize::from(posting.site_count)];
-            if !sites.contains(&site_hash) && sites.len() <= self.cutoff.few_sites {
-                posting.sites[sites.len()] = site_hash;
-                posting.site_count += 1;
-            }
-            let count = posting.count as usize;
-            let concentrated = count > self.cutoff.max_concentrated
-                && usize::from(posting.site_count) <= self.cutoff.few_sites;
-            if count > self.cutoff.max_documents || concentrated {
-                posting.dropped = true;
-                posting.first = NO_DOCUMENT;
-                if posting.more != NO_MORE {
-                    self.more[posting.more as usize] = Vec::new();
+            let listed = if posting.first == NO_DOCUMENT {
+                0
+            } else {
+                1 + self.more.get(posting.more as usize).map_or(0, Vec::len)
+            };
+            match posting.tally.add(site, &self.cutoff) {
+                Counted::Dropped => {
+                    posting.first = NO_DOCUMENT;
+                    if posting.more != NO_MORE {
+                        self.more[posting.more as usize] = Vec::new();
+                    }
                 }
-            } else if !posting.dropped {
-                if posting.first == NO_DOCUMENT {
-                    posting.first = id;
-                } else {
+                Counted::Listed if listed >= self.cutoff.max_listed => {}
+                Counted::Listed if posting.first == NO_DOCUMENT => posting.first = id,
+                Counted::Listed => {
                     if posting.more == NO_MORE {
                         posting.more = u32::try_from(self.more.len()).unwrap_or(NO_MORE);
                         self.more.push(Vec::new());
@@ -195,50 +248,143 @@ impl CandidateIndex {
 
     /// Whether `fp` was dropped as too frequent.
     pub fn is_frequent(&self, fp: u128) -> bool {
-        self.postings.get(&(fp as u64)).is_some_and(|p| p.dropped)
+        self.postings
+            .get(&sentence_key(fp))
+            .is_some_and(|p| p.tally.dropped)
     }
 
     /// Documents sharing at least one (not too frequent) fingerprint, with how many they
     /// share, most shared first.
     pub fn candidates(&self, fingerprints: &[u128]) -> Vec<(u64, usize)> {
-        let mut shared: FxHashMap<u64, usize> = FxHashMap::default();
-        for fp in fingerprints {
-            let Some(posting) = self.postings.get(&(*fp as u64)) else {
-                continue;
-            };
+        rank_candidates(fingerprints.iter().filter_map(|fp| {
+            let posting = self.postings.get(&sentence_key(*fp))?;
             if posting.first == NO_DOCUMENT {
-                continue;
+                return None;
             }
             let more = self
                 .more
                 .get(posting.more as usize)
                 .map_or(&[][..], Vec::as_slice);
-            for &doc in std::iter::once(&posting.first).chain(more) {
-                *shared.entry(doc).or_insert(0) += 1;
-            }
-        }
-        let mut out: Vec<(u64, usize)> = shared.into_iter().collect();
-        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        out
+            Some(std::iter::once(&posting.first).chain(more))
+        }))
     }
 }
 
-/// FNV-1a of the site name: cheap and stable; a collision only merges two sites' counts.
-fn site_hash(site: &str) -> u64 {
-    site.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+fn bounded(cutoff: FrequencyCutoff) -> FrequencyCutoff {
+    FrequencyCutoff {
+        few_sites: cutoff.few_sites.min(MAX_SITES - 1),
+        ..cutoff
+    }
+}
+
+/// Documents that share fingerprints with a page, from the document lists of its
+/// fingerprints: each with how many lists it is in, most shared first (then by id).
+pub fn rank_candidates<'a, L>(lists: impl IntoIterator<Item = L>) -> Vec<(u64, usize)>
+where
+    L: IntoIterator<Item = &'a u64>,
+{
+    let mut shared: FxHashMap<u64, usize> = FxHashMap::default();
+    for doc in lists.into_iter().flatten() {
+        *shared.entry(*doc).or_insert(0) += 1;
+    }
+    let mut out: Vec<(u64, usize)> = shared.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// One fingerprint's entry as a store keeps it (under [`sentence_key`]): its tally and the
+/// documents it lists, in a few bytes ([`SentencePosting::to_bytes`]). Adding documents one
+/// at a time to postings read back from the store gives the same candidates as a
+/// [`CandidateIndex`] (property-tested).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SentencePosting {
+    tally: Tally,
+    documents: Vec<u64>,
+}
+
+/// [`SentencePosting::to_bytes`]: the format's version.
+const POSTING_VERSION: u8 = 1;
+
+impl SentencePosting {
+    /// Counts document `id` of `site`, and lists it unless the fingerprint is too frequent
+    /// (or already lists `cutoff.max_listed` documents).
+    pub fn add(&mut self, id: u64, site: SiteHash, cutoff: &FrequencyCutoff) {
+        let cutoff = bounded(*cutoff);
+        match self.tally.add(site, &cutoff) {
+            Counted::Dropped => self.documents = Vec::new(),
+            Counted::Listed if self.documents.len() >= cutoff.max_listed => {}
+            Counted::Listed => self.documents.push(id),
+        }
+    }
+
+    /// The documents listed (none once the fingerprint is too frequent).
+    pub fn documents(&self) -> &[u64] {
+        &self.documents
+    }
+
+    /// Whether the fingerprint was dropped as too frequent.
+    pub fn is_frequent(&self) -> bool {
+        self.tally.dropped
+    }
+
+    /// Version, flags, site count, count, sites, documents; little-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let sites = &self.tally.sites[..usize::from(self.tally.site_count)];
+        let mut out = Vec::with_capacity(7 + 4 * sites.len() + 8 * self.documents.len());
+        out.push(POSTING_VERSION);
+        out.push(u8::from(self.tally.dropped));
+        out.push(self.tally.site_count);
+        out.extend_from_slice(&self.tally.count.to_le_bytes());
+        sites
+            .iter()
+            .for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        self.documents
+            .iter()
+            .for_each(|d| out.extend_from_slice(&d.to_le_bytes()));
+        out
+    }
+
+    /// Decodes [`SentencePosting::to_bytes`]; `None` when the bytes are not one.
+    pub fn from_bytes(bytes: &[u8]) -> Option<SentencePosting> {
+        let [POSTING_VERSION, dropped @ (0 | 1), site_count, rest @ ..] = bytes else {
+            return None;
+        };
+        let site_count = usize::from(*site_count);
+        if site_count > MAX_SITES || rest.len() < 4 + 4 * site_count {
+            return None;
+        }
+        let (count, rest) = rest.split_at(4);
+        let (sites, documents) = rest.split_at(4 * site_count);
+        if documents.len() % 8 != 0 {
+            return None;
+        }
+        let mut tally = Tally {
+            count: u32::from_le_bytes(count.try_into().ok()?),
+            sites: [0; MAX_SITES],
+            site_count: site_count as u8,
+            dropped: *dropped == 1,
+        };
+        for (slot, bytes) in tally.sites.iter_mut().zip(sites.chunks_exact(4)) {
+            *slot = u32::from_le_bytes(bytes.try_into().ok()?);
+        }
+        let documents = documents
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        Some(SentencePosting { tally, documents })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     /// The index as the paper states it: every document of every fingerprint in a list,
     /// the site set and count beside it.
     #[derive(Default)]
     struct Reference {
-        postings: std::collections::HashMap<u128, (Vec<u64>, Vec<u64>, usize, bool)>,
+        postings: HashMap<u128, (Vec<u64>, Vec<u64>, usize, bool)>,
     }
 
     impl Reference {
@@ -246,7 +392,7 @@ mod tests {
             for &fp in fps {
                 let (docs, sites, count, dropped) = self.postings.entry(fp).or_default();
                 *count += 1;
-                let site = site_hash(site) & 0xffff_ffff;
+                let site = u64::from(SiteHash::of(site).0);
                 if !sites.contains(&site) && sites.len() <= cutoff.few_sites {
                     sites.push(site);
                 }
@@ -255,14 +401,14 @@ mod tests {
                 if *count > cutoff.max_documents || concentrated {
                     *dropped = true;
                     docs.clear();
-                } else if !*dropped {
+                } else if !*dropped && docs.len() < cutoff.max_listed {
                     docs.push(id);
                 }
             }
         }
 
         fn candidates(&self, fps: &[u128]) -> Vec<(u64, usize)> {
-            let mut shared: std::collections::HashMap<u64, usize> = Default::default();
+            let mut shared: HashMap<u64, usize> = Default::default();
             for fp in fps {
                 for &doc in self.postings.get(fp).map_or(&[][..], |p| p.0.as_slice()) {
                     *shared.entry(doc).or_insert(0) += 1;
@@ -283,21 +429,78 @@ mod tests {
                 0..40,
             ),
             query in proptest::collection::vec(0u128..40, 0..12),
+            listed in 1usize..12,
         ) {
-            let cutoff = FrequencyCutoff { max_documents: 9, max_concentrated: 4, few_sites: 1 };
+            let cutoff = FrequencyCutoff {
+                max_documents: 9,
+                max_concentrated: 4,
+                few_sites: 1,
+                max_listed: listed,
+            };
             let mut index = CandidateIndex::new(cutoff);
             let mut reference = Reference::default();
+            // As a store keeps them: each posting read back from its bytes, one document
+            // added, written again.
+            let mut stored: HashMap<u64, Vec<u8>> = HashMap::new();
             for (id, (site, fps)) in docs.iter().enumerate() {
                 let site = format!("site{site}.test");
                 index.insert(id as u64, &site, fps);
                 reference.insert(cutoff, id as u64, &site, fps);
+                for &fp in fps {
+                    let bytes = stored.entry(sentence_key(fp)).or_default();
+                    let mut posting = if bytes.is_empty() {
+                        SentencePosting::default()
+                    } else {
+                        SentencePosting::from_bytes(bytes).expect("a posting reads back")
+                    };
+                    posting.add(id as u64, SiteHash::of(&site), &cutoff);
+                    *bytes = posting.to_bytes();
+                }
             }
-            proptest::prop_assert_eq!(index.candidates(&query), reference.candidates(&query));
+            let expected = reference.candidates(&query);
+            proptest::prop_assert_eq!(index.candidates(&query), expected.clone());
+            let postings: Vec<SentencePosting> = query
+                .iter()
+                .filter_map(|fp| stored.get(&sentence_key(*fp)))
+                .map(|bytes| SentencePosting::from_bytes(bytes).expect("a posting reads back"))
+                .collect();
+            proptest::prop_assert_eq!(
+                rank_candidates(postings.iter().map(SentencePosting::documents)),
+                expected
+            );
             for fp in 0..40u128 {
                 let dropped = reference.postings.get(&fp).is_some_and(|p| p.3);
                 proptest::prop_assert_eq!(index.is_frequent(fp), dropped);
+                let posting = stored.get(&sentence_key(fp)).and_then(|b| SentencePosting::from_bytes(b));
+                proptest::prop_assert_eq!(posting.is_some_and(|p| p.is_frequent()), dropped);
             }
         }
+    }
+
+    #[test]
+    fn damaged_postings_do_not_decode() {
+        let mut posting = SentencePosting::default();
+        posting.add(7, SiteHash::of("a.test"), &FrequencyCutoff::default());
+        posting.add(9, SiteHash::of("b.test"), &FrequencyCutoff::default());
+        let bytes = posting.to_bytes();
+        assert_eq!(SentencePosting::from_bytes(&bytes).as_ref(), Some(&posting));
+        assert_eq!(
+            SentencePosting::from_bytes(&bytes).unwrap().documents(),
+            [7, 9]
+        );
+        for cut in 0..bytes.len() {
+            let cut_bytes = &bytes[..cut];
+            // Cut at a document boundary, a shorter list still decodes; anywhere else, not.
+            let at_boundary = cut >= bytes.len() - 16 && (bytes.len() - cut) % 8 == 0;
+            assert_eq!(
+                SentencePosting::from_bytes(cut_bytes).is_some(),
+                at_boundary,
+                "cut at {cut}"
+            );
+        }
+        let mut other_version = bytes.clone();
+        other_version[0] = 2;
+        assert_eq!(SentencePosting::from_bytes(&other_version), None);
     }
 
     fn article(seed: usize, sentences: usize) -> String {
@@ -338,6 +541,7 @@ mod tests {
             max_documents: 50,
             max_concentrated: 5,
             few_sites: 1,
+            max_listed: 50,
         };
         let mut index = CandidateIndex::new(cutoff);
         let original = sentence_fingerprints(&article(1, 40), &config);

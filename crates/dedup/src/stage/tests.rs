@@ -378,6 +378,9 @@ impl Originals for Counting<'_> {
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, Infallible> {
         self.0.link_keys(seq)
     }
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, Infallible> {
+        self.0.sentence_candidates(fingerprints)
+    }
 }
 
 #[test]

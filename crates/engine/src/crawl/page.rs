@@ -107,6 +107,9 @@ impl Coordinator {
                 });
                 decided.commit.exact_key = Some((key.0.to_be_bytes(), seq));
             }
+            if let Some(indexed) = &admission.sentences {
+                decided.commit.sentences = sentences::postings(self.store.as_ref(), seq, indexed)?;
+            }
             decided.commit.unique_text = admission.text.map(|text| (seq, text));
             decided.commit.unique_links = admission.links.map(|keys| (seq, keys));
         } else {
@@ -254,5 +257,8 @@ impl Originals for StoreOriginals<'_> {
     }
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
         Ok(self.0.link_keys(seq)?)
+    }
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {
+        sentences::candidates(self.0, fingerprints)
     }
 }
