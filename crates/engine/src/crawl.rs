@@ -180,6 +180,8 @@ struct Coordinator {
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
     stage: DedupStage,
+    /// Kept pages by sentence fingerprint: in the store, a bounded part in memory.
+    sentences: sentences::SentencePostings,
     /// The shared index's URLs and days, and its expired entries (to be written back); its
     /// current entries are in the stage's index, their payloads `SHARED | position`.
     shared: crate::shared::SharedIndex,
@@ -307,9 +309,11 @@ impl Coordinator {
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let (tx, rx) = mpsc::unbounded_channel();
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
+        let sentences = sentences::SentencePostings::open(store.as_ref())?;
         let mut coordinator = Coordinator {
             job,
             store,
+            sentences,
             scope,
             traps,
             sessions: SessionParams::default(),
@@ -507,6 +511,7 @@ impl Coordinator {
 
     /// Flushes outputs and writes the report.
     fn finish(mut self) -> Result<Report, EngineError> {
+        self.write_sentences()?;
         self.archive.finish()?;
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(

@@ -379,6 +379,14 @@ impl CrawlStore for FjallStore {
             .map(|v| v.to_vec()))
     }
 
+    fn for_each_sentence_key(&self, each: &mut dyn FnMut(u64)) -> Result<(), StoreError> {
+        for item in self.sentences.iter() {
+            let key = item.key().map_err(|e| self.err_in(&self.sentences, e))?;
+            each(be_u64(&key, "sentences")?);
+        }
+        Ok(())
+    }
+
     fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
             .blobs

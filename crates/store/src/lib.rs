@@ -307,6 +307,8 @@ pub trait CrawlStore: Send + Sync {
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError>;
     /// The sentence-fingerprint posting stored under `key` ([`Commit::sentences`]).
     fn sentence_posting(&self, key: u64) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Every key with a sentence-fingerprint posting, in no particular order.
+    fn for_each_sentence_key(&self, each: &mut dyn FnMut(u64)) -> Result<(), StoreError>;
     /// How many dropped outlinks (see [`Commit::dropped`]) were never seen otherwise.
     fn dropped_unseen(&self) -> Result<u64, StoreError>;
     /// Every unique page's fingerprint, in sequence order.

@@ -180,6 +180,11 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().sentences.get(&key).cloned())
     }
 
+    fn for_each_sentence_key(&self, each: &mut dyn FnMut(u64)) -> Result<(), StoreError> {
+        self.lock().sentences.keys().for_each(|&key| each(key));
+        Ok(())
+    }
+
     fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.lock().blobs.get(name).cloned())
     }

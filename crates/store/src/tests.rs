@@ -93,6 +93,12 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     assert_eq!(store.sentence_posting(7).unwrap(), Some(vec![8]));
     assert_eq!(store.sentence_posting(u64::MAX).unwrap(), Some(vec![6]));
     assert_eq!(store.sentence_posting(8).unwrap(), None);
+    let mut keys = Vec::new();
+    store
+        .for_each_sentence_key(&mut |key| keys.push(key))
+        .unwrap();
+    keys.sort_unstable();
+    assert_eq!(keys, [7, u64::MAX]);
     assert_eq!(store.unique_text(0).unwrap().as_deref(), Some("main text"));
     assert_eq!(store.link_keys(0).unwrap(), Some(vec![1, u64::MAX]));
     assert_eq!(

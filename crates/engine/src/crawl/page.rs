@@ -4,6 +4,8 @@
 use super::*;
 use nearcrawl_frontier::TermCounts;
 
+use super::sentences::{ReadPostings, SentencePostings};
+
 impl Coordinator {
     /// The stored record of an earlier decision.
     pub(super) fn record_of(&self, seq: u64) -> Result<Option<Record>, EngineError> {
@@ -29,9 +31,13 @@ impl Coordinator {
             terms,
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
-        let judgement = self
-            .stage
-            .judge_analysed(analysis, &StoreOriginals(self.store.as_ref()))?;
+        let originals = StoreOriginals {
+            store: self.store.as_ref(),
+            sentences: &self.sentences,
+            postings: ReadPostings::default(),
+        };
+        let judgement = self.stage.judge_analysed(analysis, &originals)?;
+        let read_postings = originals.postings;
         let analysis = &judgement.analysis;
         let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
         let mut learned = None;
@@ -99,6 +105,14 @@ impl Coordinator {
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
             let admitting = Instant::now();
             let admission = self.stage.admit(seq, &host, &judgement);
+            // Its sentence postings, read from the store with the page added.
+            if let Some(indexed) = &admission.sentences {
+                self.sentences
+                    .keep(self.store.as_ref(), read_postings, seq, indexed)?;
+                if self.sentences.due() {
+                    self.sentences.write_into(&mut decided.commit, seq + 1);
+                }
+            }
             self.progress.add_time(Stage::Index, admitting.elapsed());
             if let Some((simhash, key)) = admission.fingerprint {
                 decided.commit.unique = Some(UniquePage {
@@ -106,9 +120,6 @@ impl Coordinator {
                     simhash: simhash.bits(),
                 });
                 decided.commit.exact_key = Some((key.0.to_be_bytes(), seq));
-            }
-            if let Some(indexed) = &admission.sentences {
-                decided.commit.sentences = sentences::postings(self.store.as_ref(), seq, indexed)?;
             }
             decided.commit.unique_text = admission.text.map(|text| (seq, text));
             decided.commit.unique_links = admission.links.map(|keys| (seq, keys));
@@ -242,23 +253,29 @@ impl Coordinator {
 
 /// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
 /// link keys of the unique pages it admitted.
-struct StoreOriginals<'a>(&'a dyn CrawlStore);
+/// Sentence postings read while judging are kept for when the page is kept.
+struct StoreOriginals<'a> {
+    store: &'a dyn CrawlStore,
+    sentences: &'a SentencePostings,
+    postings: ReadPostings,
+}
 
 impl Originals for StoreOriginals<'_> {
     type Error = EngineError;
     fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
-        Ok(self.0.unique_text(seq)?)
+        Ok(self.store.unique_text(seq)?)
     }
     fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
-        Ok(self.0.exact_original(&key.0.to_be_bytes())?)
+        Ok(self.store.exact_original(&key.0.to_be_bytes())?)
     }
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
-        Ok(self.0.unique_simhash(seq)?.map(Fingerprint::new))
+        Ok(self.store.unique_simhash(seq)?.map(Fingerprint::new))
     }
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
-        Ok(self.0.link_keys(seq)?)
+        Ok(self.store.link_keys(seq)?)
     }
     fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {
-        sentences::candidates(self.0, fingerprints)
+        self.sentences
+            .candidates(self.store, &self.postings, fingerprints)
     }
 }

@@ -1,22 +1,88 @@
 //! The sentence-fingerprint postings of kept pages, in the crawl's store: read to find a
-//! page's sentence candidates, updated in the commit that keeps a unique page. Nothing of them
-//! stays in memory, so the crawl's memory does not grow with them.
+//! page's sentence candidates, updated when a unique page is kept. The store holds them all;
+//! memory holds a bounded part: the postings changed since they were last written (written
+//! together every [`FLUSH_POSTINGS`] postings, in the commit of the page that fills the
+//! batch, or when the crawl stops) and a fixed-size filter of the keys the store has, so a
+//! fingerprint no page had before (most of a new page's) costs no store read.
+//!
+//! A killed crawl loses the postings not yet written; the store's `sentences_through` counter
+//! says which kept pages are in, and the next run indexes the others again from their stored
+//! texts.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 
 use nearcrawl_dedup::{IndexedSentences, stage_sentence_cutoff};
 use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
+use rustc_hash::FxHashMap;
 use url::Url;
 
 use super::Coordinator;
 use crate::error::EngineError;
 
-/// The store's counter set once its sentence postings hold every kept page's fingerprints
-/// (jobs started before the postings were stored have them added on their first resume).
-const SENTENCES_STORED: &str = "sentences_stored";
+/// The store's counter: every kept page numbered below it has its postings in the store.
+const SENTENCES_THROUGH: &str = "sentences_through";
 
-/// The posting stored for `fingerprint`.
+/// Changed postings held before they are written in one batch (about 100 bytes each).
+const FLUSH_POSTINGS: usize = 1 << 16;
+
+/// Bits of the key filter: 2^28 (32 MiB, taken from the system as bits are set). Past about
+/// 30 million keys (a million pages) it answers "maybe" for a growing share of new keys,
+/// which then cost a store read: slower, never wrong.
+const FILTER_BITS: u32 = 28;
+
+/// Keys that may have a posting in the store: one bit each, by the key's top bits (keys are
+/// hashes already). No false negatives.
+struct KeyFilter(Vec<u64>);
+
+impl KeyFilter {
+    fn new() -> KeyFilter {
+        // Zeroed memory: the system hands out its pages as they are first written.
+        KeyFilter(vec![0; 1 << (FILTER_BITS - 6)])
+    }
+
+    fn bit(key: u64) -> (usize, u64) {
+        let bit = key >> (64 - FILTER_BITS);
+        ((bit >> 6) as usize, 1 << (bit & 63))
+    }
+
+    fn insert(&mut self, key: u64) {
+        let (word, mask) = KeyFilter::bit(key);
+        self.0[word] |= mask;
+    }
+
+    fn may_contain(&self, key: u64) -> bool {
+        let (word, mask) = KeyFilter::bit(key);
+        self.0[word] & mask != 0
+    }
+}
+
+/// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
+/// and the key filter.
+pub(super) struct SentencePostings {
+    dirty: FxHashMap<u64, SentencePosting>,
+    written: KeyFilter,
+}
+
+/// The postings read from the store while judging one page (absent ones too), so that
+/// keeping it does not read them again.
+#[derive(Debug, Default)]
+pub(super) struct ReadPostings(RefCell<FxHashMap<u64, Option<SentencePosting>>>);
+
+/// The posting of `key` from the store, when the filter says it may be there.
+fn read_stored(
+    written: &KeyFilter,
+    store: &dyn CrawlStore,
+    key: u64,
+) -> Result<Option<SentencePosting>, EngineError> {
+    if !written.may_contain(key) {
+        return Ok(None);
+    }
+    Ok(stored(store, key)?)
+}
+
+/// The posting stored under `key`.
 fn stored(store: &dyn CrawlStore, key: u64) -> Result<Option<SentencePosting>, StoreError> {
     let Some(bytes) = store.sentence_posting(key)? else {
         return Ok(None);
@@ -32,94 +98,150 @@ fn stored(store: &dyn CrawlStore, key: u64) -> Result<Option<SentencePosting>, S
         })
 }
 
-/// Kept pages sharing sentence fingerprints with `fingerprints`, most shared first.
-pub(super) fn candidates(
-    store: &dyn CrawlStore,
-    fingerprints: &[u128],
-) -> Result<Vec<(u64, usize)>, EngineError> {
-    let mut postings = Vec::new();
-    for &fingerprint in fingerprints {
-        postings.extend(stored(store, sentence_key(fingerprint))?);
+impl SentencePostings {
+    /// The postings of `store`: its keys go into the filter.
+    pub(super) fn open(store: &dyn CrawlStore) -> Result<SentencePostings, EngineError> {
+        let mut written = KeyFilter::new();
+        store.for_each_sentence_key(&mut |key| written.insert(key))?;
+        Ok(SentencePostings {
+            dirty: FxHashMap::default(),
+            written,
+        })
     }
-    Ok(rank_candidates(
-        postings.iter().map(SentencePosting::documents),
-    ))
-}
 
-/// The postings to write when page `seq` is kept with these sentences: each read from the
-/// store, the page added.
-pub(super) fn postings(
-    store: &dyn CrawlStore,
-    seq: u64,
-    sentences: &IndexedSentences,
-) -> Result<Vec<(u64, Vec<u8>)>, EngineError> {
-    let (site, cutoff) = (SiteHash::of(&sentences.site), stage_sentence_cutoff());
-    let mut out = Vec::with_capacity(sentences.fingerprints.len());
-    for &fingerprint in &sentences.fingerprints {
-        let key = sentence_key(fingerprint);
-        let mut posting = stored(store, key)?.unwrap_or_default();
-        posting.add(seq, site, &cutoff);
-        out.push((key, posting.to_bytes()));
-    }
-    Ok(out)
-}
-
-/// The postings of every kept page of `uniques`, from its stored text (sentence
-/// fingerprints taken by `fingerprints`) and its record's URL (the site), in page order.
-fn postings_from_texts(
-    store: &dyn CrawlStore,
-    uniques: &[UniquePage],
-    fingerprints: impl Fn(&str) -> Vec<u128>,
-) -> Result<Vec<(u64, Vec<u8>)>, EngineError> {
-    /// What is read of a record: its URL.
-    #[derive(serde::Deserialize)]
-    struct Located {
-        url: String,
-    }
-    let cutoff = stage_sentence_cutoff();
-    let mut postings: HashMap<u64, SentencePosting> = HashMap::new();
-    for page in uniques {
-        let (Some(text), Some(record)) = (store.unique_text(page.seq)?, store.record(page.seq)?)
-        else {
-            continue;
-        };
-        let Some(url) = serde_json::from_slice::<Located>(&record)
-            .ok()
-            .and_then(|r| Url::parse(&r.url).ok())
-        else {
-            continue;
-        };
-        let site = SiteHash::of(&nearcrawl_frontier::authority(&url));
-        for fingerprint in fingerprints(&text) {
-            postings
-                .entry(sentence_key(fingerprint))
-                .or_default()
-                .add(page.seq, site, &cutoff);
+    /// Kept pages sharing sentence fingerprints with `fingerprints`, most shared first; the
+    /// postings read from the store are kept in `read`.
+    pub(super) fn candidates(
+        &self,
+        store: &dyn CrawlStore,
+        read: &ReadPostings,
+        fingerprints: &[u128],
+    ) -> Result<Vec<(u64, usize)>, EngineError> {
+        let mut read = read.0.borrow_mut();
+        for &fingerprint in fingerprints {
+            let key = sentence_key(fingerprint);
+            if !self.dirty.contains_key(&key)
+                && let Entry::Vacant(slot) = read.entry(key)
+            {
+                slot.insert(read_stored(&self.written, store, key)?);
+            }
         }
+        Ok(rank_candidates(fingerprints.iter().filter_map(|fp| {
+            let key = sentence_key(*fp);
+            self.dirty
+                .get(&key)
+                .or_else(|| read.get(&key).and_then(Option::as_ref))
+                .map(SentencePosting::documents)
+        })))
     }
-    Ok(postings
-        .into_iter()
-        .map(|(key, posting)| (key, posting.to_bytes()))
-        .collect())
+
+    /// Adds page `seq` to the postings of its sentences (each as held, as `read` while
+    /// judging the page, or from the store).
+    pub(super) fn keep(
+        &mut self,
+        store: &dyn CrawlStore,
+        read: ReadPostings,
+        seq: u64,
+        sentences: &IndexedSentences,
+    ) -> Result<(), EngineError> {
+        let (site, cutoff) = (SiteHash::of(&sentences.site), stage_sentence_cutoff());
+        let mut read = read.0.into_inner();
+        for &fingerprint in &sentences.fingerprints {
+            let key = sentence_key(fingerprint);
+            let posting = match self.dirty.entry(key) {
+                Entry::Occupied(held) => held.into_mut(),
+                Entry::Vacant(slot) => {
+                    let posting = match read.remove(&key) {
+                        Some(posting) => posting,
+                        None => read_stored(&self.written, store, key)?,
+                    };
+                    slot.insert(posting.unwrap_or_default())
+                }
+            };
+            posting.add(seq, site, &cutoff);
+            self.written.insert(key);
+        }
+        Ok(())
+    }
+
+    /// Indexes the kept pages whose postings are not in the store (numbered from its
+    /// counter on: a killed run's last ones, or every page of a store from before the
+    /// postings) from their stored texts and records' URLs, their fingerprints taken by
+    /// `fingerprints`.
+    pub(super) fn index_unwritten(
+        &mut self,
+        store: &dyn CrawlStore,
+        uniques: &[UniquePage],
+        fingerprints: impl Fn(&str) -> Vec<u128>,
+    ) -> Result<(), EngineError> {
+        /// What is read of a record: its URL.
+        #[derive(serde::Deserialize)]
+        struct Located {
+            url: String,
+        }
+        let through = store.counter(SENTENCES_THROUGH)?.unwrap_or(0);
+        for page in uniques.iter().filter(|p| p.seq >= through) {
+            let (Some(text), Some(record)) =
+                (store.unique_text(page.seq)?, store.record(page.seq)?)
+            else {
+                continue;
+            };
+            let Some(url) = serde_json::from_slice::<Located>(&record)
+                .ok()
+                .and_then(|r| Url::parse(&r.url).ok())
+            else {
+                continue;
+            };
+            let sentences = IndexedSentences {
+                site: nearcrawl_frontier::authority(&url),
+                fingerprints: fingerprints(&text),
+            };
+            self.keep(store, ReadPostings::default(), page.seq, &sentences)?;
+        }
+        Ok(())
+    }
+
+    /// Whether enough postings changed to write them out.
+    pub(super) fn due(&self) -> bool {
+        self.dirty.len() >= FLUSH_POSTINGS
+    }
+
+    /// Moves the changed postings into `commit`, with the counter saying that every kept page
+    /// numbered below `through` is in.
+    pub(super) fn write_into(&mut self, commit: &mut Commit, through: u64) {
+        let start = commit.sentences.len();
+        commit.sentences.extend(
+            self.dirty
+                .drain()
+                .map(|(key, posting)| (key, posting.to_bytes())),
+        );
+        // In key order: the store's memtable takes sorted keys faster.
+        commit.sentences[start..].sort_unstable_by_key(|(key, _)| *key);
+        commit.counters.push((SENTENCES_THROUGH.into(), through));
+    }
 }
 
 impl Coordinator {
-    /// A job whose store predates the sentence postings (or whose earlier runs did not
-    /// verify): its kept pages' fingerprints are indexed from their stored texts, once, in one
-    /// commit.
+    /// On opening a job: its kept pages whose postings are not in the store (a killed run's
+    /// last ones, or every page of a store from before the postings) are indexed from their
+    /// stored texts and written.
     pub(super) fn store_sentences(&mut self, uniques: &[UniquePage]) -> Result<(), EngineError> {
-        if !self.stage.analyzer().config().verify || self.store.counter(SENTENCES_STORED)?.is_some()
-        {
+        if !self.stage.analyzer().config().verify {
             return Ok(());
         }
-        let sentences = postings_from_texts(self.store.as_ref(), uniques, |text| {
-            self.stage.sentence_fingerprints(text)
-        })?;
-        self.store.commit(Commit {
-            sentences,
-            counters: vec![(SENTENCES_STORED.into(), 1)],
-            ..Commit::default()
-        })?;
+        let stage = &self.stage;
+        self.sentences
+            .index_unwritten(self.store.as_ref(), uniques, |text| {
+                stage.sentence_fingerprints(text)
+            })?;
+        self.write_sentences()
+    }
+
+    /// Writes the changed postings (when the crawl stops, or on opening).
+    pub(super) fn write_sentences(&mut self) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        self.sentences.write_into(&mut commit, self.next_seq);
+        self.store.commit(commit)?;
         Ok(())
     }
 }
@@ -131,43 +253,107 @@ mod tests {
 
     use super::*;
 
-    /// Pages kept one commit at a time, their postings read back and updated through the
-    /// store, give the candidates an in-memory index gives.
+    /// Pages kept one at a time, their postings held, written out in batches and read back,
+    /// give the candidates an in-memory index gives, before and after a write and on a store
+    /// opened again.
     #[test]
     fn stored_postings_answer_as_the_memory_index() {
         let store = MemoryStore::default();
+        let mut postings = SentencePostings::open(&store).unwrap();
         let mut index = CandidateIndex::new(stage_sentence_cutoff());
-        let pages: [(u64, &str, &[u128]); 4] = [
+        let pages: [(u64, &str, &[u128]); 5] = [
             (1, "a.test", &[1, 2, 3, 4]),
             (2, "b.test", &[3, 4, 5]),
             (4, "a.test", &[4, 5, 6]),
             (7, "c.test", &[9]),
+            (8, "a.test", &[1, 6]),
         ];
-        for (seq, site, fingerprints) in pages {
+        let queries = [&[4u128, 5][..], &[1, 9], &[8], &[], &[3, 4, 5, 6], &[1, 6]];
+        for (n, (seq, site, fingerprints)) in pages.into_iter().enumerate() {
+            // As a crawl does: the page judged (its postings read), then kept.
+            let read = ReadPostings::default();
+            postings.candidates(&store, &read, fingerprints).unwrap();
             let indexed = IndexedSentences {
                 site: site.into(),
                 fingerprints: fingerprints.to_vec(),
             };
-            let sentences = postings(&store, seq, &indexed).unwrap();
+            postings.keep(&store, read, seq, &indexed).unwrap();
+            index.insert(seq, site, fingerprints);
+            if n % 2 == 1 {
+                let mut commit = Commit::default();
+                postings.write_into(&mut commit, seq + 1);
+                store.commit(commit).unwrap();
+                assert!(postings.dirty.is_empty());
+            }
+            for query in queries {
+                let found = postings
+                    .candidates(&store, &ReadPostings::default(), query)
+                    .unwrap();
+                assert_eq!(
+                    found,
+                    index.candidates(query),
+                    "after page {seq}: {query:?}"
+                );
+            }
+        }
+        let mut commit = Commit::default();
+        postings.write_into(&mut commit, 9);
+        store.commit(commit).unwrap();
+        let reopened = SentencePostings::open(&store).unwrap();
+        for query in queries {
+            let found = reopened
+                .candidates(&store, &ReadPostings::default(), query)
+                .unwrap();
+            assert_eq!(found, index.candidates(query), "reopened: {query:?}");
+        }
+        assert_eq!(store.counter(SENTENCES_THROUGH).unwrap(), Some(9));
+    }
+
+    /// Kept pages whose postings were not written (a killed run; a store from before the
+    /// postings) are indexed from their texts, and only those.
+    #[test]
+    fn unwritten_pages_are_indexed_from_their_texts() {
+        let store = MemoryStore::default();
+        for (seq, text) in [(3, "a bb ccc"), (5, "dddd")] {
+            let record = format!(r#"{{"url":"http://a.test/{seq}","verdict":"unique"}}"#);
             store
                 .commit(Commit {
-                    sentences,
+                    records: vec![(seq, record.into_bytes())],
+                    unique: Some(UniquePage { seq, simhash: 1 }),
+                    unique_text: Some((seq, text.into())),
                     ..Commit::default()
                 })
                 .unwrap();
-            index.insert(seq, site, fingerprints);
         }
-        for query in [&[4u128, 5][..], &[1, 9], &[8], &[], &[3, 4, 5, 6]] {
-            assert_eq!(
-                candidates(&store, query).unwrap(),
-                index.candidates(query),
-                "{query:?}"
-            );
-        }
-        assert_eq!(
-            candidates(&store, &[4, 5]).unwrap(),
-            [(2, 2), (4, 2), (1, 1)]
-        );
+        // Words as fingerprints: their lengths.
+        let words =
+            |text: &str| -> Vec<u128> { text.split(' ').map(|w| w.len() as u128).collect() };
+        let uniques = store.unique_pages().unwrap();
+        let mut postings = SentencePostings::open(&store).unwrap();
+        postings.index_unwritten(&store, &uniques, words).unwrap();
+        let found = |postings: &SentencePostings, fps: &[u128]| {
+            postings
+                .candidates(&store, &ReadPostings::default(), fps)
+                .unwrap()
+        };
+        assert_eq!(found(&postings, &[1, 3]), [(3, 2)]);
+        assert_eq!(found(&postings, &[4]), [(5, 1)]);
+        // Page 3 is in the store; page 5 is not (its posting was lost with a killed run).
+        store
+            .commit(Commit {
+                sentences: vec![(sentence_key(1), {
+                    let mut p = SentencePosting::default();
+                    p.add(3, SiteHash::of("a.test"), &stage_sentence_cutoff());
+                    p.to_bytes()
+                })],
+                counters: vec![(SENTENCES_THROUGH.into(), 4)],
+                ..Commit::default()
+            })
+            .unwrap();
+        let mut postings = SentencePostings::open(&store).unwrap();
+        postings.index_unwritten(&store, &uniques, words).unwrap();
+        assert_eq!(postings.dirty.len(), 1, "only page 5 indexed again");
+        assert_eq!(found(&postings, &[1, 4]), [(3, 1), (5, 1)]);
     }
 
     #[test]
@@ -179,40 +365,29 @@ mod tests {
                 ..Commit::default()
             })
             .unwrap();
-        let error = candidates(&store, &[5]).unwrap_err().to_string();
+        let postings = SentencePostings::open(&store).unwrap();
+        let error = postings
+            .candidates(&store, &ReadPostings::default(), &[5])
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("sentences") && error.contains("0000000000000005"),
             "{error}"
         );
     }
 
-    /// A store from before the postings: kept pages are indexed from their texts.
     #[test]
-    fn kept_texts_are_indexed_once_for_an_older_store() {
-        let store = MemoryStore::default();
-        let text = "a bb ccc";
-        store
-            .commit(Commit {
-                records: vec![(
-                    3,
-                    br#"{"url":"http://a.test/x","verdict":"unique"}"#.to_vec(),
-                )],
-                unique: Some(UniquePage { seq: 3, simhash: 1 }),
-                unique_text: Some((3, text.into())),
-                ..Commit::default()
-            })
-            .unwrap();
-        let words =
-            |text: &str| -> Vec<u128> { text.split(' ').map(|w| w.len() as u128).collect() };
-        let sentences = postings_from_texts(&store, &store.unique_pages().unwrap(), words).unwrap();
-        store
-            .commit(Commit {
-                sentences,
-                ..Commit::default()
-            })
-            .unwrap();
-        assert_eq!(candidates(&store, &[2]).unwrap(), [(3, 1)]);
-        assert_eq!(candidates(&store, &[1, 3]).unwrap(), [(3, 2)]);
-        assert_eq!(candidates(&store, &[4]).unwrap(), []);
+    fn the_key_filter_has_no_false_negatives() {
+        let mut filter = KeyFilter::new();
+        let keys: Vec<u64> = (0..10_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        keys.iter().for_each(|&k| filter.insert(k));
+        assert!(keys.iter().all(|&k| filter.may_contain(k)));
+        let others = (10_000..20_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .filter(|&k| filter.may_contain(k))
+            .count();
+        assert!(others < 10, "{others} false positives of 10,000");
     }
 }
