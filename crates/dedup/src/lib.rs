@@ -10,8 +10,9 @@
 //! page kept so far (exact key, the permuted-table Hamming index, sentence-fingerprint
 //! candidates, LCS verification), returning a [`Judgement`]: verdict, original, distance,
 //! similarity, and which outlinks to [`Follow`]. [`DedupStage::admit`] keeps a unique page
-//! and returns the [`Admission`] the caller persists; kept pages are read back through the
-//! [`Originals`] trait (the crawl's store, or [`MemoryOriginals`]). [`compare`] runs the same
+//! and returns the [`Admission`] the caller persists; kept pages (their texts, keys and
+//! sentence-fingerprint postings) are read back through the [`Originals`] trait (the crawl's
+//! store, or [`MemoryOriginals`]), so the stage's memory does not grow with them. [`compare`] runs the same
 //! stage on two pages and adds the pair's measurements ([`Comparison`]).
 //!
 //! ```
