@@ -57,9 +57,24 @@ impl FjallStore {
     /// Opens (or creates) the store in directory `path`.
     pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
         let name = path.display().to_string();
-        let db = Database::builder(path)
-            .open()
-            .map_err(|e| store_error(&name, None, e))?;
+        // A garbled journal can trip an assertion in fjall's recovery instead of an error: it
+        // is damage all the same, reported as such.
+        let opened = std::panic::catch_unwind(|| Database::builder(path).open());
+        let db = match opened {
+            Ok(db) => db.map_err(|e| store_error(&name, None, e))?,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                return Err(StoreError::Damaged {
+                    path: name,
+                    table: None,
+                    reason: format!("recovering its journal failed: {what}"),
+                });
+            }
+        };
         // Memtables of 8 MiB instead of fjall's 64: eleven tables would otherwise hold up to
         // 700 MB in memory before writing a byte of it out.
         let options = || KeyspaceCreateOptions::default().max_memtable_size(MAX_MEMTABLE_BYTES);
