@@ -365,7 +365,13 @@ async fn damaged_state_files_are_an_error_naming_them_never_a_silent_rollback() 
     restore();
     garble(&journal, used / 2, 4096);
     let stderr = fails_naming("journal garbled");
-    assert!(stderr.contains("records.jsonl: holds"), "{stderr}");
+    // Recovered up to the garbling (behind records.jsonl), or the journal itself reported
+    // damaged, as fjall's recovery meets the bytes.
+    assert!(
+        stderr.contains("records.jsonl: holds") || stderr.contains("is damaged"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 
     // Table files garbled: the store says it is damaged and where.
     restore();

@@ -59,7 +59,11 @@ impl FjallStore {
         let name = path.display().to_string();
         // A garbled journal can trip an assertion in fjall's recovery instead of an error: it
         // is damage all the same, reported as such.
+        // The panic is reported below, not printed: the hook is silenced while recovering.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
         let opened = std::panic::catch_unwind(|| Database::builder(path).open());
+        std::panic::set_hook(hook);
         let db = match opened {
             Ok(db) => db.map_err(|e| store_error(&name, None, e))?,
             Err(panic) => {
