@@ -419,6 +419,83 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
     assert!(days <= 4, "the trap is cut: {days} days");
 }
 
+/// A new release on a host of its own: its top page is a duplicate of the old release's,
+/// and its links lead where the old one's do (relative to each site). Each is probed with
+/// HEAD: the page of the same length as its counterpart is not fetched (`unchanged`), the
+/// changed one is; with `probe_links` off, neither is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
+    let top = prose(50);
+    let release = |notes: &str| {
+        Site::new()
+            .page("/", page("manual", &top, &["/intro", "/notes"]))
+            .page("/intro", page("intro", &prose(51), &[]))
+            .page("/notes", page("release notes", notes, &[]))
+    };
+    let old = serve(release(&prose(52))).await.unwrap();
+    let new = serve(release(&format!("{} {}", prose(53), prose(54))))
+        .await
+        .unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    let report = run(&seeds, out.path(), config.clone()).await;
+    let records = records(out.path());
+    let top = record(&records, &new.url("/"));
+    assert!(top.verdict.is_duplicate(), "{top:?}");
+    assert_eq!(top.probed, Some(2), "{top:?}");
+
+    let intro = record(&records, &new.url("/intro"));
+    assert_eq!(intro.verdict, Verdict::Unchanged, "{intro:?}");
+    assert_eq!(
+        intro.duplicate_of.as_deref(),
+        Some(old.url("/intro").as_str())
+    );
+    let probe = intro
+        .probe
+        .as_ref()
+        .expect("the probe's answer is recorded");
+    assert_eq!(probe.status, Some(200));
+    assert_eq!(probe.length, probe.counterpart_length);
+    assert_eq!(intro.bytes, probe.bytes);
+    assert!(
+        intro.bytes > 0 && intro.bytes < 500,
+        "a head only: {intro:?}"
+    );
+    assert_eq!(
+        new.site.hits("/intro"),
+        0,
+        "an unchanged page is not fetched"
+    );
+    assert!(new.site.head_requests().contains(&"/intro".to_string()));
+
+    let notes = record(&records, &new.url("/notes"));
+    assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    let probe = notes
+        .probe
+        .as_ref()
+        .expect("the probe's answer is recorded");
+    assert!(probe.length.is_some() && probe.length != probe.counterpart_length);
+    assert!(notes.bytes > probe.bytes, "the GET's bytes and the probe's");
+    assert_eq!(new.site.hits("/notes"), 1);
+    assert_eq!(report.by_verdict["unchanged"], 1);
+    assert_eq!(
+        report.pages_fetched, 5,
+        "the probe is not a page: {report:?}"
+    );
+
+    // Off: the duplicate's links are dropped, probed or not.
+    let heads = new.site.head_requests().len();
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.probe_links = false;
+    run(&seeds, out.path(), config).await;
+    let records = crawl_support::records(out.path());
+    assert_eq!(record(&records, &new.url("/")).dropped, Some(2));
+    assert_eq!(new.site.head_requests().len(), heads);
+    assert_eq!(new.site.hits("/notes"), 1, "not fetched again");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_dedup_baseline_records_verdicts_but_skips_nothing() {
     let article = prose(27);

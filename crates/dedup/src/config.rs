@@ -42,6 +42,11 @@ pub struct DedupStageConfig {
     /// pages is a hub, and a duplicate's link to the counterpart of a hub on the original's
     /// site is followed even though the original links there too (0: never).
     pub hub_min_links: u32,
+    /// With `duplicate_outlinks = "new"`: a duplicate's link to where the original's leads
+    /// (not followed as new) is probed with HEAD when the original's target declared its
+    /// `Content-Length`, and fetched when the probe says its length differs (the page
+    /// changed).
+    pub probe_links: bool,
 }
 
 /// Default [`DedupStageConfig::hub_min_links`].
@@ -54,6 +59,7 @@ impl Default for DedupStageConfig {
             duplicate_outlinks: DuplicateOutlinks::New,
             max_candidates: 4,
             hub_min_links: HUB_MIN_LINKS,
+            probe_links: true,
         }
     }
 }
@@ -79,6 +85,9 @@ pub struct DedupConfig {
     pub max_candidates: usize,
     /// Links to new pages that make a page a hub (see [`DedupStageConfig::hub_min_links`]).
     pub hub_min_links: u32,
+    /// Probe a duplicate's links to where the original's lead (see
+    /// [`DedupStageConfig::probe_links`]).
+    pub probe_links: bool,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
@@ -100,6 +109,7 @@ impl Default for DedupConfig {
             duplicate_outlinks: stage.duplicate_outlinks,
             max_candidates: stage.max_candidates,
             hub_min_links: stage.hub_min_links,
+            probe_links: stage.probe_links,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
             max_text_bytes: analyzer.max_text_bytes,
@@ -232,6 +242,7 @@ impl DedupConfig {
             duplicate_outlinks: self.duplicate_outlinks,
             max_candidates: self.max_candidates,
             hub_min_links: self.hub_min_links,
+            probe_links: self.probe_links,
         }
     }
 }

@@ -98,12 +98,13 @@ impl Reply {
 /// Generates replies for paths not in the table (traps, endless calendars).
 pub type Generator = Arc<dyn Fn(&str) -> Option<Reply> + Send + Sync>;
 
-/// One site: its pages, and a log of the requests it received.
+/// One site: its pages, and logs of the requests it received (GETs, and HEADs apart).
 #[derive(Clone, Default)]
 pub struct Site {
     pages: HashMap<String, Reply>,
     generator: Option<Generator>,
     log: Arc<Mutex<Vec<(String, Instant)>>>,
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Site {
@@ -164,12 +165,18 @@ impl Site {
             })
     }
 
-    /// Paths requested so far, in order, with when.
+    /// Paths asked for with HEAD so far, in order (answered as a GET would be, without the
+    /// body; not in [`Site::requests`]).
+    pub fn head_requests(&self) -> Vec<String> {
+        self.heads.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Paths requested (GET) so far, in order, with when.
     pub fn requests(&self) -> Vec<(String, Instant)> {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
-    /// How many times `path` was requested.
+    /// How many times `path` was requested (GET).
     pub fn hits(&self, path: &str) -> usize {
         self.requests().iter().filter(|(p, _)| p == path).count()
     }
@@ -248,7 +255,11 @@ async fn answer(
         .uri()
         .path_and_query()
         .map_or("/".to_string(), |p| p.as_str().to_string());
-    if let Ok(mut log) = site.log.lock() {
+    if req.method() == hyper::Method::HEAD {
+        if let Ok(mut heads) = site.heads.lock() {
+            heads.push(path.clone());
+        }
+    } else if let Ok(mut log) = site.log.lock() {
         log.push((path.clone(), Instant::now()));
     }
     let reply = site.reply(&path);

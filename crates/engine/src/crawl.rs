@@ -22,7 +22,7 @@ use nearcrawl_frontier::{
     UrlPattern,
 };
 use nearcrawl_store::{
-    Commit, CrawlStore, FjallStore, HostId, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
+    Commit, CrawlStore, FjallStore, HostId, Probe, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
@@ -491,6 +491,12 @@ impl Coordinator {
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
         match result {
             TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),
+            TaskResult::Probe {
+                host,
+                key,
+                entry,
+                result,
+            } => self.handle_probe(host, key, entry, result),
             TaskResult::Page {
                 host,
                 key,

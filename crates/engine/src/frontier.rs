@@ -78,8 +78,8 @@ pub trait Frontier {
         entry: QueuedUrl,
         priority: u32,
     ) -> Result<(), EngineError>;
-    /// Puts leased `key` back at the end of its host's queue for another attempt, as part of
-    /// `commit`.
+    /// Puts leased `key` back at the end of its host's queue, as `entry` (a retry counts its
+    /// attempt there), as part of `commit`.
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl);
     /// Starts a round over the hosts at `now`: [`Frontier::next`] then hands out what may
     /// start, host by host, until the round ends with [`Step::Wait`].
@@ -460,8 +460,7 @@ impl Frontier for StoreFrontier {
         Ok(())
     }
 
-    fn requeue(&mut self, commit: &mut Commit, key: QueueKey, mut entry: QueuedUrl) {
-        entry.attempts += 1;
+    fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
         let new_key = QueueKey {
             order: self.next_order,
             ..key

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nearcrawl_fetch::{FetchFailure, Fetched};
-use nearcrawl_store::QueuedUrl;
+use nearcrawl_store::{Probe, QueuedUrl};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -32,11 +32,15 @@ pub enum Verdict {
     Sitemap,
     /// Not fetched: the URL gives a crawler trap away (`traps` rules; the rule in `error`).
     Trap,
+    /// Not fetched: a duplicate linked here where its original links to `duplicate_of`
+    /// (relative to each site), and a HEAD request found the same `Content-Length` as that
+    /// page's (`probe`; `dedup.probe_links`).
+    Unchanged,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 10] = [
+    pub const ALL: [Verdict; 11] = [
         Verdict::Unique,
         Verdict::Exact,
         Verdict::Near,
@@ -47,6 +51,7 @@ impl Verdict {
         Verdict::Redirect,
         Verdict::Sitemap,
         Verdict::Trap,
+        Verdict::Unchanged,
     ];
 
     /// The name used in records, reports and WARC metadata.
@@ -62,6 +67,7 @@ impl Verdict {
             Verdict::Redirect => "redirect",
             Verdict::Sitemap => "sitemap",
             Verdict::Trap => "trap",
+            Verdict::Unchanged => "unchanged",
         }
     }
 
@@ -94,7 +100,8 @@ pub struct Record {
     /// HTTP status; absent when nothing was fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    /// Bytes received on the wire for this URL (headers and body, compressed size).
+    /// Bytes received on the wire for this URL (headers and body, compressed size; a HEAD
+    /// probe's included, see `probe`).
     pub bytes: u64,
     /// The `Content-Type` header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,6 +141,14 @@ pub struct Record {
     /// `dedup.hub_min_links`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_hub: Option<u32>,
+    /// Links of a duplicate to where the original's lead, queued for a HEAD probe
+    /// (`dedup.probe_links`): fetched only if their length differs from their counterpart's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probed: Option<u32>,
+    /// This URL was probed with HEAD before it was fetched (or instead, `unchanged`): its
+    /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
     /// How a duplicate's links were matched with its original's (`duplicate_outlinks =
     /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor text:
     /// the two sites' URL schemes differ).
@@ -233,6 +248,8 @@ impl Record {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            probed: None,
+            probe: None,
             links_matched_by: None,
             trapped: None,
             links_over_cap: None,
@@ -272,6 +289,7 @@ pub(crate) struct Decision {
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
     pub(crate) via_hub: Option<u32>,
+    pub(crate) probed: Option<u32>,
     pub(crate) links_matched_by: Option<nearcrawl_dedup::LinkMatch>,
     pub(crate) trapped: Option<u32>,
     pub(crate) links_over_cap: Option<u32>,
@@ -303,6 +321,7 @@ impl Decision {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            probed: None,
             links_matched_by: None,
             trapped: None,
             links_over_cap: None,
@@ -336,7 +355,7 @@ impl Record {
             url: entry.url.clone(),
             final_url: d.final_url,
             status: Some(page.status),
-            bytes: page.wire_bytes,
+            bytes: page.wire_bytes + probe_bytes(entry),
             content_type: page.content_type().map(str::to_owned),
             depth: entry.depth,
             verdict: d.verdict,
@@ -349,6 +368,8 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             via_hub: d.via_hub,
+            probed: d.probed,
+            probe: asked_probe(entry),
             links_matched_by: d.links_matched_by,
             trapped: d.trapped,
             links_over_cap: d.links_over_cap,
@@ -370,10 +391,26 @@ impl Record {
         }
     }
 
+    /// The record of a queued URL its HEAD probe found unchanged (`page`, the HEAD's answer,
+    /// in its `probe`): decided without a GET.
+    pub(crate) fn unchanged(seq: u64, entry: &QueuedUrl, page: &Fetched) -> Record {
+        Record {
+            status: Some(page.status),
+            bytes: page.wire_bytes,
+            content_type: page.content_type().map(str::to_owned),
+            duplicate_of: entry.probe.as_ref().map(|probe| probe.counterpart.clone()),
+            parent: entry.parent,
+            retries: retries(entry),
+            fetched_at: Some(rfc3339(page.started)),
+            probe: asked_probe(entry),
+            ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
+        }
+    }
+
     /// The record of a queued URL whose request produced no response.
     pub(crate) fn failed(seq: u64, entry: &QueuedUrl, failure: &FetchFailure) -> Record {
         Record {
-            bytes: failure.wire_bytes,
+            bytes: failure.wire_bytes + probe_bytes(entry),
             fetched_at: Some(rfc3339(std::time::SystemTime::now())),
             ..Record::refused(
                 seq,
@@ -389,10 +426,21 @@ impl Record {
         Record {
             parent: entry.parent,
             retries: retries(entry),
+            probe: asked_probe(entry),
             error: Some(reason),
             ..Record::new(seq, entry.url.clone(), entry.depth, verdict)
         }
     }
+}
+
+/// The probe a queued URL had before its request, if it was asked.
+fn asked_probe(entry: &QueuedUrl) -> Option<Probe> {
+    entry.probe.clone().filter(|probe| probe.asked)
+}
+
+/// Bytes a queued URL's probe received before its request.
+fn probe_bytes(entry: &QueuedUrl) -> u64 {
+    entry.probe.as_ref().map_or(0, |probe| probe.bytes)
 }
 
 /// Earlier attempts of a queued URL, when there were any.

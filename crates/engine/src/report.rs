@@ -48,9 +48,9 @@ fn round3(x: f64) -> f64 {
 pub struct Report {
     /// URL decisions recorded.
     pub decisions: u64,
-    /// Responses received for page requests.
+    /// Responses received for page requests (GETs; not the HEAD probes, `unchanged`).
     pub pages_fetched: u64,
-    /// Bytes received for page requests (headers and bodies, on the wire).
+    /// Bytes received for page requests and probes (headers and bodies, on the wire).
     pub bytes_fetched: u64,
     /// Bytes received for robots.txt files.
     pub robots_bytes: u64,
@@ -179,7 +179,8 @@ impl Report {
                     .or_default() += record.bytes;
             }
             if record.status.is_some() {
-                report.pages_fetched += 1;
+                // A probe found unchanged asked for the head only: bytes, not a page.
+                report.pages_fetched += u64::from(record.verdict != Verdict::Unchanged);
                 report.bytes_fetched += record.bytes;
             }
             match record.verdict {

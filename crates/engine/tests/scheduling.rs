@@ -114,6 +114,18 @@ impl Fetch for Scripted {
         })
     }
 
+    /// The GET's answer without its body, declaring the body's length.
+    fn head<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        Box::pin(async move {
+            let mut page = self.fetch(url).await?;
+            let length = page.wire_body.len().to_string().into_bytes();
+            page.headers.push(("content-length".into(), length));
+            page.body.clear();
+            page.wire_body.clear();
+            Ok(page)
+        })
+    }
+
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {
         Box::pin(async move {
             let url = site.join("/robots.txt").unwrap();

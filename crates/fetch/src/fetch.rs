@@ -12,10 +12,12 @@ use crate::robots::RobotsFetch;
 /// A boxed future that can move between threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// One GET per call, and a host's robots.txt. [`Fetcher`] is the real one.
+/// One GET (or HEAD) per call, and a host's robots.txt. [`Fetcher`] is the real one.
 pub trait Fetch: Send + Sync + 'static {
     /// GETs `url` once (no redirects followed).
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>>;
+    /// Asks for `url` with HEAD once: the response without its body.
+    fn head<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>>;
     /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch>;
 }
@@ -23,6 +25,10 @@ pub trait Fetch: Send + Sync + 'static {
 impl Fetch for Fetcher {
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
         Box::pin(Fetcher::fetch(self, url))
+    }
+
+    fn head<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        Box::pin(Fetcher::head(self, url))
     }
 
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {

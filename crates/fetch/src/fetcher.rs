@@ -81,6 +81,12 @@ impl Fetched {
         self.header("content-type")
     }
 
+    /// The `Content-Length` header: the body's length on the wire, as the server declared
+    /// it (for a HEAD, the length a GET's body would have).
+    pub fn content_length(&self) -> Option<u64> {
+        self.header("content-length")?.trim().parse().ok()
+    }
+
     /// Whether the body is something the crawler parses (HTML or plain text; a missing type
     /// is sniffed as HTML when the body starts like markup).
     pub fn is_html_or_text(&self) -> bool {
@@ -322,6 +328,21 @@ impl Fetcher {
 
     /// GETs `url` once, reading at most `cap` bytes of body.
     pub async fn fetch_capped(&self, url: &Url, cap: u64) -> Result<Fetched, FetchFailure> {
+        self.request(reqwest::Method::GET, url, cap).await
+    }
+
+    /// Asks for `url` with HEAD once: the status and headers a GET would have, no body (the
+    /// crawl's probes read the `Content-Length`, see [`Fetched::content_length`]).
+    pub async fn head(&self, url: &Url) -> Result<Fetched, FetchFailure> {
+        self.request(reqwest::Method::HEAD, url, 0).await
+    }
+
+    async fn request(
+        &self,
+        method: reqwest::Method,
+        url: &Url,
+        cap: u64,
+    ) -> Result<Fetched, FetchFailure> {
         let started = SystemTime::now();
         let clock = Instant::now();
         let fail = |kind, message: String, wire_bytes| FetchFailure {
@@ -339,7 +360,7 @@ impl Fetcher {
         }
         let mut response = self
             .client
-            .get(url.clone())
+            .request(method.clone(), url.clone())
             .send()
             .await
             .map_err(|e| fail(classify(&e), error_chain(&e.without_url()), 0))?;
@@ -410,7 +431,7 @@ impl Fetcher {
             body,
             wire_bytes,
             truncated: truncated || cut,
-            request_head: self.request_head(url),
+            request_head: self.request_head(&method, url),
             started,
             elapsed: clock.elapsed(),
             remote_addr,
@@ -418,14 +439,14 @@ impl Fetcher {
         })
     }
 
-    fn request_head(&self, url: &Url) -> Vec<u8> {
+    fn request_head(&self, method: &reqwest::Method, url: &Url) -> Vec<u8> {
         let mut target = url.path().to_string();
         if let Some(q) = url.query() {
             target.push('?');
             target.push_str(q);
         }
         format!(
-            "GET {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {ACCEPT_ENCODINGS}\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {ACCEPT_ENCODINGS}\r\n\r\n",
             nearcrawl_frontier::authority(url),
             self.config.user_agent
         )

@@ -20,7 +20,7 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
 /// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `sentences` (sentence-fingerprint key -> posting), `counters`, `blobs`.
+/// led to new pages), `lengths` (URL key -> declared `Content-Length`), `sentences` (sentence-fingerprint key -> posting), `counters`, `blobs`.
 /// Each commit is one fjall write batch,
 /// handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
@@ -38,6 +38,7 @@ pub struct FjallStore {
     link_keys: Keyspace,
     dropped: Keyspace,
     hubs: Keyspace,
+    lengths: Keyspace,
     counters: Keyspace,
     blobs: Keyspace,
     sentences: Keyspace,
@@ -97,6 +98,7 @@ impl FjallStore {
             link_keys: open("link_keys")?,
             dropped: open("dropped")?,
             hubs: open("hubs")?,
+            lengths: open("lengths")?,
             counters: open("counters")?,
             blobs: open("blobs")?,
             sentences: open("sentences")?,
@@ -233,6 +235,17 @@ impl CrawlStore for FjallStore {
             .map_err(|e| self.err_in(&self.hubs, e))
     }
 
+    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
+        match self
+            .lengths
+            .get(key)
+            .map_err(|e| self.err_in(&self.lengths, e))?
+        {
+            Some(v) => Ok(Some(be_u64(&v, "lengths")?)),
+            None => Ok(None),
+        }
+    }
+
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
         match self
             .exact
@@ -276,6 +289,9 @@ impl CrawlStore for FjallStore {
         }
         if let Some(key) = commit.hub {
             batch.insert(&self.hubs, key, []);
+        }
+        if let Some((key, length)) = commit.length {
+            batch.insert(&self.lengths, key, length.to_be_bytes());
         }
         for (key, url_key, url) in commit.enqueued {
             batch.insert(&self.seen, url_key, []);

@@ -129,6 +129,50 @@ pub struct QueuedUrl {
     /// `PatternPath`; empty for seeds and sitemap entries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<(u32, u16)>,
+    /// A duplicate's link to where its original's leads: asked with HEAD first, and fetched
+    /// only if the answer says it differs from its counterpart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
+}
+
+/// A probe of a URL that a duplicate links to where its original links to `counterpart`
+/// (relative to each site): a HEAD request whose `Content-Length` is compared with the one
+/// the counterpart's response declared. The same length: the page is taken to be unchanged
+/// and is not fetched; anything else (another length, none, another status, a failure): it
+/// is fetched. While the counterpart is not fetched yet (its release is crawled at the same
+/// time), the probe waits, asked again later, a few times at most.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Probe {
+    /// The original's link target this URL corresponds to.
+    pub counterpart: String,
+    /// The `Content-Length` the counterpart's response declared, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterpart_length: Option<u64>,
+    /// Times the probe waited for its counterpart to be fetched.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waits: u8,
+    /// Set once the HEAD was answered: its status (absent when it failed) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// ... the `Content-Length` it declared ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<u64>,
+    /// ... and the bytes it received (every time it was asked; 0 until then).
+    #[serde(default)]
+    pub bytes: u64,
+    /// The HEAD was asked (its answer is in the fields above).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asked: bool,
+}
+
+impl Probe {
+    /// Whether the HEAD's answer says the page is its counterpart's length, so unchanged.
+    pub fn unchanged(&self) -> bool {
+        self.asked
+            && self.status == Some(200)
+            && self.length.is_some()
+            && self.length == self.counterpart_length
+    }
 }
 
 impl QueuedUrl {
@@ -191,6 +235,9 @@ pub struct Commit {
     pub dropped: Vec<UrlKey>,
     /// The page decided, when it led to new pages (see [`CrawlStore::is_hub`]).
     pub hub: Option<UrlKey>,
+    /// The page fetched and the `Content-Length` its response declared (see
+    /// [`CrawlStore::declared_length`]).
+    pub length: Option<(UrlKey, u64)>,
     /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
     pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue.
@@ -289,6 +336,9 @@ pub trait CrawlStore: Send + Sync {
     /// a duplicate's link to its counterpart on another site is followed, as that page may
     /// lead to new pages there too.
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// The `Content-Length` the response for the URL with this key declared, when it was
+    /// fetched with one ([`Commit::length`]): what a probe of another URL is compared with.
+    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError>;
     /// The sequence number of the unique page with this exact key.
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError>;
     /// Applies one decision atomically.

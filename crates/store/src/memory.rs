@@ -24,6 +24,7 @@ struct Inner {
     link_keys: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
     hubs: HashSet<UrlKey>,
+    lengths: HashMap<UrlKey, u64>,
     counters: HashMap<String, u64>,
     blobs: HashMap<String, Vec<u8>>,
     sentences: HashMap<u64, Vec<u8>>,
@@ -85,6 +86,10 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().hubs.contains(key))
     }
 
+    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.lock().lengths.get(key).copied())
+    }
+
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
         Ok(self.lock().exact.get(key).copied())
     }
@@ -111,6 +116,7 @@ impl CrawlStore for MemoryStore {
         }
         inner.dropped.extend(commit.dropped);
         inner.hubs.extend(commit.hub);
+        inner.lengths.extend(commit.length);
         inner.seen.extend(commit.seen);
         for (key, url_key, url) in commit.enqueued {
             inner.seen.insert(url_key);

@@ -64,6 +64,15 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         url_key("http://a.example/3"),
         url_key("http://a.example/only-via-dup"),
     ];
+    commit.length = Some((url_key("http://a.example/1"), 4_321));
+    let probed = QueuedUrl {
+        probe: Some(Probe {
+            counterpart: "http://b.example:8080/3".into(),
+            counterpart_length: Some(4_321),
+            ..Probe::default()
+        }),
+        ..queued("http://a.example/3", 2)
+    };
     commit.enqueue(
         QueueKey {
             host: a,
@@ -71,9 +80,26 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
             order: 3,
         },
         url_key("http://a.example/3"),
-        queued("http://a.example/3", 2),
+        probed.clone(),
     );
     store.commit(commit).unwrap();
+    let queued_probe = store.pending(a, None, 10).unwrap();
+    assert!(
+        queued_probe.iter().any(|(_, u)| *u == probed),
+        "a probe is queued whole"
+    );
+    assert_eq!(
+        store
+            .declared_length(&url_key("http://a.example/1"))
+            .unwrap(),
+        Some(4_321)
+    );
+    assert_eq!(
+        store
+            .declared_length(&url_key("http://a.example/2"))
+            .unwrap(),
+        None
+    );
 
     assert!(store.is_seen(&url_key("http://a.example/3")).unwrap());
     assert!(

@@ -271,7 +271,17 @@ impl Coordinator {
         how: &LinkFollowing<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
-        let (mut enqueued, mut dropped, mut trapped, mut via_hub) = (0u32, 0u32, 0u32, 0u32);
+        let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
+        let (mut via_hub, mut probed) = (0u32, 0u32);
+        // Probes only where the original's server declares its pages' lengths.
+        let probing = self.job.config.dedup.probe_links
+            && match &how.original {
+                Some(original) => self
+                    .store
+                    .declared_length(&url_key(original.as_str()))?
+                    .is_some(),
+                None => false,
+            };
         // The rules that fired, each named once (by the first link it stopped).
         let mut fired: Vec<Trap> = how.chain_trap.iter().cloned().collect();
         let mut note = |trap: Trap| {
@@ -294,14 +304,12 @@ impl Coordinator {
             let mut follows = how
                 .base
                 .is_none_or(|base| how.follow.follows(base, &link, &anchor));
-            let mut by_hub = false;
-            if !follows && let (Some(base), Some(original)) = (how.base, &how.original) {
-                // A link to where the original's leads, relative to each site: followed when
-                // the original's target led to new pages (a release's table of contents).
-                by_hub = self.counterpart_is_hub(base, original, &link)?;
-                follows = by_hub;
-                via_hub += u32::from(by_hub);
-            }
+            // Where the original's link to the same place (relative to each site) led, for a
+            // link not followed as new.
+            let counterpart = match (follows, how.base, &how.original) {
+                (false, Some(base), Some(original)) => self.counterpart(base, original, &link),
+                _ => None,
+            };
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
             };
@@ -322,6 +330,21 @@ impl Coordinator {
                 continue;
             }
             pending.insert(ukey);
+            let mut by_hub = false;
+            let mut probe = None;
+            if let Some(counterpart) = &counterpart {
+                // Followed when the original's target led to new pages (a release's table of
+                // contents); else probed, when its length is known, to see if it changed.
+                let key = url_key(counterpart.as_str());
+                by_hub = self.job.config.dedup.hub_min_links > 0 && self.store.is_hub(&key)?;
+                if !by_hub && probing && how.chain_trap.is_none() && self.store.is_seen(&key)? {
+                    probe = Some(Probe {
+                        counterpart: counterpart.to_string(),
+                        ..Probe::default()
+                    });
+                }
+                follows = by_hub || probe.is_some();
+            }
             let skip = how.chain_trap.is_some() || !follows;
             let at = (entry.depth + 1, seq);
             let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
@@ -369,10 +392,19 @@ impl Coordinator {
                             continue;
                         }
                     }
+                    if by_hub {
+                        via_hub += 1;
+                    }
+                    if probe.is_some() {
+                        probed += 1;
+                    } else {
+                        enqueued += 1;
+                    }
                     let next = QueuedUrl {
                         url: url.to_string(),
                         depth: entry.depth + 1,
                         parent: Some(seq),
+                        probe,
                         // A hub's counterpart starts a new chain: a new release's pages are
                         // duplicates all the way down to its new ones.
                         duplicates: if by_hub {
@@ -390,7 +422,6 @@ impl Coordinator {
                     };
                     let priority = self.priority_of(entry, how, &anchor, url.as_url());
                     self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
-                    enqueued += 1;
                 }
             }
         }
@@ -408,6 +439,9 @@ impl Coordinator {
         if via_hub > 0 {
             decided.decision.via_hub = Some(via_hub);
         }
+        if probed > 0 {
+            decided.decision.probed = Some(probed);
+        }
         if trapped > 0 {
             decided.decision.trapped = Some(trapped);
         }
@@ -420,30 +454,22 @@ impl Coordinator {
 }
 
 impl Coordinator {
-    /// Whether the page `target`'s counterpart on the original's site (same path and query
-    /// under the original's scheme, host and port) led to new pages when it was crawled.
-    /// Only for a `target` on the duplicate's own site.
-    fn counterpart_is_hub(
-        &self,
-        page: &Url,
-        original: &Url,
-        target: &Url,
-    ) -> Result<bool, EngineError> {
-        if !nearcrawl_dedup::same_site(page, target) || self.job.config.dedup.hub_min_links == 0 {
-            return Ok(false);
+    /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
+    /// `original`: the same path and query under the original's scheme, host and port. Only
+    /// for a `target` on the duplicate's own site.
+    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
+        if !nearcrawl_dedup::same_site(page, target) {
+            return None;
         }
         let mut counterpart = original.clone();
         counterpart.set_path(target.path());
         counterpart.set_query(target.query());
         counterpart.set_fragment(None);
-        let Ok(counterpart) = CanonicalUrl::from_url(counterpart) else {
-            return Ok(false);
-        };
-        let counterpart = match self.sessions.strip(&counterpart) {
+        let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
+        Some(match self.sessions.strip(&counterpart) {
             Some(stripped) => stripped.url,
             None => counterpart,
-        };
-        Ok(self.store.is_hub(&url_key(counterpart.as_str()))?)
+        })
     }
 }
 

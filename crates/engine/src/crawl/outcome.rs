@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// Times a probe is asked again while its counterpart is not fetched yet, before its page
+/// is fetched instead.
+const PROBE_WAITS: u8 = 3;
+
 impl Coordinator {
     pub(super) fn handle_robots(
         &mut self,
@@ -76,7 +80,7 @@ impl Coordinator {
             && !parked
         {
             debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
-            return self.requeue(key, entry);
+            return self.retry(key, entry);
         }
         let record = Record::failed(self.take_seq(), &entry, &failure);
         self.apply(
@@ -97,10 +101,93 @@ impl Coordinator {
     }
 
     /// Puts a URL back at the end of its host's queue for another attempt.
-    pub(super) fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
+    fn retry(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
+        entry.attempts += 1;
         let mut commit = Commit::default();
         self.frontier.requeue(&mut commit, key, entry);
         self.apply(commit, Vec::new())
+    }
+
+    /// A HEAD probe's answer (see [`nearcrawl_store::Probe`]): the same length as its
+    /// counterpart's, the URL is decided `unchanged` without a GET; anything else, it goes
+    /// back to its host's queue to be fetched, the probe's answer kept for its record.
+    pub(super) fn handle_probe(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        mut entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+    ) -> Result<(), EngineError> {
+        let now = now();
+        let (outcome, status, length, bytes) = match &result {
+            Ok(page) => {
+                let outcome = match page.status {
+                    429 | 500..=599 => HostOutcome::Throttled {
+                        retry_after: page.retry_after(),
+                    },
+                    _ => HostOutcome::Answered,
+                };
+                let length = page.content_length();
+                (outcome, Some(page.status), length, page.wire_bytes)
+            }
+            Err(failure) => (HostOutcome::Failed, None, None, failure.wire_bytes),
+        };
+        let parked = self.frontier.finished(id, Some(key), outcome, now);
+        Progress::add(&self.progress.bytes, bytes);
+        let Some(probe) = entry.probe.as_mut() else {
+            return Ok(());
+        };
+        probe.asked = true;
+        probe.status = status;
+        probe.length = length;
+        probe.bytes += bytes;
+        let counterpart = CanonicalUrl::parse(&probe.counterpart)
+            .map(|counterpart| url_key(counterpart.as_str()))
+            .ok();
+        if let Some(key) = counterpart {
+            probe.counterpart_length = self.store.declared_length(&key)?;
+        }
+        if probe.counterpart_length.is_none() && probe.waits < PROBE_WAITS && status == Some(200) {
+            // The counterpart is not fetched yet: asked again once the host's queue comes
+            // round to this URL again.
+            probe.waits += 1;
+            probe.asked = false;
+            let mut commit = Commit::default();
+            self.frontier.requeue(&mut commit, key, entry);
+            self.apply(commit, Vec::new())?;
+        } else {
+            self.decide_probe(key, entry, result)?;
+        }
+        if parked {
+            self.drain_host(id, Verdict::Error, "host parked after repeated failures")?;
+        }
+        Ok(())
+    }
+
+    /// A probe answered, its counterpart's length known (or waited for long enough).
+    fn decide_probe(
+        &mut self,
+        key: QueueKey,
+        entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+    ) -> Result<(), EngineError> {
+        let unchanged = entry.probe.as_ref().is_some_and(Probe::unchanged);
+        match result {
+            Ok(page) if unchanged => {
+                let record = Record::unchanged(self.take_seq(), &entry, &page);
+                let commit = Commit {
+                    taken: vec![key],
+                    ..Commit::default()
+                };
+                self.apply(commit, vec![record])
+            }
+            _ => {
+                debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
+                let mut commit = Commit::default();
+                self.frontier.requeue(&mut commit, key, entry);
+                self.apply(commit, Vec::new())
+            }
+        }
     }
 
     pub(super) fn handle_page(
@@ -129,7 +216,7 @@ impl Coordinator {
         if retryable && entry.attempts < self.job.config.fetch.max_retries && !parked {
             self.archive.response(&page, None, &[])?;
             debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
-            return self.requeue(key, entry);
+            return self.retry(key, entry);
         }
 
         let seq = self.take_seq();
@@ -167,6 +254,13 @@ impl Coordinator {
             extra,
         } = decided;
         commit.taken.push(key);
+        // What a later duplicate's link to this page's counterpart is probed against.
+        let dedup = &self.job.config.dedup;
+        if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
+            commit.length = page
+                .content_length()
+                .map(|length| (url_key(&entry.url), length));
+        }
         // Fetched under a learned session parameter: the URL without it is taken too.
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {
             commit.seen.push(url_key(stripped.url.as_str()));

@@ -12,6 +12,13 @@ pub(super) enum TaskResult {
         host: HostId,
         fetch: RobotsFetch,
     },
+    /// A HEAD probe's answer (the entry's `probe` not yet asked).
+    Probe {
+        host: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+    },
     Page {
         host: HostId,
         key: QueueKey,
@@ -57,6 +64,19 @@ impl Coordinator {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = Arc::clone(&self.fetcher);
+        if entry.probe.as_ref().is_some_and(|probe| !probe.asked) {
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                let result = fetcher.head(&url).await;
+                let _ = tx.send(TaskResult::Probe {
+                    host: id,
+                    key,
+                    entry,
+                    result,
+                });
+            });
+            return;
+        }
         let pages = self.stage.page_analyzer();
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
