@@ -440,6 +440,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
     let report = run(&seeds, out.path(), config.clone()).await;
     let records = records(out.path());
     let top = record(&records, &new.url("/"));
@@ -485,7 +486,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
         "the probe is not a page: {report:?}"
     );
 
-    // Off: the duplicate's links are dropped, probed or not.
+    // Off (the default): the duplicate's links are dropped, probed or not.
     let heads = new.site.head_requests().len();
     let out = tempfile::tempdir().unwrap();
     config.dedup.probe_links = false;

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
-use nearcrawl_engine::{Record, reachable, replay};
+use nearcrawl_engine::{Record, Verdict, reachable, replay};
 use serde::{Deserialize, Serialize};
 
 use crate::truth::{Kind, PageTruth, Truth};
@@ -128,7 +128,8 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
         if !page.scored {
             continue;
         }
-        let marked = record.verdict.is_duplicate();
+        // A page its probe found unchanged is called a copy of its counterpart, unseen.
+        let marked = record.verdict.is_duplicate() || record.verdict == Verdict::Unchanged;
         if marked {
             let same = record
                 .duplicate_of
@@ -186,10 +187,12 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     beyond.sort_by_key(|r| std::cmp::Reverse(r.bytes));
 
     // Scored groups only: borderline pages (heavy rewrites, listings) are not scored here either.
+    // A page found unchanged by its probe reaches nothing: its body was never fetched.
     let groups = |records: &[Record]| -> HashSet<u64> {
         records
             .iter()
             .filter(fetched)
+            .filter(|r| r.verdict != Verdict::Unchanged)
             .filter_map(|r| truth.get(&r.url))
             .filter(|t| t.scored)
             .map(|t| t.group)
@@ -254,7 +257,10 @@ fn pages_and_bytes<'a>(records: impl IntoIterator<Item = &'a Record>) -> (u64, u
     records
         .into_iter()
         .filter(|r| r.status.is_some())
-        .fold((0, 0), |(p, b), r| (p + 1, b + r.bytes))
+        .fold((0, 0), |(p, b), r| {
+            // A probe's bytes count, not as a page.
+            (p + u64::from(r.verdict != Verdict::Unchanged), b + r.bytes)
+        })
 }
 
 /// The records an omniscient crawl fetches: it does not follow the links of `duplicates`,

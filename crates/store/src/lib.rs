@@ -137,7 +137,8 @@ pub struct QueuedUrl {
 
 /// A probe of a URL that a duplicate links to where its original links to `counterpart`
 /// (relative to each site): a HEAD request whose `Content-Length` is compared with the one
-/// the counterpart's response declared. The same length: the page is taken to be unchanged
+/// the counterpart's response declared. About the same length (within the crawl's
+/// tolerance, a release's changed version string or date): the page is taken to be unchanged
 /// and is not fetched; anything else (another length, none, another status, a failure): it
 /// is fetched. While the counterpart is not fetched yet (its release is crawled at the same
 /// time), the probe waits, asked again later, a few times at most.
@@ -166,12 +167,20 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Whether the HEAD's answer says the page is its counterpart's length, so unchanged.
-    pub fn unchanged(&self) -> bool {
-        self.asked
-            && self.status == Some(200)
-            && self.length.is_some()
-            && self.length == self.counterpart_length
+    /// Whether the HEAD's answer says the page is its counterpart's length, within
+    /// `tolerance` of it (a fraction), so unchanged.
+    pub fn unchanged(&self, tolerance: f64) -> bool {
+        match (
+            self.asked,
+            self.status,
+            self.length,
+            self.counterpart_length,
+        ) {
+            (true, Some(200), Some(length), Some(counterpart)) => {
+                length.abs_diff(counterpart) as f64 <= tolerance * counterpart as f64
+            }
+            _ => false,
+        }
     }
 }
 

@@ -171,7 +171,11 @@ impl Coordinator {
         entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     ) -> Result<(), EngineError> {
-        let unchanged = entry.probe.as_ref().is_some_and(Probe::unchanged);
+        let tolerance = self.job.config.dedup.probe_tolerance;
+        let unchanged = entry
+            .probe
+            .as_ref()
+            .is_some_and(|probe| probe.unchanged(tolerance));
         match result {
             Ok(page) if unchanged => {
                 let record = Record::unchanged(self.take_seq(), &entry, &page);
