@@ -218,6 +218,12 @@ pub struct Record {
 }
 
 impl Record {
+    /// Whether a page was fetched for this decision: a response, not a probe's head only
+    /// (`unchanged`, whose bytes count but whose body was never asked for).
+    pub fn fetched_page(&self) -> bool {
+        self.status.is_some() && self.verdict != Verdict::Unchanged
+    }
+
     /// Where a baseline crawl's page leads: its in-scope links (`links`), then its redirect
     /// target (`final_url`).
     pub fn leads_to(&self) -> impl Iterator<Item = &str> {

@@ -179,8 +179,7 @@ impl Report {
                     .or_default() += record.bytes;
             }
             if record.status.is_some() {
-                // A probe found unchanged asked for the head only: bytes, not a page.
-                report.pages_fetched += u64::from(record.verdict != Verdict::Unchanged);
+                report.pages_fetched += u64::from(record.fetched_page());
                 report.bytes_fetched += record.bytes;
             }
             match record.verdict {

@@ -191,8 +191,7 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     let groups = |records: &[Record]| -> HashSet<u64> {
         records
             .iter()
-            .filter(fetched)
-            .filter(|r| r.verdict != Verdict::Unchanged)
+            .filter(|r| r.fetched_page())
             .filter_map(|r| truth.get(&r.url))
             .filter(|t| t.scored)
             .map(|t| t.group)
@@ -257,9 +256,9 @@ fn pages_and_bytes<'a>(records: impl IntoIterator<Item = &'a Record>) -> (u64, u
     records
         .into_iter()
         .filter(|r| r.status.is_some())
+        // A probe's bytes count, not as a page.
         .fold((0, 0), |(p, b), r| {
-            // A probe's bytes count, not as a page.
-            (p + u64::from(r.verdict != Verdict::Unchanged), b + r.bytes)
+            (p + u64::from(r.fetched_page()), b + r.bytes)
         })
 }
 

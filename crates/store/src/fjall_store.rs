@@ -20,9 +20,9 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
 /// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `lengths` (URL key -> declared `Content-Length`), `sentences` (sentence-fingerprint key -> posting), `counters`, `blobs`.
-/// Each commit is one fjall write batch,
-/// handed to the operating system before `commit` returns, so a killed process loses
+/// led to new pages), `lengths` (URL key -> declared `Content-Length`), `sentences`
+/// (sentence-fingerprint key -> posting), `counters`, `blobs`. Each commit is one fjall write
+/// batch, handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
 /// fsyncs).
 pub struct FjallStore {
@@ -80,8 +80,8 @@ impl FjallStore {
                 });
             }
         };
-        // Memtables of 8 MiB instead of fjall's 64: eleven tables would otherwise hold up to
-        // 700 MB in memory before writing a byte of it out.
+        // Memtables of 8 MiB instead of fjall's 64: fourteen tables would otherwise hold up to
+        // 900 MB in memory before writing a byte of it out.
         let options = || KeyspaceCreateOptions::default().max_memtable_size(MAX_MEMTABLE_BYTES);
         let open = |table: &str| {
             db.keyspace(table, options)

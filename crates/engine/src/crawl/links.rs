@@ -273,6 +273,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
         let (mut via_hub, mut probed) = (0u32, 0u32);
+        let hubs = self.job.config.dedup.hub_min_links > 0;
         // Probes only where the original's server declares its pages' lengths.
         let probing = self.job.config.dedup.probe_links
             && match &how.original {
@@ -304,12 +305,6 @@ impl Coordinator {
             let mut follows = how
                 .base
                 .is_none_or(|base| how.follow.follows(base, &link, &anchor));
-            // Where the original's link to the same place (relative to each site) led, for a
-            // link not followed as new.
-            let counterpart = match (follows, how.base, &how.original) {
-                (false, Some(base), Some(original)) => self.counterpart(base, original, &link),
-                _ => None,
-            };
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
             };
@@ -332,11 +327,19 @@ impl Coordinator {
             pending.insert(ukey);
             let mut by_hub = false;
             let mut probe = None;
+            // Where the original's link to the same place (relative to each site) led, for a
+            // new link not followed as new, when a hub or a probe could still follow it.
+            let counterpart = match (follows, how.base, &how.original) {
+                (false, Some(base), Some(original)) if hubs || probing => {
+                    self.counterpart(base, original, url.as_url())
+                }
+                _ => None,
+            };
             if let Some(counterpart) = &counterpart {
                 // Followed when the original's target led to new pages (a release's table of
                 // contents); else probed, when its length is known, to see if it changed.
                 let key = url_key(counterpart.as_str());
-                by_hub = self.job.config.dedup.hub_min_links > 0 && self.store.is_hub(&key)?;
+                by_hub = hubs && self.store.is_hub(&key)?;
                 if !by_hub && probing && how.chain_trap.is_none() && self.store.is_seen(&key)? {
                     probe = Some(Probe {
                         counterpart: counterpart.to_string(),

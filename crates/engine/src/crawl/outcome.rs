@@ -3,6 +3,17 @@
 
 use super::*;
 
+/// How a host's answer weighs on its politeness: a server error backs the host off like a
+/// "slow down", since retrying at once only adds load.
+fn host_outcome(page: &Fetched) -> HostOutcome {
+    match page.status {
+        429 | 500..=599 => HostOutcome::Throttled {
+            retry_after: page.retry_after(),
+        },
+        _ => HostOutcome::Answered,
+    }
+}
+
 /// Times a probe is asked again while its counterpart is not fetched yet, before its page
 /// is fetched instead.
 const PROBE_WAITS: u8 = 3;
@@ -103,6 +114,11 @@ impl Coordinator {
     /// Puts a URL back at the end of its host's queue for another attempt.
     fn retry(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
         entry.attempts += 1;
+        self.requeue(key, entry)
+    }
+
+    /// Puts a URL back at the end of its host's queue, as `entry`.
+    fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
         let mut commit = Commit::default();
         self.frontier.requeue(&mut commit, key, entry);
         self.apply(commit, Vec::new())
@@ -121,14 +137,13 @@ impl Coordinator {
         let now = now();
         let (outcome, status, length, bytes) = match &result {
             Ok(page) => {
-                let outcome = match page.status {
-                    429 | 500..=599 => HostOutcome::Throttled {
-                        retry_after: page.retry_after(),
-                    },
-                    _ => HostOutcome::Answered,
-                };
                 let length = page.content_length();
-                (outcome, Some(page.status), length, page.wire_bytes)
+                (
+                    host_outcome(page),
+                    Some(page.status),
+                    length,
+                    page.wire_bytes,
+                )
             }
             Err(failure) => (HostOutcome::Failed, None, None, failure.wire_bytes),
         };
@@ -141,20 +156,14 @@ impl Coordinator {
         probe.status = status;
         probe.length = length;
         probe.bytes += bytes;
-        let counterpart = CanonicalUrl::parse(&probe.counterpart)
-            .map(|counterpart| url_key(counterpart.as_str()))
-            .ok();
-        if let Some(key) = counterpart {
-            probe.counterpart_length = self.store.declared_length(&key)?;
-        }
+        // The counterpart was queued as a canonical URL: its key is that of its text.
+        probe.counterpart_length = self.store.declared_length(&url_key(&probe.counterpart))?;
         if probe.counterpart_length.is_none() && probe.waits < PROBE_WAITS && status == Some(200) {
             // The counterpart is not fetched yet: asked again once the host's queue comes
             // round to this URL again.
             probe.waits += 1;
             probe.asked = false;
-            let mut commit = Commit::default();
-            self.frontier.requeue(&mut commit, key, entry);
-            self.apply(commit, Vec::new())?;
+            self.requeue(key, entry)?;
         } else {
             self.decide_probe(key, entry, result)?;
         }
@@ -187,9 +196,7 @@ impl Coordinator {
             }
             _ => {
                 debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
-                let mut commit = Commit::default();
-                self.frontier.requeue(&mut commit, key, entry);
-                self.apply(commit, Vec::new())
+                self.requeue(key, entry)
             }
         }
     }
@@ -204,14 +211,9 @@ impl Coordinator {
         warc: Option<PreparedFetch>,
     ) -> Result<(), EngineError> {
         let now = now();
-        // A server error backs the host off like a "slow down": retrying at once only adds load.
-        let outcome = match page.status {
-            429 | 500..=599 => HostOutcome::Throttled {
-                retry_after: page.retry_after(),
-            },
-            _ => HostOutcome::Answered,
-        };
-        let parked = self.frontier.finished(id, Some(key), outcome, now);
+        let parked = self
+            .frontier
+            .finished(id, Some(key), host_outcome(&page), now);
         self.pages_fetched += 1;
         Progress::add(&self.progress.pages, 1);
         Progress::add(&self.progress.bytes, page.wire_bytes);
