@@ -15,6 +15,9 @@ export NEARCRAWL_CHROMIUM
 # Debian's GNU wget: `nearcrawl dedup` reads the WARC files it writes (tests/cli_dedup.rs).
 NEARCRAWL_WGET="$(./scripts/debian-tool.sh wget)"
 export NEARCRAWL_WGET
+# Debian's redis-server: the job shared by several workers runs on it (crates/redis-job).
+NEARCRAWL_REDIS_SERVER="$(./scripts/debian-tool.sh redis-server)"
+export NEARCRAWL_REDIS_SERVER
 
 # A clean CI checkout builds once: incremental caches would only take disk.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi

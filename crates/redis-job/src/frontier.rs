@@ -1,0 +1,863 @@
+//! The frontier shared by a job's workers: per-host queues ordered by priority, the seen set,
+//! per-host politeness (connections, delay, Crawl-delay, back-off, giving up), robots.txt read
+//! once per host for every worker, and leases.
+//!
+//! A URL handed to a worker is leased until a deadline of the server's clock; the worker says
+//! how it ended ([`SharedFrontier::finish`]). A lease not finished by its deadline (the worker
+//! died) puts the URL back at its place in the queue, where the next worker to ask the host
+//! takes it: no URL is lost, and only leased URLs are fetched twice.
+//!
+//! Each step is one Lua script over the keys of one hash slot: a host's own (queue, entries,
+//! seen set, leases, politeness) or the job's (the hosts that have work and from when). A
+//! step that spans both runs host first, job second, in an order that loses nothing if the
+//! worker dies between them: a URL is queued before its host is announced, and a host leaves
+//! the job's ready set only if no one announced it since it was found empty.
+
+use std::time::Duration;
+
+use redis::{FromRedisValue, Script, Value};
+
+use crate::connection::Redis;
+use crate::error::{JobError, bad_reply};
+use crate::keys::{JobName, Keys};
+
+const PRELUDE: &str = include_str!("lua/prelude.lua");
+const HOST: &str = include_str!("lua/host.lua");
+
+/// A job's shared scheduling settings, fixed by the worker that creates the job; the workers
+/// that join it use the job's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// How long a leased URL stays leased (ms); a worker that has not finished it by then is
+    /// taken for dead and the URL goes back to its queue.
+    pub lease_ms: u64,
+    /// How long a picked host is hidden from other workers' picks (ms).
+    pub claim_ms: u64,
+    /// Requests in flight per host, across all workers.
+    pub max_connections_per_host: u32,
+    /// Between two requests to one host (ms), across all workers.
+    pub per_host_delay_ms: u64,
+    /// The longest robots.txt Crawl-delay obeyed (ms).
+    pub max_crawl_delay_ms: u64,
+    /// The first back-off after a failure (ms), doubled per failure in a row.
+    pub backoff_initial_ms: u64,
+    /// The longest back-off (ms).
+    pub backoff_max_ms: u64,
+    /// Failures in a row after which a host is given up.
+    pub max_consecutive_failures: u32,
+    /// Fetch robots.txt before a host's pages and obey it.
+    pub obey_robots: bool,
+    /// How long one worker has to fetch a host's robots.txt before another may (ms).
+    pub robots_lease_ms: u64,
+    /// How long robots.txt rules hold once read (ms).
+    pub robots_ttl_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            lease_ms: 120_000,
+            claim_ms: 50,
+            max_connections_per_host: 1,
+            per_host_delay_ms: 1_000,
+            max_crawl_delay_ms: 30_000,
+            backoff_initial_ms: 2_000,
+            backoff_max_ms: 300_000,
+            max_consecutive_failures: 5,
+            obey_robots: true,
+            robots_lease_ms: 60_000,
+            robots_ttl_ms: 86_400_000,
+        }
+    }
+}
+
+impl Settings {
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("lease_ms", self.lease_ms.to_string()),
+            ("claim_ms", self.claim_ms.to_string()),
+            (
+                "max_connections_per_host",
+                self.max_connections_per_host.to_string(),
+            ),
+            ("per_host_delay_ms", self.per_host_delay_ms.to_string()),
+            ("max_crawl_delay_ms", self.max_crawl_delay_ms.to_string()),
+            ("backoff_initial_ms", self.backoff_initial_ms.to_string()),
+            ("backoff_max_ms", self.backoff_max_ms.to_string()),
+            (
+                "max_consecutive_failures",
+                self.max_consecutive_failures.to_string(),
+            ),
+            ("obey_robots", u8::from(self.obey_robots).to_string()),
+            ("robots_lease_ms", self.robots_lease_ms.to_string()),
+            ("robots_ttl_ms", self.robots_ttl_ms.to_string()),
+        ]
+    }
+
+    /// Reads the pairs [`Settings::pairs`] wrote; a name missing or unreadable is an error.
+    fn from_pairs(pairs: &[(String, String)]) -> Result<Settings, String> {
+        let get = |name: &str| -> Result<u64, String> {
+            let value = pairs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v)
+                .ok_or_else(|| format!("setting {name} missing"))?;
+            value
+                .parse()
+                .map_err(|_| format!("setting {name} = {value:?} is not a number"))
+        };
+        let small = |name: &str| -> Result<u32, String> {
+            u32::try_from(get(name)?).map_err(|_| format!("setting {name} is too large"))
+        };
+        Ok(Settings {
+            lease_ms: get("lease_ms")?,
+            claim_ms: get("claim_ms")?,
+            max_connections_per_host: small("max_connections_per_host")?,
+            per_host_delay_ms: get("per_host_delay_ms")?,
+            max_crawl_delay_ms: get("max_crawl_delay_ms")?,
+            backoff_initial_ms: get("backoff_initial_ms")?,
+            backoff_max_ms: get("backoff_max_ms")?,
+            max_consecutive_failures: small("max_consecutive_failures")?,
+            obey_robots: get("obey_robots")? == 1,
+            robots_lease_ms: get("robots_lease_ms")?,
+            robots_ttl_ms: get("robots_ttl_ms")?,
+        })
+    }
+
+    /// The first arguments of every host script (lua/host.lua's `S`).
+    fn host_args(&self) -> [String; 10] {
+        [
+            self.lease_ms.to_string(),
+            self.max_connections_per_host.to_string(),
+            self.per_host_delay_ms.to_string(),
+            self.max_crawl_delay_ms.to_string(),
+            self.backoff_initial_ms.to_string(),
+            self.backoff_max_ms.to_string(),
+            self.max_consecutive_failures.to_string(),
+            u8::from(self.obey_robots).to_string(),
+            self.robots_lease_ms.to_string(),
+            self.robots_ttl_ms.to_string(),
+        ]
+    }
+}
+
+/// What a worker is to do on joining a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Queue the seeds, then call [`SharedFrontier::seeded`]: the job is new, or the worker
+    /// that was seeding it died before it was done.
+    Seed,
+    /// The job is seeded (or being seeded): ask for work.
+    Join,
+}
+
+/// A URL to queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    /// The URL's key (a hash of the canonical URL): the seen set holds these.
+    pub key: [u8; 16],
+    /// Lower is fetched sooner.
+    pub priority: u32,
+    /// What the caller keeps with the URL (its queue entry), handed back with the lease.
+    pub entry: Vec<u8>,
+}
+
+/// A URL leased to this worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Its host.
+    pub host: String,
+    /// Its key, hex.
+    pub key: String,
+    /// The lease's number: a finish with another number is stale.
+    pub token: u64,
+    /// The entry given when it was offered (or requeued).
+    pub entry: Vec<u8>,
+    /// The host's stamp when it was picked (announcements since move it on).
+    stamp: String,
+    /// When the host's robots.txt rules read by the job expire (0: never read); the rules
+    /// themselves are [`SharedFrontier::robots_rules`].
+    pub robots_version: u64,
+}
+
+/// The frontier's answer to "what next?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// Fetch this URL and then [`SharedFrontier::finish`] it.
+    Fetch(Lease),
+    /// Fetch this host's robots.txt and then [`SharedFrontier::robots_read`] or
+    /// [`SharedFrontier::robots_failed`]: no other worker will meanwhile.
+    Robots {
+        /// The host.
+        host: String,
+    },
+    /// The host was given up after repeated failures: [`SharedFrontier::drain`] its queue
+    /// and record what it held.
+    Parked {
+        /// The host.
+        host: String,
+    },
+    /// Nothing may start now; ask again after this long.
+    Wait(Duration),
+    /// The job's seeding worker died: queue the seeds (they are seen once only), then
+    /// [`SharedFrontier::seeded`].
+    Seed,
+    /// No host has anything queued or leased: the job is over.
+    Done,
+    /// The job was stopped ([`SharedFrontier::stop`]).
+    Stopped,
+}
+
+/// How a leased request ended, for the host's politeness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The server answered (any status but 429 and 503).
+    Answered,
+    /// 429 or 503, with its Retry-After if it sent one.
+    Throttled {
+        /// The server's Retry-After.
+        retry_after: Option<Duration>,
+    },
+    /// No answer: connection refused or reset, timeout, DNS.
+    Failed,
+    /// No request was made (the URL was refused after it was leased).
+    NotFetched,
+}
+
+/// What finishing a lease found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// Done; `parked` if the host is given up now.
+    Done {
+        /// The host was given up.
+        parked: bool,
+    },
+    /// The lease had expired: the URL went back to the queue, and another worker may have
+    /// fetched it already.
+    Stale,
+}
+
+/// The job's figures as Redis holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Status {
+    /// `running` or `stopped`; `missing` when the job does not exist.
+    pub state: String,
+    /// Whether the seeds are all queued.
+    pub seeded: bool,
+    /// Hosts ever announced.
+    pub hosts: u64,
+    /// Hosts with work queued or leased now.
+    pub hosts_with_work: u64,
+    /// URLs queued.
+    pub queued: u64,
+    /// URLs leased (being fetched or decided).
+    pub leased: u64,
+    /// URLs ever seen (queued, leased or done).
+    pub seen: u64,
+    /// Leases that expired (their worker took too long or died), URL requeued.
+    pub reclaimed: u64,
+    /// Hosts given up.
+    pub parked: u64,
+    /// Workers and the server time (ms) each last asked for work.
+    pub workers: Vec<(String, u64)>,
+    /// The job's counters ([`SharedFrontier::count`]).
+    pub counters: Vec<(String, i64)>,
+}
+
+struct Scripts {
+    join: Script,
+    seeded: Script,
+    offer: Script,
+    announce: Script,
+    pick: Script,
+    schedule: Script,
+    take: Script,
+    finish: Script,
+    robots: Script,
+    drain: Script,
+}
+
+impl Scripts {
+    fn new() -> Scripts {
+        let job = |body: &str| Script::new(&format!("{PRELUDE}\n{body}"));
+        let host = |body: &str| Script::new(&format!("{PRELUDE}\n{HOST}\n{body}"));
+        Scripts {
+            join: job(include_str!("lua/join.lua")),
+            seeded: job(include_str!("lua/seeded.lua")),
+            offer: job(include_str!("lua/offer.lua")),
+            announce: job(include_str!("lua/announce.lua")),
+            pick: job(include_str!("lua/pick.lua")),
+            schedule: job(include_str!("lua/schedule.lua")),
+            take: host(include_str!("lua/take.lua")),
+            finish: host(include_str!("lua/finish.lua")),
+            robots: host(include_str!("lua/robots.lua")),
+            drain: host(include_str!("lua/drain.lua")),
+        }
+    }
+}
+
+/// How many hosts one [`SharedFrontier::next_step`] asks before answering `Wait`.
+const PICKS_PER_NEXT: usize = 16;
+
+/// One worker's handle on the job's shared frontier.
+pub struct SharedFrontier {
+    redis: Redis,
+    keys: Keys,
+    worker: String,
+    settings: Settings,
+    scripts: Scripts,
+}
+
+impl std::fmt::Debug for SharedFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedFrontier")
+            .field("job", self.keys.job_name())
+            .field("worker", &self.worker)
+            .finish()
+    }
+}
+
+/// A reply's parts, read as strings (Redis answers Lua numbers as integers).
+fn parts(what: &str, value: Value) -> Result<Vec<Value>, JobError> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(bad_reply(what, format!("{other:?}"))),
+    }
+}
+
+fn text(what: &str, value: &Value) -> Result<String, JobError> {
+    String::from_redis_value_ref(value).map_err(|e| bad_reply(what, e))
+}
+
+fn bytes(what: &str, value: &Value) -> Result<Vec<u8>, JobError> {
+    Vec::<u8>::from_redis_value_ref(value).map_err(|e| bad_reply(what, e))
+}
+
+fn int(what: &str, value: &Value) -> Result<i64, JobError> {
+    i64::from_redis_value_ref(value).map_err(|e| bad_reply(what, e))
+}
+
+fn at(what: &str, items: &[Value], i: usize) -> Result<Value, JobError> {
+    items
+        .get(i)
+        .cloned()
+        .ok_or_else(|| bad_reply(what, format!("{} parts, wanted more than {i}", items.len())))
+}
+
+/// Hex of a URL key.
+pub fn key_hex(key: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(32);
+    for byte in key {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+impl SharedFrontier {
+    /// Joins job `job` on `redis` as `worker` (a name unique among the job's workers),
+    /// creating the job with `settings` if it does not exist. Returns the frontier, this
+    /// worker's role, and whether the job's settings (which it uses) differ from `settings`.
+    pub fn join(
+        redis: Redis,
+        job: JobName,
+        worker: &str,
+        settings: Settings,
+    ) -> Result<(SharedFrontier, Role, bool), JobError> {
+        let mut frontier = SharedFrontier {
+            redis,
+            keys: Keys::new(job),
+            worker: worker.to_string(),
+            settings: settings.clone(),
+            scripts: Scripts::new(),
+        };
+        let what = "join";
+        let job_key = frontier.keys.job("job");
+        let pairs = settings.pairs();
+        let script = &frontier.scripts.join;
+        let reply: Value = frontier.redis.run(what, |con| {
+            let mut call = script.key(&job_key);
+            call.arg(frontier.settings.robots_lease_ms.max(1000));
+            for (name, value) in &pairs {
+                call.arg(*name).arg(value);
+            }
+            call.invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let role = match text(what, &at(what, &items, 0)?)?.as_str() {
+            "seed" => Role::Seed,
+            "join" => Role::Join,
+            other => return Err(bad_reply(what, format!("role {other:?}"))),
+        };
+        let mut stored = Vec::new();
+        for pair in items[2..].chunks(2) {
+            if let [name, value] = pair {
+                stored.push((text(what, name)?, text(what, value)?));
+            }
+        }
+        let job_settings = Settings::from_pairs(&stored).map_err(|detail| JobError::Settings {
+            job: frontier.keys.job_name().to_string(),
+            detail,
+        })?;
+        let differs = job_settings != settings;
+        frontier.settings = job_settings;
+        Ok((frontier, role, differs))
+    }
+
+    /// The job's settings (the ones this worker uses).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// This worker's name.
+    pub fn worker(&self) -> &str {
+        &self.worker
+    }
+
+    /// The connection (for the job's other shared parts).
+    pub fn redis(&mut self) -> &mut Redis {
+        &mut self.redis
+    }
+
+    /// Every seed is queued and announced: other workers may now take the job for done when
+    /// nothing is left.
+    pub fn seeded(&mut self) -> Result<(), JobError> {
+        let key = self.keys.job("job");
+        let script = &self.scripts.seeded;
+        self.redis
+            .run("seeded", |con| script.key(&key).invoke::<Value>(con))?;
+        Ok(())
+    }
+
+    fn host_keys(&self, host: &str) -> [String; 7] {
+        ["q", "e", "l", "lt", "p", "robots", "seen"].map(|suffix| self.keys.host(host, suffix))
+    }
+
+    /// Queues the URLs of `offers` (all of `host`) that were never seen, then announces the
+    /// host. Returns, per offer, whether it was queued (false: seen before).
+    pub fn offer(&mut self, host: &str, offers: &[Offer]) -> Result<Vec<bool>, JobError> {
+        if offers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let what = "offer";
+        let [q, e, _, _, p, _, seen] = self.host_keys(host);
+        let script = &self.scripts.offer;
+        let reply: Vec<i64> = self.redis.run(what, |con| {
+            let mut call = script.key(&q);
+            call.key(&e).key(&seen).key(&p);
+            for offer in offers {
+                call.arg(key_hex(&offer.key))
+                    .arg(offer.priority)
+                    .arg(offer.entry.as_slice());
+            }
+            call.invoke(con)
+        })?;
+        if reply.len() != offers.len() {
+            return Err(bad_reply(what, format!("{} answers", reply.len())));
+        }
+        self.announce(&[(host, None)])?;
+        Ok(reply.into_iter().map(|n| n == 1).collect())
+    }
+
+    /// Says that `hosts` have work from the given server time on (`None`: now).
+    pub fn announce(&mut self, hosts: &[(&str, Option<u64>)]) -> Result<(), JobError> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let [ready, stamps, all] = ["ready", "stamps", "hosts"].map(|s| self.keys.job(s));
+        let script = &self.scripts.announce;
+        self.redis.run("announce", |con| {
+            let mut call = script.key(&ready);
+            call.key(&stamps).key(&all);
+            for (host, at) in hosts {
+                call.arg(*host);
+                match at {
+                    Some(at) => call.arg(*at),
+                    None => call.arg("now"),
+                };
+            }
+            call.invoke::<Value>(con)
+        })?;
+        Ok(())
+    }
+
+    /// What this worker should do next.
+    pub fn next_step(&mut self) -> Result<Next, JobError> {
+        // A picked host that cannot give work now is rescheduled at its own time, so the next
+        // pick finds another host, or says how long until the first one is ready.
+        for _ in 0..PICKS_PER_NEXT {
+            let (host, stamp) = match self.pick()? {
+                Picked::Host { host, stamp } => (host, stamp),
+                Picked::Wait(wait) => return Ok(Next::Wait(wait)),
+                Picked::Other(next) => return Ok(next),
+            };
+            let (taken, hint) = self.take(&host, &stamp)?;
+            self.schedule(&host, &stamp, hint)?;
+            if let Some(next) = taken {
+                return Ok(next);
+            }
+        }
+        Ok(Next::Wait(Duration::from_millis(10)))
+    }
+
+    fn pick(&mut self) -> Result<Picked, JobError> {
+        let what = "pick";
+        let keys = ["job", "ready", "stamps", "workers"].map(|s| self.keys.job(s));
+        let script = &self.scripts.pick;
+        let claim = self.settings.claim_ms;
+        let worker = &self.worker;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.key(&keys[0]);
+            call.key(&keys[1]).key(&keys[2]).key(&keys[3]);
+            call.arg(claim).arg(worker.as_str()).invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let now = int(what, &at(what, &items, 1)?)?;
+        Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
+            "host" => Picked::Host {
+                host: text(what, &at(what, &items, 2)?)?,
+                stamp: text(what, &at(what, &items, 3)?)?,
+            },
+            "wait" => Picked::Wait(until(now, int(what, &at(what, &items, 2)?)?)),
+            "seed" => Picked::Other(Next::Seed),
+            "done" => Picked::Other(Next::Done),
+            "stopped" => Picked::Other(Next::Stopped),
+            other => return Err(bad_reply(what, format!("{other:?}"))),
+        })
+    }
+
+    /// Asks `host` for a URL; returns the step (if any) and when the host may next give work.
+    fn take(&mut self, host: &str, stamp: &str) -> Result<(Option<Next>, Hint), JobError> {
+        let what = "take";
+        let keys = self.host_keys(host);
+        let args = self.settings.host_args();
+        let script = &self.scripts.take;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for arg in &args {
+                call.arg(arg);
+            }
+            call.invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let now = int(what, &at(what, &items, 1)?)?;
+        let hint_at = |at: i64| Hint {
+            at: (at >= 0).then_some(at),
+        };
+        Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
+            "lease" => {
+                let lease = Lease {
+                    host: host.to_string(),
+                    key: text(what, &at(what, &items, 2)?)?,
+                    token: u64::try_from(int(what, &at(what, &items, 3)?)?)
+                        .map_err(|e| bad_reply(what, e))?,
+                    entry: bytes(what, &at(what, &items, 4)?)?,
+                    robots_version: u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0),
+                    stamp: stamp.to_string(),
+                };
+                (
+                    Some(Next::Fetch(lease)),
+                    hint_at(int(what, &at(what, &items, 5)?)?),
+                )
+            }
+            "robots" => (
+                Some(Next::Robots {
+                    host: host.to_string(),
+                }),
+                hint_at(now + self.settings.robots_lease_ms as i64),
+            ),
+            "parked" => (
+                Some(Next::Parked {
+                    host: host.to_string(),
+                }),
+                hint_at(now),
+            ),
+            "wait" => (None, hint_at(int(what, &at(what, &items, 2)?)?)),
+            "empty" => (None, hint_at(-1)),
+            other => return Err(bad_reply(what, format!("{other:?}"))),
+        })
+    }
+
+    fn schedule(&mut self, host: &str, stamp: &str, hint: Hint) -> Result<(), JobError> {
+        let [ready, stamps] = ["ready", "stamps"].map(|s| self.keys.job(s));
+        let script = &self.scripts.schedule;
+        let at = hint.at.unwrap_or(-1);
+        self.redis.run("schedule", |con| {
+            script
+                .key(&ready)
+                .key(&stamps)
+                .arg(host)
+                .arg(stamp)
+                .arg(at)
+                .invoke::<Value>(con)
+        })?;
+        Ok(())
+    }
+
+    /// `lease` is done with: `outcome` says how the request went, and `requeue` (priority,
+    /// entry) puts the URL back in its queue to be fetched again later (a retry). The host is
+    /// announced again when it has work left.
+    pub fn finish(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+        requeue: Option<(u32, &[u8])>,
+    ) -> Result<Finished, JobError> {
+        let what = "finish";
+        let keys = self.host_keys(&lease.host);
+        let args = self.settings.host_args();
+        let (outcome, retry_after) = match outcome {
+            Outcome::Answered => ("answered", -1),
+            Outcome::Throttled { retry_after } => (
+                "throttled",
+                retry_after.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            ),
+            Outcome::Failed => ("failed", -1),
+            Outcome::NotFetched => ("none", -1),
+        };
+        let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| (i64::from(p), e));
+        let script = &self.scripts.finish;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for arg in &args {
+                call.arg(arg);
+            }
+            call.arg(&lease.key)
+                .arg(lease.token)
+                .arg(outcome)
+                .arg(retry_after)
+                .arg(priority)
+                .arg(entry);
+            call.invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        match text(what, &at(what, &items, 0)?)?.as_str() {
+            "stale" => Ok(Finished::Stale),
+            "ok" => {
+                let hint = int(what, &at(what, &items, 2)?)?;
+                let parked = int(what, &at(what, &items, 3)?)? == 1;
+                if hint >= 0 {
+                    self.announce(&[(&lease.host, Some(hint as u64))])?;
+                } else {
+                    // Nothing queued or leased: the host leaves the ready set now rather
+                    // than at the time its lease would have ended.
+                    self.schedule(&lease.host, &lease.stamp, Hint { at: None })?;
+                }
+                Ok(Finished::Done { parked })
+            }
+            other => Err(bad_reply(what, format!("{other:?}"))),
+        }
+    }
+
+    /// The host's robots.txt was read: `rules` (kept as given, for every worker to read back
+    /// with [`SharedFrontier::robots_rules`]) and its Crawl-delay.
+    pub fn robots_read(
+        &mut self,
+        host: &str,
+        rules: &[u8],
+        crawl_delay: Option<Duration>,
+    ) -> Result<u64, JobError> {
+        let delay = crawl_delay.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.robots_step(host, "read", rules, delay).map(|(v, _)| v)
+    }
+
+    /// The host's robots.txt could not be had: the host backs off as after a failure.
+    /// Returns whether it is given up now.
+    pub fn robots_failed(&mut self, host: &str) -> Result<bool, JobError> {
+        self.robots_step(host, "failed", &[], -1).map(|(_, p)| p)
+    }
+
+    fn robots_step(
+        &mut self,
+        host: &str,
+        status: &str,
+        rules: &[u8],
+        delay: i64,
+    ) -> Result<(u64, bool), JobError> {
+        let what = "robots";
+        let keys = self.host_keys(host);
+        let args = self.settings.host_args();
+        let script = &self.scripts.robots;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for arg in &args {
+                call.arg(arg);
+            }
+            call.arg(status).arg(rules).arg(delay).invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let version = u64::try_from(int(what, &at(what, &items, 2)?)?).unwrap_or(0);
+        let parked = int(what, &at(what, &items, 3)?)? == 1;
+        self.announce(&[(host, None)])?;
+        Ok((version, parked))
+    }
+
+    /// The robots.txt rules of `host` as a worker stored them, if any.
+    pub fn robots_rules(&mut self, host: &str) -> Result<Option<Vec<u8>>, JobError> {
+        let key = self.keys.host(host, "robots");
+        self.redis.run("robots rules", |con| {
+            redis::cmd("GET").arg(&key).query::<Option<Vec<u8>>>(con)
+        })
+    }
+
+    /// Takes up to `max` queued URLs out of given-up `host`'s queue: (key hex, entry).
+    pub fn drain(&mut self, host: &str, max: usize) -> Result<Vec<(String, Vec<u8>)>, JobError> {
+        let what = "drain";
+        let keys = self.host_keys(host);
+        let args = self.settings.host_args();
+        let script = &self.scripts.drain;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for arg in &args {
+                call.arg(arg);
+            }
+            call.arg(max).invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let mut out = Vec::with_capacity(items.len() / 2);
+        for pair in items.chunks(2) {
+            if let [key, entry] = pair {
+                out.push((text(what, key)?, bytes(what, entry)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds `by` to the job's counter `name` (pages, bytes, duplicates...: what
+    /// `nearcrawl job status` shows).
+    pub fn count(&mut self, counts: &[(&str, i64)]) -> Result<(), JobError> {
+        let key = self.keys.job("counters");
+        self.redis.run("count", |con| {
+            let mut pipe = redis::pipe();
+            for (name, by) in counts {
+                pipe.cmd("HINCRBY").arg(&key).arg(*name).arg(*by).ignore();
+            }
+            pipe.query::<()>(con)
+        })
+    }
+
+    /// Stops the job: workers asking for work are told [`Next::Stopped`].
+    pub fn stop(&mut self) -> Result<(), JobError> {
+        let key = self.keys.job("job");
+        self.redis.run("stop", |con| {
+            redis::cmd("HSET")
+                .arg(&key)
+                .arg("state")
+                .arg("stopped")
+                .query::<()>(con)
+        })
+    }
+
+    /// The job's figures now (reads every host's queue sizes: a command for people, not for
+    /// a worker's loop).
+    pub fn status(&mut self) -> Result<Status, JobError> {
+        status(&mut self.redis, &self.keys)
+    }
+}
+
+/// The figures of `job` on `redis`, without joining it.
+pub fn job_status(redis: &mut Redis, job: &JobName) -> Result<Status, JobError> {
+    status(redis, &Keys::new(job.clone()))
+}
+
+/// Stops `job` on `redis` without joining it.
+pub fn stop_job(redis: &mut Redis, job: &JobName) -> Result<bool, JobError> {
+    let key = Keys::new(job.clone()).job("job");
+    redis.run("stop", |con| {
+        let exists: bool = redis::cmd("EXISTS").arg(&key).query(con)?;
+        if exists {
+            redis::cmd("HSET")
+                .arg(&key)
+                .arg("state")
+                .arg("stopped")
+                .query::<()>(con)?;
+        }
+        Ok(exists)
+    })
+}
+
+fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
+    let job_key = keys.job("job");
+    let job: Vec<(String, String)> = redis.run("status", |con| {
+        redis::cmd("HGETALL").arg(&job_key).query(con)
+    })?;
+    let hosts_with_work: u64 = redis.run("status", |con| {
+        redis::cmd("ZCARD").arg(keys.job("ready")).query(con)
+    })?;
+    let hosts: Vec<String> = redis.run("status", |con| {
+        redis::cmd("SMEMBERS").arg(keys.job("hosts")).query(con)
+    })?;
+    let workers: Vec<(String, u64)> = redis.run("status", |con| {
+        redis::cmd("HGETALL").arg(keys.job("workers")).query(con)
+    })?;
+    let counters: Vec<(String, i64)> = redis.run("status", |con| {
+        redis::cmd("HGETALL").arg(keys.job("counters")).query(con)
+    })?;
+    let field = |name: &str| job.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let mut status = Status {
+        state: field("state").unwrap_or("missing").to_string(),
+        seeded: field("seeded") == Some("done"),
+        hosts: hosts.len() as u64,
+        hosts_with_work,
+        workers,
+        counters,
+        ..Status::default()
+    };
+    for host in &hosts {
+        let (queued, leased, seen, reclaimed, parked): (u64, u64, u64, Option<u64>, Option<u64>) =
+            redis.run("status", |con| {
+                Ok((
+                    redis::cmd("ZCARD").arg(keys.host(host, "q")).query(con)?,
+                    redis::cmd("ZCARD").arg(keys.host(host, "l")).query(con)?,
+                    redis::cmd("SCARD")
+                        .arg(keys.host(host, "seen"))
+                        .query(con)?,
+                    redis::cmd("HGET")
+                        .arg(keys.host(host, "p"))
+                        .arg("reclaimed")
+                        .query(con)?,
+                    redis::cmd("HGET")
+                        .arg(keys.host(host, "p"))
+                        .arg("parked")
+                        .query(con)?,
+                ))
+            })?;
+        status.queued += queued;
+        status.leased += leased;
+        status.seen += seen;
+        status.reclaimed += reclaimed.unwrap_or(0);
+        status.parked += parked.unwrap_or(0);
+    }
+    status.workers.sort();
+    status.counters.sort();
+    Ok(status)
+}
+
+enum Picked {
+    Host { host: String, stamp: String },
+    Wait(Duration),
+    Other(Next),
+}
+
+/// When a host may next give work, by the server's clock (None: it has nothing queued or
+/// leased).
+#[derive(Clone, Copy)]
+struct Hint {
+    at: Option<i64>,
+}
+
+/// From server time `now` to `at` (both ms), never negative.
+fn until(now: i64, at: i64) -> Duration {
+    Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0))
+}

@@ -1,0 +1,51 @@
+//! A crawl job shared by several workers through Redis (or Valkey, or a Redis Cluster).
+//!
+//! Each worker runs the ordinary crawl with two parts swapped for shared ones:
+//!
+//! - [`SharedFrontier`]: the per-host queues, the seen set, per-host politeness (connections,
+//!   delay, Crawl-delay, back-off) across all workers, robots.txt read once per host for the
+//!   job, and leases with deadlines, so a dead worker's URLs are fetched by another and none
+//!   is lost ([`frontier`]);
+//! - [`SharedIndex`]: the near-duplicate index (simhash blocks, sentence postings, exact
+//!   keys, the texts verification needs), whose check-and-insert makes exactly one of two
+//!   near-duplicates judged at the same moment the original ([`index`]).
+//!
+//! Every step is one Lua script (or one `MGET`) over keys of one hash slot, and every time
+//! comes from the server's clock (`TIME`), never a worker's. [`Redis`] reconnects and
+//! repeats a step while the server cannot be had (a lost connection, a restart from the
+//! append-only file), counting each fault; every step is safe to repeat.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use nearcrawl_redis_job::{JobName, Next, Patience, Redis, RedisTarget, Role, Settings, SharedFrontier};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let redis = Redis::connect(RedisTarget::parse("redis://127.0.0.1:6379/")?, Patience::default(), Arc::default())?;
+//! let (mut frontier, role, _) = SharedFrontier::join(redis, JobName::new("docs")?, "worker-1", Settings::default())?;
+//! if role == Role::Seed { /* offer the seeds */ frontier.seeded()?; }
+//! loop {
+//!     match frontier.next_step()? {
+//!         Next::Fetch(lease) => { /* fetch, decide, offer its links */ }
+//!         Next::Wait(wait) => std::thread::sleep(wait),
+//!         Next::Done | Next::Stopped => break,
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod connection;
+mod error;
+pub mod frontier;
+pub mod index;
+mod keys;
+pub mod server;
+
+pub use crate::connection::{CLUSTER_SCHEME, Faults, Patience, Redis, RedisTarget};
+pub use crate::error::JobError;
+pub use crate::frontier::{
+    Finished, Lease, Next, Offer, Outcome, Role, Settings, SharedFrontier, Status, job_status,
+    key_hex, stop_job,
+};
+pub use crate::index::{Admission, Admitted, Probe, SharedIndex, Snapshot, StoredPage};
+pub use crate::keys::{JobName, JobNameError};

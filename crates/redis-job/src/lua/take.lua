@@ -1,0 +1,31 @@
+-- Leases the host's next URL, if politeness and robots.txt allow it now. ARGV after the
+-- settings: none. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed},
+-- {'robots', now, reclaimed} (the caller fetches robots.txt), {'parked', now, reclaimed},
+-- {'wait', now, at, reclaimed} or {'empty', now, reclaimed}.
+local now = now_ms()
+local reclaimed = reclaim(now)
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  local at = hint(now)
+  if at < 0 then return {'empty', now, reclaimed} end
+  return {'wait', now, at, reclaimed}
+end
+if field('parked', 0) == 1 then return {'parked', now, reclaimed} end
+if S.obey_robots and field('robots_until', 0) <= now then
+  local lease = field('robots_lease', 0)
+  if lease > now then return {'wait', now, lease, reclaimed} end
+  redis.call('HSET', KEYS[5], 'robots_lease', now + S.robots_lease_ms)
+  return {'robots', now, reclaimed}
+end
+local active = field('active', 0)
+if active >= S.max_conn then return {'wait', now, hint(now), reclaimed} end
+local nb = field('nb', 0)
+if nb > now then return {'wait', now, nb, reclaimed} end
+local popped = redis.call('ZPOPMIN', KEYS[1])
+local member, prio = popped[1], popped[2]
+local key = string.sub(member, 18)
+local entry = redis.call('HGET', KEYS[2], key)
+local token = redis.call('HINCRBY', KEYS[5], 'token', 1)
+redis.call('ZADD', KEYS[3], now + S.lease_ms, key)
+redis.call('HSET', KEYS[4], key, token .. ' ' .. prio .. ' ' .. member)
+redis.call('HSET', KEYS[5], 'active', active + 1, 'nb', math.max(nb, now + delay()))
+return {'lease', now, key, token, entry or '', hint(now), field('robots_until', 0), reclaimed}
