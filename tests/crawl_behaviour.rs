@@ -680,6 +680,7 @@ async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
         config: local_config(),
         analyzer: Default::default(),
         shared_index: Some(index.path().to_path_buf()),
+        redis: None,
     };
     let err = nearcrawl_engine::crawl(job, std::future::pending(), Default::default())
         .await

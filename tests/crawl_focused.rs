@@ -240,6 +240,7 @@ async fn crawl_with(seeds: &str, out: &Path, config: CrawlConfig) -> Result<(), 
         config,
         analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
         shared_index: None,
+        redis: None,
     };
     crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await

@@ -158,6 +158,7 @@ pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags
         config: config.crawl(),
         analyzer: config.analyzer(config_dir.as_deref())?,
         shared_index: flags.index.clone(),
+        redis: None,
     };
     let runtime = runtime()?;
     let report = runtime.block_on(run_job(job, flags.metrics))?;
@@ -202,6 +203,7 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
             config: config.crawl(),
             analyzer: config.analyzer(config_dir.as_deref())?,
             shared_index: flags.index.clone(),
+            redis: None,
         };
         let baseline_config = {
             let mut c = config.crawl();
@@ -214,6 +216,7 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
             config: baseline_config,
             analyzer: job.analyzer.clone(),
             shared_index: None,
+            redis: None,
         };
         let report = run_job(job, flags.metrics).await?;
         print!("{}", report.summary());

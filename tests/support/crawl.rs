@@ -31,6 +31,7 @@ pub async fn run(seeds: &str, out: &Path, config: CrawlConfig) -> Report {
         config,
         analyzer: AnalyzerConfig::default(),
         shared_index: None,
+        redis: None,
     };
     crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await
@@ -77,6 +78,7 @@ pub async fn run_sharing(seeds: &str, out: &Path, config: CrawlConfig, index: &P
         config,
         analyzer: AnalyzerConfig::default(),
         shared_index: Some(index.to_path_buf()),
+        redis: None,
     };
     crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await

@@ -21,6 +21,7 @@ use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,
     UrlPattern,
 };
+use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
     Commit, CrawlStore, FjallStore, HostId, Probe, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
 };
@@ -68,6 +69,20 @@ pub struct Job {
     /// An index shared across jobs (`--index PATH`, a directory): its pages count as already
     /// crawled, and this job's unique pages are added to it when the job ends.
     pub shared_index: Option<PathBuf>,
+    /// A job shared by several workers through Redis: its frontier (and, with dedup on, its
+    /// near-duplicate index) are the job's, not this process's.
+    pub redis: Option<RedisJob>,
+}
+
+/// A job shared by several workers through Redis (`--redis URL --job NAME`).
+#[derive(Debug, Clone)]
+pub struct RedisJob {
+    /// The server or cluster.
+    pub target: RedisTarget,
+    /// The job's name there.
+    pub job: JobName,
+    /// This worker's name, unique among the job's workers.
+    pub worker: String,
 }
 
 /// Runs `job` until its frontier is empty, a limit is reached, or `shutdown` completes;
@@ -138,6 +153,73 @@ async fn run_job(
     let mut coordinator = Coordinator::open(job, parts, scope, shared, relevance, progress)?;
     coordinator.run(shutdown).await?;
     coordinator.finish()
+}
+
+/// The frontier of a job shared through Redis: joins it (creating it with this job's
+/// politeness if it is new); the worker that creates it queues the seeds.
+fn shared_frontier(
+    job: &Job,
+    redis: &RedisJob,
+    store: Arc<dyn CrawlStore>,
+) -> Result<crate::frontier::RedisFrontier, EngineError> {
+    let unsupported = |what: &str| {
+        EngineError::Shared(format!(
+            "{what} is not supported in a job shared through Redis yet"
+        ))
+    };
+    if job.config.focus.is_focused() {
+        return Err(unsupported("a focused crawl ([focus])"));
+    }
+    if job.config.limits.max_pages_per_host.is_some() {
+        return Err(unsupported("limits.max_pages_per_host"));
+    }
+    if job.config.dedup.enabled {
+        return Err(unsupported(
+            "the near-duplicate index (dedup on; run with --no-dedup)",
+        ));
+    }
+    let politeness = &job.config.politeness;
+    let settings = nearcrawl_redis_job::Settings {
+        max_connections_per_host: politeness.max_connections_per_host,
+        per_host_delay_ms: politeness.per_host_delay_ms,
+        max_crawl_delay_ms: politeness.max_crawl_delay_ms,
+        backoff_initial_ms: politeness.backoff_initial_ms,
+        backoff_max_ms: politeness.backoff_max_ms,
+        max_consecutive_failures: politeness.max_consecutive_failures,
+        obey_robots: job.config.links.obey_robots,
+        robots_ttl_ms: job.config.fetch.robots_ttl_secs.saturating_mul(1000),
+        ..nearcrawl_redis_job::Settings::default()
+    };
+    let connection = nearcrawl_redis_job::Redis::connect(
+        redis.target.clone(),
+        nearcrawl_redis_job::Patience::default(),
+        Arc::default(),
+    )
+    .map_err(|e| EngineError::Shared(e.to_string()))?;
+    let (shared, role, differs) = nearcrawl_redis_job::SharedFrontier::join(
+        connection,
+        redis.job.clone(),
+        &redis.worker,
+        settings,
+    )
+    .map_err(|e| EngineError::Shared(e.to_string()))?;
+    if differs {
+        warn!(job = %redis.job, "this worker's politeness differs from the job's: the job's holds");
+    }
+    let seeds = job
+        .seeds
+        .iter()
+        .map(|seed| {
+            let entry = QueuedUrl {
+                url: seed.url.to_string(),
+                depth: 0,
+                ..QueuedUrl::default()
+            };
+            (seed.url.clone(), entry)
+        })
+        .collect();
+    let agent = job.config.fetch.robots_agent().to_string();
+    crate::frontier::RedisFrontier::open(shared, role, store, agent, seeds)
 }
 
 /// Why `entry` must not be fetched, if its URL without the session parameters learned for
@@ -274,17 +356,20 @@ impl Coordinator {
         })?;
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
-        let frontier = StoreFrontier::open(
-            Arc::clone(&store),
-            FrontierConfig {
-                politeness: job.config.politeness.clone(),
-                obey_robots: job.config.links.obey_robots,
-                max_pages_per_host: job.config.limits.max_pages_per_host,
-                by_priority: job.config.focus.is_focused(),
-            },
-            next_order,
-            now(),
-        )?;
+        let frontier: Box<dyn Frontier + Send> = match &job.redis {
+            Some(redis) => Box::new(shared_frontier(&job, redis, Arc::clone(&store))?),
+            None => Box::new(StoreFrontier::open(
+                Arc::clone(&store),
+                FrontierConfig {
+                    politeness: job.config.politeness.clone(),
+                    obey_robots: job.config.links.obey_robots,
+                    max_pages_per_host: job.config.limits.max_pages_per_host,
+                    by_priority: job.config.focus.is_focused(),
+                },
+                next_order,
+                now(),
+            )?),
+        };
         let pages_fetched = store.counter("pages_fetched")?.unwrap_or(0);
         let robots_bytes = store.counter("robots_bytes")?.unwrap_or(0);
         let run = store.counter("runs")?.unwrap_or(0);
@@ -322,7 +407,7 @@ impl Coordinator {
             fetcher,
             stage,
             shared,
-            frontier: Box::new(frontier),
+            frontier,
             next_seq,
             pages_fetched,
             robots_bytes,
@@ -338,7 +423,10 @@ impl Coordinator {
         };
         coordinator.resume_focus()?;
         coordinator.store_sentences(&uniques)?;
-        if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
+        if coordinator.job.redis.is_some() {
+            // A shared job's seeds were queued by the worker that created it.
+            info!(decided = next_seq, "joined shared job");
+        } else if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
             coordinator.enqueue_seeds()?;
         } else {
             info!(decided = next_seq, "resuming job");
@@ -374,8 +462,13 @@ impl Coordinator {
         self.frontier.enqueue(commit, url, entry, priority)
     }
 
-    fn is_seen(&self, key: &UrlKey, pending: &HashSet<UrlKey>) -> Result<bool, EngineError> {
-        Ok(pending.contains(key) || self.frontier.is_seen(key)?)
+    fn is_seen(
+        &self,
+        url: &CanonicalUrl,
+        key: &UrlKey,
+        pending: &HashSet<UrlKey>,
+    ) -> Result<bool, EngineError> {
+        Ok(pending.contains(key) || self.frontier.is_seen(url, key)?)
     }
 
     /// Commits a decision (with the job's counters) and appends its records.
@@ -389,7 +482,9 @@ impl Coordinator {
             ]
             .map(|(name, value)| (name.into(), value)),
         );
+        let taken = commit.taken.clone();
         self.archive.commit(commit, &records)?;
+        self.frontier.committed(&taken)?;
         self.traps.trim();
         Ok(())
     }

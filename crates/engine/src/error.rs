@@ -48,6 +48,9 @@ pub enum EngineError {
         /// Lines in the URL list.
         urls: usize,
     },
+    /// The job shared through Redis (`--redis`) failed: the server, the job's settings or
+    /// what it holds.
+    Shared(String),
     /// A directory named as a crawl's output is not one, or not the kind asked for.
     NotACrawl {
         /// The directory.
@@ -95,6 +98,7 @@ impl fmt::Display for EngineError {
             EngineError::Scope(e) => e.fmt(f),
             EngineError::HttpClient(e) => e.fmt(f),
             EngineError::Topic(reason) => f.write_str(reason),
+            EngineError::Shared(reason) => write!(f, "shared job: {reason}"),
             EngineError::IndexDesign {
                 max_distance,
                 source,
@@ -143,6 +147,7 @@ impl std::error::Error for EngineError {
             EngineError::Record { source, .. } => Some(source),
             EngineError::SharedIndexUrls { .. }
             | EngineError::Topic(_)
+            | EngineError::Shared(_)
             | EngineError::NotACrawl { .. }
             | EngineError::RecordsAhead { .. } => None,
         }

@@ -4,8 +4,8 @@
 //! request ended; it never looks inside.
 //!
 //! [`Frontier`] is the interface; [`StoreFrontier`] keeps the queues in the job's
-//! [`CrawlStore`] (one process). A frontier shared by several workers implements the same
-//! trait over a shared store.
+//! [`CrawlStore`] (one process); [`RedisFrontier`] keeps them in Redis, for a job shared by
+//! several workers.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -67,8 +67,8 @@ pub type Veto<'a> = dyn FnMut(&QueuedUrl) -> Option<(Verdict, String)> + 'a;
 
 /// The frontier as the coordinator uses it.
 pub trait Frontier {
-    /// Whether `key` was queued or decided before.
-    fn is_seen(&self, key: &UrlKey) -> Result<bool, EngineError>;
+    /// Whether `url` (whose key is `key`) was queued or decided before.
+    fn is_seen(&self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError>;
     /// Queues `url` at `priority` (lower first) as part of `commit`, which reaches the store
     /// with the decision that found the URL.
     fn enqueue(
@@ -115,6 +115,12 @@ pub trait Frontier {
     fn queued(&self) -> Result<u64, EngineError>;
     /// The next queue order number (a counter the caller persists with each commit).
     fn next_order(&self) -> u64;
+    /// A decision reached the job's store, deciding the leased URLs `taken`: a frontier kept
+    /// elsewhere (shared by several workers) now makes it known there.
+    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
+        let _ = taken;
+        Ok(())
+    }
 }
 
 /// The robots.txt state of a host.
@@ -426,7 +432,7 @@ fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> 
 }
 
 impl Frontier for StoreFrontier {
-    fn is_seen(&self, key: &UrlKey) -> Result<bool, EngineError> {
+    fn is_seen(&self, _url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
         Ok(self.store.is_seen(key)?)
     }
 
@@ -600,3 +606,6 @@ impl Frontier for StoreFrontier {
 
 #[cfg(test)]
 mod tests;
+
+mod shared;
+pub use shared::RedisFrontier;

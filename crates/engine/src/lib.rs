@@ -28,6 +28,7 @@
 //!     config: CrawlConfig::default(),
 //!     analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
 //!     shared_index: None,
+//!     redis: None,
 //! };
 //! let report = crawl(job, std::future::pending(), Arc::new(Progress::default())).await?;
 //! print!("{}", report.summary());
@@ -53,9 +54,9 @@ pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
 };
 pub use crate::corpus::for_each_kept_text;
-pub use crate::crawl::{Job, Parts, crawl, crawl_with};
+pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};
 pub use crate::error::EngineError;
-pub use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
+pub use crate::frontier::{Frontier, FrontierConfig, RedisFrontier, Step, StoreFrontier};
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};

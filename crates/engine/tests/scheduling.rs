@@ -194,6 +194,7 @@ async fn run(seeds: &str, out: &Path, config: CrawlConfig, fetcher: Arc<Scripted
         config,
         analyzer: AnalyzerConfig::default(),
         shared_index: None,
+        redis: None,
     };
     let parts = Parts {
         store: Arc::new(MemoryStore::default()),

@@ -32,6 +32,9 @@ pub struct RobotsRules {
     pub crawl_delay: Option<Duration>,
     /// `Sitemap:` lines.
     pub sitemaps: Vec<String>,
+    /// The file's text when it was parsed (2xx): what [`RobotsRules::to_shared`] hands to
+    /// other workers of a shared job.
+    body: Vec<u8>,
 }
 
 impl RobotsRules {
@@ -47,6 +50,7 @@ impl RobotsRules {
                     sitemaps: robot.sitemaps.clone(),
                     robot: Some(robot),
                     source: RobotsSource::Parsed,
+                    body: body.to_vec(),
                 },
                 Err(_) => RobotsRules::allow_all(RobotsSource::Unparsable),
             },
@@ -62,6 +66,27 @@ impl RobotsRules {
             source,
             crawl_delay: None,
             sitemaps: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// The rules as bytes another worker turns back into the same rules
+    /// ([`RobotsRules::from_shared`]): `200` and the file for parsed rules, `allow` for none.
+    /// Unavailable rules are not shared (the host backs off instead).
+    pub fn to_shared(&self) -> Vec<u8> {
+        match self.source {
+            RobotsSource::Parsed => [&b"200\n"[..], &self.body].concat(),
+            _ => b"allow\n".to_vec(),
+        }
+    }
+
+    /// Rules for `agent` from [`RobotsRules::to_shared`]'s bytes; bytes of another shape
+    /// allow everything, as an unparsable file does.
+    pub fn from_shared(agent: &str, bytes: &[u8]) -> RobotsRules {
+        match bytes.strip_prefix(b"200\n") {
+            Some(body) => RobotsRules::from_response(agent, 200, body),
+            None if bytes == b"allow\n" => RobotsRules::allow_all(RobotsSource::Missing(404)),
+            None => RobotsRules::allow_all(RobotsSource::Unparsable),
         }
     }
 
@@ -188,6 +213,15 @@ mod tests {
         let down = RobotsRules::from_response("nearcrawl", 503, b"");
         assert!(!allows(&down, "/anything"), "5xx: disallow for now");
         assert!(down.is_unavailable());
+        // Shared with another worker, the rules are the same.
+        let shared = RobotsRules::from_shared("nearcrawl", &ours.to_shared());
+        assert!(!allows(&shared, "/no-bots/x"));
+        assert!(allows(&shared, "/no-bots/yes"));
+        assert_eq!(shared.crawl_delay, ours.crawl_delay);
+        assert!(allows(
+            &RobotsRules::from_shared("nearcrawl", &missing.to_shared()),
+            "/x"
+        ));
     }
 
     #[test]

@@ -127,6 +127,7 @@ pub(crate) async fn crawl_into(
         config: crawl_config,
         analyzer: config.analyzer.clone(),
         shared_index: None,
+        redis: None,
     };
     crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await

@@ -458,6 +458,15 @@ impl SharedFrontier {
         Ok(reply.into_iter().map(|n| n == 1).collect())
     }
 
+    /// Whether the URL of `key` on `host` was ever queued (by any worker).
+    pub fn is_seen(&mut self, host: &str, key: &[u8; 16]) -> Result<bool, JobError> {
+        let seen = self.keys.host(host, "seen");
+        let member = key_hex(key);
+        self.redis.run("is seen", |con| {
+            redis::cmd("SISMEMBER").arg(&seen).arg(&member).query(con)
+        })
+    }
+
     /// Says that `hosts` have work from the given server time on (`None`: now).
     pub fn announce(&mut self, hosts: &[(&str, Option<u64>)]) -> Result<(), JobError> {
         if hosts.is_empty() {

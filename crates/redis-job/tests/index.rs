@@ -89,7 +89,11 @@ impl Worker {
                 links: &[],
                 postings: &postings,
             };
-            match self.index.admit(&self.probe, snapshot.version, &page).unwrap() {
+            match self
+                .index
+                .admit(&self.probe, snapshot.version, &page)
+                .unwrap()
+            {
                 Admitted::Kept(_) => self.kept = Some(true),
                 Admitted::Conflict => {
                     self.conflicts += 1;
@@ -129,9 +133,16 @@ fn run_interleavings(url: &str, case: &str, a: &Probe, b: &Probe, both_kept: boo
         let originals = kept.iter().filter(|&&k| k).count();
         if both_kept {
             assert_eq!(originals, 2, "{case} {order}: distinct pages are both kept");
-            assert_eq!(wa.conflicts + wb.conflicts, 0, "{case} {order}: no false conflict");
+            assert_eq!(
+                wa.conflicts + wb.conflicts,
+                0,
+                "{case} {order}: no false conflict"
+            );
         } else {
-            assert_eq!(originals, 1, "{case} {order}: exactly one original ({kept:?})");
+            assert_eq!(
+                originals, 1,
+                "{case} {order}: exactly one original ({kept:?})"
+            );
         }
     }
 }
@@ -193,7 +204,9 @@ fn racing_threads_keep_exactly_one_page_per_cluster_of_near_duplicates() {
     let mut bases: Vec<u64> = Vec::new();
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     while bases.len() < 10 {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
         let candidate = state ^ (state >> 29);
         if bases.iter().all(|b| (b ^ candidate).count_ones() >= 16) {
             bases.push(candidate);
@@ -265,10 +278,17 @@ fn an_admitted_page_is_read_back_and_a_repeated_admission_is_the_same_one() {
     assert_eq!(idx.admit(&probe, snapshot.version, &page).unwrap(), first);
     let stored = idx.page(id).unwrap().unwrap();
     assert_eq!(
-        (stored.fingerprint, stored.url.as_str(), stored.text.as_str()),
+        (
+            stored.fingerprint,
+            stored.url.as_str(),
+            stored.text.as_str()
+        ),
         (42, "http://example.test/a", "the verification text")
     );
-    assert_eq!((stored.links.as_slice(), stored.worker.as_str()), (&[1u8, 2, 3][..], "w1"));
+    assert_eq!(
+        (stored.links.as_slice(), stored.worker.as_str()),
+        (&[1u8, 2, 3][..], "w1")
+    );
     assert_eq!(idx.page(id + 100).unwrap(), None);
     let again = idx.query(&probe).unwrap();
     assert_eq!(again.version, 1);

@@ -13,7 +13,7 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.admits(&url, 0).is_err() {
+            if self.is_seen(&url, &ukey, &pending)? || self.admits(&url, 0).is_err() {
                 continue;
             }
             let entry = QueuedUrl {
@@ -68,7 +68,7 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&ukey, &pending)? || self.admits(&url, entry.depth).is_err() {
+            if self.is_seen(&url, &ukey, &pending)? || self.admits(&url, entry.depth).is_err() {
                 continue;
             }
             let next = QueuedUrl {
@@ -127,7 +127,7 @@ impl Coordinator {
         }
         let ukey = url_key(target.as_str());
         let mut pending = HashSet::new();
-        if self.is_seen(&ukey, &pending)? {
+        if self.is_seen(&target, &ukey, &pending)? {
             // A loop, or a target reached another way: decided (or queued) once already.
             return Ok(decided);
         }
@@ -321,7 +321,7 @@ impl Coordinator {
             {
                 graph.push(url.to_string());
             }
-            if self.is_seen(&ukey, &pending)? {
+            if self.is_seen(&url, &ukey, &pending)? {
                 continue;
             }
             pending.insert(ukey);

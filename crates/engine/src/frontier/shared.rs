@@ -1,0 +1,446 @@
+//! [`RedisFrontier`]: the [`Frontier`] of a job shared by several workers, over
+//! [`nearcrawl_redis_job::SharedFrontier`].
+//!
+//! What the coordinator does is unchanged: it asks for the next step, and commits each
+//! decision to its own store (its records, WARC files and report stay the worker's own). What
+//! reaches Redis follows the local commit ([`Frontier::committed`]): first the decision's new
+//! URLs are offered, then the decided URL's lease is finished (with the request's outcome for
+//! the host's politeness, and the URL itself again if it is to be retried). A worker killed
+//! between the two leaves its lease to expire; another worker then fetches the URL again and
+//! offers the same links, which are seen already: nothing is lost.
+//!
+//! Queue keys are local: `QueueKey { host: the store's id of the authority, priority: 0,
+//! order: the lease's token }`.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use nearcrawl_fetch::RobotsRules;
+use nearcrawl_frontier::{CanonicalUrl, HostOutcome, authority};
+use nearcrawl_redis_job::{Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier};
+use nearcrawl_store::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, UrlKey};
+use tracing::warn;
+use url::Url;
+
+use super::{Frontier, Step, Veto};
+use crate::error::EngineError;
+use crate::record::Verdict;
+
+/// URLs taken out of a given-up host's queue at a time.
+const DRAIN_BATCH: usize = 256;
+
+/// The longest a worker waits before asking the job again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long a busy coordinator waits before asking Redis again.
+const BUSY_WAKE: Duration = Duration::from_millis(20);
+
+/// A lease and how its request went, until its decision is committed.
+struct Held {
+    lease: Lease,
+    outcome: Option<HostOutcome>,
+    /// To be queued again (a retry, a probe answered): its new entry.
+    requeue: Option<QueuedUrl>,
+}
+
+/// The frontier of a shared job: queues, seen set, politeness and robots.txt in Redis.
+pub struct RedisFrontier {
+    shared: Mutex<SharedFrontier>,
+    store: Arc<dyn CrawlStore>,
+    /// The agent robots.txt rules are read for.
+    agent: String,
+    /// Origins (`scheme://authority/`, the job's host names) by local host id, and back.
+    origins: HashMap<HostId, String>,
+    ids: HashMap<String, HostId>,
+    held: HashMap<QueueKey, Held>,
+    /// New URLs of decisions not yet committed, by origin.
+    offers: BTreeMap<String, Vec<Offer>>,
+    /// URLs of given-up hosts to record as refused.
+    refusals: VecDeque<(QueueKey, QueuedUrl, String)>,
+    /// Robots rules read back from the job, by origin: (version, rules).
+    robots: HashMap<String, (u64, RobotsRules)>,
+    /// The seeds, in case this worker has to seed the job (again).
+    seeds: Vec<(CanonicalUrl, QueuedUrl)>,
+    stale: u64,
+}
+
+fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
+    EngineError::Shared(err.to_string())
+}
+
+/// `scheme://authority/` of a URL: the job's name for its host.
+fn origin_of(url: &Url) -> String {
+    format!("{}://{}/", url.scheme(), authority(url))
+}
+
+impl RedisFrontier {
+    /// Wraps `shared` (joined as `role`); a worker that seeds queues `seeds` now.
+    pub fn open(
+        shared: SharedFrontier,
+        role: Role,
+        store: Arc<dyn CrawlStore>,
+        agent: String,
+        seeds: Vec<(CanonicalUrl, QueuedUrl)>,
+    ) -> Result<RedisFrontier, EngineError> {
+        let mut frontier = RedisFrontier {
+            shared: Mutex::new(shared),
+            store,
+            agent,
+            origins: HashMap::new(),
+            ids: HashMap::new(),
+            held: HashMap::new(),
+            offers: BTreeMap::new(),
+            refusals: VecDeque::new(),
+            robots: HashMap::new(),
+            seeds,
+            stale: 0,
+        };
+        if role == Role::Seed {
+            frontier.seed()?;
+        }
+        Ok(frontier)
+    }
+
+    fn shared(&mut self) -> &mut SharedFrontier {
+        self.shared
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues the seeds (those seen already are not queued again) and tells the job.
+    fn seed(&mut self) -> Result<(), EngineError> {
+        let mut by_origin: BTreeMap<String, Vec<Offer>> = BTreeMap::new();
+        for (url, entry) in &self.seeds {
+            by_origin
+                .entry(origin_of(url.as_url()))
+                .or_default()
+                .push(offer(url, entry, 0)?);
+        }
+        for (origin, offers) in by_origin {
+            self.shared()
+                .offer(&origin, &offers)
+                .map_err(shared_error)?;
+        }
+        self.shared().seeded().map_err(shared_error)
+    }
+
+    /// The local id of the job's host `origin`.
+    fn host_id(&mut self, origin: &str) -> Result<HostId, EngineError> {
+        if let Some(id) = self.ids.get(origin) {
+            return Ok(*id);
+        }
+        let url = Url::parse(origin)
+            .map_err(|e| EngineError::Shared(format!("host {origin:?} of the job: {e}")))?;
+        let id = self.store.host_id(&authority(&url))?;
+        self.ids.insert(origin.to_string(), id);
+        self.origins.insert(id, origin.to_string());
+        Ok(id)
+    }
+
+    fn origin(&self, host: HostId) -> Result<String, EngineError> {
+        self.origins
+            .get(&host)
+            .cloned()
+            .ok_or_else(|| EngineError::Shared(format!("host {host} is not one of the job's")))
+    }
+
+    /// The job's robots.txt rules for `origin` at `version`, read back once per version.
+    fn allows(&mut self, origin: &str, version: u64, url: &Url) -> Result<bool, EngineError> {
+        if version == 0 {
+            return Ok(true);
+        }
+        if self.robots.get(origin).is_none_or(|(v, _)| *v != version) {
+            let bytes = self
+                .shared()
+                .robots_rules(origin)
+                .map_err(shared_error)?
+                .unwrap_or_default();
+            let rules = RobotsRules::from_shared(&self.agent, &bytes);
+            self.robots.insert(origin.to_string(), (version, rules));
+        }
+        Ok(self.robots.get(origin).is_none_or(|(_, r)| r.allows(url)))
+    }
+
+    /// A lease turned into the coordinator's step.
+    fn step_for(&mut self, lease: Lease, veto: &mut Veto<'_>) -> Result<Step, EngineError> {
+        let host = self.host_id(&lease.host)?;
+        let key = QueueKey {
+            host,
+            priority: 0,
+            order: lease.token,
+        };
+        let origin = lease.host.clone();
+        let version = lease.robots_version;
+        let entry: Result<QueuedUrl, String> =
+            serde_json::from_slice(&lease.entry).map_err(|e| e.to_string());
+        self.held.insert(
+            key,
+            Held {
+                lease,
+                outcome: None,
+                requeue: None,
+            },
+        );
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let entry = QueuedUrl {
+                    url: format!("{origin}?unreadable-entry"),
+                    ..QueuedUrl::default()
+                };
+                let reason = format!("the job's queue entry does not parse: {e}");
+                return Ok(refuse(key, entry, Verdict::Error, reason));
+            }
+        };
+        let url = match Url::parse(&entry.url) {
+            Ok(url) => url,
+            Err(e) => {
+                let reason = format!("stored URL does not parse: {e}");
+                return Ok(refuse(key, entry, Verdict::Error, reason));
+            }
+        };
+        if !self.allows(&origin, version, &url)? {
+            let reason = "disallowed by robots.txt".to_string();
+            return Ok(refuse(key, entry, Verdict::RobotsDisallowed, reason));
+        }
+        if let Some((verdict, reason)) = veto(&entry) {
+            return Ok(refuse(key, entry, verdict, reason));
+        }
+        Ok(Step::Fetch {
+            host,
+            key,
+            entry,
+            url,
+        })
+    }
+
+    /// Leases whose answer came too late (their URL was given to another worker meanwhile).
+    pub fn stale_leases(&self) -> u64 {
+        self.stale
+    }
+}
+
+fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
+    Step::Refuse {
+        key,
+        entry,
+        verdict,
+        reason,
+    }
+}
+
+fn offer(url: &CanonicalUrl, entry: &QueuedUrl, priority: u32) -> Result<Offer, EngineError> {
+    Ok(Offer {
+        key: nearcrawl_store::url_key(url.as_str()),
+        priority,
+        entry: serde_json::to_vec(entry)
+            .map_err(|e| EngineError::Shared(format!("queue entry of {url}: {e}")))?,
+    })
+}
+
+fn outcome(outcome: Option<HostOutcome>) -> Outcome {
+    match outcome {
+        Some(HostOutcome::Answered) => Outcome::Answered,
+        Some(HostOutcome::Throttled { retry_after }) => Outcome::Throttled { retry_after },
+        Some(HostOutcome::Failed) => Outcome::Failed,
+        None => Outcome::NotFetched,
+    }
+}
+
+impl Frontier for RedisFrontier {
+    fn is_seen(&self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
+        let origin = origin_of(url.as_url());
+        let pending = self
+            .offers
+            .get(&origin)
+            .is_some_and(|offers| offers.iter().any(|o| &o.key == key));
+        if pending {
+            return Ok(true);
+        }
+        self.shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_seen(&origin, key)
+            .map_err(shared_error)
+    }
+
+    fn enqueue(
+        &mut self,
+        _commit: &mut Commit,
+        url: &CanonicalUrl,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<(), EngineError> {
+        let offer = offer(url, &entry, priority)?;
+        self.offers
+            .entry(origin_of(url.as_url()))
+            .or_default()
+            .push(offer);
+        Ok(())
+    }
+
+    fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
+        if let Some(held) = self.held.get_mut(&key) {
+            held.requeue = Some(entry);
+        }
+        commit.taken.push(key);
+    }
+
+    fn begin_round(&mut self, _now: Instant) {}
+
+    fn next(
+        &mut self,
+        now: Instant,
+        gate: &mut dyn FnMut() -> Option<Instant>,
+        veto: &mut Veto<'_>,
+    ) -> Result<Step, EngineError> {
+        loop {
+            if let Some((key, entry, reason)) = self.refusals.pop_front() {
+                return Ok(refuse(key, entry, Verdict::Error, reason));
+            }
+            if let Some(at) = gate() {
+                return Ok(Step::Wait(Some(at)));
+            }
+            match self.shared().next_step().map_err(shared_error)? {
+                Next::Fetch(lease) => return self.step_for(lease, veto),
+                Next::Robots { host } => {
+                    let id = self.host_id(&host)?;
+                    let origin = Url::parse(&host).map_err(|e| {
+                        EngineError::Shared(format!("host {host:?} of the job: {e}"))
+                    })?;
+                    return Ok(Step::Robots { host: id, origin });
+                }
+                Next::Parked { host } => {
+                    let id = self.host_id(&host)?;
+                    let drained = self
+                        .shared()
+                        .drain(&host, DRAIN_BATCH)
+                        .map_err(shared_error)?;
+                    for (n, (key_hex, bytes)) in drained.into_iter().enumerate() {
+                        let entry = serde_json::from_slice(&bytes).unwrap_or_else(|_| QueuedUrl {
+                            url: format!("{host}?unreadable-entry={key_hex}"),
+                            ..QueuedUrl::default()
+                        });
+                        // Not leased: a key no lease has (the store has nothing under it).
+                        let key = QueueKey {
+                            host: id,
+                            priority: u32::MAX,
+                            order: n as u64,
+                        };
+                        self.refusals.push_back((
+                            key,
+                            entry,
+                            "host parked after repeated failures".to_string(),
+                        ));
+                    }
+                }
+                Next::Seed => self.seed()?,
+                // Other workers' decisions bring work this worker cannot see coming: it
+                // asks again after a short while, whatever the job's own next time.
+                Next::Wait(wait) => return Ok(Step::Wait(Some(now + wait.min(POLL)))),
+                Next::Done | Next::Stopped => return Ok(Step::Wait(None)),
+            }
+        }
+    }
+
+    fn round_wake(&self, now: Instant) -> Instant {
+        now + BUSY_WAKE
+    }
+
+    fn finished(
+        &mut self,
+        _host: HostId,
+        key: Option<QueueKey>,
+        outcome: HostOutcome,
+        _now: Instant,
+    ) -> bool {
+        if let Some(held) = key.and_then(|k| self.held.get_mut(&k)) {
+            held.outcome = Some(outcome);
+        }
+        // Whether the host is given up is learnt from the job (a `Parked` step).
+        false
+    }
+
+    fn robots_read(&mut self, host: HostId, rules: RobotsRules, _now: Instant, _ttl: Duration) {
+        let Ok(origin) = self.origin(host) else {
+            return;
+        };
+        let shared = rules.to_shared();
+        let delay = rules.crawl_delay;
+        match self.shared().robots_read(&origin, &shared, delay) {
+            Ok(version) => {
+                self.robots.insert(origin, (version, rules));
+            }
+            Err(e) => warn!(host = %origin, error = %e, "robots.txt rules not shared"),
+        }
+    }
+
+    fn robots_failed(&mut self, host: HostId, _now: Instant) -> bool {
+        let Ok(origin) = self.origin(host) else {
+            return false;
+        };
+        match self.shared().robots_failed(&origin) {
+            Ok(parked) => parked,
+            Err(e) => {
+                warn!(host = %origin, error = %e, "robots.txt failure not shared");
+                false
+            }
+        }
+    }
+
+    fn drain(&mut self, _host: HostId) -> Result<Vec<(QueueKey, QueuedUrl)>, EngineError> {
+        // A given-up host's queue is drained when the job hands it out (`Parked`).
+        Ok(Vec::new())
+    }
+
+    fn queued(&self) -> Result<u64, EngineError> {
+        let status = self
+            .shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .status()
+            .map_err(shared_error)?;
+        Ok(status.queued)
+    }
+
+    fn next_order(&self) -> u64 {
+        0
+    }
+
+    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
+        for (origin, offers) in std::mem::take(&mut self.offers) {
+            self.shared()
+                .offer(&origin, &offers)
+                .map_err(shared_error)?;
+        }
+        for key in taken {
+            let Some(held) = self.held.remove(key) else {
+                continue;
+            };
+            let requeue = match &held.requeue {
+                Some(entry) => Some(serde_json::to_vec(entry).map_err(|e| {
+                    EngineError::Shared(format!("queue entry of {}: {e}", entry.url))
+                })?),
+                None => None,
+            };
+            let finished = self
+                .shared()
+                .finish(
+                    &held.lease,
+                    outcome(held.outcome),
+                    requeue.as_deref().map(|e| (0, e)),
+                )
+                .map_err(shared_error)?;
+            if finished == Finished::Stale {
+                self.stale += 1;
+                warn!(
+                    host = %held.lease.host,
+                    key = %held.lease.key,
+                    "lease expired before its decision: another worker may fetch the URL too"
+                );
+            }
+        }
+        Ok(())
+    }
+}
