@@ -1,6 +1,7 @@
 //! A crawl job shared by several workers through Redis (Debian's redis-server, started per
 //! test on loopback): the workers split the pages of two local sites between them, every
-//! page is fetched once, robots.txt once per site, and the pages are those one worker fetches.
+//! page is fetched once, robots.txt once per site, the pages are those one worker fetches,
+//! and with dedup on each pair of near-duplicates has exactly one original across workers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
 
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use crawl_support::{html_page, local_config, prose, records};
 use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
 use nearcrawl_frontier::parse_seeds;
 use nearcrawl_redis_job::server::LocalRedis;
 use nearcrawl_redis_job::{JobName, RedisTarget};
@@ -120,6 +121,17 @@ async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
         );
     }
     let reports = [r0, r1, r2];
+    for (n, report) in reports.iter().enumerate() {
+        let shared = report
+            .shared_job
+            .as_ref()
+            .expect("a shared job's report says so");
+        assert_eq!(
+            (shared.job.as_str(), shared.worker.clone()),
+            ("three", format!("w{n}"))
+        );
+        assert_eq!((shared.stale_leases, shared.redis_reconnects), (0, 0));
+    }
     assert_eq!(
         reports.iter().map(|r| r.pages_fetched).sum::<u64>(),
         2 * PAGES as u64
@@ -135,25 +147,108 @@ async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shared_job_with_dedup_on_is_refused_by_name_until_the_index_is_shared() {
-    let server = LocalRedis::start(false).unwrap();
-    let out = tempfile::tempdir().unwrap();
+/// Site A: page `i` links to its children and to page `i` of B, a mirror that copies A's
+/// text (a near-duplicate per pair) and links nowhere: every page is fetched in any order.
+fn mirrored_sites(a_url: Option<&str>) -> Site {
+    let mut site = Site::new();
+    for i in 0..PAGES {
+        let body = prose(7000 + i as u64);
+        let links: Vec<String> = match a_url {
+            Some(mirror) => [2 * i + 1, 2 * i + 2]
+                .into_iter()
+                .filter(|&c| c < PAGES)
+                .map(|c| format!("/p{c}"))
+                .chain([format!("{mirror}/p{i}")])
+                .collect(),
+            None => Vec::new(),
+        };
+        site = site.page(
+            &format!("/p{i}"),
+            html_page(&format!("page {i}"), &body, "", &links),
+        );
+    }
+    site
+}
+
+async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
+    let mut config = shared_config();
+    config.dedup.enabled = true;
     let job = Job {
-        seeds: parse_seeds("http://127.0.0.1:9/", Path::new("seeds.txt")).unwrap(),
-        out_dir: out.path().to_path_buf(),
-        config: local_config(),
+        seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
+        out_dir: out.to_path_buf(),
+        config,
         analyzer: AnalyzerConfig::default(),
         shared_index: None,
         redis: Some(RedisJob {
-            target: RedisTarget::parse(&server.url()).unwrap(),
-            job: JobName::new("dedup").unwrap(),
-            worker: "w".into(),
+            target: RedisTarget::parse(redis).unwrap(),
+            job: JobName::new(job).unwrap(),
+            worker: name.to_string(),
         }),
     };
-    let err = crawl(job, std::future::pending(), Arc::new(Progress::default()))
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("near-duplicate index"), "{err}");
+        .expect("the worker's crawl runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_one_index_one_original_per_pair_of_near_duplicates() {
+    let server = LocalRedis::start(false).unwrap();
+    let mirror = serve(mirrored_sites(None)).await.unwrap();
+    let mirror_root = mirror.url("");
+    let a = serve(mirrored_sites(Some(mirror_root.trim_end_matches('/'))))
+        .await
+        .unwrap();
+    let seeds = format!("{}\n{}", a.url("/p0"), mirror.url("/p0"));
+    let url = server.url();
+    let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    tokio::join!(
+        dedup_worker(&seeds, outs[0].path(), &url, "mirror", "w0"),
+        dedup_worker(&seeds, outs[1].path(), &url, "mirror", "w1"),
+        dedup_worker(&seeds, outs[2].path(), &url, "mirror", "w2"),
+    );
+    let all: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
+    for site in [&a, &mirror] {
+        for i in 0..PAGES {
+            assert_eq!(site.site.hits(&format!("/p{i}")), 1, "p{i} fetched once");
+        }
+    }
+    for i in 0..PAGES {
+        let pair: Vec<_> = all
+            .iter()
+            .filter(|r| r.url == a.url(&format!("/p{i}")) || r.url == mirror.url(&format!("/p{i}")))
+            .collect();
+        assert_eq!(pair.len(), 2, "p{i}: one record per copy");
+        let unique: Vec<_> = pair
+            .iter()
+            .filter(|r| r.verdict == Verdict::Unique)
+            .collect();
+        assert_eq!(
+            unique.len(),
+            1,
+            "p{i}: exactly one original across the workers"
+        );
+        let copy = pair.iter().find(|r| r.verdict != Verdict::Unique).unwrap();
+        assert_eq!(
+            copy.duplicate_of.as_deref(),
+            Some(unique[0].url.as_str()),
+            "p{i}"
+        );
+        assert_eq!(
+            copy.cluster, unique[0].cluster,
+            "p{i}: one cluster, numbered by the job"
+        );
+    }
+
+    // One worker alone keeps as many originals.
+    let out = tempfile::tempdir().unwrap();
+    dedup_worker(&seeds, out.path(), &url, "mirror-alone", "solo").await;
+    let alone = records(out.path());
+    let uniques = |records: &[nearcrawl_engine::Record]| {
+        records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Unique)
+            .count()
+    };
+    assert_eq!(uniques(&alone), uniques(&all));
+    assert_eq!(uniques(&all), PAGES);
 }

@@ -45,6 +45,7 @@ mod links;
 mod outcome;
 mod page;
 mod sentences;
+mod shared_dedup;
 mod tasks;
 
 use tasks::{Analysed, TaskResult};
@@ -155,13 +156,21 @@ async fn run_job(
     coordinator.finish()
 }
 
-/// The frontier of a job shared through Redis: joins it (creating it with this job's
-/// politeness if it is new); the worker that creates it queues the seeds.
-fn shared_frontier(
+/// The frontier of a job shared through Redis, and its index when dedup is on: joins the job
+/// (creating it with this job's politeness if it is new); the worker that creates it queues
+/// the seeds.
+fn shared_parts(
     job: &Job,
     redis: &RedisJob,
     store: Arc<dyn CrawlStore>,
-) -> Result<crate::frontier::RedisFrontier, EngineError> {
+    faults: Arc<nearcrawl_redis_job::Faults>,
+) -> Result<
+    (
+        crate::frontier::RedisFrontier,
+        Option<shared_dedup::SharedDedup>,
+    ),
+    EngineError,
+> {
     let unsupported = |what: &str| {
         EngineError::Shared(format!(
             "{what} is not supported in a job shared through Redis yet"
@@ -173,10 +182,8 @@ fn shared_frontier(
     if job.config.limits.max_pages_per_host.is_some() {
         return Err(unsupported("limits.max_pages_per_host"));
     }
-    if job.config.dedup.enabled {
-        return Err(unsupported(
-            "the near-duplicate index (dedup on; run with --no-dedup)",
-        ));
+    if job.shared_index.is_some() {
+        return Err(unsupported("an index shared across jobs (--index)"));
     }
     let politeness = &job.config.politeness;
     let settings = nearcrawl_redis_job::Settings {
@@ -193,16 +200,16 @@ fn shared_frontier(
     let connection = nearcrawl_redis_job::Redis::connect(
         redis.target.clone(),
         nearcrawl_redis_job::Patience::default(),
-        Arc::default(),
+        faults,
     )
-    .map_err(|e| EngineError::Shared(e.to_string()))?;
-    let (shared, role, differs) = nearcrawl_redis_job::SharedFrontier::join(
+    .map_err(shared_error)?;
+    let (mut shared, role, differs) = nearcrawl_redis_job::SharedFrontier::join(
         connection,
         redis.job.clone(),
         &redis.worker,
         settings,
     )
-    .map_err(|e| EngineError::Shared(e.to_string()))?;
+    .map_err(shared_error)?;
     if differs {
         warn!(job = %redis.job, "this worker's politeness differs from the job's: the job's holds");
     }
@@ -218,8 +225,26 @@ fn shared_frontier(
             (seed.url.clone(), entry)
         })
         .collect();
+    let dedup = if job.config.dedup.enabled {
+        let connection = shared.redis().reopen().map_err(shared_error)?;
+        let index = nearcrawl_redis_job::SharedIndex::open(
+            connection,
+            redis.job.clone(),
+            &redis.worker,
+            job.analyzer.max_distance,
+        )
+        .map_err(shared_error)?;
+        Some(shared_dedup::SharedDedup::new(index, job.analyzer.verify))
+    } else {
+        None
+    };
     let agent = job.config.fetch.robots_agent().to_string();
-    crate::frontier::RedisFrontier::open(shared, role, store, agent, seeds)
+    let frontier = crate::frontier::RedisFrontier::open(shared, role, store, agent, seeds)?;
+    Ok((frontier, dedup))
+}
+
+fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
+    EngineError::Shared(err.to_string())
 }
 
 /// Why `entry` must not be fetched, if its URL without the session parameters learned for
@@ -264,6 +289,11 @@ struct Coordinator {
     stage: DedupStage,
     /// Kept pages by sentence fingerprint: in the store, a bounded part in memory.
     sentences: sentences::SentencePostings,
+    /// A job shared through Redis, dedup on: the job's index, which the stage judges
+    /// against instead of this worker's store.
+    shared_dedup: Option<shared_dedup::SharedDedup>,
+    /// A shared job: the faults its Redis connections met.
+    shared_faults: Option<Arc<nearcrawl_redis_job::Faults>>,
     /// The shared index's URLs and days, and its expired entries (to be written back); its
     /// current entries are in the stage's index, their payloads `SHARED | position`.
     shared: crate::shared::SharedIndex,
@@ -356,8 +386,17 @@ impl Coordinator {
         })?;
         let next_seq = store.counter("next_seq")?.unwrap_or(0);
         let next_order = store.counter("next_order")?.unwrap_or(0);
+        let mut shared_dedup = None;
+        let mut shared_faults = None;
         let frontier: Box<dyn Frontier + Send> = match &job.redis {
-            Some(redis) => Box::new(shared_frontier(&job, redis, Arc::clone(&store))?),
+            Some(redis) => {
+                let faults = Arc::new(nearcrawl_redis_job::Faults::default());
+                let (frontier, dedup) =
+                    shared_parts(&job, redis, Arc::clone(&store), Arc::clone(&faults))?;
+                shared_dedup = dedup;
+                shared_faults = Some(faults);
+                Box::new(frontier)
+            }
             None => Box::new(StoreFrontier::open(
                 Arc::clone(&store),
                 FrontierConfig {
@@ -399,6 +438,8 @@ impl Coordinator {
             job,
             store,
             sentences,
+            shared_dedup,
+            shared_faults,
             scope,
             traps,
             sessions: SessionParams::default(),
@@ -633,6 +674,19 @@ impl Coordinator {
             &self.progress,
         )?;
         report.scope_warning = self.scope_watch.warning();
+        if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
+            let (redis_retries, redis_reconnects) = faults.snapshot();
+            report.shared_job = Some(crate::report::SharedJobFigures {
+                job: redis.job.to_string(),
+                worker: redis.worker.clone(),
+                index_conflicts: self.shared_dedup.as_ref().map_or(0, |d| d.conflicts),
+                stale_leases: faults
+                    .stale_leases
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                redis_retries,
+                redis_reconnects,
+            });
+        }
         if let Some(relevance) = &self.relevance {
             report.topic_pages = relevance.frequencies().documents();
             report.topic = relevance

@@ -60,6 +60,6 @@ pub use crate::frontier::{Frontier, FrontierConfig, RedisFrontier, Step, StoreFr
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
-pub use crate::report::{DedupTiming, Report, StageTime};
+pub use crate::report::{DedupTiming, Report, SharedJobFigures, StageTime};
 pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, reachable, replay, what_if};

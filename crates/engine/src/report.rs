@@ -43,6 +43,25 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// What a worker of a shared job (`--redis`) met, in its `report.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedJobFigures {
+    /// The job's name.
+    pub job: String,
+    /// This worker's name.
+    pub worker: String,
+    /// Admissions to the job's index refused because another worker had just admitted a
+    /// page sharing a key (the page was judged again).
+    pub index_conflicts: u64,
+    /// Leases this worker finished after they had expired (their URL may have been fetched
+    /// by another worker too).
+    pub stale_leases: u64,
+    /// Steps tried again because Redis could not be had.
+    pub redis_retries: u64,
+    /// Connections to Redis made again.
+    pub redis_reconnects: u64,
+}
+
 /// The job's report, over every decision since the job began (all runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -98,6 +117,9 @@ pub struct Report {
     /// most likely not the scope the user meant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_warning: Option<String>,
+    /// A worker of a job shared through Redis: the job, and the faults met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_job: Option<SharedJobFigures>,
     /// Focused crawls: the topic's heaviest words with their weights in the topic vector,
     /// under the crawl's document frequencies at its end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -149,6 +171,7 @@ impl Report {
             run_pages_per_second: 0.0,
             run_stages: Vec::new(),
             scope_warning: None,
+            shared_job: None,
             topic: Vec::new(),
             topic_pages: 0,
         };

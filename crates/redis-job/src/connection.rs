@@ -102,6 +102,8 @@ pub struct Faults {
     pub retries: AtomicU64,
     /// Connections made again after one was lost (the first connection not counted).
     pub reconnects: AtomicU64,
+    /// Leases finished after they had expired (the URL may have been fetched twice).
+    pub stale_leases: AtomicU64,
 }
 
 impl Faults {

@@ -646,7 +646,13 @@ impl SharedFrontier {
         })?;
         let items = parts(what, reply)?;
         match text(what, &at(what, &items, 0)?)?.as_str() {
-            "stale" => Ok(Finished::Stale),
+            "stale" => {
+                let faults = self.redis.faults();
+                faults
+                    .stale_leases
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(Finished::Stale)
+            }
             "ok" => {
                 let hint = int(what, &at(what, &items, 2)?)?;
                 let parked = int(what, &at(what, &items, 3)?)? == 1;

@@ -31,13 +31,25 @@ impl Coordinator {
             terms,
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
-        let originals = StoreOriginals {
-            store: self.store.as_ref(),
-            sentences: &self.sentences,
-            postings: ReadPostings::default(),
+        // A shared job judges against the job's index (and admits there); otherwise the
+        // kept pages are this crawl's, in its store.
+        let (judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
+            Some(dedup) => {
+                let shared = dedup.judge(&mut self.stage, analysis, &entry.url, &host)?;
+                let judgement = shared.judgement;
+                let outcome = (shared.kept, shared.original_url);
+                (judgement, ReadPostings::default(), Some(outcome))
+            }
+            None => {
+                let originals = StoreOriginals {
+                    store: self.store.as_ref(),
+                    sentences: &self.sentences,
+                    postings: ReadPostings::default(),
+                };
+                let judgement = self.stage.judge_analysed(analysis, &originals)?;
+                (judgement, originals.postings, None)
+            }
         };
-        let judgement = self.stage.judge_analysed(analysis, &originals)?;
-        let read_postings = originals.postings;
         let analysis = &judgement.analysis;
         let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
         let mut learned = None;
@@ -86,23 +98,32 @@ impl Coordinator {
             }
         }
 
-        // The original's record, read once: its URL and payload digest.
-        let original = match judgement.original {
-            Some(nearcrawl_dedup::Original::Kept(seq)) => self.record_of(seq)?,
+        // The original's record, read once: its URL and payload digest (in a shared job the
+        // original may be another worker's: its URL is the index's).
+        let original = match (judgement.original, &shared) {
+            (Some(nearcrawl_dedup::Original::Kept(seq)), None) => self.record_of(seq)?,
             _ => None,
         };
         match judgement.original {
             Some(nearcrawl_dedup::Original::Kept(of)) => {
-                decided.decision.duplicate_of = original.as_ref().map(|r| r.url.clone());
+                decided.decision.duplicate_of = match &shared {
+                    Some((_, url)) => url.clone(),
+                    None => original.as_ref().map(|r| r.url.clone()),
+                };
                 decided.decision.cluster = Some(of);
             }
             Some(nearcrawl_dedup::Original::Shared(n)) => {
                 decided.decision.duplicate_of = self.shared.urls.get(n as usize).cloned();
             }
-            None => decided.decision.cluster = Some(seq),
+            // A shared job numbers clusters by the job's page ids.
+            None => {
+                decided.decision.cluster = Some(shared.as_ref().and_then(|s| s.0).unwrap_or(seq))
+            }
         }
         self.progress.add_times(&analysis.times);
-        if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
+        if judgement.verdict == nearcrawl_dedup::Verdict::Unique && shared.is_some() {
+            // Admitted to the job's index already.
+        } else if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
             let admitting = Instant::now();
             let admission = self.stage.admit(seq, &host, &judgement);
             // Its sentence postings, read from the store with the page added.

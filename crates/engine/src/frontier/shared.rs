@@ -62,7 +62,6 @@ pub struct RedisFrontier {
     robots: HashMap<String, (u64, RobotsRules)>,
     /// The seeds, in case this worker has to seed the job (again).
     seeds: Vec<(CanonicalUrl, QueuedUrl)>,
-    stale: u64,
 }
 
 fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
@@ -94,7 +93,6 @@ impl RedisFrontier {
             refusals: VecDeque::new(),
             robots: HashMap::new(),
             seeds,
-            stale: 0,
         };
         if role == Role::Seed {
             frontier.seed()?;
@@ -213,11 +211,6 @@ impl RedisFrontier {
             entry,
             url,
         })
-    }
-
-    /// Leases whose answer came too late (their URL was given to another worker meanwhile).
-    pub fn stale_leases(&self) -> u64 {
-        self.stale
     }
 }
 
@@ -433,7 +426,7 @@ impl Frontier for RedisFrontier {
                 )
                 .map_err(shared_error)?;
             if finished == Finished::Stale {
-                self.stale += 1;
+                // Counted in the connection's faults (the report's `shared_job`).
                 warn!(
                     host = %held.lease.host,
                     key = %held.lease.key,

@@ -1,0 +1,272 @@
+//! The dedup stage of a job shared through Redis: the same [`DedupStage`] judges each page,
+//! but against the job's index ([`SharedIndex`]) instead of this worker's store.
+//!
+//! For a page: its keys are read from the index at one version (the simhash's blocks, its
+//! exact key, its sentence postings); the stage judges it with those candidates, reading the
+//! candidates' texts and link keys from the index; a unique page is then admitted *as judged
+//! against that version*. If another worker admitted a page sharing one of its keys
+//! meanwhile, the admission is refused and the page is judged again, so of two
+//! near-duplicates fetched by two workers at the same moment exactly one is the original.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use nearcrawl_dedup::{
+    DedupStage, Judgement, Originals, PageAnalysis, Prepared, stage_sentence_cutoff,
+};
+use nearcrawl_fingerprint::Fingerprint;
+use nearcrawl_hamming_index::Match;
+use nearcrawl_redis_job::{Admission, Admitted, Probe, SharedIndex, Snapshot, StoredPage};
+use nearcrawl_text::ExactKey;
+use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates};
+
+use crate::error::EngineError;
+
+/// Admissions of one page refused in a row before the crawl stops with an error.
+const MAX_CONFLICTS: u32 = 64;
+
+fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
+    EngineError::Shared(err.to_string())
+}
+
+/// A page judged against the job's index.
+pub(super) struct SharedJudgement {
+    /// The stage's judgement.
+    pub judgement: Judgement,
+    /// A unique page with text: its id in the job's index.
+    pub kept: Option<u64>,
+    /// A duplicate: its original's URL (whichever worker kept it).
+    pub original_url: Option<String>,
+}
+
+/// The job's index as this worker's dedup stage uses it.
+pub(super) struct SharedDedup {
+    index: SharedIndex,
+    verify: bool,
+    /// Admissions refused because another worker admitted a page sharing a key first.
+    pub conflicts: u64,
+}
+
+/// Link keys as the index keeps them: absent, or a marker byte and the keys (big-endian).
+fn pack_links(links: Option<&[u64]>) -> Vec<u8> {
+    match links {
+        None => Vec::new(),
+        Some(keys) => {
+            let mut out = Vec::with_capacity(1 + 8 * keys.len());
+            out.push(1);
+            for key in keys {
+                out.extend_from_slice(&key.to_be_bytes());
+            }
+            out
+        }
+    }
+}
+
+fn unpack_links(bytes: &[u8]) -> Option<Vec<u64>> {
+    let keys = bytes.strip_prefix(&[1])?;
+    Some(
+        keys.chunks_exact(8)
+            .map(|c| u64::from_be_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect(),
+    )
+}
+
+impl SharedDedup {
+    pub(super) fn new(index: SharedIndex, verify: bool) -> SharedDedup {
+        SharedDedup {
+            index,
+            verify,
+            conflicts: 0,
+        }
+    }
+
+    /// Judges `analysis` (of page `url` of `host`) against the job's index, and admits it
+    /// there if it is unique.
+    pub(super) fn judge(
+        &mut self,
+        stage: &mut DedupStage,
+        mut analysis: PageAnalysis,
+        url: &str,
+        host: &str,
+    ) -> Result<SharedJudgement, EngineError> {
+        if self.verify && analysis.prepared.is_none() {
+            analysis.prepared = Some(Prepared::of(&analysis));
+        }
+        let mut id = None;
+        let mut conflicts = 0;
+        loop {
+            let has_text = !analysis.tokens.is_empty();
+            let probe = Probe {
+                fingerprint: analysis.simhash.bits(),
+                exact: has_text.then(|| analysis.exact_key.0.to_be_bytes().to_vec()),
+                sentences: match (&analysis.prepared, has_text && self.verify) {
+                    (Some(prepared), true) => prepared.sentences.clone(),
+                    _ => Vec::new(),
+                },
+            };
+            let snapshot = self.index.query(&probe).map_err(shared_error)?;
+            let candidates = snapshot
+                .near
+                .iter()
+                .map(|&(id, fingerprint, distance)| Match {
+                    fingerprint: Fingerprint::new(fingerprint),
+                    payload: id,
+                    distance,
+                })
+                .collect();
+            let originals = IndexOriginals {
+                index: RefCell::new(&mut self.index),
+                snapshot: &snapshot,
+                probe: &probe,
+                pages: RefCell::new(HashMap::new()),
+            };
+            let judgement = stage.judge_with_candidates(analysis, candidates, &originals)?;
+            if let Some(nearcrawl_dedup::Original::Kept(of)) = judgement.original {
+                let original_url = originals.page(of)?.map(|p| p.url);
+                return Ok(SharedJudgement {
+                    judgement,
+                    kept: None,
+                    original_url,
+                });
+            }
+            drop(originals);
+            if judgement.verdict != nearcrawl_dedup::Verdict::Unique || !has_text {
+                return Ok(SharedJudgement {
+                    judgement,
+                    kept: None,
+                    original_url: None,
+                });
+            }
+            let page_id = match id {
+                Some(id) => id,
+                None => *id.insert(self.index.reserve().map_err(shared_error)?),
+            };
+            let admission = stage.admit(page_id, host, &judgement);
+            let site = SiteHash::of(host);
+            let cutoff = stage_sentence_cutoff();
+            let postings: Vec<Vec<u8>> = snapshot
+                .postings
+                .iter()
+                .map(|stored| {
+                    let mut posting = stored
+                        .as_deref()
+                        .and_then(SentencePosting::from_bytes)
+                        .unwrap_or_default();
+                    posting.add(page_id, site, &cutoff);
+                    posting.to_bytes()
+                })
+                .collect();
+            let links = pack_links(admission.links.as_deref());
+            let admitted = self
+                .index
+                .admit(
+                    &probe,
+                    snapshot.version,
+                    &Admission {
+                        id: page_id,
+                        fingerprint: probe.fingerprint,
+                        exact: probe.exact.as_deref(),
+                        url,
+                        text: admission.text.as_deref().unwrap_or(""),
+                        links: &links,
+                        postings: &postings,
+                    },
+                )
+                .map_err(shared_error)?;
+            match admitted {
+                Admitted::Kept(_) => {
+                    return Ok(SharedJudgement {
+                        judgement,
+                        kept: Some(page_id),
+                        original_url: None,
+                    });
+                }
+                Admitted::Conflict => {
+                    self.conflicts += 1;
+                    conflicts += 1;
+                    if conflicts > MAX_CONFLICTS {
+                        // Each conflict means another page was admitted meanwhile; this many in
+                        // a row for one page means the index and the judgement disagree.
+                        return Err(EngineError::Shared(format!(
+                            "{url}: its admission to the job's index conflicted {conflicts} times \
+                             in a row"
+                        )));
+                    }
+                    analysis = judgement.analysis;
+                }
+            }
+        }
+    }
+}
+
+/// The kept pages as the index holds them, at the snapshot a page is judged against.
+struct IndexOriginals<'a> {
+    index: RefCell<&'a mut SharedIndex>,
+    snapshot: &'a Snapshot,
+    probe: &'a Probe,
+    pages: RefCell<HashMap<u64, Option<StoredPage>>>,
+}
+
+impl IndexOriginals<'_> {
+    fn page(&self, id: u64) -> Result<Option<StoredPage>, EngineError> {
+        if let Some(page) = self.pages.borrow().get(&id) {
+            return Ok(page.clone());
+        }
+        let page = self.index.borrow_mut().page(id).map_err(shared_error)?;
+        self.pages.borrow_mut().insert(id, page.clone());
+        Ok(page)
+    }
+}
+
+impl Originals for IndexOriginals<'_> {
+    type Error = EngineError;
+
+    fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
+        Ok(self.page(seq)?.map(|p| p.text).filter(|t| !t.is_empty()))
+    }
+
+    fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
+        // The stage asks about the page's own key, which the snapshot read.
+        Ok(self
+            .snapshot
+            .exact
+            .filter(|_| self.probe.exact.as_deref() == Some(&key.0.to_be_bytes()[..])))
+    }
+
+    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
+        Ok(self.page(seq)?.map(|p| Fingerprint::new(p.fingerprint)))
+    }
+
+    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
+        Ok(self.page(seq)?.and_then(|p| unpack_links(&p.links)))
+    }
+
+    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {
+        let postings: Vec<SentencePosting> = fingerprints
+            .iter()
+            .filter_map(|fp| {
+                let i = self.probe.sentences.iter().position(|s| s == fp)?;
+                self.snapshot.postings.get(i)?.as_deref()
+            })
+            .filter_map(SentencePosting::from_bytes)
+            .collect();
+        Ok(rank_candidates(
+            postings.iter().map(SentencePosting::documents),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_keys_round_trip_and_absent_stays_absent() {
+        assert_eq!(unpack_links(&pack_links(None)), None);
+        assert_eq!(unpack_links(&pack_links(Some(&[]))), Some(vec![]));
+        assert_eq!(
+            unpack_links(&pack_links(Some(&[1, u64::MAX]))),
+            Some(vec![1, u64::MAX])
+        );
+    }
+}
