@@ -10,10 +10,52 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use nearcrawl_demo_web::{DemoConfig, DemoWeb};
-use nearcrawl_engine::{Job, Progress, Report, crawl};
+use nearcrawl_engine::{Job, Progress, RedisJob, Report, crawl};
 use nearcrawl_frontier::{HostScope, read_seeds};
+use nearcrawl_redis_job::{JobName, RedisTarget};
 
 use crate::config::Config;
+
+/// `crawl --redis URL --job NAME`: one worker of a job shared through Redis.
+#[derive(Args, Debug, Default)]
+pub struct SharedFlags {
+    /// Share the job with other workers through Redis: redis://HOST:PORT/ (or Valkey), or
+    /// redis+cluster://HOST:PORT,HOST:PORT/ for a Redis Cluster. The frontier (queues, seen
+    /// set, politeness, robots.txt) and the near-duplicate index are the job's; the first
+    /// worker seeds it, the others join. Records, WARC files and report stay in each worker's
+    /// --out.
+    #[arg(long, value_name = "URL", requires = "job")]
+    pub redis: Option<String>,
+    /// The shared job's name (letters, digits, '.', '_', '-').
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub job: Option<String>,
+    /// This worker's name, unique among the job's workers (default: HOSTNAME-PID).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub worker: Option<String>,
+}
+
+impl SharedFlags {
+    /// The shared job asked for, if any.
+    fn redis_job(&self) -> Result<Option<RedisJob>> {
+        let (Some(redis), Some(job)) = (&self.redis, &self.job) else {
+            return Ok(None);
+        };
+        let worker = match &self.worker {
+            Some(worker) => worker.clone(),
+            None => {
+                let host = std::fs::read_to_string("/etc/hostname")
+                    .map(|h| h.trim().to_string())
+                    .unwrap_or_else(|_| "worker".to_string());
+                format!("{host}-{}", std::process::id())
+            }
+        };
+        Ok(Some(RedisJob {
+            target: RedisTarget::parse(redis)?,
+            job: JobName::new(job)?,
+            worker,
+        }))
+    }
+}
 
 /// The knobs shared by `crawl` and `demo`; each overrides the configuration file.
 #[derive(Args, Debug, Default)]
@@ -142,7 +184,13 @@ impl CrawlFlags {
 }
 
 /// `nearcrawl crawl --seeds FILE --out DIR`.
-pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags) -> Result<()> {
+pub fn crawl_command(
+    seeds: &Path,
+    out: &Path,
+    restart: bool,
+    flags: &CrawlFlags,
+    shared: &SharedFlags,
+) -> Result<()> {
     let seeds = read_seeds(seeds)?;
     let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
     flags.apply(&mut config);
@@ -158,7 +206,7 @@ pub fn crawl_command(seeds: &Path, out: &Path, restart: bool, flags: &CrawlFlags
         config: config.crawl(),
         analyzer: config.analyzer(config_dir.as_deref())?,
         shared_index: flags.index.clone(),
-        redis: None,
+        redis: shared.redis_job()?,
     };
     let runtime = runtime()?;
     let report = runtime.block_on(run_job(job, flags.metrics))?;

@@ -2,11 +2,13 @@
 //!
 //! `crawl` runs a job from a seed list, `demo` crawls a generated local web; `fingerprint` and
 //! `compare` expose the page-understanding pipeline, `idf` learns IDF weights from a crawl's
-//! own pages, `near-pairs` the Hamming index, `dedup` clusters an existing corpus.
+//! own pages, `near-pairs` the Hamming index, `dedup` clusters an existing corpus; `job`
+//! looks after a crawl shared by several workers through Redis.
 
 mod config;
 mod crawl_commands;
 mod dedup_command;
+mod job_command;
 mod metrics;
 mod page_commands;
 mod quality_command;
@@ -47,6 +49,14 @@ enum Command {
         restart: bool,
         #[command(flatten)]
         flags: crawl_commands::CrawlFlags,
+        #[command(flatten)]
+        shared: crawl_commands::SharedFlags,
+    },
+    /// A job shared by several workers through Redis (`crawl --redis URL --job NAME`): its
+    /// figures, stopping it, and the workers' reports merged.
+    Job {
+        #[command(subcommand)]
+        action: job_command::JobAction,
     },
     /// Replay a --no-dedup (baseline) crawl's link graph as a crawl that skips duplicates'
     /// outlinks, and print the exact pages and bytes it would have saved (also written to
@@ -273,7 +283,9 @@ fn main() -> Result<()> {
             out,
             restart,
             flags,
-        } => crawl_commands::crawl_command(&seeds, &out, restart, &flags),
+            shared,
+        } => crawl_commands::crawl_command(&seeds, &out, restart, &flags, &shared),
+        Command::Job { action } => job_command::job_command(&action),
         Command::WhatIf { dir } => what_if_command(&dir),
         Command::Report { dir } => {
             let path = nearcrawl_report::write(&dir)?;

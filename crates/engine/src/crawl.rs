@@ -696,6 +696,19 @@ impl Coordinator {
                 .collect();
         }
         report.write(&self.job.out_dir)?;
+        if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
+            // The job keeps each worker's report, for `nearcrawl job report` to merge.
+            let text = serde_json::to_string(&report)
+                .map_err(|e| EngineError::Shared(format!("report: {e}")))?;
+            let mut connection = nearcrawl_redis_job::Redis::connect(
+                redis.target.clone(),
+                nearcrawl_redis_job::Patience::default(),
+                Arc::clone(faults),
+            )
+            .map_err(shared_error)?;
+            nearcrawl_redis_job::put_report(&mut connection, &redis.job, &redis.worker, &text)
+                .map_err(shared_error)?;
+        }
         Ok(report)
     }
 }

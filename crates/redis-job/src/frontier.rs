@@ -802,6 +802,33 @@ pub fn stop_job(redis: &mut Redis, job: &JobName) -> Result<bool, JobError> {
     })
 }
 
+/// Keeps worker `worker`'s report of `job` (its `report.json`, as text) in the job, for
+/// `nearcrawl job report` to merge; a later report of the same worker replaces it.
+pub fn put_report(
+    redis: &mut Redis,
+    job: &JobName,
+    worker: &str,
+    report: &str,
+) -> Result<(), JobError> {
+    let key = Keys::new(job.clone()).job("reports");
+    redis.run("put report", |con| {
+        redis::cmd("HSET")
+            .arg(&key)
+            .arg(worker)
+            .arg(report)
+            .query::<()>(con)
+    })
+}
+
+/// The reports the workers of `job` kept ([`put_report`]): (worker, report), by worker.
+pub fn job_reports(redis: &mut Redis, job: &JobName) -> Result<Vec<(String, String)>, JobError> {
+    let key = Keys::new(job.clone()).job("reports");
+    let mut reports: Vec<(String, String)> =
+        redis.run("reports", |con| redis::cmd("HGETALL").arg(&key).query(con))?;
+    reports.sort();
+    Ok(reports)
+}
+
 fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
     let job_key = keys.job("job");
     let job: Vec<(String, String)> = redis.run("status", |con| {

@@ -1,0 +1,134 @@
+//! `nearcrawl crawl --redis URL --job NAME` in two processes sharing one job, and `nearcrawl
+//! job status|report|stop` on it (Debian's redis-server, started on loopback).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use nearcrawl_demo_web::{Reply, Site, serve};
+use nearcrawl_redis_job::server::LocalRedis;
+
+const PAGES: usize = 30;
+
+fn nearcrawl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn tree() -> Site {
+    let mut site = Site::new();
+    for i in 0..PAGES {
+        let links: String = [2 * i + 1, 2 * i + 2]
+            .into_iter()
+            .filter(|&c| c < PAGES)
+            .map(|c| format!("<a href=\"/p{c}\">{c}</a> "))
+            .collect();
+        let mut writer = nearcrawl_demo_web::Writer::new(100 + i as u64, 3000);
+        let words: String = (0..4).map(|_| writer.paragraph() + " ").collect();
+        site = site.page(
+            &format!("/p{i}"),
+            Reply::html(format!(
+                "<html><head><title>p{i}</title></head><body><article><p>{words}</p></article><nav>{links}</nav></body></html>"
+            )),
+        );
+    }
+    site
+}
+
+fn worker(seeds: &Path, out: &Path, redis: &str, name: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(["crawl", "--seeds"])
+        .arg(seeds)
+        .arg("--out")
+        .arg(out)
+        .args(["--redis", redis, "--job", "cli", "--worker", name])
+        .args([
+            "--per-host-delay-ms",
+            "0",
+            "--max-connections-per-host",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_worker_processes_share_a_job_that_job_commands_report_and_stop() {
+    let server = LocalRedis::start(false).unwrap();
+    let redis = server.url();
+    let site = serve(tree()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, site.url("/p0") + "\n").unwrap();
+    let outs = [dir.path().join("w1"), dir.path().join("w2")];
+    let children: Vec<_> = outs
+        .iter()
+        .zip(["w1", "w2"])
+        .map(|(out, name)| worker(&seeds, out, &redis, name))
+        .collect();
+    for child in children {
+        let output = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    for i in 0..PAGES {
+        assert_eq!(site.site.hits(&format!("/p{i}")), 1, "p{i} fetched once");
+    }
+
+    let status = nearcrawl(&["job", "status", "--redis", &redis, "--job", "cli"]);
+    let stdout = text(&status.stdout);
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    assert!(stdout.contains("job cli: running"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("queued: 0  leased: 0  seen: {PAGES}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("worker w1") && stdout.contains("worker w2"),
+        "{stdout}"
+    );
+
+    let merged = dir.path().join("merged.json");
+    let report = nearcrawl(&[
+        "job",
+        "report",
+        "--redis",
+        &redis,
+        "--job",
+        "cli",
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(json["pages_fetched"], PAGES as u64);
+    assert_eq!(json["workers"].as_array().unwrap().len(), 2);
+    assert!(text(&report.stdout).contains(&format!("2 workers, {PAGES} decisions")));
+
+    let stop = nearcrawl(&["job", "stop", "--redis", &redis, "--job", "cli"]);
+    assert!(stop.status.success(), "{}", text(&stop.stderr));
+    let status = nearcrawl(&["job", "status", "--redis", &redis, "--job", "cli"]);
+    assert!(text(&status.stdout).contains("job cli: stopped"));
+
+    // A job that does not exist, a bad name and a bad address are named.
+    let missing = nearcrawl(&["job", "status", "--redis", &redis, "--job", "nothing"]);
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("job nothing: no such job"));
+    let bad = nearcrawl(&["job", "stop", "--redis", &redis, "--job", "a b"]);
+    assert!(
+        text(&bad.stderr).contains("job name \"a b\""),
+        "{}",
+        text(&bad.stderr)
+    );
+    let address = nearcrawl(&["job", "status", "--redis", "http://x/", "--job", "cli"]);
+    assert!(text(&address.stderr).contains("redis address \"http://x/\""));
+}
