@@ -132,3 +132,113 @@ async fn two_worker_processes_share_a_job_that_job_commands_report_and_stop() {
     let address = nearcrawl(&["job", "status", "--redis", "http://x/", "--job", "cli"]);
     assert!(text(&address.stderr).contains("redis address \"http://x/\""));
 }
+
+/// Pages that take a while, so a worker is killed while it holds leases.
+fn slow_tree() -> Site {
+    let mut site = Site::new();
+    for i in 0..PAGES {
+        let links: String = [2 * i + 1, 2 * i + 2]
+            .into_iter()
+            .filter(|&c| c < PAGES)
+            .map(|c| format!("<a href=\"/p{c}\">{c}</a> "))
+            .collect();
+        let mut writer = nearcrawl_demo_web::Writer::new(500 + i as u64, 3000);
+        let words: String = (0..4).map(|_| writer.paragraph() + " ").collect();
+        site = site.page(
+            &format!("/p{i}"),
+            Reply::html(format!(
+                "<html><head><title>p{i}</title></head><body><article><p>{words}</p></article><nav>{links}</nav></body></html>"
+            ))
+            .delayed(std::time::Duration::from_millis(150)),
+        );
+    }
+    site
+}
+
+fn decided_urls(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(out.join("records.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|r| r["url"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_crawl_loses_nothing_its_leases_go_to_the_other() {
+    let server = LocalRedis::start(false).unwrap();
+    let redis = server.url();
+    let site = serve(slow_tree()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, site.url("/p0") + "\n").unwrap();
+    let config = dir.path().join("job.toml");
+    std::fs::write(
+        &config,
+        "[redis]\nlease_secs = 2\n\n[limits]\nconcurrency = 2\n",
+    )
+    .unwrap();
+    let spawn = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+            .args(["crawl", "--seeds"])
+            .arg(&seeds)
+            .arg("--out")
+            .arg(dir.path().join(name))
+            .arg("--config")
+            .arg(&config)
+            .args(["--redis", &redis, "--job", "kill", "--worker", name])
+            .args([
+                "--per-host-delay-ms",
+                "0",
+                "--max-connections-per-host",
+                "4",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut doomed = spawn("doomed");
+    let survivor = spawn("survivor");
+    // Killed (SIGKILL) once it has decided a few pages, with requests in flight.
+    let started = std::time::Instant::now();
+    while decided_urls(&dir.path().join("doomed")).len() < 4 {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the doomed worker never got going"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    doomed.kill().unwrap();
+    tokio::task::block_in_place(|| doomed.wait().unwrap());
+    let output = tokio::task::block_in_place(|| survivor.wait_with_output().unwrap());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    // Every page was decided by one worker or the other; only the URLs the dead worker held
+    // were fetched twice, and each of those went back to the queue when its lease expired.
+    let mut decided: Vec<String> = decided_urls(&dir.path().join("doomed"));
+    decided.extend(decided_urls(&dir.path().join("survivor")));
+    for i in 0..PAGES {
+        assert!(site.site.hits(&format!("/p{i}")) >= 1, "p{i} fetched");
+        assert!(
+            decided.contains(&site.url(&format!("/p{i}"))),
+            "p{i} decided"
+        );
+    }
+    let extra: usize = (0..PAGES)
+        .map(|i| site.site.hits(&format!("/p{i}")) - 1)
+        .sum();
+    let status = nearcrawl(&["job", "status", "--redis", &redis, "--job", "kill"]);
+    let stdout = text(&status.stdout);
+    let reclaimed: usize = stdout
+        .split("leases expired and requeued: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        extra <= reclaimed && reclaimed <= 4,
+        "{extra} fetched again, {reclaimed} reclaimed"
+    );
+    assert!(stdout.contains("queued: 0  leased: 0"), "{stdout}");
+}

@@ -17,7 +17,7 @@ use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
 use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
 use nearcrawl_frontier::parse_seeds;
-use nearcrawl_redis_job::server::LocalRedis;
+use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
 use nearcrawl_redis_job::{JobName, RedisTarget};
 
 const PAGES: usize = 40;
@@ -193,18 +193,27 @@ async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &st
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_share_one_index_one_original_per_pair_of_near_duplicates() {
     let server = LocalRedis::start(false).unwrap();
+    one_original_per_pair(&server.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_one_index_on_a_redis_cluster() {
+    let cluster = LocalCluster::start(3).unwrap();
+    one_original_per_pair(&cluster.url()).await;
+}
+
+async fn one_original_per_pair(url: &str) {
     let mirror = serve(mirrored_sites(None)).await.unwrap();
     let mirror_root = mirror.url("");
     let a = serve(mirrored_sites(Some(mirror_root.trim_end_matches('/'))))
         .await
         .unwrap();
     let seeds = format!("{}\n{}", a.url("/p0"), mirror.url("/p0"));
-    let url = server.url();
     let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     tokio::join!(
-        dedup_worker(&seeds, outs[0].path(), &url, "mirror", "w0"),
-        dedup_worker(&seeds, outs[1].path(), &url, "mirror", "w1"),
-        dedup_worker(&seeds, outs[2].path(), &url, "mirror", "w2"),
+        dedup_worker(&seeds, outs[0].path(), url, "mirror", "w0"),
+        dedup_worker(&seeds, outs[1].path(), url, "mirror", "w1"),
+        dedup_worker(&seeds, outs[2].path(), url, "mirror", "w2"),
     );
     let all: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
     for site in [&a, &mirror] {
@@ -241,7 +250,7 @@ async fn three_workers_share_one_index_one_original_per_pair_of_near_duplicates(
 
     // One worker alone keeps as many originals.
     let out = tempfile::tempdir().unwrap();
-    dedup_worker(&seeds, out.path(), &url, "mirror-alone", "solo").await;
+    dedup_worker(&seeds, out.path(), url, "mirror-alone", "solo").await;
     let alone = records(out.path());
     let uniques = |records: &[nearcrawl_engine::Record]| {
         records
@@ -251,4 +260,52 @@ async fn three_workers_share_one_index_one_original_per_pair_of_near_duplicates(
     };
     assert_eq!(uniques(&alone), uniques(&all));
     assert_eq!(uniques(&all), PAGES);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_redis_restart_from_its_append_only_file_mid_crawl_loses_nothing() {
+    let mut server = LocalRedis::start(true).unwrap();
+    let url = server.url();
+    // Slow pages: the crawl is under way when the server goes.
+    let mut slow = Site::new();
+    for i in 0..PAGES {
+        let links: Vec<String> = [2 * i + 1, 2 * i + 2]
+            .into_iter()
+            .filter(|&c| c < PAGES)
+            .map(|c| format!("/p{c}"))
+            .collect();
+        let page = html_page(&format!("page {i}"), &prose(9000 + i as u64), "", &links);
+        slow = slow.page(
+            &format!("/p{i}"),
+            page.delayed(std::time::Duration::from_millis(50)),
+        );
+    }
+    let site = serve(slow).await.unwrap();
+    let seeds = site.url("/p0");
+    let outs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let crawls = async {
+        tokio::join!(
+            dedup_worker(&seeds, outs[0].path(), &url, "restart", "w0"),
+            dedup_worker(&seeds, outs[1].path(), &url, "restart", "w1"),
+        )
+    };
+    let outage = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        tokio::task::block_in_place(|| {
+            server.kill();
+            std::thread::sleep(std::time::Duration::from_millis(1000));
+            server.restart().unwrap();
+        });
+    };
+    let ((r0, r1), ()) = tokio::join!(crawls, outage);
+    for i in 0..PAGES {
+        assert_eq!(site.site.hits(&format!("/p{i}")), 1, "p{i} fetched once");
+    }
+    let retries: u64 = [&r0, &r1]
+        .iter()
+        .map(|r| r.shared_job.as_ref().unwrap().redis_retries)
+        .sum();
+    assert!(retries > 0, "the outage was met and counted");
+    let all: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
+    assert_eq!(all.len(), PAGES, "one decision per page");
 }

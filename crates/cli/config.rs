@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use nearcrawl_dedup::{AnalyzerConfig, DedupConfig};
-use nearcrawl_engine::{CrawlConfig, IndexConfig, LimitsConfig, LinksConfig, OutputConfig};
+use nearcrawl_engine::{
+    CrawlConfig, IndexConfig, LimitsConfig, LinksConfig, OutputConfig, RedisConfig,
+};
 use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::Deserialize;
@@ -35,6 +37,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `[index]`: the index shared across jobs (`--index DIR`).
     pub index: IndexConfig,
+    /// `[redis]`: a worker of a job shared through Redis (`--redis`).
+    pub redis: RedisConfig,
 }
 
 impl Config {
@@ -78,6 +82,7 @@ impl Config {
             dedup: self.dedup.stage(),
             output: self.output.clone(),
             index: self.index.clone(),
+            redis: self.redis.clone(),
         }
     }
 }

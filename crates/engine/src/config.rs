@@ -102,6 +102,30 @@ pub struct CrawlConfig {
     pub output: OutputConfig,
     /// The index shared across jobs.
     pub index: crate::shared::IndexConfig,
+    /// A job shared by several workers through Redis (`--redis`).
+    pub redis: RedisConfig,
+}
+
+/// `[redis]`: how a worker of a job shared through Redis (`--redis`) holds its part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisConfig {
+    /// A URL handed to a worker stays its own this long (seconds); a worker that has not
+    /// decided it by then is taken for dead, and the URL goes back to its queue for another.
+    /// Longer than a fetch and its analysis can take. Fixed by the worker that creates the job.
+    pub lease_secs: u64,
+    /// How long a worker keeps trying when Redis cannot be had (a lost connection, a server
+    /// restarting) before it stops with an error (seconds).
+    pub patience_secs: u64,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            lease_secs: 120,
+            patience_secs: 60,
+        }
+    }
 }
 
 impl CrawlConfig {

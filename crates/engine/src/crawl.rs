@@ -195,14 +195,15 @@ fn shared_parts(
         max_consecutive_failures: politeness.max_consecutive_failures,
         obey_robots: job.config.links.obey_robots,
         robots_ttl_ms: job.config.fetch.robots_ttl_secs.saturating_mul(1000),
+        lease_ms: job.config.redis.lease_secs.saturating_mul(1000),
         ..nearcrawl_redis_job::Settings::default()
     };
-    let connection = nearcrawl_redis_job::Redis::connect(
-        redis.target.clone(),
-        nearcrawl_redis_job::Patience::default(),
-        faults,
-    )
-    .map_err(shared_error)?;
+    let patience = nearcrawl_redis_job::Patience {
+        give_up_after: Duration::from_secs(job.config.redis.patience_secs),
+        ..nearcrawl_redis_job::Patience::default()
+    };
+    let connection = nearcrawl_redis_job::Redis::connect(redis.target.clone(), patience, faults)
+        .map_err(shared_error)?;
     let (mut shared, role, differs) = nearcrawl_redis_job::SharedFrontier::join(
         connection,
         redis.job.clone(),
@@ -700,9 +701,13 @@ impl Coordinator {
             // The job keeps each worker's report, for `nearcrawl job report` to merge.
             let text = serde_json::to_string(&report)
                 .map_err(|e| EngineError::Shared(format!("report: {e}")))?;
+            let patience = nearcrawl_redis_job::Patience {
+                give_up_after: Duration::from_secs(self.job.config.redis.patience_secs),
+                ..nearcrawl_redis_job::Patience::default()
+            };
             let mut connection = nearcrawl_redis_job::Redis::connect(
                 redis.target.clone(),
-                nearcrawl_redis_job::Patience::default(),
+                patience,
                 Arc::clone(faults),
             )
             .map_err(shared_error)?;

@@ -52,6 +52,7 @@ mod what_if;
 
 pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
+    RedisConfig,
 };
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};
