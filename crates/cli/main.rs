@@ -76,32 +76,7 @@ enum Command {
     /// (scripts/quality-deps.sh installs it), crawl it with dedup and with --no-dedup, and
     /// print precision, recall, bytes saved against the oracle, coverage and robots
     /// violations (also OUT/quality.json).
-    Quality {
-        /// "small" (the CI variant) or "large" (a real web: every page).
-        #[arg(long, default_value = "small")]
-        size: String,
-        /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
-        /// tuning), llvm-15-16, clang-14-16 or handbook-held-out (held out). Debian's
-        /// documentation packages, installed by scripts/quality-deps.sh.
-        #[arg(long)]
-        web: Option<String>,
-        /// Seed of the web's generator.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// English text: "python" (python3.11-doc, used for tuning) or "git" (git-doc, held out).
-        #[arg(long, default_value = "python")]
-        corpus: String,
-        /// Where the two crawls go (default: a new directory under the system temp directory).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// The job configuration (TOML, see config/default.toml) for both crawls.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Instead of crawling, measure `compare` on labelled pairs drawn from the web:
-        /// precision/recall as k and the LCS thresholds vary (OUT/pairs.json, OUT/pr-curve.svg).
-        #[arg(long)]
-        pairs: bool,
-    },
+    Quality(quality_command::QualityArgs),
     /// Measure corpus dedup: crawl a real web (Debian documentation, scripts/quality-deps.sh)
     /// with --no-dedup into WARC files, run `nearcrawl dedup` over them, and datasketch's
     /// MinHashLSH too when --minhash-python is given (scripts/bench-tools.sh installs it);
@@ -292,23 +267,7 @@ fn main() -> Result<()> {
             println!("{}", path.display());
             Ok(())
         }
-        Command::Quality {
-            size,
-            web,
-            seed,
-            corpus,
-            out,
-            config,
-            pairs,
-        } => quality_command::quality(
-            &size,
-            web.as_deref(),
-            seed,
-            &corpus,
-            out.as_deref(),
-            config.as_deref(),
-            pairs,
-        ),
+        Command::Quality(args) => quality_command::quality(&args),
         Command::FocusQuality {
             size,
             topics,

@@ -1,28 +1,82 @@
 //! `nearcrawl quality`: detection quality on the labelled web.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use clap::Args;
 use nearcrawl_quality::{
     FocusedSize, MinHashBaseline, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom,
-    WebConfig, local_crawl_config, run, run_corpus_dedup, run_focused, run_pairs, run_real,
-    run_real_pairs,
+    WebConfig, Workers, local_crawl_config, run, run_corpus_dedup, run_focused, run_pairs,
+    run_real, run_real_pairs,
 };
+use nearcrawl_redis_job::server::LocalRedis;
 
 use crate::config::Config;
 
 /// Pages per site of a real web's small (CI) variant.
 pub const SMALL_REAL_PAGES: usize = 150;
 
-pub fn quality(
-    size: &str,
-    real: Option<&str>,
-    seed: u64,
-    corpus: &str,
-    out: Option<&Path>,
-    config: Option<&Path>,
-    pairs: bool,
-) -> Result<()> {
+/// `nearcrawl quality`.
+#[derive(Args, Debug)]
+pub struct QualityArgs {
+    /// "small" (the CI variant) or "large" (a real web: every page).
+    #[arg(long, default_value = "small")]
+    pub size: String,
+    /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
+    /// tuning), llvm-15-16, clang-14-16 or handbook-held-out (held out). Debian's
+    /// documentation packages, installed by scripts/quality-deps.sh.
+    #[arg(long)]
+    pub web: Option<String>,
+    /// Seed of the web's generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// English text: "python" (python3.11-doc, used for tuning) or "git" (git-doc, held out).
+    #[arg(long, default_value = "python")]
+    pub corpus: String,
+    /// Where the two crawls go (default: a new directory under the system temp directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The job configuration (TOML, see config/default.toml) for both crawls.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Instead of crawling, measure `compare` on labelled pairs drawn from the web:
+    /// precision/recall as k and the LCS thresholds vary (OUT/pairs.json, OUT/pr-curve.svg).
+    #[arg(long)]
+    pub pairs: bool,
+    /// Run the dedup crawl as this many workers sharing one job through Redis (the
+    /// baseline stays one worker), to compare with one worker.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// The Redis of --workers (default: a redis-server started on loopback for the run).
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+}
+
+pub fn quality(args: &QualityArgs) -> Result<()> {
+    let (size, real, seed, corpus) = (
+        args.size.as_str(),
+        args.web.as_deref(),
+        args.seed,
+        args.corpus.as_str(),
+    );
+    let (out, config, pairs) = (args.out.as_deref(), args.config.as_deref(), args.pairs);
+    let (workers, redis) = (args.workers, args.redis.as_deref());
+    // Several workers share the dedup crawl through Redis: the one given, or one of our own.
+    let mut local_redis = None;
+    let workers = match (workers, redis) {
+        (0 | 1, _) => None,
+        (count, Some(url)) => Some(Workers {
+            redis: url.to_string(),
+            count,
+        }),
+        (count, None) => {
+            let server = local_redis.insert(LocalRedis::start(false)?);
+            Some(Workers {
+                redis: server.url(),
+                count,
+            })
+        }
+    };
     let web = match size {
         "small" => WebConfig::small(seed),
         "large" => WebConfig::large(seed),
@@ -49,6 +103,7 @@ pub fn quality(
         english,
         crawl,
         analyzer: file.analyzer(dir.as_deref())?,
+        workers,
     };
     let (out, runtime) = prepare(out, "quality")?;
     let real = match real {

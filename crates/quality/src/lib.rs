@@ -42,7 +42,8 @@ pub use crate::real::{
     RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,
 };
 pub use crate::run::{
-    RunConfig, RunError, local_crawl_config, run, run_focused, run_pairs, run_real, run_real_pairs,
+    RunConfig, RunError, Workers, local_crawl_config, run, run_focused, run_pairs, run_real,
+    run_real_pairs,
 };
 pub use crate::truth::{Kind, PageTruth, Truth};
 pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nearcrawl_dedup::AnalyzerConfig;
-use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, RedisJob, crawl};
+use nearcrawl_redis_job::{JobName, RedisTarget};
 
 use crate::corpus::{Corpus, CorpusError, Source};
 use crate::focused::{
@@ -27,6 +28,18 @@ pub struct RunConfig {
     pub crawl: CrawlConfig,
     /// Page analysis.
     pub analyzer: AnalyzerConfig,
+    /// The dedup crawl as several workers sharing one job through Redis (the baseline crawl
+    /// stays one worker); `None`: one worker.
+    pub workers: Option<Workers>,
+}
+
+/// Several workers sharing the dedup crawl through Redis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workers {
+    /// `redis://...` or `redis+cluster://...`.
+    pub redis: String,
+    /// How many.
+    pub count: usize,
 }
 
 impl Default for RunConfig {
@@ -39,6 +52,7 @@ impl Default for RunConfig {
             english: Source::PythonDocs,
             crawl: local_crawl_config(),
             analyzer: AnalyzerConfig::default(),
+            workers: None,
         }
     }
 }
@@ -105,7 +119,13 @@ async fn crawl_both(
     for (name, enabled) in [("baseline", false), ("dedup", true)] {
         let mut crawl_config = config.crawl.clone();
         crawl_config.dedup.enabled = enabled;
-        records.push(crawl_into(&seeds, out.join(name), crawl_config, config).await?);
+        let dir = out.join(name);
+        records.push(match (&config.workers, enabled) {
+            (Some(workers), true) => {
+                crawl_shared(&seeds, dir, crawl_config, config, workers).await?
+            }
+            _ => crawl_into(&seeds, dir, crawl_config, config).await?,
+        });
     }
     let dedup = records.pop().unwrap_or_default();
     let baseline = records.pop().unwrap_or_default();
@@ -133,6 +153,51 @@ pub(crate) async fn crawl_into(
         .await
         .map_err(|e| RunError::Other(format!("{}: {e}", dir.display())))?;
     read_records(&dir)
+}
+
+/// Crawls `seeds` as `workers.count` workers of one new job on `workers.redis`, each into
+/// `dir/wN` (emptied first): the records of all of them.
+async fn crawl_shared(
+    seeds: &[nearcrawl_frontier::Seed],
+    dir: std::path::PathBuf,
+    crawl_config: CrawlConfig,
+    config: &RunConfig,
+    workers: &Workers,
+) -> Result<Vec<Record>, RunError> {
+    let _ = std::fs::remove_dir_all(&dir);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!("quality-{}-{stamp}", std::process::id());
+    let target = RedisTarget::parse(&workers.redis).map_err(|e| RunError::Other(e.to_string()))?;
+    let job = JobName::new(&name).map_err(|e| RunError::Other(e.to_string()))?;
+    let mut tasks = Vec::new();
+    for n in 0..workers.count.max(1) {
+        let job = Job {
+            seeds: seeds.to_vec(),
+            out_dir: dir.join(format!("w{n}")),
+            config: crawl_config.clone(),
+            analyzer: config.analyzer.clone(),
+            shared_index: None,
+            redis: Some(RedisJob {
+                target: target.clone(),
+                job: job.clone(),
+                worker: format!("w{n}"),
+            }),
+        };
+        tasks.push(tokio::spawn(async move {
+            crawl(job, std::future::pending(), Arc::new(Progress::default())).await
+        }));
+    }
+    let mut records = Vec::new();
+    for (n, task) in tasks.into_iter().enumerate() {
+        let worker_dir = dir.join(format!("w{n}"));
+        task.await
+            .map_err(|e| RunError::Other(format!("worker {n}: {e}")))?
+            .map_err(|e| RunError::Other(format!("{}: {e}", worker_dir.display())))?;
+        records.extend(read_records(&worker_dir)?);
+    }
+    Ok(records)
 }
 
 /// Serves a real web, crawls it with dedup and with `--no-dedup` under `out`, writes

@@ -54,17 +54,39 @@ impl std::fmt::Debug for FjallStore {
     }
 }
 
+thread_local! {
+    /// Set while this thread runs [`quietly`]: its panics are caught and reported, not printed.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, catching a panic without printing it. The process's panic hook is wrapped once
+/// (so that it stays quiet on this thread only, while `f` runs): swapping the hook around each
+/// call would race with other threads doing the same, and could leave every later panic of
+/// the process silent.
+fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> std::thread::Result<T> {
+    static WRAP: std::sync::Once = std::sync::Once::new();
+    WRAP.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|quiet| quiet.set(true));
+    let result = std::panic::catch_unwind(f);
+    QUIET.with(|quiet| quiet.set(false));
+    result
+}
+
 impl FjallStore {
     /// Opens (or creates) the store in directory `path`.
     pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
         let name = path.display().to_string();
         // A garbled journal can trip an assertion in fjall's recovery instead of an error: it
         // is damage all the same, reported as such.
-        // The panic is reported below, not printed: the hook is silenced while recovering.
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        let opened = std::panic::catch_unwind(|| Database::builder(path).open());
-        std::panic::set_hook(hook);
+        // The panic is reported below, not printed.
+        let opened = quietly(|| Database::builder(path).open());
         let db = match opened {
             Ok(db) => db.map_err(|e| store_error(&name, None, e))?,
             Err(panic) => {
