@@ -38,6 +38,8 @@ fn site(prefix: u64, other: Option<&str>) -> Site {
             links.push(format!("{other}/p{i}"));
         }
         links.push("/private".to_string());
+        // Out of the job's scope (not a seed's host): recorded once for the job.
+        links.push("http://outside.test/page".to_string());
         let body = prose(prefix * 1000 + i as u64);
         site = site.page(
             &format!("/p{i}"),
@@ -51,6 +53,8 @@ fn shared_config() -> CrawlConfig {
     let mut config = local_config();
     config.dedup.enabled = false;
     config.politeness.max_connections_per_host = 2;
+    // One request at a time per worker: the job's connections are shared out among them.
+    config.limits.concurrency = 1;
     config
 }
 
@@ -101,6 +105,20 @@ async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
         worker(&seeds, outs[2].path(), &url, "three", "w2"),
     );
     let fetched: Vec<Vec<String>> = outs.iter().map(|o| fetched_urls(o.path())).collect();
+    let outside = outs
+        .iter()
+        .flat_map(|o| records(o.path()))
+        .filter(|r| r.url == "http://outside.test/page")
+        .count();
+    assert!(
+        fetched.iter().all(|f| !f.is_empty()),
+        "every worker had a share: {:?}",
+        fetched.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        outside, 1,
+        "a link out of scope is recorded once across the workers"
+    );
     let all: Vec<&String> = fetched.iter().flatten().collect();
     let distinct: BTreeSet<&String> = all.iter().copied().collect();
     assert_eq!(all.len(), distinct.len(), "no page fetched by two workers");

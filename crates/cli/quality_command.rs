@@ -48,6 +48,7 @@ pub struct QualityArgs {
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
     /// The Redis of --workers (default: a redis-server started on loopback for the run).
+    /// Given with --workers 1, the dedup crawl is one worker of a shared job.
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
 }
@@ -64,7 +65,7 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
     // Several workers share the dedup crawl through Redis: the one given, or one of our own.
     let mut local_redis = None;
     let workers = match (workers, redis) {
-        (0 | 1, _) => None,
+        (0 | 1, None) => None,
         (count, Some(url)) => Some(Workers {
             redis: url.to_string(),
             count,

@@ -185,6 +185,9 @@ fn shared_parts(
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
+    if job.config.dedup.probe_links {
+        return Err(unsupported("dedup.probe_links"));
+    }
     let politeness = &job.config.politeness;
     let settings = nearcrawl_redis_job::Settings {
         max_connections_per_host: politeness.max_connections_per_host,
@@ -524,9 +527,9 @@ impl Coordinator {
             ]
             .map(|(name, value)| (name.into(), value)),
         );
-        let taken = commit.taken.clone();
+        let (taken, hub) = (commit.taken.clone(), commit.hub);
         self.archive.commit(commit, &records)?;
-        self.frontier.committed(&taken)?;
+        self.frontier.committed(&taken, hub.as_ref())?;
         self.traps.trim();
         Ok(())
     }

@@ -115,10 +115,21 @@ pub trait Frontier {
     fn queued(&self) -> Result<u64, EngineError>;
     /// The next queue order number (a counter the caller persists with each commit).
     fn next_order(&self) -> u64;
-    /// A decision reached the job's store, deciding the leased URLs `taken`: a frontier kept
-    /// elsewhere (shared by several workers) now makes it known there.
-    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
-        let _ = taken;
+    /// `url` is about to be recorded without being queued (out of scope, a trap): whether
+    /// this process is the first to decide it. A frontier shared by several workers asks the
+    /// job, so that each such URL is recorded once across workers; one process always is (the
+    /// record's commit marks the URL seen).
+    fn claim_refused(&mut self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
+        let _ = (url, key);
+        Ok(true)
+    }
+    /// Whether the page of `key` led to many new pages ([`Commit::hub`]): a duplicate's link
+    /// to where its link leads is followed.
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError>;
+    /// A decision reached the job's store, deciding the leased URLs `taken` (and marking `hub`
+    /// a hub): a frontier kept elsewhere (shared by several workers) now makes it known there.
+    fn committed(&mut self, taken: &[QueueKey], hub: Option<&UrlKey>) -> Result<(), EngineError> {
+        let _ = (taken, hub);
         Ok(())
     }
 }
@@ -434,6 +445,10 @@ fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> 
 impl Frontier for StoreFrontier {
     fn is_seen(&self, _url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
         Ok(self.store.is_seen(key)?)
+    }
+
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError> {
+        Ok(self.store.is_hub(key)?)
     }
 
     fn enqueue(

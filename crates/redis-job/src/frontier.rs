@@ -467,6 +467,53 @@ impl SharedFrontier {
         })
     }
 
+    /// A URL about to be recorded without being queued (out of scope, a trap...): whether
+    /// this worker is the first of the job to decide it (then it records it; otherwise another
+    /// worker did).
+    pub fn claim_refused(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
+        let refused = self.keys.job("refused");
+        let member = key_hex(key);
+        self.redis.run("claim refused", |con| {
+            redis::cmd("SADD")
+                .arg(&refused)
+                .arg(&member)
+                .query::<i64>(con)
+                .map(|n| n == 1)
+        })
+    }
+
+    /// Whether a URL was recorded without being queued by a worker of the job
+    /// ([`SharedFrontier::claim_refused`]).
+    pub fn is_refused(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
+        let refused = self.keys.job("refused");
+        let member = key_hex(key);
+        self.redis.run("is refused", |con| {
+            redis::cmd("SISMEMBER")
+                .arg(&refused)
+                .arg(&member)
+                .query(con)
+        })
+    }
+
+    /// A page whose links led to many new pages (a table of contents): a duplicate's link to
+    /// where this page's link leads is followed (the engine's `dedup.hub_min_links`).
+    pub fn mark_hub(&mut self, key: &[u8; 16]) -> Result<(), JobError> {
+        let hubs = self.keys.job("hubs");
+        let member = key_hex(key);
+        self.redis.run("mark hub", |con| {
+            redis::cmd("SADD").arg(&hubs).arg(&member).query::<()>(con)
+        })
+    }
+
+    /// Whether a worker of the job marked this URL a hub ([`SharedFrontier::mark_hub`]).
+    pub fn is_hub(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
+        let hubs = self.keys.job("hubs");
+        let member = key_hex(key);
+        self.redis.run("is hub", |con| {
+            redis::cmd("SISMEMBER").arg(&hubs).arg(&member).query(con)
+        })
+    }
+
     /// Says that `hosts` have work from the given server time on (`None`: now).
     pub fn announce(&mut self, hosts: &[(&str, Option<u64>)]) -> Result<(), JobError> {
         if hosts.is_empty() {

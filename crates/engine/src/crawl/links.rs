@@ -133,13 +133,13 @@ impl Coordinator {
         }
         let at = (entry.depth, seq);
         if let Err((verdict, reason)) = self.admits(&target, entry.depth) {
-            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided);
+            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided)?;
             return Ok(decided);
         }
         let pattern = UrlPattern::of(&target);
         if let Err(trap) = self.traps.spend(&pattern, None, &mut decided.commit)? {
             let (verdict, reason) = (Verdict::Trap, trap.to_string());
-            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided);
+            self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided)?;
             return Ok(decided);
         }
         let next = QueuedUrl {
@@ -185,7 +185,12 @@ impl Coordinator {
         verdict: Verdict,
         reason: String,
         decided: &mut Decided,
-    ) {
+    ) -> Result<(), EngineError> {
+        decided.commit.seen.push(key);
+        if !self.frontier.claim_refused(url, &key)? {
+            // Another worker of a shared job recorded it.
+            return Ok(());
+        }
         let found = QueuedUrl {
             url: url.to_string(),
             depth,
@@ -193,8 +198,8 @@ impl Coordinator {
             ..QueuedUrl::default()
         };
         let record = self.refused(&found, verdict, reason);
-        decided.commit.seen.push(key);
         decided.extra.push(record);
+        Ok(())
     }
 
     /// Notes the scope's answer to a link found on a page; warns (in the log) as soon as the
@@ -339,7 +344,7 @@ impl Coordinator {
                 // Followed when the original's target led to new pages (a release's table of
                 // contents); else probed, when its length is known, to see if it changed.
                 let key = url_key(counterpart.as_str());
-                by_hub = hubs && self.store.is_hub(&key)?;
+                by_hub = hubs && self.frontier.is_hub(&key)?;
                 if !by_hub && probing && how.chain_trap.is_none() && self.store.is_seen(&key)? {
                     probe = Some(Probe {
                         counterpart: counterpart.to_string(),
@@ -358,7 +363,7 @@ impl Coordinator {
                     if verdict == Verdict::OutOfScope {
                         self.watch_scope(Some(&reason));
                     }
-                    self.record_refused_link(&url, ukey, at, verdict, reason, decided)
+                    self.record_refused_link(&url, ukey, at, verdict, reason, decided)?
                 }
                 Ok(()) if skip => {
                     decided.commit.dropped.push(ukey);

@@ -248,14 +248,29 @@ impl Frontier for RedisFrontier {
             .offers
             .get(&origin)
             .is_some_and(|offers| offers.iter().any(|o| &o.key == key));
-        if pending {
+        // Refused by this worker (its store marks them seen), queued by any worker, or
+        // refused by another.
+        if pending || self.store.is_seen(key)? {
+            return Ok(true);
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(shared.is_seen(&origin, key).map_err(shared_error)?
+            || shared.is_refused(key).map_err(shared_error)?)
+    }
+
+    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError> {
+        if self.store.is_hub(key)? {
             return Ok(true);
         }
         self.shared
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .is_seen(&origin, key)
+            .is_hub(key)
             .map_err(shared_error)
+    }
+
+    fn claim_refused(&mut self, _url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
+        self.shared().claim_refused(key).map_err(shared_error)
     }
 
     fn enqueue(
@@ -401,7 +416,10 @@ impl Frontier for RedisFrontier {
         0
     }
 
-    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
+    fn committed(&mut self, taken: &[QueueKey], hub: Option<&UrlKey>) -> Result<(), EngineError> {
+        if let Some(hub) = hub {
+            self.shared().mark_hub(hub).map_err(shared_error)?;
+        }
         for (origin, offers) in std::mem::take(&mut self.offers) {
             self.shared()
                 .offer(&origin, &offers)
