@@ -467,31 +467,18 @@ impl SharedFrontier {
         })
     }
 
-    /// A URL about to be recorded without being queued (out of scope, a trap...): whether
-    /// this worker is the first of the job to decide it (then it records it; otherwise another
-    /// worker did).
-    pub fn claim_refused(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
-        let refused = self.keys.job("refused");
+    /// A URL of `host` about to be recorded without being queued (out of scope, a trap...):
+    /// marks it seen, and says whether this worker is the first of the job to decide it
+    /// (then it records it; otherwise another worker did, or it was queued).
+    pub fn claim_refused(&mut self, host: &str, key: &[u8; 16]) -> Result<bool, JobError> {
+        let seen = self.keys.host(host, "seen");
         let member = key_hex(key);
         self.redis.run("claim refused", |con| {
             redis::cmd("SADD")
-                .arg(&refused)
+                .arg(&seen)
                 .arg(&member)
                 .query::<i64>(con)
                 .map(|n| n == 1)
-        })
-    }
-
-    /// Whether a URL was recorded without being queued by a worker of the job
-    /// ([`SharedFrontier::claim_refused`]).
-    pub fn is_refused(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
-        let refused = self.keys.job("refused");
-        let member = key_hex(key);
-        self.redis.run("is refused", |con| {
-            redis::cmd("SISMEMBER")
-                .arg(&refused)
-                .arg(&member)
-                .query(con)
         })
     }
 

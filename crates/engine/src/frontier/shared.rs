@@ -12,7 +12,7 @@
 //! Queue keys are local: `QueueKey { host: the store's id of the authority, priority: 0,
 //! order: the lease's token }`.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -62,7 +62,13 @@ pub struct RedisFrontier {
     robots: HashMap<String, (u64, RobotsRules)>,
     /// The seeds, in case this worker has to seed the job (again).
     seeds: Vec<(CanonicalUrl, QueuedUrl)>,
+    /// URLs known to be seen in the job (a URL once seen stays seen): most links of a site
+    /// are its navigation, asked about again and again. Bounded: cleared when full.
+    known_seen: Mutex<HashSet<UrlKey>>,
 }
+
+/// URLs [`RedisFrontier`] remembers as seen (16 bytes each: some 40 MB with the set's own).
+const KNOWN_SEEN: usize = 1 << 20;
 
 fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
     EngineError::Shared(err.to_string())
@@ -93,11 +99,23 @@ impl RedisFrontier {
             refusals: VecDeque::new(),
             robots: HashMap::new(),
             seeds,
+            known_seen: Mutex::new(HashSet::new()),
         };
         if role == Role::Seed {
             frontier.seed()?;
         }
         Ok(frontier)
+    }
+
+    fn remember_seen(&self, key: UrlKey) {
+        let mut known = self
+            .known_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if known.len() >= KNOWN_SEEN {
+            known.clear();
+        }
+        known.insert(key);
     }
 
     fn shared(&mut self) -> &mut SharedFrontier {
@@ -248,14 +266,26 @@ impl Frontier for RedisFrontier {
             .offers
             .get(&origin)
             .is_some_and(|offers| offers.iter().any(|o| &o.key == key));
-        // Refused by this worker (its store marks them seen), queued by any worker, or
-        // refused by another.
-        if pending || self.store.is_seen(key)? {
+        // Refused by this worker (its store marks them seen), known seen already (seen is
+        // for ever), or queued or refused by any worker.
+        let known = self
+            .known_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(key);
+        if pending || known || self.store.is_seen(key)? {
             return Ok(true);
         }
-        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(shared.is_seen(&origin, key).map_err(shared_error)?
-            || shared.is_refused(key).map_err(shared_error)?)
+        let seen = self
+            .shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_seen(&origin, key)
+            .map_err(shared_error)?;
+        if seen {
+            self.remember_seen(*key);
+        }
+        Ok(seen)
     }
 
     fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError> {
@@ -269,8 +299,11 @@ impl Frontier for RedisFrontier {
             .map_err(shared_error)
     }
 
-    fn claim_refused(&mut self, _url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
-        self.shared().claim_refused(key).map_err(shared_error)
+    fn claim_refused(&mut self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
+        let origin = origin_of(url.as_url());
+        self.shared()
+            .claim_refused(&origin, key)
+            .map_err(shared_error)
     }
 
     fn enqueue(
@@ -424,6 +457,9 @@ impl Frontier for RedisFrontier {
             self.shared()
                 .offer(&origin, &offers)
                 .map_err(shared_error)?;
+            for offer in &offers {
+                self.remember_seen(offer.key);
+            }
         }
         for key in taken {
             let Some(held) = self.held.remove(key) else {
