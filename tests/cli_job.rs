@@ -22,7 +22,9 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn tree() -> Site {
+/// Page `i` links to `2i+1` and `2i+2`; prose of its own (seeded from `seed + i`); each
+/// reply after `delay`.
+fn tree(seed: u64, delay: std::time::Duration) -> Site {
     let mut site = Site::new();
     for i in 0..PAGES {
         let links: String = [2 * i + 1, 2 * i + 2]
@@ -30,13 +32,14 @@ fn tree() -> Site {
             .filter(|&c| c < PAGES)
             .map(|c| format!("<a href=\"/p{c}\">{c}</a> "))
             .collect();
-        let mut writer = nearcrawl_demo_web::Writer::new(100 + i as u64, 3000);
+        let mut writer = nearcrawl_demo_web::Writer::new(seed + i as u64, 3000);
         let words: String = (0..4).map(|_| writer.paragraph() + " ").collect();
         site = site.page(
             &format!("/p{i}"),
             Reply::html(format!(
                 "<html><head><title>p{i}</title></head><body><article><p>{words}</p></article><nav>{links}</nav></body></html>"
-            )),
+            ))
+            .delayed(delay),
         );
     }
     site
@@ -65,7 +68,7 @@ fn worker(seeds: &Path, out: &Path, redis: &str, name: &str) -> std::process::Ch
 async fn two_worker_processes_share_a_job_that_job_commands_report_and_stop() {
     let server = LocalRedis::start(false).unwrap();
     let redis = server.url();
-    let site = serve(tree()).await.unwrap();
+    let site = serve(tree(100, std::time::Duration::ZERO)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");
     std::fs::write(&seeds, site.url("/p0") + "\n").unwrap();
@@ -133,28 +136,6 @@ async fn two_worker_processes_share_a_job_that_job_commands_report_and_stop() {
     assert!(text(&address.stderr).contains("redis address \"http://x/\""));
 }
 
-/// Pages that take a while, so a worker is killed while it holds leases.
-fn slow_tree() -> Site {
-    let mut site = Site::new();
-    for i in 0..PAGES {
-        let links: String = [2 * i + 1, 2 * i + 2]
-            .into_iter()
-            .filter(|&c| c < PAGES)
-            .map(|c| format!("<a href=\"/p{c}\">{c}</a> "))
-            .collect();
-        let mut writer = nearcrawl_demo_web::Writer::new(500 + i as u64, 3000);
-        let words: String = (0..4).map(|_| writer.paragraph() + " ").collect();
-        site = site.page(
-            &format!("/p{i}"),
-            Reply::html(format!(
-                "<html><head><title>p{i}</title></head><body><article><p>{words}</p></article><nav>{links}</nav></body></html>"
-            ))
-            .delayed(std::time::Duration::from_millis(150)),
-        );
-    }
-    site
-}
-
 fn decided_urls(out: &Path) -> Vec<String> {
     std::fs::read_to_string(out.join("records.jsonl"))
         .unwrap_or_default()
@@ -168,7 +149,10 @@ fn decided_urls(out: &Path) -> Vec<String> {
 async fn a_worker_killed_mid_crawl_loses_nothing_its_leases_go_to_the_other() {
     let server = LocalRedis::start(false).unwrap();
     let redis = server.url();
-    let site = serve(slow_tree()).await.unwrap();
+    // Pages that take a while, so the worker is killed while it holds leases.
+    let site = serve(tree(500, std::time::Duration::from_millis(150)))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");
     std::fs::write(&seeds, site.url("/p0") + "\n").unwrap();

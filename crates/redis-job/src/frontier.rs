@@ -432,6 +432,34 @@ impl SharedFrontier {
         ["q", "e", "l", "lt", "p", "robots", "seen"].map(|suffix| self.keys.host(host, suffix))
     }
 
+    /// Runs one of the host scripts (lua/host.lua's layout: the host's keys, the job's
+    /// settings, then `extra`).
+    fn host_script(
+        &mut self,
+        what: &str,
+        script: fn(&Scripts) -> &Script,
+        host: &str,
+        extra: &[Vec<u8>],
+    ) -> Result<Vec<Value>, JobError> {
+        let keys = self.host_keys(host);
+        let args = self.settings.host_args();
+        let script = script(&self.scripts);
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for arg in &args {
+                call.arg(arg);
+            }
+            for arg in extra {
+                call.arg(arg.as_slice());
+            }
+            call.invoke(con)
+        })?;
+        parts(what, reply)
+    }
+
     /// Queues the URLs of `offers` (all of `host`) that were never seen, then announces the
     /// host. Returns, per offer, whether it was queued (false: seen before).
     pub fn offer(&mut self, host: &str, offers: &[Offer]) -> Result<Vec<bool>, JobError> {
@@ -571,20 +599,7 @@ impl SharedFrontier {
     /// Asks `host` for a URL; returns the step (if any) and when the host may next give work.
     fn take(&mut self, host: &str, stamp: &str) -> Result<(Option<Next>, Hint), JobError> {
         let what = "take";
-        let keys = self.host_keys(host);
-        let args = self.settings.host_args();
-        let script = &self.scripts.take;
-        let reply: Value = self.redis.run(what, |con| {
-            let mut call = script.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            for arg in &args {
-                call.arg(arg);
-            }
-            call.invoke(con)
-        })?;
-        let items = parts(what, reply)?;
+        let items = self.host_script(what, |s| &s.take, host, &[])?;
         let now = int(what, &at(what, &items, 1)?)?;
         let hint_at = |at: i64| Hint {
             at: (at >= 0).then_some(at),
@@ -649,8 +664,6 @@ impl SharedFrontier {
         requeue: Option<(u32, &[u8])>,
     ) -> Result<Finished, JobError> {
         let what = "finish";
-        let keys = self.host_keys(&lease.host);
-        let args = self.settings.host_args();
         let (outcome, retry_after) = match outcome {
             Outcome::Answered => ("answered", -1),
             Outcome::Throttled { retry_after } => (
@@ -661,24 +674,15 @@ impl SharedFrontier {
             Outcome::NotFetched => ("none", -1),
         };
         let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| (i64::from(p), e));
-        let script = &self.scripts.finish;
-        let reply: Value = self.redis.run(what, |con| {
-            let mut call = script.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            for arg in &args {
-                call.arg(arg);
-            }
-            call.arg(&lease.key)
-                .arg(lease.token)
-                .arg(outcome)
-                .arg(retry_after)
-                .arg(priority)
-                .arg(entry);
-            call.invoke(con)
-        })?;
-        let items = parts(what, reply)?;
+        let extra = [
+            lease.key.as_bytes().to_vec(),
+            lease.token.to_string().into_bytes(),
+            outcome.as_bytes().to_vec(),
+            retry_after.to_string().into_bytes(),
+            priority.to_string().into_bytes(),
+            entry.to_vec(),
+        ];
+        let items = self.host_script(what, |s| &s.finish, &lease.host, &extra)?;
         match text(what, &at(what, &items, 0)?)?.as_str() {
             "stale" => {
                 let faults = self.redis.faults();
@@ -729,20 +733,12 @@ impl SharedFrontier {
         delay: i64,
     ) -> Result<(u64, bool), JobError> {
         let what = "robots";
-        let keys = self.host_keys(host);
-        let args = self.settings.host_args();
-        let script = &self.scripts.robots;
-        let reply: Value = self.redis.run(what, |con| {
-            let mut call = script.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            for arg in &args {
-                call.arg(arg);
-            }
-            call.arg(status).arg(rules).arg(delay).invoke(con)
-        })?;
-        let items = parts(what, reply)?;
+        let extra = [
+            status.as_bytes().to_vec(),
+            rules.to_vec(),
+            delay.to_string().into_bytes(),
+        ];
+        let items = self.host_script(what, |s| &s.robots, host, &extra)?;
         let version = u64::try_from(int(what, &at(what, &items, 2)?)?).unwrap_or(0);
         let parked = int(what, &at(what, &items, 3)?)? == 1;
         self.announce(&[(host, None)])?;
@@ -760,20 +756,7 @@ impl SharedFrontier {
     /// Takes up to `max` queued URLs out of given-up `host`'s queue: (key hex, entry).
     pub fn drain(&mut self, host: &str, max: usize) -> Result<Vec<(String, Vec<u8>)>, JobError> {
         let what = "drain";
-        let keys = self.host_keys(host);
-        let args = self.settings.host_args();
-        let script = &self.scripts.drain;
-        let reply: Value = self.redis.run(what, |con| {
-            let mut call = script.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            for arg in &args {
-                call.arg(arg);
-            }
-            call.arg(max).invoke(con)
-        })?;
-        let items = parts(what, reply)?;
+        let items = self.host_script(what, |s| &s.drain, host, &[max.to_string().into_bytes()])?;
         let mut out = Vec::with_capacity(items.len() / 2);
         for pair in items.chunks(2) {
             if let [key, entry] = pair {

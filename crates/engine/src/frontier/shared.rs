@@ -23,7 +23,7 @@ use nearcrawl_store::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, UrlKey};
 use tracing::warn;
 use url::Url;
 
-use super::{Frontier, Step, Veto};
+use super::{Frontier, Step, Veto, refuse};
 use crate::error::EngineError;
 use crate::record::Verdict;
 
@@ -229,15 +229,6 @@ impl RedisFrontier {
             entry,
             url,
         })
-    }
-}
-
-fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
-    Step::Refuse {
-        key,
-        entry,
-        verdict,
-        reason,
     }
 }
 
