@@ -51,29 +51,45 @@ fn site(prefix: u64, other: Option<&str>) -> Site {
 
 fn shared_config() -> CrawlConfig {
     let mut config = local_config();
-    config.dedup.enabled = false;
     config.politeness.max_connections_per_host = 2;
     // One request at a time per worker: the job's connections are shared out among them.
     config.limits.concurrency = 1;
     config
 }
 
-async fn worker(seeds: &str, out: &Path, redis: &str, job: &str, worker: &str) -> Report {
+/// Worker `name` of job `job` on `redis`, with dedup off (`--no-dedup`) or on.
+async fn run_worker(
+    seeds: &str,
+    out: &Path,
+    redis: &str,
+    (job, name): (&str, &str),
+    dedup: bool,
+) -> Report {
+    let mut config = shared_config();
+    config.dedup.enabled = dedup;
     let job = Job {
         seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
         out_dir: out.to_path_buf(),
-        config: shared_config(),
+        config,
         analyzer: AnalyzerConfig::default(),
         shared_index: None,
         redis: Some(RedisJob {
             target: RedisTarget::parse(redis).unwrap(),
             job: JobName::new(job).unwrap(),
-            worker: worker.to_string(),
+            worker: name.to_string(),
         }),
     };
     crawl(job, std::future::pending(), Arc::new(Progress::default()))
         .await
         .expect("the worker's crawl runs")
+}
+
+async fn worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
+    run_worker(seeds, out, redis, (job, name), false).await
+}
+
+async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
+    run_worker(seeds, out, redis, (job, name), true).await
 }
 
 fn fetched_urls(out: &Path) -> Vec<String> {
@@ -186,26 +202,6 @@ fn mirrored_sites(a_url: Option<&str>) -> Site {
         );
     }
     site
-}
-
-async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
-    let mut config = shared_config();
-    config.dedup.enabled = true;
-    let job = Job {
-        seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
-        out_dir: out.to_path_buf(),
-        config,
-        analyzer: AnalyzerConfig::default(),
-        shared_index: None,
-        redis: Some(RedisJob {
-            target: RedisTarget::parse(redis).unwrap(),
-            job: JobName::new(job).unwrap(),
-            worker: name.to_string(),
-        }),
-    };
-    crawl(job, std::future::pending(), Arc::new(Progress::default()))
-        .await
-        .expect("the worker's crawl runs")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
