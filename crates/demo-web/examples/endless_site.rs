@@ -1,5 +1,8 @@
 //! Serves a generated site of any size from memory, pages made on request (for the memory
-//! benchmark of a million-page crawl, scripts/bench-million.sh): `endless_site ADDR PAGES`.
+//! benchmark of a million-page crawl, scripts/bench-million.sh; the scale-out benchmark,
+//! scripts/bench-scale.sh, with a delay): `endless_site ADDR PAGES [DELAY_MS [SEED]]`, each
+//! page answered after DELAY_MS (default 0), its text drawn from the pool of SEED (default 1:
+//! sites of different seeds share no text).
 //! Pages `/p/I.html` (I = 1..=PAGES) form a tree (page I links to its eight children 8I-6..8I+1
 //! and to two other pages) in a template; each holds three paragraphs chosen by I from a pool
 //! of 20,000 generated ones, and one page in ten repeats the paragraphs of an earlier page (a
@@ -54,11 +57,19 @@ fn page(i: u64, pages: u64, pool: &[String]) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: endless_site ADDR PAGES";
+    let usage = "usage: endless_site ADDR PAGES [DELAY_MS [SEED]]";
     let mut args = std::env::args().skip(1);
     let addr: SocketAddr = args.next().ok_or(usage)?.parse()?;
     let pages: u64 = args.next().and_then(|n| n.parse().ok()).ok_or(usage)?;
-    let mut writer = Writer::new(1, 5000);
+    let delay = match args.next() {
+        Some(ms) => std::time::Duration::from_millis(ms.parse().map_err(|_| usage)?),
+        None => std::time::Duration::ZERO,
+    };
+    let seed: u64 = match args.next() {
+        Some(seed) => seed.parse().map_err(|_| usage)?,
+        None => 1,
+    };
+    let mut writer = Writer::new(seed, 5000);
     let pool: Arc<Vec<String>> = Arc::new((0..20_000).map(|_| writer.paragraph()).collect());
     let site = Site::new().generated(Arc::new(move |path: &str| {
         let n: u64 = path
@@ -68,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok()?;
         (1..=pages)
             .contains(&n)
-            .then(|| Reply::html(page(n, pages, &pool)))
+            .then(|| Reply::html(page(n, pages, &pool)).delayed(delay))
     }));
     let running = serve_on(site, addr).await?;
     eprintln!("serving {pages} pages at {}", running.url("/p/1.html"));
