@@ -226,3 +226,80 @@ async fn a_worker_killed_mid_crawl_loses_nothing_its_leases_go_to_the_other() {
     );
     assert!(stdout.contains("queued: 0  leased: 0"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_worker_processes_keep_one_original_per_pair_of_near_duplicates() {
+    let server = LocalRedis::start(false).unwrap();
+    let redis = server.url();
+    // A mirror copies each page of the site under another address; every page of both is a
+    // seed, so all are fetched whatever the verdicts.
+    let site = serve(tree(900, std::time::Duration::from_millis(20)))
+        .await
+        .unwrap();
+    let mirror = serve(tree(900, std::time::Duration::from_millis(20)))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    let list: String = (0..PAGES)
+        .flat_map(|i| [site.url(&format!("/p{i}")), mirror.url(&format!("/p{i}"))])
+        .map(|u| u + "\n")
+        .collect();
+    std::fs::write(&seeds, list).unwrap();
+    let children: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+                .args(["crawl", "--seeds"])
+                .arg(&seeds)
+                .arg("--out")
+                .arg(dir.path().join(name))
+                .args(["--redis", &redis, "--job", "pairs", "--worker", name])
+                .args([
+                    "--per-host-delay-ms",
+                    "0",
+                    "--max-connections-per-host",
+                    "2",
+                ])
+                .args(["--concurrency", "1"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    let per_worker: Vec<Vec<serde_json::Value>> = ["a", "b", "c"]
+        .iter()
+        .map(|name| {
+            std::fs::read_to_string(dir.path().join(name).join("records.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        })
+        .collect();
+    assert!(
+        per_worker.iter().all(|r| !r.is_empty()),
+        "each process decided pages: {:?}",
+        per_worker.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    let records: Vec<serde_json::Value> = per_worker.into_iter().flatten().collect();
+    for i in 0..PAGES {
+        let urls = [site.url(&format!("/p{i}")), mirror.url(&format!("/p{i}"))];
+        let pair: Vec<&serde_json::Value> = records
+            .iter()
+            .filter(|r| urls.iter().any(|u| r["url"] == u.as_str()))
+            .collect();
+        assert_eq!(pair.len(), 2, "p{i}: one record per copy");
+        let originals = pair.iter().filter(|r| r["verdict"] == "unique").count();
+        assert_eq!(
+            originals, 1,
+            "p{i}: exactly one original across the processes: {pair:?}"
+        );
+        assert_eq!(pair[0]["cluster"], pair[1]["cluster"], "p{i}: one cluster");
+    }
+}
