@@ -26,7 +26,7 @@ pub struct JobAddress {
 #[derive(Subcommand, Debug)]
 pub enum JobAction {
     /// The job's figures now: state, hosts, URLs queued, leased and seen, expired leases,
-    /// hosts given up, workers and their last contact, the workers' counters.
+    /// hosts given up, workers and their last contact (`job report` has the pages and bytes).
     Status {
         #[command(flatten)]
         address: JobAddress,
@@ -78,9 +78,6 @@ pub fn job_command(action: &JobAction) -> Result<()> {
             );
             for (worker, at) in &status.workers {
                 println!("worker {worker}: last asked for work at {at} ms (server clock)");
-            }
-            for (name, value) in &status.counters {
-                println!("{name}: {value}");
             }
             Ok(())
         }

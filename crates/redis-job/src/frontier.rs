@@ -260,8 +260,6 @@ pub struct Status {
     pub parked: u64,
     /// Workers and the server time (ms) each last asked for work.
     pub workers: Vec<(String, u64)>,
-    /// The job's counters ([`SharedFrontier::count`]).
-    pub counters: Vec<(String, i64)>,
 }
 
 struct Scripts {
@@ -766,19 +764,6 @@ impl SharedFrontier {
         Ok(out)
     }
 
-    /// Adds `by` to the job's counter `name` (pages, bytes, duplicates...: what
-    /// `nearcrawl job status` shows).
-    pub fn count(&mut self, counts: &[(&str, i64)]) -> Result<(), JobError> {
-        let key = self.keys.job("counters");
-        self.redis.run("count", |con| {
-            let mut pipe = redis::pipe();
-            for (name, by) in counts {
-                pipe.cmd("HINCRBY").arg(&key).arg(*name).arg(*by).ignore();
-            }
-            pipe.query::<()>(con)
-        })
-    }
-
     /// Stops the job: workers asking for work are told [`Next::Stopped`].
     pub fn stop(&mut self) -> Result<(), JobError> {
         let key = self.keys.job("job");
@@ -860,9 +845,6 @@ fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
     let workers: Vec<(String, u64)> = redis.run("status", |con| {
         redis::cmd("HGETALL").arg(keys.job("workers")).query(con)
     })?;
-    let counters: Vec<(String, i64)> = redis.run("status", |con| {
-        redis::cmd("HGETALL").arg(keys.job("counters")).query(con)
-    })?;
     let field = |name: &str| job.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
     let mut status = Status {
         state: field("state").unwrap_or("missing").to_string(),
@@ -870,7 +852,6 @@ fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
         hosts: hosts.len() as u64,
         hosts_with_work,
         workers,
-        counters,
         ..Status::default()
     };
     for host in &hosts {
@@ -899,7 +880,6 @@ fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
         status.parked += parked.unwrap_or(0);
     }
     status.workers.sort();
-    status.counters.sort();
     Ok(status)
 }
 

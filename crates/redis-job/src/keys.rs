@@ -3,7 +3,7 @@
 //! Every key of a job starts with `nc:` and carries a hash tag, so that each Lua script's
 //! keys fall in one hash slot of a Redis Cluster:
 //!
-//! - `nc:{JOB}:...`: the job's own keys (state, the hosts ready to be asked, counters) and
+//! - `nc:{JOB}:...`: the job's own keys (state, the hosts ready to be asked, reports) and
 //!   the near-duplicate index, whose check-and-insert reads and writes many of them at once;
 //! - `nc:{JOB/HOST}:...`: one host's queue, queued entries, seen set, leases and politeness,
 //!   so the frontier spreads over the cluster's nodes host by host.
