@@ -497,6 +497,77 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert_eq!(new.site.hits("/notes"), 1, "not fetched again");
 }
 
+/// Two releases crawled at once: the new one's top page is judged a duplicate while the old
+/// release's table of contents is being fetched (it answers slowly), so whether the link to
+/// it leads to new pages is not known yet. The link is parked until the old table of contents
+/// is decided; it led to new pages (a hub), so the new one is fetched and, through it, the
+/// new release's new chapter. The link to a page that led nowhere is dropped then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found() {
+    let (top, toc, intro) = (prose(60), prose(61), prose(62));
+    let chapters = ["/part/a", "/part/b", "/part/c"];
+    let release = |new_chapter: bool| {
+        let mut toc_links = chapters.to_vec();
+        if new_chapter {
+            toc_links.push("/part/new");
+        }
+        // The new release's top page comes after the old one's, before its table of contents.
+        let (top_delay, toc_delay) = match new_chapter {
+            true => (200, 0),
+            false => (0, 800),
+        };
+        let mut site = Site::new()
+            .page(
+                "/",
+                page("manual", &top, &["/part/", "/intro"])
+                    .delayed(Duration::from_millis(top_delay)),
+            )
+            .page(
+                "/part/",
+                page("contents", &toc, &toc_links).delayed(Duration::from_millis(toc_delay)),
+            )
+            .page("/intro", page("intro", &intro, &[]));
+        for (n, path) in chapters.iter().enumerate() {
+            site = site.page(path, page("chapter", &prose(63 + n as u64), &[]));
+        }
+        site.page("/part/new", page("new chapter", &prose(70), &[]))
+    };
+    let old = serve(release(false)).await.unwrap();
+    let new = serve(release(true)).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 2;
+    run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+
+    let new_top = record(&records, &new.url("/"));
+    assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
+    assert_eq!(new_top.parked, Some(2), "{new_top:?}");
+    let old_toc = record(&records, &old.url("/part/"));
+    let released = old_toc.released.expect("the parked link released");
+    assert_eq!((released.followed, released.dropped), (1, 0), "{old_toc:?}");
+    let released = record(&records, &old.url("/intro")).released.unwrap();
+    assert_eq!((released.followed, released.dropped), (0, 1));
+
+    let new_toc = record(&records, &new.url("/part/"));
+    assert!(new_toc.verdict.is_duplicate(), "{new_toc:?}");
+    let chapter = record(&records, &new.url("/part/new"));
+    assert_eq!(chapter.verdict, Verdict::Unique, "the new part is found");
+    assert_eq!(
+        new.site.hits("/intro"),
+        0,
+        "a link that led nowhere is dropped"
+    );
+    for path in chapters {
+        assert_eq!(
+            new.site.hits(path),
+            0,
+            "{path}: the same chapter, not fetched"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_dedup_baseline_records_verdicts_but_skips_nothing() {
     let article = prose(27);

@@ -51,6 +51,12 @@ pub struct QualityArgs {
     /// Given with --workers 1, the dedup crawl is one worker of a shared job.
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
+    /// Requests in flight at once in the dedup crawl (each worker's). The default, 1, makes
+    /// the crawl order and so every figure the same on every run; more measures a crawl whose
+    /// sites are fetched at the same time, in an order that varies from run to run. The
+    /// baseline always makes one request at a time, so the oracle is the same on every run.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
 }
 
 pub fn quality(args: &QualityArgs) -> Result<()> {
@@ -99,6 +105,7 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         crawl.output.warc = local.output.warc;
         crawl.scope.max_depth = crawl.scope.max_depth.or(local.scope.max_depth);
     }
+    crawl.limits.concurrency = args.concurrency.max(1);
     let run_config = RunConfig {
         web,
         english,

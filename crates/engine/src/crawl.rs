@@ -23,7 +23,8 @@ use nearcrawl_frontier::{
 };
 use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
-    Commit, CrawlStore, FjallStore, HostId, Probe, QueueKey, QueuedUrl, UniquePage, UrlKey, url_key,
+    Commit, CrawlStore, FjallStore, HostId, ParkedLink, Probe, QueueKey, QueuedUrl, UniquePage,
+    UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
@@ -34,9 +35,9 @@ use self::budgets::Traps;
 use crate::archive::{Archive, warc_fetch};
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
-use crate::frontier::{Frontier, FrontierConfig, Step, StoreFrontier};
+use crate::frontier::{Frontier, FrontierConfig, Parking, Step, StoreFrontier};
 use crate::progress::Progress;
-use crate::record::{Decision, Record, Verdict};
+use crate::record::{Decision, Record, Released, Verdict};
 use crate::report::Report;
 use crate::warc::{Original, PreparedFetch, WarcWriter};
 
@@ -517,7 +518,10 @@ impl Coordinator {
     }
 
     /// Commits a decision (with the job's counters) and appends its records.
-    fn apply(&mut self, mut commit: Commit, records: Vec<Record>) -> Result<(), EngineError> {
+    fn apply(&mut self, mut commit: Commit, mut records: Vec<Record>) -> Result<(), EngineError> {
+        if !commit.taken.is_empty() {
+            self.release_parked(&mut commit, &mut records)?;
+        }
         commit.counters.extend(
             [
                 ("next_seq", self.next_seq),
@@ -527,10 +531,60 @@ impl Coordinator {
             ]
             .map(|(name, value)| (name.into(), value)),
         );
-        let (taken, hub) = (commit.taken.clone(), commit.hub);
+        let taken = commit.taken.clone();
         self.archive.commit(commit, &records)?;
-        self.frontier.committed(&taken, hub.as_ref())?;
+        self.frontier.committed(&taken)?;
         self.traps.trim();
+        Ok(())
+    }
+
+    /// The queued URLs `commit` decides (those of `records` not refused on discovery) are
+    /// decided now: the duplicates' links parked on them are followed, as part of `commit`,
+    /// if the page led to new pages (a hub), and dropped if not. Each URL's record counts
+    /// them (`released`).
+    fn release_parked(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+    ) -> Result<(), EngineError> {
+        let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
+        let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+        for record in records.iter_mut() {
+            let key = url_key(&record.url);
+            if refused.contains(&key) {
+                continue;
+            }
+            commit.decided.push(key);
+            let hub = commit.hub == Some(key);
+            let links = self.frontier.release(commit, &record.url, &key, hub)?;
+            if links.is_empty() {
+                continue;
+            }
+            let mut released = Released::default();
+            for ParkedLink {
+                mut entry,
+                priority,
+            } in links
+            {
+                let url = CanonicalUrl::parse(&entry.url)
+                    .map_err(|e| EngineError::Shared(format!("parked link {}: {e}", entry.url)))?;
+                let link_key = url_key(url.as_str());
+                if self.is_seen(&url, &link_key, &pending)? {
+                    continue;
+                }
+                if hub {
+                    // A hub's counterpart starts a new chain (see `follow_links`).
+                    entry.duplicates = 0;
+                    self.queue(commit, &mut pending, &url, entry, priority)?;
+                    released.followed += 1;
+                } else {
+                    commit.dropped.push(link_key);
+                    released.dropped += 1;
+                }
+            }
+            debug!(url = %record.url, hub, ?released, "parked links released");
+            record.released = Some(released);
+        }
         Ok(())
     }
 

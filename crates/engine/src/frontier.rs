@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{CanonicalUrl, HostOutcome, HostPoliteness, PolitenessConfig};
-use nearcrawl_store::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, UrlKey, url_key};
+use nearcrawl_store::{
+    Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey, url_key,
+};
 use url::Url;
 
 use crate::error::EngineError;
@@ -60,6 +62,18 @@ pub enum Step {
     /// Nothing may start now: look again at this instant (or when a request finishes);
     /// `None` when no host has work left.
     Wait(Option<Instant>),
+}
+
+/// What became of a duplicate's link to where its original's link leads, by what is known of
+/// that place on the original's site (the counterpart): see [`Frontier::hub_or_park`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parking {
+    /// The counterpart led to new pages (a hub): the link is followed now.
+    Hub,
+    /// The counterpart is not decided yet: the link waits for it ([`Frontier::release`]).
+    Parked,
+    /// The counterpart was decided and led to nothing new: the link is dropped.
+    Decided,
 }
 
 /// The coordinator's last word on a URL about to be fetched: why not, if not.
@@ -123,13 +137,41 @@ pub trait Frontier {
         let _ = (url, key);
         Ok(true)
     }
-    /// Whether the page of `key` led to many new pages ([`Commit::hub`]): a duplicate's link
-    /// to where its link leads is followed.
-    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError>;
-    /// A decision reached the job's store, deciding the leased URLs `taken` (and marking `hub`
-    /// a hub): a frontier kept elsewhere (shared by several workers) now makes it known there.
-    fn committed(&mut self, taken: &[QueueKey], hub: Option<&UrlKey>) -> Result<(), EngineError> {
-        let _ = (taken, hub);
+    /// What is known now of the page at `counterpart` (key `key`), where a duplicate's link
+    /// leads on its original's site: `Some(true)`, it led to many new pages ([`Commit::hub`]:
+    /// the link is followed); `Some(false)`, it was decided and did not (the link is
+    /// dropped, or probed); `None`, not yet known: the link is to be parked with
+    /// [`Frontier::hub_or_park`].
+    fn counterpart_hub(
+        &self,
+        counterpart: &CanonicalUrl,
+        key: &UrlKey,
+    ) -> Result<Option<bool>, EngineError>;
+    /// Parks `link` (key `link_key`) until the page at `counterpart` (key `key`) is decided,
+    /// as part of `commit`; or, when that page was decided meanwhile, says how
+    /// ([`Parking::Hub`]: follow the link now; [`Parking::Decided`]: drop it).
+    fn hub_or_park(
+        &mut self,
+        commit: &mut Commit,
+        counterpart: &CanonicalUrl,
+        key: &UrlKey,
+        link_key: UrlKey,
+        link: ParkedLink,
+    ) -> Result<Parking, EngineError>;
+    /// `commit` decides the URL `url` (key `key`; `hub`: it led to many new pages): the
+    /// links parked on it, taken out of their parking as part of `commit`. The caller follows
+    /// them if `hub`, drops them if not.
+    fn release(
+        &mut self,
+        commit: &mut Commit,
+        url: &str,
+        key: &UrlKey,
+        hub: bool,
+    ) -> Result<Vec<ParkedLink>, EngineError>;
+    /// A decision reached the job's store, deciding the leased URLs `taken`: a frontier kept
+    /// elsewhere (shared by several workers) now makes it known there.
+    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
+        let _ = taken;
         Ok(())
     }
 }
@@ -225,6 +267,9 @@ pub struct StoreFrontier {
     /// The latest instant the frontier was told of: a host first seen now is ready from
     /// then (the frontier reads no clock of its own).
     last_now: Instant,
+    /// The URLs links are parked on ([`CrawlStore::parked_targets`]), so that deciding
+    /// another URL asks the store nothing.
+    parked_on: HashSet<UrlKey>,
 }
 
 impl StoreFrontier {
@@ -247,10 +292,12 @@ impl StoreFrontier {
             round_pos: 0,
             round_wake: None,
             last_now: now,
+            parked_on: HashSet::new(),
         };
         for (id, authority) in frontier.store.hosts()? {
             frontier.add_host(id, authority, now);
         }
+        frontier.parked_on = frontier.store.parked_targets()?.into_iter().collect();
         Ok(frontier)
     }
 
@@ -447,8 +494,51 @@ impl Frontier for StoreFrontier {
         Ok(self.store.is_seen(key)?)
     }
 
-    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError> {
-        Ok(self.store.is_hub(key)?)
+    fn counterpart_hub(
+        &self,
+        _counterpart: &CanonicalUrl,
+        key: &UrlKey,
+    ) -> Result<Option<bool>, EngineError> {
+        if self.store.is_hub(key)? {
+            Ok(Some(true))
+        } else if self.store.is_undecided(key)? {
+            Ok(None)
+        } else {
+            Ok(Some(false))
+        }
+    }
+
+    fn hub_or_park(
+        &mut self,
+        commit: &mut Commit,
+        _counterpart: &CanonicalUrl,
+        key: &UrlKey,
+        link_key: UrlKey,
+        link: ParkedLink,
+    ) -> Result<Parking, EngineError> {
+        // One process decides one page at a time: the counterpart is still undecided.
+        commit.parked.push((*key, link_key, link));
+        self.parked_on.insert(*key);
+        Ok(Parking::Parked)
+    }
+
+    fn release(
+        &mut self,
+        commit: &mut Commit,
+        _url: &str,
+        key: &UrlKey,
+        _hub: bool,
+    ) -> Result<Vec<ParkedLink>, EngineError> {
+        if !self.parked_on.remove(key) {
+            return Ok(Vec::new());
+        }
+        let parked = self.store.parked_on(key)?;
+        let mut links = Vec::with_capacity(parked.len());
+        for (link_key, link) in parked {
+            commit.unparked.push((*key, link_key));
+            links.push(link);
+        }
+        Ok(links)
     }
 
     fn enqueue(

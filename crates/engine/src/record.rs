@@ -87,6 +87,15 @@ impl From<nearcrawl_dedup::Verdict> for Verdict {
     }
 }
 
+/// What became of the links parked on a URL when it was decided ([`Record::released`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Released {
+    /// Queued: the page led to new pages (a hub).
+    pub followed: u32,
+    /// Not queued: it did not.
+    pub dropped: u32,
+}
+
 /// One line of `records.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -141,6 +150,15 @@ pub struct Record {
     /// `dedup.hub_min_links`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_hub: Option<u32>,
+    /// Links of a duplicate to where the original's lead, whose counterpart there was not
+    /// decided yet (queued, or being fetched): parked until it is, then followed if it led to
+    /// new pages (a hub) and dropped if not. The counterpart's record says which (`released`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<u32>,
+    /// Links of duplicates parked on this URL (their `parked`), released when it was decided:
+    /// followed (it is a hub) or dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released: Option<Released>,
     /// Links of a duplicate to where the original's lead, queued for a HEAD probe
     /// (`dedup.probe_links`): fetched only if their length differs from their counterpart's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +272,8 @@ impl Record {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            parked: None,
+            released: None,
             probed: None,
             probe: None,
             links_matched_by: None,
@@ -295,6 +315,7 @@ pub(crate) struct Decision {
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
     pub(crate) via_hub: Option<u32>,
+    pub(crate) parked: Option<u32>,
     pub(crate) probed: Option<u32>,
     pub(crate) links_matched_by: Option<nearcrawl_dedup::LinkMatch>,
     pub(crate) trapped: Option<u32>,
@@ -327,6 +348,7 @@ impl Decision {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            parked: None,
             probed: None,
             links_matched_by: None,
             trapped: None,
@@ -374,6 +396,8 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             via_hub: d.via_hub,
+            parked: d.parked,
+            released: None,
             probed: d.probed,
             probe: asked_probe(entry),
             links_matched_by: d.links_matched_by,

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nearcrawl_dedup::AnalyzerConfig;
-use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, RedisJob, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, RedisJob, Verdict, crawl};
 use nearcrawl_redis_job::{JobName, RedisTarget};
 
 use crate::corpus::{Corpus, CorpusError, Source};
@@ -119,6 +119,11 @@ async fn crawl_both(
     for (name, enabled) in [("baseline", false), ("dedup", true)] {
         let mut crawl_config = config.crawl.clone();
         crawl_config.dedup.enabled = enabled;
+        if !enabled {
+            // The oracle replays the baseline in its order: one request at a time, the same
+            // order on every run, whatever the dedup crawl's concurrency.
+            crawl_config.limits.concurrency = 1;
+        }
         let dir = out.join(name);
         records.push(match (&config.workers, enabled) {
             (Some(workers), true) => {
@@ -197,6 +202,10 @@ async fn crawl_shared(
             .map_err(|e| RunError::Other(format!("{}: {e}", worker_dir.display())))?;
         records.extend(read_records(&worker_dir)?);
     }
+    // The workers' records share no order (each numbers its own): a group's page the job kept
+    // is taken to come first, then the pages it called copies, so that recall counts a
+    // group's second original as missed and none of its copies.
+    records.sort_by_key(|r| r.verdict.is_duplicate() || r.verdict == Verdict::Unchanged);
     Ok(records)
 }
 

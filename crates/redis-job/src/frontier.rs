@@ -273,6 +273,9 @@ struct Scripts {
     finish: Script,
     robots: Script,
     drain: Script,
+    park: Script,
+    decide: Script,
+    settle: Script,
 }
 
 impl Scripts {
@@ -290,8 +293,22 @@ impl Scripts {
             finish: host(include_str!("lua/finish.lua")),
             robots: host(include_str!("lua/robots.lua")),
             drain: host(include_str!("lua/drain.lua")),
+            park: job(include_str!("lua/park.lua")),
+            decide: job(include_str!("lua/decide.lua")),
+            settle: job(include_str!("lua/settle.lua")),
         }
     }
+}
+
+/// What [`SharedFrontier::park`] did with a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parking {
+    /// The URL it would wait for led to new pages: follow the link now.
+    Hub,
+    /// The link waits for the URL's decision.
+    Parked,
+    /// The URL was decided (or never queued) and is not a hub: drop the link.
+    Decided,
 }
 
 /// How many hosts one [`SharedFrontier::next_step`] asks before answering `Wait`.
@@ -508,22 +525,84 @@ impl SharedFrontier {
         })
     }
 
-    /// A page whose links led to many new pages (a table of contents): a duplicate's link to
-    /// where this page's link leads is followed (the engine's `dedup.hub_min_links`).
-    pub fn mark_hub(&mut self, key: &[u8; 16]) -> Result<(), JobError> {
-        let hubs = self.keys.job("hubs");
-        let member = key_hex(key);
-        self.redis.run("mark hub", |con| {
-            redis::cmd("SADD").arg(&hubs).arg(&member).query::<()>(con)
+    /// The keys of the parking of URL `key` of `host`: its host's entries, hubs and decided
+    /// marks, and the links parked on it.
+    fn parking_keys(&self, host: &str, key: &str) -> [String; 4] {
+        [
+            self.keys.host(host, "e"),
+            self.keys.host(host, "hubs"),
+            self.keys.host(host, "decided"),
+            self.keys.host(host, &format!("parked:{key}")),
+        ]
+    }
+
+    /// Parks `link` (key `link_key`, in the caller's encoding) until URL `key` of `host` is
+    /// decided ([`SharedFrontier::decide`]); or, if it was decided (or never queued), says
+    /// how. Atomic with `decide`: a link is never parked on a URL already decided.
+    pub fn park(
+        &mut self,
+        host: &str,
+        key: &[u8; 16],
+        link_key: &[u8; 16],
+        link: &[u8],
+    ) -> Result<Parking, JobError> {
+        let what = "park";
+        let key = key_hex(key);
+        let keys = self.parking_keys(host, &key);
+        let script = &self.scripts.park;
+        let reply: String = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for k in &keys {
+                call.key(k);
+            }
+            call.arg(&key).arg(key_hex(link_key)).arg(link).invoke(con)
+        })?;
+        match reply.as_str() {
+            "hub" => Ok(Parking::Hub),
+            "decided" => Ok(Parking::Decided),
+            "parked" => Ok(Parking::Parked),
+            other => Err(bad_reply(what, format!("{other:?}"))),
+        }
+    }
+
+    /// URL `key` of `host` is decided (`hub`: it led to many new pages, the engine's
+    /// `dedup.hub_min_links`): no link is parked on it from now on. Returns the links parked
+    /// on it, which the caller follows (a hub) or drops, then settles with
+    /// [`SharedFrontier::settle`] once the URL's lease is finished; until then they stay, for
+    /// a worker that decides the URL again after this one died.
+    pub fn decide(
+        &mut self,
+        host: &str,
+        key: &[u8; 16],
+        hub: bool,
+    ) -> Result<Vec<Vec<u8>>, JobError> {
+        let key = key_hex(key);
+        let [_, hubs, decided, parked] = self.parking_keys(host, &key);
+        let script = &self.scripts.decide;
+        self.redis.run("decide", |con| {
+            script
+                .key(&hubs)
+                .key(&decided)
+                .key(&parked)
+                .arg(&key)
+                .arg(if hub { "1" } else { "0" })
+                .invoke(con)
         })
     }
 
-    /// Whether a worker of the job marked this URL a hub ([`SharedFrontier::mark_hub`]).
-    pub fn is_hub(&mut self, key: &[u8; 16]) -> Result<bool, JobError> {
-        let hubs = self.keys.job("hubs");
-        let member = key_hex(key);
-        self.redis.run("is hub", |con| {
-            redis::cmd("SISMEMBER").arg(&hubs).arg(&member).query(con)
+    /// The links parked on URL `key` of `host` were followed or dropped, and its lease
+    /// finished: its parking is removed.
+    pub fn settle(&mut self, host: &str, key: &[u8; 16]) -> Result<(), JobError> {
+        let key = key_hex(key);
+        let [_, _, decided, parked] = self.parking_keys(host, &key);
+        let script = &self.scripts.settle;
+        self.redis.run("settle", |con| {
+            script
+                .key(&decided)
+                .key(&parked)
+                .arg(&key)
+                .invoke::<i64>(con)
+                .map(|_| ())
         })
     }
 
@@ -899,4 +978,71 @@ struct Hint {
 /// From server time `now` to `at` (both ms), never negative.
 fn until(now: i64, at: i64) -> Duration {
     Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::server::LocalRedis;
+    use crate::{Patience, RedisTarget};
+    use std::sync::Arc;
+
+    fn join(url: &str, worker: &str) -> SharedFrontier {
+        let redis = Redis::connect(
+            RedisTarget::parse(url).unwrap(),
+            Patience::default(),
+            Arc::default(),
+        )
+        .unwrap();
+        let settings = Settings {
+            per_host_delay_ms: 0,
+            max_connections_per_host: 2,
+            obey_robots: false,
+            ..Settings::default()
+        };
+        let job = JobName::new("stale").unwrap();
+        SharedFrontier::join(redis, job, worker, settings)
+            .unwrap()
+            .0
+    }
+
+    /// A worker reads a host's time while another worker's lease is held (the lease's
+    /// deadline), and writes it after that lease was finished: the host, empty by then, must
+    /// not wait in the ready set until the deadline, which would hold the job open.
+    #[test]
+    fn a_time_read_before_a_finish_does_not_hold_an_empty_host() {
+        let server = LocalRedis::start(false).unwrap();
+        let (mut x, mut y) = (join(&server.url(), "x"), join(&server.url(), "y"));
+        let offer = Offer {
+            key: [1; 16],
+            priority: 0,
+            entry: b"u".to_vec(),
+        };
+        x.offer("h.test", &[offer]).unwrap();
+        x.seeded().unwrap();
+        let Next::Fetch(lease) = x.next_step().unwrap() else {
+            panic!("x should lease the URL")
+        };
+        // Announced again (by a worker that found a link there, seen already).
+        y.announce(&[("h.test", None)]).unwrap();
+        let Picked::Host { host, stamp } = y.pick().unwrap() else {
+            panic!("y should pick the host")
+        };
+        let (taken, hint) = y.take(&host, &stamp).unwrap();
+        assert!(taken.is_none() && hint.at.is_some(), "wait for x's lease");
+        x.finish(&lease, Outcome::Answered, None).unwrap();
+        y.schedule(&host, &stamp, hint).unwrap();
+        // The host is looked at now, found empty, and the job is done.
+        let mut steps = Vec::new();
+        for _ in 0..3 {
+            let next = y.next_step().unwrap();
+            steps.push(next.clone());
+            if next == Next::Done {
+                break;
+            }
+        }
+        assert_eq!(steps.last(), Some(&Next::Done), "{steps:?}");
+    }
 }

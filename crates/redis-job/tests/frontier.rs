@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
 use nearcrawl_redis_job::{
-    Finished, JobName, Lease, Next, Offer, Outcome, Patience, Redis, RedisTarget, Role, Settings,
-    SharedFrontier, key_hex,
+    Finished, JobName, Lease, Next, Offer, Outcome, Parking, Patience, Redis, RedisTarget, Role,
+    Settings, SharedFrontier, key_hex,
 };
 
 fn connect(url: &str) -> Redis {
@@ -419,4 +419,61 @@ fn a_restarted_server_loses_nothing_and_workers_reconnect() {
     }
     fetched.sort_unstable();
     assert_eq!(fetched, (0..20).collect::<Vec<_>>());
+}
+
+/// A duplicate's link parked on a URL: returned when the URL is decided, never parked once it
+/// is; kept until settled, so a worker deciding the URL again (the first died) gets it too.
+#[test]
+fn links_park_on_undecided_urls_until_they_are_decided() {
+    let server = LocalRedis::start(false).unwrap();
+    let (mut a, _) = join(&server.url(), "park", "a", open_settings());
+    let (mut b, _) = join(&server.url(), "park", "b", open_settings());
+    // Node 0 (a hub) and node 1 (not), both on h0.test; node 3 was never queued.
+    assert_eq!(offer_nodes(&mut a, &[0, 1], 1), 2);
+    a.seeded().unwrap();
+    let (host, zero) = node(0, 1);
+    let one = node(1, 1).1;
+    let never = node(3, 1).1;
+    let link = |n: u8| ([n; 16], vec![n]);
+    let park = |f: &mut SharedFrontier, on: &Offer, n: u8| {
+        let (key, bytes) = link(n);
+        f.park(&host, &on.key, &key, &bytes).unwrap()
+    };
+    assert_eq!(park(&mut b, &zero, 10), Parking::Parked, "queued");
+    assert_eq!(park(&mut b, &never, 11), Parking::Decided, "never queued");
+    let Next::Fetch(lease) = a.next_step().unwrap() else {
+        panic!("a should fetch node 0")
+    };
+    assert_eq!(lease.key, key_hex(&zero.key));
+    assert_eq!(park(&mut b, &zero, 12), Parking::Parked, "leased");
+
+    // a decides node 0 a hub: both links parked on it come back, and no more are parked.
+    let mut parked = a.decide(&host, &zero.key, true).unwrap();
+    parked.sort();
+    assert_eq!(parked, [vec![10], vec![12]]);
+    assert_eq!(park(&mut b, &zero, 13), Parking::Hub, "decided a hub");
+    // Decided again (a died before settling): the same links again.
+    assert_eq!(a.decide(&host, &zero.key, true).unwrap().len(), 2);
+    assert_eq!(
+        a.finish(&lease, Outcome::Answered, None).unwrap(),
+        Finished::Done { parked: false }
+    );
+    a.settle(&host, &zero.key).unwrap();
+    assert_eq!(park(&mut b, &zero, 14), Parking::Hub, "still a hub");
+    assert!(
+        a.decide(&host, &zero.key, true).unwrap().is_empty(),
+        "settled"
+    );
+
+    // Node 1 is not a hub: decided, its link is dropped by the caller; after the lease is
+    // finished and the parking settled, links are not parked on it either.
+    assert_eq!(park(&mut b, &one, 20), Parking::Parked);
+    let Next::Fetch(lease) = b.next_step().unwrap() else {
+        panic!("b should fetch node 1")
+    };
+    assert_eq!(b.decide(&host, &one.key, false).unwrap(), [vec![20]]);
+    assert_eq!(park(&mut a, &one, 21), Parking::Decided);
+    b.finish(&lease, Outcome::Answered, None).unwrap();
+    b.settle(&host, &one.key).unwrap();
+    assert_eq!(park(&mut a, &one, 22), Parking::Decided);
 }

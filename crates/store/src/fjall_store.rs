@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::{
-    Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey, decode_queued,
-    encode_queued, unique_value,
+    Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
+    decode_queued, encode_queued, unique_value,
 };
 
 /// Bytes a table holds in memory before it writes them to disk.
@@ -20,7 +20,8 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
 /// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `lengths` (URL key -> declared `Content-Length`), `sentences`
+/// led to new pages), `undecided` (URL keys queued and not decided yet), `parked` (the URL
+/// key a link waits for and the link's key -> [`ParkedLink`]), `lengths` (URL key -> declared `Content-Length`), `sentences`
 /// (sentence-fingerprint key -> posting), `counters`, `blobs`. Each commit is one fjall write
 /// batch, handed to the operating system before `commit` returns, so a killed process loses
 /// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
@@ -38,6 +39,8 @@ pub struct FjallStore {
     link_keys: Keyspace,
     dropped: Keyspace,
     hubs: Keyspace,
+    undecided: Keyspace,
+    parked: Keyspace,
     lengths: Keyspace,
     counters: Keyspace,
     blobs: Keyspace,
@@ -120,6 +123,8 @@ impl FjallStore {
             link_keys: open("link_keys")?,
             dropped: open("dropped")?,
             hubs: open("hubs")?,
+            undecided: open("undecided")?,
+            parked: open("parked")?,
             lengths: open("lengths")?,
             counters: open("counters")?,
             blobs: open("blobs")?,
@@ -257,6 +262,42 @@ impl CrawlStore for FjallStore {
             .map_err(|e| self.err_in(&self.hubs, e))
     }
 
+    fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        self.undecided
+            .contains_key(key)
+            .map_err(|e| self.err_in(&self.undecided, e))
+    }
+
+    fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.parked.prefix(key) {
+            let (k, v) = item
+                .into_inner()
+                .map_err(|e| self.err_in(&self.parked, e))?;
+            let link: UrlKey = k[16..].try_into().map_err(|_| StoreError::Corrupt {
+                table: "parked",
+                reason: "bad key".into(),
+            })?;
+            out.push((link, ParkedLink::decode(&v)?));
+        }
+        Ok(out)
+    }
+
+    fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError> {
+        let mut out: Vec<UrlKey> = Vec::new();
+        for item in self.parked.iter() {
+            let key = item.key().map_err(|e| self.err_in(&self.parked, e))?;
+            let on: UrlKey = key[..16].try_into().map_err(|_| StoreError::Corrupt {
+                table: "parked",
+                reason: "bad key".into(),
+            })?;
+            if out.last() != Some(&on) {
+                out.push(on);
+            }
+        }
+        Ok(out)
+    }
+
     fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
         match self
             .lengths
@@ -315,8 +356,18 @@ impl CrawlStore for FjallStore {
         if let Some((key, length)) = commit.length {
             batch.insert(&self.lengths, key, length.to_be_bytes());
         }
+        for key in commit.decided {
+            batch.remove(&self.undecided, key);
+        }
+        for (on, link, parked) in commit.parked {
+            batch.insert(&self.parked, [on, link].concat(), parked.encode());
+        }
+        for (on, link) in commit.unparked {
+            batch.remove(&self.parked, [on, link].concat());
+        }
         for (key, url_key, url) in commit.enqueued {
             batch.insert(&self.seen, url_key, []);
+            batch.insert(&self.undecided, url_key, []);
             batch.insert(&self.queue, key.to_bytes(), encode_queued(&url));
         }
         for (name, value) in commit.counters {

@@ -196,6 +196,34 @@ impl QueuedUrl {
     }
 }
 
+/// A duplicate's link parked until the page it corresponds to on the original's site (its
+/// counterpart) is decided: followed then if that page led to new pages (a hub), dropped if
+/// not. Without it, the link's fate would hang on which release a crawl happens to fetch
+/// first.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ParkedLink {
+    /// The link, as it is queued if followed.
+    pub entry: QueuedUrl,
+    /// Its priority in its host's queue.
+    pub priority: u32,
+}
+
+impl ParkedLink {
+    /// The stored form.
+    pub fn encode(&self) -> Vec<u8> {
+        // Serialising a struct of strings and integers cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Reads the stored form back.
+    pub fn decode(bytes: &[u8]) -> Result<ParkedLink, StoreError> {
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+            table: "parked",
+            reason: e.to_string(),
+        })
+    }
+}
+
 fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
     *n == N::default()
 }
@@ -244,12 +272,18 @@ pub struct Commit {
     pub dropped: Vec<UrlKey>,
     /// The page decided, when it led to new pages (see [`CrawlStore::is_hub`]).
     pub hub: Option<UrlKey>,
+    /// URLs queued before and decided by this commit ([`CrawlStore::is_undecided`] no more).
+    pub decided: Vec<UrlKey>,
+    /// Links parked until a URL is decided: (that URL's key, the link's key, the link).
+    pub parked: Vec<(UrlKey, UrlKey, ParkedLink)>,
+    /// Parked links released (followed or dropped): (the URL's key, the link's key).
+    pub unparked: Vec<(UrlKey, UrlKey)>,
     /// The page fetched and the `Content-Length` its response declared (see
     /// [`CrawlStore::declared_length`]).
     pub length: Option<(UrlKey, u64)>,
     /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
     pub seen: Vec<UrlKey>,
-    /// URLs to mark seen and queue.
+    /// URLs to mark seen and queue (and undecided, until a commit lists them in `decided`).
     pub enqueued: Vec<(QueueKey, UrlKey, QueuedUrl)>,
     /// Job counters to store (name, value): the job's own (`next_seq`, ...) and per-host
     /// budgets of the trap rules. A name given twice keeps the last value.
@@ -345,6 +379,14 @@ pub trait CrawlStore: Send + Sync {
     /// a duplicate's link to its counterpart on another site is followed, as that page may
     /// lead to new pages there too.
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// Whether the URL was queued and is not decided yet (queued, in flight, or waiting to be
+    /// retried): what a link parked on it waits for.
+    fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// The links parked until the URL with this key is decided ([`Commit::parked`]), by
+    /// link key.
+    fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError>;
+    /// The keys of the URLs that links are parked on.
+    fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError>;
     /// The `Content-Length` the response for the URL with this key declared, when it was
     /// fetched with one ([`Commit::length`]): what a probe of another URL is compared with.
     fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError>;

@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey};
+use crate::{
+    Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
+};
 
 /// A [`CrawlStore`] in memory: for tests and jobs that need no resume.
 #[derive(Debug, Default)]
@@ -24,6 +26,8 @@ struct Inner {
     link_keys: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
     hubs: HashSet<UrlKey>,
+    undecided: HashSet<UrlKey>,
+    parked: BTreeMap<(UrlKey, UrlKey), ParkedLink>,
     lengths: HashMap<UrlKey, u64>,
     counters: HashMap<String, u64>,
     blobs: HashMap<String, Vec<u8>>,
@@ -86,6 +90,25 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().hubs.contains(key))
     }
 
+    fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError> {
+        Ok(self.lock().undecided.contains(key))
+    }
+
+    fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .parked
+            .range((*key, [0; 16])..=(*key, [0xff; 16]))
+            .map(|((_, link), parked)| (*link, parked.clone()))
+            .collect())
+    }
+
+    fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError> {
+        let mut targets: Vec<UrlKey> = self.lock().parked.keys().map(|(on, _)| *on).collect();
+        targets.dedup();
+        Ok(targets)
+    }
+
     fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
         Ok(self.lock().lengths.get(key).copied())
     }
@@ -118,8 +141,18 @@ impl CrawlStore for MemoryStore {
         inner.hubs.extend(commit.hub);
         inner.lengths.extend(commit.length);
         inner.seen.extend(commit.seen);
+        for key in &commit.decided {
+            inner.undecided.remove(key);
+        }
+        for (on, link, parked) in commit.parked {
+            inner.parked.insert((on, link), parked);
+        }
+        for key in &commit.unparked {
+            inner.parked.remove(key);
+        }
         for (key, url_key, url) in commit.enqueued {
             inner.seen.insert(url_key);
+            inner.undecided.insert(url_key);
             inner.queue.insert(key, url);
         }
         for (name, value) in commit.counters {

@@ -230,3 +230,91 @@ fn a_probe_is_unchanged_only_when_answered_200_within_the_tolerance() {
     };
     assert!(!unasked.unchanged(0.02), "not asked yet");
 }
+
+/// Queues two URLs, parks links on them, decides the first and releases its links: what the
+/// store says of each after every step.
+fn park_and_release(store: &dyn CrawlStore) {
+    let host = store.host_id("a.example").unwrap();
+    let (c1, c2) = (
+        url_key("http://a.example/c1"),
+        url_key("http://a.example/c2"),
+    );
+    let mut commit = Commit::default();
+    for (order, url) in ["http://a.example/c1", "http://a.example/c2"]
+        .into_iter()
+        .enumerate()
+    {
+        let key = QueueKey {
+            host,
+            priority: 0,
+            order: order as u64,
+        };
+        commit.enqueue(key, url_key(url), queued(url, 1));
+    }
+    store.commit(commit).unwrap();
+    assert!(store.is_undecided(&c1).unwrap() && store.is_undecided(&c2).unwrap());
+    assert!(
+        !store
+            .is_undecided(&url_key("http://a.example/other"))
+            .unwrap()
+    );
+
+    let link = |url: &str| ParkedLink {
+        entry: queued(url, 3),
+        priority: 3,
+    };
+    let (l1, l2, l3) = (
+        url_key("http://b.example/l1"),
+        url_key("http://b.example/l2"),
+        url_key("http://b.example/l3"),
+    );
+    let commit = Commit {
+        parked: vec![
+            (c1, l1, link("http://b.example/l1")),
+            (c1, l2, link("http://b.example/l2")),
+            (c2, l3, link("http://b.example/l3")),
+        ],
+        ..Commit::default()
+    };
+    store.commit(commit).unwrap();
+    let mut targets = store.parked_targets().unwrap();
+    targets.sort_unstable();
+    let mut expected = vec![c1, c2];
+    expected.sort_unstable();
+    assert_eq!(targets, expected);
+    let mut on_c1 = store.parked_on(&c1).unwrap();
+    on_c1.sort_unstable_by_key(|(key, _)| *key);
+    let mut expected = vec![
+        (l1, link("http://b.example/l1")),
+        (l2, link("http://b.example/l2")),
+    ];
+    expected.sort_unstable_by_key(|(key, _)| *key);
+    assert_eq!(on_c1, expected);
+
+    let commit = Commit {
+        decided: vec![c1],
+        unparked: vec![(c1, l1), (c1, l2)],
+        ..Commit::default()
+    };
+    store.commit(commit).unwrap();
+    assert!(!store.is_undecided(&c1).unwrap(), "decided");
+    assert!(store.is_undecided(&c2).unwrap());
+    assert!(store.is_seen(&c1).unwrap(), "a decided URL stays seen");
+    assert_eq!(store.parked_on(&c1).unwrap(), []);
+    assert_eq!(store.parked_targets().unwrap(), [c2]);
+    assert_eq!(
+        store.parked_on(&c2).unwrap(),
+        [(l3, link("http://b.example/l3"))]
+    );
+}
+
+#[test]
+fn links_are_parked_until_their_url_is_decided_in_both_stores() {
+    park_and_release(&MemoryStore::default());
+    let dir = tempfile::tempdir().unwrap();
+    park_and_release(&FjallStore::open(dir.path()).unwrap());
+    let store = FjallStore::open(dir.path()).unwrap();
+    let c2 = url_key("http://a.example/c2");
+    assert!(store.is_undecided(&c2).unwrap(), "kept across a reopen");
+    assert_eq!(store.parked_targets().unwrap(), [c2]);
+}

@@ -277,7 +277,7 @@ impl Coordinator {
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
         let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
-        let (mut via_hub, mut probed) = (0u32, 0u32);
+        let (mut via_hub, mut probed, mut parked) = (0u32, 0u32, 0u32);
         let hubs = self.job.config.dedup.hub_min_links > 0;
         // Probes only where the original's server declares its pages' lengths.
         let probing = self.job.config.dedup.probe_links
@@ -332,6 +332,8 @@ impl Coordinator {
             pending.insert(ukey);
             let mut by_hub = false;
             let mut probe = None;
+            // Not known yet whether the counterpart is a hub: parked until it is decided.
+            let mut park = None;
             // Where the original's link to the same place (relative to each site) led, for a
             // new link not followed as new, when a hub or a probe could still follow it.
             let counterpart = match (follows, how.base, &how.original) {
@@ -342,23 +344,32 @@ impl Coordinator {
             };
             if let Some(counterpart) = &counterpart {
                 // Followed when the original's target led to new pages (a release's table of
-                // contents); else probed, when its length is known, to see if it changed.
+                // contents); else probed, when its length is known, to see if it changed;
+                // else, while it is not known whether it led to new pages, parked until it is.
                 let key = url_key(counterpart.as_str());
-                by_hub = hubs && self.frontier.is_hub(&key)?;
-                if !by_hub && probing && how.chain_trap.is_none() && self.store.is_seen(&key)? {
-                    probe = Some(Probe {
-                        counterpart: counterpart.to_string(),
-                        ..Probe::default()
-                    });
+                let hub = match hubs {
+                    true => self.frontier.counterpart_hub(counterpart, &key)?,
+                    false => Some(false),
+                };
+                by_hub = hub == Some(true);
+                if !by_hub && how.chain_trap.is_none() {
+                    if probing && self.store.is_seen(&key)? {
+                        probe = Some(Probe {
+                            counterpart: counterpart.to_string(),
+                            ..Probe::default()
+                        });
+                    } else if hub.is_none() {
+                        park = Some((counterpart, key));
+                    }
                 }
-                follows = by_hub || probe.is_some();
+                follows = by_hub || probe.is_some() || park.is_some();
             }
             let skip = how.chain_trap.is_some() || !follows;
             let at = (entry.depth + 1, seq);
             let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
             match admitted {
                 // A duplicate's links were never really discovered: no records for them.
-                Err(_) if skip => {}
+                Err(_) if skip || park.is_some() => {}
                 Err((verdict, reason)) => {
                     if verdict == Verdict::OutOfScope {
                         self.watch_scope(Some(&reason));
@@ -400,26 +411,12 @@ impl Coordinator {
                             continue;
                         }
                     }
-                    if by_hub {
-                        via_hub += 1;
-                    }
-                    if probe.is_some() {
-                        probed += 1;
-                    } else {
-                        enqueued += 1;
-                    }
-                    let next = QueuedUrl {
+                    let mut next = QueuedUrl {
                         url: url.to_string(),
                         depth: entry.depth + 1,
                         parent: Some(seq),
                         probe,
-                        // A hub's counterpart starts a new chain: a new release's pages are
-                        // duplicates all the way down to its new ones.
-                        duplicates: if by_hub {
-                            0
-                        } else {
-                            u8::try_from(how.chain).unwrap_or(u8::MAX)
-                        },
+                        duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
                         patterns: patterns.into_pairs(),
                         off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
                         potential: self
@@ -429,6 +426,39 @@ impl Coordinator {
                         ..QueuedUrl::default()
                     };
                     let priority = self.priority_of(entry, how, &anchor, url.as_url());
+                    if let Some((counterpart, key)) = park {
+                        let link = ParkedLink {
+                            entry: next.clone(),
+                            priority,
+                        };
+                        let commit = &mut decided.commit;
+                        match self
+                            .frontier
+                            .hub_or_park(commit, counterpart, &key, ukey, link)?
+                        {
+                            Parking::Hub => by_hub = true,
+                            Parking::Parked => {
+                                parked += 1;
+                                continue;
+                            }
+                            Parking::Decided => {
+                                decided.commit.dropped.push(ukey);
+                                dropped += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    if by_hub {
+                        via_hub += 1;
+                        // A hub's counterpart starts a new chain: a new release's pages are
+                        // duplicates all the way down to its new ones.
+                        next.duplicates = 0;
+                    }
+                    if next.probe.is_some() {
+                        probed += 1;
+                    } else {
+                        enqueued += 1;
+                    }
                     self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
                 }
             }
@@ -446,6 +476,9 @@ impl Coordinator {
         }
         if via_hub > 0 {
             decided.decision.via_hub = Some(via_hub);
+        }
+        if parked > 0 {
+            decided.decision.parked = Some(parked);
         }
         if probed > 0 {
             decided.decision.probed = Some(probed);

@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{CanonicalUrl, HostOutcome, authority};
 use nearcrawl_redis_job::{Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier};
-use nearcrawl_store::{Commit, CrawlStore, HostId, QueueKey, QueuedUrl, UrlKey};
+use nearcrawl_store::{Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey};
 use tracing::warn;
 use url::Url;
 
-use super::{Frontier, Step, Veto, refuse};
+use super::{Frontier, Parking, Step, Veto, refuse};
 use crate::error::EngineError;
 use crate::record::Verdict;
 
@@ -65,6 +65,9 @@ pub struct RedisFrontier {
     /// URLs known to be seen in the job (a URL once seen stays seen): most links of a site
     /// are its navigation, asked about again and again. Bounded: cleared when full.
     known_seen: Mutex<HashSet<UrlKey>>,
+    /// URLs decided by the decision being committed whose parked links were released: their
+    /// parking is removed once the decision is committed and their leases finished.
+    settling: Vec<(String, UrlKey)>,
 }
 
 /// URLs [`RedisFrontier`] remembers as seen (16 bytes each: some 40 MB with the set's own).
@@ -100,6 +103,7 @@ impl RedisFrontier {
             robots: HashMap::new(),
             seeds,
             known_seen: Mutex::new(HashSet::new()),
+            settling: Vec::new(),
         };
         if role == Role::Seed {
             frontier.seed()?;
@@ -279,15 +283,56 @@ impl Frontier for RedisFrontier {
         Ok(seen)
     }
 
-    fn is_hub(&self, key: &UrlKey) -> Result<bool, EngineError> {
-        if self.store.is_hub(key)? {
-            return Ok(true);
+    fn counterpart_hub(
+        &self,
+        _counterpart: &CanonicalUrl,
+        key: &UrlKey,
+    ) -> Result<Option<bool>, EngineError> {
+        // Anything else is asked of the job when the link is parked (atomically there).
+        Ok(self.store.is_hub(key)?.then_some(true))
+    }
+
+    fn hub_or_park(
+        &mut self,
+        _commit: &mut Commit,
+        counterpart: &CanonicalUrl,
+        key: &UrlKey,
+        link_key: UrlKey,
+        link: ParkedLink,
+    ) -> Result<Parking, EngineError> {
+        let origin = origin_of(counterpart.as_url());
+        let parking = self
+            .shared()
+            .park(&origin, key, &link_key, &link.encode())
+            .map_err(shared_error)?;
+        Ok(match parking {
+            nearcrawl_redis_job::Parking::Hub => Parking::Hub,
+            nearcrawl_redis_job::Parking::Parked => Parking::Parked,
+            nearcrawl_redis_job::Parking::Decided => Parking::Decided,
+        })
+    }
+
+    fn release(
+        &mut self,
+        _commit: &mut Commit,
+        url: &str,
+        key: &UrlKey,
+        hub: bool,
+    ) -> Result<Vec<ParkedLink>, EngineError> {
+        let Ok(parsed) = Url::parse(url) else {
+            return Ok(Vec::new());
+        };
+        let origin = origin_of(&parsed);
+        let parked = self
+            .shared()
+            .decide(&origin, key, hub)
+            .map_err(shared_error)?;
+        let mut links = Vec::with_capacity(parked.len());
+        for bytes in parked {
+            links.push(ParkedLink::decode(&bytes)?);
         }
-        self.shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_hub(key)
-            .map_err(shared_error)
+        self.settling.push((origin, *key));
+        Ok(links)
     }
 
     fn claim_refused(&mut self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError> {
@@ -440,10 +485,7 @@ impl Frontier for RedisFrontier {
         0
     }
 
-    fn committed(&mut self, taken: &[QueueKey], hub: Option<&UrlKey>) -> Result<(), EngineError> {
-        if let Some(hub) = hub {
-            self.shared().mark_hub(hub).map_err(shared_error)?;
-        }
+    fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
         for (origin, offers) in std::mem::take(&mut self.offers) {
             self.shared()
                 .offer(&origin, &offers)
@@ -478,6 +520,9 @@ impl Frontier for RedisFrontier {
                     "lease expired before its decision: another worker may fetch the URL too"
                 );
             }
+        }
+        for (origin, key) in std::mem::take(&mut self.settling) {
+            self.shared().settle(&origin, &key).map_err(shared_error)?;
         }
         Ok(())
     }

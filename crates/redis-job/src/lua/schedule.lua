@@ -1,7 +1,9 @@
 -- When a host may next give work, after a take or a finish. KEYS: ready, stamps. ARGV: host,
 -- the stamp read when it was picked, the time (ms) or -1 when it had nothing queued or
 -- leased. An empty host leaves the ready set only if no one announced it since the stamp
--- was read; otherwise it is looked at again now.
+-- was read; otherwise it is looked at again now. A host no longer in the ready set is not put
+-- back (XX): another worker found it empty since, after every announcement this one saw, so
+-- this one's time is stale (it was read while a lease since finished was still held).
 local same = (redis.call('HGET', KEYS[2], ARGV[1]) or '0') == ARGV[2]
 local at = tonumber(ARGV[3])
 if at < 0 then
@@ -9,12 +11,14 @@ if at < 0 then
     redis.call('ZREM', KEYS[1], ARGV[1])
     return 1
   end
-  redis.call('ZADD', KEYS[1], 'LT', now_ms(), ARGV[1])
+  redis.call('ZADD', KEYS[1], 'XX', 'LT', now_ms(), ARGV[1])
+  -- Times read before this (a lease was still held then) are stale: only earlier ones hold.
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
   return 0
 end
 if same then
-  redis.call('ZADD', KEYS[1], at, ARGV[1])
+  redis.call('ZADD', KEYS[1], 'XX', at, ARGV[1])
 else
-  redis.call('ZADD', KEYS[1], 'LT', at, ARGV[1])
+  redis.call('ZADD', KEYS[1], 'XX', 'LT', at, ARGV[1])
 end
 return 0
