@@ -57,16 +57,14 @@ fn shared_config() -> CrawlConfig {
     config
 }
 
-/// Worker `name` of job `job` on `redis`, with dedup off (`--no-dedup`) or on.
+/// Worker `name` of job `job` on `redis`, with `config`.
 async fn run_worker(
     seeds: &str,
     out: &Path,
     redis: &str,
     (job, name): (&str, &str),
-    dedup: bool,
+    config: CrawlConfig,
 ) -> Report {
-    let mut config = shared_config();
-    config.dedup.enabled = dedup;
     let job = Job {
         seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
         out_dir: out.to_path_buf(),
@@ -84,12 +82,15 @@ async fn run_worker(
         .expect("the worker's crawl runs")
 }
 
+/// Worker `name` of job `job` on `redis`, with dedup off (`--no-dedup`).
 async fn worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
-    run_worker(seeds, out, redis, (job, name), false).await
+    let mut config = shared_config();
+    config.dedup.enabled = false;
+    run_worker(seeds, out, redis, (job, name), config).await
 }
 
 async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
-    run_worker(seeds, out, redis, (job, name), true).await
+    run_worker(seeds, out, redis, (job, name), shared_config()).await
 }
 
 fn fetched_urls(out: &Path) -> Vec<String> {
@@ -322,4 +323,51 @@ async fn a_redis_restart_from_its_append_only_file_mid_crawl_loses_nothing() {
     assert!(retries > 0, "the outage was met and counted");
     let all: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
     assert_eq!(all.len(), PAGES, "one decision per page");
+}
+
+/// `limits.max_pages_per_host` holds for the job, not per worker: two workers together fetch
+/// that many pages of each site, and record the rest of its URLs as out of scope, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_budget_of_a_host_holds_across_workers() {
+    const BUDGET: u64 = 7;
+    let server = LocalRedis::start(false).unwrap();
+    let (a, b) = two_sites().await;
+    let seeds = format!("{}\n{}\n", a.url("/p0"), b.url("/p0"));
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut config = shared_config();
+    config.dedup.enabled = false;
+    config.limits.max_pages_per_host = Some(BUDGET);
+    let url = server.url();
+    tokio::join!(
+        run_worker(
+            &seeds,
+            dirs[0].path(),
+            &url,
+            ("budget", "w0"),
+            config.clone()
+        ),
+        run_worker(&seeds, dirs[1].path(), &url, ("budget", "w1"), config),
+    );
+    let all: Vec<_> = dirs.iter().flat_map(|d| records(d.path())).collect();
+    for site in [&a, &b] {
+        let prefix = site.url("");
+        let fetched = all
+            .iter()
+            .filter(|r| r.url.starts_with(&prefix) && r.status.is_some())
+            .count();
+        assert_eq!(fetched as u64, BUDGET, "{prefix}");
+        let over: BTreeSet<&str> = all
+            .iter()
+            .filter(|r| r.url.starts_with(&prefix))
+            .filter(|r| r.error.as_deref() == Some("max_pages_per_host (7) reached"))
+            .map(|r| r.url.as_str())
+            .collect();
+        assert!(!over.is_empty(), "{prefix}: the rest is recorded");
+        let refused = all
+            .iter()
+            .filter(|r| over.contains(r.url.as_str()))
+            .inspect(|r| assert_eq!(r.verdict, Verdict::OutOfScope, "{r:?}"))
+            .count();
+        assert_eq!(refused, over.len(), "{prefix}: each recorded once");
+    }
 }

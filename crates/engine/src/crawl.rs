@@ -180,9 +180,6 @@ fn shared_parts(
     if job.config.focus.is_focused() {
         return Err(unsupported("a focused crawl ([focus])"));
     }
-    if job.config.limits.max_pages_per_host.is_some() {
-        return Err(unsupported("limits.max_pages_per_host"));
-    }
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
@@ -200,6 +197,7 @@ fn shared_parts(
         obey_robots: job.config.links.obey_robots,
         robots_ttl_ms: job.config.fetch.robots_ttl_secs.saturating_mul(1000),
         lease_ms: job.config.redis.lease_secs.saturating_mul(1000),
+        max_pages_per_host: job.config.limits.max_pages_per_host.unwrap_or(0),
         ..nearcrawl_redis_job::Settings::default()
     };
     let patience = nearcrawl_redis_job::Patience {
@@ -216,7 +214,7 @@ fn shared_parts(
     )
     .map_err(shared_error)?;
     if differs {
-        warn!(job = %redis.job, "this worker's politeness differs from the job's: the job's holds");
+        warn!(job = %redis.job, "this worker's politeness or page budget per host differs from the job's: the job's holds");
     }
     let seeds = job
         .seeds

@@ -51,6 +51,10 @@ pub struct Settings {
     pub robots_lease_ms: u64,
     /// How long robots.txt rules hold once read (ms).
     pub robots_ttl_ms: u64,
+    /// Pages fetched from one host, across all workers (0: no limit): once the host's pages
+    /// fetched and in flight reach it, its queue is handed out to be recorded, not fetched
+    /// ([`Next::Spent`]).
+    pub max_pages_per_host: u64,
 }
 
 impl Default for Settings {
@@ -67,6 +71,7 @@ impl Default for Settings {
             obey_robots: true,
             robots_lease_ms: 60_000,
             robots_ttl_ms: 86_400_000,
+            max_pages_per_host: 0,
         }
     }
 }
@@ -91,6 +96,7 @@ impl Settings {
             ("obey_robots", u8::from(self.obey_robots).to_string()),
             ("robots_lease_ms", self.robots_lease_ms.to_string()),
             ("robots_ttl_ms", self.robots_ttl_ms.to_string()),
+            ("max_pages_per_host", self.max_pages_per_host.to_string()),
         ]
     }
 
@@ -121,11 +127,13 @@ impl Settings {
             obey_robots: get("obey_robots")? == 1,
             robots_lease_ms: get("robots_lease_ms")?,
             robots_ttl_ms: get("robots_ttl_ms")?,
+            // A job created before the setting existed has no limit.
+            max_pages_per_host: get("max_pages_per_host").unwrap_or(0),
         })
     }
 
     /// The first arguments of every host script (lua/host.lua's `S`).
-    fn host_args(&self) -> [String; 10] {
+    fn host_args(&self) -> [String; 11] {
         [
             self.lease_ms.to_string(),
             self.max_connections_per_host.to_string(),
@@ -137,6 +145,7 @@ impl Settings {
             u8::from(self.obey_robots).to_string(),
             self.robots_lease_ms.to_string(),
             self.robots_ttl_ms.to_string(),
+            self.max_pages_per_host.to_string(),
         ]
     }
 }
@@ -194,6 +203,13 @@ pub enum Next {
     /// The host was given up after repeated failures: [`SharedFrontier::drain`] its queue
     /// and record what it held.
     Parked {
+        /// The host.
+        host: String,
+    },
+    /// The host's pages fetched and in flight reached the job's
+    /// [`Settings::max_pages_per_host`]: [`SharedFrontier::drain`] its queue and record what
+    /// it held (URLs queued for it later are handed out the same way).
+    Spent {
         /// The host.
         host: String,
     },
@@ -705,6 +721,12 @@ impl SharedFrontier {
             ),
             "parked" => (
                 Some(Next::Parked {
+                    host: host.to_string(),
+                }),
+                hint_at(now),
+            ),
+            "spent" => (
+                Some(Next::Spent {
                     host: host.to_string(),
                 }),
                 hint_at(now),

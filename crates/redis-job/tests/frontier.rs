@@ -477,3 +477,40 @@ fn links_park_on_undecided_urls_until_they_are_decided() {
     b.settle(&host, &one.key).unwrap();
     assert_eq!(park(&mut a, &one, 22), Parking::Decided);
 }
+
+/// With `max_pages_per_host`, a host whose pages fetched and in flight reach the limit hands
+/// out its queue to be recorded (`Spent`), for every worker, also for URLs queued later.
+#[test]
+fn a_hosts_page_budget_is_the_jobs() {
+    let server = LocalRedis::start(false).unwrap();
+    let settings = Settings {
+        max_pages_per_host: 2,
+        ..open_settings()
+    };
+    let (mut a, _) = join(&server.url(), "budget", "a", settings);
+    let (mut b, _) = join(&server.url(), "budget", "b", open_settings());
+    assert_eq!(b.settings().max_pages_per_host, 2, "the job's setting");
+    assert_eq!(offer_nodes(&mut a, &[0, 1, 2, 3, 4], 1), 5);
+    a.seeded().unwrap();
+    let Next::Fetch(first) = a.next_step().unwrap() else {
+        panic!("a fetches")
+    };
+    let Next::Fetch(second) = b.next_step().unwrap() else {
+        panic!("b fetches")
+    };
+    let spent = Next::Spent {
+        host: "h0.test".into(),
+    };
+    assert_eq!(
+        a.next_step().unwrap(),
+        spent,
+        "two in flight: the budget is spent"
+    );
+    assert_eq!(a.drain("h0.test", 10).unwrap().len(), 3);
+    a.finish(&first, Outcome::Answered, None).unwrap();
+    b.finish(&second, Outcome::Answered, None).unwrap();
+    assert_eq!(offer_nodes(&mut b, &[5], 1), 1);
+    assert_eq!(b.next_step().unwrap(), spent, "a URL queued later");
+    assert_eq!(b.drain("h0.test", 10).unwrap().len(), 1);
+    assert_eq!(a.next_step().unwrap(), Next::Done);
+}

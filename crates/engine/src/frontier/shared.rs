@@ -56,8 +56,8 @@ pub struct RedisFrontier {
     held: HashMap<QueueKey, Held>,
     /// New URLs of decisions not yet committed, by origin.
     offers: BTreeMap<String, Vec<Offer>>,
-    /// URLs of given-up hosts to record as refused.
-    refusals: VecDeque<(QueueKey, QueuedUrl, String)>,
+    /// URLs of given-up (or spent) hosts to record as refused.
+    refusals: VecDeque<(QueueKey, QueuedUrl, Verdict, String)>,
     /// Robots rules read back from the job, by origin: (version, rules).
     robots: HashMap<String, (u64, RobotsRules)>,
     /// The seeds, in case this worker has to seed the job (again).
@@ -183,6 +183,35 @@ impl RedisFrontier {
     }
 
     /// A lease turned into the coordinator's step.
+    /// Takes a batch of `host`'s queued URLs out, to be recorded as `verdict` for `reason`.
+    fn drain_refused(
+        &mut self,
+        host: &str,
+        verdict: Verdict,
+        reason: &str,
+    ) -> Result<(), EngineError> {
+        let id = self.host_id(host)?;
+        let drained = self
+            .shared()
+            .drain(host, DRAIN_BATCH)
+            .map_err(shared_error)?;
+        for (n, (key_hex, bytes)) in drained.into_iter().enumerate() {
+            let entry = serde_json::from_slice(&bytes).unwrap_or_else(|_| QueuedUrl {
+                url: format!("{host}?unreadable-entry={key_hex}"),
+                ..QueuedUrl::default()
+            });
+            // Not leased: a key no lease has (the store has nothing under it).
+            let key = QueueKey {
+                host: id,
+                priority: u32::MAX,
+                order: n as u64,
+            };
+            self.refusals
+                .push_back((key, entry, verdict, reason.to_string()));
+        }
+        Ok(())
+    }
+
     fn step_for(&mut self, lease: Lease, veto: &mut Veto<'_>) -> Result<Step, EngineError> {
         let host = self.host_id(&lease.host)?;
         let key = QueueKey {
@@ -373,8 +402,8 @@ impl Frontier for RedisFrontier {
         veto: &mut Veto<'_>,
     ) -> Result<Step, EngineError> {
         loop {
-            if let Some((key, entry, reason)) = self.refusals.pop_front() {
-                return Ok(refuse(key, entry, Verdict::Error, reason));
+            if let Some((key, entry, verdict, reason)) = self.refusals.pop_front() {
+                return Ok(refuse(key, entry, verdict, reason));
             }
             if let Some(at) = gate() {
                 return Ok(Step::Wait(Some(at)));
@@ -389,28 +418,14 @@ impl Frontier for RedisFrontier {
                     return Ok(Step::Robots { host: id, origin });
                 }
                 Next::Parked { host } => {
-                    let id = self.host_id(&host)?;
-                    let drained = self
-                        .shared()
-                        .drain(&host, DRAIN_BATCH)
-                        .map_err(shared_error)?;
-                    for (n, (key_hex, bytes)) in drained.into_iter().enumerate() {
-                        let entry = serde_json::from_slice(&bytes).unwrap_or_else(|_| QueuedUrl {
-                            url: format!("{host}?unreadable-entry={key_hex}"),
-                            ..QueuedUrl::default()
-                        });
-                        // Not leased: a key no lease has (the store has nothing under it).
-                        let key = QueueKey {
-                            host: id,
-                            priority: u32::MAX,
-                            order: n as u64,
-                        };
-                        self.refusals.push_back((
-                            key,
-                            entry,
-                            "host parked after repeated failures".to_string(),
-                        ));
-                    }
+                    let reason = "host parked after repeated failures";
+                    self.drain_refused(&host, Verdict::Error, reason)?;
+                }
+                Next::Spent { host } => {
+                    // The job's limit: the worker that created the job set it.
+                    let max = self.shared().settings().max_pages_per_host;
+                    let reason = format!("max_pages_per_host ({max}) reached");
+                    self.drain_refused(&host, Verdict::OutOfScope, &reason)?;
                 }
                 Next::Seed => self.seed()?,
                 // Other workers' decisions bring work this worker cannot see coming: it

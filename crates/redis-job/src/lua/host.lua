@@ -1,7 +1,7 @@
 -- Shared by the scripts of one host's slot. KEYS: 1 queue (zset: priority, then order), 2
 -- entries (hash: key -> entry), 3 leases (zset: key -> deadline), 4 lease tokens (hash: key
 -- -> 'token priority member'), 5 politeness (hash), 6 robots rules, 7 seen (set).
--- ARGV[1..10]: the job's settings (see Settings::host_args).
+-- ARGV[1..11]: the job's settings (see Settings::host_args).
 local S = {
   lease_ms = tonumber(ARGV[1]),
   max_conn = math.max(tonumber(ARGV[2]), 1),
@@ -13,8 +13,9 @@ local S = {
   obey_robots = ARGV[8] == '1',
   robots_lease_ms = tonumber(ARGV[9]),
   robots_ttl_ms = tonumber(ARGV[10]),
+  max_pages = tonumber(ARGV[11]),
 }
-local FIRST_ARG = 11
+local FIRST_ARG = 12
 
 local function field(name, default)
   return num(redis.call('HGET', KEYS[5], name), default)

@@ -1,5 +1,7 @@
 -- Leases the host's next URL, if politeness and robots.txt allow it now. ARGV after the
 -- settings: none. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed},
+-- {'spent', now, reclaimed} (the host's pages fetched and in flight reached
+-- max_pages_per_host: the caller drains its queue),
 -- {'robots', now, reclaimed} (the caller fetches robots.txt), {'parked', now, reclaimed},
 -- {'wait', now, at, reclaimed} or {'empty', now, reclaimed}.
 local now = now_ms()
@@ -10,6 +12,9 @@ if redis.call('ZCARD', KEYS[1]) == 0 then
   return {'wait', now, at, reclaimed}
 end
 if field('parked', 0) == 1 then return {'parked', now, reclaimed} end
+if S.max_pages > 0 and field('fetched', 0) + field('active', 0) >= S.max_pages then
+  return {'spent', now, reclaimed}
+end
 if S.obey_robots and field('robots_until', 0) <= now then
   local lease = field('robots_lease', 0)
   if lease > now then return {'wait', now, lease, reclaimed} end
