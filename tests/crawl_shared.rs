@@ -371,3 +371,88 @@ async fn the_page_budget_of_a_host_holds_across_workers() {
         assert_eq!(refused, over.len(), "{prefix}: each recorded once");
     }
 }
+
+/// A focused job hands out the best link of any host first, across hosts, as a focused
+/// single-process crawl does (tests/crawl_focused.rs): one worker of the job fetches every
+/// river page before any market page; two workers fetch every page once between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_focused_job_fetches_the_best_link_of_any_host_first() {
+    let river = |n: u64| {
+        format!(
+            "The river flows through the valley; river floods shape the river valley. {}",
+            prose(40 + n)
+        )
+    };
+    let four = |prefix: &str, text: &str| -> Vec<String> {
+        (1..=4)
+            .map(|i| format!("<a href=\"/{prefix}{i}\">{text} {i}</a>"))
+            .collect()
+    };
+    let page = |body: &str, links: &[String]| {
+        Reply::html(format!(
+            "<html><body><article><p>{body}</p></article><nav>{}</nav></body></html>",
+            links.join(" ")
+        ))
+    };
+    let mut markets = Site::new().page("/", page(&prose(70), &four("a", "shares")));
+    let mut waters = Site::new().page("/", page(&river(6), &four("r", "river valley")));
+    for i in 1..=4u64 {
+        markets = markets.page(&format!("/a{i}"), page(&prose(71 + i), &[]));
+        waters = waters.page(&format!("/r{i}"), page(&river(7 + i), &[]));
+    }
+    let markets = nearcrawl_demo_web::serve_on(markets, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let waters = nearcrawl_demo_web::serve_on(waters, "127.0.0.2:0".parse().unwrap())
+        .await
+        .unwrap();
+    let seeds = format!("{}\n{}\n", markets.url("/"), waters.url("/"));
+    let mut config = shared_config();
+    config.dedup.enabled = false;
+    config.focus.terms = [("river".to_string(), 2.0), ("valley".to_string(), 1.0)]
+        .into_iter()
+        .collect();
+    config.focus.threshold = 0.05;
+    let server = LocalRedis::start(false).unwrap();
+    let url = server.url();
+
+    let out = tempfile::tempdir().unwrap();
+    run_worker(&seeds, out.path(), &url, ("focused", "w0"), config.clone()).await;
+    let mut requests: Vec<(std::time::Instant, String)> = [&markets, &waters]
+        .iter()
+        .flat_map(|site| site.site.requests())
+        .filter(|(path, _)| path.len() == 3)
+        .map(|(path, at)| (at, path))
+        .collect();
+    requests.sort();
+    let order: Vec<&str> = requests.iter().map(|(_, p)| p.as_str()).collect();
+    let first_market = order.iter().position(|p| p.starts_with("/a")).unwrap();
+    let last_river = order.iter().rposition(|p| p.starts_with("/r")).unwrap();
+    assert!(
+        last_river < first_market,
+        "rivers first, across hosts: {order:?}"
+    );
+
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    tokio::join!(
+        run_worker(
+            &seeds,
+            dirs[0].path(),
+            &url,
+            ("focused2", "w0"),
+            config.clone()
+        ),
+        run_worker(&seeds, dirs[1].path(), &url, ("focused2", "w1"), config),
+    );
+    let mut fetched: Vec<String> = dirs.iter().flat_map(|d| fetched_urls(d.path())).collect();
+    let all = fetched.len();
+    fetched.sort();
+    fetched.dedup();
+    assert_eq!(all, fetched.len(), "each page once: {fetched:?}");
+    let relevant = dirs
+        .iter()
+        .flat_map(|d| records(d.path()))
+        .filter(|r| r.url.contains("/r") && r.relevance.is_some_and(|v| v > 0.0))
+        .count();
+    assert_eq!(relevant, 4, "every river page fetched and judged on topic");
+}

@@ -177,9 +177,6 @@ fn shared_parts(
             "{what} is not supported in a job shared through Redis yet"
         ))
     };
-    if job.config.focus.is_focused() {
-        return Err(unsupported("a focused crawl ([focus])"));
-    }
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
@@ -198,6 +195,7 @@ fn shared_parts(
         robots_ttl_ms: job.config.fetch.robots_ttl_secs.saturating_mul(1000),
         lease_ms: job.config.redis.lease_secs.saturating_mul(1000),
         max_pages_per_host: job.config.limits.max_pages_per_host.unwrap_or(0),
+        by_priority: job.config.focus.is_focused(),
         ..nearcrawl_redis_job::Settings::default()
     };
     let patience = nearcrawl_redis_job::Patience {

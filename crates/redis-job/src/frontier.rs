@@ -55,6 +55,9 @@ pub struct Settings {
     /// fetched and in flight reach it, its queue is handed out to be recorded, not fetched
     /// ([`Next::Spent`]).
     pub max_pages_per_host: u64,
+    /// Hosts are handed out by the priority of their next URL (a focused crawl: the best link
+    /// first, across hosts), not by how long they have waited.
+    pub by_priority: bool,
 }
 
 impl Default for Settings {
@@ -72,6 +75,7 @@ impl Default for Settings {
             robots_lease_ms: 60_000,
             robots_ttl_ms: 86_400_000,
             max_pages_per_host: 0,
+            by_priority: false,
         }
     }
 }
@@ -97,6 +101,7 @@ impl Settings {
             ("robots_lease_ms", self.robots_lease_ms.to_string()),
             ("robots_ttl_ms", self.robots_ttl_ms.to_string()),
             ("max_pages_per_host", self.max_pages_per_host.to_string()),
+            ("by_priority", u8::from(self.by_priority).to_string()),
         ]
     }
 
@@ -129,6 +134,7 @@ impl Settings {
             robots_ttl_ms: get("robots_ttl_ms")?,
             // A job created before the setting existed has no limit.
             max_pages_per_host: get("max_pages_per_host").unwrap_or(0),
+            by_priority: get("by_priority").unwrap_or(0) == 1,
         })
     }
 
@@ -182,6 +188,8 @@ pub struct Lease {
     pub token: u64,
     /// The entry given when it was offered (or requeued).
     pub entry: Vec<u8>,
+    /// Its priority in its host's queue (what a retry is queued again at).
+    pub priority: u32,
     /// The host's stamp when it was picked (announcements since move it on).
     stamp: String,
     /// When the host's robots.txt rules read by the job expire (0: never read); the rules
@@ -500,7 +508,7 @@ impl SharedFrontier {
         let what = "offer";
         let [q, e, _, _, p, _, seen] = self.host_keys(host);
         let script = &self.scripts.offer;
-        let reply: Vec<i64> = self.redis.run(what, |con| {
+        let mut reply: Vec<i64> = self.redis.run(what, |con| {
             let mut call = script.key(&q);
             call.key(&e).key(&seen).key(&p);
             for offer in offers {
@@ -510,10 +518,11 @@ impl SharedFrontier {
             }
             call.invoke(con)
         })?;
+        let head = reply.pop();
         if reply.len() != offers.len() {
             return Err(bad_reply(what, format!("{} answers", reply.len())));
         }
-        self.announce(&[(host, None)])?;
+        self.announce_heads(&[(host, None, head)])?;
         Ok(reply.into_iter().map(|n| n == 1).collect())
     }
 
@@ -627,17 +636,31 @@ impl SharedFrontier {
         if hosts.is_empty() {
             return Ok(());
         }
-        let [ready, stamps, all] = ["ready", "stamps", "hosts"].map(|s| self.keys.job(s));
+        let with_heads: Vec<(&str, Option<u64>, Option<i64>)> =
+            hosts.iter().map(|(host, at)| (*host, *at, None)).collect();
+        self.announce_heads(&with_heads)
+    }
+
+    /// [`SharedFrontier::announce`], with the priority of each host's next URL when known
+    /// (-1: none).
+    fn announce_heads(
+        &mut self,
+        hosts: &[(&str, Option<u64>, Option<i64>)],
+    ) -> Result<(), JobError> {
+        let keys = ["ready", "stamps", "hosts", "heads"].map(|s| self.keys.job(s));
         let script = &self.scripts.announce;
         self.redis.run("announce", |con| {
-            let mut call = script.key(&ready);
-            call.key(&stamps).key(&all);
-            for (host, at) in hosts {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for (host, at, head) in hosts {
                 call.arg(*host);
                 match at {
                     Some(at) => call.arg(*at),
                     None => call.arg("now"),
                 };
+                call.arg(head_arg(*head));
             }
             call.invoke::<Value>(con)
         })?;
@@ -665,14 +688,20 @@ impl SharedFrontier {
 
     fn pick(&mut self) -> Result<Picked, JobError> {
         let what = "pick";
-        let keys = ["job", "ready", "stamps", "workers"].map(|s| self.keys.job(s));
+        let keys = ["job", "ready", "stamps", "workers", "heads"].map(|s| self.keys.job(s));
         let script = &self.scripts.pick;
         let claim = self.settings.claim_ms;
+        let by_priority = u8::from(self.settings.by_priority);
         let worker = &self.worker;
         let reply: Value = self.redis.run(what, |con| {
-            let mut call = script.key(&keys[0]);
-            call.key(&keys[1]).key(&keys[2]).key(&keys[3]);
-            call.arg(claim).arg(worker.as_str()).invoke(con)
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            call.arg(claim)
+                .arg(worker.as_str())
+                .arg(by_priority)
+                .invoke(con)
         })?;
         let items = parts(what, reply)?;
         let now = int(what, &at(what, &items, 1)?)?;
@@ -696,6 +725,7 @@ impl SharedFrontier {
         let now = int(what, &at(what, &items, 1)?)?;
         let hint_at = |at: i64| Hint {
             at: (at >= 0).then_some(at),
+            head: None,
         };
         Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
             "lease" => {
@@ -705,13 +735,15 @@ impl SharedFrontier {
                     token: u64::try_from(int(what, &at(what, &items, 3)?)?)
                         .map_err(|e| bad_reply(what, e))?,
                     entry: bytes(what, &at(what, &items, 4)?)?,
+                    priority: u32::try_from(int(what, &at(what, &items, 9)?)?).unwrap_or(u32::MAX),
                     robots_version: u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0),
                     stamp: stamp.to_string(),
                 };
-                (
-                    Some(Next::Fetch(lease)),
-                    hint_at(int(what, &at(what, &items, 5)?)?),
-                )
+                let hint = Hint {
+                    head: Some(int(what, &at(what, &items, 8)?)?),
+                    ..hint_at(int(what, &at(what, &items, 5)?)?)
+                };
+                (Some(Next::Fetch(lease)), hint)
             }
             "robots" => (
                 Some(Next::Robots {
@@ -738,16 +770,19 @@ impl SharedFrontier {
     }
 
     fn schedule(&mut self, host: &str, stamp: &str, hint: Hint) -> Result<(), JobError> {
-        let [ready, stamps] = ["ready", "stamps"].map(|s| self.keys.job(s));
+        let [ready, stamps, heads] = ["ready", "stamps", "heads"].map(|s| self.keys.job(s));
         let script = &self.scripts.schedule;
         let at = hint.at.unwrap_or(-1);
+        let head = head_arg(hint.head);
         self.redis.run("schedule", |con| {
             script
                 .key(&ready)
                 .key(&stamps)
+                .key(&heads)
                 .arg(host)
                 .arg(stamp)
                 .arg(at)
+                .arg(&head)
                 .invoke::<Value>(con)
         })?;
         Ok(())
@@ -794,11 +829,16 @@ impl SharedFrontier {
                 let hint = int(what, &at(what, &items, 2)?)?;
                 let parked = int(what, &at(what, &items, 3)?)? == 1;
                 if hint >= 0 {
-                    self.announce(&[(&lease.host, Some(hint as u64))])?;
+                    let head = int(what, &at(what, &items, 4)?)?;
+                    self.announce_heads(&[(&lease.host, Some(hint as u64), Some(head))])?;
                 } else {
                     // Nothing queued or leased: the host leaves the ready set now rather
                     // than at the time its lease would have ended.
-                    self.schedule(&lease.host, &lease.stamp, Hint { at: None })?;
+                    let hint = Hint {
+                        at: None,
+                        head: None,
+                    };
+                    self.schedule(&lease.host, &lease.stamp, hint)?;
                 }
                 Ok(Finished::Done { parked })
             }
@@ -995,6 +1035,18 @@ enum Picked {
 #[derive(Clone, Copy)]
 struct Hint {
     at: Option<i64>,
+    /// The priority of its next URL, when the step read it (-1: none).
+    head: Option<i64>,
+}
+
+/// The scripts' form of the priority of a host's next URL: `-1` (nothing queued) is `none`,
+/// not known is empty.
+fn head_arg(head: Option<i64>) -> String {
+    match head {
+        Some(head) if head >= 0 => head.to_string(),
+        Some(_) => "none".to_string(),
+        None => String::new(),
+    }
 }
 
 /// From server time `now` to `at` (both ms), never negative.

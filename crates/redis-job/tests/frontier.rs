@@ -514,3 +514,37 @@ fn a_hosts_page_budget_is_the_jobs() {
     assert_eq!(b.drain("h0.test", 10).unwrap().len(), 1);
     assert_eq!(a.next_step().unwrap(), Next::Done);
 }
+
+/// A focused crawl's job hands hosts out by the priority of their next URL (lower first),
+/// whichever waited longest; other jobs by how long they waited.
+#[test]
+fn by_priority_the_best_next_url_comes_first_across_hosts() {
+    let server = LocalRedis::start(false).unwrap();
+    for (job, by_priority) in [("fifo", false), ("focused", true)] {
+        let settings = Settings {
+            by_priority,
+            ..open_settings()
+        };
+        let (mut a, _) = join(&server.url(), job, "a", settings);
+        let offer = |n: u8, priority: u32| Offer {
+            key: [n; 16],
+            priority,
+            entry: vec![n],
+        };
+        // h0 is announced first, with a worse URL than h1's.
+        a.offer("h0.test", &[offer(1, 50), offer(2, 60)]).unwrap();
+        a.offer("h1.test", &[offer(3, 10), offer(4, 70)]).unwrap();
+        a.seeded().unwrap();
+        let mut order = Vec::new();
+        while let Next::Fetch(lease) = a.next_step().unwrap() {
+            order.push(lease.entry[0]);
+            a.finish(&lease, Outcome::Answered, None).unwrap();
+        }
+        if by_priority {
+            assert_eq!(order, [3, 1, 2, 4], "by priority across hosts");
+        } else {
+            assert_eq!(order[0], 1, "the host that waited longest: {order:?}");
+            assert_eq!(order.len(), 4);
+        }
+    }
+}

@@ -524,7 +524,7 @@ impl Frontier for RedisFrontier {
                 .finish(
                     &held.lease,
                     outcome(held.outcome),
-                    requeue.as_deref().map(|e| (0, e)),
+                    requeue.as_deref().map(|e| (held.lease.priority, e)),
                 )
                 .map_err(shared_error)?;
             if finished == Finished::Stale {

@@ -1,7 +1,7 @@
 -- A leased URL is done with. ARGV after the settings: key, token, outcome ('answered',
 -- 'throttled', 'failed', or 'none' when no request was made), Retry-After (ms, or -1), and
 -- for a URL to fetch again later: its priority and entry (or -1 and '').
--- Returns {'ok', now, hint, parked} or {'stale', now} when the lease had expired (the URL
+-- Returns {'ok', now, hint, parked, the priority of the host's next URL} or {'stale', now} when the lease had expired (the URL
 -- went back to the queue and may be fetched again by another worker).
 local now = now_ms()
 local key, token = ARGV[FIRST_ARG], ARGV[FIRST_ARG + 1]
@@ -39,4 +39,4 @@ local parked = field('parked', 0)
 if outcome ~= 'none' and fails >= S.max_failures then parked = 1 end
 redis.call('HSET', KEYS[5], 'active', math.max(field('active', 0) - 1, 0), 'fails', fails,
   'parked', parked, 'nb', math.max(field('nb', 0), now + wait))
-return {'ok', now, hint(now), parked}
+return {'ok', now, hint(now), parked, head()}

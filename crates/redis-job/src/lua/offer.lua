@@ -1,5 +1,6 @@
 -- Queues URLs of one host that were never seen. KEYS: queue, entries, seen, politeness.
--- ARGV: triples key (hex), priority, entry. Returns 1 per URL queued, 0 per URL seen before.
+-- ARGV: triples key (hex), priority, entry. Returns 1 per URL queued, 0 per URL seen before,
+-- then the priority of the host's next URL.
 local out = {}
 for i = 1, #ARGV, 3 do
   local key = ARGV[i]
@@ -12,4 +13,5 @@ for i = 1, #ARGV, 3 do
     out[#out + 1] = 0
   end
 end
+out[#out + 1] = head()
 return out

@@ -1,5 +1,7 @@
--- Picks the host that has waited longest among those ready now. KEYS: job, ready, stamps,
--- workers. ARGV: claim (ms: how long the host is hidden from other workers' picks), worker.
+-- Picks the host that has waited longest among those ready now; by priority ('1'), the one
+-- whose next URL comes first, among the 64 best hosts (else the one that waited longest).
+-- KEYS: job, ready, stamps, workers, heads. ARGV: claim (ms: how long the host is hidden from
+-- other workers' picks), worker, by priority ('1' or '0').
 -- Returns {'host', now, host, stamp}, {'wait', now, at}, {'seed', now}, {'done', now} or
 -- {'stopped', now}.
 local now = now_ms()
@@ -17,5 +19,16 @@ local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if #first == 0 then return {'done', now} end
 local at = tonumber(first[2])
 if at > now then return {'wait', now, at} end
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), first[1])
-return {'host', now, first[1], redis.call('HGET', KEYS[3], first[1]) or '0'}
+local host = first[1]
+if ARGV[3] == '1' then
+  local best = redis.call('ZRANGE', KEYS[5], 0, 63)
+  for _, candidate in ipairs(best) do
+    local ready_at = redis.call('ZSCORE', KEYS[2], candidate)
+    if ready_at and tonumber(ready_at) <= now then
+      host = candidate
+      break
+    end
+  end
+end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), host)
+return {'host', now, host, redis.call('HGET', KEYS[3], host) or '0'}

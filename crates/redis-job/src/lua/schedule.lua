@@ -1,14 +1,17 @@
--- When a host may next give work, after a take or a finish. KEYS: ready, stamps. ARGV: host,
--- the stamp read when it was picked, the time (ms) or -1 when it had nothing queued or
--- leased. An empty host leaves the ready set only if no one announced it since the stamp
+-- When a host may next give work, after a take or a finish. KEYS: ready, stamps, heads.
+-- ARGV: host, the stamp read when it was picked, the time (ms) or -1 when it had nothing
+-- queued or leased, and the priority of its next URL ('' when not known, 'none' when it has
+-- nothing queued). An empty host leaves the ready set only if no one announced it since the stamp
 -- was read; otherwise it is looked at again now. A host no longer in the ready set is not put
 -- back (XX): another worker found it empty since, after every announcement this one saw, so
 -- this one's time is stale (it was read while a lease since finished was still held).
 local same = (redis.call('HGET', KEYS[2], ARGV[1]) or '0') == ARGV[2]
 local at = tonumber(ARGV[3])
+set_head(KEYS[3], ARGV[1], ARGV[4])
 if at < 0 then
   if same then
     redis.call('ZREM', KEYS[1], ARGV[1])
+    redis.call('ZREM', KEYS[3], ARGV[1])
     return 1
   end
   redis.call('ZADD', KEYS[1], 'XX', 'LT', now_ms(), ARGV[1])

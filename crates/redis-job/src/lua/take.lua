@@ -1,5 +1,6 @@
 -- Leases the host's next URL, if politeness and robots.txt allow it now. ARGV after the
--- settings: none. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed},
+-- settings: none. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed,
+-- the priority of the next URL (-1: none), the leased URL's priority},
 -- {'spent', now, reclaimed} (the host's pages fetched and in flight reached
 -- max_pages_per_host: the caller drains its queue),
 -- {'robots', now, reclaimed} (the caller fetches robots.txt), {'parked', now, reclaimed},
@@ -33,4 +34,5 @@ local token = redis.call('HINCRBY', KEYS[5], 'token', 1)
 redis.call('ZADD', KEYS[3], now + S.lease_ms, key)
 redis.call('HSET', KEYS[4], key, token .. ' ' .. prio .. ' ' .. member)
 redis.call('HSET', KEYS[5], 'active', active + 1, 'nb', math.max(nb, now + delay()))
-return {'lease', now, key, token, entry or '', hint(now), field('robots_until', 0), reclaimed}
+return {'lease', now, key, token, entry or '', hint(now), field('robots_until', 0), reclaimed,
+  head(), tonumber(prio)}
