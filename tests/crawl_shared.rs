@@ -93,6 +93,21 @@ async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &st
     run_worker(seeds, out, redis, (job, name), shared_config()).await
 }
 
+/// Two workers `w0` and `w1` of job `job` on `redis`, run at once: their output directories.
+async fn two_workers(
+    seeds: &str,
+    redis: &str,
+    job: &str,
+    config: CrawlConfig,
+) -> [tempfile::TempDir; 2] {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    tokio::join!(
+        run_worker(seeds, dirs[0].path(), redis, (job, "w0"), config.clone()),
+        run_worker(seeds, dirs[1].path(), redis, (job, "w1"), config),
+    );
+    dirs
+}
+
 fn fetched_urls(out: &Path) -> Vec<String> {
     records(out)
         .into_iter()
@@ -333,21 +348,10 @@ async fn the_page_budget_of_a_host_holds_across_workers() {
     let server = LocalRedis::start(false).unwrap();
     let (a, b) = two_sites().await;
     let seeds = format!("{}\n{}\n", a.url("/p0"), b.url("/p0"));
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let mut config = shared_config();
     config.dedup.enabled = false;
     config.limits.max_pages_per_host = Some(BUDGET);
-    let url = server.url();
-    tokio::join!(
-        run_worker(
-            &seeds,
-            dirs[0].path(),
-            &url,
-            ("budget", "w0"),
-            config.clone()
-        ),
-        run_worker(&seeds, dirs[1].path(), &url, ("budget", "w1"), config),
-    );
+    let dirs = two_workers(&seeds, &server.url(), "budget", config).await;
     let all: Vec<_> = dirs.iter().flat_map(|d| records(d.path())).collect();
     for site in [&a, &b] {
         let prefix = site.url("");
@@ -433,17 +437,7 @@ async fn a_focused_job_fetches_the_best_link_of_any_host_first() {
         "rivers first, across hosts: {order:?}"
     );
 
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    tokio::join!(
-        run_worker(
-            &seeds,
-            dirs[0].path(),
-            &url,
-            ("focused2", "w0"),
-            config.clone()
-        ),
-        run_worker(&seeds, dirs[1].path(), &url, ("focused2", "w1"), config),
-    );
+    let dirs = two_workers(&seeds, &url, "focused2", config).await;
     let mut fetched: Vec<String> = dirs.iter().flat_map(|d| fetched_urls(d.path())).collect();
     let all = fetched.len();
     fetched.sort();
