@@ -544,7 +544,6 @@ impl Coordinator {
         records: &mut [Record],
     ) -> Result<(), EngineError> {
         let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
-        let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         for record in records.iter_mut() {
             let key = url_key(&record.url);
             if refused.contains(&key) {
@@ -556,14 +555,21 @@ impl Coordinator {
             if links.is_empty() {
                 continue;
             }
+            // The links this decision queues already.
+            let mut pending: HashSet<UrlKey> =
+                commit.enqueued.iter().map(|(_, k, _)| *k).collect();
             let mut released = Released::default();
             for ParkedLink {
                 mut entry,
                 priority,
             } in links
             {
-                let url = CanonicalUrl::parse(&entry.url)
-                    .map_err(|e| EngineError::Shared(format!("parked link {}: {e}", entry.url)))?;
+                let url = CanonicalUrl::parse(&entry.url).map_err(|e| {
+                    nearcrawl_store::StoreError::Corrupt {
+                        table: "parked",
+                        reason: format!("link {:?} parked on {}: {e}", entry.url, record.url),
+                    }
+                })?;
                 let link_key = url_key(url.as_str());
                 if self.is_seen(&url, &link_key, &pending)? {
                     continue;
