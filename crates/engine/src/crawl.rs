@@ -556,8 +556,7 @@ impl Coordinator {
                 continue;
             }
             // The links this decision queues already.
-            let mut pending: HashSet<UrlKey> =
-                commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+            let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
             let mut released = Released::default();
             for ParkedLink {
                 mut entry,

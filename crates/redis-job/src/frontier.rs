@@ -480,7 +480,20 @@ impl SharedFrontier {
         host: &str,
         extra: &[Vec<u8>],
     ) -> Result<Vec<Value>, JobError> {
-        let keys = self.host_keys(host);
+        self.host_script_with(what, script, host, &[], extra)
+    }
+
+    /// [`SharedFrontier::host_script`] with `more_keys` after the host's keys.
+    fn host_script_with(
+        &mut self,
+        what: &str,
+        script: fn(&Scripts) -> &Script,
+        host: &str,
+        more_keys: &[String],
+        extra: &[Vec<u8>],
+    ) -> Result<Vec<Value>, JobError> {
+        let mut keys = self.host_keys(host).to_vec();
+        keys.extend_from_slice(more_keys);
         let args = self.settings.host_args();
         let script = script(&self.scripts);
         let reply: Value = self.redis.run(what, |con| {
@@ -797,6 +810,27 @@ impl SharedFrontier {
         outcome: Outcome,
         requeue: Option<(u32, &[u8])>,
     ) -> Result<Finished, JobError> {
+        self.finish_step(lease, outcome, requeue, false)
+    }
+
+    /// [`SharedFrontier::finish`] and [`SharedFrontier::settle`] of the leased URL, in one
+    /// step: the URL was decided ([`SharedFrontier::decide`]) and the links parked on it
+    /// followed or dropped. The parking is settled even if the lease had expired (stale).
+    pub fn finish_and_settle(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+    ) -> Result<Finished, JobError> {
+        self.finish_step(lease, outcome, None, true)
+    }
+
+    fn finish_step(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+        requeue: Option<(u32, &[u8])>,
+        settle: bool,
+    ) -> Result<Finished, JobError> {
         let what = "finish";
         let (outcome, retry_after) = match outcome {
             Outcome::Answered => ("answered", -1),
@@ -816,7 +850,14 @@ impl SharedFrontier {
             priority.to_string().into_bytes(),
             entry.to_vec(),
         ];
-        let items = self.host_script(what, |s| &s.finish, &lease.host, &extra)?;
+        let parking = match settle {
+            true => {
+                let [_, _, decided, parked] = self.parking_keys(&lease.host, &lease.key);
+                vec![decided, parked]
+            }
+            false => Vec::new(),
+        };
+        let items = self.host_script_with(what, |s| &s.finish, &lease.host, &parking, &extra)?;
         match text(what, &at(what, &items, 0)?)?.as_str() {
             "stale" => {
                 let faults = self.redis.faults();

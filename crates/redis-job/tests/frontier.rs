@@ -473,8 +473,9 @@ fn links_park_on_undecided_urls_until_they_are_decided() {
     };
     assert_eq!(b.decide(&host, &one.key, false).unwrap(), [vec![20]]);
     assert_eq!(park(&mut a, &one, 21), Parking::Decided);
-    b.finish(&lease, Outcome::Answered, None).unwrap();
-    b.settle(&host, &one.key).unwrap();
+    // Finished and settled in one step: the parking is gone with the lease.
+    b.finish_and_settle(&lease, Outcome::Answered).unwrap();
+    assert!(b.decide(&host, &one.key, false).unwrap().is_empty(), "settled");
     assert_eq!(park(&mut a, &one, 22), Parking::Decided);
 }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{CanonicalUrl, HostOutcome, authority};
-use nearcrawl_redis_job::{Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier};
+use nearcrawl_redis_job::{Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier, key_hex};
 use nearcrawl_store::{Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey};
 use tracing::warn;
 use url::Url;
@@ -519,14 +519,23 @@ impl Frontier for RedisFrontier {
                 })?),
                 None => None,
             };
-            let finished = self
-                .shared()
-                .finish(
+            // A decided URL's parking is settled with its lease, in the same step.
+            let settled = self.settling.iter().position(|(origin, key)| {
+                *origin == held.lease.host && key_hex(key) == held.lease.key
+            });
+            let finished = match settled {
+                Some(at) if requeue.is_none() => {
+                    self.settling.swap_remove(at);
+                    self.shared()
+                        .finish_and_settle(&held.lease, outcome(held.outcome))
+                }
+                _ => self.shared().finish(
                     &held.lease,
                     outcome(held.outcome),
                     requeue.as_deref().map(|e| (held.lease.priority, e)),
-                )
-                .map_err(shared_error)?;
+                ),
+            }
+            .map_err(shared_error)?;
             if finished == Finished::Stale {
                 // Counted in the connection's faults (the report's `shared_job`).
                 warn!(

@@ -1,12 +1,18 @@
 -- A leased URL is done with. ARGV after the settings: key, token, outcome ('answered',
 -- 'throttled', 'failed', or 'none' when no request was made), Retry-After (ms, or -1), and
 -- for a URL to fetch again later: its priority and entry (or -1 and '').
+-- KEYS 8 and 9, when given: the host's decided marks and the links parked on this URL, whose
+-- parking is settled (as settle.lua), stale lease or not.
 -- Returns {'ok', now, hint, parked, the priority of the host's next URL} or {'stale', now} when the lease had expired (the URL
 -- went back to the queue and may be fetched again by another worker).
 local now = now_ms()
 local key, token = ARGV[FIRST_ARG], ARGV[FIRST_ARG + 1]
 local outcome, retry_after = ARGV[FIRST_ARG + 2], tonumber(ARGV[FIRST_ARG + 3])
 local requeue_prio, requeue_entry = tonumber(ARGV[FIRST_ARG + 4]), ARGV[FIRST_ARG + 5]
+if #KEYS >= 9 then
+  redis.call('HDEL', KEYS[8], key)
+  redis.call('DEL', KEYS[9])
+end
 local lease = redis.call('HGET', KEYS[4], key)
 if not lease or string.match(lease, '^(%d+) ') ~= token then return {'stale', now} end
 redis.call('HDEL', KEYS[4], key)
