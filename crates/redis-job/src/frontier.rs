@@ -385,9 +385,11 @@ fn at(what: &str, items: &[Value], i: usize) -> Result<Value, JobError> {
 
 /// Hex of a URL key.
 pub fn key_hex(key: &[u8; 16]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(32);
     for byte in key {
-        out.push_str(&format!("{byte:02x}"));
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
     out
 }
@@ -1121,6 +1123,14 @@ mod tests {
         SharedFrontier::join(redis, job, worker, settings)
             .unwrap()
             .0
+    }
+
+    #[test]
+    fn key_hex_is_lowercase_hex_of_every_byte() {
+        let key: [u8; 16] = std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0xa5);
+        let expected: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(key_hex(&key), expected);
+        assert_eq!(key_hex(&[0xff; 16]), "f".repeat(32));
     }
 
     /// A worker reads a host's time while another worker's lease is held (the lease's
