@@ -5,7 +5,9 @@
 //! - [`SharedFrontier`]: the per-host queues, the seen set, per-host politeness (connections,
 //!   delay, Crawl-delay, back-off) across all workers, robots.txt read once per host for the
 //!   job, and leases with deadlines, so a dead worker's URLs are fetched by another and none
-//!   is lost ([`frontier`]);
+//!   is lost; per-host page budgets; hosts handed out by how long they waited or, for a
+//!   focused crawl, by the priority of their next URL; and duplicates' links parked until
+//!   the page they depend on is decided ([`frontier`]);
 //! - [`SharedIndex`]: the near-duplicate index (simhash blocks, sentence postings, exact
 //!   keys, the texts verification needs), whose check-and-insert makes exactly one of two
 //!   near-duplicates judged at the same moment the original ([`index`]).
