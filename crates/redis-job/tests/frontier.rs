@@ -475,7 +475,10 @@ fn links_park_on_undecided_urls_until_they_are_decided() {
     assert_eq!(park(&mut a, &one, 21), Parking::Decided);
     // Finished and settled in one step: the parking is gone with the lease.
     b.finish_and_settle(&lease, Outcome::Answered).unwrap();
-    assert!(b.decide(&host, &one.key, false).unwrap().is_empty(), "settled");
+    assert!(
+        b.decide(&host, &one.key, false).unwrap().is_empty(),
+        "settled"
+    );
     assert_eq!(park(&mut a, &one, 22), Parking::Decided);
 }
 
