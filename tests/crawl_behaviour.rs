@@ -936,3 +936,68 @@ async fn the_global_rate_cap_spaces_all_requests() {
         "6 requests at 8/s take 625 ms at least: {span:?}"
     );
 }
+
+/// A new release crawled side by side with the old one (here, the old release's chapter
+/// answers slowly). Once the new release's top page is found to copy the old one's (same
+/// path), a link to the new release's copy of the chapter, found on a page of its own, waits
+/// until the old chapter is decided: the copy is then judged against it, a duplicate, and its
+/// links are not followed. Fetched first, it would have been kept as an original and its
+/// subtree crawled too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it() {
+    let (top, chapter, child) = (prose(80), prose(81), prose(82));
+    let release = |new: bool| {
+        let mut top_links = vec!["/chapter"];
+        if new {
+            top_links.push("/news");
+        }
+        let (top_delay, chapter_delay) = if new { (100, 0) } else { (0, 800) };
+        let mut site = Site::new()
+            .page(
+                "/",
+                page("manual", &top, &top_links).delayed(Duration::from_millis(top_delay)),
+            )
+            .page(
+                "/chapter",
+                page("chapter", &chapter, &["/chapter/child"])
+                    .delayed(Duration::from_millis(chapter_delay)),
+            )
+            .page("/chapter/child", page("child", &child, &[]));
+        if new {
+            site = site.page("/news", page("news", &prose(83), &["/chapter"]));
+        }
+        site
+    };
+    let old = serve(release(false)).await.unwrap();
+    let new = serve(release(true)).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 2;
+    run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+
+    assert!(record(&records, &new.url("/")).verdict.is_duplicate());
+    let news = record(&records, &new.url("/news"));
+    assert_eq!(news.verdict, Verdict::Unique, "{news:?}");
+    assert_eq!(
+        news.parked,
+        Some(1),
+        "its link waits for the old chapter: {news:?}"
+    );
+    let copy = record(&records, &new.url("/chapter"));
+    assert!(
+        copy.verdict.is_duplicate(),
+        "judged against the old chapter: {copy:?}"
+    );
+    assert_eq!(
+        copy.duplicate_of.as_deref(),
+        Some(old.url("/chapter").as_str())
+    );
+    assert_eq!(
+        new.site.hits("/chapter/child"),
+        0,
+        "the copy's subtree is not crawled"
+    );
+    assert_eq!(old.site.hits("/chapter/child"), 1);
+}

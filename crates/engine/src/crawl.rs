@@ -282,6 +282,8 @@ struct Coordinator {
     traps: Traps,
     /// Session parameters learned per host from duplicates.
     sessions: SessionParams,
+    /// Sites found to copy others, path for path (see [`links::CopiedSites`]).
+    copied_sites: links::CopiedSites,
     /// The scope's answers to the first links found.
     scope_watch: links::ScopeWatch,
     relevance: Option<Relevance>,
@@ -444,6 +446,7 @@ impl Coordinator {
             scope,
             traps,
             sessions: SessionParams::default(),
+            copied_sites: links::CopiedSites::default(),
             scope_watch: links::ScopeWatch::default(),
             relevance,
             fetcher,
@@ -561,6 +564,7 @@ impl Coordinator {
             for ParkedLink {
                 mut entry,
                 priority,
+                always,
             } in links
             {
                 let url = CanonicalUrl::parse(&entry.url).map_err(|e| {
@@ -573,9 +577,11 @@ impl Coordinator {
                 if self.is_seen(&url, &link_key, &pending)? {
                     continue;
                 }
-                if hub {
-                    // A hub's counterpart starts a new chain (see `follow_links`).
-                    entry.duplicates = 0;
+                if hub || always {
+                    if hub {
+                        // A hub's counterpart starts a new chain (see `follow_links`).
+                        entry.duplicates = 0;
+                    }
                     self.queue(commit, &mut pending, &url, entry, priority)?;
                     released.followed += 1;
                 } else {

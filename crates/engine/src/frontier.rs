@@ -168,6 +168,11 @@ pub trait Frontier {
         key: &UrlKey,
         hub: bool,
     ) -> Result<Vec<ParkedLink>, EngineError>;
+    /// Whether [`Frontier::counterpart_hub`] tells an undecided counterpart from a decided one
+    /// without asking anyone (a link of a copying site may then wait for its counterpart).
+    fn knows_undecided(&self) -> bool {
+        false
+    }
     /// A decision reached the job's store, deciding the leased URLs `taken`: a frontier kept
     /// elsewhere (shared by several workers) now makes it known there.
     fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
@@ -508,6 +513,10 @@ impl Frontier for StoreFrontier {
         }
     }
 
+    fn knows_undecided(&self) -> bool {
+        true
+    }
+
     fn hub_or_park(
         &mut self,
         commit: &mut Commit,
@@ -516,9 +525,23 @@ impl Frontier for StoreFrontier {
         link_key: UrlKey,
         link: ParkedLink,
     ) -> Result<Parking, EngineError> {
-        // One process decides one page at a time: the counterpart is still undecided.
-        commit.parked.push((*key, link_key, link));
-        self.parked_on.insert(*key);
+        // One process decides one page at a time: the counterpart is still undecided. A link
+        // parked to be followed whatever the counterpart is stays so.
+        let always = |parked: &ParkedLink| parked.always;
+        let kept = commit
+            .parked
+            .iter()
+            .any(|(on, l, parked)| on == key && *l == link_key && always(parked))
+            || (self.parked_on.contains(key)
+                && self
+                    .store
+                    .parked_on(key)?
+                    .iter()
+                    .any(|(l, parked)| *l == link_key && always(parked)));
+        if !kept {
+            commit.parked.push((*key, link_key, link));
+            self.parked_on.insert(*key);
+        }
         Ok(Parking::Parked)
     }
 

@@ -150,9 +150,11 @@ pub struct Record {
     /// `dedup.hub_min_links`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_hub: Option<u32>,
-    /// Links of a duplicate to where the original's lead, whose counterpart there was not
-    /// decided yet (queued, or being fetched): parked until it is, then followed if it led to
-    /// new pages (a hub) and dropped if not. The counterpart's record says which (`released`).
+    /// Links parked until the page they depend on, queued or being fetched, is decided (the
+    /// counterpart's record says what became of them: `released`): a duplicate's links to
+    /// where its original's lead, followed then if that page led to new pages (a hub) and
+    /// dropped if not; and links to a site that copies another path for path, followed then
+    /// whatever that page is, so that the copy is judged against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parked: Option<u32>,
     /// Links of duplicates parked on this URL (their `parked`), released when it was decided:

@@ -206,6 +206,10 @@ pub struct ParkedLink {
     pub entry: QueuedUrl,
     /// Its priority in its host's queue.
     pub priority: u32,
+    /// Queued once the page it waits for is decided, whatever that page is: a link of a site
+    /// that copies another, fetched after its counterpart so that it is judged against it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always: bool,
 }
 
 impl ParkedLink {

@@ -262,6 +262,7 @@ fn park_and_release(store: &dyn CrawlStore) {
     let link = |url: &str| ParkedLink {
         entry: queued(url, 3),
         priority: 3,
+        always: url.ends_with("l2"),
     };
     let (l1, l2, l3) = (
         url_key("http://b.example/l1"),

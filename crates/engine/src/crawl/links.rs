@@ -1,6 +1,8 @@
 //! Links: which URLs a redirect, a sitemap or a page adds to the frontier, and the records
 //! of those it may not.
 
+use std::collections::HashMap;
+
 use super::*;
 
 impl Coordinator {
@@ -226,6 +228,52 @@ impl Coordinator {
     }
 }
 
+/// Duplicates found on site B of the page at the same path (and query) on site A before B
+/// is taken to copy A, path for path. One is enough: taking a site for a copy costs nothing
+/// but order (its links wait for pages already queued), and the sooner, the fewer copies are
+/// fetched first and kept as originals.
+const COPY_EVIDENCE: u32 = 1;
+
+/// Sites found to copy others path for path (a mirror, a new release of a manual): a
+/// duplicate on site B of the page at the same path on site A is evidence; after
+/// [`COPY_EVIDENCE`] of them, a link to B whose counterpart on A is queued waits for that page
+/// to be decided, so that the page at B is judged against it rather than first: fetched
+/// first, a copy would be kept as an original and its links followed, and both sites crawled
+/// in full.
+#[derive(Debug, Default)]
+pub(super) struct CopiedSites {
+    evidence: HashMap<(String, String), u32>,
+    /// Copying site -> copied site (origins).
+    copies: HashMap<String, String>,
+}
+
+impl CopiedSites {
+    /// `page` was judged a duplicate of `original`.
+    pub(super) fn note(&mut self, page: &Url, original: &Url) {
+        let (b, a) = (
+            page.origin().ascii_serialization(),
+            original.origin().ascii_serialization(),
+        );
+        if a == b || page.path() != original.path() || page.query() != original.query() {
+            return;
+        }
+        let count = self.evidence.entry((b.clone(), a.clone())).or_insert(0);
+        *count += 1;
+        if *count >= COPY_EVIDENCE {
+            self.copies.entry(b).or_insert(a);
+        }
+    }
+
+    /// The page at the same path as `link` on the site `link`'s site copies, if it copies one.
+    pub(super) fn counterpart(&self, link: &Url) -> Option<CanonicalUrl> {
+        let copied = self.copies.get(&link.origin().ascii_serialization())?;
+        let mut counterpart = Url::parse(copied).ok()?;
+        counterpart.set_path(link.path());
+        counterpart.set_query(link.query());
+        CanonicalUrl::from_url(counterpart).ok()
+    }
+}
+
 /// How the links of one page are followed.
 pub(super) struct LinkFollowing<'a> {
     /// The dedup stage's rule for this page's links.
@@ -332,8 +380,10 @@ impl Coordinator {
             pending.insert(ukey);
             let mut by_hub = false;
             let mut probe = None;
-            // Not known yet whether the counterpart is a hub: parked until it is decided.
-            let mut park = None;
+            // Not known yet whether the counterpart is a hub: parked until it is decided (and
+            // then followed only if it is one), or a link of a copying site whose counterpart
+            // is queued: parked until that is decided, then followed (`always`).
+            let mut park: Option<(CanonicalUrl, UrlKey, bool)> = None;
             // Where the original's link to the same place (relative to each site) led, for a
             // new link not followed as new, when a hub or a probe could still follow it.
             let counterpart = match (follows, how.base, &how.original) {
@@ -359,17 +409,26 @@ impl Coordinator {
                             ..Probe::default()
                         });
                     } else if hub.is_none() {
-                        park = Some((counterpart, key));
+                        park = Some((counterpart.clone(), key, false));
                     }
                 }
                 follows = by_hub || probe.is_some() || park.is_some();
+            } else if follows
+                && how.chain_trap.is_none()
+                && self.frontier.knows_undecided()
+                && let Some(first) = self.copied_sites.counterpart(url.as_url())
+            {
+                let key = url_key(first.as_str());
+                if self.frontier.counterpart_hub(&first, &key)?.is_none() {
+                    park = Some((first, key, true));
+                }
             }
             let skip = how.chain_trap.is_some() || !follows;
             let at = (entry.depth + 1, seq);
             let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
             match admitted {
                 // A duplicate's links were never really discovered: no records for them.
-                Err(_) if skip || park.is_some() => {}
+                Err(_) if skip || park.as_ref().is_some_and(|(_, _, always)| !always) => {}
                 Err((verdict, reason)) => {
                     if verdict == Verdict::OutOfScope {
                         self.watch_scope(Some(&reason));
@@ -426,21 +485,23 @@ impl Coordinator {
                         ..QueuedUrl::default()
                     };
                     let priority = self.priority_of(entry, how, &anchor, url.as_url());
-                    if let Some((counterpart, key)) = park {
+                    if let Some((counterpart, key, always)) = &park {
                         let link = ParkedLink {
                             entry: next.clone(),
                             priority,
+                            always: *always,
                         };
                         let commit = &mut decided.commit;
                         match self
                             .frontier
-                            .hub_or_park(commit, counterpart, &key, ukey, link)?
+                            .hub_or_park(commit, counterpart, key, ukey, link)?
                         {
-                            Parking::Hub => by_hub = true,
+                            Parking::Hub => by_hub = !*always,
                             Parking::Parked => {
                                 parked += 1;
                                 continue;
                             }
+                            Parking::Decided if *always => {}
                             Parking::Decided => {
                                 decided.commit.dropped.push(ukey);
                                 dropped += 1;

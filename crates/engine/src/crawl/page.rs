@@ -223,6 +223,9 @@ impl Coordinator {
             potential: focus.map_or(0.0, |f| f.potential),
             off_topic: focus.map_or(0, |f| f.off_topic),
         };
+        if let (Some(original), Ok(page)) = (&follow.original, Url::parse(&entry.url)) {
+            self.copied_sites.note(&page, original);
+        }
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;
         } else {
