@@ -10,8 +10,8 @@ mod crawl_support;
 use std::time::Duration;
 
 use crawl_support::{count, local_config, prose, record, records, run};
-use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::{DuplicateOutlinks, Verdict};
+use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
+use nearcrawl_engine::{DuplicateOutlinks, Record, Verdict};
 
 fn page(title: &str, body: &str, links: &[&str]) -> Reply {
     let links: String = links
@@ -497,6 +497,19 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert_eq!(new.site.hits("/notes"), 1, "not fetched again");
 }
 
+/// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
+/// of its own, and crawls both two requests at once: the sites and the records.
+async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSite, Vec<Record>) {
+    let old = serve(release(false)).await.unwrap();
+    let new = serve(release(true)).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 2;
+    run(&seeds, out.path(), config).await;
+    (old, new, records(out.path()))
+}
+
 /// Two releases crawled at once: the new one's top page is judged a duplicate while the old
 /// release's table of contents is being fetched (it answers slowly), so whether the link to
 /// it leads to new pages is not known yet. The link is parked until the old table of contents
@@ -532,14 +545,7 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
         }
         site.page("/part/new", page("new chapter", &prose(70), &[]))
     };
-    let old = serve(release(false)).await.unwrap();
-    let new = serve(release(true)).await.unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 2;
-    run(&seeds, out.path(), config).await;
-    let records = records(out.path());
+    let (old, new, records) = side_by_side(release).await;
 
     let new_top = record(&records, &new.url("/"));
     assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
@@ -968,14 +974,7 @@ async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it
         }
         site
     };
-    let old = serve(release(false)).await.unwrap();
-    let new = serve(release(true)).await.unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 2;
-    run(&seeds, out.path(), config).await;
-    let records = records(out.path());
+    let (old, new, records) = side_by_side(release).await;
 
     assert!(record(&records, &new.url("/")).verdict.is_duplicate());
     let news = record(&records, &new.url("/news"));
