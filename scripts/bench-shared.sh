@@ -26,16 +26,7 @@ redis_server="$(scripts/debian-tool.sh redis-server)"
 source scripts/lib/nginx.sh
 work="$(mktemp -d /tmp/nearcrawl-shared.XXXXXX)"
 on_exit "rm -rf '$work'"
-target/release/examples/text_site "$work/site" "$hosts" "$pages"
-chmod -R a+rX "$work"
-servers=""
-: > "$work/seeds.txt"
-for ((h = 0; h < hosts; h++)); do
-    addr="127.0.1.$((h + 1))"
-    servers+="server { listen $addr:$port; root $work/site/h$h; } "
-    echo "http://$addr:$port/p/1.html" >> "$work/seeds.txt"
-done
-start_nginx_servers "$work" 2 "$servers"
+serve_text_site "$work" "$hosts" "$pages" "$port"
 "$redis_server" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
     --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log" --dir "$work"
 on_exit "kill \$(cat '$work/redis.pid' 2>/dev/null) 2>/dev/null; sleep 0.5"

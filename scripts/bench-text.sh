@@ -27,17 +27,7 @@ nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 source scripts/lib/nginx.sh
 work="$(mktemp -d /tmp/nearcrawl-text.XXXXXX)"
 on_exit "rm -rf '$work'"
-target/release/examples/text_site "$work/site" "$hosts" "$pages"
-chmod -R a+rX "$work"
-servers=""
-: > "$work/seeds.txt"
-for ((h = 0; h < hosts; h++)); do
-    # An address per host, not a port: wget2 keeps one directory per host name.
-    addr="127.0.1.$((h + 1))"
-    servers+="server { listen $addr:$port; root $work/site/h$h; } "
-    echo "http://$addr:$port/p/1.html" >> "$work/seeds.txt"
-done
-start_nginx_servers "$work" 2 "$servers"
+serve_text_site "$work" "$hosts" "$pages" "$port"
 
 declare -A rows stages
 record() { # name fetched wall user sys rss

@@ -39,3 +39,20 @@ CONF
     on_exit "kill \$(cat '$work/nginx.pid' 2>/dev/null) 2>/dev/null"
     sleep 0.5
 }
+
+# serve_text_site WORK HOSTS PAGES PORT: generates the text-rich site (crates/quality's
+# text_site example, built by the caller) under WORK/site, HOSTS hosts of PAGES pages, serves
+# host h on 127.0.1.(h+1):PORT with two nginx workers, and writes WORK/seeds.txt (each host's
+# first page). An address per host, not a port: wget2 keeps one directory per host name.
+serve_text_site() {
+    local work="$1" hosts="$2" pages="$3" port="$4" h addr servers=""
+    target/release/examples/text_site "$work/site" "$hosts" "$pages"
+    chmod -R a+rX "$work"
+    : > "$work/seeds.txt"
+    for ((h = 0; h < hosts; h++)); do
+        addr="127.0.1.$((h + 1))"
+        servers+="server { listen $addr:$port; root $work/site/h$h; } "
+        echo "http://$addr:$port/p/1.html" >> "$work/seeds.txt"
+    done
+    start_nginx_servers "$work" 2 "$servers"
+}
