@@ -45,20 +45,24 @@ fn tree(seed: u64, delay: std::time::Duration) -> Site {
     site
 }
 
-fn worker(seeds: &Path, out: &Path, redis: &str, name: &str) -> std::process::Child {
+/// Worker `name` of job `job` on `redis`, a process of its own, with no politeness delay and
+/// `more` arguments (connections per host among them): its stderr is kept for the test.
+fn worker(
+    seeds: &Path,
+    out: &Path,
+    redis: &str,
+    (job, name): (&str, &str),
+    more: &[&str],
+) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
         .args(["crawl", "--seeds"])
         .arg(seeds)
         .arg("--out")
         .arg(out)
-        .args(["--redis", redis, "--job", "cli", "--worker", name])
-        .args([
-            "--per-host-delay-ms",
-            "0",
-            "--max-connections-per-host",
-            "2",
-        ])
-        .stdout(std::process::Stdio::piped())
+        .args(["--redis", redis, "--job", job, "--worker", name])
+        .args(["--per-host-delay-ms", "0"])
+        .args(more)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap()
@@ -76,7 +80,10 @@ async fn two_worker_processes_share_a_job_that_job_commands_report_and_stop() {
     let children: Vec<_> = outs
         .iter()
         .zip(["w1", "w2"])
-        .map(|(out, name)| worker(&seeds, out, &redis, name))
+        .map(|(out, name)| {
+            let more = ["--max-connections-per-host", "2"];
+            worker(&seeds, out, &redis, ("cli", name), &more)
+        })
         .collect();
     for child in children {
         let output = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
@@ -162,25 +169,16 @@ async fn a_worker_killed_mid_crawl_loses_nothing_its_leases_go_to_the_other() {
         "[redis]\nlease_secs = 2\n\n[limits]\nconcurrency = 2\n",
     )
     .unwrap();
+    let config = config.to_str().unwrap();
     let spawn = |name: &str| {
-        Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
-            .args(["crawl", "--seeds"])
-            .arg(&seeds)
-            .arg("--out")
-            .arg(dir.path().join(name))
-            .arg("--config")
-            .arg(&config)
-            .args(["--redis", &redis, "--job", "kill", "--worker", name])
-            .args([
-                "--per-host-delay-ms",
-                "0",
-                "--max-connections-per-host",
-                "4",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+        let more = ["--config", config, "--max-connections-per-host", "4"];
+        worker(
+            &seeds,
+            &dir.path().join(name),
+            &redis,
+            ("kill", name),
+            &more,
+        )
     };
     let mut doomed = spawn("doomed");
     let survivor = spawn("survivor");
@@ -249,23 +247,14 @@ async fn three_worker_processes_keep_one_original_per_pair_of_near_duplicates() 
     let children: Vec<_> = ["a", "b", "c"]
         .into_iter()
         .map(|name| {
-            Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
-                .args(["crawl", "--seeds"])
-                .arg(&seeds)
-                .arg("--out")
-                .arg(dir.path().join(name))
-                .args(["--redis", &redis, "--job", "pairs", "--worker", name])
-                .args([
-                    "--per-host-delay-ms",
-                    "0",
-                    "--max-connections-per-host",
-                    "2",
-                ])
-                .args(["--concurrency", "1"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            let more = ["--max-connections-per-host", "2", "--concurrency", "1"];
+            worker(
+                &seeds,
+                &dir.path().join(name),
+                &redis,
+                ("pairs", name),
+                &more,
+            )
         })
         .collect();
     for child in children {
