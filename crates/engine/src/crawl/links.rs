@@ -228,49 +228,40 @@ impl Coordinator {
     }
 }
 
-/// Duplicates found on site B of the page at the same path (and query) on site A before B
-/// is taken to copy A, path for path. One is enough: taking a site for a copy costs nothing
-/// but order (its links wait for pages already queued), and the sooner, the fewer copies are
-/// fetched first and kept as originals.
-const COPY_EVIDENCE: u32 = 1;
-
-/// Sites found to copy others path for path (a mirror, a new release of a manual): a
-/// duplicate on site B of the page at the same path on site A is evidence; after
-/// [`COPY_EVIDENCE`] of them, a link to B whose counterpart on A is queued waits for that page
-/// to be decided, so that the page at B is judged against it rather than first: fetched
-/// first, a copy would be kept as an original and its links followed, and both sites crawled
-/// in full.
+/// Sites found to copy others path for path (a mirror, a new release of a manual): once a
+/// page of site B is judged a duplicate of the page at the same path (and query) on site A, a
+/// link to B whose counterpart on A is queued waits for that page to be decided, so that the
+/// page at B is judged against it rather than first: fetched first, a copy would be kept as an
+/// original and its links followed, and both sites crawled in full. One such duplicate is
+/// enough: taking a site for a copy costs nothing but order.
 #[derive(Debug, Default)]
 pub(super) struct CopiedSites {
-    evidence: HashMap<(String, String), u32>,
-    /// Copying site -> copied site (origins).
-    copies: HashMap<String, String>,
+    /// Copying site -> the copied site's root URL (origins).
+    copies: HashMap<String, Url>,
 }
 
 impl CopiedSites {
     /// `page` was judged a duplicate of `original`.
     pub(super) fn note(&mut self, page: &Url, original: &Url) {
-        let (b, a) = (
-            page.origin().ascii_serialization(),
-            original.origin().ascii_serialization(),
-        );
-        if a == b || page.path() != original.path() || page.query() != original.query() {
+        let b = page.origin().ascii_serialization();
+        if b == original.origin().ascii_serialization()
+            || page.path() != original.path()
+            || page.query() != original.query()
+        {
             return;
         }
-        let count = self.evidence.entry((b.clone(), a.clone())).or_insert(0);
-        *count += 1;
-        if *count >= COPY_EVIDENCE {
-            self.copies.entry(b).or_insert(a);
-        }
+        self.copies.entry(b).or_insert_with(|| {
+            let mut root = original.clone();
+            root.set_path("/");
+            root.set_query(None);
+            root
+        });
     }
 
-    /// The page at the same path as `link` on the site `link`'s site copies, if it copies one.
-    pub(super) fn counterpart(&self, link: &Url) -> Option<CanonicalUrl> {
-        let copied = self.copies.get(&link.origin().ascii_serialization())?;
-        let mut counterpart = Url::parse(copied).ok()?;
-        counterpart.set_path(link.path());
-        counterpart.set_query(link.query());
-        CanonicalUrl::from_url(counterpart).ok()
+    /// A URL of the site `link`'s site copies, if it copies one (the place to build
+    /// `link`'s counterpart on, with [`Coordinator::counterpart`]).
+    pub(super) fn copied(&self, link: &Url) -> Option<&Url> {
+        self.copies.get(&link.origin().ascii_serialization())
     }
 }
 
@@ -416,7 +407,10 @@ impl Coordinator {
             } else if follows
                 && how.chain_trap.is_none()
                 && self.frontier.knows_undecided()
-                && let Some(first) = self.copied_sites.counterpart(url.as_url())
+                && let Some(first) = self
+                    .copied_sites
+                    .copied(url.as_url())
+                    .and_then(|copied| self.counterpart(url.as_url(), copied, url.as_url()))
             {
                 let key = url_key(first.as_str());
                 if self.frontier.counterpart_hub(&first, &key)?.is_none() {
