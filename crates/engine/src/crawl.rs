@@ -552,7 +552,10 @@ impl Coordinator {
             if refused.contains(&key) {
                 continue;
             }
-            commit.decided.push(key);
+            if self.frontier.knows_undecided() {
+                // Only a frontier in this store marks URLs undecided.
+                commit.decided.push(key);
+            }
             let hub = commit.hub == Some(key);
             let links = self.frontier.release(commit, &record.url, &key, hub)?;
             if links.is_empty() {
