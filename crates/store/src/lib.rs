@@ -440,11 +440,13 @@ pub(crate) fn encode_queued(url: &QueuedUrl) -> Vec<u8> {
     serde_json::to_vec(url).unwrap_or_default()
 }
 
-pub(crate) fn encode_keys(keys: &[u64]) -> Vec<u8> {
+/// Link keys as stored ([`Commit::unique_links`]): each key big-endian, one after another.
+pub fn encode_keys(keys: &[u64]) -> Vec<u8> {
     keys.iter().flat_map(|a| a.to_be_bytes()).collect()
 }
 
-pub(crate) fn decode_keys(bytes: &[u8]) -> Vec<u64> {
+/// Reads [`encode_keys`]' bytes back (a cut last key is left out).
+pub fn decode_keys(bytes: &[u8]) -> Vec<u64> {
     bytes
         .chunks_exact(8)
         .map(|c| u64::from_be_bytes(c.try_into().unwrap_or_default()))

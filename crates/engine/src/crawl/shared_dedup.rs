@@ -47,28 +47,17 @@ pub(super) struct SharedDedup {
     pub conflicts: u64,
 }
 
-/// Link keys as the index keeps them: absent, or a marker byte and the keys (big-endian).
+/// Link keys as the index keeps them: absent, or a marker byte and the keys as the store
+/// keeps them.
 fn pack_links(links: Option<&[u64]>) -> Vec<u8> {
     match links {
         None => Vec::new(),
-        Some(keys) => {
-            let mut out = Vec::with_capacity(1 + 8 * keys.len());
-            out.push(1);
-            for key in keys {
-                out.extend_from_slice(&key.to_be_bytes());
-            }
-            out
-        }
+        Some(keys) => [&[1u8][..], &nearcrawl_store::encode_keys(keys)].concat(),
     }
 }
 
 fn unpack_links(bytes: &[u8]) -> Option<Vec<u64>> {
-    let keys = bytes.strip_prefix(&[1])?;
-    Some(
-        keys.chunks_exact(8)
-            .map(|c| u64::from_be_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect(),
-    )
+    bytes.strip_prefix(&[1]).map(nearcrawl_store::decode_keys)
 }
 
 impl SharedDedup {
