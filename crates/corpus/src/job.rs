@@ -550,8 +550,10 @@ struct Analysis<'a> {
 }
 
 impl Analysis<'_> {
-    /// Takes a batch in; returns the items whose template is decided, analysed.
-    fn prepare(&mut self, batch: Batch) -> Prepared {
+    /// Takes a batch in; hands `send` the items whose template is decided, analysed, in
+    /// chunks of at most `chunk` (the judge starts on one while the next is analysed: the
+    /// corpus's end decides a whole window at once). Stops when `send` says the judge is gone.
+    fn prepare(&mut self, batch: Batch, chunk: usize, mut send: impl FnMut(Prepared) -> bool) {
         let analyzer = self.analyzer;
         let fallback = no_url();
         let extracted: Vec<Waiting> = batch
@@ -581,6 +583,8 @@ impl Analysis<'_> {
                             }
                             Content::Text(text) => Extracted::plain(std::mem::take(text)),
                         };
+                        // Han text ahead: jieba's dictionary loads while the window fills.
+                        nearcrawl_text::preload_jieba_for(&extracted.text);
                         let keys = block_keys(&extracted);
                         Some(ExtractedPage {
                             host,
@@ -608,46 +612,23 @@ impl Analysis<'_> {
         if batch.last {
             ready.extend(self.decide(self.window.len()));
         }
-        let entries: Vec<Entry> = ready
-            .into_par_iter()
-            .map(|(waiting, marks)| {
-                let Read {
-                    input,
-                    item,
-                    skipped_before,
-                    after,
-                } = waiting.read;
-                let kind = match (item, waiting.page) {
-                    (Item::Document(doc), Some(page)) => {
-                        let blocks = page.page.extraction.is_some();
-                        let analysis = analyze_marked(analyzer, page.page, &marks);
-                        EntryKind::Page {
-                            doc,
-                            host: page.host,
-                            keys: blocks.then_some(page.keys),
-                            analysis: Box::new(analysis),
-                        }
-                    }
-                    (Item::Revisit(revisit), _) => EntryKind::Revisit(revisit),
-                    (Item::Bad { at, message }, _) => EntryKind::Bad { at, message },
-                    (Item::Document(doc), None) => EntryKind::Bad {
-                        at: doc.at,
-                        message: "not analysed".into(),
-                    },
-                    (Item::Skipped, _) => unreachable!("skipped items are not batched"),
-                };
-                Entry {
-                    input,
-                    skipped_before,
-                    after,
-                    kind,
-                }
-            })
-            .collect();
-        Prepared {
-            entries,
-            trailing_skipped: batch.trailing_skipped,
-            last: batch.last,
+        let chunks = ready.len().div_ceil(chunk.max(1)).max(1);
+        let mut ready = ready.into_iter();
+        for n in 0..chunks {
+            let last_chunk = n + 1 == chunks;
+            let entries = analyze_entries(analyzer, ready.by_ref().take(chunk.max(1)).collect());
+            let prepared = Prepared {
+                entries,
+                trailing_skipped: if last_chunk {
+                    batch.trailing_skipped
+                } else {
+                    0
+                },
+                last: last_chunk && batch.last,
+            };
+            if !send(prepared) {
+                return;
+            }
         }
     }
 
@@ -669,6 +650,46 @@ impl Analysis<'_> {
             })
             .collect()
     }
+}
+
+/// Items whose template is decided, analysed on every core, in order.
+fn analyze_entries(analyzer: &Analyzer, ready: Vec<(Waiting, Vec<bool>)>) -> Vec<Entry> {
+    ready
+        .into_par_iter()
+        .map(|(waiting, marks)| {
+            let Read {
+                input,
+                item,
+                skipped_before,
+                after,
+            } = waiting.read;
+            let kind = match (item, waiting.page) {
+                (Item::Document(doc), Some(page)) => {
+                    let blocks = page.page.extraction.is_some();
+                    let analysis = analyze_marked(analyzer, page.page, &marks);
+                    EntryKind::Page {
+                        doc,
+                        host: page.host,
+                        keys: blocks.then_some(page.keys),
+                        analysis: Box::new(analysis),
+                    }
+                }
+                (Item::Revisit(revisit), _) => EntryKind::Revisit(revisit),
+                (Item::Bad { at, message }, _) => EntryKind::Bad { at, message },
+                (Item::Document(doc), None) => EntryKind::Bad {
+                    at: doc.at,
+                    message: "not analysed".into(),
+                },
+                (Item::Skipped, _) => unreachable!("skipped items are not batched"),
+            };
+            Entry {
+                input,
+                skipped_before,
+                after,
+                kind,
+            }
+        })
+        .collect()
 }
 
 /// One observation in the template log: host length, host, key count, keys.
@@ -825,9 +846,21 @@ impl<'a> Run<'a> {
             };
             scope.spawn(move || {
                 for batch in to_analyse {
-                    let prepared = batch.map(|batch| analysis.prepare(batch));
-                    if analysed.send(prepared).is_err() {
-                        return;
+                    match batch {
+                        Ok(batch) => {
+                            let mut open = true;
+                            analysis.prepare(batch, size, |prepared| {
+                                open = analysed.send(Ok(prepared)).is_ok();
+                                open
+                            });
+                            if !open {
+                                return;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = analysed.send(Err(e));
+                            return;
+                        }
                     }
                 }
             });

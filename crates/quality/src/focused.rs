@@ -503,9 +503,9 @@ pub struct TopicMeasure {
     /// focused / breadth-first early harvest; `None` when breadth-first found nothing there.
     pub early_gain: Option<f64>,
     /// Whether the early floor holds: twice breadth-first's early harvest (anything found
-    /// when breadth-first found nothing). When breadth-first found 0.95 of the relevant pages
-    /// there already, no crawl can harvest twice as much: the focused crawl must then have
-    /// found 0.95 of them there too.
+    /// when breadth-first found nothing). When twice breadth-first's would be more than 0.95
+    /// of the relevant pages, no crawl can harvest twice as much: the focused crawl must then
+    /// have found 0.95 of them there.
     pub early_floor: bool,
     /// Pages each crawl fetched before it had found 0.95 of the relevant pages.
     pub bfs_pages_to_95: Option<usize>,
@@ -522,6 +522,14 @@ pub struct TopicMeasure {
 
 /// The share of relevant pages a crawl must find.
 pub const RECALL_TARGET: f64 = 0.95;
+
+/// Relevant pages the focused crawl must have found within the early window: twice what
+/// breadth-first found there, but never more than `target` (0.95 of them): when twice
+/// breadth-first's would be more than that, no crawl can harvest twice as much, and finding
+/// 0.95 of them there is the floor.
+fn early_required(bfs_found: u32, target: u32) -> u32 {
+    (2 * bfs_found).min(target)
+}
 
 /// Compares a focused crawl's harvest with breadth-first's on the relevant pages
 /// breadth-first reached.
@@ -560,11 +568,7 @@ pub fn measure_harvest(
         focused_harvest.found_within(early),
     );
     let gain = (bfs_found > 0).then(|| focused_early / bfs_early);
-    let early_floor = if bfs_found >= target {
-        focused_found >= target
-    } else {
-        focused_found > 0 && focused_found >= 2 * bfs_found
-    };
+    let early_floor = focused_found > 0 && focused_found >= early_required(bfs_found, target);
     let floors_hold = early_floor && at_bfs_95 >= RECALL_TARGET && final_recall >= RECALL_TARGET;
     let measure = TopicMeasure {
         topic: topic.name,
@@ -747,6 +751,16 @@ mod tests {
         assert_eq!(h.pages_to_find(3), None);
         assert!((h.rate_within(2) - 0.5).abs() < 1e-9);
         assert_eq!(h.found_within(100), 2);
+    }
+
+    #[test]
+    fn the_early_floor_is_twice_breadth_first_up_to_the_recall_target() {
+        // Ten relevant pages: the target is ten (0.95 of them, rounded up).
+        assert_eq!(early_required(3, 10), 6);
+        // Twice six is more than there are: all ten, not twelve.
+        assert_eq!(early_required(6, 10), 10);
+        assert_eq!(early_required(10, 10), 10);
+        assert_eq!(early_required(0, 10), 0);
     }
 
     #[test]

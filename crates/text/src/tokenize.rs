@@ -1,6 +1,7 @@
 //! Text to normalised tokens: Unicode words for space-delimited scripts, jieba for Han.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use compact_str::CompactString;
 use jieba_rs::Jieba;
@@ -31,6 +32,23 @@ pub struct Token {
 pub fn jieba() -> &'static Jieba {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
     JIEBA.get_or_init(Jieba::new)
+}
+
+/// Starts loading jieba's dictionary ([`jieba`]) on a thread of its own if `text` holds Han
+/// and the load has not started yet. A caller that sees pages before it segments them (corpus
+/// dedup extracts a window of pages ahead of analysing them) calls it, so the load overlaps
+/// other work instead of holding up the first page with Han text. Text without Han, or any
+/// text once the load has started, costs one check.
+pub fn preload_jieba_for(text: &str) {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if STARTED.load(Ordering::Relaxed) || text.is_ascii() || !text.chars().any(is_han) {
+        return;
+    }
+    if !STARTED.swap(true, Ordering::Relaxed) {
+        std::thread::spawn(|| {
+            jieba();
+        });
+    }
 }
 
 /// Whether `c` is a Han ideograph (CJK Unified Ideographs and their extensions, compatibility
