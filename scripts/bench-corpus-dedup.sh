@@ -5,11 +5,13 @@
 # seconds per 1,000 pages and peak RSS of each. Release build.
 # The WARC files: a real web crawled by `nearcrawl dedup-quality --web NAME --out DIR`
 # (DIR/baseline/warc/), or any others.
-# Usage: scripts/bench-corpus-dedup.sh WARC... (RUNS=3 by default)
+# Usage: scripts/bench-corpus-dedup.sh WARC... (RUNS=3 by default; TOOLS="0 2" runs only
+# those of the tools below, by number: the trafilatura baseline takes a minute per run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$#" -gt 0 ] || { echo "usage: $0 WARC..." >&2; exit 2; }
 runs="${RUNS:-3}"
+chosen="${TOOLS:-0 1 2}"
 python="$(./scripts/bench-tools.sh)"
 cargo build --release --locked --bin nearcrawl >&2
 work="$(mktemp -d /tmp/nearcrawl-corpus-bench.XXXXXX)"
@@ -42,7 +44,7 @@ pages_of() {
 }
 
 for round in $(seq 1 "$runs"); do
-    for i in 0 1 2; do
+    for i in $chosen; do
         read -r wall user sys rss < <(run_tool "$i" "$@")
         echo "$i $(pages_of "$i") $wall $user $sys $rss" >> "$work/rows.txt"
     done
@@ -50,7 +52,7 @@ done
 
 echo "| tool | pages | wall s (median of $runs) | pages/s | CPU s per 1,000 pages | peak RSS MB |"
 echo "|---|---|---|---|---|---|"
-for i in 0 1 2; do
+for i in $chosen; do
     awk -v i="$i" -v name="${tools[$i]}" '$1 == i { n++; p = $2; w[n] = $3; c[n] = ($4 + $5) * 1000 / $2; r[n] = $6 }
         END {
             # Medians (of 3 or any count) by sorting.

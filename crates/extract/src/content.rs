@@ -264,6 +264,40 @@ impl Rules {
     };
 }
 
+/// What a node is, whatever the rules of an attempt: an element's tag and attributes judged
+/// ([`ContentExtractor::judge_element`]), a text node's counts ([`text_counts`]).
+#[derive(Clone, Copy, Default)]
+struct NodeFacts {
+    /// Never shown (a script, `hidden`, `display:none`).
+    invisible: bool,
+    /// Never content, whatever the rules (navigation, a landmark role, comments).
+    hard: bool,
+    /// An "unlikely" class or id, not vouched for (set aside when the rules strip those).
+    unlikely: bool,
+    /// Readability's class weight (used when the rules weigh classes).
+    weight: f32,
+    /// A text node's characters other than whitespace.
+    chars: u32,
+    /// A text node's commas.
+    commas: u32,
+}
+
+impl NodeFacts {
+    /// An element as the rules judge it: (invisible, hard-excluded, unlikely, class weight).
+    fn judged(self, rules: Rules) -> (bool, bool, bool, f32) {
+        (
+            self.invisible,
+            self.hard,
+            rules.strip_unlikely && self.unlikely,
+            if rules.class_weights {
+                self.weight
+            } else {
+                0.0
+            },
+        )
+    }
+}
+
 /// Per-element facts gathered in the passes over the tree.
 #[derive(Clone, Copy, Default)]
 struct Stats {
@@ -308,13 +342,15 @@ impl ContentExtractor {
     /// only when it finds more than twice the text.
     pub fn extract(&self, doc: &Document) -> Extraction {
         let mut best: Option<(usize, Extraction)> = None;
+        // What does not depend on the rules, worked out once for all attempts.
+        let facts = self.node_facts(doc);
         for rules in [
             Rules::ALL,
             Rules::KEEP_UNLIKELY,
             Rules::NO_CLASS_WEIGHTS,
             Rules::NO_CLEANING,
         ] {
-            let extraction = self.extract_with(doc, rules);
+            let extraction = self.extract_with(doc, &facts, rules);
             let length: usize = extraction
                 .blocks
                 .iter()
@@ -332,7 +368,27 @@ impl ContentExtractor {
         best.map(|(_, e)| e).unwrap_or_default()
     }
 
-    fn extract_with(&self, doc: &Document, rules: Rules) -> Extraction {
+    /// Each node's facts that no rule changes: an element's tag and attributes judged, a text
+    /// node's characters counted.
+    fn node_facts(&self, doc: &Document) -> Vec<NodeFacts> {
+        doc.nodes()
+            .iter()
+            .enumerate()
+            .map(|(id, node)| match node.tag {
+                Some(tag) => self.judge_element(doc, id as NodeId, tag),
+                None => {
+                    let (chars, commas) = text_counts(doc.text(id as NodeId));
+                    NodeFacts {
+                        chars,
+                        commas,
+                        ..NodeFacts::default()
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn extract_with(&self, doc: &Document, facts: &[NodeFacts], rules: Rules) -> Extraction {
         let n = doc.len();
         let mut stats = vec![Stats::default(); n];
         let mut blocks: Vec<TextBlock> = Vec::new();
@@ -353,8 +409,7 @@ impl ContentExtractor {
             };
             match node.tag {
                 Some(tag) => {
-                    let (invisible, hard, unlikely, weight) =
-                        self.judge_element(doc, id, tag, rules);
+                    let (invisible, hard, unlikely, weight) = facts[id as usize].judged(rules);
                     s.invisible |= invisible;
                     s.hard_excluded |= hard || invisible;
                     s.excluded |= hard || unlikely || invisible;
@@ -370,8 +425,7 @@ impl ContentExtractor {
                 None if !s.invisible => {
                     let text = doc.text(id);
                     let owner = block_owner(doc, &stats, id);
-                    let chars = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
-                    let commas = text.chars().filter(|&c| is_comma(c)).count() as u32;
+                    let NodeFacts { chars, commas, .. } = facts[id as usize];
                     if chars > 0 {
                         if block_of[owner as usize] == u32::MAX {
                             block_of[owner as usize] = blocks.len() as u32;
@@ -497,13 +551,7 @@ impl ContentExtractor {
 
     /// Whether an element is invisible, whether it is set aside for good (its tag, a landmark
     /// role, comments), whether its class looks unlikely to be content, and its class weight.
-    fn judge_element(
-        &self,
-        doc: &Document,
-        id: NodeId,
-        tag: Tag,
-        rules: Rules,
-    ) -> (bool, bool, bool, f32) {
+    fn judge_element(&self, doc: &Document, id: NodeId, tag: Tag) -> NodeFacts {
         use Tag::*;
         let invisible_tag = matches!(
             tag,
@@ -583,15 +631,14 @@ impl ContentExtractor {
         }
         let structural = matches!(tag, Html | Body | Article | Main);
         let maybe = has(kinds, PatternKind::Maybe) || structural;
-        let unlikely = rules.strip_unlikely && has(kinds, PatternKind::Unlikely) && !maybe;
-        let comments = has(kinds, PatternKind::Comments) && !maybe;
-        let weight = if rules.class_weights { weight } else { 0.0 };
-        (
-            invisible_tag || hidden,
-            by_tag || landmark || comments,
-            unlikely,
+        NodeFacts {
+            invisible: invisible_tag || hidden,
+            hard: by_tag || landmark || (has(kinds, PatternKind::Comments) && !maybe),
+            unlikely: has(kinds, PatternKind::Unlikely) && !maybe,
             weight,
-        )
+            chars: 0,
+            commas: 0,
+        }
     }
 
     fn top_candidate(&self, doc: &Document, stats: &mut [Stats]) -> Option<NodeId> {
@@ -784,6 +831,27 @@ fn is_comma(c: char) -> bool {
     matches!(c, ',' | '\u{ff0c}' | '\u{3001}')
 }
 
+/// A text's characters other than whitespace, and its commas ([`is_comma`]); ASCII text
+/// counted a byte at a time (most text nodes of most pages).
+fn text_counts(text: &str) -> (u32, u32) {
+    if text.is_ascii() {
+        let (mut spaces, mut commas) = (0u32, 0u32);
+        for &b in text.as_bytes() {
+            // `char::is_whitespace` in ASCII: tab, line feed, vertical tab, form feed,
+            // carriage return, space.
+            spaces += u32::from(matches!(b, b'\t'..=b'\r' | b' '));
+            commas += u32::from(b == b',');
+        }
+        return (text.len() as u32 - spaces, commas);
+    }
+    text.chars().fold((0, 0), |(chars, commas), c| {
+        (
+            chars + u32::from(!c.is_whitespace()),
+            commas + u32::from(is_comma(c)),
+        )
+    })
+}
+
 fn link_density(s: &Stats) -> f32 {
     if s.chars == 0 {
         0.0
@@ -807,6 +875,16 @@ fn initial_score(tag: Tag) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte-at-a-time counts of ASCII text are the character counts.
+        #[test]
+        fn text_counts_are_the_character_counts(text in "[ -~\t\n\x0b\x0c\r\x1c-\x1f,]{0,80}|.{0,40}") {
+            let chars = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            let commas = text.chars().filter(|&c| is_comma(c)).count() as u32;
+            proptest::prop_assert_eq!(text_counts(&text), (chars, commas));
+        }
+    }
 
     const ARTICLE: &str = r#"<html><head><title>Rivers</title><style>p { color: red }</style></head><body>
       <header class="site-header"><a href="/">Home</a> <a href="/news">News</a></header>

@@ -41,7 +41,7 @@ pub fn jieba() -> &'static Jieba {
 /// text once the load has started, costs one check.
 pub fn preload_jieba_for(text: &str) {
     static STARTED: AtomicBool = AtomicBool::new(false);
-    if STARTED.load(Ordering::Relaxed) || text.is_ascii() || !text.chars().any(is_han) {
+    if STARTED.load(Ordering::Relaxed) || !may_hold_han(text) || !text.chars().any(is_han) {
         return;
     }
     if !STARTED.swap(true, Ordering::Relaxed) {
@@ -49,6 +49,15 @@ pub fn preload_jieba_for(text: &str) {
             jieba();
         });
     }
+}
+
+/// False when `text` has no Han for sure: no byte that can lead a Han character's UTF-8 (all
+/// of them are at U+3400 or above, so their lead byte is 0xE3 or more; the curly quotes and
+/// dashes of English text lead with 0xE2). Blocks of 32 bytes at a time, so it vectorises.
+fn may_hold_han(text: &str) -> bool {
+    text.as_bytes()
+        .chunks(32)
+        .any(|block| block.iter().fold(0u8, |max, &b| max.max(b)) >= 0xE3)
 }
 
 /// Whether `c` is a Han ideograph (CJK Unified Ideographs and their extensions, compatibility
@@ -63,13 +72,45 @@ pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
-    // Most text is NFKC already (curly quotes, accented letters, Han): the quick check says
-    // so without decomposing and recomposing every character.
-    if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
-        return lowercase(text);
+    lowercase(&nfkc_by_runs(text))
+}
+
+/// NFKC of `text`, normalising only its runs of non-ASCII characters, each with the ASCII
+/// character before it (a letter a combining mark follows): ASCII characters are starters,
+/// never the second of a composition, and NFKC leaves them as they are, so the text can be
+/// cut before any of them. A run the quick check finds normal already (curly quotes, accented
+/// letters, Han: most of them) is copied as it is; one that is not (a no-break space, a
+/// ligature) is normalised alone, not the whole text around it.
+fn nfkc_by_runs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    while done < text.len() {
+        let Some(offset) = bytes[done..].iter().position(|b| !b.is_ascii()) else {
+            out.push_str(&text[done..]);
+            break;
+        };
+        let run_start = done + offset;
+        // The ASCII character before the run goes with it.
+        let start = if run_start > done {
+            run_start - 1
+        } else {
+            run_start
+        };
+        out.push_str(&text[done..start]);
+        let end = bytes[run_start..]
+            .iter()
+            .position(u8::is_ascii)
+            .map_or(text.len(), |n| run_start + n);
+        let run = &text[start..end];
+        if is_nfkc_quick(run.chars()) == IsNormalized::Yes {
+            out.push_str(run);
+        } else {
+            out.extend(run.nfkc());
+        }
+        done = end;
     }
-    let composed: String = text.nfkc().collect();
-    lowercase(&composed)
+    out
 }
 
 /// `str::to_lowercase`, with runs of ASCII lower-cased a byte at a time (most of a page, even
@@ -290,11 +331,19 @@ mod tests {
 
         /// The fast paths (ASCII words, NFKC quick check) agree with the reference: NFKC, lower
         /// case, `unicode_words` over the whole run.
+        /// NFKC run by run is NFKC of the whole, whatever the combining marks, compatibility
+        /// characters and scripts around the ASCII.
+        #[test]
+        fn nfkc_by_runs_is_nfkc(text in "[a-eA-E ,.\u{300}-\u{36f}\u{a0}-\u{17f}\u{1100}-\u{1112}\u{1161}-\u{1175}\u{11a8}-\u{11c2}\u{ac00}-\u{ac10}\u{fb00}-\u{fb06}\u{ff01}-\u{ff5e}\u{3099}\u{309a}\u{304b}-\u{3053}\u{0b3e}\u{0b47}\u{1e00}-\u{1e10}]{0,30}") {
+            proptest::prop_assert_eq!(nfkc_by_runs(&text), text.nfkc().collect::<String>());
+        }
+
         #[test]
         fn fast_paths_agree_with_unicode(text in "[a-zA-Z0-9 .,;:'_\\-\n\t\"!?()é’“ﬁＡΣİÉ\u{301}\u{200d}\u{a0}]{0,40}") {
             proptest::prop_assert_eq!(lowercase(&text), text.to_lowercase());
             let reference: String = text.nfkc().collect::<String>().to_lowercase();
             proptest::prop_assert_eq!(normalize(&text), reference.clone());
+            proptest::prop_assert_eq!(nfkc_by_runs(&text), text.nfkc().collect::<String>());
             let want: Vec<&str> = reference.unicode_words().collect();
             let mut got = Vec::new();
             words(&reference, |w| got.push(w));
