@@ -298,6 +298,26 @@ impl NodeFacts {
     }
 }
 
+/// The forward pass over a page under one setting of "unlikely" classes: each node's facts
+/// so far, the text blocks (none yet marked content) and each block's (non-whitespace
+/// characters, commas).
+struct Forward {
+    stats: Vec<Stats>,
+    blocks: Vec<TextBlock>,
+    block_counts: Vec<(u32, u32)>,
+}
+
+impl Forward {
+    /// The extraction of a pass whose attempt was chosen, its blocks marked.
+    fn extraction(pass: Option<Forward>, marks: Vec<bool>, listing: bool) -> Extraction {
+        let mut blocks = pass.map(|f| f.blocks).unwrap_or_default();
+        for (block, in_content) in blocks.iter_mut().zip(marks) {
+            block.in_content = in_content;
+        }
+        Extraction { blocks, listing }
+    }
+}
+
 /// Per-element facts gathered in the passes over the tree.
 #[derive(Clone, Copy, Default)]
 struct Stats {
@@ -341,31 +361,44 @@ impl ContentExtractor {
     /// weights, then without conditional cleaning. A looser attempt replaces a stricter one
     /// only when it finds more than twice the text.
     pub fn extract(&self, doc: &Document) -> Extraction {
-        let mut best: Option<(usize, Extraction)> = None;
-        // What does not depend on the rules, worked out once for all attempts.
+        // What does not depend on the rules, worked out once for all attempts; the blocks
+        // once with "unlikely" classes set aside and once without (the looser attempts differ
+        // only in how they score and clean).
         let facts = self.node_facts(doc);
+        let mut passes: [Option<Forward>; 2] = [None, None];
+        // (content length, pass, content marks, listing) of the best attempt so far.
+        let mut best: Option<(usize, usize, Vec<bool>, bool)> = None;
         for rules in [
             Rules::ALL,
             Rules::KEEP_UNLIKELY,
             Rules::NO_CLASS_WEIGHTS,
             Rules::NO_CLEANING,
         ] {
-            let extraction = self.extract_with(doc, &facts, rules);
-            let length: usize = extraction
+            let pass = usize::from(!rules.strip_unlikely);
+            let forward =
+                passes[pass].get_or_insert_with(|| self.forward(doc, &facts, rules.strip_unlikely));
+            let (marks, listing) = self.choose(doc, forward, rules);
+            let length: usize = forward
                 .blocks
                 .iter()
-                .filter(|b| b.in_content)
-                .map(|b| b.text.len())
+                .zip(&marks)
+                .filter(|(_, in_content)| **in_content)
+                .map(|(b, _)| b.text.len())
                 .sum();
             if length >= 500 {
-                return extraction;
+                return Forward::extraction(passes[pass].take(), marks, listing);
             }
             // A looser attempt is always at least as long; it must find clearly more text.
-            if best.as_ref().is_none_or(|(l, _)| length > 2 * *l) {
-                best = Some((length, extraction));
+            if best.as_ref().is_none_or(|(l, ..)| length > 2 * *l) {
+                best = Some((length, pass, marks, listing));
             }
         }
-        best.map(|(_, e)| e).unwrap_or_default()
+        match best {
+            Some((_, pass, marks, listing)) => {
+                Forward::extraction(passes[pass].take(), marks, listing)
+            }
+            None => Extraction::default(),
+        }
     }
 
     /// Each node's facts that no rule changes: an element's tag and attributes judged, a text
@@ -388,7 +421,13 @@ impl ContentExtractor {
             .collect()
     }
 
-    fn extract_with(&self, doc: &Document, facts: &[NodeFacts], rules: Rules) -> Extraction {
+    /// The forward pass: what is set aside, link context, class weights, and the text blocks
+    /// with their counts.
+    fn forward(&self, doc: &Document, facts: &[NodeFacts], strip_unlikely: bool) -> Forward {
+        let rules = Rules {
+            strip_unlikely,
+            ..Rules::ALL
+        };
         let n = doc.len();
         let mut stats = vec![Stats::default(); n];
         let mut blocks: Vec<TextBlock> = Vec::new();
@@ -458,6 +497,28 @@ impl ContentExtractor {
         for block in &mut blocks {
             block.text.truncate(block.text.trim_end().len());
         }
+        Forward {
+            stats,
+            blocks,
+            block_counts,
+        }
+    }
+
+    /// One attempt over a forward pass: scores, the top candidate and its siblings, cleaning;
+    /// returns which blocks are content, and whether the page is a listing.
+    fn choose(&self, doc: &Document, forward: &Forward, rules: Rules) -> (Vec<bool>, bool) {
+        let n = doc.len();
+        let Forward {
+            stats,
+            blocks,
+            block_counts,
+        } = forward;
+        let mut stats = stats.clone();
+        if !rules.class_weights {
+            for s in &mut stats {
+                s.class_weight = 0.0;
+            }
+        }
 
         // Reverse pass: subtree totals.
         for id in (1..n).rev() {
@@ -469,7 +530,7 @@ impl ContentExtractor {
         }
 
         // Score blocks into their ancestors.
-        for (block, &(own_chars, commas)) in blocks.iter().zip(&block_counts) {
+        for (block, &(own_chars, commas)) in blocks.iter().zip(block_counts) {
             let b = stats[block.node as usize];
             if own_chars < 25 || b.excluded {
                 continue;
@@ -519,10 +580,7 @@ impl ContentExtractor {
         }
 
         let Some(top) = self.top_candidate(doc, &mut stats) else {
-            return Extraction {
-                blocks,
-                listing: true,
-            };
+            return (vec![false; blocks.len()], true);
         };
         let listing = stats[top as usize].score < MIN_ARTICLE_SCORE;
         let chosen = self.with_siblings(doc, &stats, top);
@@ -535,18 +593,21 @@ impl ContentExtractor {
         if rules.clean {
             self.clean(doc, &stats, top, &mut keep);
         }
-        for (block, &(own_chars, _)) in blocks.iter_mut().zip(&block_counts) {
-            let s = stats[block.node as usize];
-            // Prose set aside only for its class name, inside the article, is the article's:
-            // a manual's "sidebar" boxes (tips, notes) are part of its chapter.
-            let aside_prose = !s.hard_excluded
-                && own_chars >= 25
-                && (block.tag == Tag::P
-                    || (block.tag == Tag::Div && is_paragraph_div(doc, block.node)));
-            block.in_content =
-                keep[block.node as usize] && (!s.excluded || aside_prose) && block.tag != Tag::H1;
-        }
-        Extraction { blocks, listing }
+        let marks = blocks
+            .iter()
+            .zip(block_counts)
+            .map(|(block, &(own_chars, _))| {
+                let s = stats[block.node as usize];
+                // Prose set aside only for its class name, inside the article, is the
+                // article's: a manual's "sidebar" boxes (tips, notes) are part of its chapter.
+                let aside_prose = !s.hard_excluded
+                    && own_chars >= 25
+                    && (block.tag == Tag::P
+                        || (block.tag == Tag::Div && is_paragraph_div(doc, block.node)));
+                keep[block.node as usize] && (!s.excluded || aside_prose) && block.tag != Tag::H1
+            })
+            .collect();
+        (marks, listing)
     }
 
     /// Whether an element is invisible, whether it is set aside for good (its tag, a landmark
