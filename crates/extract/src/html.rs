@@ -147,6 +147,22 @@ impl Document {
 
 /// Appends `text` to `out` with runs of whitespace collapsed to one space and no leading space.
 pub(crate) fn push_collapsed(out: &mut String, text: &str) {
+    if text.is_ascii() {
+        // Words found a byte at a time (ASCII whitespace is `char::is_whitespace`'s there).
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if matches!(b, b'\t'..=b'\r' | b' ') {
+                out.push_str(&text[start..i]);
+                if !out.is_empty() && !out.ends_with(' ') {
+                    out.push(' ');
+                }
+                start = i + 1;
+            }
+        }
+        out.push_str(&text[start..]);
+        return;
+    }
     for (i, piece) in text.split(|c: char| c.is_whitespace()).enumerate() {
         if i > 0 && !out.is_empty() && !out.ends_with(' ') {
             out.push(' ');
@@ -685,7 +701,26 @@ mod tests {
         assert_eq!(doc.subtree_text(0), "x");
     }
 
+    /// The reference [`push_collapsed`]: split at every whitespace character.
+    fn push_collapsed_reference(out: &mut String, text: &str) {
+        for (i, piece) in text.split(|c: char| c.is_whitespace()).enumerate() {
+            if i > 0 && !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            out.push_str(piece);
+        }
+    }
+
     proptest::proptest! {
+        /// The ASCII fast path of `push_collapsed` is the reference, whatever is already out.
+        #[test]
+        fn push_collapsed_is_the_reference(before in "[a ]{0,3}", text in "[ab ,\t\n\x0b\x0c\r\x1c\u{a0}\u{2003}é]{0,24}") {
+            let (mut got, mut want) = (before.clone(), before);
+            push_collapsed(&mut got, &text);
+            push_collapsed_reference(&mut want, &text);
+            proptest::prop_assert_eq!(got, want);
+        }
+
         #[test]
         fn subtrees_nest_properly(html in "(<(p|div|li|ul|a|b|td|tr|table|br|script|svg)( class=x)?/?>|</(p|div|li|ul|a|b|td|tr|table|script|svg)>|[a-z &;<>]{0,4}){0,40}") {
             let doc = Document::parse(&html);
