@@ -10,7 +10,7 @@ mod crawl_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use crawl_support::{local_config, prose, record, records, run};
+use crawl_support::{local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{CrawlConfig, Job, Progress, Verdict, crawl};
 use nearcrawl_frontier::parse_seeds;
@@ -205,12 +205,8 @@ async fn the_best_link_of_any_host_goes_first() {
         waters = waters.page(href, page("River", &river_text(7 + i as u64), &[]));
     }
     // Two hosts: 127.0.0.1 and 127.0.0.2.
-    let markets = nearcrawl_demo_web::serve_on(markets, "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let waters = nearcrawl_demo_web::serve_on(waters, "127.0.0.2:0".parse().unwrap())
-        .await
-        .unwrap();
+    let markets = serve_at(markets, "127.0.0.1").await;
+    let waters = serve_at(waters, "127.0.0.2").await;
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;

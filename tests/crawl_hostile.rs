@@ -10,12 +10,11 @@ mod crawl_support;
 #[path = "support/faults.rs"]
 mod faults;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crawl_support::{html_page as page, local_config, prose, record, records, run};
+use crawl_support::{html_page as page, local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve, serve_on};
 use nearcrawl_engine::Verdict;
 use nearcrawl_fetch::{FailureKind, FetchConfig, Fetcher};
@@ -28,9 +27,7 @@ async fn internal_service() -> RunningSite {
     let site = Site::new().generated(std::sync::Arc::new(|_: &str| {
         Some(Reply::ok("text/html", SECRET))
     }));
-    serve_on(site, "127.0.0.2:0".parse::<SocketAddr>().unwrap())
-        .await
-        .expect("127.0.0.2 is loopback on Linux")
+    serve_at(site, "127.0.0.2").await
 }
 
 /// Every WARC file of a job, decompressed, as one string.

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use crawl_support::{html_page, local_config, prose, records};
+use crawl_support::{html_page, local_config, prose, records, serve_at};
 use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
 use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
@@ -404,12 +404,8 @@ async fn a_focused_job_fetches_the_best_link_of_any_host_first() {
         markets = markets.page(&format!("/a{i}"), page(&prose(71 + i), &[]));
         waters = waters.page(&format!("/r{i}"), page(&river(7 + i), &[]));
     }
-    let markets = nearcrawl_demo_web::serve_on(markets, "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let waters = nearcrawl_demo_web::serve_on(waters, "127.0.0.2:0".parse().unwrap())
-        .await
-        .unwrap();
+    let markets = serve_at(markets, "127.0.0.1").await;
+    let waters = serve_at(waters, "127.0.0.2").await;
     let seeds = format!("{}\n{}\n", markets.url("/"), waters.url("/"));
     let mut config = shared_config();
     config.dedup.enabled = false;

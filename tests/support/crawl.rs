@@ -85,6 +85,15 @@ pub async fn run_sharing(seeds: &str, out: &Path, config: CrawlConfig, index: &P
         .expect("crawl runs")
 }
 
+/// Serves `site` on loopback address `ip` (any of 127.0.0.0/8 on Linux), on a free port: a
+/// second host for tests that need two.
+pub async fn serve_at(site: nearcrawl_demo_web::Site, ip: &str) -> nearcrawl_demo_web::RunningSite {
+    let addr = std::net::SocketAddr::new(ip.parse().expect("an IP address"), 0);
+    nearcrawl_demo_web::serve_on(site, addr)
+        .await
+        .expect("127.0.0.0/8 is loopback on Linux")
+}
+
 /// Distinct prose per page, long enough for the dedup stage to work with.
 pub fn prose(seed: u64) -> String {
     let mut w = nearcrawl_demo_web::Writer::new(seed, 3000);
