@@ -612,11 +612,12 @@ impl Analysis<'_> {
         if batch.last {
             ready.extend(self.decide(self.window.len()));
         }
-        let chunks = ready.len().div_ceil(chunk.max(1)).max(1);
+        let chunk = chunk.max(1);
+        let chunks = ready.len().div_ceil(chunk).max(1);
         let mut ready = ready.into_iter();
         for n in 0..chunks {
             let last_chunk = n + 1 == chunks;
-            let entries = analyze_entries(analyzer, ready.by_ref().take(chunk.max(1)).collect());
+            let entries = analyze_entries(analyzer, ready.by_ref().take(chunk).collect());
             let prepared = Prepared {
                 entries,
                 trailing_skipped: if last_chunk {

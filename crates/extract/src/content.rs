@@ -26,7 +26,7 @@
 
 use aho_corasick::AhoCorasick;
 
-use crate::html::{Document, NodeId, push_collapsed};
+use crate::html::{Document, NodeId, is_ascii_whitespace, push_collapsed};
 use crate::tag::{Attr, Tag};
 
 /// A piece of a page's text delimited by block-level elements.
@@ -898,9 +898,7 @@ fn text_counts(text: &str) -> (u32, u32) {
     if text.is_ascii() {
         let (mut spaces, mut commas) = (0u32, 0u32);
         for &b in text.as_bytes() {
-            // `char::is_whitespace` in ASCII: tab, line feed, vertical tab, form feed,
-            // carriage return, space.
-            spaces += u32::from(matches!(b, b'\t'..=b'\r' | b' '));
+            spaces += u32::from(is_ascii_whitespace(b));
             commas += u32::from(b == b',');
         }
         return (text.len() as u32 - spaces, commas);

@@ -145,14 +145,20 @@ impl Document {
     }
 }
 
+/// `char::is_whitespace` for an ASCII byte: tab, line feed, vertical tab, form feed, carriage
+/// return, space (`u8::is_ascii_whitespace` leaves out the vertical tab).
+pub(crate) fn is_ascii_whitespace(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ')
+}
+
 /// Appends `text` to `out` with runs of whitespace collapsed to one space and no leading space.
 pub(crate) fn push_collapsed(out: &mut String, text: &str) {
     if text.is_ascii() {
-        // Words found a byte at a time (ASCII whitespace is `char::is_whitespace`'s there).
+        // Words found a byte at a time.
         let bytes = text.as_bytes();
         let mut start = 0;
         for (i, &b) in bytes.iter().enumerate() {
-            if matches!(b, b'\t'..=b'\r' | b' ') {
+            if is_ascii_whitespace(b) {
                 out.push_str(&text[start..i]);
                 if !out.is_empty() && !out.ends_with(' ') {
                     out.push(' ');
