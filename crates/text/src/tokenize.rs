@@ -217,7 +217,7 @@ enum Run<'a> {
 fn runs<'a>(normalized: &'a str, mut each: impl FnMut(Run<'a>)) {
     let mut rest = normalized;
     while !rest.is_empty() {
-        let han_start = rest.find(is_han).unwrap_or(rest.len());
+        let han_start = find_han(rest);
         words(&rest[..han_start], |word| each(Run::Word(word)));
         rest = &rest[han_start..];
         let han_end = rest.find(|c: char| !is_han(c)).unwrap_or(rest.len());
@@ -226,6 +226,24 @@ fn runs<'a>(normalized: &'a str, mut each: impl FnMut(Run<'a>)) {
         }
         rest = &rest[han_end..];
     }
+}
+
+/// Where the first Han character of `text` starts (its length when there is none), as
+/// `text.find(is_han)`: only a byte that can lead a Han character ([`may_hold_han`]) is
+/// decoded, so text in other scripts is skipped a byte at a time without decoding it.
+fn find_han(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(offset) = bytes[from..].iter().position(|&b| b >= 0xE3) {
+        let at = from + offset;
+        // A byte of 0xE3 or more always leads a character in valid UTF-8.
+        let c = text[at..].chars().next().expect("a character starts here");
+        if is_han(c) {
+            return at;
+        }
+        from = at + c.len_utf8();
+    }
+    text.len()
 }
 
 /// The hashes ([`feature_hash`]) LCS verification compares: one per word of `text` and one
@@ -263,13 +281,28 @@ fn han_unit_hashes(han: &str) -> impl Iterator<Item = u64> + '_ {
 /// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them: text between
 /// ASCII whitespace (a word boundary in every case) that is all ASCII takes the fast path.
 fn words<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
-    for piece in text.split(|c: char| c.is_ascii_whitespace()) {
+    if text.is_ascii() {
+        // ASCII whitespace is a boundary to `ascii_words` too: no need to cut at it first.
+        ascii_words(text, &mut each);
+        return;
+    }
+    let mut piece = |piece: &'a str| {
         if piece.is_ascii() {
             ascii_words(piece, &mut each);
         } else {
             piece.unicode_words().for_each(&mut each);
         }
+    };
+    // ASCII whitespace bytes never occur inside a longer UTF-8 sequence, so the text can be
+    // cut at them byte by byte.
+    let mut start = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        if byte.is_ascii_whitespace() {
+            piece(&text[start..at]);
+            start = at + 1;
+        }
     }
+    piece(&text[start..]);
 }
 
 /// An ASCII character's word-break property (UAX #29), as far as ASCII has them.
@@ -309,36 +342,46 @@ fn ascii_words<'a>(text: &'a str, each: &mut impl FnMut(&'a str)) {
     use WordBreak::*;
     let bytes = text.as_bytes();
     let at = |i: usize| bytes.get(i).map_or(Other, |&b| word_break(b));
-    let mut i = 0;
-    while i < bytes.len() {
-        if !matches!(at(i), Letter | Numeric | ExtendNumLet) {
-            i += 1;
-            continue;
+    // Letter, Numeric or ExtendNumLet: the bytes a word is made of (WB5, WB8 to WB10, WB13a,
+    // WB13b join any two of them).
+    const IN_WORD: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+            b += 1;
         }
-        let start = i;
-        let mut alphanumeric = false;
+        table
+    };
+    let in_word = |b: u8| IN_WORD[usize::from(b)];
+    let mut i = 0;
+    while let Some(offset) = bytes[i..].iter().position(|&b| in_word(b)) {
+        let start = i + offset;
+        i = start;
         loop {
-            let here = at(i);
-            alphanumeric |= matches!(here, Letter | Numeric);
-            let (next, after) = (at(i + 1), at(i + 2));
-            let step = match (here, next) {
-                // WB5, WB8, WB9, WB10, WB13a, WB13b.
-                (Letter | Numeric | ExtendNumLet, Letter | Numeric | ExtendNumLet) => 1,
+            while let Some(&b) = bytes.get(i)
+                && in_word(b)
+            {
+                i += 1;
+            }
+            // `i` is past the word's last byte: a middle character joins it to what follows
+            // when the characters on both sides allow it.
+            let joins = match (at(i - 1), at(i)) {
                 // WB6, WB7: a letter, a mid letter, a letter.
-                (Letter, MidLetter | MidNumLet) if after == Letter => 2,
+                (Letter, MidLetter | MidNumLet) => at(i + 1) == Letter,
                 // WB11, WB12: a digit, a mid number, a digit.
-                (Numeric, MidNum | MidNumLet) if after == Numeric => 2,
-                _ => 0,
+                (Numeric, MidNum | MidNumLet) => at(i + 1) == Numeric,
+                _ => false,
             };
-            if step == 0 {
+            if !joins {
                 break;
             }
-            i += step;
+            i += 1;
         }
-        if alphanumeric {
-            each(&text[start..=i]);
+        // A word of underscores alone is no word.
+        if bytes[start..i].iter().any(|&b| b != b'_') {
+            each(&text[start..i]);
         }
-        i += 1;
     }
 }
 
@@ -394,6 +437,23 @@ mod tests {
             let mut got = Vec::new();
             words(&reference, |w| got.push(w));
             proptest::prop_assert_eq!(got, want, "{:?}", reference);
+        }
+
+        /// The ASCII word scanner cuts as UAX #29 does, around every kind of middle character.
+        #[test]
+        fn ascii_words_are_unicode_words(text in "[a-c0-2_ .,;:'\\-]{0,40}") {
+            let mut got = Vec::new();
+            ascii_words(&text, &mut |w| got.push(w));
+            let want: Vec<&str> = text.unicode_words().collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// The byte scan finds the first Han character where decoding every character does,
+        /// among the characters whose UTF-8 leads with the same bytes (kana, Hangul, CJK
+        /// punctuation, full-width forms).
+        #[test]
+        fn find_han_is_find(text in "[a-z \u{e9}\u{2019}\u{3000}-\u{3002}\u{3041}-\u{3045}\u{33ff}\u{3400}\u{4dbf}\u{4dc0}\u{4e00}-\u{4e05}\u{9fff}\u{a000}\u{ac00}\u{f8ff}\u{f900}\u{faff}\u{fb00}\u{ff01}\u{20000}\u{2a6df}\u{2a6e0}\u{1f600}]{0,20}") {
+            proptest::prop_assert_eq!(find_han(&text), text.find(is_han).unwrap_or(text.len()));
         }
     }
 
