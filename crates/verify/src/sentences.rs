@@ -39,17 +39,81 @@ impl Default for SentenceConfig {
     }
 }
 
-/// Sentences of `text`, split at sentence punctuation and line breaks, trimmed.
+/// The characters a sentence ends at: sentence punctuation and line breaks.
+const SENTENCE_ENDS: [char; 9] = ['.', '!', '?', ';', '\n', '。', '！', '？', '；'];
+
+/// Sentences of `text`, split at sentence punctuation and line breaks ([`SENTENCE_ENDS`]),
+/// trimmed.
 pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
+    SentenceEnds { text, from: 0 }
         .map(str::trim)
         .filter(|s| !s.is_empty())
+}
+
+/// The pieces of a text between [`SENTENCE_ENDS`], as `text.split(SENTENCE_ENDS)` gives them,
+/// found a byte at a time: the ASCII ends are single bytes, and the full-width ones are three
+/// bytes led by 0xE3 or 0xEF, so nothing else needs decoding.
+struct SentenceEnds<'a> {
+    text: &'a str,
+    /// Where the next piece starts; past the end once the last piece is given.
+    from: usize,
+}
+
+impl<'a> Iterator for SentenceEnds<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.text.as_bytes();
+        if self.from > bytes.len() {
+            return None;
+        }
+        // The bytes that can start an end: the ASCII ends and the full-width ends' lead bytes.
+        const MAY_END: [bool; 256] = {
+            let mut table = [false; 256];
+            let mut i = 0;
+            while i < 5 {
+                table[b".!?;\n"[i] as usize] = true;
+                i += 1;
+            }
+            table[0xE3] = true;
+            table[0xEF] = true;
+            table
+        };
+        let start = self.from;
+        let mut at = start;
+        while let Some(offset) = bytes[at..].iter().position(|&b| MAY_END[usize::from(b)]) {
+            at += offset;
+            let end_len = match bytes[at] {
+                b'.' | b'!' | b'?' | b';' | b'\n' => 1,
+                // 。 is E3 80 82; ！ ？ ； are EF BC 81, EF BC 9F, EF BC 9B.
+                0xE3 if bytes[at + 1..].starts_with(&[0x80, 0x82]) => 3,
+                0xEF if bytes[at + 1..].starts_with(&[0xBC])
+                    && matches!(bytes.get(at + 2), Some(0x81 | 0x9F | 0x9B)) =>
+                {
+                    3
+                }
+                _ => 0,
+            };
+            if end_len > 0 {
+                self.from = at + end_len;
+                return Some(&self.text[start..at]);
+            }
+            at += 1;
+        }
+        self.from = bytes.len() + 1;
+        Some(&self.text[start..])
+    }
+}
+
+/// The characters of `s`: its bytes that do not continue a character.
+fn char_count(s: &str) -> usize {
+    s.bytes().filter(|&b| b & 0xC0 != 0x80).count()
 }
 
 /// The sentence fingerprints of a text (sorted, distinct).
 pub fn sentence_fingerprints(text: &str, config: &SentenceConfig) -> Vec<u128> {
     let hashed: Vec<(u128, usize)> = sentences(text)
-        .map(|s| (s, s.chars().count()))
+        .map(|s| (s, char_count(s)))
         .filter(|(_, chars)| *chars > config.min_sentence_chars)
         .map(|(s, chars)| (xxh3_128(s.as_bytes()), chars))
         .collect();
@@ -421,6 +485,16 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The byte scanner cuts where splitting at the characters does, and counts the
+        /// characters `chars` does, whatever shares the full-width ends' lead bytes.
+        #[test]
+        fn sentence_ends_are_split(text in "[ab .!?;\n\u{3002}\u{ff01}\u{ff1f}\u{ff1b}\u{3001}\u{3080}\u{ff02}\u{ff1c}\u{ff41}\u{e9}\u{4e00}]{0,30}") {
+            let got: Vec<&str> = SentenceEnds { text: &text, from: 0 }.collect();
+            let want: Vec<&str> = text.split(SENTENCE_ENDS).collect();
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(char_count(&text), text.chars().count());
+        }
+
         /// The compact index answers as the plain one does.
         #[test]
         fn the_compact_index_is_the_reference(
