@@ -211,31 +211,56 @@ impl BlockKey {
         BlockKey(bits)
     }
 
-    /// The key of a block's text.
+    /// The key of a block's text: lower-cased, each run of digits one `0`, trimmed, hashed.
     pub fn of(text: &str) -> BlockKey {
-        let mut masked = String::with_capacity(text.len());
+        let bytes = text.as_bytes();
+        let mut masked: Vec<u8> = Vec::with_capacity(text.len());
         let mut last_digit = false;
-        for c in text.chars() {
-            // ASCII first: for it, numeric is a digit and lower case is ASCII's.
-            let digit = if c.is_ascii() {
-                c.is_ascii_digit()
+        let mut at = 0;
+        while at < bytes.len() {
+            // A run of ASCII other than digits is copied and lower-cased whole.
+            let run = bytes[at..]
+                .iter()
+                .position(|&b| !b.is_ascii() || b.is_ascii_digit())
+                .unwrap_or(bytes.len() - at);
+            if run > 0 {
+                let from = masked.len();
+                masked.extend_from_slice(&bytes[at..at + run]);
+                masked[from..].make_ascii_lowercase();
+                last_digit = false;
+                at += run;
+                continue;
+            }
+            let byte = bytes[at];
+            // For ASCII, numeric is a digit and lower case is ASCII's.
+            let digit = if byte.is_ascii() {
+                at += 1;
+                byte.is_ascii_digit()
             } else {
-                c.is_numeric()
+                let c = text[at..].chars().next().expect("a character starts here");
+                at += c.len_utf8();
+                if c.is_numeric() {
+                    true
+                } else {
+                    let mut buf = [0u8; 4];
+                    for lower in c.to_lowercase() {
+                        masked.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+                    }
+                    last_digit = false;
+                    continue;
+                }
             };
             if digit {
                 if !last_digit {
-                    masked.push('0');
+                    masked.push(b'0');
                 }
                 last_digit = true;
             } else {
                 last_digit = false;
-                if c.is_ascii() {
-                    masked.push(c.to_ascii_lowercase());
-                } else {
-                    masked.extend(c.to_lowercase());
-                }
+                masked.push(byte.to_ascii_lowercase());
             }
         }
+        let masked = std::str::from_utf8(&masked).expect("built from whole characters");
         BlockKey(xxhash_rust::xxh3::xxh3_64(masked.trim().as_bytes()))
     }
 
