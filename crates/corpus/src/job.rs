@@ -21,7 +21,7 @@ use nearcrawl_dedup::{
     PageAnalysis, Stage, analyze_marked, block_keys, stage_template_config,
 };
 use nearcrawl_engine::{Record, Verdict};
-use nearcrawl_extract::{BlockKey, TemplateModel};
+use nearcrawl_extract::{BlockKey, LinkReading, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -749,7 +749,12 @@ impl<'a> Run<'a> {
         clock: Instant,
     ) -> Result<Run<'a>, CorpusError> {
         let work = config.out.join("work");
-        let analyzer = Arc::new(Analyzer::new(config.analyzer.clone()));
+        // A corpus has no links to follow: they are resolved only for a page judged by
+        // where its links lead (one with little text of its own).
+        let analyzer = Arc::new(Analyzer::new(AnalyzerConfig {
+            link_reading: LinkReading::Deferred,
+            ..config.analyzer.clone()
+        }));
         let mut templates = TemplateModel::new(stage_template_config());
         replay_observations(
             &work.join("templates.bin"),

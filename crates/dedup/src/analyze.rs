@@ -1,6 +1,6 @@
 //! One page to its analysis.
 
-use nearcrawl_extract::{ContentExtractor, Document, Extraction, PageFacts, decode};
+use nearcrawl_extract::{ContentExtractor, Document, Extraction, LinkReading, PageFacts, decode};
 use nearcrawl_fingerprint::{Fingerprint, ShingleSet, simhash};
 use nearcrawl_text::{
     ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, feature_weights, token_hashes,
@@ -34,6 +34,9 @@ pub struct AnalyzerConfig {
     pub max_text_bytes: usize,
     /// Links kept per page, in document order; the rest are counted, not kept.
     pub max_links: usize,
+    /// How the links are read: resolved (a crawl follows them), or left as `href`s until a
+    /// page with little text is keyed by its link targets (corpus dedup).
+    pub link_reading: LinkReading,
 }
 
 /// The LCS verification's thresholds as the crawl uses them: the paper's window and slope,
@@ -67,6 +70,7 @@ impl Default for AnalyzerConfig {
             verify_config: verify_config(),
             max_text_bytes: MAX_TEXT_BYTES,
             max_links: MAX_LINKS,
+            link_reading: LinkReading::Full,
         }
     }
 }
@@ -209,7 +213,8 @@ impl Analyzer {
         let decoded = decode(bytes, content_type, tld.as_deref());
         lap.split(&mut times, Stage::Decode);
         let doc = Document::parse(&decoded.text);
-        let facts = PageFacts::read_capped(&doc, url, self.config.max_links);
+        let facts =
+            PageFacts::read_links(&doc, url, self.config.max_links, self.config.link_reading);
         lap.split(&mut times, Stage::Parse);
         let extraction = self.extractor.extract(&doc);
         let main = extraction.main_text();

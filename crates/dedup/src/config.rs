@@ -243,6 +243,7 @@ impl DedupConfig {
             verify_config: self.lcs,
             max_text_bytes: self.max_text_bytes,
             max_links: crate::analyze::MAX_LINKS,
+            link_reading: nearcrawl_extract::LinkReading::Full,
         })
     }
 

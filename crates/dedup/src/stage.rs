@@ -905,14 +905,14 @@ fn little_text_key(page: &Extracted) -> String {
     }
     key.push_str(&page.text);
     if let Some(facts) = &page.facts {
-        for link in &facts.links {
+        facts.for_each_target(|url| {
             key.push('\n');
-            key.push_str(link.url.path());
-            if let Some(query) = link.url.query() {
+            key.push_str(url.path());
+            if let Some(query) = url.query() {
                 key.push('?');
                 key.push_str(query);
             }
-        }
+        });
     }
     mask_digits(&key)
 }

@@ -55,6 +55,19 @@ impl MetaRobots {
     }
 }
 
+/// How much of a page's links [`PageFacts::read_links`] reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LinkReading {
+    /// Every link resolved, with its anchor text and `rel` (what a crawl follows and records).
+    #[default]
+    Full,
+    /// Only the links' `href`s, kept as they are and resolved when asked
+    /// ([`PageFacts::for_each_target`]): what a corpus needs of a page's links, and only for
+    /// the few pages judged by where their links lead. Resolving a URL costs about as much as
+    /// parsing the page's text around it.
+    Deferred,
+}
+
 /// Title, links, canonical URL, robots directives and declared language of a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageFacts {
@@ -72,6 +85,9 @@ pub struct PageFacts {
     pub language: Option<String>,
     /// Links past the cap of [`PageFacts::read_capped`], not kept.
     pub links_over_cap: u32,
+    /// With [`LinkReading::Deferred`], the `href`s of the `<a>` and `<area>` elements, in
+    /// document order, not resolved yet (`links` is then empty).
+    pub hrefs: Vec<String>,
 }
 
 impl PageFacts {
@@ -84,6 +100,17 @@ impl PageFacts {
     /// (the others are counted in `links_over_cap`): a page of a million links costs no
     /// more than one of `max_links`.
     pub fn read_capped(doc: &Document, url: &Url, max_links: usize) -> PageFacts {
+        PageFacts::read_links(doc, url, max_links, LinkReading::Full)
+    }
+
+    /// [`PageFacts::read_capped`], reading the links as `reading` says. Deferred, the first
+    /// `max_links` `href`s are kept (those that resolve to no http(s) URL included).
+    pub fn read_links(
+        doc: &Document,
+        url: &Url,
+        max_links: usize,
+        reading: LinkReading,
+    ) -> PageFacts {
         let elements =
             || (0..doc.len() as NodeId).filter_map(|id| doc.node(id).tag.map(|tag| (id, tag)));
         let base = elements()
@@ -98,6 +125,7 @@ impl PageFacts {
             robots: MetaRobots::default(),
             language: None,
             links_over_cap: 0,
+            hrefs: Vec::new(),
         };
         let mut meta_language = None;
         for (id, tag) in elements() {
@@ -106,8 +134,12 @@ impl PageFacts {
                     let Some(href) = doc.attr(id, Attr::Href) else {
                         continue;
                     };
-                    if facts.links.len() >= max_links {
+                    if facts.links.len() + facts.hrefs.len() >= max_links {
                         facts.links_over_cap = facts.links_over_cap.saturating_add(1);
+                        continue;
+                    }
+                    if reading == LinkReading::Deferred {
+                        facts.hrefs.push(href.to_owned());
                         continue;
                     }
                     let Some(target) = resolve(&facts.base, href) else {
@@ -154,6 +186,19 @@ impl PageFacts {
         }
         facts.language = facts.language.or(meta_language);
         facts
+    }
+
+    /// Where the page's links lead, in document order: the resolved links' URLs, and the
+    /// deferred `href`s ([`LinkReading::Deferred`]) that resolve to an http(s) URL.
+    pub fn for_each_target(&self, mut each: impl FnMut(&Url)) {
+        for link in &self.links {
+            each(&link.url);
+        }
+        for href in &self.hrefs {
+            if let Some(target) = resolve(&self.base, href) {
+                each(&target);
+            }
+        }
     }
 }
 
@@ -226,6 +271,34 @@ mod tests {
         let all = PageFacts::read(&doc, &url);
         assert_eq!((all.links.len(), all.links_over_cap), (25, 0));
         assert_eq!(all.links[..10], capped.links[..]);
+    }
+
+    #[test]
+    fn deferred_links_resolve_to_the_same_targets() {
+        let html = r#"<base href="https://cdn.example/b/"><a href="x.html#frag">X</a>
+            <a href="mailto:a@b">mail</a> <a href=" /y?q=1 ">y</a><area href="../z"><a>none</a>"#;
+        let doc = Document::parse(html);
+        let url = Url::parse("https://example.com/dir/page.html").expect("url");
+        let targets = |facts: &PageFacts| {
+            let mut all = Vec::new();
+            facts.for_each_target(|url| all.push(url.to_string()));
+            all
+        };
+        let full = PageFacts::read(&doc, &url);
+        let deferred = PageFacts::read_links(&doc, &url, usize::MAX, LinkReading::Deferred);
+        assert!(deferred.links.is_empty());
+        assert_eq!(deferred.hrefs.len(), 4);
+        assert_eq!(targets(&deferred), targets(&full));
+        assert_eq!(
+            targets(&full),
+            [
+                "https://cdn.example/b/x.html#frag",
+                "https://cdn.example/y?q=1",
+                "https://cdn.example/z"
+            ]
+        );
+        let capped = PageFacts::read_links(&doc, &url, 2, LinkReading::Deferred);
+        assert_eq!((capped.hrefs.len(), capped.links_over_cap), (2, 2));
     }
 
     #[test]

@@ -39,18 +39,20 @@ impl Default for SentenceConfig {
     }
 }
 
-/// The characters a sentence ends at: sentence punctuation and line breaks.
+/// The characters a sentence ends at: sentence punctuation and line breaks (what
+/// [`SentenceEnds`] finds byte by byte is tested against splitting at these).
+#[cfg(test)]
 const SENTENCE_ENDS: [char; 9] = ['.', '!', '?', ';', '\n', '。', '！', '？', '；'];
 
-/// Sentences of `text`, split at sentence punctuation and line breaks ([`SENTENCE_ENDS`]),
-/// trimmed.
+/// Sentences of `text`, split at sentence punctuation (`.!?;` and the full-width `。！？；`)
+/// and line breaks, trimmed.
 pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
     SentenceEnds { text, from: 0 }
         .map(str::trim)
         .filter(|s| !s.is_empty())
 }
 
-/// The pieces of a text between [`SENTENCE_ENDS`], as `text.split(SENTENCE_ENDS)` gives them,
+/// The pieces of a text between sentence ends, as splitting at those characters gives them,
 /// found a byte at a time: the ASCII ends are single bytes, and the full-width ones are three
 /// bytes led by 0xE3 or 0xEF, so nothing else needs decoding.
 struct SentenceEnds<'a> {
