@@ -176,7 +176,7 @@ enum Command {
         threads: Option<usize>,
         /// Documents read and analysed together (memory grows with it; no verdict depends on
         /// it).
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = nearcrawl_corpus::DEFAULT_BATCH)]
         batch: usize,
         /// Pages the host template model sees after a page before deciding which of the
         /// page's blocks are its site's template (0: none, as a crawl does). Changes verdicts:

@@ -37,7 +37,7 @@ pub mod warc;
 pub use crate::http::{HttpResponse, is_page_type, parse_response};
 pub use crate::input::{Content, Cursor, Document, Format, InputReader, Item, JsonlFields, sniff};
 pub use crate::job::{
-    Cluster, CorpusConfig, CorpusError, CorpusRecord, Counts, Member, Summary, TEMPLATE_LOOKAHEAD,
-    run,
+    Cluster, CorpusConfig, CorpusError, CorpusRecord, Counts, DEFAULT_BATCH, Member, Summary,
+    TEMPLATE_LOOKAHEAD, run,
 };
 pub use crate::kept::{KeptPage, KeptPages};
