@@ -278,7 +278,9 @@ impl WarcReader {
     fn load_member(&mut self) -> io::Result<()> {
         let offset = self.next;
         go_to(&mut self.file, offset)?;
-        let mut data = Vec::new();
+        // Room for a typical page's record, so that reading it does not grow the buffer
+        // from nothing a step at a time.
+        let mut data = Vec::with_capacity(64 << 10);
         let mut decoder = flate2::bufread::GzDecoder::new(&mut self.file);
         let read = (&mut decoder)
             .take(MAX_BLOCK_BYTES + 1)
