@@ -29,33 +29,6 @@ work="$(mktemp -d /tmp/nearcrawl-text.XXXXXX)"
 on_exit "rm -rf '$work'"
 serve_text_site "$work" "$hosts" "$pages" "$port"
 
-declare -A rows stages
-record() { # name fetched wall user sys rss
-    local line
-    line=$(awk -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
-        printf "%d %.2f %.1f %.3f %.0f", p, w, p / w, (u + s) * 1000 / p, r / 1024 }')
-    rows[$1]+="$line"$'\n'
-    echo "$1: $line" >&2
-}
-median_row() { # name rows: one table row, each column's median over the rows
-    printf '%s' "$2" | python3 -c "
-import sys, statistics
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-cols = [statistics.median(c) for c in zip(*rows)]
-print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
-" "$1"
-}
-crawl() { # mode
-    rm -rf "$work/crawl"
-    local flag=""
-    [ "$1" = no-dedup ] && flag="--no-dedup"
-    read -r wall user sys rss < <(measure "$nearcrawl" crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
-        --per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16 $flag)
-    fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
-    record "nearcrawl ($1)" "$fetched" "$wall" "$user" "$sys" "$rss"
-    stages[$1]+="$(stage_line "$work/crawl/report.json")"$'\n'
-}
-
 if [ -n "${NEARCRAWL_BINS:-}" ]; then
     for ((round = 1; round <= runs; round++)); do
         for bin in $NEARCRAWL_BINS; do
@@ -81,22 +54,9 @@ fi
 for ((round = 1; round <= runs; round++)); do
     crawl dedup
     crawl no-dedup
-    rm -rf "$work/wget"
     # Every seed is its own host: --span-hosts lets wget2 recurse into each of them (links
     # are relative, so none leads elsewhere).
-    read -r wall user sys rss < <(measure wget2 -r -l inf -q --no-robots --max-threads=16 --span-hosts \
-        -P "$work/wget" -i "$work/seeds.txt")
-    fetched=$(find "$work/wget" -name '*.html' | wc -l)
-    record "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
+    crawl_wget2 --span-hosts
 done
 
-echo "| crawler | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
-echo "|---|---|---|---|---|---|"
-for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r"; do
-    median_row "$name" "${rows[$name]}"
-done
-echo
-for mode in dedup no-dedup; do
-    echo "nearcrawl ($mode), us per page by stage, each round (fetch is wall time per request):"
-    printf '%s' "${stages[$mode]}"
-done
+print_rows

@@ -1,4 +1,4 @@
-# Sourced by the crawl benchmarks (bench-crawl.sh, bench-text.sh).
+# Sourced by the crawl benchmarks (bench-crawl.sh, bench-text.sh, bench-manual.sh).
 # Installs wget2 (and nginx-light) from Debian when missing; needs $work set before
 # `measure` is called.
 if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
@@ -15,4 +15,62 @@ measure() {
 # stage_line REPORT_JSON: "stage us, ..." per page, from report.json's run_stages.
 stage_line() {
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(', '.join('%s %.0f' % (s['stage'], s['per_page_us']) for s in r.get('run_stages', [])))" "$1"
+}
+
+# The crawl benchmarks' rows: `record NAME FETCHED WALL USER SYS RSS_KB` adds one (pages,
+# wall s, pages/s, CPU ms per page, peak RSS MB) under NAME; `median_row NAME ROWS` prints a
+# table row of each column's median.
+declare -A rows stages
+record() { # name fetched wall user sys rss
+    local line
+    line=$(awk -v p="$2" -v w="$3" -v u="$4" -v s="$5" -v r="$6" 'BEGIN {
+        printf "%d %.2f %.1f %.3f %.0f", p, w, p / w, (u + s) * 1000 / p, r / 1024 }')
+    rows[$1]+="$line"$'\n'
+    echo "$1: $line" >&2
+}
+median_row() { # name rows: one table row, each column's median over the rows
+    printf '%s' "$2" | python3 -c "
+import sys, statistics
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+cols = [statistics.median(c) for c in zip(*rows)]
+print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
+" "$1"
+}
+
+# crawl MODE: $nearcrawl over $work/seeds.txt, dedup on ("dedup") or off ("no-dedup"), WARC
+# on, politeness opened for the benchmark's hosts; records the row and the time by stage.
+crawl() {
+    rm -rf "$work/crawl"
+    local flag=""
+    [ "$1" = no-dedup ] && flag="--no-dedup"
+    read -r wall user sys rss < <(measure "$nearcrawl" crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
+        --per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16 $flag)
+    fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
+    record "nearcrawl ($1)" "$fetched" "$wall" "$user" "$sys" "$rss"
+    stages[$1]+="$(stage_line "$work/crawl/report.json")"$'\n'
+}
+
+# crawl_wget2 [FLAGS...]: wget2 -r with 16 threads over $work/seeds.txt; records the row
+# (pages: the .html files it saved).
+crawl_wget2() {
+    rm -rf "$work/wget"
+    read -r wall user sys rss < <(measure wget2 -r -l inf -q --no-robots --max-threads=16 "$@" \
+        -P "$work/wget" -i "$work/seeds.txt")
+    fetched=$(find "$work/wget" -name '*.html' | wc -l)
+    record "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
+}
+
+# print_rows: the three crawlers' median rows and nearcrawl's time per page by stage.
+print_rows() {
+    echo "| crawler | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
+    echo "|---|---|---|---|---|---|"
+    local name mode
+    for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r"; do
+        median_row "$name" "${rows[$name]}"
+    done
+    echo
+    for mode in dedup no-dedup; do
+        echo "nearcrawl ($mode), us per page by stage, each round (fetch is wall time per request):"
+        printf '%s' "${stages[$mode]}"
+    done
 }
