@@ -34,15 +34,7 @@ sleep 0.3
 redis="redis://127.0.0.1:$redis_port/"
 flags=(--per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16)
 
-declare -A rows
-median_row() {
-    printf '%s' "$2" | python3 -c "
-import sys, statistics
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-cols = [statistics.median(c) for c in zip(*rows)]
-print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], len(rows), *cols))
-" "$1"
-}
+# rows and median_row come from scripts/lib/bench.sh; crawl is this script's own.
 pages_of() { python3 -c "import json;print(json.load(open('$1/report.json'))['pages_fetched'])"; }
 
 # crawl NAME N: N=0 one process without Redis; else N workers of a new shared job.
