@@ -31,9 +31,12 @@ use crate::timing::{Lap, Stage};
 /// is judged by exact key only ([`PageAnalysis::little_text`]).
 const MIN_OWN_TEXT: usize = 100;
 
-/// Kept pages whose verification units stay in memory (a few kB each): the originals
-/// verified against most recently.
-const UNITS_CACHE: usize = 512;
+/// Verification units of originals kept in memory, at most, over all of them (8 bytes each:
+/// 32 MiB): the originals verified against most recently. Rebuilding an original's units
+/// from its stored text was half of verification's time on a text-rich crawl with a cache of
+/// 512 originals; 4,096 of them (about 2.9 million units there) took a tenth off the crawl's
+/// CPU per page for 25 MB (docs/BENCHMARKS.md).
+const UNITS_CACHE_UNITS: usize = 4 << 20;
 
 /// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
 /// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
@@ -406,6 +409,9 @@ pub struct DedupStage {
     /// Verification units of recently verified originals, oldest first out.
     units: HashMap<u64, Arc<[u64]>>,
     units_order: VecDeque<u64>,
+    /// Units held in `units`, over all its originals, and at most ([`UNITS_CACHE_UNITS`]).
+    units_held: usize,
+    units_capacity: usize,
 }
 
 impl std::fmt::Debug for DedupStage {
@@ -450,6 +456,8 @@ impl DedupStage {
             },
             units: HashMap::new(),
             units_order: VecDeque::new(),
+            units_held: 0,
+            units_capacity: UNITS_CACHE_UNITS,
         })
     }
 
@@ -771,13 +779,19 @@ impl DedupStage {
             return Ok(None);
         };
         let units: Arc<[u64]> = self.pages.analyzer.units_of(&text).into();
-        if self.units_order.len() >= UNITS_CACHE
-            && let Some(oldest) = self.units_order.pop_front()
-        {
-            self.units.remove(&oldest);
+        // Oldest out until the new one fits; one larger than the whole cache is not kept.
+        if units.len() <= self.units_capacity {
+            while self.units_held + units.len() > self.units_capacity
+                && let Some(oldest) = self.units_order.pop_front()
+            {
+                if let Some(removed) = self.units.remove(&oldest) {
+                    self.units_held -= removed.len();
+                }
+            }
+            self.units_held += units.len();
+            self.units_order.push_back(seq);
+            self.units.insert(seq, Arc::clone(&units));
         }
-        self.units_order.push_back(seq);
-        self.units.insert(seq, Arc::clone(&units));
         Ok(Some(units))
     }
 }

@@ -484,3 +484,32 @@ proptest! {
         }
     }
 }
+
+/// The originals' units cache holds at most its capacity in units, the most recently used
+/// originals first out last; one original larger than the whole cache is verified against
+/// but not kept.
+#[test]
+fn the_units_cache_is_bounded_in_units() {
+    let mut stage = stage();
+    stage.units_capacity = 100;
+    let mut kept = MemoryOriginals::default();
+    for seq in 0..6 {
+        keep(&mut stage, &mut kept, seq, &document(seq, 3));
+    }
+    keep(&mut stage, &mut kept, 6, &document(6, 20));
+    let held = |stage: &DedupStage| stage.units.values().map(|u| u.len()).sum::<usize>();
+    for seq in 0..6 {
+        let Ok(units) = stage.original_units(seq, &kept);
+        let len = units.expect("a kept text").len();
+        assert!((30..=50).contains(&len), "{len} units");
+        assert_eq!(stage.units_held, held(&stage));
+        assert!(stage.units_held <= 100, "{}", stage.units_held);
+        assert!(stage.units.contains_key(&seq));
+    }
+    assert!(!stage.units.contains_key(&0), "the oldest went first");
+    let Ok(large) = stage.original_units(6, &kept);
+    assert!(large.expect("a kept text").len() > 100);
+    assert!(!stage.units.contains_key(&6));
+    assert!(stage.units.contains_key(&5), "nothing evicted for it");
+    assert_eq!(stage.units_held, held(&stage));
+}
