@@ -11,17 +11,17 @@ fn nearcrawl(args: &[&str]) -> std::process::Output {
         .expect("run nearcrawl")
 }
 
-fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("nearcrawl-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A file holding `contents` in a directory of its own, removed when the directory is dropped.
+fn temp_file(name: &str, contents: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, contents).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
 fn prints_pairs_within_k_by_line_number() {
-    let file = temp_file(
+    let (_dir, file) = temp_file(
         "fps.txt",
         "# fingerprints\n00000000000000ff\n\n00000000000000fe\nffffffffffffff00\n0x00000000000000f0\n",
     );
@@ -37,7 +37,7 @@ fn prints_pairs_within_k_by_line_number() {
 
 #[test]
 fn a_bad_line_is_an_error_naming_file_and_line() {
-    let file = temp_file("bad.txt", "00000000000000ff\nnot-a-fingerprint\n");
+    let (_dir, file) = temp_file("bad.txt", "00000000000000ff\nnot-a-fingerprint\n");
     let out = nearcrawl(&["near-pairs", file.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();

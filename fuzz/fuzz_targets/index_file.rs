@@ -11,4 +11,6 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = HammingIndex::load(&path) {
         assert!(e.to_string().contains("nearcrawl-fuzz-index"), "{e}");
     }
+    // Nothing left behind in the temporary directory (a failing input stays, for a look).
+    let _ = std::fs::remove_file(&path);
 });
