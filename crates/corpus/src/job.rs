@@ -557,8 +557,14 @@ struct Analysis<'a> {
 impl Analysis<'_> {
     /// Takes a batch in; hands `send` the items whose template is decided, analysed, in
     /// chunks of at most `chunk` (the judge starts on one while the next is analysed: the
-    /// corpus's end decides a whole window at once). Stops when `send` says the judge is gone.
-    fn prepare(&mut self, batch: Batch, chunk: usize, mut send: impl FnMut(Prepared) -> bool) {
+    /// corpus's end decides a whole window at once). Stops, and says `false`, when `send` says
+    /// the judge is gone.
+    fn prepare(
+        &mut self,
+        batch: Batch,
+        chunk: usize,
+        mut send: impl FnMut(Prepared) -> bool,
+    ) -> bool {
         let analyzer = self.analyzer;
         let fallback = no_url();
         let extracted: Vec<Waiting> = batch
@@ -633,9 +639,10 @@ impl Analysis<'_> {
                 last: last_chunk && batch.last,
             };
             if !send(prepared) {
-                return;
+                return false;
             }
         }
+        true
     }
 
     /// The first `n` items waiting, each page's template marks decided by the model as it
@@ -859,12 +866,8 @@ impl<'a> Run<'a> {
                 for batch in to_analyse {
                     match batch {
                         Ok(batch) => {
-                            let mut open = true;
-                            analysis.prepare(batch, size, |prepared| {
-                                open = analysed.send(Ok(prepared)).is_ok();
-                                open
-                            });
-                            if !open {
+                            let send = |prepared| analysed.send(Ok(prepared)).is_ok();
+                            if !analysis.prepare(batch, size, send) {
                                 return;
                             }
                         }

@@ -231,33 +231,20 @@ impl BlockKey {
                 at += run;
                 continue;
             }
-            let byte = bytes[at];
-            // For ASCII, numeric is a digit and lower case is ASCII's.
-            let digit = if byte.is_ascii() {
-                at += 1;
-                byte.is_ascii_digit()
-            } else {
-                let c = text[at..].chars().next().expect("a character starts here");
-                at += c.len_utf8();
-                if c.is_numeric() {
-                    true
-                } else {
-                    let mut buf = [0u8; 4];
-                    for lower in c.to_lowercase() {
-                        masked.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
-                    }
-                    last_digit = false;
-                    continue;
-                }
-            };
-            if digit {
+            // A digit, or a character beyond ASCII.
+            let c = text[at..].chars().next().expect("a character starts here");
+            at += c.len_utf8();
+            if c.is_numeric() {
                 if !last_digit {
                     masked.push(b'0');
                 }
                 last_digit = true;
             } else {
+                let mut buf = [0u8; 4];
+                for lower in c.to_lowercase() {
+                    masked.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+                }
                 last_digit = false;
-                masked.push(byte.to_ascii_lowercase());
             }
         }
         let masked = std::str::from_utf8(&masked).expect("built from whole characters");

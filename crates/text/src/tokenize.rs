@@ -41,7 +41,7 @@ pub fn jieba() -> &'static Jieba {
 /// text once the load has started, costs one check.
 pub fn preload_jieba_for(text: &str) {
     static STARTED: AtomicBool = AtomicBool::new(false);
-    if STARTED.load(Ordering::Relaxed) || !may_hold_han(text) || !text.chars().any(is_han) {
+    if STARTED.load(Ordering::Relaxed) || find_han(text) == text.len() {
         return;
     }
     if !STARTED.swap(true, Ordering::Relaxed) {
@@ -49,15 +49,6 @@ pub fn preload_jieba_for(text: &str) {
             jieba();
         });
     }
-}
-
-/// False when `text` has no Han for sure: no byte that can lead a Han character's UTF-8 (all
-/// of them are at U+3400 or above, so their lead byte is 0xE3 or more; the curly quotes and
-/// dashes of English text lead with 0xE2). Blocks of 32 bytes at a time, so it vectorises.
-fn may_hold_han(text: &str) -> bool {
-    text.as_bytes()
-        .chunks(32)
-        .any(|block| block.iter().fold(0u8, |max, &b| max.max(b)) >= 0xE3)
 }
 
 /// Whether `c` is a Han ideograph (CJK Unified Ideographs and their extensions, compatibility
@@ -229,8 +220,9 @@ fn runs<'a>(normalized: &'a str, mut each: impl FnMut(Run<'a>)) {
 }
 
 /// Where the first Han character of `text` starts (its length when there is none), as
-/// `text.find(is_han)`: only a byte that can lead a Han character ([`may_hold_han`]) is
-/// decoded, so text in other scripts is skipped a byte at a time without decoding it.
+/// `text.find(is_han)`: only a byte that can lead a Han character is decoded (all of them are
+/// at U+3400 or above, so their UTF-8 leads with 0xE3 or more; the curly quotes and dashes of
+/// English text lead with 0xE2), so text in other scripts is skipped a byte at a time.
 fn find_han(text: &str) -> usize {
     let bytes = text.as_bytes();
     let mut from = 0;
