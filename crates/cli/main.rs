@@ -123,8 +123,9 @@ enum Command {
         #[arg(long, default_value = "large")]
         size: String,
         /// Topics: "tuning", "held-out", "all", or names separated by commas
-        /// (apache-proxy, postgres-indexes, python-email; held out: python-asyncio,
-        /// postgres-full-text, ssl-tls, llvm-globalisel).
+        /// (apache-proxy, postgres-indexes, python-email, ssl-tls; held out: python-asyncio,
+        /// postgres-full-text, llvm-globalisel, apache-rewrite, postgres-plpgsql, python-xml,
+        /// llvm-kaleidoscope).
         #[arg(long, default_value = "all")]
         topics: String,
         /// How each topic is given: "terms", "examples", "description", separated by commas.

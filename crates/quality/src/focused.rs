@@ -115,7 +115,7 @@ pub struct Topic {
 }
 
 /// The topics, tuning ones first.
-pub const TOPICS: [Topic; 7] = [
+pub const TOPICS: [Topic; 11] = [
     Topic {
         name: "apache-proxy",
         tuning: true,
@@ -201,9 +201,11 @@ pub const TOPICS: [Topic; 7] = [
         description: "Full text search: documents and queries as tsvector and tsquery, \
                       parsers, dictionaries and lexemes, ranking and highlighting results",
     },
+    // Held out until 2026-11-25, when its misses led to changes (docs/FOCUSED.md): tuning
+    // since, and the four topics after `llvm-globalisel` hold out instead.
     Topic {
         name: "ssl-tls",
-        tuning: false,
+        tuning: true,
         manual: Manual::Apache,
         pattern: r"^/en/(ssl/[a-z_]*|mod/mod_ssl)\.html$",
         also: &[
@@ -237,6 +239,76 @@ pub const TOPICS: [Topic; 7] = [
         examples: &["/GlobalISel/index.html"],
         description: "Global instruction selection: translating LLVM IR to generic machine \
                       instructions, legalizing them, selecting register banks and instructions",
+    },    // Written on 2026-11-25, before any crawl on them, after the changes that `ssl-tls`
+    // led to; never used to choose anything.
+    Topic {
+        name: "apache-rewrite",
+        tuning: false,
+        manual: Manual::Apache,
+        pattern: r"^/en/(rewrite/[a-z_]*|mod/mod_rewrite)\.html$",
+        also: &[],
+        terms: &[
+            ("rewrite", 3.0),
+            ("rewriterule", 3.0),
+            ("rewritecond", 2.0),
+            ("regular expression", 1.0),
+            ("redirect", 1.0),
+        ],
+        examples: &["/en/rewrite/intro.html"],
+        description: "Rewriting URLs with mod_rewrite: RewriteRule and RewriteCond \
+                      directives, regular expressions, flags, rewrite maps and redirects",
+    },
+    Topic {
+        name: "postgres-plpgsql",
+        tuning: false,
+        manual: Manual::Postgres,
+        pattern: r"^/plpgsql[a-z-]*\.html$",
+        also: &[],
+        terms: &[
+            ("plpgsql", 3.0),
+            ("procedural language", 2.0),
+            ("trigger", 2.0),
+            ("function", 1.0),
+            ("cursor", 1.0),
+        ],
+        examples: &["/plpgsql.html"],
+        description: "PL/pgSQL, the SQL procedural language: declaring variables, control \
+                      structures, cursors, raising errors and writing trigger functions",
+    },
+    Topic {
+        name: "python-xml",
+        tuning: false,
+        manual: Manual::Python,
+        pattern: r"^/library/(xml(\.[a-z.]+)?|pyexpat)\.html$",
+        also: &[],
+        terms: &[
+            ("xml", 3.0),
+            ("element", 2.0),
+            ("dom", 2.0),
+            ("sax", 2.0),
+            ("parser", 1.0),
+        ],
+        examples: &["/library/xml.html"],
+        description: "Processing XML documents in Python: the ElementTree API, DOM and \
+                      minidom, SAX parsers and handlers, and the expat parser",
+    },
+    Topic {
+        name: "llvm-kaleidoscope",
+        tuning: false,
+        manual: Manual::Llvm,
+        pattern: r"^/tutorial/MyFirstLanguageFrontend/[A-Za-z0-9]*\.html$",
+        also: &[],
+        terms: &[
+            ("kaleidoscope", 3.0),
+            ("lexer", 2.0),
+            ("parser", 2.0),
+            ("ast", 2.0),
+            ("tutorial", 1.0),
+        ],
+        examples: &["/tutorial/MyFirstLanguageFrontend/index.html"],
+        description: "A tutorial that implements a small language, Kaleidoscope, with LLVM: a \
+                      lexer, a parser and its AST, code generation to LLVM IR, JIT compilation \
+                      and optimization",
     },
 ];
 
