@@ -86,18 +86,7 @@ impl TermCounts {
     /// The words of a URL's host-relative part: `/library/asyncio-task.html?x=1` gives
     /// `library`, `asyncio`, `task`, `x` (file extensions and `index` left out).
     pub fn of_url(url: &url::Url) -> TermCounts {
-        let mut words = String::new();
-        for word in url.path().split(|c: char| !c.is_alphanumeric()).chain(
-            url.query()
-                .unwrap_or("")
-                .split(|c: char| !c.is_alphanumeric()),
-        ) {
-            if !URL_NOISE.contains(&word.to_ascii_lowercase().as_str()) {
-                words.push_str(word);
-                words.push(' ');
-            }
-        }
-        TermCounts::of(&words)
+        TermCounts::of(&url_words(url))
     }
 
     /// Distinct terms.
@@ -113,6 +102,22 @@ impl TermCounts {
     fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.counts.iter().map(|(h, n)| (*h, *n))
     }
+}
+
+/// The words of a URL's host-relative part, separated by spaces ([`TermCounts::of_url`]).
+fn url_words(url: &url::Url) -> String {
+    let mut words = String::new();
+    for word in url.path().split(|c: char| !c.is_alphanumeric()).chain(
+        url.query()
+            .unwrap_or("")
+            .split(|c: char| !c.is_alphanumeric()),
+    ) {
+        if !URL_NOISE.contains(&word.to_ascii_lowercase().as_str()) {
+            words.push_str(word);
+            words.push(' ');
+        }
+    }
+    words
 }
 
 /// Path words that say nothing about a page.
@@ -315,6 +320,12 @@ pub struct PageFocus {
 /// Priority values: lower is fetched sooner. Breadth-first crawls use the depth.
 pub type Priority = u32;
 
+/// The shortest topic term found inside a longer word of a link, and the shortest rest of
+/// that word ([`Relevance::link_terms`]).
+const MIN_PART: usize = 3;
+/// Longer words of a link are not cut into a topic term and a rest.
+const MAX_COMPOUND: usize = 32;
+
 /// How much of its inherited potential an off-topic page passes on.
 const TUNNEL_DECAY: f32 = 0.5;
 
@@ -509,15 +520,16 @@ impl Relevance {
 
     /// What a page of relevance `page_score` passes on to its links (the inherited score of
     /// Hersovici et al.'s shark-search): an on-topic page its relevance, an off-topic page
-    /// the larger of its relevance and half of what it was passed (`inherited`), a seed at
-    /// least the threshold (`inherited` is `None`: a seed counts as just on topic). So a
-    /// tunnel from a seed or a relevant page fades with each off-topic page, and the links
-    /// near the seeds are not starved by weak ones far off.
+    /// half of the larger of its relevance and what it was passed (`inherited`), a seed at
+    /// least the threshold (`inherited` is `None`: a seed counts as just on topic). So every
+    /// tunnel fades with each off-topic page, whether it started at a seed, at a relevant
+    /// page or at a page nearly relevant, and the links near the seeds (another site's
+    /// entrance) are not starved by a long tunnel through near misses elsewhere.
     pub fn potential(&self, page_score: f32, inherited: Option<f32>) -> f32 {
         match inherited {
             None => page_score.max(self.threshold),
             Some(_) if self.on_topic(page_score) => page_score,
-            Some(inherited) => page_score.max(TUNNEL_DECAY * inherited),
+            Some(inherited) => TUNNEL_DECAY * page_score.max(inherited),
         }
     }
 
@@ -528,14 +540,52 @@ impl Relevance {
         let anchor_score = if anchor.trim().is_empty() {
             0.0
         } else {
-            self.score(anchor)
+            self.cosine(&self.link_terms(anchor))
         };
-        let url_score = self.cosine(&TermCounts::of_url(url));
+        let url_score = self.cosine(&self.link_terms(&url_words(url)));
         let page_weight = 1.0 - self.anchor_weight - self.url_weight;
         let score = page_weight * potential
             + self.anchor_weight * anchor_score
             + self.url_weight * url_score;
         ((1.0 - score.clamp(0.0, 1.0)) * 1_000_000.0) as Priority
+    }
+
+    /// The terms of an anchor text or a URL's words, a word run together from a topic word
+    /// and another counted as the topic word: names in links and paths often are
+    /// (`sslinfo`, `textsearch`, `asyncio-eventloop`), where a page's text has the words
+    /// apart. A word that is no topic term but starts or ends with one of at least
+    /// [`MIN_PART`] characters counts as the longest such term.
+    fn link_terms(&self, text: &str) -> TermCounts {
+        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+        for (hash, word) in content_words(text) {
+            let hash = if self.topic.contains_key(&hash) {
+                hash
+            } else {
+                self.topic_part(&word).unwrap_or(hash)
+            };
+            *counts.entry(hash).or_default() += 1;
+        }
+        TermCounts { counts }
+    }
+
+    /// The hash of the longest topic term that `word` starts or ends with, leaving at least
+    /// [`MIN_PART`] characters of it out (`None` when there is none).
+    fn topic_part(&self, word: &str) -> Option<u64> {
+        let len = word.len();
+        if len < 2 * MIN_PART || len > MAX_COMPOUND {
+            return None;
+        }
+        // Longest first: the prefix and the suffix of each length, as long as the rest of
+        // the word is at least MIN_PART bytes and the cut falls between characters.
+        (MIN_PART..=len - MIN_PART).rev().find_map(|part| {
+            let prefix = word.get(..part);
+            let suffix = word.get(len - part..);
+            [prefix, suffix]
+                .into_iter()
+                .flatten()
+                .map(|piece| xxhash_rust::xxh3::xxh3_64(piece.as_bytes()))
+                .find(|hash| self.topic.contains_key(hash))
+        })
     }
 
     /// The topic's heaviest words under the current frequencies, with their weights (at most
@@ -637,12 +687,16 @@ mod tests {
             "an on-topic page ends the run"
         );
         // What a page passes on: a seed at least the threshold, an on-topic page its
-        // relevance, an off-topic one half what it was passed, or its own relevance if more.
+        // relevance, an off-topic one half of what it was passed or of its own relevance.
         assert_eq!(r.potential(0.0, None), 0.15);
         assert_eq!(r.potential(0.6, None), 0.6);
         assert_eq!(r.potential(0.4, Some(0.1)), 0.4);
         assert_eq!(r.potential(0.0, Some(0.4)), 0.2);
-        assert_eq!(r.potential(0.05, Some(0.02)), 0.05);
+        assert_eq!(r.potential(0.1, Some(0.02)), 0.05);
+        assert!(
+            r.potential(0.1, Some(0.12)) < 0.1,
+            "a near miss passes on less than its own relevance: its tunnel fades too"
+        );
         let to = url("http://a.test/x");
         assert!(
             r.link_priority(0.2, "more", &to) < r.link_priority(0.1, "more", &to),
@@ -732,6 +786,35 @@ mod tests {
     }
 
     #[test]
+    fn a_link_word_run_together_from_a_topic_word_counts_as_it() {
+        let topic = FocusConfig {
+            terms: [("ssl".to_string(), 3.0), ("certificate".to_string(), 1.0)]
+                .into_iter()
+                .collect(),
+            ..FocusConfig::default()
+        };
+        let r = relevance(&topic, &[]);
+        let plain = url("http://h.test/contrib-spi.html");
+        let sslinfo = url("http://h.test/sslinfo.html");
+        assert!(
+            r.link_priority(0.0, "F.42. sslinfo", &sslinfo)
+                < r.link_priority(0.0, "F.41. spi", &plain),
+            "sslinfo is about ssl"
+        );
+        assert_eq!(r.link_terms("sslinfo"), r.link_terms("ssl"));
+        assert_eq!(
+            r.link_terms("clientcertificate"),
+            r.link_terms("certificate")
+        );
+        // Too short a rest, or no topic term at either end: the word stays itself.
+        assert_ne!(r.link_terms("ssls"), r.link_terms("ssl"));
+        assert_ne!(r.link_terms("certificates"), r.link_terms("certificate"));
+        assert_ne!(r.link_terms("usslx"), r.link_terms("ssl"));
+        // Cuts fall between characters only.
+        assert_ne!(r.link_terms("sslé证书"), r.link_terms("anything"));
+    }
+
+    #[test]
     fn url_words_leave_out_extensions_and_index() {
         let words = TermCounts::of_url(&url("http://h.test/library/asyncio-task.html?page=2"));
         assert_eq!(words, TermCounts::of("library asyncio task page"));
@@ -739,6 +822,26 @@ mod tests {
     }
 
     proptest! {
+        /// A link word counts as a topic term only when it starts or ends with that term and
+        /// is at least three bytes longer; any text, any bytes, never panics.
+        #[test]
+        fn link_words_are_cut_only_at_a_topic_term(word in "[a-zé]{0,12}", term in "[a-z]{3,6}") {
+            let topic = FocusConfig {
+                terms: [(term.clone(), 1.0)].into_iter().collect(),
+                ..FocusConfig::default()
+            };
+            let r = relevance(&topic, &[]);
+            let cut = word != term
+                && word.len() >= term.len() + MIN_PART
+                && (word.starts_with(&term) || word.ends_with(&term));
+            let expected = if cut || word == term {
+                TermCounts::of(&term)
+            } else {
+                TermCounts::of(&word)
+            };
+            prop_assert_eq!(r.link_terms(&word), expected);
+        }
+
         /// The sketch never counts a term below its true document frequency, and with few
         /// terms it counts exactly.
         #[test]

@@ -239,7 +239,7 @@ pub const TOPICS: [Topic; 11] = [
         examples: &["/GlobalISel/index.html"],
         description: "Global instruction selection: translating LLVM IR to generic machine \
                       instructions, legalizing them, selecting register banks and instructions",
-    },    // Written on 2026-11-25, before any crawl on them, after the changes that `ssl-tls`
+    }, // Written on 2026-11-25, before any crawl on them, after the changes that `ssl-tls`
     // led to; never used to choose anything.
     Topic {
         name: "apache-rewrite",
