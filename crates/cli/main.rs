@@ -123,9 +123,10 @@ enum Command {
         #[arg(long, default_value = "large")]
         size: String,
         /// Topics: "tuning", "held-out", "all", or names separated by commas
-        /// (apache-proxy, postgres-indexes, python-email, ssl-tls; held out: python-asyncio,
-        /// postgres-full-text, llvm-globalisel, apache-rewrite, postgres-plpgsql, python-xml,
-        /// llvm-kaleidoscope).
+        /// (apache-proxy, postgres-indexes, python-email, ssl-tls, llvm-globalisel,
+        /// apache-rewrite; held out: python-asyncio, postgres-full-text, postgres-plpgsql,
+        /// python-xml, llvm-kaleidoscope, apache-auth, postgres-logical-replication,
+        /// python-tkinter, llvm-pdb).
         #[arg(long, default_value = "all")]
         topics: String,
         /// How each topic is given: "terms", "examples", "description", separated by commas.
