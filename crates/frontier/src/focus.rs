@@ -30,7 +30,8 @@ pub struct FocusConfig {
     /// A description of the topic in words, taken as one more example.
     pub description: String,
     /// A page whose relevance (0..1) reaches this is on topic; an off-topic page adds one to
-    /// the run of off-topic pages on its path.
+    /// the run of off-topic pages on its path, unless no page found so far reached
+    /// `threshold / 0.75` and it reaches 0.75 of the best one (`Relevance::bar`).
     pub threshold: f32,
     /// Off-topic pages in a row whose links are still followed (tunnelling). Seeds are
     /// always expanded.
@@ -299,6 +300,8 @@ pub struct Relevance {
     /// Documents counted when the topic vector was last computed.
     refreshed_at: u64,
     threshold: f32,
+    /// The highest relevance of a page the crawl found (seeds aside) so far.
+    best: f32,
     tunnel: u32,
     anchor_weight: f32,
     url_weight: f32,
@@ -325,6 +328,10 @@ pub type Priority = u32;
 const MIN_PART: usize = 3;
 /// Longer words of a link are not cut into a topic term and a rest.
 const MAX_COMPOUND: usize = 32;
+
+/// Of the best relevance found so far, the share a page needs to be on topic while no page
+/// has come near the threshold ([`Relevance::bar`]).
+const RELATIVE_BAR: f32 = 0.75;
 
 /// How much of its inherited potential an off-topic page passes on.
 const TUNNEL_DECAY: f32 = 0.5;
@@ -389,6 +396,7 @@ impl Relevance {
             topic: FxHashMap::default(),
             refreshed_at: 0,
             threshold: config.threshold.clamp(0.0, 1.0),
+            best: 0.0,
             tunnel: config.tunnel,
             anchor_weight: config.anchor_weight.clamp(0.0, 1.0),
             url_weight: config
@@ -479,6 +487,9 @@ impl Relevance {
         seed: bool,
     ) -> PageFocus {
         let relevance = self.observe(page);
+        if !seed {
+            self.best = self.best.max(relevance);
+        }
         let off_topic = if seed {
             0
         } else {
@@ -502,10 +513,23 @@ impl Relevance {
         page_score >= self.threshold
     }
 
+    /// The relevance a page needs to end a tunnel: the threshold, or less while no page found
+    /// so far came near it (a topic of few words, a description, scores every page lower):
+    /// [`RELATIVE_BAR`] of the best relevance found. So the crawl does not stop, its tunnels
+    /// spent, when its topic's pages all score below the threshold: the best it finds lead on.
+    pub fn bar(&self) -> f32 {
+        if self.best > 0.0 {
+            self.threshold.min(RELATIVE_BAR * self.best)
+        } else {
+            self.threshold
+        }
+    }
+
     /// Off-topic pages in a row on the path to a page of relevance `page_score`, itself
-    /// included, when `before` of them led to it: 0 when it is on topic.
+    /// included, when `before` of them led to it: 0 when it reaches the [`Relevance::bar`]
+    /// (an on-topic page always does).
     pub fn off_topic_run(&self, page_score: f32, before: u32) -> u32 {
-        if self.on_topic(page_score) {
+        if page_score > 0.0 && page_score >= self.bar() {
             0
         } else {
             before.saturating_add(1)
@@ -702,6 +726,48 @@ mod tests {
             r.link_priority(0.2, "more", &to) < r.link_priority(0.1, "more", &to),
             "a fading tunnel lowers the priority"
         );
+    }
+
+    #[test]
+    fn while_no_page_reaches_the_threshold_the_best_found_end_tunnels() {
+        // A threshold no page reaches, as a description's few words make for every page.
+        let mut r = relevance(
+            &FocusConfig {
+                threshold: 0.95,
+                ..config()
+            },
+            &[],
+        );
+        assert_eq!(r.bar(), 0.95, "nothing found yet: the threshold");
+        let page = |text: &str| TermCounts::of(text);
+        let best = r.assess(
+            &page("river valley and the stock market"),
+            3,
+            Some(0.1),
+            false,
+        );
+        assert!(best.relevance > 0.2 && best.relevance < 0.95, "{best:?}");
+        assert_eq!(best.off_topic, 0, "the best page so far ends the tunnel");
+        assert!(best.expands);
+        assert!(
+            !r.on_topic(best.relevance),
+            "but is not on topic: it passes on a fading potential"
+        );
+        assert!(best.potential < best.relevance);
+        assert!((r.bar() - 0.75 * best.relevance).abs() < 1e-6);
+        let weak = r.assess(
+            &page("river prices, stock markets, shares, bonds, funds, banks, trading"),
+            3,
+            Some(0.1),
+            false,
+        );
+        assert!(weak.relevance > 0.0 && weak.relevance < r.bar(), "{weak:?}");
+        assert_eq!(weak.off_topic, 4, "a weaker page goes on with the tunnel");
+        assert!(!weak.expands);
+        // With a threshold that pages reach, the bar is the threshold.
+        let mut r = relevance(&config(), &[]);
+        r.assess(&page("river river valley"), 0, None, false);
+        assert_eq!(r.bar(), 0.2);
     }
 
     #[test]
