@@ -212,6 +212,8 @@ async fn the_best_link_of_any_host_goes_first() {
     config.limits.concurrency = 1;
     config.scope.hosts = nearcrawl_frontier::HostScope::Any;
     rivers(&mut config);
+    // Priority alone (no fetch given to the host fetched least).
+    config.focus.explore_every = 0;
     let seeds = format!("{}\n{}\n", markets.url("/"), waters.url("/"));
     run(&seeds, out.path(), config).await;
     let records = records(out.path());
@@ -322,4 +324,48 @@ async fn a_topic_from_example_pages_and_a_description() {
         .await
         .unwrap_err();
     assert!(err.contains("/nowhere") && err.contains("404"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_better_link_to_a_queued_url_moves_it_up_and_names_its_page() {
+    // The seed queues /shares on a weak link; /r, about rivers, links to it as a river page:
+    // it is reached through /r now, and /r's record says it moved a link up.
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                page(
+                    "Home",
+                    &prose(80),
+                    &[("/shares", "shares"), ("/r", "river valley")],
+                ),
+            )
+            .page(
+                "/r",
+                page(
+                    "River",
+                    &river_text(81),
+                    &[("/shares", "river flood valley")],
+                ),
+            )
+            .page("/shares", page("Shares", &prose(82), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    rivers(&mut config);
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let r = record(&records, "/r");
+    assert_eq!(r.raised, Some(1), "{r:?}");
+    let shares = record(&records, "/shares");
+    assert_eq!(
+        shares.parent,
+        Some(r.seq),
+        "reached through /r now: {shares:?}"
+    );
+    assert_eq!(site.site.hits("/shares"), 1, "fetched once");
+    assert_eq!(record(&records, "/").raised, None);
 }

@@ -407,6 +407,7 @@ impl Coordinator {
                     obey_robots: job.config.links.obey_robots,
                     max_pages_per_host: job.config.limits.max_pages_per_host,
                     by_priority: job.config.focus.is_focused(),
+                    explore_every: job.config.focus.explore_every,
                 },
                 next_order,
                 now(),

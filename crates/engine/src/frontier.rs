@@ -92,6 +92,27 @@ pub trait Frontier {
         entry: QueuedUrl,
         priority: u32,
     ) -> Result<(), EngineError>;
+    /// Whether a link of priority `priority` to the queued URL `key` would move it up
+    /// ([`Frontier::raise`]).
+    fn raisable(&self, key: &UrlKey, priority: u32) -> bool {
+        let _ = (key, priority);
+        false
+    }
+    /// A focused crawl found a URL still queued (`key`) again, on a page that gives it a
+    /// better priority than the page that queued it: it moves up to `priority`, reached now
+    /// as `entry` (that page's path), as part of `commit` (as fish- and shark-search keep a
+    /// child's best score). Returns whether it moved: only a URL queued by a link and not yet
+    /// handed out does. A frontier shared by several workers keeps the first priority.
+    fn raise(
+        &mut self,
+        commit: &mut Commit,
+        key: &UrlKey,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<bool, EngineError> {
+        let _ = (commit, key, entry, priority);
+        Ok(false)
+    }
     /// Puts leased `key` back at the end of its host's queue, as `entry` (a retry counts its
     /// attempt there), as part of `commit`.
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl);
@@ -254,6 +275,9 @@ pub struct FrontierConfig {
     /// Hand out the URL of lowest priority among the hosts ready now (a focused crawl),
     /// rather than going round the hosts in turn, each in its own priority order.
     pub by_priority: bool,
+    /// By priority: one fetch in this many goes to the best URL of the ready host fetched
+    /// least from so far (0: never).
+    pub explore_every: u32,
 }
 
 /// A [`Frontier`] whose queues and seen set are the job's [`CrawlStore`].
@@ -275,6 +299,11 @@ pub struct StoreFrontier {
     /// The URLs links are parked on ([`CrawlStore::parked_targets`]), so that deciding
     /// another URL asks the store nothing.
     parked_on: HashSet<UrlKey>,
+    /// Fetches handed out by priority so far (every `explore_every`-th explores).
+    takes: u64,
+    /// Ordering by priority: where each URL queued by a link and not handed out yet is, so
+    /// that a better link moves it up ([`Frontier::raise`]).
+    queued_at: HashMap<UrlKey, QueueKey>,
 }
 
 impl StoreFrontier {
@@ -298,9 +327,18 @@ impl StoreFrontier {
             round_wake: None,
             last_now: now,
             parked_on: HashSet::new(),
+            takes: 0,
+            queued_at: HashMap::new(),
         };
         for (id, authority) in frontier.store.hosts()? {
             frontier.add_host(id, authority, now);
+            if frontier.config.by_priority {
+                for (key, entry) in frontier.store.pending(id, None, usize::MAX)? {
+                    if movable(&entry) {
+                        frontier.queued_at.insert(url_key(&entry.url), key);
+                    }
+                }
+            }
         }
         frontier.parked_on = frontier.store.parked_targets()?.into_iter().collect();
         Ok(frontier)
@@ -345,8 +383,17 @@ impl StoreFrontier {
                 .and_then(|u| u.join("/").ok());
         }
         let in_flight = &host.in_flight_keys;
-        host.buffer
-            .extend(loaded.into_iter().filter(|(k, _)| !in_flight.contains(k)));
+        let queued_at = &self.queued_at;
+        // A URL moved up is loaded at its new key: its old one may still be in the store
+        // until the decision that moved it is committed.
+        let stale = |k: &QueueKey, e: &QueuedUrl| {
+            !queued_at.is_empty() && queued_at.get(&url_key(&e.url)).is_some_and(|now| now != k)
+        };
+        host.buffer.extend(
+            loaded
+                .into_iter()
+                .filter(|(k, e)| !in_flight.contains(k) && !stale(k, e)),
+        );
         Ok(())
     }
 
@@ -364,6 +411,12 @@ impl StoreFrontier {
             return Some(Step::Robots { host: id, origin });
         }
         let (key, entry) = host.buffer.pop_first()?;
+        if !self.queued_at.is_empty() {
+            let ukey = url_key(&entry.url);
+            if self.queued_at.get(&ukey) == Some(&key) {
+                self.queued_at.remove(&ukey);
+            }
+        }
         let url = match Url::parse(&entry.url) {
             Ok(url) => url,
             Err(e) => {
@@ -452,19 +505,29 @@ impl StoreFrontier {
                 }
             }
             self.round = ready;
-            let Some((pos, &id)) = self
-                .round
-                .iter()
-                .enumerate()
-                .min_by_key(|(pos, id)| (self.head_priority(**id, now), *pos))
-            else {
+            // Exploring: the host fetched least from first, then by priority.
+            let every = u64::from(self.config.explore_every);
+            let explore = every > 0 && self.takes % every == every - 1;
+            let Some((pos, &id)) = self.round.iter().enumerate().min_by_key(|(pos, id)| {
+                let fetched = if explore {
+                    self.hosts.get(id).map_or(0, |h| h.fetched)
+                } else {
+                    0
+                };
+                (fetched, self.head_priority(**id, now), *pos)
+            }) else {
                 return Ok(self.end_round());
             };
             if let Some(at) = gate() {
                 return Ok(self.gated(at));
             }
             match self.take(id, now, veto) {
-                Some(step) => return Ok(step),
+                Some(step) => {
+                    if matches!(step, Step::Fetch { .. }) {
+                        self.takes += 1;
+                    }
+                    return Ok(step);
+                }
                 None => {
                     self.round.remove(pos);
                 }
@@ -483,6 +546,17 @@ impl StoreFrontier {
         self.next_host = self.next_host.wrapping_add(1) % (self.hosts.len().max(1) as HostId);
         Step::Wait(self.round_wake.take())
     }
+}
+
+/// Whether a queued URL may move up when a better link to it is found: one queued by a link
+/// (not a seed, a redirect, a sitemap, a retry or a probe), whose entry the new link's may
+/// replace whole.
+fn movable(entry: &QueuedUrl) -> bool {
+    entry.parent.is_some()
+        && entry.redirects == 0
+        && entry.attempts == 0
+        && !entry.sitemap
+        && entry.probe.is_none()
 }
 
 fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
@@ -578,7 +652,11 @@ impl Frontier for StoreFrontier {
             order: self.next_order,
         };
         self.next_order += 1;
-        commit.enqueue(key, url_key(url.as_str()), entry.clone());
+        let ukey = url_key(url.as_str());
+        if self.config.by_priority && movable(&entry) {
+            self.queued_at.insert(ukey, key);
+        }
+        commit.enqueue(key, ukey, entry.clone());
         if let Some(runtime) = self.hosts.get_mut(&host) {
             if runtime.origin.is_none() {
                 runtime.origin = url.as_url().join("/").ok();
@@ -592,6 +670,42 @@ impl Frontier for StoreFrontier {
             }
         }
         Ok(())
+    }
+
+    fn raisable(&self, key: &UrlKey, priority: u32) -> bool {
+        self.queued_at
+            .get(key)
+            .is_some_and(|at| priority < at.priority)
+    }
+
+    fn raise(
+        &mut self,
+        commit: &mut Commit,
+        key: &UrlKey,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<bool, EngineError> {
+        if !self.raisable(key, priority) || !movable(&entry) {
+            return Ok(false);
+        }
+        let Some(old) = self.queued_at.get(key).copied() else {
+            return Ok(false);
+        };
+        let Some(runtime) = self.hosts.get_mut(&old.host) else {
+            return Ok(false);
+        };
+        let new = QueueKey { priority, ..old };
+        commit.taken.push(old);
+        commit.enqueue(new, *key, entry.clone());
+        self.queued_at.insert(*key, new);
+        runtime.buffer.remove(&old);
+        match runtime.cursor {
+            Some(cursor) if new <= cursor => {
+                runtime.buffer.insert(new, entry);
+            }
+            _ => runtime.maybe_more = true,
+        }
+        Ok(true)
     }
 
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
@@ -714,6 +828,12 @@ impl Frontier for StoreFrontier {
             let batch = std::mem::take(&mut runtime.buffer);
             if batch.is_empty() {
                 return Ok(drained);
+            }
+            for (key, entry) in &batch {
+                let ukey = url_key(&entry.url);
+                if self.queued_at.get(&ukey) == Some(key) {
+                    self.queued_at.remove(&ukey);
+                }
             }
             drained.extend(batch);
         }

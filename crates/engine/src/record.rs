@@ -165,6 +165,11 @@ pub struct Record {
     /// (`dedup.probe_links`): fetched only if their length differs from their counterpart's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probed: Option<u32>,
+    /// Focused crawls: links of this page to URLs already queued that it moved up (it gave
+    /// them a better priority than the page that queued them; they are reached through it
+    /// now, and their records name it as `parent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised: Option<u32>,
     /// This URL was probed with HEAD before it was fetched (or instead, `unchanged`): its
     /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,6 +282,7 @@ impl Record {
             parked: None,
             released: None,
             probed: None,
+            raised: None,
             probe: None,
             links_matched_by: None,
             trapped: None,
@@ -319,6 +325,7 @@ pub(crate) struct Decision {
     pub(crate) via_hub: Option<u32>,
     pub(crate) parked: Option<u32>,
     pub(crate) probed: Option<u32>,
+    pub(crate) raised: Option<u32>,
     pub(crate) links_matched_by: Option<nearcrawl_dedup::LinkMatch>,
     pub(crate) trapped: Option<u32>,
     pub(crate) links_over_cap: Option<u32>,
@@ -352,6 +359,7 @@ impl Decision {
             via_hub: None,
             parked: None,
             probed: None,
+            raised: None,
             links_matched_by: None,
             trapped: None,
             links_over_cap: None,
@@ -401,6 +409,7 @@ impl Record {
             parked: d.parked,
             released: None,
             probed: d.probed,
+            raised: d.raised,
             probe: asked_probe(entry),
             links_matched_by: d.links_matched_by,
             trapped: d.trapped,

@@ -40,6 +40,10 @@ pub struct FocusConfig {
     pub anchor_weight: f32,
     /// The share of a link's score taken from the words of its URL.
     pub url_weight: f32,
+    /// One fetch in this many goes to the best URL of the host the crawl has fetched least
+    /// from (exploration: a site whose entrance is off topic is still looked into); 0: every
+    /// fetch takes the best URL of all.
+    pub explore_every: u32,
 }
 
 impl Default for FocusConfig {
@@ -54,6 +58,7 @@ impl Default for FocusConfig {
             tunnel: 3,
             anchor_weight: 0.5,
             url_weight: 0.1,
+            explore_every: 4,
         }
     }
 }
@@ -596,7 +601,7 @@ impl Relevance {
     /// [`MIN_PART`] characters of it out (`None` when there is none).
     fn topic_part(&self, word: &str) -> Option<u64> {
         let len = word.len();
-        if len < 2 * MIN_PART || len > MAX_COMPOUND {
+        if !(2 * MIN_PART..=MAX_COMPOUND).contains(&len) {
             return None;
         }
         // Longest first: the prefix and the suffix of each length, as long as the rest of

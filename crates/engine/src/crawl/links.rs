@@ -316,7 +316,7 @@ impl Coordinator {
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
         let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
-        let (mut via_hub, mut probed, mut parked) = (0u32, 0u32, 0u32);
+        let (mut via_hub, mut probed, mut parked, mut raised) = (0u32, 0u32, 0u32, 0u32);
         let hubs = self.job.config.dedup.hub_min_links > 0;
         // Probes only where the original's server declares its pages' lengths.
         let probing = self.job.config.dedup.probe_links
@@ -366,6 +366,15 @@ impl Coordinator {
                 graph.push(url.to_string());
             }
             if self.is_seen(&url, &ukey, &pending)? {
+                if follows && how.chain_trap.is_none() && self.relevance.is_some() {
+                    let priority = self.priority_of(entry, how, &anchor, url.as_url());
+                    if self.frontier.raisable(&ukey, priority)
+                        && self.raise(entry, seq, how, &path, &url, ukey, priority, decided)?
+                    {
+                        pending.insert(ukey);
+                        raised += 1;
+                    }
+                }
                 continue;
             }
             pending.insert(ukey);
@@ -538,6 +547,9 @@ impl Coordinator {
         if probed > 0 {
             decided.decision.probed = Some(probed);
         }
+        if raised > 0 {
+            decided.decision.raised = Some(raised);
+        }
         if trapped > 0 {
             decided.decision.trapped = Some(trapped);
         }
@@ -550,6 +562,41 @@ impl Coordinator {
 }
 
 impl Coordinator {
+    /// A focused crawl: moves the queued URL `url` up to `priority`, reached now from the
+    /// page `seq` (at `entry`), when the scope and the trap rules let this page's path lead
+    /// there. Returns whether it moved.
+    #[allow(clippy::too_many_arguments)]
+    fn raise(
+        &mut self,
+        entry: &QueuedUrl,
+        seq: u64,
+        how: &LinkFollowing<'_>,
+        path: &PatternPath,
+        url: &CanonicalUrl,
+        ukey: UrlKey,
+        priority: u32,
+        decided: &mut Decided,
+    ) -> Result<bool, EngineError> {
+        if self.admits(url, entry.depth + 1).is_err() {
+            return Ok(false);
+        }
+        let Ok(patterns) = self.traps.rules.check_path(path, &UrlPattern::of(url)) else {
+            return Ok(false);
+        };
+        let next = QueuedUrl {
+            url: url.to_string(),
+            depth: entry.depth + 1,
+            parent: Some(seq),
+            duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
+            patterns: patterns.into_pairs(),
+            off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
+            potential: Some(QueuedUrl::potential_thousandths(how.potential)),
+            ..QueuedUrl::default()
+        };
+        self.frontier
+            .raise(&mut decided.commit, &ukey, next, priority)
+    }
+
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
     /// `original`: the same path and query under the original's scheme, host and port. Only
     /// for a `target` on the duplicate's own site.

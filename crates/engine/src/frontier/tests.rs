@@ -15,6 +15,7 @@ fn config() -> FrontierConfig {
         obey_robots: true,
         max_pages_per_host: None,
         by_priority: false,
+        explore_every: 0,
     }
 }
 
@@ -292,5 +293,195 @@ fn by_priority_the_best_url_of_any_ready_host_goes_first() {
             "http://a.example/2",
             "http://b.example/2"
         ]
+    );
+}
+
+/// Queues `urls` (with priorities) as links of page 1, in one commit.
+fn enqueue_links(frontier: &mut StoreFrontier, urls: &[(&str, u32)]) -> Commit {
+    let mut commit = Commit::default();
+    for (url, priority) in urls {
+        frontier
+            .enqueue(
+                &mut commit,
+                &CanonicalUrl::parse(url).unwrap(),
+                link(url, 1),
+                *priority,
+            )
+            .unwrap();
+    }
+    commit
+}
+
+fn link(url: &str, parent: u64) -> QueuedUrl {
+    QueuedUrl {
+        url: CanonicalUrl::parse(url).unwrap().to_string(),
+        depth: 1,
+        parent: Some(parent),
+        ..QueuedUrl::default()
+    }
+}
+
+fn fetched(steps: &[Step]) -> Vec<(String, Option<u64>)> {
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Fetch { url, entry, .. } => Some((url.to_string(), entry.parent)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The fetches of a round, each finished at once.
+fn fetch_round(frontier: &mut StoreFrontier, now: Instant) -> Vec<(String, Option<u64>)> {
+    let steps = round(frontier, now);
+    for step in &steps {
+        if let Step::Fetch { host, key, .. } = step {
+            frontier.finished(*host, Some(*key), HostOutcome::Answered, now);
+        }
+    }
+    fetched(&steps)
+}
+
+#[test]
+fn by_priority_a_better_link_moves_a_queued_url_up_once() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.per_host_delay_ms = 0;
+    cfg.politeness.max_connections_per_host = 1;
+    cfg.by_priority = true;
+    let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+    let mut f = StoreFrontier::open(store.clone(), cfg.clone(), 0, t0).unwrap();
+    let queue = [
+        ("http://a.example/1", 600),
+        ("http://a.example/2", 500),
+        ("http://a.example/3", 550),
+        ("http://b.example/1", 400),
+    ];
+    let c = enqueue_links(&mut f, &queue);
+    commit(&f, c);
+    let a1 = url_key("http://a.example/1");
+    assert!(!f.raisable(&a1, 600) && !f.raisable(&a1, 700), "not better");
+    assert!(f.raisable(&a1, 100));
+    assert!(!f.raisable(&url_key("http://a.example/9"), 0), "not queued");
+    // A resumed frontier knows where its queued URLs are.
+    let mut f = StoreFrontier::open(store, cfg, f.next_order(), t0).unwrap();
+    assert!(f.raisable(&a1, 100));
+    // One request per host at a time: the first round loads host a's queue and hands out
+    // its best.
+    let one = |url: &str, parent| vec![(url.to_string(), Some(parent))];
+    let mut first = fetch_round(&mut f, t0);
+    first.sort();
+    assert_eq!(
+        first,
+        [one("http://a.example/2", 1), one("http://b.example/1", 1)].concat()
+    );
+    // Moved up from the loaded queue, before and after its decision reaches the store.
+    let mut c = Commit::default();
+    assert!(
+        f.raise(&mut c, &a1, link("http://a.example/1", 7), 100)
+            .unwrap()
+    );
+    assert!(!f.raisable(&a1, 100), "at 100 now");
+    assert_eq!(c.taken.len(), 1);
+    assert_eq!(c.enqueued.len(), 1);
+    assert_eq!(
+        fetch_round(&mut f, t0),
+        one("http://a.example/1", 7),
+        "reached through 7"
+    );
+    commit(&f, c);
+    let mut c = Commit::default();
+    assert!(
+        !f.raise(&mut c, &a1, link("http://a.example/1", 8), 0)
+            .unwrap(),
+        "handed out: not moved again"
+    );
+    assert!(c.enqueued.is_empty() && c.taken.is_empty());
+    assert_eq!(fetch_round(&mut f, t0), one("http://a.example/3", 1));
+    assert_eq!(fetch_round(&mut f, t0), [], "each URL once");
+    // The four handed out stay in the store until decided (no decision here); the old key
+    // is gone.
+    assert_eq!(f.queued().unwrap(), 4, "the old key is gone from the store");
+}
+
+#[test]
+fn seeds_and_round_robin_crawls_never_move() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    let mut f = frontier(cfg.clone(), t0);
+    let c = enqueue_links(&mut f, &[("http://a.example/1", 5)]);
+    commit(&f, c);
+    assert!(
+        !f.raisable(&url_key("http://a.example/1"), 1),
+        "breadth-first"
+    );
+    cfg.by_priority = true;
+    let mut f = frontier(cfg, t0);
+    let c = enqueue(&mut f, &[("http://a.example/1", 5)]);
+    commit(&f, c);
+    assert!(!f.raisable(&url_key("http://a.example/1"), 1), "a seed");
+}
+
+#[test]
+fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.per_host_delay_ms = 0;
+    cfg.politeness.max_connections_per_host = 1;
+    cfg.by_priority = true;
+    let queue = [
+        ("http://a.example/1", 100),
+        ("http://a.example/2", 110),
+        ("http://a.example/3", 120),
+        ("http://a.example/4", 130),
+        ("http://b.example/1", 900),
+    ];
+    let order = |explore_every| {
+        let mut f = frontier(
+            FrontierConfig {
+                explore_every,
+                ..cfg.clone()
+            },
+            t0,
+        );
+        let c = enqueue_links(&mut f, &queue);
+        commit(&f, c);
+        let mut order = Vec::new();
+        // One fetch at a time, each finished before the next.
+        for _ in 0..queue.len() {
+            f.begin_round(t0);
+            let step = f.next(t0, &mut no_gate, &mut |_| None).unwrap();
+            let Step::Fetch { host, key, url, .. } = step else {
+                panic!("{step:?}")
+            };
+            f.finished(host, Some(key), HostOutcome::Answered, t0);
+            order.push(url.to_string());
+        }
+        order
+    };
+    assert_eq!(
+        order(0),
+        [
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+            "http://a.example/4",
+            "http://b.example/1"
+        ],
+        "by priority alone, host b waits for the end"
+    );
+    assert_eq!(
+        order(2),
+        [
+            "http://a.example/1",
+            "http://b.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+            "http://a.example/4"
+        ],
+        "the second fetch explores host b, fetched least"
     );
 }
