@@ -124,9 +124,10 @@ enum Command {
         size: String,
         /// Topics: "tuning", "held-out", "all", or names separated by commas
         /// (apache-proxy, postgres-indexes, python-email, ssl-tls, llvm-globalisel,
-        /// apache-rewrite; held out: python-asyncio, postgres-full-text, postgres-plpgsql,
-        /// python-xml, llvm-kaleidoscope, apache-auth, postgres-logical-replication,
-        /// python-tkinter, llvm-pdb).
+        /// apache-rewrite, apache-auth; held out: python-asyncio, postgres-full-text,
+        /// postgres-plpgsql, python-xml, llvm-kaleidoscope, postgres-logical-replication,
+        /// python-tkinter, llvm-pdb, apache-vhosts, apache-caching, postgres-pltcl,
+        /// python-logging, llvm-tablegen).
         #[arg(long, default_value = "all")]
         topics: String,
         /// How each topic is given: "terms", "examples", "description", separated by commas.
