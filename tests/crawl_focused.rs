@@ -369,3 +369,29 @@ async fn a_better_link_to_a_queued_url_moves_it_up_and_names_its_page() {
     assert_eq!(site.site.hits("/shares"), 1, "fetched once");
     assert_eq!(record(&records, "/").raised, None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_after_a_link_ranks_it_when_its_anchor_says_nothing() {
+    // Two links whose anchors say nothing of the topic, in a list that describes them: the
+    // one described as about rivers is fetched first, though found second.
+    let seed = Reply::html(format!(
+        "<html><head><title>Index</title></head><body><p>{}</p><ul>\
+         <li><a href=\"/x\">item one</a> stock prices and shares</li>\
+         <li><a href=\"/y\">item two</a> the river valley and its floods</li></ul></body></html>",
+        prose(90)
+    ));
+    let site = serve(
+        Site::new()
+            .page("/", seed)
+            .page("/x", page("One", &prose(91), &[]))
+            .page("/y", page("Two", &prose(92), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    rivers(&mut config);
+    run(&site.url("/"), out.path(), config).await;
+    assert_eq!(order(&site, 0), ["/", "/y", "/x"]);
+}

@@ -365,6 +365,10 @@ impl Coordinator {
         let Parts { store, fetcher } = parts;
         let mut analyzer_config = job.analyzer.clone();
         analyzer_config.max_links = job.config.links.max_per_page;
+        if relevance.is_some() {
+            // A focused crawl scores a link by the text around it too.
+            analyzer_config.link_reading = nearcrawl_extract::LinkReading::WithContext;
+        }
         let analyzer = Arc::new(Analyzer::new(analyzer_config));
         let uniques = store.unique_pages()?;
         let k = job.analyzer.max_distance;

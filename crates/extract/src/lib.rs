@@ -47,7 +47,7 @@ mod template;
 pub use crate::content::{ContentExtractor, Extraction, MIN_ARTICLE_SCORE, TextBlock};
 pub use crate::decode::{CharsetSource, Decoded, charset_from_content_type, decode};
 pub use crate::html::{Attribute, Children, Document, Node, NodeId};
-pub use crate::page::{Link, LinkReading, MetaRobots, PageFacts};
+pub use crate::page::{CONTEXT_BYTES, Link, LinkReading, MetaRobots, PageFacts};
 pub use crate::sitemap::{Sitemap, read_sitemap};
 pub use crate::tag::{Attr, Tag};
 pub use crate::template::{BlockKey, TemplateConfig, TemplateModel};

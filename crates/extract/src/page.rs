@@ -16,7 +16,14 @@ pub struct Link {
     pub text: String,
     /// `rel` contains `nofollow` (or `ugc` / `sponsored`, which search engines treat alike).
     pub nofollow: bool,
+    /// With [`LinkReading::WithContext`]: the text after the link up to the next link, at most
+    /// [`CONTEXT_BYTES`] of it, whitespace collapsed (a list's description of its entry, the
+    /// rest of the sentence); else empty.
+    pub context: String,
 }
+
+/// The most text after a link kept as its context ([`Link::context`]).
+pub const CONTEXT_BYTES: usize = 160;
 
 /// The directives of `<meta name="robots">`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,6 +68,9 @@ pub enum LinkReading {
     /// Every link resolved, with its anchor text and `rel` (what a crawl follows and records).
     #[default]
     Full,
+    /// As [`LinkReading::Full`], each link with the text that follows it
+    /// ([`Link::context`]): what a focused crawl scores a link by, besides its anchor.
+    WithContext,
     /// Only the links' `href`s, kept as they are and resolved when asked
     /// ([`PageFacts::for_each_target`]): what a corpus needs of a page's links, and only for
     /// the few pages judged by where their links lead. Resolving a URL costs about as much as
@@ -149,10 +159,15 @@ impl PageFacts {
                     let nofollow = rel
                         .split_ascii_whitespace()
                         .any(|r| matches!(r, "nofollow" | "ugc" | "sponsored"));
+                    let context = match reading {
+                        LinkReading::WithContext => context_after(doc, id),
+                        _ => String::new(),
+                    };
                     facts.links.push(Link {
                         url: target,
                         text: doc.subtree_text(id),
                         nofollow,
+                        context,
                     });
                 }
                 Tag::Link if facts.canonical.is_none() => {
@@ -200,6 +215,37 @@ impl PageFacts {
             }
         }
     }
+}
+
+/// The text after the link `id` up to the next link (or the end of the page), whitespace
+/// collapsed, cut at a word boundary within [`CONTEXT_BYTES`]; raw text (scripts, styles)
+/// left out.
+fn context_after(doc: &Document, id: NodeId) -> String {
+    let mut out = String::new();
+    let mut i = doc.node(id).end;
+    while (i as usize) < doc.len() && out.len() < CONTEXT_BYTES {
+        let node = doc.node(i);
+        match node.tag {
+            Some(Tag::A | Tag::Area) => break,
+            Some(tag) if tag.is_raw_text() => {
+                i = node.end;
+                continue;
+            }
+            Some(tag) if tag.is_block() => crate::html::push_collapsed(&mut out, " "),
+            Some(_) => {}
+            None => crate::html::push_collapsed(&mut out, doc.text(i)),
+        }
+        i += 1;
+    }
+    if out.len() > CONTEXT_BYTES {
+        let mut cut = CONTEXT_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        cut = out[..cut].rfind(' ').unwrap_or(cut);
+        out.truncate(cut);
+    }
+    out.trim().to_string()
 }
 
 /// `href` resolved against `base`, when it is an http(s) URL.
@@ -271,6 +317,35 @@ mod tests {
         let all = PageFacts::read(&doc, &url);
         assert_eq!((all.links.len(), all.links_over_cap), (25, 0));
         assert_eq!(all.links[..10], capped.links[..]);
+    }
+
+    #[test]
+    fn with_context_each_link_keeps_the_text_up_to_the_next() {
+        let long = "word ".repeat(100);
+        let html = format!(
+            r#"<dl><dt><a href="/authn">mod_authn_core</a></dt><dd>Core Authentication</dd>
+            <dt><a href="/authz">mod_authz_core</a></dt><dd>Core Authorization<script>var
+            x = "no";</script></dd></dl><p>See <a href="/long">this</a> {long}</p>"#
+        );
+        let doc = Document::parse(&html);
+        let url = Url::parse("http://a.test/").expect("url");
+        let facts = PageFacts::read_links(&doc, &url, usize::MAX, LinkReading::WithContext);
+        let contexts: Vec<&str> = facts.links.iter().map(|l| l.context.as_str()).collect();
+        assert_eq!(
+            contexts[..2],
+            ["Core Authentication", "Core Authorization See"]
+        );
+        assert!(contexts[2].len() <= CONTEXT_BYTES && contexts[2].ends_with("word"));
+        assert!(contexts[2].len() > CONTEXT_BYTES - 6, "{}", contexts[2]);
+        let full = PageFacts::read(&doc, &url);
+        assert!(full.links.iter().all(|l| l.context.is_empty()));
+        let strip = |links: &[Link]| -> Vec<(String, String)> {
+            links
+                .iter()
+                .map(|l| (l.url.to_string(), l.text.clone()))
+                .collect()
+        };
+        assert_eq!(strip(&full.links), strip(&facts.links), "the same links");
     }
 
     #[test]

@@ -562,14 +562,28 @@ impl Relevance {
         }
     }
 
-    /// The frontier priority of a link to `url` with anchor text `anchor` on a page of
-    /// [`Relevance::potential`] `potential`: the weighted mean of the potential and the
-    /// anchor's and the URL's relevance, the higher the sooner.
-    pub fn link_priority(&self, potential: f32, anchor: &str, url: &url::Url) -> Priority {
+    /// The frontier priority of a link to `url` with anchor text `anchor`, followed by the
+    /// text `context` (up to the next link: a list's description of its entry), on a page of
+    /// [`Relevance::potential`] `potential`: the weighted mean of the potential, the anchor's
+    /// relevance (or of the anchor with its context, the larger) and the URL's, the higher
+    /// the sooner.
+    pub fn link_priority(
+        &self,
+        potential: f32,
+        anchor: &str,
+        context: &str,
+        url: &url::Url,
+    ) -> Priority {
         let anchor_score = if anchor.trim().is_empty() {
             0.0
         } else {
             self.cosine(&self.link_terms(anchor))
+        };
+        let anchor_score = if context.trim().is_empty() {
+            anchor_score
+        } else {
+            let with = self.cosine(&self.link_terms(&format!("{anchor} {context}")));
+            anchor_score.max(with)
         };
         let url_score = self.cosine(&self.link_terms(&url_words(url)));
         let page_weight = 1.0 - self.anchor_weight - self.url_weight;
@@ -686,11 +700,11 @@ mod tests {
             "Chinese terms go through jieba"
         );
         let to = url("http://a.test/page");
-        let good = r.link_priority(on_topic, "river valley guide", &to);
-        let weak = r.link_priority(on_topic, "contact us", &to);
-        let bad = r.link_priority(off_topic, "contact us", &to);
+        let good = r.link_priority(on_topic, "river valley guide", "", &to);
+        let weak = r.link_priority(on_topic, "contact us", "", &to);
+        let bad = r.link_priority(off_topic, "contact us", "", &to);
         assert!(good < weak && weak < bad, "{good} {weak} {bad}");
-        let by_url = r.link_priority(off_topic, "more", &url("http://a.test/river_valley"));
+        let by_url = r.link_priority(off_topic, "more", "", &url("http://a.test/river_valley"));
         assert!(by_url < bad, "the URL's words count: {by_url} {bad}");
     }
 
@@ -728,7 +742,7 @@ mod tests {
         );
         let to = url("http://a.test/x");
         assert!(
-            r.link_priority(0.2, "more", &to) < r.link_priority(0.1, "more", &to),
+            r.link_priority(0.2, "more", "", &to) < r.link_priority(0.1, "more", "", &to),
             "a fading tunnel lowers the priority"
         );
     }
@@ -857,6 +871,23 @@ mod tests {
     }
 
     #[test]
+    fn the_text_after_a_link_speaks_for_it_when_its_anchor_does_not() {
+        let r = relevance(&config(), &[]);
+        let to = url("http://a.test/m");
+        let plain = r.link_priority(0.0, "mod_x", "", &to);
+        let described = r.link_priority(0.0, "mod_x", "a guide to the river and its valley", &to);
+        let other = r.link_priority(0.0, "mod_x", "stock prices", &to);
+        assert!(described < plain, "{described} {plain}");
+        assert_eq!(other, plain, "context only ever helps");
+        let named = r.link_priority(0.0, "river valley", "", &to);
+        assert_eq!(
+            r.link_priority(0.0, "river valley", "stock prices, shares, bonds", &to),
+            named,
+            "a good anchor keeps its score"
+        );
+    }
+
+    #[test]
     fn a_link_word_run_together_from_a_topic_word_counts_as_it() {
         let topic = FocusConfig {
             terms: [("ssl".to_string(), 3.0), ("certificate".to_string(), 1.0)]
@@ -868,8 +899,8 @@ mod tests {
         let plain = url("http://h.test/contrib-spi.html");
         let sslinfo = url("http://h.test/sslinfo.html");
         assert!(
-            r.link_priority(0.0, "F.42. sslinfo", &sslinfo)
-                < r.link_priority(0.0, "F.41. spi", &plain),
+            r.link_priority(0.0, "F.42. sslinfo", "", &sslinfo)
+                < r.link_priority(0.0, "F.41. spi", "", &plain),
             "sslinfo is about ssl"
         );
         assert_eq!(r.link_terms("sslinfo"), r.link_terms("ssl"));

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use nearcrawl_extract::Link;
 
 impl Coordinator {
     /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
@@ -218,11 +219,11 @@ impl Coordinator {
         &self,
         parent: &QueuedUrl,
         how: &LinkFollowing<'_>,
-        anchor: &str,
+        (anchor, context): (&str, &str),
         url: &Url,
     ) -> u32 {
         match &self.relevance {
-            Some(relevance) => relevance.link_priority(how.potential, anchor, url),
+            Some(relevance) => relevance.link_priority(how.potential, anchor, context, url),
             None => parent.depth + 1,
         }
     }
@@ -311,7 +312,7 @@ impl Coordinator {
         &mut self,
         entry: &QueuedUrl,
         seq: u64,
-        links: Vec<(Url, String, bool)>,
+        links: Vec<Link>,
         how: &LinkFollowing<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
@@ -342,7 +343,13 @@ impl Coordinator {
         let mut graph: Vec<String> = Vec::new();
         let mut in_graph: HashSet<UrlKey> = HashSet::new();
         let follow_nofollow = self.job.config.links.follow_nofollow;
-        for (link, anchor, link_nofollow) in links {
+        for Link {
+            url: link,
+            text: anchor,
+            nofollow: link_nofollow,
+            context,
+        } in links
+        {
             if link_nofollow && !follow_nofollow {
                 continue;
             }
@@ -367,7 +374,7 @@ impl Coordinator {
             }
             if self.is_seen(&url, &ukey, &pending)? {
                 if follows && how.chain_trap.is_none() && self.relevance.is_some() {
-                    let priority = self.priority_of(entry, how, &anchor, url.as_url());
+                    let priority = self.priority_of(entry, how, (&anchor, &context), url.as_url());
                     if self.frontier.raisable(&ukey, priority)
                         && self.raise(entry, seq, how, &path, &url, ukey, priority, decided)?
                     {
@@ -487,7 +494,7 @@ impl Coordinator {
                             .map(|_| QueuedUrl::potential_thousandths(how.potential)),
                         ..QueuedUrl::default()
                     };
-                    let priority = self.priority_of(entry, how, &anchor, url.as_url());
+                    let priority = self.priority_of(entry, how, (&anchor, &context), url.as_url());
                     if let Some((counterpart, key, always)) = &park {
                         let link = ParkedLink {
                             entry: next.clone(),

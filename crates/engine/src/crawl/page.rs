@@ -2,6 +2,7 @@
 //! directives and relevance, its links, and its archive entry.
 
 use super::*;
+use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
 
 use super::sentences::{ReadPostings, SentencePostings};
@@ -174,14 +175,9 @@ impl Coordinator {
             _ => self.traps.rules.check_chain(chain).err(),
         };
         let expands = focus.is_none_or(|f| f.expands);
-        let mut links: Vec<(Url, String, bool)> = Vec::new();
+        let mut links: Vec<Link> = Vec::new();
         if let Some(facts) = &analysis.facts {
-            links.extend(
-                facts
-                    .links
-                    .iter()
-                    .map(|l| (l.url.clone(), l.text.clone(), l.nofollow)),
-            );
+            links.extend(facts.links.iter().cloned());
             if let Some(canonical) = facts
                 .canonical
                 .as_ref()
@@ -190,7 +186,12 @@ impl Coordinator {
             {
                 decided.decision.canonical = Some(canonical.to_string());
                 if self.job.config.links.follow_canonical {
-                    links.push((canonical.into_url(), String::new(), false));
+                    links.push(Link {
+                        url: canonical.into_url(),
+                        text: String::new(),
+                        nofollow: false,
+                        context: String::new(),
+                    });
                 }
             }
         }
