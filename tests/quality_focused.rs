@@ -41,4 +41,17 @@ async fn a_focused_crawl_from_an_off_topic_portal_harvests_its_topic_first() {
     );
     assert!(m.floors_hold, "{line}");
     assert!(out.path().join("harvest-postgres-full-text.svg").exists());
+    // No URL is fetched twice (a URL moved up is queued once).
+    for crawl in ["bfs", "postgres-full-text-terms"] {
+        let records = std::fs::read_to_string(out.path().join(crawl).join("records.jsonl"))
+            .unwrap_or_else(|e| panic!("{crawl}: {e}"));
+        let mut fetched = std::collections::HashSet::new();
+        for line in records.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record.get("status").is_some() {
+                let url = record["url"].as_str().unwrap().to_string();
+                assert!(fetched.insert(url.clone()), "{crawl}: {url} fetched twice");
+            }
+        }
+    }
 }

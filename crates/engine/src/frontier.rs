@@ -695,8 +695,15 @@ impl Frontier for StoreFrontier {
             return Ok(false);
         };
         let new = QueueKey { priority, ..old };
-        commit.taken.push(old);
-        commit.enqueue(new, *key, entry.clone());
+        // Queued (or moved) by this same decision: moved within it, as the store applies a
+        // commit's removals before its insertions.
+        match commit.enqueued.iter_mut().find(|(k, _, _)| *k == old) {
+            Some(queued) => *queued = (new, *key, entry.clone()),
+            None => {
+                commit.taken.push(old);
+                commit.enqueue(new, *key, entry.clone());
+            }
+        }
         self.queued_at.insert(*key, new);
         runtime.buffer.remove(&old);
         match runtime.cursor {

@@ -373,7 +373,12 @@ impl Coordinator {
                 graph.push(url.to_string());
             }
             if self.is_seen(&url, &ukey, &pending)? {
-                if follows && how.chain_trap.is_none() && self.relevance.is_some() {
+                // Moved up by the first of this page's links to it only.
+                if follows
+                    && how.chain_trap.is_none()
+                    && self.relevance.is_some()
+                    && !pending.contains(&ukey)
+                {
                     let priority = self.priority_of(entry, how, (&anchor, &context), url.as_url());
                     if self.frontier.raisable(&ukey, priority)
                         && self.raise(entry, seq, how, &path, &url, ukey, priority, decided)?

@@ -485,3 +485,32 @@ fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
         "the second fetch explores host b, fetched least"
     );
 }
+
+#[test]
+fn a_url_queued_and_moved_by_one_decision_is_queued_once() {
+    let t0 = Instant::now();
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.per_host_delay_ms = 0;
+    cfg.politeness.max_connections_per_host = 8;
+    cfg.by_priority = true;
+    let mut f = frontier(cfg, t0);
+    let mut c = enqueue_links(&mut f, &[("http://a.example/1", 600)]);
+    let a1 = url_key("http://a.example/1");
+    assert!(
+        f.raise(&mut c, &a1, link("http://a.example/1", 2), 300)
+            .unwrap()
+    );
+    assert!(
+        f.raise(&mut c, &a1, link("http://a.example/1", 3), 100)
+            .unwrap()
+    );
+    assert!(c.taken.is_empty());
+    assert_eq!(c.enqueued.len(), 1);
+    assert_eq!(c.enqueued[0].0.priority, 100);
+    commit(&f, c);
+    assert_eq!(f.queued().unwrap(), 1);
+    let one = |url: &str, parent| vec![(url.to_string(), Some(parent))];
+    assert_eq!(fetch_round(&mut f, t0), one("http://a.example/1", 3));
+    assert_eq!(fetch_round(&mut f, t0), []);
+}
