@@ -45,6 +45,14 @@ fn rivers(config: &mut CrawlConfig) {
     config.focus.threshold = 0.05;
 }
 
+/// Crawls from `seeds` on the rivers topic, one request at a time.
+async fn rivers_one_at_a_time(seeds: &str, out: &Path) {
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    rivers(&mut config);
+    run(seeds, out, config).await;
+}
+
 /// The paths requested from `site` after its first `skip` requests, in order, robots.txt
 /// left out.
 fn order(site: &nearcrawl_demo_web::RunningSite, skip: usize) -> Vec<String> {
@@ -353,10 +361,7 @@ async fn a_better_link_to_a_queued_url_moves_it_up_and_names_its_page() {
     .await
     .unwrap();
     let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    rivers(&mut config);
-    run(&site.url("/"), out.path(), config).await;
+    rivers_one_at_a_time(&site.url("/"), out.path()).await;
     let records = records(out.path());
     let r = record(&records, "/r");
     assert_eq!(r.raised, Some(1), "{r:?}");
@@ -389,9 +394,6 @@ async fn the_text_after_a_link_ranks_it_when_its_anchor_says_nothing() {
     .await
     .unwrap();
     let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    rivers(&mut config);
-    run(&site.url("/"), out.path(), config).await;
+    rivers_one_at_a_time(&site.url("/"), out.path()).await;
     assert_eq!(order(&site, 0), ["/", "/y", "/x"]);
 }

@@ -296,6 +296,16 @@ fn by_priority_the_best_url_of_any_ready_host_goes_first() {
     );
 }
 
+/// Ordering by priority, no robots.txt, no delay, `connections` per host.
+fn by_priority(connections: u32) -> FrontierConfig {
+    let mut cfg = config();
+    cfg.obey_robots = false;
+    cfg.politeness.per_host_delay_ms = 0;
+    cfg.politeness.max_connections_per_host = connections;
+    cfg.by_priority = true;
+    cfg
+}
+
 /// Queues `urls` (with priorities) as links of page 1, in one commit.
 fn enqueue_links(frontier: &mut StoreFrontier, urls: &[(&str, u32)]) -> Commit {
     let mut commit = Commit::default();
@@ -345,11 +355,7 @@ fn fetch_round(frontier: &mut StoreFrontier, now: Instant) -> Vec<(String, Optio
 #[test]
 fn by_priority_a_better_link_moves_a_queued_url_up_once() {
     let t0 = Instant::now();
-    let mut cfg = config();
-    cfg.obey_robots = false;
-    cfg.politeness.per_host_delay_ms = 0;
-    cfg.politeness.max_connections_per_host = 1;
-    cfg.by_priority = true;
+    let cfg = by_priority(1);
     let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
     let mut f = StoreFrontier::open(store.clone(), cfg.clone(), 0, t0).unwrap();
     let queue = [
@@ -427,11 +433,7 @@ fn seeds_and_round_robin_crawls_never_move() {
 #[test]
 fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
     let t0 = Instant::now();
-    let mut cfg = config();
-    cfg.obey_robots = false;
-    cfg.politeness.per_host_delay_ms = 0;
-    cfg.politeness.max_connections_per_host = 1;
-    cfg.by_priority = true;
+    let cfg = by_priority(1);
     let queue = [
         ("http://a.example/1", 100),
         ("http://a.example/2", 110),
@@ -489,11 +491,7 @@ fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
 #[test]
 fn a_url_queued_and_moved_by_one_decision_is_queued_once() {
     let t0 = Instant::now();
-    let mut cfg = config();
-    cfg.obey_robots = false;
-    cfg.politeness.per_host_delay_ms = 0;
-    cfg.politeness.max_connections_per_host = 8;
-    cfg.by_priority = true;
+    let cfg = by_priority(8);
     let mut f = frontier(cfg, t0);
     let mut c = enqueue_links(&mut f, &[("http://a.example/1", 600)]);
     let a1 = url_key("http://a.example/1");
