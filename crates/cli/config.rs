@@ -113,6 +113,7 @@ mod tests {
         assert_eq!(documented.links, builtin.links);
         assert_eq!(documented.dedup, builtin.dedup);
         assert_eq!(documented.output, builtin.output);
+        assert_eq!(documented.focus, builtin.focus);
         assert_eq!(default.dedup, DedupConfig::default());
     }
 
