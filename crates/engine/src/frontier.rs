@@ -333,9 +333,18 @@ impl StoreFrontier {
         for (id, authority) in frontier.store.hosts()? {
             frontier.add_host(id, authority, now);
             if frontier.config.by_priority {
-                for (key, entry) in frontier.store.pending(id, None, usize::MAX)? {
-                    if movable(&entry) {
-                        frontier.queued_at.insert(url_key(&entry.url), key);
+                // Where the queued URLs are, read a buffer's worth at a time.
+                let mut after = None;
+                loop {
+                    let chunk = frontier.store.pending(id, after, HOST_BUFFER)?;
+                    for (key, entry) in &chunk {
+                        if movable(entry) {
+                            frontier.queued_at.insert(url_key(&entry.url), *key);
+                        }
+                    }
+                    match chunk.last() {
+                        Some((key, _)) if chunk.len() == HOST_BUFFER => after = Some(*key),
+                        _ => break,
                     }
                 }
             }

@@ -512,3 +512,19 @@ fn a_url_queued_and_moved_by_one_decision_is_queued_once() {
     assert_eq!(fetch_round(&mut f, t0), one("http://a.example/1", 3));
     assert_eq!(fetch_round(&mut f, t0), []);
 }
+
+#[test]
+fn a_resumed_frontier_knows_where_a_long_queue_is() {
+    let t0 = Instant::now();
+    let cfg = by_priority(1);
+    let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+    let mut f = StoreFrontier::open(store.clone(), cfg.clone(), 0, t0).unwrap();
+    let urls: Vec<String> = (0..3 * HOST_BUFFER + 5)
+        .map(|i| format!("http://a.example/{i}"))
+        .collect();
+    let queue: Vec<(&str, u32)> = urls.iter().map(|u| (u.as_str(), 900)).collect();
+    let c = enqueue_links(&mut f, &queue);
+    commit(&f, c);
+    let f = StoreFrontier::open(store, cfg, f.next_order(), t0).unwrap();
+    assert!(urls.iter().all(|u| f.raisable(&url_key(u), 100)));
+}
