@@ -175,6 +175,14 @@ async fn killed_focused_jobs_resume_without_losing_or_repeating_urls() {
         counted > last_run,
         "{counted} pages in the document frequencies: the last run scored {last_run}"
     );
+    // The report's best relevance is that of the best page any run found (seeds aside).
+    let best = records
+        .iter()
+        .filter(|r| r.depth > 0)
+        .filter_map(|r| r.relevance)
+        .fold(0.0f32, f32::max);
+    let reported = report["topic_best"].as_f64().unwrap() as f32;
+    assert!((reported - best).abs() < 0.002, "{reported} {best}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

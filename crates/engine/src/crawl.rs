@@ -317,10 +317,15 @@ struct Coordinator {
     /// A focused crawl: the pages its document frequencies counted when they were last kept
     /// in the store.
     focus_saved: u64,
+    /// A focused crawl: the best relevance found, as last kept in the store.
+    focus_best_saved: f32,
 }
 
 /// The store's name for a focused crawl's document frequencies.
 const FOCUS_FREQUENCIES: &str = "focus_df";
+/// The store's name for the best relevance a focused crawl found (4 bytes, an `f32`
+/// little-endian): what its tunnels' bar follows while no page reaches the threshold.
+const FOCUS_BEST: &str = "focus_best";
 
 impl Coordinator {
     /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
@@ -339,7 +344,29 @@ impl Coordinator {
             self.focus_saved = df.documents();
             relevance.resume_with(df);
         }
+        if let Some(bytes) = self.store.blob(FOCUS_BEST)? {
+            let best = <[u8; 4]>::try_from(bytes.as_slice())
+                .map(f32::from_le_bytes)
+                .map_err(|_| {
+                    EngineError::Topic(format!(
+                        "{}: the focused crawl's best relevance is {} bytes, not 4",
+                        self.job.out_dir.join("state").display(),
+                        bytes.len()
+                    ))
+                })?;
+            relevance.resume_best(best);
+            self.focus_best_saved = relevance.best();
+        }
         Ok(())
+    }
+
+    /// The best relevance found, to keep with this decision when it grew.
+    pub(super) fn focus_best_to_keep(&mut self) -> Option<Vec<u8>> {
+        let best = self.relevance.as_ref()?.best();
+        (best > self.focus_best_saved).then(|| {
+            self.focus_best_saved = best;
+            best.to_le_bytes().to_vec()
+        })
     }
 
     /// The document frequencies to keep with this decision, when they have grown by a tenth
@@ -470,6 +497,7 @@ impl Coordinator {
             rx,
             started: SystemTime::now(),
             focus_saved: 0,
+            focus_best_saved: 0.0,
         };
         coordinator.resume_focus()?;
         coordinator.store_sentences(&uniques)?;
@@ -762,6 +790,7 @@ impl Coordinator {
         }
         if let Some(relevance) = &self.relevance {
             report.topic_pages = relevance.frequencies().documents();
+            report.topic_best = Some((relevance.best() * 1000.0).round() / 1000.0);
             report.topic = relevance
                 .top_terms(20)
                 .into_iter()

@@ -128,6 +128,11 @@ pub struct Report {
     /// resumed job included.
     #[serde(default, skip_serializing_if = "u64_is_zero")]
     pub topic_pages: u64,
+    /// Focused crawls: the best relevance of a page found (seeds aside), earlier runs of a
+    /// resumed job included (what the tunnels' bar follows while no page reaches the
+    /// threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_best: Option<f32>,
 }
 
 fn u64_is_zero(n: &u64) -> bool {
@@ -174,6 +179,7 @@ impl Report {
             shared_job: None,
             topic: Vec::new(),
             topic_pages: 0,
+            topic_best: None,
         };
         let mut html_bytes = 0u64;
         let mut html_pages = 0u64;

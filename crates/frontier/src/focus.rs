@@ -508,6 +508,18 @@ impl Relevance {
         }
     }
 
+    /// The best relevance of a page found so far (seeds aside), to keep with the job's state.
+    pub fn best(&self) -> f32 {
+        self.best
+    }
+
+    /// Goes on from the best relevance an earlier run of the job found (a resumed crawl).
+    pub fn resume_best(&mut self, best: f32) {
+        if best.is_finite() {
+            self.best = self.best.max(best.clamp(0.0, 1.0));
+        }
+    }
+
     /// Relevance of a text in 0..1, the crawl's frequencies unchanged.
     pub fn score(&self, text: &str) -> f32 {
         self.cosine(&TermCounts::of(text))
@@ -783,6 +795,18 @@ mod tests {
         assert!(weak.relevance > 0.0 && weak.relevance < r.bar(), "{weak:?}");
         assert_eq!(weak.off_topic, 4, "a weaker page goes on with the tunnel");
         assert!(!weak.expands);
+        // A resumed crawl goes on from the best kept.
+        let mut resumed = relevance(
+            &FocusConfig {
+                threshold: 0.95,
+                ..config()
+            },
+            &[],
+        );
+        resumed.resume_best(r.best());
+        assert_eq!(resumed.bar(), r.bar());
+        resumed.resume_best(f32::NAN);
+        assert_eq!(resumed.bar(), r.bar(), "nothing from a bad value");
         // With a threshold that pages reach, the bar is the threshold.
         let mut r = relevance(&config(), &[]);
         r.assess(&page("river river valley"), 0, None, false);

@@ -97,6 +97,9 @@ impl Coordinator {
             if let Some(bytes) = self.focus_to_keep() {
                 decided.commit.blobs.push((FOCUS_FREQUENCIES.into(), bytes));
             }
+            if let Some(bytes) = self.focus_best_to_keep() {
+                decided.commit.blobs.push((FOCUS_BEST.into(), bytes));
+            }
         }
 
         // The original's record, read once: its URL and payload digest (in a shared job the
