@@ -116,6 +116,19 @@ fn fetched_urls(out: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Three sites, A linking to B and B to C: as many hosts as the three workers of a test,
+/// for a worker keeps the host it picked hidden from the others while it works there.
+async fn three_sites() -> [RunningSite; 3] {
+    let c = serve(site(3, None)).await.unwrap();
+    let b = serve(site(2, Some(c.url("").trim_end_matches('/'))))
+        .await
+        .unwrap();
+    let a = serve(site(1, Some(b.url("").trim_end_matches('/'))))
+        .await
+        .unwrap();
+    [a, b, c]
+}
+
 async fn two_sites() -> (RunningSite, RunningSite) {
     let b = serve(site(2, None)).await.unwrap();
     let a = serve(site(1, Some(b.url("").trim_end_matches('/'))))
@@ -127,8 +140,9 @@ async fn two_sites() -> (RunningSite, RunningSite) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
     let server = LocalRedis::start(false).unwrap();
-    let (a, b) = two_sites().await;
-    let seeds = format!("{}\n{}", a.url("/p0"), b.url("/p0"));
+    let sites = three_sites().await;
+    let seeds: Vec<String> = sites.iter().map(|s| s.url("/p0")).collect();
+    let seeds = seeds.join("\n");
     let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let url = server.url();
     let (r0, r1, r2) = tokio::join!(
@@ -154,8 +168,8 @@ async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
     let all: Vec<&String> = fetched.iter().flatten().collect();
     let distinct: BTreeSet<&String> = all.iter().copied().collect();
     assert_eq!(all.len(), distinct.len(), "no page fetched by two workers");
-    assert_eq!(distinct.len(), 2 * PAGES, "every page of both sites");
-    for site in [&a, &b] {
+    assert_eq!(distinct.len(), 3 * PAGES, "every page of the three sites");
+    for site in &sites {
         for i in 0..PAGES {
             assert_eq!(site.site.hits(&format!("/p{i}")), 1, "p{i} fetched once");
         }
@@ -184,7 +198,7 @@ async fn three_workers_fetch_each_page_once_and_the_pages_one_worker_fetches() {
     }
     assert_eq!(
         reports.iter().map(|r| r.pages_fetched).sum::<u64>(),
-        2 * PAGES as u64
+        3 * PAGES as u64
     );
 
     // One worker alone, on a job of its own, fetches the same pages.
