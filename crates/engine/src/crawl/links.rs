@@ -374,10 +374,12 @@ impl Coordinator {
             }
             if self.is_seen(&url, &ukey, &pending)? {
                 // Moved up by the first of this page's links to it only.
+                // (Scored only when still queued: most links lead to pages decided already.)
                 if follows
                     && how.chain_trap.is_none()
                     && self.relevance.is_some()
                     && !pending.contains(&ukey)
+                    && self.frontier.raisable(&ukey, 0)
                 {
                     let priority = self.priority_of(entry, how, (&anchor, &context), url.as_url());
                     if self.frontier.raisable(&ukey, priority)
