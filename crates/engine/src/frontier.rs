@@ -420,12 +420,7 @@ impl StoreFrontier {
             return Some(Step::Robots { host: id, origin });
         }
         let (key, entry) = host.buffer.pop_first()?;
-        if !self.queued_at.is_empty() {
-            let ukey = url_key(&entry.url);
-            if self.queued_at.get(&ukey) == Some(&key) {
-                self.queued_at.remove(&ukey);
-            }
-        }
+        forget(&mut self.queued_at, key, &entry);
         let url = match Url::parse(&entry.url) {
             Ok(url) => url,
             Err(e) => {
@@ -568,6 +563,17 @@ fn movable(entry: &QueuedUrl) -> bool {
         && entry.probe.is_none()
 }
 
+/// `entry`, queued at `key`, leaves the queue (handed out or drained): no link moves it now.
+fn forget(queued_at: &mut HashMap<UrlKey, QueueKey>, key: QueueKey, entry: &QueuedUrl) {
+    if queued_at.is_empty() {
+        return;
+    }
+    let ukey = url_key(&entry.url);
+    if queued_at.get(&ukey) == Some(&key) {
+        queued_at.remove(&ukey);
+    }
+}
+
 fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> Step {
     Step::Refuse {
         key,
@@ -694,12 +700,12 @@ impl Frontier for StoreFrontier {
         entry: QueuedUrl,
         priority: u32,
     ) -> Result<bool, EngineError> {
-        if !self.raisable(key, priority) || !movable(&entry) {
-            return Ok(false);
-        }
         let Some(old) = self.queued_at.get(key).copied() else {
             return Ok(false);
         };
+        if priority >= old.priority || !movable(&entry) {
+            return Ok(false);
+        }
         let Some(runtime) = self.hosts.get_mut(&old.host) else {
             return Ok(false);
         };
@@ -846,10 +852,7 @@ impl Frontier for StoreFrontier {
                 return Ok(drained);
             }
             for (key, entry) in &batch {
-                let ukey = url_key(&entry.url);
-                if self.queued_at.get(&ukey) == Some(key) {
-                    self.queued_at.remove(&ukey);
-                }
+                forget(&mut self.queued_at, *key, entry);
             }
             drained.extend(batch);
         }

@@ -586,17 +586,14 @@ impl Relevance {
         context: &str,
         url: &url::Url,
     ) -> Priority {
-        let anchor_score = if anchor.trim().is_empty() {
-            0.0
-        } else {
-            self.cosine(&self.link_terms(anchor))
-        };
-        let anchor_score = if context.trim().is_empty() {
-            anchor_score
-        } else {
-            let with = self.cosine(&self.link_terms(&format!("{anchor} {context}")));
-            anchor_score.max(with)
-        };
+        // The anchor's words, counted once; the context's added to a copy of them.
+        let anchor_terms = self.link_terms(anchor);
+        let mut anchor_score = self.cosine(&anchor_terms);
+        if !context.trim().is_empty() {
+            let mut with = anchor_terms;
+            self.count_link_terms(context, &mut with.counts);
+            anchor_score = anchor_score.max(self.cosine(&with));
+        }
         let url_score = self.cosine(&self.link_terms(&url_words(url)));
         let page_weight = 1.0 - self.anchor_weight - self.url_weight;
         let score = page_weight * potential
@@ -612,6 +609,12 @@ impl Relevance {
     /// [`MIN_PART`] characters counts as the longest such term.
     fn link_terms(&self, text: &str) -> TermCounts {
         let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
+        self.count_link_terms(text, &mut counts);
+        TermCounts { counts }
+    }
+
+    /// Adds the terms of `text`, read as [`Relevance::link_terms`] reads them, to `counts`.
+    fn count_link_terms(&self, text: &str, counts: &mut FxHashMap<u64, u32>) {
         for (hash, word) in content_words(text) {
             let hash = if self.topic.contains_key(&hash) {
                 hash
@@ -620,7 +623,6 @@ impl Relevance {
             };
             *counts.entry(hash).or_default() += 1;
         }
-        TermCounts { counts }
     }
 
     /// The hash of the longest topic term that `word` starts or ends with, leaving at least
