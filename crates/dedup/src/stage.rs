@@ -221,6 +221,10 @@ pub enum Follow {
         /// The original links to this page: the two are steps of one sequence (days of a
         /// calendar, pages of a listing).
         in_sequence: bool,
+        /// Matched by anchor text: the [target keys](link_target) of links whose anchor text
+        /// leads to more places here than on the original, those beyond the original's count
+        /// ([`anchor_surplus`]).
+        surplus: HashSet<u64>,
     },
 }
 
@@ -252,7 +256,10 @@ impl Follow {
     /// whose text and target differ from one of the original's only in their digits is still
     /// new (LLVM 16's `AMDGPUAsmGFX11.html` is not LLVM 15's `AMDGPUAsmGFX10.html`), unless the
     /// original links to this very page: then the two are steps of a sequence, and the next
-    /// step (a calendar's next day) is not followed.
+    /// step (a calendar's next day) is not followed. By anchor text, a link whose text leads
+    /// to more places than on the original is new beyond the original's count (LLVM 15's
+    /// `saddr` leads to three operand pages in `AMDGPUAsmGFX1030.html`, to two in the
+    /// `AMDGPUAsmGFX10.html` it copies: the least used of the three is followed).
     pub fn follows(&self, page: &Url, target: &Url, anchor: &str) -> bool {
         match self {
             Follow::All => true,
@@ -261,6 +268,7 @@ impl Follow {
                 known,
                 by,
                 in_sequence,
+                surplus,
             } => {
                 let [exact, masked, text] = link_key_triple(page, target, anchor);
                 match by {
@@ -269,11 +277,32 @@ impl Follow {
                     }
                     LinkMatch::Anchor => {
                         !anchor.trim().is_empty()
-                            && !known.contains(&text)
-                            && !known.contains(&masked)
+                            && (!known.contains(&text) && !known.contains(&masked)
+                                || surplus.contains(&exact))
                     }
                 }
             }
+        }
+    }
+}
+
+impl Follow {
+    /// Whether [`Follow::follows`] follows this link only for leading beyond the original's
+    /// count of places for its anchor text ([`Follow::NewLinks`]'s `surplus`): the crawl then
+    /// asks whether its counterpart on the original's site was crawled already (a copy across
+    /// sites judged against another page of its original's site).
+    pub fn by_surplus(&self, page: &Url, target: &Url, anchor: &str) -> bool {
+        match self {
+            Follow::NewLinks {
+                known,
+                by: LinkMatch::Anchor,
+                surplus,
+                ..
+            } if !surplus.is_empty() => {
+                let [exact, masked, text] = link_key_triple(page, target, anchor);
+                surplus.contains(&exact) && (known.contains(&text) || known.contains(&masked))
+            }
+            _ => false,
         }
     }
 }
@@ -363,12 +392,84 @@ fn in_sequence(page: &Url, known: &HashSet<u64>) -> bool {
     known.contains(&target_key_of(&link_target(page, page))) && !known.contains(&own_key(page))
 }
 
-/// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every
-/// link of `page` (at `url`), and the page's own place, sorted and deduplicated.
-pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
-    let mut keys: Vec<u64> = links
+/// Each anchor text of `links` (its key: digits masked, empty ones aside) with the places it
+/// leads to (their keys), the most linked first (ties: the first linked first). `triples` are
+/// the links' [keys](link_key_triple), in their order.
+fn anchor_targets(links: &[nearcrawl_extract::Link], triples: &[[u64; 3]]) -> Vec<(u64, Vec<u64>)> {
+    // Anchor key -> (target key -> (links, first position)).
+    let mut by_anchor: HashMap<u64, HashMap<u64, (usize, usize)>> = HashMap::new();
+    for (at, (link, &[target, _, text])) in links.iter().zip(triples).enumerate() {
+        if !link.text.trim().is_empty() {
+            let places = by_anchor.entry(text).or_default();
+            places.entry(target).or_insert((0, at)).0 += 1;
+        }
+    }
+    by_anchor
+        .into_iter()
+        .map(|(anchor, places)| {
+            let mut places: Vec<(u64, (usize, usize))> = places.into_iter().collect();
+            places.sort_unstable_by_key(|&(_, (links, first))| (std::cmp::Reverse(links), first));
+            (
+                anchor,
+                places.into_iter().map(|(target, _)| target).collect(),
+            )
+        })
+        .collect()
+}
+
+/// The key saying that the anchor text with key `anchor` leads to at least `rank` places
+/// (1-based).
+fn rank_key(anchor: u64, rank: usize) -> u64 {
+    let mut key = [0u8; 18];
+    key[..2].copy_from_slice(b"r\0");
+    key[2..10].copy_from_slice(&anchor.to_le_bytes());
+    key[10..].copy_from_slice(&(rank as u64).to_le_bytes());
+    nearcrawl_fingerprint::feature_hash(&key)
+}
+
+/// The target keys of a duplicate's links (at `page`) whose anchor text leads to more places
+/// than on the original (with link keys `known`): its places beyond the original's count, the
+/// least linked. (An original stored without these keys leads nowhere by any text: all of a
+/// text's places are then new, which follows more, never less.)
+fn anchor_surplus(
+    page: &Url,
+    links: &[nearcrawl_extract::Link],
+    known: &HashSet<u64>,
+) -> HashSet<u64> {
+    let triples: Vec<[u64; 3]> = links
         .iter()
-        .flat_map(|l| link_key_triple(url, &l.url, &l.text))
+        .map(|l| link_key_triple(page, &l.url, &l.text))
+        .collect();
+    let mut surplus = HashSet::new();
+    for (anchor, places) in anchor_targets(links, &triples) {
+        if !known.contains(&anchor) {
+            // A text the original does not have: new by the text itself.
+            continue;
+        }
+        let beyond = (1..=places.len()).find(|&rank| !known.contains(&rank_key(anchor, rank)));
+        if let Some(beyond) = beyond {
+            surplus.extend(&places[beyond - 1..]);
+        }
+    }
+    surplus
+}
+
+/// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every
+/// link of `page` (at `url`), how many places each anchor text leads to ([`rank_key`]), and
+/// the page's own place, sorted and deduplicated.
+pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
+    let triples: Vec<[u64; 3]> = links
+        .iter()
+        .map(|l| link_key_triple(url, &l.url, &l.text))
+        .collect();
+    let ranks = anchor_targets(links, &triples)
+        .into_iter()
+        .flat_map(|(anchor, places)| (1..=places.len()).map(move |rank| rank_key(anchor, rank)));
+    let mut keys: Vec<u64> = triples
+        .iter()
+        .flatten()
+        .copied()
+        .chain(ranks)
         .chain([own_key(url)])
         .collect();
     keys.sort_unstable();
@@ -571,17 +672,24 @@ impl DedupStage {
                         .unwrap_or_default()
                         .into_iter()
                         .collect();
-                    let (by, in_sequence) = match &analysis.facts {
-                        Some(facts) => (
-                            link_match(&facts.base, &facts.links, &known),
-                            in_sequence(&facts.base, &known),
-                        ),
-                        None => (LinkMatch::Target, false),
+                    let (by, in_sequence, surplus) = match &analysis.facts {
+                        Some(facts) => {
+                            let by = link_match(&facts.base, &facts.links, &known);
+                            let surplus = match by {
+                                LinkMatch::Anchor => {
+                                    anchor_surplus(&facts.base, &facts.links, &known)
+                                }
+                                LinkMatch::Target => HashSet::new(),
+                            };
+                            (by, in_sequence(&facts.base, &known), surplus)
+                        }
+                        None => (LinkMatch::Target, false, HashSet::new()),
                     };
                     Follow::NewLinks {
                         known,
                         by,
                         in_sequence,
+                        surplus,
                     }
                 }
                 Original::Shared(_) => Follow::None,

@@ -327,6 +327,63 @@ fn a_mirrors_links_are_matched_by_anchor_text() {
 }
 
 #[test]
+fn an_anchor_text_leading_to_more_places_than_on_the_original_is_followed_beyond_its_count() {
+    let mut stage = stage();
+    let mut kept = MemoryOriginals::default();
+    let analyzer = Arc::clone(stage.analyzer());
+    let page = |url: &url::Url, links: &[(String, &str)]| {
+        let links: Vec<(&str, &str)> = links.iter().map(|(h, t)| (h.as_str(), *t)).collect();
+        analyzer.extract_html(&html_links(8, &links), None, url)
+    };
+    // The original: "saddr" leads to two places (one linked three times), and other texts
+    // to pages of their own, under one URL scheme.
+    let origin = url::Url::parse("http://origin.example/gfx10.html").unwrap();
+    let mut links: Vec<(String, &str)> = ["Rivers", "Glaciers", "Deltas", "Canyons"]
+        .iter()
+        .map(|t| (format!("/a/{}.html", t.to_lowercase()), *t))
+        .collect();
+    links.extend((0..3).map(|_| ("/ops/saddr_a.html".to_string(), "saddr")));
+    links.push(("/ops/saddr_b.html".to_string(), "saddr"));
+    let Ok(first) = stage.judge("origin.example", page(&origin, &links), &kept);
+    kept.keep(stage.admit(0, "origin.example", &first));
+    // Its copy, under another scheme: "saddr" leads to three places, the third linked once.
+    let copy_url = url::Url::parse("http://origin.example/gfx1030.html").unwrap();
+    let mut links: Vec<(String, &str)> = ["Rivers", "Glaciers", "Deltas", "Canyons"]
+        .iter()
+        .map(|t| (format!("/b/{}.html", t.to_lowercase()), *t))
+        .collect();
+    links.extend((0..3).map(|_| ("/ops/1030_saddr_a.html".to_string(), "saddr")));
+    links.extend((0..2).map(|_| ("/ops/1030_saddr_b.html".to_string(), "saddr")));
+    links.push(("/ops/1030_saddr_c.html".to_string(), "saddr"));
+    let Ok(copy) = stage.judge("origin.example", page(&copy_url, &links), &kept);
+    assert!(
+        matches!(
+            &copy.follow,
+            Follow::NewLinks {
+                by: LinkMatch::Anchor,
+                ..
+            }
+        ),
+        "{:?}",
+        copy.verdict
+    );
+    let follows = |target: &str, anchor: &str| {
+        copy.follow
+            .follows(&copy_url, &copy_url.join(target).unwrap(), anchor)
+    };
+    assert!(!follows("/b/rivers.html", "Rivers"), "a copied text");
+    assert!(
+        !follows("/ops/1030_saddr_a.html", "saddr"),
+        "the most linked"
+    );
+    assert!(!follows("/ops/1030_saddr_b.html", "saddr"), "the second");
+    assert!(
+        follows("/ops/1030_saddr_c.html", "saddr"),
+        "beyond the original's two"
+    );
+}
+
+#[test]
 fn a_hosts_template_is_removed_before_fingerprinting() {
     let stage = stage();
     let url = url::Url::parse("http://example.org/").unwrap();

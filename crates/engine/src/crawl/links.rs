@@ -356,6 +356,10 @@ impl Coordinator {
             let mut follows = how
                 .base
                 .is_none_or(|base| how.follow.follows(base, &link, &anchor));
+            let by_surplus = follows
+                && how
+                    .base
+                    .is_some_and(|base| how.follow.by_surplus(base, &link, &anchor));
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
             };
@@ -364,6 +368,18 @@ impl Coordinator {
                 None => url,
             };
             let ukey = url_key(url.as_str());
+            // Followed for leading beyond the original's places for its text, on another site
+            // than the original's: not when its counterpart there was crawled (a release's
+            // copy judged against another page of the previous release), which then goes the
+            // way of any matched link (hub, probe, park).
+            if by_surplus
+                && let (Some(base), Some(original)) = (how.base, &how.original)
+                && !nearcrawl_dedup::same_site(base, original)
+                && let Some(counterpart) = self.counterpart(base, original, url.as_url())
+                && self.store.is_seen(&url_key(counterpart.as_str()))?
+            {
+                follows = false;
+            }
             // The scope's answer, asked once: before the seen check in a baseline crawl (its
             // graph holds seen links too), after it otherwise (most links are seen).
             let admitted = baseline.then(|| self.admits(&url, entry.depth + 1));
