@@ -51,6 +51,10 @@ pub struct DedupStageConfig {
     /// How far a probed page's length may be from its counterpart's, as a fraction of it,
     /// for the page to be taken as unchanged.
     pub probe_tolerance: f64,
+    /// A probed page whose length is not its counterpart's, and large
+    /// ([`crate::SAMPLE_MIN_LENGTH`]), is sampled before it is fetched: parts of it asked
+    /// with `Range`, unchanged when they have the counterpart's text ([`crate::check_sample`]).
+    pub probe_samples: bool,
 }
 
 /// Default [`DedupStageConfig::probe_tolerance`]: measured on `llvm-14-15` (docs/QUALITY.md).
@@ -68,6 +72,7 @@ impl Default for DedupStageConfig {
             hub_min_links: HUB_MIN_LINKS,
             probe_links: false,
             probe_tolerance: PROBE_TOLERANCE,
+            probe_samples: true,
         }
     }
 }
@@ -98,6 +103,8 @@ pub struct DedupConfig {
     pub probe_links: bool,
     /// See [`DedupStageConfig::probe_tolerance`].
     pub probe_tolerance: f64,
+    /// See [`DedupStageConfig::probe_samples`].
+    pub probe_samples: bool,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
@@ -121,6 +128,7 @@ impl Default for DedupConfig {
             hub_min_links: stage.hub_min_links,
             probe_links: stage.probe_links,
             probe_tolerance: stage.probe_tolerance,
+            probe_samples: stage.probe_samples,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
             max_text_bytes: analyzer.max_text_bytes,
@@ -256,6 +264,7 @@ impl DedupConfig {
             hub_min_links: self.hub_min_links,
             probe_links: self.probe_links,
             probe_tolerance: self.probe_tolerance,
+            probe_samples: self.probe_samples,
         }
     }
 }

@@ -41,6 +41,7 @@
 mod analyze;
 mod compare;
 mod config;
+mod sample;
 mod stage;
 mod timing;
 
@@ -51,6 +52,10 @@ pub use crate::analyze::{
 pub use crate::compare::{Comparison, compare};
 pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
+};
+pub use crate::sample::{
+    SAMPLE_MIN_LENGTH, SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text,
+    sample_ranges,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,

@@ -272,11 +272,76 @@ async fn answer(
             "scripted reset",
         ));
     }
-    let mut response = Response::builder().status(reply.status);
+    let range = req
+        .headers()
+        .get(hyper::header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| reply.status == 200 && req.method() == hyper::Method::GET)
+        .and_then(|v| ranges(v, reply.body.len() as u64));
+    let mut response = Response::builder();
+    let mut content_type = None;
     for (name, value) in &reply.headers {
+        if range.is_some() && name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(value.clone());
+            if range.as_ref().is_some_and(|r| r.len() > 1) {
+                continue;
+            }
+        }
+        if range.is_some() && name.eq_ignore_ascii_case("content-length") {
+            continue;
+        }
         response = response.header(name, value);
     }
+    let (status, body) = match range {
+        None => (reply.status, reply.body),
+        Some(ranges) => {
+            let total = reply.body.len();
+            let part = |&(a, b): &(u64, u64)| &reply.body[a as usize..=b as usize];
+            if let [only] = ranges.as_slice() {
+                let value = format!("bytes {}-{}/{total}", only.0, only.1);
+                response = response.header("content-range", value);
+                (206, part(only).to_vec())
+            } else {
+                const BOUNDARY: &str = "nearcrawl-demo-ranges";
+                let kind = content_type.unwrap_or_else(|| "text/html".into());
+                let mut body = Vec::new();
+                for range in &ranges {
+                    body.extend_from_slice(
+                        format!(
+                            "\r\n--{BOUNDARY}\r\ncontent-type: {kind}\r\ncontent-range: bytes {}-{}/{total}\r\n\r\n",
+                            range.0, range.1
+                        )
+                        .as_bytes(),
+                    );
+                    body.extend_from_slice(part(range));
+                }
+                body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+                let value = format!("multipart/byteranges; boundary={BOUNDARY}");
+                response = response.header("content-type", value);
+                (206, body)
+            }
+        }
+    };
     response
-        .body(Full::new(Bytes::from(reply.body)))
+        .status(status)
+        .body(Full::new(Bytes::from(body)))
         .map_err(std::io::Error::other)
+}
+
+/// The inclusive byte ranges of a `Range: bytes=a-b,c-d` header within a body of `length`
+/// bytes (ends past it are cut to it); `None` when the header is not that, or a range starts
+/// past the end (the whole body is sent then, as a server may).
+fn ranges(header: &str, length: u64) -> Option<Vec<(u64, u64)>> {
+    let spec = header.trim().strip_prefix("bytes=")?;
+    let mut ranges = Vec::new();
+    for range in spec.split(',') {
+        let (a, b) = range.trim().split_once('-')?;
+        let a: u64 = a.trim().parse().ok()?;
+        let b: u64 = b.trim().parse().ok()?;
+        if a > b || a >= length {
+            return None;
+        }
+        ranges.push((a, b.min(length - 1)));
+    }
+    (!ranges.is_empty()).then_some(ranges)
 }

@@ -23,8 +23,8 @@ use nearcrawl_frontier::{
 };
 use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
-    Commit, CrawlStore, FjallStore, HostId, ParkedLink, Probe, QueueKey, QueuedUrl, UniquePage,
-    UrlKey, url_key,
+    Commit, CrawlStore, Declared, FjallStore, HostId, ParkedLink, Probe, QueueKey, QueuedUrl,
+    Sample, UniquePage, UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
@@ -734,6 +734,12 @@ impl Coordinator {
                 entry,
                 result,
             } => self.handle_probe(host, key, entry, result),
+            TaskResult::Sample {
+                host,
+                key,
+                entry,
+                result,
+            } => self.handle_sample(host, key, entry, result),
             TaskResult::Page {
                 host,
                 key,

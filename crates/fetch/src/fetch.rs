@@ -18,6 +18,16 @@ pub trait Fetch: Send + Sync + 'static {
     fn fetch<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>>;
     /// Asks for `url` with HEAD once: the response without its body.
     fn head<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>>;
+    /// GETs these byte ranges of `url` (inclusive offsets) once: a `206` holding them, or (a
+    /// fetcher or server without ranges, as by default) a `200` with the whole page.
+    fn fetch_ranges<'a>(
+        &'a self,
+        url: &'a Url,
+        ranges: &'a [(u64, u64)],
+    ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        let _ = ranges;
+        self.fetch(url)
+    }
     /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch>;
 }
@@ -29,6 +39,14 @@ impl Fetch for Fetcher {
 
     fn head<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
         Box::pin(Fetcher::head(self, url))
+    }
+
+    fn fetch_ranges<'a>(
+        &'a self,
+        url: &'a Url,
+        ranges: &'a [(u64, u64)],
+    ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        Box::pin(Fetcher::fetch_ranges(self, url, ranges))
     }
 
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {

@@ -328,20 +328,40 @@ impl Fetcher {
 
     /// GETs `url` once, reading at most `cap` bytes of body.
     pub async fn fetch_capped(&self, url: &Url, cap: u64) -> Result<Fetched, FetchFailure> {
-        self.request(reqwest::Method::GET, url, cap).await
+        self.request(reqwest::Method::GET, url, cap, None).await
+    }
+
+    /// GETs these byte ranges of `url` (inclusive offsets) in one request, unencoded so that
+    /// the offsets are the page's: a `206` answer holds them ([`crate::byte_ranges`] reads
+    /// them), a `200` the whole page (a server that does not serve ranges).
+    pub async fn fetch_ranges(
+        &self,
+        url: &Url,
+        ranges: &[(u64, u64)],
+    ) -> Result<Fetched, FetchFailure> {
+        let header = crate::ranges::range_header(ranges);
+        self.request(
+            reqwest::Method::GET,
+            url,
+            self.config.max_body_bytes,
+            Some(&header),
+        )
+        .await
     }
 
     /// Asks for `url` with HEAD once: the status and headers a GET would have, no body (the
     /// crawl's probes read the `Content-Length`, see [`Fetched::content_length`]).
     pub async fn head(&self, url: &Url) -> Result<Fetched, FetchFailure> {
-        self.request(reqwest::Method::HEAD, url, 0).await
+        self.request(reqwest::Method::HEAD, url, 0, None).await
     }
 
+    /// One request; `range`, a `Range` header's value (asked without content coding).
     async fn request(
         &self,
         method: reqwest::Method,
         url: &Url,
         cap: u64,
+        range: Option<&str>,
     ) -> Result<Fetched, FetchFailure> {
         let started = SystemTime::now();
         let clock = Instant::now();
@@ -358,9 +378,13 @@ impl Fetcher {
                 0,
             ));
         }
-        let mut response = self
-            .client
-            .request(method.clone(), url.clone())
+        let mut request = self.client.request(method.clone(), url.clone());
+        if let Some(range) = range {
+            request = request
+                .header(reqwest::header::RANGE, range)
+                .header(reqwest::header::ACCEPT_ENCODING, "identity");
+        }
+        let mut response = request
             .send()
             .await
             .map_err(|e| fail(classify(&e), error_chain(&e.without_url()), 0))?;
@@ -431,7 +455,7 @@ impl Fetcher {
             body,
             wire_bytes,
             truncated: truncated || cut,
-            request_head: self.request_head(&method, url),
+            request_head: self.request_head(&method, url, range),
             started,
             elapsed: clock.elapsed(),
             remote_addr,
@@ -439,14 +463,18 @@ impl Fetcher {
         })
     }
 
-    fn request_head(&self, method: &reqwest::Method, url: &Url) -> Vec<u8> {
+    fn request_head(&self, method: &reqwest::Method, url: &Url, range: Option<&str>) -> Vec<u8> {
         let mut target = url.path().to_string();
         if let Some(q) = url.query() {
             target.push('?');
             target.push_str(q);
         }
+        let coding = match range {
+            Some(range) => format!("identity\r\nrange: {range}"),
+            None => ACCEPT_ENCODINGS.to_string(),
+        };
         format!(
-            "{method} {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {ACCEPT_ENCODINGS}\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {coding}\r\n\r\n",
             nearcrawl_frontier::authority(url),
             self.config.user_agent
         )

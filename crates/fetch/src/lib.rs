@@ -32,6 +32,7 @@ mod config;
 mod decode;
 mod fetch;
 mod fetcher;
+mod ranges;
 mod resolve;
 mod robots;
 
@@ -41,5 +42,6 @@ pub use crate::fetch::{BoxFuture, Fetch};
 pub use crate::fetcher::{
     BuildError, FailureKind, FetchFailure, Fetched, Fetcher, LargeBody, is_page_type,
 };
+pub use crate::ranges::{Parts, RangeError, byte_ranges};
 pub use crate::resolve::PolicyResolver;
 pub use crate::robots::{RobotsFetch, RobotsRules, RobotsSource};

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::{
-    Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
-    decode_queued, encode_queued, unique_value,
+    Commit, CrawlStore, Declared, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage,
+    UrlKey, decode_queued, encode_queued, unique_value,
 };
 
 /// Bytes a table holds in memory before it writes them to disk.
@@ -298,13 +298,18 @@ impl CrawlStore for FjallStore {
         Ok(out)
     }
 
-    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
+    fn declared(&self, key: &UrlKey) -> Result<Option<Declared>, StoreError> {
         match self
             .lengths
             .get(key)
             .map_err(|e| self.err_in(&self.lengths, e))?
         {
-            Some(v) => Ok(Some(be_u64(&v, "lengths")?)),
+            Some(v) => Declared::decode(&v)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt {
+                    table: "lengths",
+                    reason: format!("{} bytes, want 8 or 16", v.len()),
+                }),
             None => Ok(None),
         }
     }
@@ -353,8 +358,8 @@ impl CrawlStore for FjallStore {
         if let Some(key) = commit.hub {
             batch.insert(&self.hubs, key, []);
         }
-        if let Some((key, length)) = commit.length {
-            batch.insert(&self.lengths, key, length.to_be_bytes());
+        if let Some((key, declared)) = commit.length {
+            batch.insert(&self.lengths, key, declared.encode());
         }
         for key in commit.decided {
             batch.remove(&self.undecided, key);

@@ -164,6 +164,75 @@ pub struct Probe {
     /// The HEAD was asked (its answer is in the fields above).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub asked: bool,
+    /// When the HEAD said the length changed, on a large page: parts of it asked with
+    /// `Range`, their text compared with the counterpart's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
+}
+
+/// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
+/// `Range`, their text compared with the kept text of the counterpart (or of the page it
+/// copies). Its bytes count in its probe's.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Sample {
+    /// The unique page whose kept text the parts are compared with.
+    pub text: u64,
+    /// The parts were asked (the answer is in the fields below).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asked: bool,
+    /// The answer's status (absent when the request failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Parts received ...
+    #[serde(default)]
+    pub parts: u8,
+    /// ... with enough text to tell ...
+    #[serde(default)]
+    pub informative: u8,
+    /// ... and whose text the counterpart has.
+    #[serde(default)]
+    pub matched: u8,
+}
+
+/// What a fetched page's response declared, kept for the probes of its counterparts on other
+/// sites: its `Content-Length`, and the unique page whose text stands for it (its own, or its
+/// original's when it was a duplicate), which a probe's sample is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declared {
+    /// The `Content-Length`.
+    pub length: u64,
+    /// The sequence number of the unique page whose text ([`CrawlStore::unique_text`])
+    /// stands for this one, when there is one.
+    pub text: Option<u64>,
+}
+
+impl Declared {
+    /// 8 bytes of length, then 8 of text page when there is one (big-endian).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = self.length.to_be_bytes().to_vec();
+        if let Some(text) = self.text {
+            bytes.extend_from_slice(&text.to_be_bytes());
+        }
+        bytes
+    }
+
+    /// The inverse of [`Declared::encode`]; `None` for any other length.
+    pub fn decode(bytes: &[u8]) -> Option<Declared> {
+        let word = |at: usize| -> Option<u64> {
+            Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+        };
+        match bytes.len() {
+            8 => Some(Declared {
+                length: word(0)?,
+                text: None,
+            }),
+            16 => Some(Declared {
+                length: word(0)?,
+                text: Some(word(8)?),
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl Probe {
@@ -282,9 +351,9 @@ pub struct Commit {
     pub parked: Vec<(UrlKey, UrlKey, ParkedLink)>,
     /// Parked links released (followed or dropped): (the URL's key, the link's key).
     pub unparked: Vec<(UrlKey, UrlKey)>,
-    /// The page fetched and the `Content-Length` its response declared (see
-    /// [`CrawlStore::declared_length`]).
-    pub length: Option<(UrlKey, u64)>,
+    /// The page fetched, the `Content-Length` its response declared and where its text is
+    /// kept (see [`CrawlStore::declared`]).
+    pub length: Option<(UrlKey, Declared)>,
     /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
     pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue (and undecided, until a commit lists them in `decided`).
@@ -391,9 +460,13 @@ pub trait CrawlStore: Send + Sync {
     fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError>;
     /// The keys of the URLs that links are parked on.
     fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError>;
-    /// The `Content-Length` the response for the URL with this key declared, when it was
-    /// fetched with one ([`Commit::length`]): what a probe of another URL is compared with.
-    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError>;
+    /// What the response for the URL with this key declared, when it was fetched with a
+    /// `Content-Length` ([`Commit::length`]): what a probe of another URL is compared with.
+    fn declared(&self, key: &UrlKey) -> Result<Option<Declared>, StoreError>;
+    /// The `Content-Length` of [`CrawlStore::declared`].
+    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.declared(key)?.map(|declared| declared.length))
+    }
     /// The sequence number of the unique page with this exact key.
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError>;
     /// Applies one decision atomically.

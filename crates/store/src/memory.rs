@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use crate::{
-    Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage, UrlKey,
+    Commit, CrawlStore, Declared, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage,
+    UrlKey,
 };
 
 /// A [`CrawlStore`] in memory: for tests and jobs that need no resume.
@@ -28,7 +29,7 @@ struct Inner {
     hubs: HashSet<UrlKey>,
     undecided: HashSet<UrlKey>,
     parked: BTreeMap<(UrlKey, UrlKey), ParkedLink>,
-    lengths: HashMap<UrlKey, u64>,
+    lengths: HashMap<UrlKey, Declared>,
     counters: HashMap<String, u64>,
     blobs: HashMap<String, Vec<u8>>,
     sentences: HashMap<u64, Vec<u8>>,
@@ -109,7 +110,7 @@ impl CrawlStore for MemoryStore {
         Ok(targets)
     }
 
-    fn declared_length(&self, key: &UrlKey) -> Result<Option<u64>, StoreError> {
+    fn declared(&self, key: &UrlKey) -> Result<Option<Declared>, StoreError> {
         Ok(self.lock().lengths.get(key).copied())
     }
 

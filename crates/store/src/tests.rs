@@ -64,7 +64,11 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         url_key("http://a.example/3"),
         url_key("http://a.example/only-via-dup"),
     ];
-    commit.length = Some((url_key("http://a.example/1"), 4_321));
+    let declared = Declared {
+        length: 4_321,
+        text: Some(0),
+    };
+    commit.length = Some((url_key("http://a.example/1"), declared));
     let probed = QueuedUrl {
         probe: Some(Probe {
             counterpart: "http://b.example:8080/3".into(),
@@ -93,6 +97,10 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
             .declared_length(&url_key("http://a.example/1"))
             .unwrap(),
         Some(4_321)
+    );
+    assert_eq!(
+        store.declared(&url_key("http://a.example/1")).unwrap(),
+        Some(declared)
     );
     assert_eq!(
         store
@@ -318,4 +326,29 @@ fn links_are_parked_until_their_url_is_decided_in_both_stores() {
     let c2 = url_key("http://a.example/c2");
     assert!(store.is_undecided(&c2).unwrap(), "kept across a reopen");
     assert_eq!(store.parked_targets().unwrap(), [c2]);
+}
+
+#[test]
+fn a_declared_length_reads_back_with_or_without_its_text_page() {
+    for declared in [
+        Declared {
+            length: 17,
+            text: None,
+        },
+        Declared {
+            length: u64::MAX,
+            text: Some(3),
+        },
+    ] {
+        assert_eq!(Declared::decode(&declared.encode()), Some(declared));
+    }
+    // A store written before the text page was kept holds 8 bytes.
+    assert_eq!(
+        Declared::decode(&9u64.to_be_bytes()),
+        Some(Declared {
+            length: 9,
+            text: None
+        })
+    );
+    assert_eq!(Declared::decode(&[0; 12]), None);
 }

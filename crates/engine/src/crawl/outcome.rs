@@ -157,7 +157,8 @@ impl Coordinator {
         probe.length = length;
         probe.bytes += bytes;
         // The counterpart was queued as a canonical URL: its key is that of its text.
-        probe.counterpart_length = self.store.declared_length(&url_key(&probe.counterpart))?;
+        let declared = self.store.declared(&url_key(&probe.counterpart))?;
+        probe.counterpart_length = declared.map(|d| d.length);
         if probe.counterpart_length.is_none() && probe.waits < PROBE_WAITS && status == Some(200) {
             // The counterpart is not fetched yet: asked again once the host's queue comes
             // round to this URL again.
@@ -165,40 +166,123 @@ impl Coordinator {
             probe.asked = false;
             self.requeue(key, entry)?;
         } else {
-            self.decide_probe(key, entry, result)?;
+            self.decide_probe(key, entry, result, declared.and_then(|d| d.text))?;
         }
-        if parked {
-            self.drain_host(id, Verdict::Error, "host parked after repeated failures")?;
-        }
-        Ok(())
+        self.drain_if(id, parked)
     }
 
-    /// A probe answered, its counterpart's length known (or waited for long enough).
+    /// A probe answered, its counterpart's length known (or waited for long enough); `text`,
+    /// the unique page whose kept text stands for the counterpart.
     fn decide_probe(
         &mut self,
         key: QueueKey,
-        entry: QueuedUrl,
+        mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
+        text: Option<u64>,
     ) -> Result<(), EngineError> {
         let tolerance = self.job.config.dedup.probe_tolerance;
-        let unchanged = entry
-            .probe
-            .as_ref()
-            .is_some_and(|probe| probe.unchanged(tolerance));
+        let sampling = self.job.config.dedup.probe_samples;
+        let Some(probe) = entry.probe.as_mut() else {
+            return self.requeue(key, entry);
+        };
         match result {
-            Ok(page) if unchanged => {
-                let record = Record::unchanged(self.take_seq(), &entry, &page);
-                let commit = Commit {
-                    taken: vec![key],
-                    ..Commit::default()
-                };
-                self.apply(commit, vec![record])
+            Ok(page) if probe.unchanged(tolerance) => self.unchanged(key, &entry, &page),
+            // Another length, of a large page: some of its text is asked before all of it.
+            Ok(_)
+                if sampling
+                    && probe.status == Some(200)
+                    && probe.counterpart_length.is_some()
+                    && probe
+                        .length
+                        .is_some_and(|l| l >= nearcrawl_dedup::SAMPLE_MIN_LENGTH)
+                    && let Some(text) = text =>
+            {
+                probe.sample = Some(Sample {
+                    text,
+                    ..Sample::default()
+                });
+                self.requeue(key, entry)
             }
             _ => {
                 debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
                 self.requeue(key, entry)
             }
         }
+    }
+
+    /// Decides a probed URL `unchanged` (`page`: the answer that said so).
+    fn unchanged(
+        &mut self,
+        key: QueueKey,
+        entry: &QueuedUrl,
+        page: &Fetched,
+    ) -> Result<(), EngineError> {
+        let record = Record::unchanged(self.take_seq(), entry, page);
+        let commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
+        self.apply(commit, vec![record])
+    }
+
+    /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
+    /// counterpart's text, the URL is decided `unchanged`; anything else (another text, too
+    /// little text, an answer without parts, a failure), it goes back to be fetched.
+    pub(super) fn handle_sample(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        mut entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+    ) -> Result<(), EngineError> {
+        let now = now();
+        let (outcome, bytes) = match &result {
+            Ok(page) => (host_outcome(page), page.wire_bytes),
+            Err(failure) => (HostOutcome::Failed, failure.wire_bytes),
+        };
+        let parked = self.frontier.finished(id, Some(key), outcome, now);
+        Progress::add(&self.progress.bytes, bytes);
+        let Some(probe) = entry.probe.as_mut() else {
+            return Ok(());
+        };
+        probe.bytes += bytes;
+        let Some(sample) = probe.sample.as_mut() else {
+            return Ok(());
+        };
+        sample.asked = true;
+        sample.status = result.as_ref().ok().map(|page| page.status);
+        let parts = match &result {
+            Ok(page) => nearcrawl_fetch::byte_ranges(page).ok(),
+            Err(_) => None,
+        };
+        let text = match &parts {
+            Some(_) => self.store.unique_text(sample.text)?,
+            None => None,
+        };
+        if let (Some(parts), Some(text)) = (parts, text) {
+            let bytes: Vec<Vec<u8>> = parts.parts.into_iter().map(|(_, b)| b).collect();
+            let check = nearcrawl_dedup::check_sample(&bytes, &text);
+            sample.parts = check.parts;
+            sample.informative = check.informative;
+            sample.matched = check.matched;
+            if check.unchanged()
+                && let Ok(page) = &result
+            {
+                self.unchanged(key, &entry, page)?;
+                return self.drain_if(id, parked);
+            }
+        }
+        debug!(url = %entry.url, probe = ?entry.probe, "sample: changed, will fetch");
+        self.requeue(key, entry)?;
+        self.drain_if(id, parked)
+    }
+
+    /// Drains a host the frontier just parked after repeated failures.
+    fn drain_if(&mut self, id: HostId, parked: bool) -> Result<(), EngineError> {
+        if parked {
+            self.drain_host(id, Verdict::Error, "host parked after repeated failures")?;
+        }
+        Ok(())
     }
 
     pub(super) fn handle_page(
@@ -263,9 +347,10 @@ impl Coordinator {
         // What a later duplicate's link to this page's counterpart is probed against.
         let dedup = &self.job.config.dedup;
         if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
+            let text = decision.cluster;
             commit.length = page
                 .content_length()
-                .map(|length| (url_key(&entry.url), length));
+                .map(|length| (url_key(&entry.url), Declared { length, text }));
         }
         // Fetched under a learned session parameter: the URL without it is taken too.
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {

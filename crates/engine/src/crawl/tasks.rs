@@ -19,6 +19,14 @@ pub(super) enum TaskResult {
         entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     },
+    /// A probe's sample: parts of the page asked with `Range` (the entry's `sample` not yet
+    /// asked). A server that answered with the whole page sends a [`TaskResult::Page`].
+    Sample {
+        host: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        result: Result<Fetched, FetchFailure>,
+    },
     Page {
         host: HostId,
         key: QueueKey,
@@ -77,14 +85,33 @@ impl Coordinator {
             });
             return;
         }
+        // A probe whose HEAD said the length changed: parts of the page first.
+        let sample = match &entry.probe {
+            Some(probe) if probe.sample.as_ref().is_some_and(|s| !s.asked) => {
+                nearcrawl_dedup::sample_ranges(probe.length.unwrap_or_default())
+            }
+            _ => Vec::new(),
+        };
         let pages = self.stage.page_analyzer();
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
-            let result = fetcher.fetch(&url).await;
+            let result = match sample.is_empty() {
+                true => fetcher.fetch(&url).await,
+                false => fetcher.fetch_ranges(&url, &sample).await,
+            };
             let fetch_time = clock.elapsed();
+            if !sample.is_empty() && !matches!(&result, Ok(page) if page.status == 200) {
+                let _ = tx.send(TaskResult::Sample {
+                    host: id,
+                    key,
+                    entry,
+                    result,
+                });
+                return;
+            }
             let (result, analysis, warc) = match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
                     // The page goes to the blocking pool and comes back whole: a panic in
