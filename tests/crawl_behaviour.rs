@@ -497,6 +497,79 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert_eq!(new.site.hits("/notes"), 1, "not fetched again");
 }
 
+/// A new release whose guide is highlighted anew (the same text in other markup: its length
+/// changed) and whose release notes were rewritten, both large: each probe's HEAD says the
+/// length changed, so each page is sampled (parts asked with `Range`); the guide's parts have
+/// the old guide's text and it is not fetched (`unchanged`), the notes' do not and they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetched() {
+    let top = prose(80);
+    let long = |from: u64| (from..from + 24).map(prose).collect::<Vec<_>>().join(" ");
+    let guide = long(100);
+    let highlighted: String = guide
+        .split(' ')
+        .map(|w| format!("<span class=\"w\">{w}</span> "))
+        .collect();
+    let release = |guide: &str, notes: &str| {
+        Site::new()
+            .page("/", page("manual", &top, &["/guide", "/notes"]))
+            .page("/guide", page("guide", guide, &[]))
+            .page("/notes", page("release notes", notes, &[]))
+    };
+    let old = serve(release(&guide, &long(200))).await.unwrap();
+    let new = serve(release(&highlighted, &long(300))).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    run(&seeds, out.path(), config.clone()).await;
+    let records = records(out.path());
+
+    let guide = record(&records, &new.url("/guide"));
+    assert_eq!(guide.verdict, Verdict::Unchanged, "{guide:?}");
+    let probe = guide
+        .probe
+        .as_ref()
+        .expect("the probe's answer is recorded");
+    let (length, counterpart) = (probe.length.unwrap(), probe.counterpart_length.unwrap());
+    assert!(
+        length >= nearcrawl_dedup::SAMPLE_MIN_LENGTH && length > counterpart * 11 / 10,
+        "{probe:?}"
+    );
+    let sample = probe.sample.as_ref().expect("sampled");
+    assert_eq!((sample.status, sample.parts), (Some(206), 4), "{sample:?}");
+    assert_eq!(sample.matched, sample.informative, "{sample:?}");
+    assert!(
+        guide.bytes < 5_000,
+        "a head and four parts, not {length} bytes: {guide:?}"
+    );
+    assert_eq!(new.site.hits("/guide"), 0, "not fetched");
+
+    let notes = record(&records, &new.url("/notes"));
+    assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    let sample = notes.probe.as_ref().and_then(|p| p.sample.as_ref());
+    assert!(
+        sample.is_some_and(|s| s.informative >= 2 && s.matched == 0),
+        "{notes:?}"
+    );
+    assert_eq!(new.site.hits("/notes"), 1, "fetched, once");
+    assert_eq!(
+        new.site.range_requests(),
+        ["/guide", "/notes"],
+        "one sample each"
+    );
+
+    // Without samples, the guide is fetched on its length alone.
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.probe_samples = false;
+    run(&seeds, out.path(), config).await;
+    let records = crawl_support::records(out.path());
+    let guide = record(&records, &new.url("/guide"));
+    assert!(guide.verdict.is_duplicate(), "{guide:?}");
+    assert_eq!(new.site.hits("/guide"), 1);
+}
+
 /// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
 /// of its own, and crawls both two requests at once: the sites and the records.
 async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSite, Vec<Record>) {

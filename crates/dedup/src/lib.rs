@@ -54,8 +54,8 @@ pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
 };
 pub use crate::sample::{
-    SAMPLE_MIN_LENGTH, SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text,
-    sample_ranges,
+    FILTER_BITS_PER_SHINGLE, SAMPLE_MIN_LENGTH, SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck,
+    check_sample, fragment_text, sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,

@@ -1,16 +1,17 @@
-//! A probe's sample: whether a page whose length changed still has its counterpart's text,
-//! told from a few parts of it asked with `Range` instead of the whole page.
+//! A probe's sample: whether a page still has its counterpart's text, told from a few parts
+//! of it asked with `Range` instead of the whole page.
 //!
 //! A duplicate's link to where its original's leads is probed (`dedup.probe_links`): a HEAD
-//! whose `Content-Length` is about the counterpart's says the page is unchanged. A length
-//! that changed says little on its own: a release's page whose code is highlighted anew
-//! changes by 5 to 13 % with the same text, while a rewritten one can keep its length within
-//! 5 %. So a large page whose length changed is sampled: [`SAMPLE_PARTS`] parts of
-//! [`SAMPLE_PART_BYTES`] spread over it, their text (markup stripped) cut into shingles of
-//! three words, each part matched when most of its shingles are in the counterpart's kept
-//! text. Unchanged when every part with text matched (two at least); else it is fetched.
-
-use std::collections::HashSet;
+//! whose `Content-Length` is about the counterpart's says the page is unchanged. A length says
+//! little on its own: a release's page whose code is highlighted anew changes by 5 to 13 % with
+//! the same text, while a rewritten one can keep its length within 5 %. So a large page is
+//! sampled: [`SAMPLE_PARTS`] parts of [`SAMPLE_PART_BYTES`] spread over it, their text (markup
+//! stripped, [`fragment_text`]) cut into shingles of three words, each part matched when most
+//! of its shingles are among the counterpart's. The counterpart's are taken from its whole
+//! page the same way when it is fetched, into a Bloom filter of [`FILTER_BITS_PER_SHINGLE`]
+//! bits per shingle ([`shingle_filter`]: about half a byte per word of the page), as the text
+//! a crawl keeps of a page is its main content only, often one section of a manual page.
+//! Unchanged when every part with text matched (two at least); else the page is fetched.
 
 /// Parts of a page a sample asks for.
 pub const SAMPLE_PARTS: u64 = 4;
@@ -22,9 +23,16 @@ pub const SAMPLE_MIN_LENGTH: u64 = 32 * 1024;
 /// Words in a shingle.
 const SHINGLE: usize = 3;
 /// Shingles a part needs to say anything.
-const MIN_SHINGLES: usize = 4;
-/// Share of a part's shingles the counterpart must have for the part to match.
+const MIN_SHINGLES: usize = 6;
+/// Share of a part's shingles the counterpart must have for the part to match. The filter
+/// answers yes for about one shingle in seven it does not hold (three probes at four bits per
+/// shingle), so a rewritten part matches about 0.15 of its shingles, an unchanged one nearly
+/// all.
 const PART_MATCH: f64 = 0.5;
+/// Bits of a page's [`shingle_filter`] per shingle of its text.
+pub const FILTER_BITS_PER_SHINGLE: usize = 4;
+/// Bits a shingle sets in a filter.
+const FILTER_PROBES: u64 = 3;
 
 /// The inclusive byte ranges a sample of a page of `length` bytes asks for: [`SAMPLE_PARTS`]
 /// parts centred on the points that divide it evenly (none for an empty page).
@@ -39,6 +47,19 @@ pub fn sample_ranges(length: u64) -> Vec<(u64, u64)> {
             (start, (start + SAMPLE_PART_BYTES - 1).min(length - 1))
         })
         .collect()
+}
+
+/// Lengths further apart than this (the shorter over the longer) say the page changed: a
+/// sample could find a shorter page's parts all inside a longer one (a release's index of
+/// fewer entries).
+pub const SAMPLE_MIN_LENGTH_RATIO: f64 = 0.75;
+
+/// Whether a page of `length` bytes (as declared) is sampled against a counterpart of
+/// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), and of a length near enough
+/// ([`SAMPLE_MIN_LENGTH_RATIO`]).
+pub fn worth_sampling(length: u64, counterpart: u64) -> bool {
+    let (short, long) = (length.min(counterpart), length.max(counterpart));
+    length >= SAMPLE_MIN_LENGTH && short as f64 >= SAMPLE_MIN_LENGTH_RATIO * long as f64
 }
 
 /// What a sample found: parts received, those with enough text to tell, those whose text
@@ -60,13 +81,35 @@ impl SampleCheck {
     }
 }
 
-/// Compares the parts of a page (raw bytes cut anywhere, markup included) with the kept text
-/// of its counterpart.
-pub fn check_sample(parts: &[Vec<u8>], counterpart: &str) -> SampleCheck {
-    let known: HashSet<u64> = shingles(&nearcrawl_text::unit_hashes(counterpart)).collect();
+/// The shingles of a whole page (raw bytes, markup included) that a sample of another page
+/// is compared with, as a Bloom filter: [`FILTER_BITS_PER_SHINGLE`] bits per shingle (64 at
+/// least), [`FILTER_PROBES`] set by each. Empty for a page without three words.
+pub fn shingle_filter(body: &[u8]) -> Vec<u8> {
+    let units = nearcrawl_text::unit_hashes(&fragment_text(body));
+    let count = units.len().saturating_sub(SHINGLE - 1);
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut filter = vec![0u8; (count * FILTER_BITS_PER_SHINGLE).max(64).div_ceil(8)];
+    for shingle in shingles(&units) {
+        for bit in filter_bits(shingle, filter.len()) {
+            filter[bit / 8] |= 1 << (bit % 8);
+        }
+    }
+    filter
+}
+
+/// Compares the parts of a page (raw bytes cut anywhere, markup included) with the
+/// [`shingle_filter`] of its counterpart.
+pub fn check_sample(parts: &[Vec<u8>], counterpart: &[u8]) -> SampleCheck {
     let mut check = SampleCheck {
         parts: parts.len().min(u8::MAX as usize) as u8,
         ..SampleCheck::default()
+    };
+    let holds = |shingle: u64| {
+        !counterpart.is_empty()
+            && filter_bits(shingle, counterpart.len())
+                .all(|bit| counterpart[bit / 8] & (1 << (bit % 8)) != 0)
     };
     for part in parts {
         let units = nearcrawl_text::unit_hashes(&fragment_text(part));
@@ -75,7 +118,7 @@ pub fn check_sample(parts: &[Vec<u8>], counterpart: &str) -> SampleCheck {
         let (mut all, mut found) = (0usize, 0usize);
         for shingle in shingles(inner) {
             all += 1;
-            found += usize::from(known.contains(&shingle));
+            found += usize::from(holds(shingle));
         }
         if all >= MIN_SHINGLES {
             check.informative = check.informative.saturating_add(1);
@@ -87,12 +130,21 @@ pub fn check_sample(parts: &[Vec<u8>], counterpart: &str) -> SampleCheck {
     check
 }
 
+/// The bits a shingle sets in a filter of `bytes` bytes (double hashing).
+fn filter_bits(shingle: u64, bytes: usize) -> impl Iterator<Item = usize> {
+    let bits = (bytes * 8) as u64;
+    let (a, b) = (shingle, (shingle >> 32) | 1);
+    (0..FILTER_PROBES).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % bits) as usize)
+}
+
 /// The shingles of a run of word hashes: one hash per [`SHINGLE`] consecutive words.
 fn shingles(units: &[u64]) -> impl Iterator<Item = u64> + '_ {
     units.windows(SHINGLE).map(|w| {
-        w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &u| {
+        let h = w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &u| {
             (h ^ u).wrapping_mul(0x0100_0000_01b3).rotate_left(23)
-        })
+        });
+        // Mixed, so that the low bits (a filter's positions) depend on every word.
+        (h ^ (h >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (h >> 32)
     })
 }
 
@@ -161,15 +213,17 @@ fn reference(text: &str) -> (Option<String>, usize) {
 mod tests {
     use super::*;
 
-    const TEXT: &str = "The optimizer runs each pass over the module in turn, and a pass that \
-        changes nothing leaves the analyses it computed valid for the next one. Passes are \
-        scheduled by the pass manager, which keeps their results until a transformation \
-        invalidates them, so that expensive analyses such as the dominator tree are computed \
-        once for many passes instead of once per pass.";
+    /// Words all different, `n` of them from `from`.
+    fn text(from: usize, n: usize) -> String {
+        let words: Vec<String> = (from..from + n)
+            .map(|i| format!("w{}", (i * 7919) % 100_003))
+            .collect();
+        words.join(" ")
+    }
 
-    /// `TEXT` as HTML with this markup around each word, cut at `at..at + len`.
-    fn cut(markup: &str, at: usize, len: usize) -> Vec<u8> {
-        let html: String = TEXT
+    /// `text` as HTML with this markup around each word, cut at `at..at + len`.
+    fn cut(text: &str, markup: &str, at: usize, len: usize) -> Vec<u8> {
+        let html: String = text
             .split(' ')
             .map(|w| format!("<span class=\"{markup}\">{w}</span> "))
             .collect();
@@ -178,31 +232,53 @@ mod tests {
 
     #[test]
     fn parts_of_the_same_text_under_other_markup_match() {
-        let parts = [cut("n", 7, 300), cut("nv", 400, 300), cut("k", 900, 300)];
-        let check = check_sample(&parts, TEXT);
+        let old = text(0, 2_000);
+        let kept = shingle_filter(format!("<p>{old}</p>").as_bytes());
+        let parts = [
+            cut(&old, "n", 7, 3_000),
+            cut(&old, "nv", 20_000, 3_000),
+            cut(&old, "k", 50_000, 3_000),
+        ];
+        let check = check_sample(&parts, &kept);
         assert_eq!(check.informative, 3, "{check:?}");
         assert!(check.unchanged(), "{check:?}");
     }
 
     #[test]
     fn parts_of_another_text_do_not() {
-        let other = "Release notes: this release adds a new register allocator, removes the \
-            legacy pass manager from the code generator, changes the default target of the \
-            driver, and fixes many bugs in the assembler for several architectures.";
-        let parts = [cut("n", 7, 300), other.as_bytes().to_vec()];
-        let check = check_sample(&parts, TEXT);
+        let kept = shingle_filter(text(0, 2_000).as_bytes());
+        let parts = [
+            cut(&text(0, 2_000), "n", 7, 3_000),
+            cut(&text(5_000, 2_000), "n", 7, 3_000),
+        ];
+        let check = check_sample(&parts, &kept);
         assert_eq!((check.informative, check.matched), (2, 1), "{check:?}");
         assert!(!check.unchanged());
     }
 
     #[test]
     fn a_part_with_too_little_text_tells_nothing() {
-        let check = check_sample(
-            &[b"<div class=\"x\"><a href=\"y\">z</a></div>".to_vec()],
-            TEXT,
-        );
+        let part = b"<div class=\"x\"><a href=\"y\">z</a></div>".to_vec();
+        let check = check_sample(&[part], &shingle_filter(text(0, 100).as_bytes()));
         assert_eq!(check.informative, 0);
         assert!(!check.unchanged(), "one part or none is not enough");
+    }
+
+    #[test]
+    fn a_filter_holds_its_pages_shingles_and_few_others() {
+        let kept = shingle_filter(text(0, 8_000).as_bytes());
+        assert_eq!(kept.len(), 7_998 * FILTER_BITS_PER_SHINGLE / 8);
+        let units = nearcrawl_text::unit_hashes(&text(0, 8_000));
+        assert!(
+            shingles(&units)
+                .all(|s| filter_bits(s, kept.len()).all(|b| kept[b / 8] & (1 << (b % 8)) != 0))
+        );
+        let others = nearcrawl_text::unit_hashes(&text(50_000, 8_000));
+        let false_yes = shingles(&others)
+            .filter(|&s| filter_bits(s, kept.len()).all(|b| kept[b / 8] & (1 << (b % 8)) != 0))
+            .count();
+        assert!(false_yes < 8_000 / 4, "{false_yes} of 8,000");
+        assert!(shingle_filter(b"two words").is_empty());
     }
 
     #[test]
@@ -212,6 +288,17 @@ mod tests {
             "x < y\u{2019}s &  z  w "
         );
         assert_eq!(fragment_text(b"a & b"), "a & b");
+    }
+
+    #[test]
+    fn only_large_pages_of_about_their_counterparts_length_are_sampled() {
+        assert!(worth_sampling(100_000, 100_000));
+        assert!(worth_sampling(100_000, 125_000));
+        assert!(
+            !worth_sampling(62_214, 604_477),
+            "an index of fewer entries"
+        );
+        assert!(!worth_sampling(20_000, 20_000), "small: fetched whole");
     }
 
     #[test]

@@ -98,13 +98,15 @@ impl Reply {
 /// Generates replies for paths not in the table (traps, endless calendars).
 pub type Generator = Arc<dyn Fn(&str) -> Option<Reply> + Send + Sync>;
 
-/// One site: its pages, and logs of the requests it received (GETs, and HEADs apart).
+/// One site: its pages, and logs of the requests it received (GETs, and HEADs and GETs of
+/// byte ranges apart).
 #[derive(Clone, Default)]
 pub struct Site {
     pages: HashMap<String, Reply>,
     generator: Option<Generator>,
     log: Arc<Mutex<Vec<(String, Instant)>>>,
     heads: Arc<Mutex<Vec<String>>>,
+    ranged: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Site {
@@ -169,6 +171,12 @@ impl Site {
     /// body; not in [`Site::requests`]).
     pub fn head_requests(&self) -> Vec<String> {
         self.heads.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Paths asked for with GET and a `Range` header so far, in order (answered with those
+    /// ranges of the page, `206`; not in [`Site::requests`]).
+    pub fn range_requests(&self) -> Vec<String> {
+        self.ranged.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// Paths requested (GET) so far, in order, with when.
@@ -258,6 +266,10 @@ async fn answer(
     if req.method() == hyper::Method::HEAD {
         if let Ok(mut heads) = site.heads.lock() {
             heads.push(path.clone());
+        }
+    } else if req.headers().contains_key(hyper::header::RANGE) {
+        if let Ok(mut ranged) = site.ranged.lock() {
+            ranged.push(path.clone());
         }
     } else if let Ok(mut log) = site.log.lock() {
         log.push((path.clone(), Instant::now()));

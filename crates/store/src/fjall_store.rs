@@ -308,7 +308,7 @@ impl CrawlStore for FjallStore {
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
                     table: "lengths",
-                    reason: format!("{} bytes, want 8 or 16", v.len()),
+                    reason: format!("{} bytes, want 8 or more", v.len()),
                 }),
             None => Ok(None),
         }

@@ -171,12 +171,10 @@ pub struct Probe {
 }
 
 /// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
-/// `Range`, their text compared with the kept text of the counterpart (or of the page it
-/// copies). Its bytes count in its probe's.
+/// `Range`, their text compared with the counterpart's shingles ([`Declared::shingles`]). Its
+/// bytes count in its probe's.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Sample {
-    /// The unique page whose kept text the parts are compared with.
-    pub text: u64,
     /// The parts were asked (the answer is in the fields below).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub asked: bool,
@@ -195,43 +193,32 @@ pub struct Sample {
 }
 
 /// What a fetched page's response declared, kept for the probes of its counterparts on other
-/// sites: its `Content-Length`, and the unique page whose text stands for it (its own, or its
-/// original's when it was a duplicate), which a probe's sample is compared with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// sites: its `Content-Length`, and the shingles of its text (a Bloom filter,
+/// `nearcrawl_dedup::shingle_filter`) that a probe's sample is compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {
     /// The `Content-Length`.
     pub length: u64,
-    /// The sequence number of the unique page whose text ([`CrawlStore::unique_text`])
-    /// stands for this one, when there is one.
-    pub text: Option<u64>,
+    /// The filter of the page's shingles (empty: none kept).
+    pub shingles: Vec<u8>,
 }
 
 impl Declared {
-    /// 8 bytes of length, then 8 of text page when there is one (big-endian).
+    /// 8 bytes of length (big-endian), then the filter.
     pub fn encode(&self) -> Vec<u8> {
-        let mut bytes = self.length.to_be_bytes().to_vec();
-        if let Some(text) = self.text {
-            bytes.extend_from_slice(&text.to_be_bytes());
-        }
+        let mut bytes = Vec::with_capacity(8 + self.shingles.len());
+        bytes.extend_from_slice(&self.length.to_be_bytes());
+        bytes.extend_from_slice(&self.shingles);
         bytes
     }
 
-    /// The inverse of [`Declared::encode`]; `None` for any other length.
+    /// The inverse of [`Declared::encode`]; `None` for fewer than 8 bytes.
     pub fn decode(bytes: &[u8]) -> Option<Declared> {
-        let word = |at: usize| -> Option<u64> {
-            Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
-        };
-        match bytes.len() {
-            8 => Some(Declared {
-                length: word(0)?,
-                text: None,
-            }),
-            16 => Some(Declared {
-                length: word(0)?,
-                text: Some(word(8)?),
-            }),
-            _ => None,
-        }
+        let (length, shingles) = bytes.split_first_chunk::<8>()?;
+        Some(Declared {
+            length: u64::from_be_bytes(*length),
+            shingles: shingles.to_vec(),
+        })
     }
 }
 

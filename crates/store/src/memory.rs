@@ -111,7 +111,7 @@ impl CrawlStore for MemoryStore {
     }
 
     fn declared(&self, key: &UrlKey) -> Result<Option<Declared>, StoreError> {
-        Ok(self.lock().lengths.get(key).copied())
+        Ok(self.lock().lengths.get(key).cloned())
     }
 
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {

@@ -66,9 +66,9 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     ];
     let declared = Declared {
         length: 4_321,
-        text: Some(0),
+        shingles: vec![0b1010, 0xff],
     };
-    commit.length = Some((url_key("http://a.example/1"), declared));
+    commit.length = Some((url_key("http://a.example/1"), declared.clone()));
     let probed = QueuedUrl {
         probe: Some(Probe {
             counterpart: "http://b.example:8080/3".into(),
@@ -329,26 +329,18 @@ fn links_are_parked_until_their_url_is_decided_in_both_stores() {
 }
 
 #[test]
-fn a_declared_length_reads_back_with_or_without_its_text_page() {
+fn a_declared_length_reads_back_with_or_without_its_shingles() {
     for declared in [
         Declared {
             length: 17,
-            text: None,
+            shingles: Vec::new(),
         },
         Declared {
             length: u64::MAX,
-            text: Some(3),
+            shingles: vec![1, 2, 3],
         },
     ] {
         assert_eq!(Declared::decode(&declared.encode()), Some(declared));
     }
-    // A store written before the text page was kept holds 8 bytes.
-    assert_eq!(
-        Declared::decode(&9u64.to_be_bytes()),
-        Some(Declared {
-            length: 9,
-            text: None
-        })
-    );
-    assert_eq!(Declared::decode(&[0; 12]), None);
+    assert_eq!(Declared::decode(&[0; 7]), None);
 }

@@ -158,7 +158,7 @@ impl Coordinator {
         probe.bytes += bytes;
         // The counterpart was queued as a canonical URL: its key is that of its text.
         let declared = self.store.declared(&url_key(&probe.counterpart))?;
-        probe.counterpart_length = declared.map(|d| d.length);
+        probe.counterpart_length = declared.as_ref().map(|d| d.length);
         if probe.counterpart_length.is_none() && probe.waits < PROBE_WAITS && status == Some(200) {
             // The counterpart is not fetched yet: asked again once the host's queue comes
             // round to this URL again.
@@ -166,43 +166,43 @@ impl Coordinator {
             probe.asked = false;
             self.requeue(key, entry)?;
         } else {
-            self.decide_probe(key, entry, result, declared.and_then(|d| d.text))?;
+            let shingles = declared.map(|d| d.shingles).unwrap_or_default();
+            self.decide_probe(key, entry, result, !shingles.is_empty())?;
         }
         self.drain_if(id, parked)
     }
 
-    /// A probe answered, its counterpart's length known (or waited for long enough); `text`,
-    /// the unique page whose kept text stands for the counterpart.
+    /// A probe answered, its counterpart's length known (or waited for long enough);
+    /// `shingles`, whether the counterpart's shingles were kept (for a sample).
     fn decide_probe(
         &mut self,
         key: QueueKey,
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
-        text: Option<u64>,
+        shingles: bool,
     ) -> Result<(), EngineError> {
         let tolerance = self.job.config.dedup.probe_tolerance;
         let sampling = self.job.config.dedup.probe_samples;
         let Some(probe) = entry.probe.as_mut() else {
             return self.requeue(key, entry);
         };
+        // A large page: some of its text is asked before all of it, whatever its length (a
+        // rewritten page can keep its length).
+        let sample = sampling
+            && shingles
+            && probe.status == Some(200)
+            && match (probe.length, probe.counterpart_length) {
+                (Some(length), Some(counterpart)) => {
+                    nearcrawl_dedup::worth_sampling(length, counterpart)
+                }
+                _ => false,
+            };
         match result {
-            Ok(page) if probe.unchanged(tolerance) => self.unchanged(key, &entry, &page),
-            // Another length, of a large page: some of its text is asked before all of it.
-            Ok(_)
-                if sampling
-                    && probe.status == Some(200)
-                    && probe.counterpart_length.is_some()
-                    && probe
-                        .length
-                        .is_some_and(|l| l >= nearcrawl_dedup::SAMPLE_MIN_LENGTH)
-                    && let Some(text) = text =>
-            {
-                probe.sample = Some(Sample {
-                    text,
-                    ..Sample::default()
-                });
+            Ok(_) if sample => {
+                probe.sample = Some(Sample::default());
                 self.requeue(key, entry)
             }
+            Ok(page) if probe.unchanged(tolerance) => self.unchanged(key, &entry, &page),
             _ => {
                 debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
                 self.requeue(key, entry)
@@ -255,13 +255,13 @@ impl Coordinator {
             Ok(page) => nearcrawl_fetch::byte_ranges(page).ok(),
             Err(_) => None,
         };
-        let text = match &parts {
-            Some(_) => self.store.unique_text(sample.text)?,
+        let counterpart = match &parts {
+            Some(_) => self.store.declared(&url_key(&probe.counterpart))?,
             None => None,
         };
-        if let (Some(parts), Some(text)) = (parts, text) {
+        if let (Some(parts), Some(counterpart)) = (parts, counterpart) {
             let bytes: Vec<Vec<u8>> = parts.parts.into_iter().map(|(_, b)| b).collect();
-            let check = nearcrawl_dedup::check_sample(&bytes, &text);
+            let check = nearcrawl_dedup::check_sample(&bytes, &counterpart.shingles);
             sample.parts = check.parts;
             sample.informative = check.informative;
             sample.matched = check.matched;
@@ -291,13 +291,18 @@ impl Coordinator {
         key: QueueKey,
         entry: QueuedUrl,
         page: Fetched,
-        analysis: Option<Result<Analysed, String>>,
+        mut analysis: Option<Result<Analysed, String>>,
         warc: Option<PreparedFetch>,
     ) -> Result<(), EngineError> {
         let now = now();
         let parked = self
             .frontier
             .finished(id, Some(key), host_outcome(&page), now);
+        // What a probe of this page's counterparts elsewhere will compare its sample with.
+        let shingles = analysis
+            .as_mut()
+            .and_then(|a| a.as_mut().ok())
+            .and_then(|a| a.shingles.take());
         self.pages_fetched += 1;
         Progress::add(&self.progress.pages, 1);
         Progress::add(&self.progress.bytes, page.wire_bytes);
@@ -347,10 +352,10 @@ impl Coordinator {
         // What a later duplicate's link to this page's counterpart is probed against.
         let dedup = &self.job.config.dedup;
         if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
-            let text = decision.cluster;
-            commit.length = page
-                .content_length()
-                .map(|length| (url_key(&entry.url), Declared { length, text }));
+            commit.length = page.content_length().map(|length| {
+                let shingles = shingles.unwrap_or_default();
+                (url_key(&entry.url), Declared { length, shingles })
+            });
         }
         // Fetched under a learned session parameter: the URL without it is taken too.
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {

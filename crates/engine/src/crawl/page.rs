@@ -30,6 +30,7 @@ impl Coordinator {
             analysis,
             took: analysis_time,
             terms,
+            ..
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
         // A shared job judges against the job's index (and admits there); otherwise the

@@ -52,6 +52,10 @@ pub(super) struct Analysed {
     /// A focused crawl: the words of its title and text, counted (scored against the topic
     /// on the coordinator, which owns the document frequencies).
     pub(super) terms: Option<TermCounts>,
+    /// With probes on: the shingles of the whole page's text
+    /// ([`nearcrawl_dedup::shingle_filter`]), which a probe of its counterpart elsewhere
+    /// compares its sample with.
+    pub(super) shingles: Option<Vec<u8>>,
 }
 
 impl Coordinator {
@@ -95,6 +99,8 @@ impl Coordinator {
         let pages = self.stage.page_analyzer();
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
+        let dedup = &self.job.config.dedup;
+        let shingles = dedup.enabled && dedup.probe_links && dedup.probe_samples;
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
@@ -119,7 +125,7 @@ impl Coordinator {
                     let done = tokio::task::spawn_blocking(move || {
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page, focused)
+                                analyse(&pages, &page, focused, shingles)
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -177,7 +183,7 @@ impl Coordinator {
 
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
-fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool) -> Analysed {
+fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, shingles: bool) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -198,10 +204,13 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool) -> Analysed {
         analysis.times.add(Stage::Focus, counting.elapsed());
         terms
     });
+    // Not timed with the analysis: the probes' cost, apart.
+    let shingles = shingles.then(|| nearcrawl_dedup::shingle_filter(&page.body));
     Analysed {
         analysis,
         took,
         terms,
+        shingles,
     }
 }
 
