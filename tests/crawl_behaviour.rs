@@ -422,20 +422,25 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
 /// A new release on a host of its own: its top page is a duplicate of the old release's,
 /// and its links lead where the old one's do (relative to each site). Each is probed with
 /// HEAD: the page of the same length as its counterpart is not fetched (`unchanged`), the
-/// changed one is; with `probe_links` off, neither is.
+/// changed one is; the unchanged page's links are its counterpart's, probed in turn, so the
+/// changed page below it is found; with `probe_links` off, none is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let top = prose(50);
-    let release = |notes: &str| {
+    let release = |notes: &str, deep: &str| {
         Site::new()
             .page("/", page("manual", &top, &["/intro", "/notes"]))
-            .page("/intro", page("intro", &prose(51), &[]))
+            .page("/intro", page("intro", &prose(51), &["/intro/deep"]))
             .page("/notes", page("release notes", notes, &[]))
+            .page("/intro/deep", page("deep", deep, &[]))
     };
-    let old = serve(release(&prose(52))).await.unwrap();
-    let new = serve(release(&format!("{} {}", prose(53), prose(54))))
-        .await
-        .unwrap();
+    let old = serve(release(&prose(52), &prose(55))).await.unwrap();
+    let new = serve(release(
+        &format!("{} {}", prose(53), prose(54)),
+        &format!("{} {}", prose(56), prose(57)),
+    ))
+    .await
+    .unwrap();
     let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
@@ -470,6 +475,10 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
         "an unchanged page is not fetched"
     );
     assert!(new.site.head_requests().contains(&"/intro".to_string()));
+    assert_eq!(intro.probed, Some(1), "its counterpart's link: {intro:?}");
+    let deep = record(&records, &new.url("/intro/deep"));
+    assert_eq!(deep.verdict, Verdict::Unique, "found below: {deep:?}");
+    assert_eq!(deep.parent, Some(intro.seq));
 
     let notes = record(&records, &new.url("/notes"));
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
@@ -482,7 +491,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert_eq!(new.site.hits("/notes"), 1);
     assert_eq!(report.by_verdict["unchanged"], 1);
     assert_eq!(
-        report.pages_fetched, 5,
+        report.pages_fetched, 7,
         "the probe is not a page: {report:?}"
     );
 
@@ -506,9 +515,14 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
     let top = prose(80);
     let long = |from: u64| (from..from + 24).map(prose).collect::<Vec<_>>().join(" ");
     let guide = long(100);
+    // One word in eight emphasised: the same text, a length 10 to 20 % longer.
     let highlighted: String = guide
         .split(' ')
-        .map(|w| format!("<span class=\"w\">{w}</span> "))
+        .enumerate()
+        .map(|(i, w)| match i % 8 {
+            0 => format!("<em>{w}</em> "),
+            _ => format!("{w} "),
+        })
         .collect();
     let release = |guide: &str, notes: &str| {
         Site::new()
@@ -587,7 +601,8 @@ async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSi
 /// release's table of contents is being fetched (it answers slowly), so whether the link to
 /// it leads to new pages is not known yet. The link is parked until the old table of contents
 /// is decided; it led to new pages (a hub), so the new one is fetched and, through it, the
-/// new release's new chapter. The link to a page that led nowhere is dropped then.
+/// new release's new chapter. The link to a page that led nowhere is probed then (and found
+/// unchanged, not fetched).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found() {
     let (top, toc, intro) = (prose(60), prose(61), prose(62));
@@ -626,8 +641,14 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
     let old_toc = record(&records, &old.url("/part/"));
     let released = old_toc.released.expect("the parked link released");
     assert_eq!((released.followed, released.dropped), (1, 0), "{old_toc:?}");
+    // The link to a page that led nowhere is probed (`dedup.probe_links`): unchanged.
     let released = record(&records, &old.url("/intro")).released.unwrap();
-    assert_eq!((released.followed, released.dropped), (0, 1));
+    assert_eq!(
+        (released.followed, released.probed, released.dropped),
+        (0, 1, 0)
+    );
+    let intro = record(&records, &new.url("/intro"));
+    assert_eq!(intro.verdict, Verdict::Unchanged, "{intro:?}");
 
     let new_toc = record(&records, &new.url("/part/"));
     assert!(new_toc.verdict.is_duplicate(), "{new_toc:?}");
@@ -636,7 +657,7 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
     assert_eq!(
         new.site.hits("/intro"),
         0,
-        "a link that led nowhere is dropped"
+        "a link that led nowhere is not fetched"
     );
     for path in chapters {
         assert_eq!(

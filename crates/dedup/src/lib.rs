@@ -55,7 +55,7 @@ pub use crate::config::{
 };
 pub use crate::sample::{
     FILTER_BITS_PER_SHINGLE, SAMPLE_MIN_LENGTH, SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck,
-    check_sample, fragment_text, sample_ranges, shingle_filter, worth_sampling,
+    check_sample, fragment_text, keeps_shingles, sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,

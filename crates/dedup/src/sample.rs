@@ -54,6 +54,12 @@ pub fn sample_ranges(length: u64) -> Vec<(u64, u64)> {
 /// fewer entries).
 pub const SAMPLE_MIN_LENGTH_RATIO: f64 = 0.75;
 
+/// Whether a fetched page of `length` bytes keeps its [`shingle_filter`]: whether a page
+/// could be sampled against it ([`worth_sampling`]).
+pub fn keeps_shingles(length: u64) -> bool {
+    length as f64 >= SAMPLE_MIN_LENGTH_RATIO * SAMPLE_MIN_LENGTH as f64
+}
+
 /// Whether a page of `length` bytes (as declared) is sampled against a counterpart of
 /// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), and of a length near enough
 /// ([`SAMPLE_MIN_LENGTH_RATIO`]).
@@ -299,6 +305,13 @@ mod tests {
             "an index of fewer entries"
         );
         assert!(!worth_sampling(20_000, 20_000), "small: fetched whole");
+        for counterpart in [20_000, 24_576, 40_000] {
+            assert_eq!(
+                worth_sampling(32_768, counterpart),
+                keeps_shingles(counterpart),
+                "{counterpart}: kept exactly when it could be sampled against"
+            );
+        }
     }
 
     #[test]

@@ -180,9 +180,6 @@ fn shared_parts(
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
-    if job.config.dedup.probe_links {
-        return Err(unsupported("dedup.probe_links"));
-    }
     let politeness = &job.config.politeness;
     let settings = nearcrawl_redis_job::Settings {
         max_connections_per_host: politeness.max_connections_per_host,
@@ -381,13 +378,19 @@ impl Coordinator {
     }
 
     fn open(
-        job: Job,
+        mut job: Job,
         parts: Parts,
         scope: Scope,
         mut shared: crate::shared::SharedIndex,
         relevance: Option<Relevance>,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
+        if job.redis.is_some() && job.config.dedup.probe_links {
+            // A worker of a shared job does not know what its fellows fetched (their lengths
+            // and shingles), so its duplicates' links are not probed (docs/SCALE.md).
+            info!("dedup.probe_links does not apply to a job shared through Redis yet: off");
+            job.config.dedup.probe_links = false;
+        }
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
         let mut analyzer_config = job.analyzer.clone();
@@ -615,11 +618,18 @@ impl Coordinator {
                 }
                 if hub || always {
                     if hub {
-                        // A hub's counterpart starts a new chain (see `follow_links`).
+                        // A hub's counterpart starts a new chain (see `follow_links`), fetched
+                        // rather than probed.
                         entry.duplicates = 0;
+                        entry.probe = None;
                     }
                     self.queue(commit, &mut pending, &url, entry, priority)?;
                     released.followed += 1;
+                } else if entry.probe.is_some() {
+                    // Not a hub: asked whether it changed, as any link to where the
+                    // original's leads (`dedup.probe_links`).
+                    self.queue(commit, &mut pending, &url, entry, priority)?;
+                    released.probed += 1;
                 } else {
                     commit.dropped.push(link_key);
                     released.dropped += 1;

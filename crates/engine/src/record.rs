@@ -92,6 +92,9 @@ impl From<nearcrawl_dedup::Verdict> for Verdict {
 pub struct Released {
     /// Queued: the page led to new pages (a hub).
     pub followed: u32,
+    /// Queued to be probed: it did not, and the links carried a probe (`dedup.probe_links`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probed: u32,
     /// Not queued: it did not.
     pub dropped: u32,
 }
@@ -432,14 +435,23 @@ impl Record {
         }
     }
 
-    /// The record of a queued URL its HEAD probe found unchanged (`page`, the HEAD's answer,
-    /// in its `probe`): decided without a GET.
-    pub(crate) fn unchanged(seq: u64, entry: &QueuedUrl, page: &Fetched) -> Record {
+    /// The record of a queued URL its probe found unchanged (`page`, the answer that said so:
+    /// the HEAD's, or the sample's; both in its `probe`): decided without a GET, its links
+    /// its counterpart's (`d`: what became of them).
+    pub(crate) fn unchanged(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
         Record {
             status: Some(page.status),
-            bytes: page.wire_bytes,
+            bytes: entry.probe.as_ref().map_or(page.wire_bytes, |p| p.bytes),
             content_type: page.content_type().map(str::to_owned),
             duplicate_of: entry.probe.as_ref().map(|probe| probe.counterpart.clone()),
+            outlinks: d.outlinks,
+            enqueued: d.enqueued,
+            dropped: d.dropped,
+            via_hub: d.via_hub,
+            parked: d.parked,
+            probed: d.probed,
+            trapped: d.trapped,
+            trap: d.trap,
             parent: entry.parent,
             retries: retries(entry),
             fetched_at: Some(rfc3339(page.started)),
@@ -576,4 +588,8 @@ mod tests {
         let back: Record = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

@@ -193,31 +193,58 @@ pub struct Sample {
 }
 
 /// What a fetched page's response declared, kept for the probes of its counterparts on other
-/// sites: its `Content-Length`, and the shingles of its text (a Bloom filter,
-/// `nearcrawl_dedup::shingle_filter`) that a probe's sample is compared with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// sites: its `Content-Length`, the shingles of its text (a Bloom filter,
+/// `nearcrawl_dedup::shingle_filter`) that a probe's sample is compared with, and where its
+/// links lead on its own site (path and query), which a counterpart found unchanged is taken
+/// to link to as well.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Declared {
     /// The `Content-Length`.
     pub length: u64,
     /// The filter of the page's shingles (empty: none kept).
     pub shingles: Vec<u8>,
+    /// Its links' targets on its own site: path and query, each once.
+    pub links: Vec<String>,
 }
 
 impl Declared {
-    /// 8 bytes of length (big-endian), then the filter.
+    /// 8 bytes of length and 4 of the filter's length (big-endian), the filter, then the
+    /// links, each ended by a newline (a URL holds none).
     pub fn encode(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(8 + self.shingles.len());
+        let links: usize = self.links.iter().map(|l| l.len() + 1).sum();
+        let mut bytes = Vec::with_capacity(12 + self.shingles.len() + links);
         bytes.extend_from_slice(&self.length.to_be_bytes());
+        bytes.extend_from_slice(&(self.shingles.len() as u32).to_be_bytes());
         bytes.extend_from_slice(&self.shingles);
+        for link in &self.links {
+            bytes.extend_from_slice(link.as_bytes());
+            bytes.push(b'\n');
+        }
         bytes
     }
 
-    /// The inverse of [`Declared::encode`]; `None` for fewer than 8 bytes.
+    /// The inverse of [`Declared::encode`] (8 bytes alone: a length kept by an older version);
+    /// `None` for anything else.
     pub fn decode(bytes: &[u8]) -> Option<Declared> {
-        let (length, shingles) = bytes.split_first_chunk::<8>()?;
+        let (length, rest) = bytes.split_first_chunk::<8>()?;
+        let length = u64::from_be_bytes(*length);
+        if rest.is_empty() {
+            return Some(Declared {
+                length,
+                ..Declared::default()
+            });
+        }
+        let (filter, rest) = rest.split_first_chunk::<4>()?;
+        let filter = u32::from_be_bytes(*filter) as usize;
+        let shingles = rest.get(..filter)?.to_vec();
+        let links = std::str::from_utf8(rest.get(filter..)?).ok()?;
+        if !(links.is_empty() || links.ends_with('\n')) {
+            return None;
+        }
         Some(Declared {
-            length: u64::from_be_bytes(*length),
-            shingles: shingles.to_vec(),
+            length,
+            shingles,
+            links: links.lines().map(str::to_owned).collect(),
         })
     }
 }

@@ -67,6 +67,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     let declared = Declared {
         length: 4_321,
         shingles: vec![0b1010, 0xff],
+        links: vec!["/a?b=1".into(), "/c".into()],
     };
     commit.length = Some((url_key("http://a.example/1"), declared.clone()));
     let probed = QueuedUrl {
@@ -329,18 +330,36 @@ fn links_are_parked_until_their_url_is_decided_in_both_stores() {
 }
 
 #[test]
-fn a_declared_length_reads_back_with_or_without_its_shingles() {
+fn a_declared_length_reads_back_with_or_without_its_shingles_and_links() {
     for declared in [
         Declared {
             length: 17,
-            shingles: Vec::new(),
+            ..Declared::default()
         },
         Declared {
             length: u64::MAX,
-            shingles: vec![1, 2, 3],
+            shingles: vec![1, 2, b'\n'],
+            links: vec!["/x.html".into(), "/y?q=1".into()],
         },
     ] {
         assert_eq!(Declared::decode(&declared.encode()), Some(declared));
     }
+    // A length alone, as an older version kept it.
+    assert_eq!(
+        Declared::decode(&9u64.to_be_bytes()),
+        Some(Declared {
+            length: 9,
+            ..Declared::default()
+        })
+    );
     assert_eq!(Declared::decode(&[0; 7]), None);
+    let mut cut = Declared {
+        length: 1,
+        shingles: vec![1, 2, 3],
+        links: vec!["/a".into()],
+    }
+    .encode();
+    cut.pop();
+    assert_eq!(Declared::decode(&cut), None, "a link cut short");
+    assert_eq!(Declared::decode(&cut[..13]), None, "a filter cut short");
 }

@@ -438,7 +438,10 @@ impl Coordinator {
                             counterpart: counterpart.to_string(),
                             ..Probe::default()
                         });
-                    } else if hub.is_none() {
+                    }
+                    // Parked, probe and all, until the counterpart is decided: followed if
+                    // it is a hub, else probed (or dropped, unprobed).
+                    if hub.is_none() {
                         park = Some((counterpart.clone(), key, false));
                     }
                 }
@@ -534,7 +537,7 @@ impl Coordinator {
                                 parked += 1;
                                 continue;
                             }
-                            Parking::Decided if *always => {}
+                            Parking::Decided if *always || next.probe.is_some() => {}
                             Parking::Decided => {
                                 decided.commit.dropped.push(ukey);
                                 dropped += 1;
@@ -545,8 +548,9 @@ impl Coordinator {
                     if by_hub {
                         via_hub += 1;
                         // A hub's counterpart starts a new chain: a new release's pages are
-                        // duplicates all the way down to its new ones.
+                        // duplicates all the way down to its new ones. Fetched, not probed.
                         next.duplicates = 0;
+                        next.probe = None;
                     }
                     if next.probe.is_some() {
                         probed += 1;

@@ -166,20 +166,19 @@ impl Coordinator {
             probe.asked = false;
             self.requeue(key, entry)?;
         } else {
-            let shingles = declared.map(|d| d.shingles).unwrap_or_default();
-            self.decide_probe(key, entry, result, !shingles.is_empty())?;
+            self.decide_probe(key, entry, result, declared.unwrap_or_default())?;
         }
         self.drain_if(id, parked)
     }
 
-    /// A probe answered, its counterpart's length known (or waited for long enough);
-    /// `shingles`, whether the counterpart's shingles were kept (for a sample).
+    /// A probe answered, its counterpart's length known (or waited for long enough; then
+    /// `counterpart` is empty).
     fn decide_probe(
         &mut self,
         key: QueueKey,
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
-        shingles: bool,
+        counterpart: Declared,
     ) -> Result<(), EngineError> {
         let tolerance = self.job.config.dedup.probe_tolerance;
         let sampling = self.job.config.dedup.probe_samples;
@@ -189,7 +188,7 @@ impl Coordinator {
         // A large page: some of its text is asked before all of it, whatever its length (a
         // rewritten page can keep its length).
         let sample = sampling
-            && shingles
+            && !counterpart.shingles.is_empty()
             && probe.status == Some(200)
             && match (probe.length, probe.counterpart_length) {
                 (Some(length), Some(counterpart)) => {
@@ -202,7 +201,9 @@ impl Coordinator {
                 probe.sample = Some(Sample::default());
                 self.requeue(key, entry)
             }
-            Ok(page) if probe.unchanged(tolerance) => self.unchanged(key, &entry, &page),
+            Ok(page) if probe.unchanged(tolerance) => {
+                self.unchanged(key, &entry, &page, &counterpart.links)
+            }
             _ => {
                 debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
                 self.requeue(key, entry)
@@ -210,19 +211,68 @@ impl Coordinator {
         }
     }
 
-    /// Decides a probed URL `unchanged` (`page`: the answer that said so).
+    /// Decides a probed URL `unchanged` (`page`: the answer that said so). It is taken to be
+    /// its counterpart, so its links are the counterpart's (`links`, on the counterpart's
+    /// site, taken to this one's), each followed, probed or dropped as a duplicate's links to
+    /// where its original's lead: a changed page below an unchanged one is still found.
     fn unchanged(
         &mut self,
         key: QueueKey,
         entry: &QueuedUrl,
         page: &Fetched,
+        links: &[String],
     ) -> Result<(), EngineError> {
-        let record = Record::unchanged(self.take_seq(), entry, page);
-        let commit = Commit {
-            taken: vec![key],
-            ..Commit::default()
-        };
-        self.apply(commit, vec![record])
+        let seq = self.take_seq();
+        let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
+        let at = Url::parse(&entry.url).ok();
+        let counterpart = entry
+            .probe
+            .as_ref()
+            .and_then(|probe| Url::parse(&probe.counterpart).ok());
+        if let (Some(at), Some(counterpart)) = (&at, counterpart)
+            && !links.is_empty()
+        {
+            let links: Vec<nearcrawl_extract::Link> = links
+                .iter()
+                .filter_map(|link| at.join(link).ok())
+                .map(|url| nearcrawl_extract::Link {
+                    url,
+                    text: String::new(),
+                    nofollow: false,
+                    context: String::new(),
+                })
+                .collect();
+            // Every link leads where the counterpart's do: none is new.
+            let follow = Follow::NewLinks {
+                known: nearcrawl_dedup::link_keys(at, &links).into_iter().collect(),
+                by: nearcrawl_dedup::LinkMatch::Target,
+                in_sequence: false,
+                surplus: HashSet::new(),
+            };
+            let chain = u32::from(entry.duplicates) + 1;
+            let host = nearcrawl_frontier::authority(at);
+            let how = links::LinkFollowing {
+                follow: &follow,
+                base: Some(at),
+                original: Some(counterpart),
+                chain,
+                chain_trap: self.traps.rules.check_chain(chain).err(),
+                duplicate_of_host: Some(&host),
+                potential: 0.0,
+                off_topic: 0,
+            };
+            decided.decision.outlinks = Some(links.len() as u32);
+            self.follow_links(entry, seq, links, &how, &mut decided)?;
+        }
+        let Decided {
+            decision,
+            mut commit,
+            extra,
+        } = decided;
+        commit.taken.push(key);
+        let mut records = vec![Record::unchanged(seq, entry, page, decision)];
+        records.extend(extra);
+        self.apply(commit, records)
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
@@ -268,7 +318,7 @@ impl Coordinator {
             if check.unchanged()
                 && let Ok(page) = &result
             {
-                self.unchanged(key, &entry, page)?;
+                self.unchanged(key, &entry, page, &counterpart.links)?;
                 return self.drain_if(id, parked);
             }
         }
@@ -298,11 +348,11 @@ impl Coordinator {
         let parked = self
             .frontier
             .finished(id, Some(key), host_outcome(&page), now);
-        // What a probe of this page's counterparts elsewhere will compare its sample with.
-        let shingles = analysis
+        // What a probe of this page's counterparts elsewhere will be compared with.
+        let declared = analysis
             .as_mut()
             .and_then(|a| a.as_mut().ok())
-            .and_then(|a| a.shingles.take());
+            .and_then(|a| a.declared.take());
         self.pages_fetched += 1;
         Progress::add(&self.progress.pages, 1);
         Progress::add(&self.progress.bytes, page.wire_bytes);
@@ -353,8 +403,11 @@ impl Coordinator {
         let dedup = &self.job.config.dedup;
         if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
             commit.length = page.content_length().map(|length| {
-                let shingles = shingles.unwrap_or_default();
-                (url_key(&entry.url), Declared { length, shingles })
+                let declared = Declared {
+                    length,
+                    ..declared.unwrap_or_default()
+                };
+                (url_key(&entry.url), declared)
             });
         }
         // Fetched under a learned session parameter: the URL without it is taken too.

@@ -52,10 +52,10 @@ pub(super) struct Analysed {
     /// A focused crawl: the words of its title and text, counted (scored against the topic
     /// on the coordinator, which owns the document frequencies).
     pub(super) terms: Option<TermCounts>,
-    /// With probes on: the shingles of the whole page's text
-    /// ([`nearcrawl_dedup::shingle_filter`]), which a probe of its counterpart elsewhere
-    /// compares its sample with.
-    pub(super) shingles: Option<Vec<u8>>,
+    /// With probes on, what a probe of its counterpart elsewhere is compared with (its
+    /// length left for the response's): the shingles of the whole page's text, for a large
+    /// page ([`nearcrawl_dedup::shingle_filter`]), and where its links lead on its site.
+    pub(super) declared: Option<Declared>,
 }
 
 impl Coordinator {
@@ -100,7 +100,10 @@ impl Coordinator {
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
         let dedup = &self.job.config.dedup;
-        let shingles = dedup.enabled && dedup.probe_links && dedup.probe_samples;
+        let probing = Probing {
+            links: dedup.enabled && dedup.probe_links,
+            samples: dedup.enabled && dedup.probe_links && dedup.probe_samples,
+        };
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
@@ -125,7 +128,7 @@ impl Coordinator {
                     let done = tokio::task::spawn_blocking(move || {
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page, focused, shingles)
+                                analyse(&pages, &page, focused, probing)
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -183,7 +186,7 @@ impl Coordinator {
 
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
-fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, shingles: bool) -> Analysed {
+fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -205,13 +208,48 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, shingles: bool) 
         terms
     });
     // Not timed with the analysis: the probes' cost, apart.
-    let shingles = shingles.then(|| nearcrawl_dedup::shingle_filter(&page.body));
+    let declared = probing.links.then(|| Declared {
+        length: 0,
+        shingles: match probing.samples && nearcrawl_dedup::keeps_shingles(page.body.len() as u64) {
+            true => nearcrawl_dedup::shingle_filter(&page.body),
+            false => Vec::new(),
+        },
+        links: site_links(&page.url, &analysis),
+    });
     Analysed {
         analysis,
         took,
         terms,
-        shingles,
+        declared,
     }
+}
+
+/// What a page's analysis keeps for the probes of its counterparts (`dedup.probe_links`).
+#[derive(Clone, Copy)]
+pub(super) struct Probing {
+    /// Its links' targets on its site.
+    links: bool,
+    /// The shingles of its text, when large.
+    samples: bool,
+}
+
+/// Where the links of a page at `url` lead on its own site: path and query, each once.
+fn site_links(url: &Url, analysis: &PageAnalysis) -> Vec<String> {
+    let Some(facts) = &analysis.facts else {
+        return Vec::new();
+    };
+    let mut links: Vec<String> = facts
+        .links
+        .iter()
+        .filter(|link| nearcrawl_dedup::same_site(url, &link.url))
+        .map(|link| match link.url.query() {
+            Some(query) => format!("{}?{query}", link.url.path()),
+            None => link.url.path().to_string(),
+        })
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    links
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
