@@ -491,6 +491,11 @@ fn asked_probe(entry: &QueuedUrl) -> Option<Probe> {
     entry.probe.clone().filter(|probe| probe.asked)
 }
 
+/// Whether a count is zero (left out of a record).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Bytes a queued URL's probe received before its request.
 fn probe_bytes(entry: &QueuedUrl) -> u64 {
     entry.probe.as_ref().map_or(0, |probe| probe.bytes)
@@ -588,8 +593,4 @@ mod tests {
         let back: Record = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
