@@ -17,16 +17,19 @@ async fn measure(web: RealWeb) -> Measures {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Two releases: the floors for precision, recall and coverage hold; every content
-/// group of the newer release the `--no-dedup` crawl reaches, the dedup crawl reaches too.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
-    assert!(!RealWeb::Llvm15To16.tuning());
-    let m = measure(RealWeb::Llvm15To16).await;
+/// The floors a web is held to: robots, precision ≥ 0.99, recall ≥ 0.95, and these.
+struct Floors {
+    /// Duplicate verdicts the truth expects at least (the web must exercise the stage).
+    marked: u64,
+    coverage: f64,
+    saved_vs_oracle: f64,
+}
+
+fn assert_floors(m: &Measures, floors: Floors) {
     let report = m.summary();
     assert_eq!(m.robots_violations, 0, "{report}");
     assert!(
-        m.should_mark >= 20,
+        m.should_mark >= floors.marked,
         "the web must exercise the stage: {report}"
     );
     assert!(
@@ -35,15 +38,33 @@ async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
         m.precision
     );
     assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
-    assert_eq!(m.coverage, 1.0, "coverage\n{report}");
-    // Below the floor of 0.9 (0.889 at this writing, docs/QUALITY.md: the hub rule
-    // fetches the new release's tables of contents, some of them unchanged, which the oracle,
-    // knowing they lead nowhere new, does not).
     assert!(
-        m.bytes_saved_vs_oracle >= 0.85,
+        m.coverage >= floors.coverage,
+        "coverage {:.3}\n{report}",
+        m.coverage
+    );
+    assert!(
+        m.bytes_saved_vs_oracle >= floors.saved_vs_oracle,
         "saved {:.3} of the oracle's saving\n{report}",
         m.bytes_saved_vs_oracle
     );
+}
+
+/// Two releases: the floors for precision, recall and coverage hold; every content
+/// group of the newer release the `--no-dedup` crawl reaches, the dedup crawl reaches too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
+    assert!(!RealWeb::Llvm15To16.tuning());
+    let m = measure(RealWeb::Llvm15To16).await;
+    // Below the floor of 0.9 (0.889 at this writing, docs/QUALITY.md: the hub rule
+    // fetches the new release's tables of contents, some of them unchanged, which the oracle,
+    // knowing they lead nowhere new, does not).
+    let floors = Floors {
+        marked: 20,
+        coverage: 1.0,
+        saved_vs_oracle: 0.85,
+    };
+    assert_floors(&m, floors);
 }
 
 /// Two releases two apart, whole: pages changed in place and linked only from copies (the
@@ -53,24 +74,12 @@ async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
 async fn pages_changed_in_place_behind_copies_are_found_and_every_floor_holds() {
     assert!(!RealWeb::Clang14To16.tuning());
     let m = measure(RealWeb::Clang14To16).await;
-    let report = m.summary();
-    assert_eq!(m.robots_violations, 0, "{report}");
-    assert!(
-        m.should_mark >= 50,
-        "the web must exercise the stage: {report}"
-    );
-    assert!(
-        m.precision >= 0.99,
-        "precision {:.3}\n{report}",
-        m.precision
-    );
-    assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
-    assert_eq!(m.coverage, 1.0, "coverage\n{report}");
-    assert!(
-        m.bytes_saved_vs_oracle >= 0.9,
-        "saved {:.3} of the oracle's saving\n{report}",
-        m.bytes_saved_vs_oracle
-    );
+    let floors = Floors {
+        marked: 50,
+        coverage: 1.0,
+        saved_vs_oracle: 0.9,
+    };
+    assert_floors(&m, floors);
 }
 
 /// Translations: untranslated pages are found, pages a translation left partly in English
@@ -79,22 +88,10 @@ async fn pages_changed_in_place_behind_copies_are_found_and_every_floor_holds() 
 async fn untranslated_pages_are_found_and_no_translation_is_lost() {
     assert!(!RealWeb::HandbookHeldOut.tuning());
     let m = measure(RealWeb::HandbookHeldOut).await;
-    let report = m.summary();
-    assert_eq!(m.robots_violations, 0, "{report}");
-    assert!(
-        m.should_mark >= 100,
-        "the web must exercise the stage: {report}"
-    );
-    assert!(
-        m.precision >= 0.99,
-        "precision {:.3}\n{report}",
-        m.precision
-    );
-    assert!(m.recall >= 0.95, "recall {:.3}\n{report}", m.recall);
-    assert!(m.coverage >= 0.995, "coverage {:.3}\n{report}", m.coverage);
-    assert!(
-        m.bytes_saved_vs_oracle >= 0.9,
-        "saved {:.3} of the oracle's saving\n{report}",
-        m.bytes_saved_vs_oracle
-    );
+    let floors = Floors {
+        marked: 100,
+        coverage: 0.995,
+        saved_vs_oracle: 0.9,
+    };
+    assert_floors(&m, floors);
 }

@@ -743,13 +743,10 @@ impl Coordinator {
                 key,
                 entry,
                 result,
-            } => self.handle_probe(host, key, entry, result),
-            TaskResult::Sample {
-                host,
-                key,
-                entry,
-                result,
-            } => self.handle_sample(host, key, entry, result),
+            } => match entry.probe.as_ref().is_some_and(|p| p.sample.is_some()) {
+                true => self.handle_sample(host, key, entry, result),
+                false => self.handle_probe(host, key, entry, result),
+            },
             TaskResult::Page {
                 host,
                 key,

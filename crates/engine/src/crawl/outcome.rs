@@ -134,32 +134,21 @@ impl Coordinator {
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     ) -> Result<(), EngineError> {
-        let now = now();
-        let (outcome, status, length, bytes) = match &result {
-            Ok(page) => {
-                let length = page.content_length();
-                (
-                    host_outcome(page),
-                    Some(page.status),
-                    length,
-                    page.wire_bytes,
-                )
-            }
-            Err(failure) => (HostOutcome::Failed, None, None, failure.wire_bytes),
-        };
-        let parked = self.frontier.finished(id, Some(key), outcome, now);
-        Progress::add(&self.progress.bytes, bytes);
+        let (parked, bytes) = self.probe_answered(id, key, &result);
         let Some(probe) = entry.probe.as_mut() else {
             return Ok(());
         };
         probe.asked = true;
-        probe.status = status;
-        probe.length = length;
+        probe.status = result.as_ref().ok().map(|page| page.status);
+        probe.length = result.as_ref().ok().and_then(|page| page.content_length());
         probe.bytes += bytes;
         // The counterpart was queued as a canonical URL: its key is that of its text.
         let declared = self.store.declared(&url_key(&probe.counterpart))?;
         probe.counterpart_length = declared.as_ref().map(|d| d.length);
-        if probe.counterpart_length.is_none() && probe.waits < PROBE_WAITS && status == Some(200) {
+        if probe.counterpart_length.is_none()
+            && probe.waits < PROBE_WAITS
+            && probe.status == Some(200)
+        {
             // The counterpart is not fetched yet: asked again once the host's queue comes
             // round to this URL again.
             probe.waits += 1;
@@ -285,13 +274,7 @@ impl Coordinator {
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     ) -> Result<(), EngineError> {
-        let now = now();
-        let (outcome, bytes) = match &result {
-            Ok(page) => (host_outcome(page), page.wire_bytes),
-            Err(failure) => (HostOutcome::Failed, failure.wire_bytes),
-        };
-        let parked = self.frontier.finished(id, Some(key), outcome, now);
-        Progress::add(&self.progress.bytes, bytes);
+        let (parked, bytes) = self.probe_answered(id, key, &result);
         let Some(probe) = entry.probe.as_mut() else {
             return Ok(());
         };
@@ -325,6 +308,23 @@ impl Coordinator {
         debug!(url = %entry.url, probe = ?entry.probe, "sample: changed, will fetch");
         self.requeue(key, entry)?;
         self.drain_if(id, parked)
+    }
+
+    /// A probe's request (its HEAD or its sample) answered: the host's turn ends, the bytes
+    /// count. Whether the frontier parked the host, and the bytes received.
+    fn probe_answered(
+        &mut self,
+        id: HostId,
+        key: QueueKey,
+        result: &Result<Fetched, FetchFailure>,
+    ) -> (bool, u64) {
+        let (outcome, bytes) = match result {
+            Ok(page) => (host_outcome(page), page.wire_bytes),
+            Err(failure) => (HostOutcome::Failed, failure.wire_bytes),
+        };
+        let parked = self.frontier.finished(id, Some(key), outcome, now());
+        Progress::add(&self.progress.bytes, bytes);
+        (parked, bytes)
     }
 
     /// Drains a host the frontier just parked after repeated failures.

@@ -12,16 +12,10 @@ pub(super) enum TaskResult {
         host: HostId,
         fetch: RobotsFetch,
     },
-    /// A HEAD probe's answer (the entry's `probe` not yet asked).
+    /// A probe's answer: its HEAD's (the entry's `probe` not yet asked), or its sample's,
+    /// parts of the page asked with `Range` (the probe's `sample` not yet asked; a server that
+    /// answered with the whole page sends a [`TaskResult::Page`] instead).
     Probe {
-        host: HostId,
-        key: QueueKey,
-        entry: QueuedUrl,
-        result: Result<Fetched, FetchFailure>,
-    },
-    /// A probe's sample: parts of the page asked with `Range` (the entry's `sample` not yet
-    /// asked). A server that answered with the whole page sends a [`TaskResult::Page`].
-    Sample {
         host: HostId,
         key: QueueKey,
         entry: QueuedUrl,
@@ -113,7 +107,7 @@ impl Coordinator {
             };
             let fetch_time = clock.elapsed();
             if !sample.is_empty() && !matches!(&result, Ok(page) if page.status == 200) {
-                let _ = tx.send(TaskResult::Sample {
+                let _ = tx.send(TaskResult::Probe {
                     host: id,
                     key,
                     entry,
