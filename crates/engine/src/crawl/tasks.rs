@@ -70,25 +70,13 @@ impl Coordinator {
         self.in_flight += 1;
         Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = Arc::clone(&self.fetcher);
-        if entry.probe.as_ref().is_some_and(|probe| !probe.asked) {
-            let tx = self.tx.clone();
-            tokio::spawn(async move {
-                let result = fetcher.head(&url).await;
-                let _ = tx.send(TaskResult::Probe {
-                    host: id,
-                    key,
-                    entry,
-                    result,
-                });
-            });
-            return;
-        }
-        // A probe whose HEAD said the length changed: parts of the page first.
-        let sample = match &entry.probe {
-            Some(probe) if probe.sample.as_ref().is_some_and(|s| !s.asked) => {
-                nearcrawl_dedup::sample_ranges(probe.length.unwrap_or_default())
-            }
-            _ => Vec::new(),
+        // A probe's HEAD first, then (a large page) parts of it, before the page itself.
+        let asking = match &entry.probe {
+            Some(probe) if !probe.asked => Asking::Head,
+            Some(probe) if probe.sample.as_ref().is_some_and(|s| !s.asked) => Asking::Parts(
+                nearcrawl_dedup::sample_ranges(probe.length.unwrap_or_default()),
+            ),
+            _ => Asking::Page,
         };
         let pages = self.stage.page_analyzer();
         let archives = self.archive.archives();
@@ -101,12 +89,15 @@ impl Coordinator {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let clock = Instant::now();
-            let result = match sample.is_empty() {
-                true => fetcher.fetch(&url).await,
-                false => fetcher.fetch_ranges(&url, &sample).await,
+            let result = match &asking {
+                Asking::Head => fetcher.head(&url).await,
+                Asking::Parts(ranges) => fetcher.fetch_ranges(&url, ranges).await,
+                Asking::Page => fetcher.fetch(&url).await,
             };
             let fetch_time = clock.elapsed();
-            if !sample.is_empty() && !matches!(&result, Ok(page) if page.status == 200) {
+            // A probe's answer, unless the server answered the parts with the whole page.
+            let whole = matches!(&result, Ok(page) if page.status == 200);
+            if matches!(asking, Asking::Head) || matches!(asking, Asking::Parts(_)) && !whole {
                 let _ = tx.send(TaskResult::Probe {
                     host: id,
                     key,
@@ -216,6 +207,16 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
         terms,
         declared,
     }
+}
+
+/// What a task asks a server for.
+enum Asking {
+    /// A probe's HEAD.
+    Head,
+    /// A probe's sample: these byte ranges.
+    Parts(Vec<(u64, u64)>),
+    /// The page.
+    Page,
 }
 
 /// What a page's analysis keeps for the probes of its counterparts (`dedup.probe_links`).
