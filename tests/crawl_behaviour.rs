@@ -423,15 +423,20 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
 /// and its links lead where the old one's do (relative to each site). Each is probed with
 /// HEAD: the page of the same length as its counterpart is not fetched (`unchanged`), the
 /// changed one is; the unchanged page's links are its counterpart's, probed in turn, so the
-/// changed page below it is found; with `probe_links` off, none is.
+/// changed page below a run of unchanged ones is found, however deep; with `probe_links` off,
+/// none is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let top = prose(50);
     let release = |notes: &str, deep: &str| {
         Site::new()
             .page("/", page("manual", &top, &["/intro", "/notes"]))
-            .page("/intro", page("intro", &prose(51), &["/intro/deep"]))
+            .page("/intro", page("intro", &prose(51), &["/intro/1"]))
             .page("/notes", page("release notes", notes, &[]))
+            // Unchanged pages deeper than `max_duplicate_chain` duplicates in a row.
+            .page("/intro/1", page("one", &prose(58), &["/intro/2"]))
+            .page("/intro/2", page("two", &prose(59), &["/intro/3"]))
+            .page("/intro/3", page("three", &prose(60), &["/intro/deep"]))
             .page("/intro/deep", page("deep", deep, &[]))
     };
     let old = serve(release(&prose(52), &prose(55))).await.unwrap();
@@ -476,9 +481,11 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     );
     assert!(new.site.head_requests().contains(&"/intro".to_string()));
     assert_eq!(intro.probed, Some(1), "its counterpart's link: {intro:?}");
+    let three = record(&records, &new.url("/intro/3"));
+    assert_eq!(three.verdict, Verdict::Unchanged, "{three:?}");
     let deep = record(&records, &new.url("/intro/deep"));
     assert_eq!(deep.verdict, Verdict::Unique, "found below: {deep:?}");
-    assert_eq!(deep.parent, Some(intro.seq));
+    assert_eq!(deep.parent, Some(three.seq));
 
     let notes = record(&records, &new.url("/notes"));
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
@@ -489,13 +496,13 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert!(probe.length.is_some() && probe.length != probe.counterpart_length);
     assert!(notes.bytes > probe.bytes, "the GET's bytes and the probe's");
     assert_eq!(new.site.hits("/notes"), 1);
-    assert_eq!(report.by_verdict["unchanged"], 1);
+    assert_eq!(report.by_verdict["unchanged"], 4);
     assert_eq!(
-        report.pages_fetched, 7,
+        report.pages_fetched, 10,
         "the probe is not a page: {report:?}"
     );
 
-    // Off (the default): the duplicate's links are dropped, probed or not.
+    // Off: the duplicate's links are dropped, probed or not.
     let heads = new.site.head_requests().len();
     let out = tempfile::tempdir().unwrap();
     config.dedup.probe_links = false;

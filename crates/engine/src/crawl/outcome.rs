@@ -238,7 +238,10 @@ impl Coordinator {
                 in_sequence: false,
                 surplus: HashSet::new(),
             };
-            let chain = u32::from(entry.duplicates) + 1;
+            // Not one more duplicate in a row: what an unchanged page leads to is bounded by
+            // its counterpart's site, crawled already (no calendar runs on through probes),
+            // so a release's deep pages are probed whatever their depth.
+            let chain = u32::from(entry.duplicates);
             let host = nearcrawl_frontier::authority(at);
             let how = links::LinkFollowing {
                 follow: &follow,
