@@ -50,23 +50,28 @@ pub fn sample_ranges(length: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// Lengths further apart than this (the shorter over the longer) say the page changed: a
-/// sample could find a shorter page's parts all inside a longer one (a release's index of
-/// fewer entries).
+/// A page shorter than this share of its counterpart is taken to have changed: a sample
+/// could find all its parts inside the longer counterpart (a release's index of fewer
+/// entries). A longer page is sampled up to [`SAMPLE_MAX_GROWTH`] times its counterpart: its
+/// parts fall in its new text as often as there is new text, which the sample sees.
 pub const SAMPLE_MIN_LENGTH_RATIO: f64 = 0.75;
+/// See [`SAMPLE_MIN_LENGTH_RATIO`].
+pub const SAMPLE_MAX_GROWTH: f64 = 2.0;
 
 /// Whether a fetched page of `length` bytes keeps its [`shingle_filter`]: whether a page
 /// could be sampled against it ([`worth_sampling`]).
 pub fn keeps_shingles(length: u64) -> bool {
-    length as f64 >= SAMPLE_MIN_LENGTH_RATIO * SAMPLE_MIN_LENGTH as f64
+    length as f64 >= SAMPLE_MIN_LENGTH as f64 / SAMPLE_MAX_GROWTH
 }
 
 /// Whether a page of `length` bytes (as declared) is sampled against a counterpart of
-/// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), and of a length near enough
-/// ([`SAMPLE_MIN_LENGTH_RATIO`]).
+/// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), not much shorter
+/// ([`SAMPLE_MIN_LENGTH_RATIO`]) nor much longer ([`SAMPLE_MAX_GROWTH`]).
 pub fn worth_sampling(length: u64, counterpart: u64) -> bool {
-    let (short, long) = (length.min(counterpart), length.max(counterpart));
-    length >= SAMPLE_MIN_LENGTH && short as f64 >= SAMPLE_MIN_LENGTH_RATIO * long as f64
+    let (length_f, counterpart_f) = (length as f64, counterpart as f64);
+    length >= SAMPLE_MIN_LENGTH
+        && length_f >= SAMPLE_MIN_LENGTH_RATIO * counterpart_f
+        && length_f <= SAMPLE_MAX_GROWTH * counterpart_f
 }
 
 /// What a sample found: parts received, those with enough text to tell, those whose text
@@ -321,12 +326,18 @@ mod tests {
             !worth_sampling(62_214, 604_477),
             "an index of fewer entries"
         );
+        assert!(
+            worth_sampling(78_326, 57_673),
+            "a page that grew by a third"
+        );
+        assert!(!worth_sampling(130_000, 60_000), "more than twice as long");
         assert!(!worth_sampling(20_000, 20_000), "small: fetched whole");
-        for counterpart in [20_000, 24_576, 40_000] {
+        // The smallest page sampled is sampled against the smallest counterpart kept.
+        for counterpart in [10_000, 16_384, 40_000] {
             assert_eq!(
-                worth_sampling(32_768, counterpart),
+                worth_sampling(SAMPLE_MIN_LENGTH, counterpart),
                 keeps_shingles(counterpart),
-                "{counterpart}: kept exactly when it could be sampled against"
+                "{counterpart}"
             );
         }
     }
