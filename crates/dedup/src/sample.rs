@@ -342,6 +342,51 @@ mod tests {
         }
     }
 
+    /// HTML of these words, each wrapped in a tag or not (`tags`, per word), one space apart.
+    fn html_of(words: &[String], tags: &[u8]) -> String {
+        words
+            .iter()
+            .zip(tags.iter().cycle())
+            .map(|(w, t)| match t % 4 {
+                0 => format!("<span class=\"n\">{w}</span> "),
+                1 => format!("<a href=\"#{w}\">{w}</a> "),
+                2 => format!("{w} &amp; "),
+                _ => format!("{w} "),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// A page sampled against itself is unchanged: wherever a part is cut, every part
+        /// with text matches (the filter answers yes for all a page's shingles).
+        #[test]
+        fn a_page_sampled_against_itself_matches_everywhere(
+            words in proptest::collection::vec("[a-z]{1,9}", 300..600),
+            tags in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..50),
+            cuts in proptest::collection::vec((0.0f64..1.0, 200usize..900), 1..6),
+        ) {
+            let html = html_of(&words, &tags);
+            let filter = shingle_filter(html.as_bytes());
+            let parts: Vec<Vec<u8>> = cuts
+                .iter()
+                .map(|&(at, len)| {
+                    let start = (at * html.len() as f64) as usize;
+                    html.as_bytes()[start..(start + len).min(html.len())].to_vec()
+                })
+                .collect();
+            let check = check_sample(&parts, &filter);
+            proptest::prop_assert_eq!(check.matched, check.informative);
+        }
+
+        /// Bytes of any kind, cut anywhere: no panic, and text without markup or references
+        /// comes out as it went in.
+        #[test]
+        fn fragments_of_anything_are_read(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), plain in "[a-z .,;]{0,80}") {
+            let _ = check_sample(&[bytes.clone()], &shingle_filter(&bytes));
+            proptest::prop_assert_eq!(fragment_text(plain.as_bytes()), plain);
+        }
+    }
+
     #[test]
     fn the_parts_are_spread_over_the_page_and_inside_it() {
         let ranges = sample_ranges(100_000);

@@ -194,6 +194,41 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// A multipart body of any bytes is read or refused, never a panic; a well-formed one
+        /// gives back its parts.
+        #[test]
+        fn multipart_bodies_are_read_or_refused(
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            parts in proptest::collection::vec(("[a-z<>\r\n-]{0,40}", 0u64..1000), 0..5),
+        ) {
+            let header = [("content-type", "multipart/byteranges; boundary=B")];
+            let _ = byte_ranges(&answer(206, &header, &noise));
+            let mut body = Vec::new();
+            for (text, start) in &parts {
+                body.extend_from_slice(
+                    format!("\r\n--B\r\nContent-Range: bytes {start}-{}/2000\r\n\r\n{text}", start + text.len() as u64)
+                        .as_bytes(),
+                );
+            }
+            body.extend_from_slice(b"\r\n--B--\r\n");
+            match byte_ranges(&answer(206, &header, &body)) {
+                Ok(read) if !parts.is_empty() => {
+                    // A part's text may hold the delimiter itself: then it is cut there.
+                    if !parts.iter().any(|(t, _)| t.contains("--B")) {
+                        let want: Vec<(u64, Vec<u8>)> = parts
+                            .iter()
+                            .map(|(t, s)| (*s, t.as_bytes().to_vec()))
+                            .collect();
+                        proptest::prop_assert_eq!(read.parts, want);
+                    }
+                }
+                Ok(_) => proptest::prop_assert!(parts.is_empty()),
+                Err(e) => proptest::prop_assert!(parts.is_empty() || parts.iter().any(|(t, _)| t.contains("--B") || t.contains("\r\n\r\n")), "{e}"),
+            }
+        }
+    }
+
     #[test]
     fn unreadable_answers_say_why() {
         assert_eq!(
