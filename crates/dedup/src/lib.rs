@@ -15,6 +15,10 @@
 //! store, or [`MemoryOriginals`]), so the stage's memory does not grow with them. [`compare`] runs the same
 //! stage on two pages and adds the pair's measurements ([`Comparison`]).
 //!
+//! A crawl asks whether a page behind a duplicate's link changed without fetching it all:
+//! [`sample_ranges`] says which parts of it to ask for, [`check_sample`] compares them with
+//! the [`shingle_filter`] of its counterpart (kept when that was fetched).
+//!
 //! ```
 //! use std::sync::Arc;
 //! use nearcrawl_dedup::{
