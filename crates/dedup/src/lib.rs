@@ -58,8 +58,9 @@ pub use crate::config::{
     ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
 };
 pub use crate::sample::{
-    FILTER_BITS_PER_SHINGLE, SAMPLE_MIN_LENGTH, SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck,
-    check_sample, fragment_text, keeps_shingles, sample_ranges, shingle_filter, worth_sampling,
+    FILTER_BITS_PER_SHINGLE, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,
+    SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text, keeps_shingles,
+    sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,

@@ -80,7 +80,7 @@ pub fn worth_sampling(length: u64, counterpart: u64) -> bool {
 pub struct SampleCheck {
     /// Parts received.
     pub parts: u8,
-    /// Parts with at least [`MIN_SHINGLES`] shingles.
+    /// Parts with enough shingles to tell (six).
     pub informative: u8,
     /// Informative parts whose shingles the counterpart mostly has.
     pub matched: u8,
@@ -98,7 +98,7 @@ impl SampleCheck {
 
 /// The shingles of a whole page (raw bytes, markup included) that a sample of another page
 /// is compared with, as a Bloom filter: [`FILTER_BITS_PER_SHINGLE`] bits per shingle (64 at
-/// least), [`FILTER_PROBES`] set by each. Empty for a page without three words.
+/// least), three set by each. Empty for a page without three words.
 pub fn shingle_filter(body: &[u8]) -> Vec<u8> {
     let units = nearcrawl_text::unit_hashes(&fragment_text(body));
     let count = units.len().saturating_sub(SHINGLE - 1);

@@ -221,9 +221,9 @@ pub enum Follow {
         /// The original links to this page: the two are steps of one sequence (days of a
         /// calendar, pages of a listing).
         in_sequence: bool,
-        /// Matched by anchor text: the [target keys](link_target) of links whose anchor text
+        /// Matched by anchor text: the target keys (where they lead) of links whose anchor text
         /// leads to more places here than on the original, those beyond the original's count
-        /// ([`anchor_surplus`]).
+        /// (computed by `anchor_surplus`).
         surplus: HashSet<u64>,
     },
 }
@@ -455,8 +455,8 @@ fn anchor_surplus(
 }
 
 /// The keys a duplicate's links are compared with: the three [keys](Follow::follows) of every
-/// link of `page` (at `url`), how many places each anchor text leads to ([`rank_key`]), and
-/// the page's own place, sorted and deduplicated.
+/// link of `page` (at `url`), how many places each anchor text leads to (a key per text and
+/// place), and the page's own place, sorted and deduplicated.
 pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
     let triples: Vec<[u64; 3]> = links
         .iter()
