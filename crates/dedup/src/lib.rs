@@ -63,8 +63,8 @@ pub use crate::sample::{
     sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
-    Admission, DedupStage, Follow, IndexedSentences, Judgement, LinkMatch, MemoryOriginals,
-    Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys, link_keys, same_site,
-    stage_sentence_config, stage_sentence_cutoff, stage_template_config,
+    Admission, DedupStage, Follow, Followed, IndexedSentences, Judgement, LinkMatch,
+    MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys,
+    link_keys, same_site, stage_sentence_config, stage_sentence_cutoff, stage_template_config,
 };
 pub use crate::timing::{Lap, Stage, StageTimes};

@@ -210,7 +210,8 @@ pub enum Original {
 pub enum Follow {
     /// All (unique pages, the `--no-dedup` baseline, `duplicate_outlinks = "keep"`).
     All,
-    /// None (duplicates with `"skip"`, or copies of a shared-index page).
+    /// None (duplicates with `"skip"`, copies of a shared-index page, and a page a probe found
+    /// unchanged, whose links are its counterpart's).
     None,
     /// Those that lead somewhere new (duplicates, `"new"`): see [`Follow::follows`].
     NewLinks {
@@ -261,9 +262,18 @@ impl Follow {
     /// `saddr` leads to three operand pages in `AMDGPUAsmGFX1030.html`, to two in the
     /// `AMDGPUAsmGFX10.html` it copies: the least used of the three is followed).
     pub fn follows(&self, page: &Url, target: &Url, anchor: &str) -> bool {
+        self.followed(page, target, anchor) != Followed::No
+    }
+
+    /// [`Follow::follows`], saying why a followed link is: [`Followed::Surplus`] when only for
+    /// leading beyond the original's count of places for its anchor text (the crawl then asks
+    /// whether its counterpart on the original's site was crawled already: a copy across
+    /// sites judged against another page of its original's site).
+    pub fn followed(&self, page: &Url, target: &Url, anchor: &str) -> Followed {
+        let new = |yes: bool| if yes { Followed::New } else { Followed::No };
         match self {
-            Follow::All => true,
-            Follow::None => false,
+            Follow::All => Followed::New,
+            Follow::None => Followed::No,
             Follow::NewLinks {
                 known,
                 by,
@@ -273,38 +283,29 @@ impl Follow {
                 let [exact, masked, text] = link_key_triple(page, target, anchor);
                 match by {
                     LinkMatch::Target => {
-                        !(known.contains(&exact) || *in_sequence && known.contains(&masked))
+                        new(!(known.contains(&exact) || *in_sequence && known.contains(&masked)))
                     }
-                    LinkMatch::Anchor => {
-                        !anchor.trim().is_empty()
-                            && (!known.contains(&text) && !known.contains(&masked)
-                                || surplus.contains(&exact))
+                    LinkMatch::Anchor if anchor.trim().is_empty() => Followed::No,
+                    LinkMatch::Anchor if !known.contains(&text) && !known.contains(&masked) => {
+                        Followed::New
                     }
+                    LinkMatch::Anchor if surplus.contains(&exact) => Followed::Surplus,
+                    LinkMatch::Anchor => Followed::No,
                 }
             }
         }
     }
 }
 
-impl Follow {
-    /// Whether [`Follow::follows`] follows this link only for leading beyond the original's
-    /// count of places for its anchor text ([`Follow::NewLinks`]'s `surplus`): the crawl then
-    /// asks whether its counterpart on the original's site was crawled already (a copy across
-    /// sites judged against another page of its original's site).
-    pub fn by_surplus(&self, page: &Url, target: &Url, anchor: &str) -> bool {
-        match self {
-            Follow::NewLinks {
-                known,
-                by: LinkMatch::Anchor,
-                surplus,
-                ..
-            } if !surplus.is_empty() => {
-                let [exact, masked, text] = link_key_triple(page, target, anchor);
-                surplus.contains(&exact) && (known.contains(&text) || known.contains(&masked))
-            }
-            _ => false,
-        }
-    }
+/// Whether a link is followed, and why ([`Follow::followed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Followed {
+    /// Not followed.
+    No,
+    /// It leads somewhere new (or every link is followed).
+    New,
+    /// Only for leading beyond the original's count of places for its anchor text.
+    Surplus,
 }
 
 /// Whether two URLs are on one site: same scheme, host and port.
@@ -354,6 +355,14 @@ fn link_key_triple(page: &Url, target: &Url, anchor: &str) -> [u64; 3] {
     ]
 }
 
+/// The [keys](link_key_triple) of each of the links of the page at `page`, in their order.
+fn link_triples(page: &Url, links: &[nearcrawl_extract::Link]) -> Vec<[u64; 3]> {
+    links
+        .iter()
+        .map(|l| link_key_triple(page, &l.url, &l.text))
+        .collect()
+}
+
 /// The first of a link's keys: where it leads ([`link_target`]).
 fn target_key_of(target: &str) -> u64 {
     let mut key = String::with_capacity(2 + target.len());
@@ -364,10 +373,18 @@ fn target_key_of(target: &str) -> u64 {
 
 /// How `links` (of a duplicate at `page`) match an original's `known` link keys: by target,
 /// unless most of the links whose anchor text the original has lead elsewhere than its.
-fn link_match(page: &Url, links: &[nearcrawl_extract::Link], known: &HashSet<u64>) -> LinkMatch {
+/// `triples`: the links' [keys](link_key_triple), in their order.
+fn link_match(
+    links: &[nearcrawl_extract::Link],
+    triples: &[[u64; 3]],
+    known: &HashSet<u64>,
+) -> LinkMatch {
     let (mut aligned, mut same) = (0usize, 0usize);
-    for link in links.iter().filter(|l| !l.text.trim().is_empty()) {
-        let [exact, _, text] = link_key_triple(page, &link.url, &link.text);
+    for (_, &[exact, _, text]) in links
+        .iter()
+        .zip(triples)
+        .filter(|(l, _)| !l.text.trim().is_empty())
+    {
         if known.contains(&text) {
             aligned += 1;
             same += usize::from(known.contains(&exact));
@@ -427,21 +444,17 @@ fn rank_key(anchor: u64, rank: usize) -> u64 {
     nearcrawl_fingerprint::feature_hash(&key)
 }
 
-/// The target keys of a duplicate's links (at `page`) whose anchor text leads to more places
-/// than on the original (with link keys `known`): its places beyond the original's count, the
-/// least linked. (An original stored without these keys leads nowhere by any text: all of a
+/// The target keys of a duplicate's links (`triples`: their keys) whose anchor text leads to
+/// more places than on the original (with link keys `known`): its places beyond the
+/// original's count, the least linked. (An original stored without these keys leads nowhere by any text: all of a
 /// text's places are then new, which follows more, never less.)
 fn anchor_surplus(
-    page: &Url,
     links: &[nearcrawl_extract::Link],
+    triples: &[[u64; 3]],
     known: &HashSet<u64>,
 ) -> HashSet<u64> {
-    let triples: Vec<[u64; 3]> = links
-        .iter()
-        .map(|l| link_key_triple(page, &l.url, &l.text))
-        .collect();
     let mut surplus = HashSet::new();
-    for (anchor, places) in anchor_targets(links, &triples) {
+    for (anchor, places) in anchor_targets(links, triples) {
         if !known.contains(&anchor) {
             // A text the original does not have: new by the text itself.
             continue;
@@ -458,10 +471,7 @@ fn anchor_surplus(
 /// link of `page` (at `url`), how many places each anchor text leads to (a key per text and
 /// place), and the page's own place, sorted and deduplicated.
 pub fn link_keys(url: &Url, links: &[nearcrawl_extract::Link]) -> Vec<u64> {
-    let triples: Vec<[u64; 3]> = links
-        .iter()
-        .map(|l| link_key_triple(url, &l.url, &l.text))
-        .collect();
+    let triples = link_triples(url, links);
     let ranks = anchor_targets(links, &triples)
         .into_iter()
         .flat_map(|(anchor, places)| (1..=places.len()).map(move |rank| rank_key(anchor, rank)));
@@ -674,11 +684,10 @@ impl DedupStage {
                         .collect();
                     let (by, in_sequence, surplus) = match &analysis.facts {
                         Some(facts) => {
-                            let by = link_match(&facts.base, &facts.links, &known);
+                            let triples = link_triples(&facts.base, &facts.links);
+                            let by = link_match(&facts.links, &triples, &known);
                             let surplus = match by {
-                                LinkMatch::Anchor => {
-                                    anchor_surplus(&facts.base, &facts.links, &known)
-                                }
+                                LinkMatch::Anchor => anchor_surplus(&facts.links, &triples, &known),
                                 LinkMatch::Target => HashSet::new(),
                             };
                             (by, in_sequence(&facts.base, &known), surplus)

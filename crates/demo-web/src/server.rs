@@ -291,53 +291,64 @@ async fn answer(
         .filter(|_| reply.status == 200 && req.method() == hyper::Method::GET)
         .and_then(|v| ranges(v, reply.body.len() as u64));
     let mut response = Response::builder();
-    let mut content_type = None;
+    let Some(ranges) = range else {
+        for (name, value) in &reply.headers {
+            response = response.header(name, value);
+        }
+        return response
+            .status(reply.status)
+            .body(Full::new(Bytes::from(reply.body)))
+            .map_err(std::io::Error::other);
+    };
+    let content_type = reply
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+        .map_or("text/html", |(_, value)| value.as_str());
+    let (headers, body) = partial(&reply.body, &ranges, content_type);
+    // The reply's own headers but its length (and, for several parts, its type).
     for (name, value) in &reply.headers {
-        if range.is_some() && name.eq_ignore_ascii_case("content-type") {
-            content_type = Some(value.clone());
-            if range.as_ref().is_some_and(|r| r.len() > 1) {
-                continue;
-            }
+        let replaced = name.eq_ignore_ascii_case("content-length")
+            || headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(name));
+        if !replaced {
+            response = response.header(name, value);
         }
-        if range.is_some() && name.eq_ignore_ascii_case("content-length") {
-            continue;
-        }
+    }
+    for (name, value) in headers {
         response = response.header(name, value);
     }
-    let (status, body) = match range {
-        None => (reply.status, reply.body),
-        Some(ranges) => {
-            let total = reply.body.len();
-            let part = |&(a, b): &(u64, u64)| &reply.body[a as usize..=b as usize];
-            if let [only] = ranges.as_slice() {
-                let value = format!("bytes {}-{}/{total}", only.0, only.1);
-                response = response.header("content-range", value);
-                (206, part(only).to_vec())
-            } else {
-                const BOUNDARY: &str = "nearcrawl-demo-ranges";
-                let kind = content_type.unwrap_or_else(|| "text/html".into());
-                let mut body = Vec::new();
-                for range in &ranges {
-                    body.extend_from_slice(
-                        format!(
-                            "\r\n--{BOUNDARY}\r\ncontent-type: {kind}\r\ncontent-range: bytes {}-{}/{total}\r\n\r\n",
-                            range.0, range.1
-                        )
-                        .as_bytes(),
-                    );
-                    body.extend_from_slice(part(range));
-                }
-                body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-                let value = format!("multipart/byteranges; boundary={BOUNDARY}");
-                response = response.header("content-type", value);
-                (206, body)
-            }
-        }
-    };
     response
-        .status(status)
+        .status(206)
         .body(Full::new(Bytes::from(body)))
         .map_err(std::io::Error::other)
+}
+
+/// A `206` answer's headers and body for these ranges of `body` (of type `content_type`): one
+/// range as it is, several as `multipart/byteranges`.
+fn partial(
+    body: &[u8],
+    ranges: &[(u64, u64)],
+    content_type: &str,
+) -> (Vec<(&'static str, String)>, Vec<u8>) {
+    let total = body.len();
+    let part = |&(a, b): &(u64, u64)| &body[a as usize..=b as usize];
+    if let [only] = ranges {
+        let value = format!("bytes {}-{}/{total}", only.0, only.1);
+        return (vec![("content-range", value)], part(only).to_vec());
+    }
+    const BOUNDARY: &str = "nearcrawl-demo-ranges";
+    let mut out = Vec::new();
+    for range in ranges {
+        let head = format!(
+            "\r\n--{BOUNDARY}\r\ncontent-type: {content_type}\r\ncontent-range: bytes {}-{}/{total}\r\n\r\n",
+            range.0, range.1
+        );
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(part(range));
+    }
+    out.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    let kind = format!("multipart/byteranges; boundary={BOUNDARY}");
+    (vec![("content-type", kind)], out)
 }
 
 /// The inclusive byte ranges of a `Range: bytes=a-b,c-d` header within a body of `length`

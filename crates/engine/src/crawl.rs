@@ -11,8 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use nearcrawl_dedup::{
-    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Originals, PageAnalysis, PageAnalyzer,
-    Stage,
+    Analyzer, AnalyzerConfig, DedupStage, Extracted, Follow, Followed, Originals, PageAnalysis,
+    PageAnalyzer, Stage,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{FailureKind, Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};

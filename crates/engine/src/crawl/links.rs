@@ -353,13 +353,11 @@ impl Coordinator {
             if link_nofollow && !follow_nofollow {
                 continue;
             }
-            let mut follows = how
-                .base
-                .is_none_or(|base| how.follow.follows(base, &link, &anchor));
-            let by_surplus = follows
-                && how
-                    .base
-                    .is_some_and(|base| how.follow.by_surplus(base, &link, &anchor));
+            let followed = match how.base {
+                Some(base) => how.follow.followed(base, &link, &anchor),
+                None => Followed::New,
+            };
+            let mut follows = followed != Followed::No;
             let Ok(url) = CanonicalUrl::from_url(link) else {
                 continue;
             };
@@ -372,7 +370,7 @@ impl Coordinator {
             // than the original's: not when its counterpart there was crawled (a release's
             // copy judged against another page of the previous release), which then goes the
             // way of any matched link (hub, probe, park).
-            if by_surplus
+            if followed == Followed::Surplus
                 && let (Some(base), Some(original)) = (how.base, &how.original)
                 && !nearcrawl_dedup::same_site(base, original)
                 && let Some(counterpart) = self.counterpart(base, original, url.as_url())

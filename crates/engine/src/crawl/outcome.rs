@@ -231,13 +231,9 @@ impl Coordinator {
                     context: String::new(),
                 })
                 .collect();
-            // Every link leads where the counterpart's do: none is new.
-            let follow = Follow::NewLinks {
-                known: nearcrawl_dedup::link_keys(at, &links).into_iter().collect(),
-                by: nearcrawl_dedup::LinkMatch::Target,
-                in_sequence: false,
-                surplus: HashSet::new(),
-            };
+            // Every link leads where the counterpart's do: none is new, each goes the way of
+            // a duplicate's link to where its original's leads.
+            let follow = Follow::None;
             // Not one more duplicate in a row: what an unchanged page leads to is bounded by
             // its counterpart's site, crawled already (no calendar runs on through probes),
             // so a release's deep pages are probed whatever their depth.
