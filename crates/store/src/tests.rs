@@ -363,3 +363,27 @@ fn a_declared_length_reads_back_with_or_without_its_shingles_and_links() {
     assert_eq!(Declared::decode(&cut), None, "a link cut short");
     assert_eq!(Declared::decode(&cut[..13]), None, "a filter cut short");
 }
+
+#[test]
+fn a_journal_written_compressed_by_older_versions_is_recovered() {
+    // Before 2026-11-26 the store's journal held large values LZ4-compressed (fjall's
+    // default); a job started then and resumed now must read them back.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "a sentence of the page's own text, long enough to be compressed. ".repeat(100);
+    {
+        let db = fjall::Database::builder(dir.path())
+            .journal_compression(fjall::CompressionType::Lz4)
+            .open()
+            .unwrap();
+        let texts = db
+            .keyspace("texts", fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        texts.insert(7u64.to_be_bytes(), text.as_bytes()).unwrap();
+        // Dropped unflushed: the value lives in the journal only.
+    }
+    let store = FjallStore::open(dir.path()).unwrap();
+    assert_eq!(
+        store.unique_text(7).unwrap().as_deref(),
+        Some(text.as_str())
+    );
+}
