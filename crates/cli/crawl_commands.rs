@@ -281,10 +281,7 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
+    nearcrawl_engine::runtime().context("cannot start the async runtime")
 }
 
 /// Runs a job with logs, a progress bar on a terminal, Ctrl-C and metrics.

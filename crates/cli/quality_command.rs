@@ -307,8 +307,6 @@ fn prepare(
         None => std::env::temp_dir().join(format!("nearcrawl-{what}-{}", std::process::id())),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = nearcrawl_engine::runtime()?;
     Ok((out, runtime))
 }
