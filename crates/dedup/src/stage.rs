@@ -879,8 +879,7 @@ impl DedupStage {
         let Some(other) = self.original_units(seq, originals)? else {
             return Ok(Some(fallback));
         };
-        let verification = self.verifier.verify(units, &other);
-        Ok(verification.similar.then_some(verification.resemblance))
+        Ok(self.verifier.similarity(units, &other))
     }
 
     /// The verification units of kept page `seq`, computed from its text once and cached.

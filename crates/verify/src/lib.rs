@@ -42,6 +42,6 @@ pub use crate::sentences::{
     CandidateIndex, FrequencyCutoff, SentenceConfig, SentencePosting, SiteHash, rank_candidates,
     sentence_fingerprints, sentence_key, sentences,
 };
-pub use crate::skeleton::{WindowSet, skeleton, window_hashes};
+pub use crate::skeleton::{WindowSet, skeleton, skeleton_len, window_hashes, window_hashes_into};
 pub use crate::trustable::trustable_region;
 pub use crate::verify::{Verification, Verifier, VerifyConfig, verify};

@@ -2,7 +2,7 @@
 //! passes for moved paragraphs, and the resemble and contain rates.
 
 use crate::lcs::Lcs;
-use crate::skeleton::{WindowSet, skeleton, window_hashes};
+use crate::skeleton::{WindowSet, skeleton, skeleton_len, window_hashes, window_hashes_into};
 use crate::trustable::trustable_region;
 
 /// Thresholds and sizes of the verification.
@@ -89,6 +89,10 @@ pub struct Verifier {
     matched: Vec<bool>,
     partner: Vec<usize>,
     used_b: Vec<bool>,
+    /// [`Verifier::similarity`]'s bound: the windows of A and the set of B's.
+    windows_a: Vec<u64>,
+    windows_b: Vec<u64>,
+    set_b: WindowSet,
 }
 
 impl Verifier {
@@ -98,6 +102,33 @@ impl Verifier {
             config,
             ..Verifier::default()
         }
+    }
+
+    /// [`Verifier::verify`]'s verdict alone: the resemble rate when `a` and `b` are similar.
+    /// Most pairs a crawl verifies are not, and the first pass's skeleton bound rejects them;
+    /// here the bound is taken from A's skeleton alone (the LCS is no longer than either
+    /// skeleton), counted without listing it, so B's window set and skeleton are never built
+    /// for a rejected pair.
+    pub fn similarity(&mut self, a: &[u64], b: &[u64]) -> Option<f64> {
+        let (len_a, len_b) = (a.len(), b.len());
+        if len_a == 0 || len_b == 0 {
+            return None;
+        }
+        let config = self.config;
+        let window = config.window.max(1).min(len_a).min(len_b);
+        window_hashes_into(a, window, &mut self.windows_a);
+        window_hashes_into(b, window, &mut self.windows_b);
+        self.set_b.rebuild(&self.windows_b);
+        let t = skeleton_len(&self.windows_a, window, &self.set_b);
+        let (r, c) = (
+            t as f64 / (len_a + len_b - t) as f64,
+            t as f64 / len_a.min(len_b) as f64,
+        );
+        if r < config.min_resemblance && c < config.min_containment {
+            return None;
+        }
+        let verification = self.verify(a, b);
+        verification.similar.then_some(verification.resemblance)
     }
 
     /// Verifies documents `a` and `b`, given as sequences of unit hashes.
@@ -334,5 +365,43 @@ mod tests {
         assert!(!v.similar && v.trustable == 0);
         let v = verify(&[1], &[1], &VerifyConfig::default());
         assert!(v.similar, "{v:?}");
+    }
+
+    proptest::proptest! {
+        /// The fast verdict is the full verification's, on pairs from unrelated to copied
+        /// with edits and moved paragraphs, at thresholds from lax to strict.
+        #[test]
+        fn similarity_is_the_verifications_verdict(
+            seed in 0u64..1_000_000,
+            size_a in 0usize..400,
+            size_b in 0usize..400,
+            shared in 0usize..400,
+            edits in 1usize..20,
+            vocabulary in 2u64..3000,
+            min_resemblance in 0.05f64..0.9,
+            min_containment in 0.3f64..1.0,
+        ) {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let common: Vec<u64> = (0..shared).map(|_| rng.random_range(0..vocabulary)).collect();
+            let mut a: Vec<u64> = (0..size_a).map(|_| rng.random_range(0..vocabulary)).collect();
+            let mut b: Vec<u64> = (0..size_b).map(|_| rng.random_range(0..vocabulary)).collect();
+            let at = rng.random_range(0..=a.len());
+            a.splice(at..at, common.iter().copied());
+            let mut edited = common.clone();
+            for i in (0..edited.len()).step_by(edits) {
+                edited[i] = rng.random_range(0..vocabulary);
+            }
+            let half = edited.len() / 2;
+            edited.rotate_left(half);
+            let at = rng.random_range(0..=b.len());
+            b.splice(at..at, edited);
+            let config = VerifyConfig { min_resemblance, min_containment, ..VerifyConfig::default() };
+            let mut verifier = Verifier::new(config);
+            let full = verify(&a, &b, &config);
+            proptest::prop_assert_eq!(
+                verifier.similarity(&a, &b),
+                full.similar.then_some(full.resemblance)
+            );
+        }
     }
 }
