@@ -79,4 +79,5 @@ pub use crate::brute::{BruteForceIndex, near_pairs_brute_force};
 pub use crate::compress::{CompressedTables, CompressionStats};
 pub use crate::error::IndexError;
 pub use crate::index::{HammingIndex, Match, QueryStats};
+pub use crate::memory::zeroed_huge_words;
 pub use crate::params::{IndexParams, Level};

@@ -25,6 +25,18 @@ pub(crate) fn huge_filled<T: Clone>(len: usize, value: T) -> Vec<T> {
     vec
 }
 
+/// `len` zero words, their memory advised for huge pages and left untouched: the system
+/// hands it out as it is first written, a 2 MiB page at a time where it can instead of a
+/// 4 KiB one, so a large bitmap whose bits are set at random costs a few hundred page faults
+/// instead of one per 4 KiB (used by the crawl's filter of stored sentence keys).
+pub fn zeroed_huge_words(len: usize) -> Vec<u64> {
+    // Zeroed by the allocator (fresh pages from the system for a large allocation), not
+    // written here.
+    let vec = vec![0u64; len];
+    advise_huge_pages(vec.as_ptr().cast::<u8>(), len * size_of::<u64>());
+    vec
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages(start: *const u8, bytes: usize) {
     if bytes < HUGE_PAGE {
@@ -43,3 +55,17 @@ fn advise_huge_pages(start: *const u8, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_start: *const u8, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn zeroed_huge_words_are_zero_and_writable() {
+        // 8 MiB: whole 2 MiB pages inside, advised.
+        let mut words = super::zeroed_huge_words(1 << 20);
+        assert_eq!(words.len(), 1 << 20);
+        assert!(words.iter().all(|&w| w == 0));
+        words[(1 << 20) - 1] = 7;
+        words[12345] |= 1 << 9;
+        assert_eq!(words.iter().filter(|&&w| w != 0).count(), 2);
+    }
+}
