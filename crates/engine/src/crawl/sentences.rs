@@ -2,8 +2,9 @@
 //! page's sentence candidates, updated when a unique page is kept. The store holds them all;
 //! memory holds a bounded part: the postings changed since they were last written (written
 //! together every [`FLUSH_POSTINGS`] postings, in the commit of the page that fills the
-//! batch, or when the crawl stops) and a fixed-size filter of the keys the store has, so a
-//! fingerprint no page had before (most of a new page's) costs no store read.
+//! batch, or when the crawl stops) and a filter of the keys the store has (one bit each,
+//! grown with them up to 32 MiB), so a fingerprint no page had before (most of a new page's)
+//! costs no store read.
 //!
 //! A killed crawl loses the postings not yet written; the store's `sentences_through` counter
 //! says which kept pages are in, and the next run indexes the others again from their stored
@@ -27,38 +28,88 @@ const SENTENCES_THROUGH: &str = "sentences_through";
 /// Changed postings held before they are written in one batch (about 100 bytes each).
 const FLUSH_POSTINGS: usize = 1 << 16;
 
-/// Bits of the key filter: 2^28 (32 MiB, taken from the system as bits are set). Past about
-/// 30 million keys (a million pages) it answers "maybe" for a growing share of new keys,
-/// which then cost a store read: slower, never wrong.
+/// Bits of the key filter at most: 2^28 (32 MiB). Past about 16 million keys (half a
+/// million pages) it answers "maybe" for a growing share of new keys, which then cost a
+/// store read: slower, never wrong.
 const FILTER_BITS: u32 = 28;
+
+/// Bits of the key filter at first: 2^22 (512 KiB). It grows four times over whenever more
+/// than one bit in [`FILTER_LOAD`] is set, rebuilt from the store's keys: a short crawl does
+/// not clear 32 MiB of memory it never uses (zeroing it cost 8 % of the CPU of a crawl of
+/// the PostgreSQL manual's 1,169 pages).
+const INITIAL_FILTER_BITS: u32 = 22;
+
+/// The filter grows when more than one bit in this many is set (a new key is then taken
+/// for a stored one, and read, at most once in this many).
+const FILTER_LOAD: u64 = 16;
 
 /// Keys that may have a posting in the store: one bit each, by the key's top bits (keys are
 /// hashes already). No false negatives.
-struct KeyFilter(Vec<u64>);
+struct KeyFilter {
+    words: Vec<u64>,
+    bits: u32,
+    /// Bits set.
+    set: u64,
+}
 
 impl KeyFilter {
-    fn new() -> KeyFilter {
-        // Zeroed memory the system hands out as it is first written, in 2 MiB pages where it
-        // can: bits set at random touched a new 4 KiB page for most of a short crawl's keys,
-        // 8 % of the CPU of a crawl of the PostgreSQL manual in page faults.
-        KeyFilter(nearcrawl_hamming_index::zeroed_huge_words(
-            1 << (FILTER_BITS - 6),
-        ))
+    /// An empty filter of `2^bits` bits.
+    fn with_bits(bits: u32) -> KeyFilter {
+        let bits = bits.clamp(6, FILTER_BITS);
+        KeyFilter {
+            // Zeroed memory the system hands out as it is first written, in 2 MiB pages
+            // where it can.
+            words: nearcrawl_hamming_index::zeroed_huge_words(1 << (bits - 6)),
+            bits,
+            set: 0,
+        }
     }
 
-    fn bit(key: u64) -> (usize, u64) {
-        let bit = key >> (64 - FILTER_BITS);
+    /// An empty filter large enough for `keys` keys, at least `2^bits` bits.
+    fn for_keys(keys: u64, bits: u32) -> KeyFilter {
+        let mut bits = bits;
+        while bits < FILTER_BITS && keys > (1u64 << bits) / FILTER_LOAD {
+            bits += 2;
+        }
+        KeyFilter::with_bits(bits)
+    }
+
+    fn bit(&self, key: u64) -> (usize, u64) {
+        let bit = key >> (64 - self.bits);
         ((bit >> 6) as usize, 1 << (bit & 63))
     }
 
     fn insert(&mut self, key: u64) {
-        let (word, mask) = KeyFilter::bit(key);
-        self.0[word] |= mask;
+        let (word, mask) = self.bit(key);
+        if self.words[word] & mask == 0 {
+            self.words[word] |= mask;
+            self.set += 1;
+        }
     }
 
     fn may_contain(&self, key: u64) -> bool {
-        let (word, mask) = KeyFilter::bit(key);
-        self.0[word] & mask != 0
+        let (word, mask) = self.bit(key);
+        self.words[word] & mask != 0
+    }
+
+    /// Whether it should grow: too many bits set, and room to grow.
+    fn crowded(&self) -> bool {
+        self.bits < FILTER_BITS && self.set > (1u64 << self.bits) / FILTER_LOAD
+    }
+
+    /// A filter of the store's keys and `held` (keys not written yet), sized for them and at
+    /// least `2^bits` bits.
+    fn of(
+        store: &dyn CrawlStore,
+        held: impl Iterator<Item = u64> + Clone,
+        bits: u32,
+    ) -> Result<KeyFilter, StoreError> {
+        let mut keys = held.clone().count() as u64;
+        store.for_each_sentence_key(&mut |_| keys += 1)?;
+        let mut filter = KeyFilter::for_keys(keys, bits);
+        store.for_each_sentence_key(&mut |key| filter.insert(key))?;
+        held.for_each(|key| filter.insert(key));
+        Ok(filter)
     }
 }
 
@@ -105,11 +156,14 @@ fn stored(store: &dyn CrawlStore, key: u64) -> Result<Option<SentencePosting>, S
 impl SentencePostings {
     /// The postings of `store`: its keys go into the filter.
     pub(super) fn open(store: &dyn CrawlStore) -> Result<SentencePostings, EngineError> {
-        let mut written = KeyFilter::new();
-        store.for_each_sentence_key(&mut |key| written.insert(key))?;
+        SentencePostings::open_with(store, INITIAL_FILTER_BITS)
+    }
+
+    /// [`SentencePostings::open`] with a key filter of at least `2^bits` bits at first.
+    fn open_with(store: &dyn CrawlStore, bits: u32) -> Result<SentencePostings, EngineError> {
         Ok(SentencePostings {
             dirty: FxHashMap::default(),
-            written,
+            written: KeyFilter::of(store, std::iter::empty(), bits)?,
         })
     }
 
@@ -164,6 +218,11 @@ impl SentencePostings {
             };
             posting.add(seq, site, &cutoff);
             self.written.insert(key);
+        }
+        if self.written.crowded() {
+            // Four times the bits, from the store's keys and those held.
+            let bits = self.written.bits + 2;
+            self.written = KeyFilter::of(store, self.dirty.keys().copied(), bits)?;
         }
         Ok(())
     }
@@ -256,6 +315,49 @@ mod tests {
     use nearcrawl_verify::CandidateIndex;
 
     use super::*;
+
+    /// A key filter started small grows as pages are kept, rebuilt from the store's keys and
+    /// the held ones, and never loses one: the candidates stay the in-memory index's.
+    #[test]
+    fn a_growing_key_filter_loses_no_key() {
+        let store = MemoryStore::default();
+        let mut postings = SentencePostings::open_with(&store, 6).unwrap();
+        let mut index = CandidateIndex::new(stage_sentence_cutoff());
+        // Fingerprints spread over the whole key space (the filter takes a key's top bits),
+        // a fifth of them shared by several pages.
+        let fingerprint = |n: u64| u128::from(n.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut queries = Vec::new();
+        for seq in 1..=400u64 {
+            let fingerprints: Vec<u128> = (0..6)
+                .map(|i| match i {
+                    0 => fingerprint(seq % 50),
+                    _ => fingerprint(1000 + seq * 6 + i),
+                })
+                .collect();
+            let site = format!("s{}.test", seq % 3);
+            let read = ReadPostings::default();
+            postings.candidates(&store, &read, &fingerprints).unwrap();
+            let indexed = IndexedSentences {
+                site: site.clone(),
+                fingerprints: fingerprints.clone(),
+            };
+            postings.keep(&store, read, seq, &indexed).unwrap();
+            index.insert(seq, &site, &fingerprints);
+            if seq % 37 == 0 {
+                let mut commit = Commit::default();
+                postings.write_into(&mut commit, seq + 1);
+                store.commit(commit).unwrap();
+            }
+            queries.push(fingerprints);
+        }
+        assert!(postings.written.bits > 6, "the filter grew");
+        for query in &queries {
+            let found = postings
+                .candidates(&store, &ReadPostings::default(), query)
+                .unwrap();
+            assert_eq!(found, index.candidates(query), "{query:?}");
+        }
+    }
 
     /// Pages kept one at a time, their postings held, written out in batches and read back,
     /// give the candidates an in-memory index gives, before and after a write and on a store
@@ -382,12 +484,16 @@ mod tests {
 
     #[test]
     fn the_key_filter_has_no_false_negatives() {
-        let mut filter = KeyFilter::new();
+        let mut filter = KeyFilter::with_bits(FILTER_BITS);
         let keys: Vec<u64> = (0..10_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
         keys.iter().for_each(|&k| filter.insert(k));
         assert!(keys.iter().all(|&k| filter.may_contain(k)));
+        assert_eq!(
+            filter.set, 10_000,
+            "one bit each (no two of these share one)"
+        );
         let others = (10_000..20_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .filter(|&k| filter.may_contain(k))
