@@ -176,26 +176,24 @@ pub fn fragment_text(bytes: &[u8]) -> String {
     };
     let mut out = String::with_capacity(html.len());
     let mut rest = &html[start..];
-    while let Some(c) = rest.chars().next() {
-        match c {
-            '<' => {
-                out.push(' ');
-                match rest.find('>') {
-                    Some(end) => rest = &rest[end + 1..],
-                    None => break,
-                }
+    // Text copied a run at a time up to the next `<` or `&` (ASCII: never inside a longer
+    // UTF-8 character).
+    while let Some(at) = memchr::memchr2(b'<', b'&', rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if rest.starts_with('<') {
+            out.push(' ');
+            match rest.find('>') {
+                Some(end) => rest = &rest[end + 1..],
+                None => return out,
             }
-            '&' => {
-                let (decoded, used) = reference(rest);
-                out.push_str(decoded.as_deref().unwrap_or(" "));
-                rest = &rest[used..];
-            }
-            _ => {
-                out.push(c);
-                rest = &rest[c.len_utf8()..];
-            }
+        } else {
+            let (decoded, used) = reference(rest);
+            out.push_str(decoded.as_deref().unwrap_or(" "));
+            rest = &rest[used..];
         }
     }
+    out.push_str(rest);
     out
 }
 
@@ -227,6 +225,40 @@ fn reference(text: &str) -> (Option<String>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`fragment_text`] a character at a time, as first written: the reference its runs
+    /// are checked against.
+    fn fragment_text_by_char(bytes: &[u8]) -> String {
+        let html = String::from_utf8_lossy(bytes);
+        let start = match (html.find('<'), html.find('>')) {
+            (Some(lt), Some(gt)) if gt < lt => gt + 1,
+            (None, Some(gt)) => gt + 1,
+            _ => 0,
+        };
+        let mut out = String::new();
+        let mut rest = &html[start..];
+        while let Some(c) = rest.chars().next() {
+            match c {
+                '<' => {
+                    out.push(' ');
+                    match rest.find('>') {
+                        Some(end) => rest = &rest[end + 1..],
+                        None => break,
+                    }
+                }
+                '&' => {
+                    let (decoded, used) = reference(rest);
+                    out.push_str(decoded.as_deref().unwrap_or(" "));
+                    rest = &rest[used..];
+                }
+                _ => {
+                    out.push(c);
+                    rest = &rest[c.len_utf8()..];
+                }
+            }
+        }
+        out
+    }
 
     /// Words all different, `n` of them from `from`.
     fn text(from: usize, n: usize) -> String {
@@ -384,6 +416,35 @@ mod tests {
         fn fragments_of_anything_are_read(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), plain in "[a-z .,;]{0,80}") {
             let _ = check_sample(std::slice::from_ref(&bytes), &shingle_filter(&bytes));
             proptest::prop_assert_eq!(fragment_text(plain.as_bytes()), plain);
+        }
+
+        /// The runs copied at once give the text read a character at a time, on markup,
+        /// references (known, numeric, bogus, cut) and multi-byte characters cut anywhere.
+        #[test]
+        fn fragment_text_reads_as_a_character_at_a_time(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just("<p class=\"a\">".to_string()),
+                    proptest::prelude::Just("</span>".to_string()),
+                    proptest::prelude::Just("&amp;".to_string()),
+                    proptest::prelude::Just("&#8217;".to_string()),
+                    proptest::prelude::Just("&#x41;".to_string()),
+                    proptest::prelude::Just("&bogus;".to_string()),
+                    proptest::prelude::Just("& ".to_string()),
+                    proptest::prelude::Just("<".to_string()),
+                    proptest::prelude::Just(">".to_string()),
+                    "[a-zé中 .;]{0,12}",
+                ],
+                0..40,
+            ),
+            cut_start in 0usize..8,
+            cut_end in 0usize..8,
+        ) {
+            let html = pieces.concat();
+            let bytes = html.as_bytes();
+            let end = bytes.len().saturating_sub(cut_end).max(cut_start.min(bytes.len()));
+            let cut = &bytes[cut_start.min(bytes.len())..end];
+            proptest::prop_assert_eq!(fragment_text(cut), fragment_text_by_char(cut));
         }
     }
 
