@@ -67,4 +67,4 @@ pub use crate::stage::{
     MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys,
     link_keys, same_site, stage_sentence_config, stage_sentence_cutoff, stage_template_config,
 };
-pub use crate::timing::{Lap, Stage, StageTimes};
+pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};

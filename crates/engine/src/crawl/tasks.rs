@@ -117,6 +117,7 @@ impl Coordinator {
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
+                        let preparing_cpu = nearcrawl_dedup::thread_cpu_time();
                         // Made on the coordinator instead when this fails.
                         let warc = archives
                             .then(|| {
@@ -129,10 +130,14 @@ impl Coordinator {
                             })
                             .flatten();
                         if let (Ok(analysed), Some(_)) = (&mut analysis, &warc) {
-                            analysed
-                                .analysis
-                                .times
-                                .add(Stage::Warc, preparing.elapsed());
+                            let wall = preparing.elapsed();
+                            let took = match (preparing_cpu, nearcrawl_dedup::thread_cpu_time()) {
+                                (Some(before), Some(after)) => {
+                                    wall.min(after.saturating_sub(before))
+                                }
+                                _ => wall,
+                            };
+                            analysed.analysis.times.add(Stage::Warc, took);
                         }
                         (page, analysis, warc)
                     })
@@ -172,6 +177,7 @@ impl Coordinator {
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
 fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing) -> Analysed {
+    let cpu = nearcrawl_dedup::thread_cpu_time();
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -184,7 +190,14 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
     };
     let host = nearcrawl_frontier::authority(&page.url);
     let mut analysis = pages.analyze(&host, extracted);
-    let took = clock.elapsed();
+    let mut took = clock.elapsed();
+    // The pool runs below the coordinator (`crate::runtime`): its wall time includes waits
+    // for a core, so the stages are charged the thread's CPU time where it is known.
+    if let (Some(before), Some(after)) = (cpu, nearcrawl_dedup::thread_cpu_time()) {
+        let used = after.saturating_sub(before);
+        analysis.times.charge_cpu(used);
+        took = took.min(used);
+    }
     let terms = focused.then(|| {
         let counting = Instant::now();
         let title = analysis.facts.as_ref().and_then(|f| f.title.as_deref());
