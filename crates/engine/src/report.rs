@@ -32,8 +32,11 @@ pub struct DedupTiming {
 pub struct StageTime {
     /// The stage ([`nearcrawl_dedup::Stage::name`]).
     pub stage: String,
-    /// Milliseconds in this run, all threads together (the fetch: wall time per request,
-    /// waiting included, summed over requests in flight).
+    /// Milliseconds in this run, all threads together: the fetch in wall time per request,
+    /// waiting included, summed over requests in flight; the page's analysis (decode to
+    /// features, the WARC records' compression) in CPU time of the pool's threads, which run
+    /// below the coordinator and wait for it (Linux; wall time elsewhere); the coordinator's
+    /// stages (index, verify, commit, the WARC file) in wall time on its thread.
     pub total_ms: f64,
     /// Microseconds per page fetched in this run.
     pub per_page_us: f64,
