@@ -99,7 +99,7 @@ impl StageTimes {
 }
 
 /// The CPU time the calling thread has used, where the system tells it (Linux: a system
-/// call of about 0.4 us, so asked per piece of work, not per stage).
+/// call of about 0.4 us, so asked twice per page, not per stage).
 pub fn thread_cpu_time() -> Option<Duration> {
     #[cfg(target_os = "linux")]
     {
@@ -120,7 +120,8 @@ impl StageTimes {
     /// in all, each in proportion, when they add up to more: the work ran on a thread that
     /// waited for a core at times (the crawl's pool runs below its coordinator), and the
     /// waits fall on the stages as their lengths do.
-    pub fn charge_cpu(&mut self, cpu: Duration) {
+    /// Returns the share they were brought down to (1.0: left as they were).
+    pub fn charge_cpu(&mut self, cpu: Duration) -> f64 {
         let cpu = u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX);
         let wall: u64 = self
             .iter()
@@ -128,12 +129,13 @@ impl StageTimes {
             .map(|(_, nanos)| nanos)
             .fold(0, u64::saturating_add);
         if wall <= cpu {
-            return;
+            return 1.0;
         }
         for stage in Stage::ALL.into_iter().filter(|s| *s != Stage::Fetch) {
             let nanos = &mut self.0[stage as usize];
             *nanos = (u128::from(*nanos) * u128::from(cpu) / u128::from(wall)) as u64;
         }
+        cpu as f64 / wall as f64
     }
 }
 
@@ -182,7 +184,7 @@ mod tests {
         times.add(Stage::Fetch, Duration::from_micros(500));
         times.add(Stage::Parse, Duration::from_micros(30));
         times.add(Stage::Template, Duration::from_micros(90));
-        times.charge_cpu(Duration::from_micros(60));
+        assert_eq!(times.charge_cpu(Duration::from_micros(60)), 0.5);
         assert_eq!(times.nanos(Stage::Parse), 15_000);
         assert_eq!(times.nanos(Stage::Template), 45_000);
         assert_eq!(
@@ -191,7 +193,7 @@ mod tests {
             "waiting is the fetch's nature"
         );
         // More CPU than wall time (clock granularity): left as measured.
-        times.charge_cpu(Duration::from_micros(100));
+        assert_eq!(times.charge_cpu(Duration::from_micros(100)), 1.0);
         assert_eq!(times.nanos(Stage::Template), 45_000);
     }
 

@@ -111,13 +111,13 @@ impl Coordinator {
                     // The page goes to the blocking pool and comes back whole: a panic in
                     // the analysis is caught there, so the page is never lost with it.
                     let done = tokio::task::spawn_blocking(move || {
+                        let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 analyse(&pages, &page, focused, probing)
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
-                        let preparing_cpu = nearcrawl_dedup::thread_cpu_time();
                         // Made on the coordinator instead when this fails.
                         let warc = archives
                             .then(|| {
@@ -129,15 +129,21 @@ impl Coordinator {
                                 .flatten()
                             })
                             .flatten();
-                        if let (Ok(analysed), Some(_)) = (&mut analysis, &warc) {
-                            let wall = preparing.elapsed();
-                            let took = match (preparing_cpu, nearcrawl_dedup::thread_cpu_time()) {
-                                (Some(before), Some(after)) => {
-                                    wall.min(after.saturating_sub(before))
-                                }
-                                _ => wall,
-                            };
-                            analysed.analysis.times.add(Stage::Warc, took);
+                        if let Ok(analysed) = &mut analysis {
+                            if warc.is_some() {
+                                analysed
+                                    .analysis
+                                    .times
+                                    .add(Stage::Warc, preparing.elapsed());
+                            }
+                            // The pool runs below the coordinator (`crate::runtime`): its
+                            // wall time includes waits for a core, so the page's stages
+                            // are charged the thread's CPU time where it is known.
+                            if let (Some(before), Some(after)) =
+                                (cpu, nearcrawl_dedup::thread_cpu_time())
+                            {
+                                analysed.charge_cpu(after.saturating_sub(before));
+                            }
                         }
                         (page, analysis, warc)
                     })
@@ -177,7 +183,6 @@ impl Coordinator {
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
 fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing) -> Analysed {
-    let cpu = nearcrawl_dedup::thread_cpu_time();
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -190,14 +195,7 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
     };
     let host = nearcrawl_frontier::authority(&page.url);
     let mut analysis = pages.analyze(&host, extracted);
-    let mut took = clock.elapsed();
-    // The pool runs below the coordinator (`crate::runtime`): its wall time includes waits
-    // for a core, so the stages are charged the thread's CPU time where it is known.
-    if let (Some(before), Some(after)) = (cpu, nearcrawl_dedup::thread_cpu_time()) {
-        let used = after.saturating_sub(before);
-        analysis.times.charge_cpu(used);
-        took = took.min(used);
-    }
+    let took = clock.elapsed();
     let terms = focused.then(|| {
         let counting = Instant::now();
         let title = analysis.facts.as_ref().and_then(|f| f.title.as_deref());
@@ -219,6 +217,15 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
         took,
         terms,
         declared,
+    }
+}
+
+impl Analysed {
+    /// Brings its stages and its time down to `cpu` of CPU time in all, in proportion
+    /// ([`nearcrawl_dedup::StageTimes::charge_cpu`]).
+    fn charge_cpu(&mut self, cpu: Duration) {
+        let share = self.analysis.times.charge_cpu(cpu);
+        self.took = self.took.mul_f64(share);
     }
 }
 
