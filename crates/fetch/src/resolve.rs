@@ -27,8 +27,7 @@ impl Resolve for PolicyResolver {
         let policy = Arc::clone(&self.policy);
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found = lookup(host.clone()).await?;
             let allowed: Vec<SocketAddr> = found
                 .iter()
                 .copied()
@@ -42,6 +41,24 @@ impl Resolve for PolicyResolver {
             Ok(Box::new(allowed.into_iter()) as Addrs)
         })
     }
+}
+
+/// The system resolver's answer for `host`, asked on a thread of its own rather than on
+/// tokio's blocking pool (as `tokio::net::lookup_host` does): a crawl's blocking pool is
+/// sized for its page analysis (`nearcrawl_engine::runtime`), and a slow name server must
+/// not hold up pages, nor pages a name. One short-lived thread per new connection's lookup.
+async fn lookup(host: String) -> std::io::Result<Vec<SocketAddr>> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("nearcrawl-resolve".into())
+        .spawn(move || {
+            let found = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 0))
+                .map(Iterator::collect);
+            let _ = answer.send(found);
+        })?;
+    answered
+        .await
+        .map_err(|_| std::io::Error::other("the resolver thread ended without an answer"))?
 }
 
 #[cfg(test)]
