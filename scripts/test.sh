@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# jemalloc, the binary's allocator, is built from source with make (tikv-jemalloc-sys).
+./scripts/debian-tool.sh make >/dev/null
 # Tools the tests call (warcio for WARC validity), installed under target/test-tools/.
 NEARCRAWL_WARCIO="$(./scripts/test-tools.sh)"
 export NEARCRAWL_WARCIO
