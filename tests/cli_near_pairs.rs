@@ -50,3 +50,33 @@ fn a_bad_line_is_an_error_naming_file_and_line() {
             .contains("unknown design")
     );
 }
+
+/// A reader that goes away (`| head -1`) ends the command quietly, as it ends `cat`: the
+/// status a shell gives a process ended by SIGPIPE, nothing on standard error.
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    use std::io::Read;
+    // Seven fingerprints repeated: about 640,000 pairs, far more than a pipe holds.
+    let contents: String = (0..3000).map(|i| format!("{:016x}\n", i % 7)).collect();
+    let (_dir, file) = temp_file("many.txt", &contents);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
+        .args(["near-pairs", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then closed
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(141),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

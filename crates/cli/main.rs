@@ -262,7 +262,47 @@ enum Command {
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-fn main() -> Result<()> {
+/// Exit status of a command whose reader went away (a shell's for a process ended by
+/// SIGPIPE: 128 + 13).
+const READER_GONE: i32 = 141;
+
+/// Whether printing failed because the reader of standard output went away (`| head`).
+fn reader_gone(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn main() {
+    // `println!` panics when standard output's reader went away; that ends the command
+    // quietly, as it ends `cat` or `grep`, not with a panic message. Any other panic is
+    // reported as before.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(READER_GONE);
+        }
+        report(info);
+    }));
+    match run() {
+        Ok(()) => {}
+        Err(error) if reader_gone(&error) => std::process::exit(READER_GONE),
+        Err(error) => {
+            eprintln!("Error: {error:?}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn run() -> Result<()> {
     match Cli::parse().command {
         Command::Crawl {
             seeds,
