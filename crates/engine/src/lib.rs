@@ -65,11 +65,11 @@ pub use crate::config::{
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};
 pub use crate::error::EngineError;
-pub use crate::frontier::{Frontier, FrontierConfig, RedisFrontier, Step, StoreFrontier};
+pub use crate::frontier::{Frontier, FrontierConfig, Parking, RedisFrontier, Step, StoreFrontier};
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
 pub use crate::report::{DedupTiming, Report, SharedJobFigures, StageTime};
-pub use crate::runtime::runtime;
+pub use crate::runtime::{BLOCKING_THREADS_PER_CORE, runtime};
 pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, reachable, replay, what_if};
