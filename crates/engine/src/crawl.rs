@@ -848,4 +848,22 @@ impl Decided {
             extra: Vec::new(),
         }
     }
+
+    /// The commit that takes the queued URL `key`, and the records: the URL's own, made from
+    /// the decision by `record`, then the others the decision made.
+    fn taking(
+        self,
+        key: QueueKey,
+        record: impl FnOnce(Decision) -> Record,
+    ) -> (Commit, Vec<Record>) {
+        let Decided {
+            decision,
+            mut commit,
+            extra,
+        } = self;
+        commit.taken.push(key);
+        let mut records = vec![record(decision)];
+        records.extend(extra);
+        (commit, records)
+    }
 }

@@ -39,6 +39,22 @@ impl Default for VerifyConfig {
     }
 }
 
+impl VerifyConfig {
+    /// Whether a pair with these resemble and contain rates is similar.
+    fn passes(&self, (resemblance, contained): (f64, f64)) -> bool {
+        resemblance >= self.min_resemblance || contained >= self.min_containment
+    }
+}
+
+/// The resemble and contain rates of `t` units in common between documents of `len_a` and
+/// `len_b` units: T / (|A| + |B| - T) and T / min(|A|, |B|).
+fn rates(t: usize, len_a: usize, len_b: usize) -> (f64, f64) {
+    (
+        t as f64 / (len_a + len_b - t) as f64,
+        t as f64 / len_a.min(len_b) as f64,
+    )
+}
+
 /// What the verification of a pair found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verification {
@@ -120,11 +136,7 @@ impl Verifier {
         window_hashes_into(b, window, &mut self.windows_b);
         self.set_b.rebuild(&self.windows_b);
         let t = skeleton_len(&self.windows_a, window, &self.set_b);
-        let (r, c) = (
-            t as f64 / (len_a + len_b - t) as f64,
-            t as f64 / len_a.min(len_b) as f64,
-        );
-        if r < config.min_resemblance && c < config.min_containment {
+        if !config.passes(rates(t, len_a, len_b)) {
             return None;
         }
         let verification = self.verify(a, b);
@@ -150,14 +162,6 @@ impl Verifier {
         if len_a == 0 || len_b == 0 {
             return result;
         }
-        let rates = |t: usize| {
-            (
-                t as f64 / (len_a + len_b - t) as f64,
-                t as f64 / len_a.min(len_b) as f64,
-            )
-        };
-        let passes_rate =
-            |(r, c): (f64, f64)| r >= config.min_resemblance || c >= config.min_containment;
 
         // Remaining positions of A and B (original indices), shrinking pass by pass.
         refill(&mut self.rest_a, 0..len_a);
@@ -180,7 +184,7 @@ impl Verifier {
             if pass == 0 {
                 result.skeleton = (skel_a.len(), skel_b.len());
                 // The LCS cannot be longer than the shorter skeleton.
-                if !passes_rate(rates(skel_a.len().min(skel_b.len()))) {
+                if !config.passes(rates(skel_a.len().min(skel_b.len()), len_a, len_b)) {
                     result.rejected_by_skeleton = true;
                     return result;
                 }
@@ -226,8 +230,8 @@ impl Verifier {
             }
         }
         result.trustable = total;
-        (result.resemblance, result.contained) = rates(total);
-        result.similar = passes_rate((result.resemblance, result.contained));
+        (result.resemblance, result.contained) = rates(total, len_a, len_b);
+        result.similar = config.passes((result.resemblance, result.contained));
         result
     }
 }

@@ -252,14 +252,9 @@ impl Coordinator {
             decided.decision.outlinks = Some(links.len() as u32);
             self.follow_links(entry, seq, links, &how, &mut decided)?;
         }
-        let Decided {
-            decision,
-            mut commit,
-            extra,
-        } = decided;
-        commit.taken.push(key);
-        let mut records = vec![Record::unchanged(seq, entry, page, decision)];
-        records.extend(extra);
+        let (commit, records) = decided.taking(key, |decision| {
+            Record::unchanged(seq, entry, page, decision)
+        });
         self.apply(commit, records)
     }
 
@@ -392,12 +387,9 @@ impl Coordinator {
                 .response(&page, None, &[("verdict", "not-html".into())])?;
             Decided::new(Decision::new(Verdict::NotHtml))
         };
-        let Decided {
-            decision,
-            mut commit,
-            extra,
-        } = decided;
-        commit.taken.push(key);
+        let (mut commit, records) = decided.taking(key, |decision| {
+            Record::response(seq, &entry, &page, decision)
+        });
         // What a later duplicate's link to this page's counterpart is probed against.
         let dedup = &self.job.config.dedup;
         if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
@@ -413,8 +405,6 @@ impl Coordinator {
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {
             commit.seen.push(url_key(stripped.url.as_str()));
         }
-        let mut records = vec![Record::response(seq, &entry, &page, decision)];
-        records.extend(extra);
         self.apply(commit, records)?;
         if parked {
             self.drain_host(

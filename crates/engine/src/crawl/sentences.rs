@@ -97,19 +97,15 @@ impl KeyFilter {
         self.bits < FILTER_BITS && self.set > (1u64 << self.bits) / FILTER_LOAD
     }
 
-    /// A filter of the store's keys and `held` (keys not written yet), sized for them and at
-    /// least `2^bits` bits.
-    fn of(
+    /// Adds the store's keys and `held` (keys not written yet).
+    fn fill(
+        &mut self,
         store: &dyn CrawlStore,
-        held: impl Iterator<Item = u64> + Clone,
-        bits: u32,
-    ) -> Result<KeyFilter, StoreError> {
-        let mut keys = held.clone().count() as u64;
-        store.for_each_sentence_key(&mut |_| keys += 1)?;
-        let mut filter = KeyFilter::for_keys(keys, bits);
-        store.for_each_sentence_key(&mut |key| filter.insert(key))?;
-        held.for_each(|key| filter.insert(key));
-        Ok(filter)
+        held: impl Iterator<Item = u64>,
+    ) -> Result<(), StoreError> {
+        store.for_each_sentence_key(&mut |key| self.insert(key))?;
+        held.for_each(|key| self.insert(key));
+        Ok(())
     }
 }
 
@@ -161,9 +157,13 @@ impl SentencePostings {
 
     /// [`SentencePostings::open`] with a key filter of at least `2^bits` bits at first.
     fn open_with(store: &dyn CrawlStore, bits: u32) -> Result<SentencePostings, EngineError> {
+        let mut keys = 0u64;
+        store.for_each_sentence_key(&mut |_| keys += 1)?;
+        let mut written = KeyFilter::for_keys(keys, bits);
+        written.fill(store, std::iter::empty())?;
         Ok(SentencePostings {
             dirty: FxHashMap::default(),
-            written: KeyFilter::of(store, std::iter::empty(), bits)?,
+            written,
         })
     }
 
@@ -220,9 +220,11 @@ impl SentencePostings {
             self.written.insert(key);
         }
         if self.written.crowded() {
-            // Four times the bits, from the store's keys and those held.
-            let bits = self.written.bits + 2;
-            self.written = KeyFilter::of(store, self.dirty.keys().copied(), bits)?;
+            // Four times the bits (about a sixty-fourth of them set then), from the store's
+            // keys and those held: the keys are not counted again.
+            let mut grown = KeyFilter::with_bits(self.written.bits + 2);
+            grown.fill(store, self.dirty.keys().copied())?;
+            self.written = grown;
         }
         Ok(())
     }
