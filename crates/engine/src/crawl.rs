@@ -302,6 +302,9 @@ struct Coordinator {
     next_seq: u64,
     pages_fetched: u64,
     robots_bytes: u64,
+    /// The job's counters as last committed ([`JobCounters`]): a decision writes only those
+    /// that changed since.
+    counters_written: Option<JobCounters>,
     /// Where finished decisions go: store, records.jsonl, WARC, counters.
     archive: Archive,
     limiter: Option<DefaultDirectRateLimiter>,
@@ -323,6 +326,28 @@ const FOCUS_FREQUENCIES: &str = "focus_df";
 /// The store's name for the best relevance a focused crawl found (4 bytes, an `f32`
 /// little-endian): what its tunnels' bar follows while no page reaches the threshold.
 const FOCUS_BEST: &str = "focus_best";
+
+/// The job's own counters a decision moves, in the order of [`JobCounters::NAMES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct JobCounters([u64; 4]);
+
+impl JobCounters {
+    /// The counters' names in the store.
+    const NAMES: [&'static str; 4] = ["next_seq", "next_order", "pages_fetched", "robots_bytes"];
+
+    /// The counters to store: those that differ from `written` (all when nothing is known
+    /// to be written). Most decisions move two of the four.
+    fn changed_since(
+        self,
+        written: Option<JobCounters>,
+    ) -> impl Iterator<Item = (std::borrow::Cow<'static, str>, u64)> {
+        Self::NAMES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| written.is_none_or(|w| w.0[*i] != self.0[*i]))
+            .map(move |(i, name)| ((*name).into(), self.0[i]))
+    }
+}
 
 impl Coordinator {
     /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
@@ -491,6 +516,7 @@ impl Coordinator {
             next_seq,
             pages_fetched,
             robots_bytes,
+            counters_written: None,
             archive,
             limiter,
             in_flight: 0,
@@ -552,22 +578,25 @@ impl Coordinator {
         Ok(pending.contains(key) || self.frontier.is_seen(url, key)?)
     }
 
-    /// Commits a decision (with the job's counters) and appends its records.
+    /// Commits a decision (with the job's counters that changed) and appends its records.
     fn apply(&mut self, mut commit: Commit, mut records: Vec<Record>) -> Result<(), EngineError> {
         if !commit.taken.is_empty() {
             self.release_parked(&mut commit, &mut records)?;
         }
-        commit.counters.extend(
-            [
-                ("next_seq", self.next_seq),
-                ("next_order", self.frontier.next_order()),
-                ("pages_fetched", self.pages_fetched),
-                ("robots_bytes", self.robots_bytes),
-            ]
-            .map(|(name, value)| (name.into(), value)),
-        );
+        let counters = JobCounters([
+            self.next_seq,
+            self.frontier.next_order(),
+            self.pages_fetched,
+            self.robots_bytes,
+        ]);
+        commit
+            .counters
+            .extend(counters.changed_since(self.counters_written));
         let taken = commit.taken.clone();
+        // Until the commit lands, nothing is known to be written (an error leaves it so).
+        self.counters_written = None;
         self.archive.commit(commit, &records)?;
+        self.counters_written = Some(counters);
         self.frontier.committed(&taken)?;
         self.traps.trim();
         Ok(())
@@ -865,5 +894,36 @@ impl Decided {
         let mut records = vec![record(decision)];
         records.extend(extra);
         (commit, records)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobCounters;
+
+    fn names(now: JobCounters, written: Option<JobCounters>) -> Vec<(String, u64)> {
+        now.changed_since(written)
+            .map(|(name, value)| (name.into_owned(), value))
+            .collect()
+    }
+
+    #[test]
+    fn only_changed_counters_are_written() {
+        let now = JobCounters([5, 9, 4, 100]);
+        assert_eq!(
+            names(now, None),
+            [
+                ("next_seq", 5),
+                ("next_order", 9),
+                ("pages_fetched", 4),
+                ("robots_bytes", 100)
+            ]
+            .map(|(n, v)| (n.to_owned(), v))
+        );
+        assert_eq!(
+            names(now, Some(JobCounters([4, 9, 3, 100]))),
+            [("next_seq", 5), ("pages_fetched", 4)].map(|(n, v)| (n.to_owned(), v))
+        );
+        assert!(names(now, Some(now)).is_empty());
     }
 }

@@ -209,7 +209,10 @@ fn record_id(salt: &str) -> String {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
-    let seed = format!("{}:{n}:{}:{salt}", std::process::id(), now.as_nanos());
+    // The process id, read once: `getpid` is a system call each time (three per page).
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let pid = *PID.get_or_init(std::process::id);
+    let seed = format!("{pid}:{n}:{}:{salt}", now.as_nanos());
     let h = Sha1::digest(seed.as_bytes());
     format!(
         "<urn:uuid:{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}>",
