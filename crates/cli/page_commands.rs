@@ -188,7 +188,7 @@ pub fn learn_idf(
     let (analyzer, fetch) = analyzer(config)?;
     let mut table = IdfTable::new();
     let add = |table: &mut IdfTable, analysis: &PageAnalysis| {
-        table.add_document(analysis.tokens.iter().map(|t| t.text.as_str()))
+        table.add_document(analysis.tokens.iter().map(|t| t.text))
     };
     for dir in crawls {
         let kept = nearcrawl_engine::for_each_kept_text(dir, |text| {

@@ -3,7 +3,7 @@
 use nearcrawl_extract::{ContentExtractor, Document, Extraction, LinkReading, PageFacts, decode};
 use nearcrawl_fingerprint::{Fingerprint, ShingleSet, simhash};
 use nearcrawl_text::{
-    ExactKey, FeatureConfig, Token, WeightedFeature, Weighting, feature_weights, token_hashes,
+    ExactKey, FeatureConfig, Tokens, WeightedFeature, Weighting, feature_weights, token_hashes,
     tokenize, weighted_features,
 };
 use nearcrawl_verify::VerifyConfig;
@@ -87,7 +87,7 @@ pub struct PageAnalysis {
     /// The text that was fingerprinted.
     pub text: String,
     /// Its tokens.
-    pub tokens: Vec<Token>,
+    pub tokens: Tokens,
     /// The 64-bit simhash of the features.
     pub simhash: Fingerprint,
     /// The exact-duplicate key of the tokens.
@@ -374,7 +374,7 @@ fn looks_like_html(path: &std::path::Path, bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use nearcrawl_fingerprint::feature_hash;
-    use nearcrawl_text::TokenKind;
+    use nearcrawl_text::{Token, TokenKind};
 
     proptest::proptest! {
         /// An original's units, computed from its text alone, are the units of its tokens.
@@ -411,7 +411,7 @@ mod tests {
     #[test]
     fn han_text_is_compared_by_character() {
         let tokens = tokenize("Debian 管理员手册 guide");
-        let (han, other): (Vec<&Token>, Vec<&Token>) =
+        let (han, other): (Vec<Token<'_>>, Vec<Token<'_>>) =
             tokens.iter().partition(|t| t.kind == TokenKind::Han);
         assert!(!han.is_empty() && other.len() == 2);
         let units = nearcrawl_text::token_unit_hashes(&tokens);

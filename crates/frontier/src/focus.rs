@@ -83,9 +83,7 @@ impl TermCounts {
     /// The terms of `text`.
     pub fn of(text: &str) -> TermCounts {
         let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
-        for (hash, _) in content_words(text) {
-            *counts.entry(hash).or_default() += 1;
-        }
+        content_words(text, |hash, _| *counts.entry(hash).or_default() += 1);
         TermCounts { counts }
     }
 
@@ -131,15 +129,17 @@ const URL_NOISE: [&str; 8] = ["html", "htm", "php", "asp", "aspx", "index", "www
 
 /// The content words of a text, hashed: tokens as the crawler cuts them, identifiers cut at
 /// their underscores too (`mod_proxy_balancer` is about proxies and balancers).
-fn content_words(text: &str) -> impl Iterator<Item = (u64, compact_str::CompactString)> {
+fn content_words(text: &str, mut each: impl FnMut(u64, &str)) {
     let text = if text.contains('_') {
         std::borrow::Cow::Owned(text.replace('_', " "))
     } else {
         std::borrow::Cow::Borrowed(text)
     };
-    nearcrawl_text::tokenize(&text)
-        .into_iter()
-        .filter_map(|token| Some((term_hash(&token.text)?, token.text)))
+    for token in nearcrawl_text::tokenize(&text).iter() {
+        if let Some(hash) = term_hash(token.text) {
+            each(hash, token.text);
+        }
+    }
 }
 
 /// The hash of a content word, `None` for stop words, numbers and single letters.
@@ -357,11 +357,11 @@ impl Relevance {
                 continue;
             }
             let mut any = false;
-            for (hash, word) in content_words(term) {
+            content_words(term, |hash, word| {
                 *terms.entry(hash).or_default() += weight;
                 words.insert(hash, word.to_string());
                 any = true;
-            }
+            });
             if !any && !term.trim().is_empty() {
                 return Err(TopicError(format!(
                     "focus.terms: {term:?} has no content word (stop words, numbers and single \
@@ -382,10 +382,10 @@ impl Relevance {
             );
         for (text, name) in texts {
             let mut weights = FxHashMap::default();
-            for (hash, word) in content_words(text) {
+            content_words(text, |hash, word| {
                 *weights.entry(hash).or_insert(0.0) += 1.0;
                 words.entry(hash).or_insert_with(|| word.to_string());
-            }
+            });
             if weights.is_empty() {
                 return Err(TopicError(format!("{name}: no content word in its text")));
             }
@@ -615,14 +615,14 @@ impl Relevance {
 
     /// Adds the terms of `text`, read as [`Relevance::link_terms`] reads them, to `counts`.
     fn count_link_terms(&self, text: &str, counts: &mut FxHashMap<u64, u32>) {
-        for (hash, word) in content_words(text) {
+        content_words(text, |hash, word| {
             let hash = if self.topic.contains_key(&hash) {
                 hash
             } else {
-                self.topic_part(&word).unwrap_or(hash)
+                self.topic_part(word).unwrap_or(hash)
             };
             *counts.entry(hash).or_default() += 1;
-        }
+        });
     }
 
     /// The hash of the longest topic term that `word` starts or ends with, leaving at least

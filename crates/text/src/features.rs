@@ -8,7 +8,7 @@ use nearcrawl_fingerprint::{Weight, feature_hash};
 
 use crate::idf::{IdfTable, JiebaIdf};
 use crate::stop_words::is_stop_word;
-use crate::tokenize::{Token, TokenKind};
+use crate::tokenize::{Token, TokenKind, Tokens};
 
 /// Which features a document contributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,12 +51,12 @@ pub enum Weighting {
 }
 
 impl Weighting {
-    fn idf(&self, token: &Token) -> f32 {
+    fn idf(&self, token: Token<'_>) -> f32 {
         match (self, token.kind) {
             (Weighting::TermFrequency, _) => 1.0,
-            (Weighting::TfIdf, TokenKind::Han) => JiebaIdf::get().idf(&token.text),
+            (Weighting::TfIdf, TokenKind::Han) => JiebaIdf::get().idf(token.text),
             (Weighting::TfIdf, TokenKind::Word) => 1.0,
-            (Weighting::Learned(table), _) => table.idf(&token.text),
+            (Weighting::Learned(table), _) => table.idf(token.text),
         }
     }
 }
@@ -73,16 +73,16 @@ pub struct WeightedFeature {
 }
 
 /// The tokens features are built from, after stop-word removal when configured.
-pub fn content_tokens<'a>(tokens: &'a [Token], config: &FeatureConfig) -> Vec<&'a Token> {
+pub fn content_tokens<'a>(tokens: &'a Tokens, config: &FeatureConfig) -> Vec<Token<'a>> {
     tokens
         .iter()
-        .filter(|t| !(config.drop_stop_words && is_stop_word(&t.text)))
+        .filter(|t| !(config.drop_stop_words && is_stop_word(t.text)))
         .collect()
 }
 
 /// Distinct weighted features of a token stream, heaviest first (ties by text).
 pub fn weighted_features(
-    tokens: &[Token],
+    tokens: &Tokens,
     config: &FeatureConfig,
     weighting: &Weighting,
 ) -> Vec<WeightedFeature> {
@@ -106,7 +106,7 @@ pub fn weighted_features(
 /// [`weighted_features`] (the same features, the same weights), in no particular order and
 /// without their text, which a crawl never reads.
 pub fn feature_weights(
-    tokens: &[Token],
+    tokens: &Tokens,
     config: &FeatureConfig,
     weighting: &Weighting,
 ) -> Vec<(u64, Weight)> {
@@ -134,13 +134,13 @@ impl Counted {
 /// Each distinct feature of a token stream (by the xxh3 hash of its text) with its term
 /// frequency and idf, in order of first appearance; with its text when `keep_text`.
 fn count_features(
-    tokens: &[Token],
+    tokens: &Tokens,
     config: &FeatureConfig,
     weighting: &Weighting,
     keep_text: bool,
 ) -> Vec<Counted> {
     let kept = content_tokens(tokens, config);
-    let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(t)).collect();
+    let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(*t)).collect();
     let mut counted: Vec<Counted> = Vec::with_capacity(kept.len() * 2);
     let mut at: FxHashMap<u64, usize> =
         FxHashMap::with_capacity_and_hasher(kept.len() * 2, Default::default());
@@ -161,7 +161,7 @@ fn count_features(
     };
     if config.words {
         for (token, idf) in kept.iter().zip(&idfs) {
-            add(&token.text, *idf);
+            add(token.text, *idf);
         }
     }
     if config.word_ngrams >= 2 {
@@ -173,7 +173,7 @@ fn count_features(
                 if k > 0 {
                     text.push(' ');
                 }
-                text.push_str(&token.text);
+                text.push_str(token.text);
             }
             add(&text, idf_window.iter().sum::<f32>() / n as f32);
         }
@@ -217,7 +217,7 @@ pub fn simhash_input(features: &[WeightedFeature]) -> impl Iterator<Item = (u64,
 }
 
 /// One hash per content token, in order: the input of shingling.
-pub fn token_hashes(tokens: &[Token], config: &FeatureConfig) -> Vec<u64> {
+pub fn token_hashes(tokens: &Tokens, config: &FeatureConfig) -> Vec<u64> {
     content_tokens(tokens, config)
         .into_iter()
         .map(|t| feature_hash(t.text.as_bytes()))

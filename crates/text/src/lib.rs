@@ -41,6 +41,6 @@ pub use crate::features::{
 pub use crate::idf::{IdfTable, JiebaIdf};
 pub use crate::stop_words::is_stop_word;
 pub use crate::tokenize::{
-    Token, TokenKind, is_han, jieba, normalize, preload_jieba_for, token_unit_hashes, tokenize,
-    unit_hashes,
+    Token, TokenKind, Tokens, is_han, jieba, normalize, preload_jieba_for, token_unit_hashes,
+    tokenize, unit_hashes,
 };

@@ -3,7 +3,6 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use compact_str::CompactString;
 use jieba_rs::Jieba;
 use nearcrawl_fingerprint::feature_hash;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
@@ -18,13 +17,58 @@ pub enum TokenKind {
     Han,
 }
 
-/// One normalised token.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Token {
-    /// NFKC-normalised, lower-cased text (inline up to 24 bytes: most words allocate nothing).
-    pub text: CompactString,
+/// One normalised token, as [`Tokens`] holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Token<'a> {
+    /// NFKC-normalised, lower-cased text.
+    pub text: &'a str,
     /// Which segmenter produced it.
     pub kind: TokenKind,
+}
+
+/// The tokens of a text, in order ([`tokenize`]). Their texts are kept in one buffer, each
+/// followed by U+001F (the unit separator, which no word holds), so making them copies each
+/// token once and allocates nothing per token, and the exact key hashes the buffer as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Every token's text followed by U+001F.
+    joined: String,
+    /// Where each token's text ends in `joined` (the next starts one byte later), and its kind.
+    ends: Vec<(usize, TokenKind)>,
+}
+
+impl Tokens {
+    /// How many tokens there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The tokens in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Token<'_>> + Clone + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&(end, kind)| {
+            let text = &self.joined[start..end];
+            start = end + 1;
+            Token { text, kind }
+        })
+    }
+
+    /// Every token's text followed by U+001F, in order: what [`crate::ExactKey`] hashes.
+    pub(crate) fn joined(&self) -> &[u8] {
+        self.joined.as_bytes()
+    }
+
+    /// Appends a token.
+    fn push(&mut self, text: &str, kind: TokenKind) {
+        self.joined.push_str(text);
+        self.ends.push((self.joined.len(), kind));
+        self.joined.push('\u{1f}');
+    }
 }
 
 /// The process-wide jieba segmenter. Loading its dictionary takes about a third of a second,
@@ -182,18 +226,21 @@ fn lowercase(text: &str) -> String {
 /// Splits text into tokens: Unicode word boundaries (UAX #29) for runs of other scripts, jieba
 /// (with its HMM for unknown words) for runs of Han characters. Punctuation and whitespace
 /// are dropped; stop words are kept (features decide whether to use them).
-pub fn tokenize(text: &str) -> Vec<Token> {
+pub fn tokenize(text: &str) -> Tokens {
     let normalized = normalize(text);
-    let mut tokens = Vec::with_capacity(normalized.len() / 6);
+    let mut tokens = Tokens {
+        // Words and their separators take at most the text's length and a half (one-letter
+        // words between single spaces take it all, plus one).
+        joined: String::with_capacity(normalized.len() + normalized.len() / 2 + 1),
+        ends: Vec::with_capacity(normalized.len() / 6),
+    };
     runs(&normalized, |run| match run {
-        Run::Word(word) => tokens.push(Token {
-            text: CompactString::new(word),
-            kind: TokenKind::Word,
-        }),
-        Run::Han(han) => tokens.extend(jieba().cut(han, true).into_iter().map(|token| Token {
-            text: CompactString::new(token.word),
-            kind: TokenKind::Han,
-        })),
+        Run::Word(word) => tokens.push(word, TokenKind::Word),
+        Run::Han(han) => {
+            for token in jieba().cut(han, true) {
+                tokens.push(token.word, TokenKind::Han);
+            }
+        }
     });
     tokens
 }
@@ -253,11 +300,11 @@ pub fn unit_hashes(text: &str) -> Vec<u64> {
 
 /// The units of tokens already made ([`unit_hashes`] of their text): one hash per word, one
 /// per character of a Han token.
-pub fn token_unit_hashes(tokens: &[Token]) -> Vec<u64> {
+pub fn token_unit_hashes(tokens: &Tokens) -> Vec<u64> {
     let mut units = Vec::with_capacity(tokens.len());
-    for token in tokens {
+    for token in tokens.iter() {
         match token.kind {
-            TokenKind::Han => units.extend(han_unit_hashes(&token.text)),
+            TokenKind::Han => units.extend(han_unit_hashes(token.text)),
             TokenKind::Word => units.push(feature_hash(token.text.as_bytes())),
         }
     }
@@ -270,31 +317,28 @@ fn han_unit_hashes(han: &str) -> impl Iterator<Item = u64> + '_ {
         .map(|c| feature_hash(c.encode_utf8(&mut [0u8; 4]).as_bytes()))
 }
 
-/// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them: text between
-/// ASCII whitespace (a word boundary in every case) that is all ASCII takes the fast path.
+/// The words of `text` (no Han in it) by UAX #29, as `unicode_words` finds them. ASCII
+/// whitespace is a word boundary in every case, and never occurs inside a longer UTF-8
+/// sequence, so the text is cut at the whitespace around each non-ASCII character: the piece
+/// between goes to `unicode_words`, the all-ASCII text between such pieces to the fast path.
 fn words<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
-    if text.is_ascii() {
-        // ASCII whitespace is a boundary to `ascii_words` too: no need to cut at it first.
-        ascii_words(text, &mut each);
-        return;
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    while let Some(offset) = bytes[done..].iter().position(|b| !b.is_ascii()) {
+        let at = done + offset;
+        let start = bytes[done..at]
+            .iter()
+            .rposition(u8::is_ascii_whitespace)
+            .map_or(done, |i| done + i + 1);
+        let end = bytes[at..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .map_or(text.len(), |i| at + i);
+        ascii_words(&text[done..start], &mut each);
+        text[start..end].unicode_words().for_each(&mut each);
+        done = end;
     }
-    let mut piece = |piece: &'a str| {
-        if piece.is_ascii() {
-            ascii_words(piece, &mut each);
-        } else {
-            piece.unicode_words().for_each(&mut each);
-        }
-    };
-    // ASCII whitespace bytes never occur inside a longer UTF-8 sequence, so the text can be
-    // cut at them byte by byte.
-    let mut start = 0;
-    for (at, byte) in text.bytes().enumerate() {
-        if byte.is_ascii_whitespace() {
-            piece(&text[start..at]);
-            start = at + 1;
-        }
-    }
-    piece(&text[start..]);
+    ascii_words(&text[done..], &mut each);
 }
 
 /// An ASCII character's word-break property (UAX #29), as far as ASCII has them.
@@ -382,7 +426,7 @@ mod tests {
     use super::*;
 
     fn texts(text: &str) -> Vec<String> {
-        tokenize(text).into_iter().map(|t| t.text.into()).collect()
+        tokenize(text).iter().map(|t| t.text.into()).collect()
     }
 
     #[test]
@@ -452,8 +496,7 @@ mod tests {
     #[test]
     fn han_runs_go_through_jieba() {
         let tokens = tokenize("我们在北京大学学习网页去重，Simhash很快。");
-        let got: Vec<(&str, TokenKind)> =
-            tokens.iter().map(|t| (t.text.as_str(), t.kind)).collect();
+        let got: Vec<(&str, TokenKind)> = tokens.iter().map(|t| (t.text, t.kind)).collect();
         assert!(got.contains(&("北京大学", TokenKind::Han)), "{got:?}");
         assert!(got.contains(&("simhash", TokenKind::Word)), "{got:?}");
         assert!(got.contains(&("学习", TokenKind::Han)), "{got:?}");
@@ -465,7 +508,7 @@ mod tests {
         let joined: String = tokens
             .iter()
             .filter(|t| t.kind == TokenKind::Han)
-            .map(|t| t.text.as_str())
+            .map(|t| t.text)
             .collect();
         assert_eq!(
             joined, "我们在北京大学学习网页去重很快",
