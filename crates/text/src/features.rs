@@ -1,13 +1,12 @@
 //! Tokens to weighted features for simhash and to token hashes for shingling.
 
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-
-use rustc_hash::FxHashMap;
 
 use nearcrawl_fingerprint::{Weight, feature_hash};
 
 use crate::idf::{IdfTable, JiebaIdf};
-use crate::stop_words::is_stop_word;
+use crate::stop_words::is_stop_word_at;
 use crate::tokenize::{Token, TokenKind, Tokens};
 
 /// Which features a document contributes.
@@ -74,9 +73,14 @@ pub struct WeightedFeature {
 
 /// The tokens features are built from, after stop-word removal when configured.
 pub fn content_tokens<'a>(tokens: &'a Tokens, config: &FeatureConfig) -> Vec<Token<'a>> {
+    if !config.drop_stop_words {
+        return tokens.iter().collect();
+    }
+    let buffer = tokens.joined();
     tokens
-        .iter()
-        .filter(|t| !(config.drop_stop_words && is_stop_word(t.text)))
+        .placed()
+        .filter(|(start, t)| !is_stop_word_at(buffer, *start, t.text.len()))
+        .map(|(_, t)| t)
         .collect()
 }
 
@@ -86,14 +90,17 @@ pub fn weighted_features(
     config: &FeatureConfig,
     weighting: &Weighting,
 ) -> Vec<WeightedFeature> {
-    let mut features: Vec<WeightedFeature> = count_features(tokens, config, weighting, true)
-        .into_iter()
-        .map(|f| WeightedFeature {
-            hash: f.hash,
-            weight: f.weight(),
-            text: f.text.unwrap_or_default(),
-        })
-        .collect();
+    let mut texts = Vec::new();
+    let mut features: Vec<WeightedFeature> =
+        count_features(tokens, config, weighting, Some(&mut texts))
+            .into_iter()
+            .zip(texts)
+            .map(|(f, text)| WeightedFeature {
+                hash: f.hash,
+                weight: f.weight(),
+                text,
+            })
+            .collect();
     features.sort_by(|a, b| {
         b.weight
             .total_cmp(&a.weight)
@@ -110,7 +117,7 @@ pub fn feature_weights(
     config: &FeatureConfig,
     weighting: &Weighting,
 ) -> Vec<(u64, Weight)> {
-    count_features(tokens, config, weighting, false)
+    count_features(tokens, config, weighting, None)
         .into_iter()
         .map(|f| (f.hash, Weight::saturating(f.weight())))
         .collect()
@@ -121,41 +128,45 @@ struct Counted {
     hash: u64,
     tf: u32,
     idf: f32,
-    text: Option<String>,
 }
 
 impl Counted {
     /// `(1 + ln tf) x idf`.
     fn weight(&self) -> f32 {
+        if self.tf == 1 {
+            // ln 1 is exactly 0: most features occur once, and need no logarithm.
+            return self.idf;
+        }
         (1.0 + (self.tf as f32).ln()) * self.idf
     }
 }
 
 /// Each distinct feature of a token stream (by the xxh3 hash of its text) with its term
-/// frequency and idf, in order of first appearance; with its text when `keep_text`.
+/// frequency and idf, in order of first appearance; their texts, in the same order, pushed
+/// to `texts` when given.
 fn count_features(
     tokens: &Tokens,
     config: &FeatureConfig,
     weighting: &Weighting,
-    keep_text: bool,
+    mut texts: Option<&mut Vec<String>>,
 ) -> Vec<Counted> {
     let kept = content_tokens(tokens, config);
     let idfs: Vec<f32> = kept.iter().map(|t| weighting.idf(*t)).collect();
     let mut counted: Vec<Counted> = Vec::with_capacity(kept.len() * 2);
-    let mut at: FxHashMap<u64, usize> =
-        FxHashMap::with_capacity_and_hasher(kept.len() * 2, Default::default());
+    // Feature hashes come from the page's text: a seeded hasher, so no page can be written
+    // to make them collide in the table.
+    let mut at: HashMap<u64, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(kept.len() * 2, Default::default());
     let mut add = |text: &str, idf: f32| {
         let hash = feature_hash(text.as_bytes());
         match at.entry(hash) {
             Entry::Occupied(e) => counted[*e.get()].tf += 1,
             Entry::Vacant(e) => {
                 e.insert(counted.len());
-                counted.push(Counted {
-                    hash,
-                    tf: 1,
-                    idf,
-                    text: keep_text.then(|| text.to_owned()),
-                });
+                counted.push(Counted { hash, tf: 1, idf });
+                if let Some(texts) = texts.as_deref_mut() {
+                    texts.push(text.to_owned());
+                }
             }
         }
     };

@@ -50,11 +50,22 @@ impl Tokens {
 
     /// The tokens in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Token<'_>> + Clone + '_ {
+        self.placed().map(|(_, token)| token)
+    }
+
+    /// The tokens in order, each with where its text starts in [`Tokens::joined`].
+    pub(crate) fn placed(&self) -> impl ExactSizeIterator<Item = (usize, Token<'_>)> + Clone + '_ {
         let mut start = 0;
         self.ends.iter().map(move |&(end, kind)| {
-            let text = &self.joined[start..end];
+            let at = start;
             start = end + 1;
-            Token { text, kind }
+            (
+                at,
+                Token {
+                    text: &self.joined[at..end],
+                    kind,
+                },
+            )
         })
     }
 
