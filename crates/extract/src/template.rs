@@ -11,8 +11,6 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
-
 use crate::content::{Extraction, TextBlock};
 
 /// When a block counts as template.
@@ -51,7 +49,8 @@ struct HostBlocks {
     /// When the host was last observed ([`TemplateModel::observed`] then).
     last_seen: u64,
     /// Masked block hash -> pages it was seen on.
-    seen: FxHashMap<u64, u32>,
+    /// (Seeded: block hashes come from the pages, which cannot be written to collide in it.)
+    seen: foldhash::HashMap<u64, u32>,
 }
 
 /// Per-host counts of repeated text blocks.
@@ -94,7 +93,7 @@ impl TemplateModel {
         entry.pages += 1;
         entry.last_seen = self.observed;
         let before = entry.seen.len();
-        let distinct: FxHashSet<u64> = keys.iter().map(|k| k.0).collect();
+        let distinct: foldhash::HashSet<u64> = keys.iter().map(|k| k.0).collect();
         for key in distinct {
             *entry.seen.entry(key).or_insert(0) += 1;
         }

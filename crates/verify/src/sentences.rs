@@ -261,7 +261,8 @@ const MAX_SITES: usize = 4;
 #[derive(Clone, Debug, Default)]
 pub struct CandidateIndex {
     cutoff: FrequencyCutoff,
-    postings: FxHashMap<u64, Posting>,
+    /// (Seeded: sentence keys come from the pages, which cannot be written to collide in it.)
+    postings: foldhash::HashMap<u64, Posting>,
     /// Further documents of fingerprints shared by several.
     more: Vec<Vec<u64>>,
 }
@@ -271,7 +272,7 @@ impl CandidateIndex {
     pub fn new(cutoff: FrequencyCutoff) -> CandidateIndex {
         CandidateIndex {
             cutoff: bounded(cutoff),
-            postings: FxHashMap::default(),
+            postings: foldhash::HashMap::default(),
             more: Vec::new(),
         }
     }

@@ -16,7 +16,6 @@ use std::collections::hash_map::Entry;
 use nearcrawl_dedup::{IndexedSentences, stage_sentence_cutoff};
 use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
-use rustc_hash::FxHashMap;
 use url::Url;
 
 use super::Coordinator;
@@ -112,14 +111,15 @@ impl KeyFilter {
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
 /// and the key filter.
 pub(super) struct SentencePostings {
-    dirty: FxHashMap<u64, SentencePosting>,
+    /// (Seeded, as every table keyed by a hash of a page's text.)
+    dirty: foldhash::HashMap<u64, SentencePosting>,
     written: KeyFilter,
 }
 
 /// The postings read from the store while judging one page (absent ones too), so that
 /// keeping it does not read them again.
 #[derive(Debug, Default)]
-pub(super) struct ReadPostings(RefCell<FxHashMap<u64, Option<SentencePosting>>>);
+pub(super) struct ReadPostings(RefCell<foldhash::HashMap<u64, Option<SentencePosting>>>);
 
 /// The posting of `key` from the store, when the filter says it may be there.
 fn read_stored(
@@ -162,7 +162,7 @@ impl SentencePostings {
         let mut written = KeyFilter::for_keys(keys, bits);
         written.fill(store, std::iter::empty())?;
         Ok(SentencePostings {
-            dirty: FxHashMap::default(),
+            dirty: foldhash::HashMap::default(),
             written,
         })
     }
