@@ -352,81 +352,86 @@ fn words<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
     ascii_words(&text[done..], &mut each);
 }
 
-/// An ASCII character's word-break property (UAX #29), as far as ASCII has them.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum WordBreak {
-    /// `A-Z`, `a-z`.
-    Letter,
-    /// `0-9`.
-    Numeric,
-    /// `:` (MidLetter): joins letters.
-    MidLetter,
-    /// `.` and `'` (MidNumLet, Single_Quote): join letters, and digits.
-    MidNumLet,
-    /// `,` and `;` (MidNum): join digits.
-    MidNum,
+/// An ASCII byte's word-break properties (UAX #29, as far as ASCII has them), as bits.
+mod class {
+    /// `A-Z`, `a-z` (ALetter).
+    pub(super) const LETTER: u8 = 1;
+    /// `0-9` (Numeric).
+    pub(super) const DIGIT: u8 = 2;
     /// `_` (ExtendNumLet).
-    ExtendNumLet,
-    /// Anything else: a boundary on each side.
-    Other,
-}
+    pub(super) const UNDERSCORE: u8 = 4;
+    /// What words are made of (WB5, WB8 to WB10, WB13a, WB13b join any two of these).
+    pub(super) const WORD: u8 = LETTER | DIGIT | UNDERSCORE;
+    /// Joins two letters (WB6, WB7): `:` (MidLetter), `.` and `'` (MidNumLet, Single_Quote).
+    pub(super) const JOINS_LETTERS: u8 = 8;
+    /// Joins two digits (WB11, WB12): `,` and `;` (MidNum), `.` and `'` (MidNumLet).
+    pub(super) const JOINS_DIGITS: u8 = 16;
 
-fn word_break(byte: u8) -> WordBreak {
-    match byte {
-        b'a'..=b'z' | b'A'..=b'Z' => WordBreak::Letter,
-        b'0'..=b'9' => WordBreak::Numeric,
-        b':' => WordBreak::MidLetter,
-        b'.' | b'\'' => WordBreak::MidNumLet,
-        b',' | b';' => WordBreak::MidNum,
-        b'_' => WordBreak::ExtendNumLet,
-        _ => WordBreak::Other,
-    }
-}
-
-/// UAX #29 words of ASCII text (rules WB5 to WB13b; ASCII has no Extend, Format or Katakana),
-/// those holding a letter or digit, as `unicode_words` gives them.
-fn ascii_words<'a>(text: &'a str, each: &mut impl FnMut(&'a str)) {
-    use WordBreak::*;
-    let bytes = text.as_bytes();
-    let at = |i: usize| bytes.get(i).map_or(Other, |&b| word_break(b));
-    // Letter, Numeric or ExtendNumLet: the bytes a word is made of (WB5, WB8 to WB10, WB13a,
-    // WB13b join any two of them).
-    const IN_WORD: [bool; 256] = {
-        let mut table = [false; 256];
+    /// Each byte's bits; bytes outside ASCII have none (the text is ASCII).
+    pub(super) const OF: [u8; 256] = {
+        let mut table = [0u8; 256];
         let mut b = 0;
-        while b < 256 {
-            table[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        while b < 128 {
+            let c = b as u8;
+            table[b] = if c.is_ascii_alphabetic() {
+                LETTER
+            } else if c.is_ascii_digit() {
+                DIGIT
+            } else {
+                match c {
+                    b'_' => UNDERSCORE,
+                    b':' => JOINS_LETTERS,
+                    b'.' | b'\'' => JOINS_LETTERS | JOINS_DIGITS,
+                    b',' | b';' => JOINS_DIGITS,
+                    _ => 0,
+                }
+            };
             b += 1;
         }
         table
     };
-    let in_word = |b: u8| IN_WORD[usize::from(b)];
+}
+
+/// UAX #29 words of ASCII text (rules WB5 to WB13b; ASCII has no Extend, Format or Katakana),
+/// those holding a letter or digit, as `unicode_words` gives them: one pass over the bytes,
+/// each classified by a table.
+fn ascii_words<'a>(text: &'a str, each: &mut impl FnMut(&'a str)) {
+    use class::*;
+    let bytes = text.as_bytes();
+    let class = |i: usize| bytes.get(i).map_or(0, |&b| OF[usize::from(b)]);
     let mut i = 0;
-    while let Some(offset) = bytes[i..].iter().position(|&b| in_word(b)) {
-        let start = i + offset;
-        i = start;
+    while i < bytes.len() {
+        if OF[usize::from(bytes[i])] & WORD == 0 {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        // Which kinds of bytes the word holds: a word of underscores alone is no word.
+        let mut holds = 0;
         loop {
-            while let Some(&b) = bytes.get(i)
-                && in_word(b)
-            {
+            while let Some(&b) = bytes.get(i) {
+                let c = OF[usize::from(b)];
+                if c & WORD == 0 {
+                    break;
+                }
+                holds |= c;
                 i += 1;
             }
             // `i` is past the word's last byte: a middle character joins it to what follows
-            // when the characters on both sides allow it.
-            let joins = match (at(i - 1), at(i)) {
-                // WB6, WB7: a letter, a mid letter, a letter.
-                (Letter, MidLetter | MidNumLet) => at(i + 1) == Letter,
-                // WB11, WB12: a digit, a mid number, a digit.
-                (Numeric, MidNum | MidNumLet) => at(i + 1) == Numeric,
-                _ => false,
-            };
+            // when the characters on both sides allow it (WB6, WB7; WB11, WB12).
+            let middle = class(i);
+            if middle == 0 {
+                break;
+            }
+            let (before, after) = (class(i - 1), class(i + 1));
+            let joins = (middle & JOINS_LETTERS != 0 && before & after & LETTER != 0)
+                || (middle & JOINS_DIGITS != 0 && before & after & DIGIT != 0);
             if !joins {
                 break;
             }
             i += 1;
         }
-        // A word of underscores alone is no word.
-        if bytes[start..i].iter().any(|&b| b != b'_') {
+        if holds & (LETTER | DIGIT) != 0 {
             each(&text[start..i]);
         }
     }
