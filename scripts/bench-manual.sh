@@ -8,7 +8,8 @@
 # peak RSS MB) and nearcrawl's time per page by stage (report.json run_stages).
 # Usage: scripts/bench-manual.sh [postgresql|python] [RUNS]      (defaults: postgresql 3)
 # Installs the manual's package (scripts/quality-deps.sh has both), nginx-light and wget2
-# when missing. NEARCRAWL=path/to/nearcrawl measures another build.
+# when missing. NEARCRAWL=path/to/nearcrawl measures another build. The crawlers write to
+# tmpfs (/dev/shm; BENCH_OUT=DIR for another place, scripts/lib/bench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 manual="${1:-postgresql}"

@@ -11,6 +11,7 @@
 # Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and wget2 when missing.
 # Usage: scripts/bench-text.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 3)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
+# The crawlers write to tmpfs (/dev/shm; BENCH_OUT=DIR for another place, scripts/lib/bench.sh).
 # Before/after: NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" crawls with each binary
 # in turn (dedup on), alternating, RUNS rounds, and prints their medians; wget2 is skipped.
 set -euo pipefail
@@ -36,7 +37,7 @@ if [ -n "${NEARCRAWL_BINS:-}" ]; then
             crawl dedup
             last="$(printf '%s' "${rows[nearcrawl (dedup)]}" | tail -n 1)"
             rows[$bin]+="$last"$'\n'
-            stages[$bin]+="$(stage_line "$work/crawl/report.json")"$'\n'
+            stages[$bin]+="$(stage_line "$bench_out/crawl/report.json")"$'\n'
         done
     done
     echo "| build | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"

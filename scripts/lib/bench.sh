@@ -37,26 +37,43 @@ print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], l
 " "$1"
 }
 
+# Where the crawlers write (the store, WARC files, wget2's copies): a directory on tmpfs
+# (/dev/shm) unless BENCH_OUT names another place, made on first use. On this machine's ext4,
+# creating files where the last round's were just deleted cost wget2 up to 0.7 ms of system
+# CPU per page (the inode allocator's `recently_deleted` checks) and nearcrawl's new store
+# some too: the figures would measure the file system's state, not the crawlers.
+bench_out=""
+out_dir() {
+    if [ -z "$bench_out" ]; then
+        local base="${BENCH_OUT:-/dev/shm}"
+        [ -d "$base" ] || base=/tmp
+        bench_out="$(mktemp -d "$base/nearcrawl-bench.XXXXXX")"
+        on_exit "rm -rf '$bench_out'"
+    fi
+}
+
 # crawl MODE: $nearcrawl over $work/seeds.txt, dedup on ("dedup") or off ("no-dedup"), WARC
 # on, politeness opened for the benchmark's hosts; records the row and the time by stage.
 crawl() {
-    rm -rf "$work/crawl"
+    out_dir
+    rm -rf "$bench_out/crawl"
     local flag=""
     [ "$1" = no-dedup ] && flag="--no-dedup"
-    read -r wall user sys rss < <(measure "$nearcrawl" crawl --seeds "$work/seeds.txt" --out "$work/crawl" \
+    read -r wall user sys rss < <(measure "$nearcrawl" crawl --seeds "$work/seeds.txt" --out "$bench_out/crawl" \
         --per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16 $flag)
-    fetched=$(python3 -c "import json;print(json.load(open('$work/crawl/report.json'))['pages_fetched'])")
+    fetched=$(python3 -c "import json;print(json.load(open('$bench_out/crawl/report.json'))['pages_fetched'])")
     record "nearcrawl ($1)" "$fetched" "$wall" "$user" "$sys" "$rss"
-    stages[$1]+="$(stage_line "$work/crawl/report.json")"$'\n'
+    stages[$1]+="$(stage_line "$bench_out/crawl/report.json")"$'\n'
 }
 
 # crawl_wget2 [FLAGS...]: wget2 -r with 16 threads over $work/seeds.txt; records the row
 # (pages: the .html files it saved).
 crawl_wget2() {
-    rm -rf "$work/wget"
+    out_dir
+    rm -rf "$bench_out/wget"
     read -r wall user sys rss < <(measure wget2 -r -l inf -q --no-robots --max-threads=16 "$@" \
-        -P "$work/wget" -i "$work/seeds.txt")
-    fetched=$(find "$work/wget" -name '*.html' | wc -l)
+        -P "$bench_out/wget" -i "$work/seeds.txt")
+    fetched=$(find "$bench_out/wget" -name '*.html' | wc -l)
     record "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
 }
 
