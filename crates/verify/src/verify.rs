@@ -105,10 +105,14 @@ pub struct Verifier {
     matched: Vec<bool>,
     partner: Vec<usize>,
     used_b: Vec<bool>,
-    /// [`Verifier::similarity`]'s bound: the windows of A and the set of B's.
+    /// [`Verifier::similarity`]'s bound: A's windows and their set, for the A (`bound_a`, at
+    /// window `bound_window`) they were made of, kept while one page is compared with
+    /// candidate after candidate; and B's windows.
+    bound_a: Vec<u64>,
+    bound_window: usize,
     windows_a: Vec<u64>,
+    set_a: WindowSet,
     windows_b: Vec<u64>,
-    set_b: WindowSet,
 }
 
 impl Verifier {
@@ -122,9 +126,10 @@ impl Verifier {
 
     /// [`Verifier::verify`]'s verdict alone: the resemble rate when `a` and `b` are similar.
     /// Most pairs a crawl verifies are not, and the first pass's skeleton bound rejects them;
-    /// here the bound is taken from A's skeleton alone (the LCS is no longer than either
-    /// skeleton), counted without listing it, so B's window set and skeleton are never built
-    /// for a rejected pair.
+    /// here the bound is taken from B's skeleton alone (the LCS is no longer than either
+    /// skeleton), counted without listing it, against the set of A's windows, which is built
+    /// once while the same `a` (a page) is compared with candidate after candidate: a rejected
+    /// pair costs two passes over B, and no table.
     pub fn similarity(&mut self, a: &[u64], b: &[u64]) -> Option<f64> {
         let (len_a, len_b) = (a.len(), b.len());
         if len_a == 0 || len_b == 0 {
@@ -132,10 +137,15 @@ impl Verifier {
         }
         let config = self.config;
         let window = config.window.max(1).min(len_a).min(len_b);
-        window_hashes_into(a, window, &mut self.windows_a);
+        if self.bound_window != window || self.bound_a != a {
+            self.bound_a.clear();
+            self.bound_a.extend_from_slice(a);
+            self.bound_window = window;
+            window_hashes_into(a, window, &mut self.windows_a);
+            self.set_a.rebuild(&self.windows_a);
+        }
         window_hashes_into(b, window, &mut self.windows_b);
-        self.set_b.rebuild(&self.windows_b);
-        let t = skeleton_len(&self.windows_a, window, &self.set_b);
+        let t = skeleton_len(&self.windows_b, window, &self.set_a);
         if !config.passes(rates(t, len_a, len_b)) {
             return None;
         }
@@ -406,6 +416,16 @@ mod tests {
                 verifier.similarity(&a, &b),
                 full.similar.then_some(full.resemblance)
             );
+            // The same page against other candidates, and another page after it (A's window
+            // set is kept between calls with the same A, and only then).
+            let shorter = &b[..b.len() / 2];
+            for (a, b) in [(&a[..], shorter), (&a[..], &a[..]), (&b[..], &a[..]), (shorter, &b[..])] {
+                let full = verify(a, b, &config);
+                proptest::prop_assert_eq!(
+                    verifier.similarity(a, b),
+                    full.similar.then_some(full.resemblance)
+                );
+            }
         }
     }
 }
