@@ -96,26 +96,7 @@ impl StageTimes {
     pub fn iter(&self) -> impl Iterator<Item = (Stage, u64)> + '_ {
         Stage::ALL.iter().map(|&stage| (stage, self.nanos(stage)))
     }
-}
 
-/// The CPU time the calling thread has used, where the system tells it (Linux: a system
-/// call of about 0.4 us, so asked twice per page, not per stage).
-pub fn thread_cpu_time() -> Option<Duration> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes the calling thread's CPU clock into `now`.
-        let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0;
-        ok.then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-impl StageTimes {
     /// Brings the stages timed by the wall clock (all but [`Stage::Fetch`]) down to `cpu`
     /// in all, each in proportion, when they add up to more: the work ran on a thread that
     /// waited for a core at times (the crawl's pool runs below its coordinator), and the
@@ -137,6 +118,23 @@ impl StageTimes {
         }
         cpu as f64 / wall as f64
     }
+}
+
+/// The CPU time the calling thread has used, where the system tells it (Linux: a system
+/// call of about 0.4 us, so asked twice per page, not per stage).
+pub fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the calling thread's CPU clock into `now`.
+        let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0;
+        ok.then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// A stopwatch for stages done one after another: each [`Lap::split`] charges the time since

@@ -63,18 +63,16 @@ pub(crate) fn is_stop_word_at(buffer: &[u8], start: usize, len: usize) -> bool {
     if len > MAX_STOP_WORD_BYTES {
         return false;
     }
-    let key = match buffer.get(start..start + 16) {
-        Some(sixteen) => {
-            let bytes = u128::from_le_bytes(sixteen.try_into().expect("16 bytes"));
-            // `len` is at most 10: the word's bytes, then its length in the last byte.
-            (bytes & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120)
+    let bytes = match buffer.get(start..start + 16) {
+        Some(sixteen) => u128::from_le_bytes(sixteen.try_into().expect("16 bytes")),
+        None => {
+            let mut padded = [0u8; 16];
+            padded[..len].copy_from_slice(&buffer[start..start + len]);
+            u128::from_le_bytes(padded)
         }
-        None => match std::str::from_utf8(&buffer[start..start + len]) {
-            Ok(word) => packed(word),
-            Err(_) => return false,
-        },
     };
-    set().contains(&key)
+    // `len` is at most 10: the word's bytes, then its length in the last byte ([`packed`]).
+    set().contains(&((bytes & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120)))
 }
 
 /// The longest stop word's length in bytes.

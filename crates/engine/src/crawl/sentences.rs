@@ -42,6 +42,12 @@ const INITIAL_FILTER_BITS: u32 = 22;
 /// for a stored one, and read, at most once in this many).
 const FILTER_LOAD: u64 = 16;
 
+/// Whether a filter of `2^bits` bits with `set` of them set (or as many keys) is past
+/// [`FILTER_LOAD`] and could still grow.
+fn over_load(bits: u32, set: u64) -> bool {
+    bits < FILTER_BITS && set > (1u64 << bits) / FILTER_LOAD
+}
+
 /// Keys that may have a posting in the store: one bit each, by the key's top bits (keys are
 /// hashes already). No false negatives.
 struct KeyFilter {
@@ -67,7 +73,7 @@ impl KeyFilter {
     /// An empty filter large enough for `keys` keys, at least `2^bits` bits.
     fn for_keys(keys: u64, bits: u32) -> KeyFilter {
         let mut bits = bits;
-        while bits < FILTER_BITS && keys > (1u64 << bits) / FILTER_LOAD {
+        while over_load(bits, keys) {
             bits += 2;
         }
         KeyFilter::with_bits(bits)
@@ -93,7 +99,7 @@ impl KeyFilter {
 
     /// Whether it should grow: too many bits set, and room to grow.
     fn crowded(&self) -> bool {
-        self.bits < FILTER_BITS && self.set > (1u64 << self.bits) / FILTER_LOAD
+        over_load(self.bits, self.set)
     }
 
     /// Adds the store's keys and `held` (keys not written yet).
