@@ -591,6 +591,75 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
     assert_eq!(new.site.hits("/guide"), 1);
 }
 
+/// Two releases, the older crawled first. Both of its tables of contents led to new pages
+/// (hubs): a long table to five short pages, weighing less than itself together, and a short
+/// guide to three chapters longer than itself. The new release's copy of the guide is fetched
+/// for what it may list (its new chapter is found); its copy of the table, whose links were
+/// all renamed, is probed like any page and, its text unchanged, not fetched
+/// (`dedup.hub_min_yield`; the top page's record counts it in `hubs_declined`). With the rule
+/// off, it is fetched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
+    let (top, guide) = (prose(90), prose(91));
+    let table = (100..124).map(prose).collect::<Vec<_>>().join(" ");
+    let release = |new: bool| {
+        let ops: Vec<String> = (1..=5)
+            .map(|n| match new {
+                true => format!("/op/{n}-renamed"),
+                false => format!("/op/{n}"),
+            })
+            .collect();
+        let op_links: Vec<&str> = ops.iter().map(String::as_str).collect();
+        let mut chapters = vec!["/guide/a", "/guide/b", "/guide/c"];
+        if new {
+            chapters.push("/guide/new");
+        }
+        let mut site = Site::new()
+            .page("/", page("manual", &top, &["/table", "/guide"]))
+            .page("/table", page("instructions", &table, &op_links))
+            .page("/guide", page("guide", &guide, &chapters));
+        for (n, op) in ops.iter().enumerate() {
+            site = site.page(op, page("operand", &prose(130 + n as u64), &[]));
+        }
+        for (n, chapter) in chapters.iter().enumerate() {
+            let text = format!("{} {}", prose(140 + n as u64), prose(150 + n as u64));
+            site = site.page(chapter, page("chapter", &text, &[]));
+        }
+        site
+    };
+    let old = serve(release(false)).await.unwrap();
+    let new = serve(release(true)).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    run(&seeds, out.path(), config.clone()).await;
+    let records = records(out.path());
+
+    let old_table = record(&records, &old.url("/table"));
+    assert_eq!(old_table.enqueued, Some(5), "a hub: {old_table:?}");
+    let top = record(&records, &new.url("/"));
+    assert!(top.verdict.is_duplicate(), "{top:?}");
+    assert_eq!(top.via_hub, Some(1), "the guide: {top:?}");
+    assert_eq!(top.hubs_declined, Some(1), "the table: {top:?}");
+    let table = record(&records, &new.url("/table"));
+    assert_eq!(table.verdict, Verdict::Unchanged, "{table:?}");
+    assert_eq!(new.site.hits("/table"), 0, "not fetched");
+    assert_eq!(new.site.hits("/guide"), 1);
+    let chapter = record(&records, &new.url("/guide/new"));
+    assert_eq!(chapter.verdict, Verdict::Unique, "the new chapter is found");
+
+    // Every hub fetched again.
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.hub_min_yield = 0.0;
+    run(&seeds, out.path(), config).await;
+    let records = crawl_support::records(out.path());
+    let top = record(&records, &new.url("/"));
+    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+    assert_eq!(new.site.hits("/table"), 1, "fetched this time");
+}
+
 /// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
 /// of its own, and crawls both two requests at once: the sites and the records.
 async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSite, Vec<Record>) {

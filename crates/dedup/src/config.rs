@@ -42,6 +42,12 @@ pub struct DedupStageConfig {
     /// pages is a hub, and a duplicate's link to the counterpart of a hub on the original's
     /// site is followed even though the original links there too (0: never).
     pub hub_min_links: u32,
+    /// With probes on ([`Self::probe_links`]): a hub is fetched again only while what it led
+    /// to is not known, or when the new pages it led to (unique, fetched) weigh at least this
+    /// many times itself; else a duplicate's link to its counterpart is probed like any
+    /// other (a 1.5 MB instruction table that listed a hundred operand pages of 7 kB). 0:
+    /// every hub is fetched.
+    pub hub_min_yield: f64,
     /// With `duplicate_outlinks = "new"`: a duplicate's link to where the original's leads
     /// (not followed as new) is probed with HEAD when the original's target declared its
     /// `Content-Length`, and fetched when the probe says its length differs (the page
@@ -64,6 +70,9 @@ pub const PROBE_TOLERANCE: f64 = 0.02;
 /// Default [`DedupStageConfig::hub_min_links`].
 pub const HUB_MIN_LINKS: u32 = 3;
 
+/// Default [`DedupStageConfig::hub_min_yield`]: chosen on `llvm-14-15` (docs/QUALITY.md).
+pub const HUB_MIN_YIELD: f64 = 1.0;
+
 impl Default for DedupStageConfig {
     fn default() -> Self {
         DedupStageConfig {
@@ -71,6 +80,7 @@ impl Default for DedupStageConfig {
             duplicate_outlinks: DuplicateOutlinks::New,
             max_candidates: 4,
             hub_min_links: HUB_MIN_LINKS,
+            hub_min_yield: HUB_MIN_YIELD,
             probe_links: true,
             probe_tolerance: PROBE_TOLERANCE,
             probe_samples: true,
@@ -99,6 +109,8 @@ pub struct DedupConfig {
     pub max_candidates: usize,
     /// Links to new pages that make a page a hub (see [`DedupStageConfig::hub_min_links`]).
     pub hub_min_links: u32,
+    /// See [`DedupStageConfig::hub_min_yield`].
+    pub hub_min_yield: f64,
     /// Probe a duplicate's links to where the original's lead (see
     /// [`DedupStageConfig::probe_links`]).
     pub probe_links: bool,
@@ -127,6 +139,7 @@ impl Default for DedupConfig {
             duplicate_outlinks: stage.duplicate_outlinks,
             max_candidates: stage.max_candidates,
             hub_min_links: stage.hub_min_links,
+            hub_min_yield: stage.hub_min_yield,
             probe_links: stage.probe_links,
             probe_tolerance: stage.probe_tolerance,
             probe_samples: stage.probe_samples,
@@ -263,6 +276,7 @@ impl DedupConfig {
             duplicate_outlinks: self.duplicate_outlinks,
             max_candidates: self.max_candidates,
             hub_min_links: self.hub_min_links,
+            hub_min_yield: self.hub_min_yield,
             probe_links: self.probe_links,
             probe_tolerance: self.probe_tolerance,
             probe_samples: self.probe_samples,

@@ -59,8 +59,8 @@ pub use crate::config::{
 };
 pub use crate::sample::{
     FILTER_BITS_PER_SHINGLE, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,
-    SAMPLE_PART_BYTES, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text, keeps_shingles,
-    sample_ranges, shingle_filter, worth_sampling,
+    SAMPLE_PART_BYTES, SAMPLE_PART_SHARE, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text,
+    keeps_shingles, sample_part_bytes, sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, Followed, IndexedSentences, Judgement, LinkMatch,

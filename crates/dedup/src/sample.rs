@@ -16,8 +16,13 @@
 
 /// Parts of a page a sample asks for.
 pub const SAMPLE_PARTS: u64 = 4;
-/// Bytes in each part.
+/// Bytes in each part, at least: a larger page's parts are [`SAMPLE_PART_SHARE`] of it
+/// ([`sample_part_bytes`]).
 pub const SAMPLE_PART_BYTES: u64 = 768;
+/// A part's share of a large page: 1/256, so a sample asks for about 1.6 % of it. A large
+/// page is often a table whose 768 bytes hold a handful of words (an instruction set's
+/// syntax: an operand name per link), too few to tell anything by.
+pub const SAMPLE_PART_SHARE: u64 = 256;
 /// Pages shorter than this (their declared length) are fetched whole rather than sampled:
 /// a sample with its answer's headers costs about a tenth of such a page.
 pub const SAMPLE_MIN_LENGTH: u64 = 32 * 1024;
@@ -35,17 +40,25 @@ pub const FILTER_BITS_PER_SHINGLE: usize = 4;
 /// Bits a shingle sets in a filter.
 const FILTER_PROBES: u64 = 3;
 
+/// The bytes of each part of a sample of a page of `length` bytes: [`SAMPLE_PART_BYTES`], or
+/// [`SAMPLE_PART_SHARE`] of a larger page.
+pub fn sample_part_bytes(length: u64) -> u64 {
+    (length / SAMPLE_PART_SHARE).max(SAMPLE_PART_BYTES)
+}
+
 /// The inclusive byte ranges a sample of a page of `length` bytes asks for: [`SAMPLE_PARTS`]
-/// parts centred on the points that divide it evenly (none for an empty page).
+/// parts of [`sample_part_bytes`] centred on the points that divide it evenly (none for an
+/// empty page).
 pub fn sample_ranges(length: u64) -> Vec<(u64, u64)> {
     if length == 0 {
         return Vec::new();
     }
+    let part = sample_part_bytes(length);
     (1..=SAMPLE_PARTS)
         .map(|i| {
             let centre = length / (SAMPLE_PARTS + 1) * i;
-            let start = centre.saturating_sub(SAMPLE_PART_BYTES / 2);
-            (start, (start + SAMPLE_PART_BYTES - 1).min(length - 1))
+            let start = centre.saturating_sub(part / 2);
+            (start, (start + part - 1).min(length - 1))
         })
         .collect()
 }
@@ -456,6 +469,13 @@ mod tests {
         for &(a, b) in &ranges {
             assert_eq!(b - a + 1, SAMPLE_PART_BYTES);
         }
+        // A large page's parts are a share of it: 4 kB of a 1 MB page.
+        let large = sample_ranges(1 << 20);
+        assert!(large.windows(2).all(|w| w[0].1 < w[1].0), "{large:?}");
+        for &(a, b) in &large {
+            assert_eq!(b - a + 1, (1 << 20) / SAMPLE_PART_SHARE);
+        }
+        assert_eq!(sample_part_bytes(SAMPLE_MIN_LENGTH), SAMPLE_PART_BYTES);
         assert!(sample_ranges(10).iter().all(|&(a, b)| a <= b && b < 10));
         assert!(sample_ranges(0).is_empty());
     }

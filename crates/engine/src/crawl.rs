@@ -23,8 +23,8 @@ use nearcrawl_frontier::{
 };
 use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
-    Commit, CrawlStore, Declared, FjallStore, HostId, ParkedLink, Probe, QueueKey, QueuedUrl,
-    Sample, UniquePage, UrlKey, url_key,
+    Commit, CrawlStore, Declared, FjallStore, HostId, HubYield, ParkedLink, Probe, QueueKey,
+    QueuedUrl, Sample, UniquePage, UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
@@ -582,6 +582,7 @@ impl Coordinator {
     fn apply(&mut self, mut commit: Commit, mut records: Vec<Record>) -> Result<(), EngineError> {
         if !commit.taken.is_empty() {
             self.release_parked(&mut commit, &mut records)?;
+            self.credit_hubs(&mut commit, &records)?;
         }
         let counters = JobCounters([
             self.next_seq,
@@ -599,6 +600,43 @@ impl Coordinator {
         self.counters_written = Some(counters);
         self.frontier.committed(&taken)?;
         self.traps.trim();
+        Ok(())
+    }
+
+    /// What the pages `commit` decides add to the hubs that queued them (what a hub led to,
+    /// `dedup.hub_min_yield`), and the size of a hub it decides: its record's.
+    fn credit_hubs(&self, commit: &mut Commit, records: &[Record]) -> Result<(), EngineError> {
+        if let Some((_, seq, yielded)) = &mut commit.hub
+            && let Some(record) = records.iter().find(|r| r.seq == *seq)
+        {
+            yielded.bytes = record.bytes;
+        }
+        if self.job.config.dedup.hub_min_links == 0 {
+            return Ok(());
+        }
+        let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
+        for record in records {
+            let Some(parent) = record.parent else {
+                continue;
+            };
+            if refused.contains(&url_key(&record.url)) {
+                // Refused on discovery: never queued, so not one of the parent's links.
+                continue;
+            }
+            let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
+                Some(at) => at,
+                None => match self.store.hub_yield_at(parent)? {
+                    Some(yielded) if !yielded.complete() => {
+                        commit.hub_yields.push((parent, yielded));
+                        commit.hub_yields.len() - 1
+                    }
+                    _ => continue,
+                },
+            };
+            let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+            let page = (record.verdict == Verdict::Unique && fetched).then_some(record.bytes);
+            commit.hub_yields[at].1.count(page);
+        }
         Ok(())
     }
 
@@ -621,7 +659,7 @@ impl Coordinator {
                 // Only a frontier in this store marks URLs undecided.
                 commit.decided.push(key);
             }
-            let hub = commit.hub == Some(key);
+            let hub = commit.hub.is_some_and(|(hub, _, _)| hub == key);
             let links = self.frontier.release(commit, &record.url, &key, hub)?;
             if links.is_empty() {
                 continue;

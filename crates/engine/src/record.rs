@@ -153,6 +153,11 @@ pub struct Record {
     /// `dedup.hub_min_links`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_hub: Option<u32>,
+    /// Links of a duplicate to the counterpart of a hub that were probed instead of followed:
+    /// when the hub's links were all decided, the new pages among them weighed less than
+    /// `dedup.hub_min_yield` times the hub itself (a large table listing small pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hubs_declined: Option<u32>,
     /// Links parked until the page they depend on, queued or being fetched, is decided (the
     /// counterpart's record says what became of them: `released`): a duplicate's links to
     /// where its original's lead, followed then if that page led to new pages (a hub) and
@@ -282,6 +287,7 @@ impl Record {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            hubs_declined: None,
             parked: None,
             released: None,
             probed: None,
@@ -326,6 +332,7 @@ pub(crate) struct Decision {
     pub(crate) enqueued: Option<u32>,
     pub(crate) dropped: Option<u32>,
     pub(crate) via_hub: Option<u32>,
+    pub(crate) hubs_declined: Option<u32>,
     pub(crate) parked: Option<u32>,
     pub(crate) probed: Option<u32>,
     pub(crate) raised: Option<u32>,
@@ -360,6 +367,7 @@ impl Decision {
             enqueued: None,
             dropped: None,
             via_hub: None,
+            hubs_declined: None,
             parked: None,
             probed: None,
             raised: None,
@@ -409,6 +417,7 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             via_hub: d.via_hub,
+            hubs_declined: d.hubs_declined,
             parked: d.parked,
             released: None,
             probed: d.probed,
@@ -448,6 +457,7 @@ impl Record {
             enqueued: d.enqueued,
             dropped: d.dropped,
             via_hub: d.via_hub,
+            hubs_declined: d.hubs_declined,
             parked: d.parked,
             probed: d.probed,
             trapped: d.trapped,

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::{
-    Commit, CrawlStore, Declared, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage,
-    UrlKey, decode_queued, encode_queued, unique_value,
+    Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
+    UniquePage, UrlKey, decode_queued, encode_queued, unique_value,
 };
 
 /// Bytes a table holds in memory before it writes them to disk.
@@ -19,8 +19,9 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// `exact` (exact key -> sequence number), `records` (sequence number -> JSON record),
 /// `uniques` (sequence number -> simhash), `texts` (sequence number -> fingerprinted text),
 /// `link_keys` (sequence number -> link keys of a unique page, see `nearcrawl_dedup::Follow`),
-/// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL keys of pages that
-/// led to new pages), `undecided` (URL keys queued and not decided yet), `parked` (the URL
+/// `dropped` (URL keys of outlinks skipped with a duplicate), `hubs` (URL key of a page that
+/// led to new pages -> its sequence number), `hub_yields` (a hub's sequence number -> what it
+/// led to, [`HubYield`]), `undecided` (URL keys queued and not decided yet), `parked` (the URL
 /// key a link waits for and the link's key -> [`ParkedLink`]), `lengths` (URL key -> declared `Content-Length`), `sentences`
 /// (sentence-fingerprint key -> posting), `counters`, `blobs`. Each commit is one fjall write
 /// batch, handed to the operating system before `commit` returns, so a killed process loses
@@ -39,6 +40,7 @@ pub struct FjallStore {
     link_keys: Keyspace,
     dropped: Keyspace,
     hubs: Keyspace,
+    hub_yields: Keyspace,
     undecided: Keyspace,
     parked: Keyspace,
     lengths: Keyspace,
@@ -130,6 +132,7 @@ impl FjallStore {
             link_keys: open("link_keys")?,
             dropped: open("dropped")?,
             hubs: open("hubs")?,
+            hub_yields: open("hub_yields")?,
             undecided: open("undecided")?,
             parked: open("parked")?,
             lengths: open("lengths")?,
@@ -269,6 +272,23 @@ impl CrawlStore for FjallStore {
             .map_err(|e| self.err_in(&self.hubs, e))
     }
 
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError> {
+        let seq = self.hubs.get(key).map_err(|e| self.err_in(&self.hubs, e))?;
+        // A hub marked by a version without yields has no sequence number.
+        match seq.as_deref().and_then(|v| <[u8; 8]>::try_from(v).ok()) {
+            Some(seq) => self.hub_yield_at(u64::from_be_bytes(seq)),
+            None => Ok(None),
+        }
+    }
+
+    fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {
+        self.hub_yields
+            .get(seq.to_be_bytes())
+            .map_err(|e| self.err_in(&self.hub_yields, e))?
+            .map(|v| HubYield::decode(&v))
+            .transpose()
+    }
+
     fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError> {
         self.undecided
             .contains_key(key)
@@ -362,8 +382,12 @@ impl CrawlStore for FjallStore {
         for key in commit.dropped {
             batch.insert(&self.dropped, key, []);
         }
-        if let Some(key) = commit.hub {
-            batch.insert(&self.hubs, key, []);
+        if let Some((key, seq, yielded)) = commit.hub {
+            batch.insert(&self.hubs, key, seq.to_be_bytes());
+            batch.insert(&self.hub_yields, seq.to_be_bytes(), yielded.encode());
+        }
+        for (seq, yielded) in commit.hub_yields {
+            batch.insert(&self.hub_yields, seq.to_be_bytes(), yielded.encode());
         }
         if let Some((key, declared)) = commit.length {
             batch.insert(&self.lengths, key, declared.encode());

@@ -249,6 +249,95 @@ impl Declared {
     }
 }
 
+/// What a hub (a page whose decision queued at least `dedup.hub_min_links` new links) led
+/// to: the pages it queued that turned out unique, and their size against its own. A next
+/// release's copy of a hub is fetched for the new pages it may list; a hub that led to less
+/// than itself (a 1.5 MB instruction table listing a hundred operand pages of 7 kB) is worth
+/// a probe, not a fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HubYield {
+    /// The hub's own size (bytes received).
+    pub bytes: u64,
+    /// Links it queued.
+    pub links: u32,
+    /// Of those, decided so far.
+    pub decided: u32,
+    /// Of those, fetched and unique: new pages.
+    pub pages: u32,
+    /// Their size (bytes received).
+    pub page_bytes: u64,
+}
+
+impl HubYield {
+    /// Stored form: 28 bytes, big-endian, fields in order.
+    const LEN: usize = 28;
+
+    /// A hub of `bytes` that queued `links` links, none decided yet.
+    pub fn new(bytes: u64, links: u32) -> HubYield {
+        HubYield {
+            bytes,
+            links,
+            ..HubYield::default()
+        }
+    }
+
+    /// One of its links decided: a new page of `page_bytes` when `Some`, anything else
+    /// (a duplicate, an error, a probe's `unchanged`) when `None`.
+    pub fn count(&mut self, page_bytes: Option<u64>) {
+        self.decided = self.decided.saturating_add(1);
+        if let Some(bytes) = page_bytes {
+            self.pages = self.pages.saturating_add(1);
+            self.page_bytes = self.page_bytes.saturating_add(bytes);
+        }
+    }
+
+    /// Whether every link it queued is decided.
+    pub fn complete(&self) -> bool {
+        self.decided >= self.links
+    }
+
+    /// Whether it is worth fetching again on another site: while its links are not all
+    /// decided, yes (what it leads to is not known); then when it led to at least
+    /// `min_pages` new pages weighing at least `min_yield` times its own size. A `min_yield`
+    /// of 0 (or not a finite positive number) keeps every hub.
+    pub fn worth_fetching(&self, min_pages: u32, min_yield: f64) -> bool {
+        let rule_on = min_yield.is_finite() && min_yield > 0.0;
+        if !self.complete() || !rule_on {
+            return true;
+        }
+        self.pages >= min_pages && self.page_bytes as f64 >= min_yield * self.bytes as f64
+    }
+
+    /// The stored form.
+    pub fn encode(&self) -> [u8; Self::LEN] {
+        let mut out = [0; Self::LEN];
+        out[..8].copy_from_slice(&self.bytes.to_be_bytes());
+        out[8..12].copy_from_slice(&self.links.to_be_bytes());
+        out[12..16].copy_from_slice(&self.decided.to_be_bytes());
+        out[16..20].copy_from_slice(&self.pages.to_be_bytes());
+        out[20..].copy_from_slice(&self.page_bytes.to_be_bytes());
+        out
+    }
+
+    /// The inverse of [`HubYield::encode`].
+    pub fn decode(bytes: &[u8]) -> Result<HubYield, StoreError> {
+        let corrupt = || StoreError::Corrupt {
+            table: "hub_yields",
+            reason: format!("a yield of {} bytes, not {}", bytes.len(), Self::LEN),
+        };
+        let bytes: &[u8; Self::LEN] = bytes.try_into().map_err(|_| corrupt())?;
+        let u64_at = |i: usize| u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
+        let u32_at = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
+        Ok(HubYield {
+            bytes: u64_at(0),
+            links: u32_at(8),
+            decided: u32_at(12),
+            pages: u32_at(16),
+            page_bytes: u64_at(20),
+        })
+    }
+}
+
 impl Probe {
     /// Whether the HEAD's answer says the page is its counterpart's length, within
     /// `tolerance` of it (a fraction), so unchanged.
@@ -357,8 +446,12 @@ pub struct Commit {
     /// URLs a duplicate linked to that were neither seen nor queued: the outlinks skipping
     /// dropped. Counted at the end against what was reached another way.
     pub dropped: Vec<UrlKey>,
-    /// The page decided, when it led to new pages (see [`CrawlStore::is_hub`]).
-    pub hub: Option<UrlKey>,
+    /// The page decided, when it led to new pages (see [`CrawlStore::is_hub`]): its URL key,
+    /// its sequence number and what it led to so far (its own size and the links it queued).
+    pub hub: Option<(UrlKey, u64, HubYield)>,
+    /// What hubs led to, updated by this decision's pages (see [`CrawlStore::hub_yield`]):
+    /// (the hub's sequence number, its yield now).
+    pub hub_yields: Vec<(u64, HubYield)>,
     /// URLs queued before and decided by this commit ([`CrawlStore::is_undecided`] no more).
     pub decided: Vec<UrlKey>,
     /// Links parked until a URL is decided: (that URL's key, the link's key, the link).
@@ -466,6 +559,12 @@ pub trait CrawlStore: Send + Sync {
     /// a duplicate's link to its counterpart on another site is followed, as that page may
     /// lead to new pages there too.
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;
+    /// What the hub at this URL led to, as far as its pages are decided (`None`: not a hub,
+    /// or one a version without yields marked).
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError>;
+    /// [`CrawlStore::hub_yield`] of the hub with this record sequence number: what a page
+    /// it queued adds to when it is decided.
+    fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError>;
     /// Whether the URL was queued and is not decided yet (queued, in flight, or waiting to be
     /// retried): what a link parked on it waits for.
     fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError>;

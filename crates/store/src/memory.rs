@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use crate::{
-    Commit, CrawlStore, Declared, HostId, ParkedLink, QueueKey, QueuedUrl, StoreError, UniquePage,
-    UrlKey,
+    Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
+    UniquePage, UrlKey,
 };
 
 /// A [`CrawlStore`] in memory: for tests and jobs that need no resume.
@@ -26,7 +26,8 @@ struct Inner {
     texts: HashMap<u64, String>,
     link_keys: HashMap<u64, Vec<u64>>,
     dropped: HashSet<UrlKey>,
-    hubs: HashSet<UrlKey>,
+    hubs: HashMap<UrlKey, u64>,
+    hub_yields: HashMap<u64, HubYield>,
     undecided: HashSet<UrlKey>,
     parked: BTreeMap<(UrlKey, UrlKey), ParkedLink>,
     lengths: HashMap<UrlKey, Declared>,
@@ -88,7 +89,20 @@ impl CrawlStore for MemoryStore {
     }
 
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError> {
-        Ok(self.lock().hubs.contains(key))
+        Ok(self.lock().hubs.contains_key(key))
+    }
+
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .hubs
+            .get(key)
+            .and_then(|seq| inner.hub_yields.get(seq))
+            .copied())
+    }
+
+    fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {
+        Ok(self.lock().hub_yields.get(&seq).copied())
     }
 
     fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError> {
@@ -139,7 +153,11 @@ impl CrawlStore for MemoryStore {
             inner.link_keys.insert(seq, keys);
         }
         inner.dropped.extend(commit.dropped);
-        inner.hubs.extend(commit.hub);
+        if let Some((key, seq, yielded)) = commit.hub {
+            inner.hubs.insert(key, seq);
+            inner.hub_yields.insert(seq, yielded);
+        }
+        inner.hub_yields.extend(commit.hub_yields);
         inner.lengths.extend(commit.length);
         inner.seen.extend(commit.seen);
         for key in &commit.decided {

@@ -387,3 +387,80 @@ fn a_journal_written_compressed_by_older_versions_is_recovered() {
         Some(text.as_str())
     );
 }
+
+/// A hub's yield: written with the hub, added to by its pages, read by URL key and by
+/// sequence number.
+fn hub_yields(store: &dyn CrawlStore) {
+    let hub = url_key("http://a.example/toc");
+    let commit = Commit {
+        hub: Some((hub, 9, HubYield::new(40_000, 3))),
+        ..Commit::default()
+    };
+    store.commit(commit).unwrap();
+    assert!(store.is_hub(&hub).unwrap());
+    assert_eq!(
+        store.hub_yield(&hub).unwrap(),
+        Some(HubYield::new(40_000, 3))
+    );
+    let mut yielded = store.hub_yield_at(9).unwrap().unwrap();
+    yielded.count(Some(5_000));
+    yielded.count(None);
+    let commit = Commit {
+        hub_yields: vec![(9, yielded)],
+        ..Commit::default()
+    };
+    store.commit(commit).unwrap();
+    assert_eq!(store.hub_yield(&hub).unwrap(), Some(yielded));
+    assert_eq!(store.hub_yield_at(10).unwrap(), None);
+    let other = url_key("http://a.example/other");
+    assert_eq!(store.hub_yield(&other).unwrap(), None);
+}
+
+#[test]
+fn hub_yields_read_back_in_both_stores_and_after_reopen() {
+    hub_yields(&MemoryStore::default());
+    let dir = tempfile::tempdir().unwrap();
+    hub_yields(&FjallStore::open(dir.path()).unwrap());
+    let store = FjallStore::open(dir.path()).unwrap();
+    let yielded = store.hub_yield_at(9).unwrap().unwrap();
+    assert_eq!((yielded.decided, yielded.pages), (2, 1));
+}
+
+#[test]
+fn a_hub_is_worth_fetching_until_it_is_known_to_have_led_to_less_than_itself() {
+    let mut hub = HubYield::new(10_000, 3);
+    assert!(hub.worth_fetching(3, 1.0), "nothing decided yet");
+    hub.count(Some(3_000));
+    hub.count(Some(3_000));
+    assert!(hub.worth_fetching(3, 1.0), "one page still undecided");
+    hub.count(Some(3_000));
+    assert!(hub.complete());
+    assert!(
+        !hub.worth_fetching(3, 1.0),
+        "9,000 bytes of pages for 10,000"
+    );
+    assert!(hub.worth_fetching(3, 0.9));
+    assert!(hub.worth_fetching(3, 0.0), "0: every hub");
+    assert!(
+        hub.worth_fetching(3, f64::NAN),
+        "not a positive number: every hub"
+    );
+    assert!(
+        !hub.worth_fetching(4, 0.5),
+        "three new pages, four asked for"
+    );
+    let mut led_nowhere = HubYield::new(500, 3);
+    (0..3).for_each(|_| led_nowhere.count(None));
+    assert!(!led_nowhere.worth_fetching(3, 1.0), "errors are not pages");
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_hub_yield_reads_back(
+        bytes: u64, links: u32, decided: u32, pages: u32, page_bytes: u64,
+    ) {
+        let hub = HubYield { bytes, links, decided, pages, page_bytes };
+        proptest::prop_assert_eq!(HubYield::decode(&hub.encode()).unwrap(), hub);
+        proptest::prop_assert!(HubYield::decode(&hub.encode()[1..]).is_err());
+    }
+}

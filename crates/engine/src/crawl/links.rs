@@ -318,6 +318,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
         let (mut via_hub, mut probed, mut parked, mut raised) = (0u32, 0u32, 0u32, 0u32);
+        let mut declined = 0u32;
         let hubs = self.job.config.dedup.hub_min_links > 0;
         // Probes only where the original's server declares its pages' lengths.
         let probing = self.job.config.dedup.probe_links
@@ -425,10 +426,16 @@ impl Coordinator {
                 // contents); else probed, when its length is known, to see if it changed;
                 // else, while it is not known whether it led to new pages, parked until it is.
                 let key = url_key(counterpart.as_str());
-                let hub = match hubs {
+                let mut hub = match hubs {
                     true => self.frontier.counterpart_hub(counterpart, &key)?,
                     false => Some(false),
                 };
+                // A hub that led to less than itself is probed like any other page: what
+                // it leads to costs less than fetching it again to find out.
+                if hub == Some(true) && probing && !self.hub_worth_fetching(&key)? {
+                    hub = Some(false);
+                    declined += 1;
+                }
                 by_hub = hub == Some(true);
                 if !by_hub && how.chain_trap.is_none() {
                     if probing && self.store.is_seen(&key)? {
@@ -562,7 +569,9 @@ impl Coordinator {
         decided.decision.enqueued = Some(enqueued);
         let hub_min = self.job.config.dedup.hub_min_links;
         if hub_min > 0 && enqueued >= hub_min {
-            decided.commit.hub = Some(url_key(&entry.url));
+            // Its own size is its record's, known when the decision is applied.
+            let yielded = HubYield::new(0, enqueued);
+            decided.commit.hub = Some((url_key(&entry.url), seq, yielded));
         }
         if baseline {
             decided.decision.links = Some(graph);
@@ -572,6 +581,9 @@ impl Coordinator {
         }
         if via_hub > 0 {
             decided.decision.via_hub = Some(via_hub);
+        }
+        if declined > 0 {
+            decided.decision.hubs_declined = Some(declined);
         }
         if parked > 0 {
             decided.decision.parked = Some(parked);
@@ -627,6 +639,17 @@ impl Coordinator {
         };
         self.frontier
             .raise(&mut decided.commit, &ukey, next, priority)
+    }
+
+    /// Whether the hub at `key` is worth fetching again on another site: not when its links
+    /// are all decided and the new pages among them weigh less than `dedup.hub_min_yield`
+    /// times itself ([`HubYield::worth_fetching`]).
+    fn hub_worth_fetching(&self, key: &UrlKey) -> Result<bool, EngineError> {
+        let dedup = &self.job.config.dedup;
+        Ok(self
+            .store
+            .hub_yield(key)?
+            .is_none_or(|y| y.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield)))
     }
 
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
