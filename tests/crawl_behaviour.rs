@@ -660,6 +660,117 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(new.site.hits("/table"), 1, "fetched this time");
 }
 
+/// A page whose links have their own anchor texts: (target, text).
+fn titled_page(title: &str, body: &str, links: &[(String, String)]) -> Reply {
+    let links: String = links
+        .iter()
+        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
+        .collect();
+    Reply::html(format!(
+        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
+    ))
+}
+
+/// A site of ten articles listed on `/list`, and its mirror under another URL scheme: the
+/// listing copied at `/page`, each article at `/m/story?id=N`, and for each N of `extras` the
+/// mirror's copy adds a link to a page of its own (`/extra/N`, readers' notes). The mirror's
+/// listing is a copy of the site's, its links matched by anchor text (the titles).
+fn site_and_mirror(extras: &[usize]) -> (Site, Site) {
+    let titles: Vec<String> = (0..10).map(|n| format!("Article number {n}")).collect();
+    let listing = prose(400);
+    let links = |href: &dyn Fn(usize) -> String| -> Vec<(String, String)> {
+        (0..10).map(|n| (href(n), titles[n].clone())).collect()
+    };
+    let mut origin = Site::new().page(
+        "/list",
+        titled_page("articles", &listing, &links(&|n| format!("/a/{n}"))),
+    );
+    let mut mirror = Site::new().page(
+        "/page",
+        titled_page(
+            "articles",
+            &listing,
+            &links(&|n| format!("/m/story?id={n}")),
+        ),
+    );
+    for (n, title) in titles.iter().enumerate() {
+        let text = prose(410 + n as u64);
+        origin = origin.page(&format!("/a/{n}"), titled_page(title, &text, &[]));
+        let notes: Vec<(String, String)> = match extras.contains(&n) {
+            true => vec![(format!("/extra/{n}"), "Readers' notes".to_string())],
+            false => Vec::new(),
+        };
+        mirror = mirror.page(
+            &format!("/m/story?id={n}"),
+            titled_page(title, &text, &notes),
+        );
+        mirror = mirror.page(
+            &format!("/extra/{n}"),
+            titled_page("notes", &prose(430 + n as u64), &[]),
+        );
+    }
+    (origin, mirror)
+}
+
+/// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so
+/// its stories, copies of the site's articles by their titles, would not be followed; the first
+/// two are, as samples, and the rest wait for them (parked). When a sample adds a page of its
+/// own, the rest are followed, and every page only the mirror has is found. When the samples
+/// add nothing, the rest are dropped. Without samples, no story is fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
+    let crawl = |extras: &'static [usize], samples: u32| async move {
+        let (origin, mirror) = site_and_mirror(extras);
+        let origin = serve(origin).await.unwrap();
+        let mirror = serve(mirror).await.unwrap();
+        let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));
+        let out = tempfile::tempdir().unwrap();
+        let mut config = local_config();
+        config.limits.concurrency = 1;
+        config.dedup.mirror_samples = samples;
+        run(&seeds, out.path(), config).await;
+        let records = records(out.path());
+        let stories = (0..10)
+            .filter(|n| mirror.site.hits(&format!("/m/story?id={n}")) == 1)
+            .count();
+        (mirror, records, stories)
+    };
+
+    let (mirror, records, stories) = crawl(&[0, 7], 2).await;
+    let listing = record(&records, &mirror.url("/page"));
+    assert!(listing.verdict.is_duplicate(), "{listing:?}");
+    assert_eq!(
+        listing.links_matched_by,
+        Some(nearcrawl_dedup::LinkMatch::Anchor)
+    );
+    assert_eq!(
+        (listing.mirror_sampled, listing.parked),
+        (Some(2), Some(8)),
+        "{listing:?}"
+    );
+    let sample = record(&records, &mirror.url("/m/story?id=0"));
+    assert!(sample.verdict.is_duplicate(), "{sample:?}");
+    let released = records
+        .iter()
+        .find_map(|r| r.released)
+        .expect("the parked stories released");
+    assert_eq!((released.followed, released.dropped), (8, 0));
+    assert_eq!(stories, 10, "every story fetched");
+    for n in [0, 7] {
+        let notes = record(&records, &mirror.url(&format!("/extra/{n}")));
+        assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    }
+
+    let (_, records, stories) = crawl(&[], 2).await;
+    let released = records.iter().find_map(|r| r.released).unwrap();
+    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!(stories, 2, "the samples only");
+
+    let (mirror, _, stories) = crawl(&[0, 7], 0).await;
+    assert_eq!(stories, 0);
+    assert_eq!(mirror.site.hits("/extra/0"), 0, "lost behind the copies");
+}
+
 /// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
 /// of its own, and crawls both two requests at once: the sites and the records.
 async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSite, Vec<Record>) {

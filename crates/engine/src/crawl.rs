@@ -43,6 +43,7 @@ use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
 mod links;
+mod mirrors;
 mod outcome;
 mod page;
 mod sentences;
@@ -281,6 +282,8 @@ struct Coordinator {
     sessions: SessionParams,
     /// Sites found to copy others, path for path (see [`links::CopiedSites`]).
     copied_sites: links::CopiedSites,
+    /// Mirrors and whether their copies add pages of their own (see [`mirrors::Mirrors`]).
+    mirrors: mirrors::Mirrors,
     /// The scope's answers to the first links found.
     scope_watch: links::ScopeWatch,
     relevance: Option<Relevance>,
@@ -350,6 +353,19 @@ impl JobCounters {
 }
 
 impl Coordinator {
+    /// A resumed crawl goes on with the mirrors it was sampling (see [`mirrors::Mirrors`]).
+    fn resume_mirrors(&mut self) -> Result<(), EngineError> {
+        if let Some(bytes) = self.store.blob(mirrors::MIRRORS)? {
+            self.mirrors = mirrors::Mirrors::from_bytes(&bytes).map_err(|e| {
+                nearcrawl_store::StoreError::Corrupt {
+                    table: "blobs",
+                    reason: format!("{}: {e}", mirrors::MIRRORS),
+                }
+            })?;
+        }
+        Ok(())
+    }
+
     /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
     /// (as last kept: at most a tenth of the pages, and 16, are counted again).
     fn resume_focus(&mut self) -> Result<(), EngineError> {
@@ -507,6 +523,7 @@ impl Coordinator {
             traps,
             sessions: SessionParams::default(),
             copied_sites: links::CopiedSites::default(),
+            mirrors: mirrors::Mirrors::default(),
             scope_watch: links::ScopeWatch::default(),
             relevance,
             fetcher,
@@ -529,6 +546,7 @@ impl Coordinator {
             focus_best_saved: 0.0,
         };
         coordinator.resume_focus()?;
+        coordinator.resume_mirrors()?;
         coordinator.store_sentences(&uniques)?;
         if coordinator.job.redis.is_some() {
             // A shared job's seeds were queued by the worker that created it.
@@ -583,6 +601,10 @@ impl Coordinator {
         if !commit.taken.is_empty() {
             self.release_parked(&mut commit, &mut records)?;
             self.credit_hubs(&mut commit, &records)?;
+            self.settle_mirrors(&mut commit, &mut records)?;
+        }
+        if let Some(bytes) = self.mirrors.take_changed() {
+            commit.blobs.push((mirrors::MIRRORS.into(), bytes));
         }
         let counters = JobCounters([
             self.next_seq,
@@ -600,6 +622,54 @@ impl Coordinator {
         self.counters_written = Some(counters);
         self.frontier.committed(&taken)?;
         self.traps.trim();
+        Ok(())
+    }
+
+    /// The mirrors' samples `commit` decides: when one settles whether its mirror's copies add
+    /// pages of their own, the links that waited for it are followed (they do) or dropped
+    /// (they do not), as part of `commit`, and the sample's record says so (`released`).
+    fn settle_mirrors(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+    ) -> Result<(), EngineError> {
+        let samples = self.job.config.dedup.mirror_samples;
+        for record in records.iter_mut() {
+            let key = url_key(&record.url);
+            if !self.mirrors.is_pending(&key) {
+                continue;
+            }
+            let Some((on, adds)) = self.mirrors.decided(&key, samples) else {
+                continue;
+            };
+            let links = self.frontier.release(commit, &record.url, &on, adds)?;
+            let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+            let mut released = record.released.unwrap_or_default();
+            for ParkedLink {
+                entry, priority, ..
+            } in links
+            {
+                let url = CanonicalUrl::parse(&entry.url).map_err(|e| {
+                    nearcrawl_store::StoreError::Corrupt {
+                        table: "parked",
+                        reason: format!("link {:?} parked on a mirror: {e}", entry.url),
+                    }
+                })?;
+                let link_key = url_key(url.as_str());
+                if self.is_seen(&url, &link_key, &pending)? {
+                    continue;
+                }
+                if adds {
+                    self.queue(commit, &mut pending, &url, entry, priority)?;
+                    released.followed += 1;
+                } else {
+                    commit.dropped.push(link_key);
+                    released.dropped += 1;
+                }
+            }
+            debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
+            record.released = Some(released);
+        }
         Ok(())
     }
 

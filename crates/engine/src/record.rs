@@ -158,6 +158,13 @@ pub struct Record {
     /// `dedup.hub_min_yield` times the hub itself (a large table listing small pages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hubs_declined: Option<u32>,
+    /// A mirror's copy (another site, links matched by anchor text): its links whose text
+    /// the original has, followed as samples of the mirror's copies (`dedup.mirror_samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror_sampled: Option<u32>,
+    /// ... and followed because a sample of the mirror's copies added a page of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror_followed: Option<u32>,
     /// Links parked until the page they depend on, queued or being fetched, is decided (the
     /// counterpart's record says what became of them: `released`): a duplicate's links to
     /// where its original's lead, followed then if that page led to new pages (a hub) and
@@ -288,6 +295,8 @@ impl Record {
             dropped: None,
             via_hub: None,
             hubs_declined: None,
+            mirror_sampled: None,
+            mirror_followed: None,
             parked: None,
             released: None,
             probed: None,
@@ -333,6 +342,8 @@ pub(crate) struct Decision {
     pub(crate) dropped: Option<u32>,
     pub(crate) via_hub: Option<u32>,
     pub(crate) hubs_declined: Option<u32>,
+    pub(crate) mirror_sampled: Option<u32>,
+    pub(crate) mirror_followed: Option<u32>,
     pub(crate) parked: Option<u32>,
     pub(crate) probed: Option<u32>,
     pub(crate) raised: Option<u32>,
@@ -368,6 +379,8 @@ impl Decision {
             dropped: None,
             via_hub: None,
             hubs_declined: None,
+            mirror_sampled: None,
+            mirror_followed: None,
             parked: None,
             probed: None,
             raised: None,
@@ -418,6 +431,8 @@ impl Record {
             dropped: d.dropped,
             via_hub: d.via_hub,
             hubs_declined: d.hubs_declined,
+            mirror_sampled: d.mirror_sampled,
+            mirror_followed: d.mirror_followed,
             parked: d.parked,
             released: None,
             probed: d.probed,
@@ -458,6 +473,8 @@ impl Record {
             dropped: d.dropped,
             via_hub: d.via_hub,
             hubs_declined: d.hubs_declined,
+            mirror_sampled: d.mirror_sampled,
+            mirror_followed: d.mirror_followed,
             parked: d.parked,
             probed: d.probed,
             trapped: d.trapped,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::mirrors::MirrorLink;
 use super::*;
 use nearcrawl_extract::Link;
 
@@ -319,6 +320,22 @@ impl Coordinator {
         let (mut enqueued, mut dropped, mut trapped) = (0u32, 0u32, 0u32);
         let (mut via_hub, mut probed, mut parked, mut raised) = (0u32, 0u32, 0u32, 0u32);
         let mut declined = 0u32;
+        let (mut new_found, mut sampled, mut mirrored) = (0u32, 0u32, 0u32);
+        // A mirror's copy (another site, links matched by anchor text): its links whose text
+        // the original has are its mirror's to sample (see `mirrors`).
+        let samples = self.job.config.dedup.mirror_samples;
+        let mirror_of = match (how.follow, how.base, &how.original) {
+            (Follow::NewLinks { by, .. }, Some(base), Some(original))
+                if *by == nearcrawl_dedup::LinkMatch::Anchor
+                    && samples > 0
+                    && how.chain_trap.is_none()
+                    && self.frontier.knows_undecided()
+                    && !nearcrawl_dedup::same_site(base, original) =>
+            {
+                Some((base, original))
+            }
+            _ => None,
+        };
         let hubs = self.job.config.dedup.hub_min_links > 0;
         // Probes only where the original's server declares its pages' lengths.
         let probing = self.job.config.dedup.probe_links
@@ -464,6 +481,20 @@ impl Coordinator {
                     park = Some((first, key, true));
                 }
             }
+            // A mirror's copy's link to its own site whose text the original has.
+            let mut mirror = None;
+            if !follows
+                && park.is_none()
+                && let Some((base, original)) = mirror_of
+                && nearcrawl_dedup::same_site(base, url.as_url())
+            {
+                match self.mirrors.link(base, original, samples) {
+                    MirrorLink::Park(on) => park = Some((url.clone(), on, false)),
+                    MirrorLink::Drop => {}
+                    other => mirror = Some(other),
+                }
+                follows = park.is_some() || mirror.is_some();
+            }
             let skip = how.chain_trap.is_some() || !follows;
             let at = (entry.depth + 1, seq);
             let admitted = admitted.unwrap_or_else(|| self.admits(&url, entry.depth + 1));
@@ -563,6 +594,15 @@ impl Coordinator {
                         enqueued += 1;
                     }
                     self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
+                    match mirror {
+                        Some(MirrorLink::Sample(pair)) => {
+                            self.mirrors.sampled(pair, ukey);
+                            sampled += 1;
+                        }
+                        Some(MirrorLink::Follow) => mirrored += 1,
+                        _ if followed != Followed::No => new_found += 1,
+                        _ => {}
+                    }
                 }
             }
         }
@@ -584,6 +624,25 @@ impl Coordinator {
         }
         if declined > 0 {
             decided.decision.hubs_declined = Some(declined);
+        }
+        if sampled > 0 {
+            decided.decision.mirror_sampled = Some(sampled);
+        }
+        if mirrored > 0 {
+            decided.decision.mirror_followed = Some(mirrored);
+        }
+        // A mirror's sample: it added a page when it was no copy at all, or when it links
+        // where its original does not.
+        let key = url_key(&entry.url);
+        if self.mirrors.is_pending(&key) {
+            let adds = match how.follow {
+                Follow::All => true,
+                Follow::NewLinks { .. } => new_found > 0,
+                Follow::None => false,
+            };
+            if adds {
+                self.mirrors.added(&key);
+            }
         }
         if parked > 0 {
             decided.decision.parked = Some(parked);
