@@ -32,7 +32,8 @@ pub(super) enum MirrorLink {
     Sample(usize),
     /// The samples are not all decided: parked on this key until they are.
     Park(UrlKey),
-    /// The samples added nothing: not followed.
+    /// The samples added nothing (or the site copies the other path for path, as a release
+    /// does: no mirror): not followed.
     Drop,
 }
 
@@ -72,6 +73,10 @@ struct MirrorPair {
     adding: u32,
     /// Whether its copies add pages, once known.
     adds: Option<bool>,
+    /// Its pages judged copies of the other site's page at the same path and query (a new
+    /// release), and at another (a mirror's URL scheme).
+    same_path: u32,
+    other_path: u32,
 }
 
 impl MirrorPair {
@@ -91,6 +96,47 @@ impl Mirrors {
         }
     }
 
+    /// `page` was judged a copy of `original`: on another site, its pair counts whether the
+    /// copy is at the original's path (a site copying another path for path, a release, is
+    /// no mirror: its links are matched by where they lead).
+    pub(super) fn note_copy(&mut self, page: &Url, original: &Url) {
+        if nearcrawl_dedup::same_site(page, original) {
+            return;
+        }
+        let at = self.pair(page, original);
+        let pair = &mut self.pairs[at];
+        match page.path() == original.path() && page.query() == original.query() {
+            true => pair.same_path += 1,
+            false => pair.other_path += 1,
+        }
+        self.dirty = true;
+    }
+
+    /// The pair of `page`'s site and `original`'s, added if new.
+    fn pair(&mut self, page: &Url, original: &Url) -> usize {
+        let copy = page.origin().ascii_serialization();
+        let original = original.origin().ascii_serialization();
+        if let Some(at) = self
+            .pairs
+            .iter()
+            .position(|p| p.copy == copy && p.original == original)
+        {
+            return at;
+        }
+        self.pairs.push(MirrorPair {
+            copy,
+            original,
+            samples: Vec::new(),
+            decided: 0,
+            adding: 0,
+            adds: None,
+            same_path: 0,
+            other_path: 0,
+        });
+        self.dirty = true;
+        self.pairs.len() - 1
+    }
+
     /// The stored form, when it changed since last asked.
     pub(super) fn take_changed(&mut self) -> Option<Vec<u8>> {
         if !std::mem::take(&mut self.dirty) {
@@ -104,28 +150,12 @@ impl Mirrors {
     /// `page`'s own site, whose anchor text the original has, with `samples` samples per
     /// mirror.
     pub(super) fn link(&mut self, page: &Url, original: &Url, samples: u32) -> MirrorLink {
-        let copy = page.origin().ascii_serialization();
-        let original = original.origin().ascii_serialization();
-        let at = match self
-            .pairs
-            .iter()
-            .position(|p| p.copy == copy && p.original == original)
-        {
-            Some(at) => at,
-            None => {
-                self.pairs.push(MirrorPair {
-                    copy,
-                    original,
-                    samples: Vec::new(),
-                    decided: 0,
-                    adding: 0,
-                    adds: None,
-                });
-                self.dirty = true;
-                self.pairs.len() - 1
-            }
-        };
-        let pair = &mut self.pairs[at];
+        let at = self.pair(page, original);
+        let pair = &self.pairs[at];
+        if pair.same_path >= pair.other_path {
+            // Mostly copies at the same paths: a release, not a mirror.
+            return MirrorLink::Drop;
+        }
         match pair.adds {
             Some(true) => MirrorLink::Follow,
             Some(false) => MirrorLink::Drop,
@@ -199,6 +229,7 @@ mod tests {
     fn samples_then_waits_then_follows_once_a_sample_adds_a_page() {
         let (mirror, origin) = (url("http://m.test/a"), url("http://o.test/a"));
         let mut mirrors = Mirrors::default();
+        mirrors.note_copy(&mirror, &url("http://o.test/b"));
         let keys: Vec<UrlKey> = (0..4).map(|i| url_key(&format!("k{i}"))).collect();
         for key in &keys[..2] {
             let MirrorLink::Sample(pair) = mirrors.link(&mirror, &origin, 2) else {
@@ -225,6 +256,15 @@ mod tests {
     fn samples_that_add_nothing_drop_the_mirrors_links_and_the_state_reads_back() {
         let (mirror, origin) = (url("http://m.test/"), url("http://o.test/"));
         let mut mirrors = Mirrors::default();
+        // A copy at the same path, then two at others: a mirror after all.
+        mirrors.note_copy(&url("http://m.test/x"), &url("http://o.test/x"));
+        assert_eq!(
+            mirrors.link(&mirror, &origin, 2),
+            MirrorLink::Drop,
+            "a release"
+        );
+        mirrors.note_copy(&url("http://m.test/y"), &url("http://o.test/z"));
+        mirrors.note_copy(&url("http://m.test/y?2"), &url("http://o.test/z"));
         let (a, b) = (url_key("a"), url_key("b"));
         assert_eq!(mirrors.link(&mirror, &origin, 2), MirrorLink::Sample(0));
         assert_eq!(
@@ -249,6 +289,7 @@ mod tests {
         assert_eq!(resumed.link(&mirror, &origin, 2), MirrorLink::Drop);
         // Another pair of sites starts over.
         let elsewhere = url("http://n.test/");
+        resumed.note_copy(&elsewhere, &url("http://o.test/other"));
         assert_eq!(resumed.link(&elsewhere, &origin, 2), MirrorLink::Sample(1));
         assert!(Mirrors::from_bytes(b"{").is_err());
     }

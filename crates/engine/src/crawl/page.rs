@@ -230,6 +230,7 @@ impl Coordinator {
         };
         if let (Some(original), Ok(page)) = (&follow.original, Url::parse(&entry.url)) {
             self.copied_sites.note(&page, original);
+            self.mirrors.note_copy(&page, original);
         }
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;
