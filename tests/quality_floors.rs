@@ -36,8 +36,9 @@ async fn check_floors(english: Source, seed: u64) {
         m.verdicts >= 30 && m.should_mark >= 30,
         "the web must exercise the stage: {report}"
     );
+    // Issue 20's floors (issue 5's were precision 0.98 and coverage 0.98).
     assert!(
-        m.precision >= 0.98,
+        m.precision >= 0.99,
         "precision {:.3}\n{report}",
         m.precision
     );
@@ -47,15 +48,16 @@ async fn check_floors(english: Source, seed: u64) {
         "bytes saved vs oracle {:.3}\n{report}",
         m.bytes_saved_vs_oracle
     );
-    assert!(m.coverage >= 0.98, "coverage {:.3}\n{report}", m.coverage);
-    // The hard cases are exercised. (The mirror's own listing pages are near-duplicates of the
-    // origin's, so the dedup crawl may never reach the mirror's stories: that is the saving.)
+    assert!(m.coverage >= 0.995, "coverage {:.3}\n{report}", m.coverage);
+    // The hard cases are exercised, the pages only the mirror's copies link to among them
+    // (found by sampling the mirror's copies, `dedup.mirror_samples`).
     for kind in [
         "url-variant",
         "changed-words",
         "contains",
         "template-negative",
         "trap",
+        "only-via-mirror",
     ] {
         let counts = m
             .by_kind
