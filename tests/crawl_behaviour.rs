@@ -9,9 +9,9 @@ mod crawl_support;
 
 use std::time::Duration;
 
-use crawl_support::{count, local_config, prose, record, records, run};
+use crawl_support::{anchored_page, count, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
-use nearcrawl_engine::{DuplicateOutlinks, Record, Verdict};
+use nearcrawl_engine::{CrawlConfig, DuplicateOutlinks, Record, Verdict};
 
 fn page(title: &str, body: &str, links: &[&str]) -> Reply {
     let links: String = links
@@ -537,15 +537,18 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
             .page("/guide", page("guide", guide, &[]))
             .page("/notes", page("release notes", notes, &[]))
     };
-    let old = serve(release(&guide, &long(200))).await.unwrap();
-    let new = serve(release(&highlighted, &long(300))).await.unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    config.dedup.probe_links = true;
-    run(&seeds, out.path(), config.clone()).await;
-    let records = records(out.path());
+    // The old release is served until the end: the second crawl reads it too.
+    let InOrder {
+        old: _old,
+        new,
+        seeds,
+        mut config,
+        records,
+    } = in_order(
+        release(&guide, &long(200)),
+        release(&highlighted, &long(300)),
+    )
+    .await;
 
     let guide = record(&records, &new.url("/guide"));
     assert_eq!(guide.verdict, Verdict::Unchanged, "{guide:?}");
@@ -627,15 +630,13 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         }
         site
     };
-    let old = serve(release(false)).await.unwrap();
-    let new = serve(release(true)).await.unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    config.dedup.probe_links = true;
-    run(&seeds, out.path(), config.clone()).await;
-    let records = records(out.path());
+    let InOrder {
+        old,
+        new,
+        seeds,
+        mut config,
+        records,
+    } = in_order(release(false), release(true)).await;
 
     let old_table = record(&records, &old.url("/table"));
     assert_eq!(old_table.enqueued, Some(5), "a hub: {old_table:?}");
@@ -660,17 +661,6 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(new.site.hits("/table"), 1, "fetched this time");
 }
 
-/// A page whose links have their own anchor texts: (target, text).
-fn titled_page(title: &str, body: &str, links: &[(String, String)]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
-}
-
 /// A site of ten articles listed on `/list`, and its mirror under another URL scheme: the
 /// listing copied at `/page`, each article at `/m/story?id=N`, and for each N of `extras` the
 /// mirror's copy adds a link to a page of its own (`/extra/N`, readers' notes). The mirror's
@@ -683,11 +673,11 @@ fn site_and_mirror(extras: &[usize]) -> (Site, Site) {
     };
     let mut origin = Site::new().page(
         "/list",
-        titled_page("articles", &listing, &links(&|n| format!("/a/{n}"))),
+        anchored_page("articles", &listing, &links(&|n| format!("/a/{n}"))),
     );
     let mut mirror = Site::new().page(
         "/page",
-        titled_page(
+        anchored_page(
             "articles",
             &listing,
             &links(&|n| format!("/m/story?id={n}")),
@@ -695,18 +685,18 @@ fn site_and_mirror(extras: &[usize]) -> (Site, Site) {
     );
     for (n, title) in titles.iter().enumerate() {
         let text = prose(410 + n as u64);
-        origin = origin.page(&format!("/a/{n}"), titled_page(title, &text, &[]));
+        origin = origin.page(&format!("/a/{n}"), page(title, &text, &[]));
         let notes: Vec<(String, String)> = match extras.contains(&n) {
             true => vec![(format!("/extra/{n}"), "Readers' notes".to_string())],
             false => Vec::new(),
         };
         mirror = mirror.page(
             &format!("/m/story?id={n}"),
-            titled_page(title, &text, &notes),
+            anchored_page(title, &text, &notes),
         );
         mirror = mirror.page(
             &format!("/extra/{n}"),
-            titled_page("notes", &prose(430 + n as u64), &[]),
+            page("notes", &prose(430 + n as u64), &[]),
         );
     }
     (origin, mirror)
@@ -769,6 +759,36 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     let (mirror, _, stories) = crawl(&[0, 7], 0).await;
     assert_eq!(stories, 0);
     assert_eq!(mirror.site.hits("/extra/0"), 0, "lost behind the copies");
+}
+
+/// Two releases crawled one request at a time, the older first, probes on.
+struct InOrder {
+    old: RunningSite,
+    new: RunningSite,
+    /// The seed list (both top pages), to crawl them again.
+    seeds: String,
+    /// The configuration they were crawled with.
+    config: CrawlConfig,
+    records: Vec<Record>,
+}
+
+/// Serves `old` and `new`, each on a host of its own, and crawls them in order.
+async fn in_order(old: Site, new: Site) -> InOrder {
+    let old = serve(old).await.unwrap();
+    let new = serve(new).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    run(&seeds, out.path(), config.clone()).await;
+    InOrder {
+        records: records(out.path()),
+        old,
+        new,
+        seeds,
+        config,
+    }
 }
 
 /// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host

@@ -10,19 +10,13 @@ mod crawl_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use crawl_support::{local_config, prose, record, records, run, serve_at};
+use crawl_support::{anchored_page, local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{CrawlConfig, Job, Progress, Verdict, crawl};
 use nearcrawl_frontier::parse_seeds;
 
 fn page(title: &str, body: &str, links: &[(&str, &str)]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
+    anchored_page(title, body, links)
 }
 
 fn river_text(n: u64) -> String {

@@ -11,20 +11,9 @@ mod crawl_support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crawl_support::{html_page as page, local_config, prose, record, records, run};
+use crawl_support::{anchored_page, html_page as page, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{Record, Verdict};
-
-/// A page whose links carry their own anchor texts.
-fn page_of(title: &str, body: &str, links: &[(String, String)]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|(href, text)| format!("<a href=\"{href}\">{text}</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
-}
 
 /// Requests whose path starts with `prefix`.
 fn fetched(site: &nearcrawl_demo_web::RunningSite, prefix: &str) -> usize {
@@ -211,7 +200,7 @@ async fn an_endless_calendar_of_unique_pages_stops_within_a_few_hundred() {
                         .map(|d| (format!("/cal/{month}/{d}"), format!("Day {d}")))
                         .collect();
                     links.push((format!("/cal/{}", month + 1), "Next month".into()));
-                    page_of(&format!("Month {month}"), &prose(1000 + month), &links)
+                    anchored_page(&format!("Month {month}"), &prose(1000 + month), &links)
                 }
                 Some(day) => {
                     let day: u64 = day.parse().ok()?;
@@ -225,7 +214,7 @@ async fn an_endless_calendar_of_unique_pages_stops_within_a_few_hundred() {
                         (format!("/cal/{month}"), "Month view".to_string()),
                     ];
                     let text = prose(100_000 + month * 100 + day);
-                    page_of(&format!("Month {month}, day {day}"), &text, &links)
+                    anchored_page(&format!("Month {month}, day {day}"), &text, &links)
                 }
             })
         }));
@@ -263,7 +252,7 @@ async fn a_next_page_chain_of_unique_pages_stops_at_the_pattern_limit() {
         .generated(Arc::new(|path: &str| {
             let n: u64 = path.strip_prefix("/list?page=")?.parse().ok()?;
             let next = vec![(format!("/list?page={}", n + 1), "Next page".to_string())];
-            Some(page_of(&format!("Page {n}"), &prose(5000 + n), &next))
+            Some(anchored_page(&format!("Page {n}"), &prose(5000 + n), &next))
         }));
     let site = serve(site).await.unwrap();
     let out = tempfile::tempdir().unwrap();
@@ -321,7 +310,7 @@ async fn session_ids_in_every_link_cost_a_few_fetches_per_page() {
                 .collect();
             let seed = n + if dir == "k" { 0 } else { 50 };
             let body = format!("{} Your visit number is {visit}.", prose(seed));
-            Some(page_of(&format!("Page {n}"), &body, &links))
+            Some(anchored_page(&format!("Page {n}"), &body, &links))
         }));
     let site = serve(site).await.unwrap();
     let out = tempfile::tempdir().unwrap();
@@ -367,7 +356,7 @@ async fn per_host_budgets_of_patterns_and_duplicate_links_are_spent_and_recorded
             page("home", &prose(10), "", &["/items".into(), "/copy".into()]),
         )
         .page("/items", page("items", &text, "", &items))
-        .page("/copy", page_of("items", &text, &extras));
+        .page("/copy", anchored_page("items", &text, &extras));
     for i in 1..=20 {
         site = site.page(&format!("/item/{i}"), page("item", &prose(20 + i), "", &[]));
     }

@@ -100,6 +100,22 @@ pub fn prose(seed: u64) -> String {
     (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
 }
 
+/// An HTML page: `title` as title and heading, `body` in an article, `links` (target, anchor
+/// text) in a nav.
+pub fn anchored_page(
+    title: &str,
+    body: &str,
+    links: &[(impl AsRef<str>, impl AsRef<str>)],
+) -> nearcrawl_demo_web::Reply {
+    let links: String = links
+        .iter()
+        .map(|(href, text)| format!("<a href=\"{}\">{}</a> ", href.as_ref(), text.as_ref()))
+        .collect();
+    nearcrawl_demo_web::Reply::html(format!(
+        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
+    ))
+}
+
 /// An HTML page: `title` as title and heading, `body` in an article, `links` (anchor text
 /// "link") in a nav, `extra_head` inside the head.
 pub fn html_page(

@@ -330,6 +330,16 @@ const FOCUS_FREQUENCIES: &str = "focus_df";
 /// little-endian): what its tunnels' bar follows while no page reaches the threshold.
 const FOCUS_BEST: &str = "focus_best";
 
+/// What becomes of a parked link once what it waited for is decided.
+enum Fate {
+    /// Queued to be fetched.
+    Follow,
+    /// Queued to be probed.
+    Probe,
+    /// Not queued.
+    Drop,
+}
+
 /// The job's own counters a decision moves, in the order of [`JobCounters::NAMES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct JobCounters([u64; 4]);
@@ -643,34 +653,52 @@ impl Coordinator {
                 continue;
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;
-            let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
-            let mut released = record.released.unwrap_or_default();
-            for ParkedLink {
-                entry, priority, ..
-            } in links
-            {
-                let url = CanonicalUrl::parse(&entry.url).map_err(|e| {
-                    nearcrawl_store::StoreError::Corrupt {
-                        table: "parked",
-                        reason: format!("link {:?} parked on a mirror: {e}", entry.url),
-                    }
-                })?;
-                let link_key = url_key(url.as_str());
-                if self.is_seen(&url, &link_key, &pending)? {
-                    continue;
-                }
-                if adds {
-                    self.queue(commit, &mut pending, &url, entry, priority)?;
-                    released.followed += 1;
-                } else {
-                    commit.dropped.push(link_key);
-                    released.dropped += 1;
-                }
-            }
+            let released = self.release_links(commit, &record.url, links, |_| match adds {
+                true => Fate::Follow,
+                false => Fate::Drop,
+            })?;
             debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
-            record.released = Some(released);
+            record.released = Some(record.released.unwrap_or_default() + released);
         }
         Ok(())
+    }
+
+    /// Links released from their parking (on `on`, a URL decided, for messages), as part of
+    /// `commit`: each queued or dropped as `fate` says, unless it was seen meanwhile (the
+    /// links this decision queues already included).
+    fn release_links(
+        &mut self,
+        commit: &mut Commit,
+        on: &str,
+        links: Vec<ParkedLink>,
+        mut fate: impl FnMut(&mut ParkedLink) -> Fate,
+    ) -> Result<Released, EngineError> {
+        let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+        let mut released = Released::default();
+        for mut parked in links {
+            let url = CanonicalUrl::parse(&parked.entry.url).map_err(|e| {
+                nearcrawl_store::StoreError::Corrupt {
+                    table: "parked",
+                    reason: format!("link {:?} parked on {on}: {e}", parked.entry.url),
+                }
+            })?;
+            let link_key = url_key(url.as_str());
+            if self.is_seen(&url, &link_key, &pending)? {
+                continue;
+            }
+            let fate = fate(&mut parked);
+            match fate {
+                Fate::Follow => released.followed += 1,
+                Fate::Probe => released.probed += 1,
+                Fate::Drop => {
+                    commit.dropped.push(link_key);
+                    released.dropped += 1;
+                    continue;
+                }
+            }
+            self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
+        }
+        Ok(released)
     }
 
     /// What the pages `commit` decides add to the hubs that queued them (what a hub led to,
@@ -734,44 +762,23 @@ impl Coordinator {
             if links.is_empty() {
                 continue;
             }
-            // The links this decision queues already.
-            let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
-            let mut released = Released::default();
-            for ParkedLink {
-                mut entry,
-                priority,
-                always,
-            } in links
-            {
-                let url = CanonicalUrl::parse(&entry.url).map_err(|e| {
-                    nearcrawl_store::StoreError::Corrupt {
-                        table: "parked",
-                        reason: format!("link {:?} parked on {}: {e}", entry.url, record.url),
-                    }
-                })?;
-                let link_key = url_key(url.as_str());
-                if self.is_seen(&url, &link_key, &pending)? {
-                    continue;
-                }
-                if hub || always {
+            let released = self.release_links(commit, &record.url, links, |parked| {
+                if hub || parked.always {
                     if hub {
                         // A hub's counterpart starts a new chain (see `follow_links`), fetched
                         // rather than probed.
-                        entry.duplicates = 0;
-                        entry.probe = None;
+                        parked.entry.duplicates = 0;
+                        parked.entry.probe = None;
                     }
-                    self.queue(commit, &mut pending, &url, entry, priority)?;
-                    released.followed += 1;
-                } else if entry.probe.is_some() {
+                    Fate::Follow
+                } else if parked.entry.probe.is_some() {
                     // Not a hub: asked whether it changed, as any link to where the
                     // original's leads (`dedup.probe_links`).
-                    self.queue(commit, &mut pending, &url, entry, priority)?;
-                    released.probed += 1;
+                    Fate::Probe
                 } else {
-                    commit.dropped.push(link_key);
-                    released.dropped += 1;
+                    Fate::Drop
                 }
-            }
+            })?;
             debug!(url = %record.url, hub, ?released, "parked links released");
             record.released = Some(released);
         }

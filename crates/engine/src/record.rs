@@ -99,6 +99,19 @@ pub struct Released {
     pub dropped: u32,
 }
 
+impl std::ops::Add for Released {
+    type Output = Released;
+
+    /// Links released on one URL for two reasons (a counterpart's, a mirror's).
+    fn add(self, other: Released) -> Released {
+        Released {
+            followed: self.followed + other.followed,
+            probed: self.probed + other.probed,
+            dropped: self.dropped + other.dropped,
+        }
+    }
+}
+
 /// One line of `records.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {

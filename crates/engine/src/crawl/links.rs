@@ -619,17 +619,21 @@ impl Coordinator {
         if *how.follow != Follow::All {
             decided.decision.dropped = Some(dropped);
         }
-        if via_hub > 0 {
-            decided.decision.via_hub = Some(via_hub);
-        }
-        if declined > 0 {
-            decided.decision.hubs_declined = Some(declined);
-        }
-        if sampled > 0 {
-            decided.decision.mirror_sampled = Some(sampled);
-        }
-        if mirrored > 0 {
-            decided.decision.mirror_followed = Some(mirrored);
+        let decision = &mut decided.decision;
+        for (field, n) in [
+            (&mut decision.via_hub, via_hub),
+            (&mut decision.hubs_declined, declined),
+            (&mut decision.mirror_sampled, sampled),
+            (&mut decision.mirror_followed, mirrored),
+            (&mut decision.parked, parked),
+            (&mut decision.probed, probed),
+            (&mut decision.raised, raised),
+            (&mut decision.trapped, trapped),
+        ] {
+            // Counts of none are left out of the record.
+            if n > 0 {
+                *field = Some(n);
+            }
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
@@ -643,18 +647,6 @@ impl Coordinator {
             if adds {
                 self.mirrors.added(&key);
             }
-        }
-        if parked > 0 {
-            decided.decision.parked = Some(parked);
-        }
-        if probed > 0 {
-            decided.decision.probed = Some(probed);
-        }
-        if raised > 0 {
-            decided.decision.raised = Some(raised);
-        }
-        if trapped > 0 {
-            decided.decision.trapped = Some(trapped);
         }
         if !fired.is_empty() {
             let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
