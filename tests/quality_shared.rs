@@ -80,9 +80,14 @@ async fn three_workers_judge_the_labelled_web_as_one_worker_does() {
     let server = LocalRedis::start(false).unwrap();
     let one_out = tempfile::tempdir().unwrap();
     let three_out = tempfile::tempdir().unwrap();
+    // A shared job samples no mirror (docs/SCALE.md): neither does the one worker it is
+    // compared with.
+    let mut crawl = RunConfig::default().crawl;
+    crawl.dedup.mirror_samples = 0;
     let one = run(
         &RunConfig {
             web: WebConfig::small(1),
+            crawl,
             ..RunConfig::default()
         },
         one_out.path(),
