@@ -12,8 +12,11 @@
 //! for the samples (parked on the pair) are released; when every sample added nothing, they
 //! are dropped, and so are the mirror's further such links.
 //!
-//! The state is a few entries per pair of sites, kept in the store as a blob so that a
-//! resumed crawl goes on where it stopped.
+//! The mirrors sampled (a few entries each) are kept in the store as a blob, so that a resumed
+//! crawl goes on where it stopped; how each pair of sites copies (at the same paths or not) is
+//! counted in memory.
+
+use std::collections::HashMap;
 
 use nearcrawl_store::{UrlKey, url_key};
 use serde::{Deserialize, Serialize};
@@ -37,12 +40,20 @@ pub(super) enum MirrorLink {
     Drop,
 }
 
-/// Every pair of sites seen, and the samples not decided yet.
+/// The mirrors sampled, the samples not decided yet, and how each pair of sites copies.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct Mirrors {
     pairs: Vec<MirrorPair>,
-    /// The samples not decided yet (a few per pair: looked through in turn).
+    /// The samples not decided yet (a few per mirror: looked through in turn).
     pending: Vec<Pending>,
+    /// [`Mirrors::pairs`] by (copying origin, copied origin).
+    #[serde(skip)]
+    index: HashMap<(String, String), usize>,
+    /// Per pair of sites (copying origin, copied origin): its pages judged copies of the other
+    /// site's page at the same path and query (a release) and at another (a mirror's URL
+    /// scheme). Not kept in the store: a resumed crawl counts afresh.
+    #[serde(skip)]
+    copies: HashMap<(String, String), (u32, u32)>,
     /// Changed since last kept in the store.
     #[serde(skip)]
     dirty: bool,
@@ -73,10 +84,6 @@ struct MirrorPair {
     adding: u32,
     /// Whether its copies add pages, once known.
     adds: Option<bool>,
-    /// Its pages judged copies of the other site's page at the same path and query (a new
-    /// release), and at another (a mirror's URL scheme).
-    same_path: u32,
-    other_path: u32,
 }
 
 impl MirrorPair {
@@ -89,52 +96,32 @@ impl MirrorPair {
 impl Mirrors {
     /// The state as kept in the store (see [`Mirrors::take_changed`]).
     pub(super) fn from_bytes(bytes: &[u8]) -> Result<Mirrors, String> {
-        let mirrors: Mirrors = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        match mirrors.pending.iter().all(|p| p.pair < mirrors.pairs.len()) {
-            true => Ok(mirrors),
-            false => Err("a sample of a pair of sites it does not list".into()),
+        let mut mirrors: Mirrors = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if mirrors
+            .pending
+            .iter()
+            .any(|p| p.pair >= mirrors.pairs.len())
+        {
+            return Err("a sample of a pair of sites it does not list".into());
         }
+        mirrors.index = (mirrors.pairs.iter().enumerate())
+            .map(|(at, p)| ((p.copy.clone(), p.original.clone()), at))
+            .collect();
+        Ok(mirrors)
     }
 
-    /// `page` was judged a copy of `original`: on another site, its pair counts whether the
-    /// copy is at the original's path (a site copying another path for path, a release, is
-    /// no mirror: its links are matched by where they lead).
+    /// `page` was judged a copy of `original`: on another site, its pair of sites counts
+    /// whether the copy is at the original's path (a site copying another path for path, a
+    /// release, is no mirror: its links are matched by where they lead).
     pub(super) fn note_copy(&mut self, page: &Url, original: &Url) {
         if nearcrawl_dedup::same_site(page, original) {
             return;
         }
-        let at = self.pair(page, original);
-        let pair = &mut self.pairs[at];
+        let (same, other) = self.copies.entry(origins(page, original)).or_default();
         match page.path() == original.path() && page.query() == original.query() {
-            true => pair.same_path += 1,
-            false => pair.other_path += 1,
+            true => *same += 1,
+            false => *other += 1,
         }
-        self.dirty = true;
-    }
-
-    /// The pair of `page`'s site and `original`'s, added if new.
-    fn pair(&mut self, page: &Url, original: &Url) -> usize {
-        let copy = page.origin().ascii_serialization();
-        let original = original.origin().ascii_serialization();
-        if let Some(at) = self
-            .pairs
-            .iter()
-            .position(|p| p.copy == copy && p.original == original)
-        {
-            return at;
-        }
-        self.pairs.push(MirrorPair {
-            copy,
-            original,
-            samples: Vec::new(),
-            decided: 0,
-            adding: 0,
-            adds: None,
-            same_path: 0,
-            other_path: 0,
-        });
-        self.dirty = true;
-        self.pairs.len() - 1
     }
 
     /// The stored form, when it changed since last asked.
@@ -150,12 +137,29 @@ impl Mirrors {
     /// `page`'s own site, whose anchor text the original has, with `samples` samples per
     /// mirror.
     pub(super) fn link(&mut self, page: &Url, original: &Url, samples: u32) -> MirrorLink {
-        let at = self.pair(page, original);
+        let sites = origins(page, original);
+        let at = match self.index.get(&sites) {
+            // Sampled already: a mirror.
+            Some(at) => *at,
+            None => {
+                let (same, other) = self.copies.get(&sites).copied().unwrap_or_default();
+                if same >= other {
+                    // Mostly copies at the same paths: a release, not a mirror.
+                    return MirrorLink::Drop;
+                }
+                self.pairs.push(MirrorPair {
+                    copy: sites.0.clone(),
+                    original: sites.1.clone(),
+                    samples: Vec::new(),
+                    decided: 0,
+                    adding: 0,
+                    adds: None,
+                });
+                self.index.insert(sites, self.pairs.len() - 1);
+                self.pairs.len() - 1
+            }
+        };
         let pair = &self.pairs[at];
-        if pair.same_path >= pair.other_path {
-            // Mostly copies at the same paths: a release, not a mirror.
-            return MirrorLink::Drop;
-        }
         match pair.adds {
             Some(true) => MirrorLink::Follow,
             Some(false) => MirrorLink::Drop,
@@ -215,6 +219,14 @@ impl Mirrors {
         pair.adds = Some(settled);
         Some((pair.key(), settled))
     }
+}
+
+/// The origins of a copy's site and its original's.
+fn origins(page: &Url, original: &Url) -> (String, String) {
+    (
+        page.origin().ascii_serialization(),
+        original.origin().ascii_serialization(),
+    )
 }
 
 #[cfg(test)]
