@@ -624,9 +624,8 @@ impl Frontier for StoreFrontier {
             || (self.parked_on.contains(key)
                 && self
                     .store
-                    .parked_on(key)?
-                    .iter()
-                    .any(|(l, parked)| *l == link_key && always(parked)));
+                    .parked_link(key, &link_key)?
+                    .is_some_and(|parked| always(&parked)));
         if !kept {
             commit.parked.push((*key, link_key, link));
             self.parked_on.insert(*key);

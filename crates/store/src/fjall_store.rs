@@ -310,6 +310,14 @@ impl CrawlStore for FjallStore {
         Ok(out)
     }
 
+    fn parked_link(&self, key: &UrlKey, link: &UrlKey) -> Result<Option<ParkedLink>, StoreError> {
+        self.parked
+            .get([*key, *link].concat())
+            .map_err(|e| self.err_in(&self.parked, e))?
+            .map(|v| ParkedLink::decode(&v))
+            .transpose()
+    }
+
     fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError> {
         let mut out: Vec<UrlKey> = Vec::new();
         for item in self.parked.iter() {

@@ -571,6 +571,8 @@ pub trait CrawlStore: Send + Sync {
     /// The links parked until the URL with this key is decided ([`Commit::parked`]), by
     /// link key.
     fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError>;
+    /// The link with key `link` parked on the URL with key `key`, if it is.
+    fn parked_link(&self, key: &UrlKey, link: &UrlKey) -> Result<Option<ParkedLink>, StoreError>;
     /// The keys of the URLs that links are parked on.
     fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError>;
     /// What the response for the URL with this key declared, when it was fetched with a

@@ -118,6 +118,10 @@ impl CrawlStore for MemoryStore {
             .collect())
     }
 
+    fn parked_link(&self, key: &UrlKey, link: &UrlKey) -> Result<Option<ParkedLink>, StoreError> {
+        Ok(self.lock().parked.get(&(*key, *link)).cloned())
+    }
+
     fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError> {
         let mut targets: Vec<UrlKey> = self.lock().parked.keys().map(|(on, _)| *on).collect();
         targets.dedup();

@@ -287,6 +287,11 @@ fn park_and_release(store: &dyn CrawlStore) {
         ..Commit::default()
     };
     store.commit(commit).unwrap();
+    assert_eq!(
+        store.parked_link(&c1, &l2).unwrap(),
+        Some(link("http://b.example/l2"))
+    );
+    assert_eq!(store.parked_link(&c2, &l1).unwrap(), None, "parked on c1");
     let mut targets = store.parked_targets().unwrap();
     targets.sort_unstable();
     let mut expected = vec![c1, c2];
