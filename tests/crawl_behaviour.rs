@@ -9,7 +9,7 @@ mod crawl_support;
 
 use std::time::Duration;
 
-use crawl_support::{anchored_page, count, local_config, prose, record, records, run};
+use crawl_support::{count, local_config, prose, record, records, run, site_and_mirror};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
 use nearcrawl_engine::{CrawlConfig, DuplicateOutlinks, Record, Verdict};
 
@@ -661,47 +661,6 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(new.site.hits("/table"), 1, "fetched this time");
 }
 
-/// A site of ten articles listed on `/list`, and its mirror under another URL scheme: the
-/// listing copied at `/page`, each article at `/m/story?id=N`, and for each N of `extras` the
-/// mirror's copy adds a link to a page of its own (`/extra/N`, readers' notes). The mirror's
-/// listing is a copy of the site's, its links matched by anchor text (the titles).
-fn site_and_mirror(extras: &[usize]) -> (Site, Site) {
-    let titles: Vec<String> = (0..10).map(|n| format!("Article number {n}")).collect();
-    let listing = prose(400);
-    let links = |href: &dyn Fn(usize) -> String| -> Vec<(String, String)> {
-        (0..10).map(|n| (href(n), titles[n].clone())).collect()
-    };
-    let mut origin = Site::new().page(
-        "/list",
-        anchored_page("articles", &listing, &links(&|n| format!("/a/{n}"))),
-    );
-    let mut mirror = Site::new().page(
-        "/page",
-        anchored_page(
-            "articles",
-            &listing,
-            &links(&|n| format!("/m/story?id={n}")),
-        ),
-    );
-    for (n, title) in titles.iter().enumerate() {
-        let text = prose(410 + n as u64);
-        origin = origin.page(&format!("/a/{n}"), page(title, &text, &[]));
-        let notes: Vec<(String, String)> = match extras.contains(&n) {
-            true => vec![(format!("/extra/{n}"), "Readers' notes".to_string())],
-            false => Vec::new(),
-        };
-        mirror = mirror.page(
-            &format!("/m/story?id={n}"),
-            anchored_page(title, &text, &notes),
-        );
-        mirror = mirror.page(
-            &format!("/extra/{n}"),
-            page("notes", &prose(430 + n as u64), &[]),
-        );
-    }
-    (origin, mirror)
-}
-
 /// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so
 /// its stories, copies of the site's articles by their titles, would not be followed; the first
 /// two are, as samples, and the rest wait for them (parked). When a sample adds a page of its
@@ -710,7 +669,7 @@ fn site_and_mirror(extras: &[usize]) -> (Site, Site) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     let crawl = |extras: &'static [usize], samples: u32| async move {
-        let (origin, mirror) = site_and_mirror(extras);
+        let (origin, mirror) = site_and_mirror(extras, Duration::ZERO);
         let origin = serve(origin).await.unwrap();
         let mirror = serve(mirror).await.unwrap();
         let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));

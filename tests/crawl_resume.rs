@@ -54,6 +54,11 @@ fn start(seeds: &Path, out: &Path) -> Child {
 }
 
 fn start_with(seeds: &Path, out: &Path, extra: &[&str]) -> Child {
+    start_at(seeds, out, CONCURRENCY, extra)
+}
+
+/// [`start_with`], `concurrency` requests at once.
+fn start_at(seeds: &Path, out: &Path, concurrency: usize, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
         .args(["crawl", "--seeds"])
         .arg(seeds)
@@ -63,7 +68,7 @@ fn start_with(seeds: &Path, out: &Path, extra: &[&str]) -> Child {
             "--per-host-delay-ms",
             "0",
             "--concurrency",
-            &CONCURRENCY.to_string(),
+            &concurrency.to_string(),
         ])
         .args(extra)
         .stdout(Stdio::piped())
@@ -134,6 +139,56 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["decisions"], PAGES as u64);
     assert_eq!(report["queued"], 0);
+}
+
+/// A mirror's copies being sampled when the crawl is killed: the samples and the links parked
+/// on them are kept in the store, and the resumed crawl settles the mirror (a sampled copy adds
+/// a page of its own) and follows the parked copies too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
+    let (origin, mirror) = crawl_support::site_and_mirror(&[3], Duration::from_millis(40));
+    let (origin, mirror) = (serve(origin).await.unwrap(), serve(mirror).await.unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    let list = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));
+    std::fs::write(&seeds, list).unwrap();
+    let out = dir.path().join("out");
+    let mut child = start_at(&seeds, &out, 1, &[]);
+    // Killed once the mirror's listing is decided: eight stories sampled, two parked.
+    let listing_url = mirror.url("/page");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(out.join("records.jsonl"))
+        .is_ok_and(|t| t.contains(&format!("\"{listing_url}\"")))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the mirror's listing never decided"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let records = crawl_support::records(&out);
+    let listing = crawl_support::record(&records, &mirror.url("/page"));
+    assert_eq!(
+        (listing.mirror_sampled, listing.parked),
+        (Some(8), Some(2)),
+        "{listing:?}"
+    );
+    finish(start_at(&seeds, &out, 1, &[]));
+    let records = crawl_support::records(&out);
+    for n in 0..10 {
+        let url = mirror.url(&format!("/m/story?id={n}"));
+        assert!(records.iter().any(|r| r.url == url), "story {n} decided");
+    }
+    let notes = crawl_support::record(&records, &mirror.url("/extra/3"));
+    assert_eq!(
+        notes.verdict,
+        nearcrawl_engine::Verdict::Unique,
+        "{notes:?}"
+    );
+    let released = records.iter().find_map(|r| r.released);
+    assert_eq!(released.map(|r| r.followed), Some(2), "the parked stories");
 }
 
 /// A focused crawl resumes too: the tunnel and the potential each queued URL was given are

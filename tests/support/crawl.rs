@@ -132,3 +132,54 @@ pub fn html_page(
         "<html><head><title>{title}</title>{extra_head}</head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
     ))
 }
+
+/// A site of ten articles listed on `/list`, and its mirror under another URL scheme: the
+/// listing copied at `/page`, each article at `/m/story?id=N`, and for each N of `extras` the
+/// mirror's copy adds a link to a page of its own (`/extra/N`, readers' notes). The mirror's
+/// listing is a copy of the site's, its links matched by anchor text (the titles). Every
+/// answer waits `delay`.
+pub fn site_and_mirror(
+    extras: &[usize],
+    delay: std::time::Duration,
+) -> (nearcrawl_demo_web::Site, nearcrawl_demo_web::Site) {
+    use nearcrawl_demo_web::Site;
+    let titles: Vec<String> = (0..10).map(|n| format!("Article number {n}")).collect();
+    let listing = prose(400);
+    let links = |href: &dyn Fn(usize) -> String| -> Vec<(String, String)> {
+        (0..10).map(|n| (href(n), titles[n].clone())).collect()
+    };
+    let none: &[(&str, &str)] = &[];
+    let mut origin = Site::new().page(
+        "/list",
+        anchored_page("articles", &listing, &links(&|n| format!("/a/{n}"))).delayed(delay),
+    );
+    let mut mirror = Site::new().page(
+        "/page",
+        anchored_page(
+            "articles",
+            &listing,
+            &links(&|n| format!("/m/story?id={n}")),
+        )
+        .delayed(delay),
+    );
+    for (n, title) in titles.iter().enumerate() {
+        let text = prose(410 + n as u64);
+        origin = origin.page(
+            &format!("/a/{n}"),
+            anchored_page(title, &text, none).delayed(delay),
+        );
+        let notes: Vec<(String, String)> = match extras.contains(&n) {
+            true => vec![(format!("/extra/{n}"), "Readers' notes".to_string())],
+            false => Vec::new(),
+        };
+        mirror = mirror.page(
+            &format!("/m/story?id={n}"),
+            anchored_page(title, &text, &notes).delayed(delay),
+        );
+        mirror = mirror.page(
+            &format!("/extra/{n}"),
+            anchored_page("notes", &prose(430 + n as u64), none).delayed(delay),
+        );
+    }
+    (origin, mirror)
+}
