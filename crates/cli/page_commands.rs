@@ -154,7 +154,7 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
         }
     }
     lines.push(format!(
-        "host context: compare sees each page as the only page of its host. A crawl also removes each host's template (blocks on most of the host's pages, 3 at least) before fingerprinting; extraction set aside {} and {} blocks here as boilerplate, and the template of the pages' hosts may remove more, which can change this verdict (a crawl's records say little_text when it did).",
+        "host context: compare sees each page as the only page of its host. A crawl also removes each host's template (blocks on most of the host's pages, 3 at least) before fingerprinting; extraction set aside {} and {} blocks here as boilerplate, and the template of the pages' hosts may remove more, which can change this verdict (a crawl's records say how much it removed, template_chars, and little_text when too little was left).",
         c.boilerplate_blocks.0, c.boilerplate_blocks.1
     ));
     lines.push(match c.verdict {

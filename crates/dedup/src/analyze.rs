@@ -102,6 +102,10 @@ pub struct PageAnalysis {
     /// For a page with little text: the exact key of its main text, before its title and
     /// link targets were added.
     pub main_key: Option<ExactKey>,
+    /// Characters of the page's text removed as its host's template (blocks on most of the
+    /// host's pages) before it was fingerprinted: what `compare`, which sees one page per
+    /// host, keeps, and what may have changed the verdict. `None` when nothing was removed.
+    pub template_chars: Option<usize>,
     /// Time spent on the page so far, by stage (decoding to verification).
     pub times: StageTimes,
     /// What verification needs of the page, when it was computed where the page was analysed
@@ -309,6 +313,7 @@ impl Analyzer {
             prepared: None,
             little_text,
             main_key: None,
+            template_chars: None,
             facts: None,
             encoding: "UTF-8",
             extraction: None,

@@ -968,21 +968,30 @@ pub fn analyze_marked(analyzer: &Analyzer, mut page: Extracted, marks: &[bool]) 
 
 /// A page's own text: its main text without its template blocks (`marks`, one per block);
 /// when extraction chose a listing or only template, all its blocks but the template.
-fn own_text(extraction: &nearcrawl_extract::Extraction, marks: &[bool]) -> String {
-    let own = |in_content_only: bool| -> String {
-        let mut text = String::new();
+/// With it, the characters of the blocks it would have had but for the template.
+fn own_text(extraction: &nearcrawl_extract::Extraction, marks: &[bool]) -> OwnText {
+    let own = |in_content_only: bool| -> OwnText {
+        let (mut text, mut template_chars) = (String::new(), 0);
         for (block, &template) in extraction.blocks.iter().zip(marks) {
-            if (block.in_content || !in_content_only) && !template {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(&block.text);
+            if in_content_only && !block.in_content {
+                continue;
             }
+            if template {
+                template_chars += block.text.chars().count();
+                continue;
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&block.text);
         }
-        text
+        OwnText {
+            text,
+            template_chars,
+        }
     };
     let text = own(true);
-    if extraction.listing || text.trim().is_empty() {
+    if extraction.listing || text.text.trim().is_empty() {
         // A listing (whose content extraction chose at random: one section of a table of
         // contents, or none) or a page whose content is all template: the page's other
         // blocks are its own too. Not for a short article: its navigation would make it look
@@ -993,9 +1002,23 @@ fn own_text(extraction: &nearcrawl_extract::Extraction, marks: &[bool]) -> Strin
     }
 }
 
+/// A page's own text ([`own_text`]) and the characters its host's template took from it.
+struct OwnText {
+    text: String,
+    template_chars: usize,
+}
+
 /// The rest of [`PageAnalyzer::analyze`] once the page's own text (HTML pages) is known.
-fn finish_analysis(analyzer: &Analyzer, mut page: Extracted, own: Option<String>) -> PageAnalysis {
-    if let Some(text) = own {
+fn finish_analysis(analyzer: &Analyzer, page: Extracted, own: Option<OwnText>) -> PageAnalysis {
+    let template_chars = own.as_ref().map(|o| o.template_chars).filter(|&n| n > 0);
+    let mut analysis = judged_text(analyzer, page, own);
+    analysis.template_chars = template_chars;
+    analysis
+}
+
+/// [`finish_analysis`] but for the template's share.
+fn judged_text(analyzer: &Analyzer, mut page: Extracted, own: Option<OwnText>) -> PageAnalysis {
+    if let Some(OwnText { text, .. }) = own {
         let own_chars = text.chars().count();
         if own_chars >= MIN_OWN_TEXT {
             page.text = text;

@@ -224,6 +224,11 @@ pub struct Record {
     /// It was judged by exact key only, over its title, text and link targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub little_text: Option<u64>,
+    /// Characters of the page's text removed as its host's template (blocks on most of the
+    /// host's pages) before it was fingerprinted and judged: `nearcrawl compare`, which sees
+    /// one page per host, keeps them, so its verdict on the same two pages may differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_chars: Option<u64>,
     /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
     /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -320,6 +325,7 @@ impl Record {
             links_over_cap: None,
             text_cut_from: None,
             little_text: None,
+            template_chars: None,
             links: None,
             parent: None,
             canonical: None,
@@ -365,6 +371,7 @@ pub(crate) struct Decision {
     pub(crate) links_over_cap: Option<u32>,
     pub(crate) text_cut_from: Option<u64>,
     pub(crate) little_text: Option<u64>,
+    pub(crate) template_chars: Option<u64>,
     pub(crate) links: Option<Vec<String>>,
     pub(crate) canonical: Option<String>,
     pub(crate) robots: Vec<String>,
@@ -402,6 +409,7 @@ impl Decision {
             links_over_cap: None,
             text_cut_from: None,
             little_text: None,
+            template_chars: None,
             links: None,
             canonical: None,
             robots: Vec::new(),
@@ -456,6 +464,7 @@ impl Record {
             links_over_cap: d.links_over_cap,
             text_cut_from: d.text_cut_from,
             little_text: d.little_text,
+            template_chars: d.template_chars,
             links: d.links,
             parent: entry.parent,
             canonical: d.canonical,

@@ -396,17 +396,24 @@ fn a_hosts_template_is_removed_before_fingerprinting() {
         )
         .into_bytes()
     };
-    let mut texts = Vec::new();
+    let mut analyses = Vec::new();
     for doc in 0..4 {
         let extracted = stage.analyzer().extract_html(&page(doc), None, &url);
         assert!(extracted.text.contains("Site navigation"));
-        texts.push(stage.analyze("example.org", extracted).text);
+        analyses.push(stage.analyze("example.org", extracted));
     }
     assert!(
-        texts[0].contains("Site navigation"),
+        analyses[0].text.contains("Site navigation"),
         "one page is no template"
     );
-    assert!(!texts[3].contains("Site navigation"), "{}", texts[3]);
+    assert_eq!(analyses[0].template_chars, None);
+    assert!(
+        !analyses[3].text.contains("Site navigation"),
+        "{}",
+        analyses[3].text
+    );
+    // What the template took is said, for the record.
+    assert_eq!(analyses[3].template_chars, Some(nav.chars().count()));
     // Another host has its own model.
     let other = stage.analyzer().extract_html(&page(9), None, &url);
     assert!(

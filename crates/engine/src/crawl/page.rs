@@ -207,6 +207,7 @@ impl Coordinator {
             .filter(|n| *n > 0);
         decided.decision.text_cut_from = analysis.text_cut_from.map(|n| n as u64);
         decided.decision.little_text = analysis.little_text.map(|n| n as u64);
+        decided.decision.template_chars = analysis.template_chars.map(|n| n as u64);
         if let Follow::NewLinks { by, .. } = &judgement.follow {
             decided.decision.links_matched_by = Some(*by);
         }
