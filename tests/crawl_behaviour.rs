@@ -605,7 +605,8 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
 async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let (top, guide) = (prose(90), prose(91));
     let table = (100..124).map(prose).collect::<Vec<_>>().join(" ");
-    let release = |new: bool| {
+    // `redirects`: the table's links answer 301, to the same path with a final slash.
+    let release = |new: bool, redirects: bool| {
         let ops: Vec<String> = (1..=5)
             .map(|n| match new {
                 true => format!("/op/{n}-renamed"),
@@ -622,7 +623,13 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
             .page("/table", page("instructions", &table, &op_links))
             .page("/guide", page("guide", &guide, &chapters));
         for (n, op) in ops.iter().enumerate() {
-            site = site.page(op, page("operand", &prose(130 + n as u64), &[]));
+            let operand = page("operand", &prose(130 + n as u64), &[]);
+            site = match redirects {
+                true => site
+                    .page(op, Reply::redirect(301, &format!("{op}/")))
+                    .page(&format!("{op}/"), operand),
+                false => site.page(op, operand),
+            };
         }
         for (n, chapter) in chapters.iter().enumerate() {
             let text = format!("{} {}", prose(140 + n as u64), prose(150 + n as u64));
@@ -636,7 +643,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         seeds,
         mut config,
         records,
-    } = in_order(release(false), release(true)).await;
+    } = in_order(release(false, false), release(true, false)).await;
 
     let old_table = record(&records, &old.url("/table"));
     assert_eq!(old_table.enqueued, Some(5), "a hub: {old_table:?}");
@@ -659,6 +666,13 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let top = record(&records, &new.url("/"));
     assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
     assert_eq!(new.site.hits("/table"), 1, "fetched this time");
+
+    // Links that redirect: where they lead is decided as other URLs, what the table led to
+    // is not known, and it is fetched again.
+    let InOrder { new, records, .. } = in_order(release(false, true), release(true, true)).await;
+    let top = record(&records, &new.url("/"));
+    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+    assert_eq!(new.site.hits("/table"), 1);
 }
 
 /// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so

@@ -649,6 +649,11 @@ impl Coordinator {
             if !self.mirrors.is_pending(&key) {
                 continue;
             }
+            if record.verdict == Verdict::Redirect {
+                // Where the sample leads is another URL's to tell: taken as adding a page,
+                // so that nothing is lost for it.
+                self.mirrors.added(&key);
+            }
             let Some((on, adds)) = self.mirrors.decided(&key, samples) else {
                 continue;
             };
@@ -719,6 +724,12 @@ impl Coordinator {
             };
             if refused.contains(&url_key(&record.url)) {
                 // Refused on discovery: never queued, so not one of the parent's links.
+                continue;
+            }
+            if record.verdict == Verdict::Redirect {
+                // Where the link leads is decided as another URL (linked from the redirect,
+                // not from the hub): the hub's yield stays unknown, and the hub is fetched
+                // again as before (a table of contents whose links all lack a final slash).
                 continue;
             }
             let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
