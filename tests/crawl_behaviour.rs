@@ -605,8 +605,7 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
 async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let (top, guide) = (prose(90), prose(91));
     let table = (100..124).map(prose).collect::<Vec<_>>().join(" ");
-    // `redirects`: the table's links answer 301, to the same path with a final slash.
-    let release = |new: bool, redirects: bool| {
+    let release = |new: bool, ops_are: Ops| {
         let ops: Vec<String> = (1..=5)
             .map(|n| match new {
                 true => format!("/op/{n}-renamed"),
@@ -624,11 +623,12 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
             .page("/guide", page("guide", &guide, &chapters));
         for (n, op) in ops.iter().enumerate() {
             let operand = page("operand", &prose(130 + n as u64), &[]);
-            site = match redirects {
-                true => site
+            site = match ops_are {
+                Ops::Pages => site.page(op, operand),
+                Ops::Redirects => site
                     .page(op, Reply::redirect(301, &format!("{op}/")))
                     .page(&format!("{op}/"), operand),
-                false => site.page(op, operand),
+                Ops::Files => site.page(op, Reply::ok("application/pdf", vec![b'%'; 30_000])),
             };
         }
         for (n, chapter) in chapters.iter().enumerate() {
@@ -643,7 +643,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         seeds,
         mut config,
         records,
-    } = in_order(release(false, false), release(true, false)).await;
+    } = in_order(release(false, Ops::Pages), release(true, Ops::Pages)).await;
 
     let old_table = record(&records, &old.url("/table"));
     assert_eq!(old_table.enqueued, Some(5), "a hub: {old_table:?}");
@@ -669,10 +669,31 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
 
     // Links that redirect: where they lead is decided as other URLs, what the table led to
     // is not known, and it is fetched again.
-    let InOrder { new, records, .. } = in_order(release(false, true), release(true, true)).await;
+    let InOrder { new, records, .. } = in_order(
+        release(false, Ops::Redirects),
+        release(true, Ops::Redirects),
+    )
+    .await;
     let top = record(&records, &new.url("/"));
     assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
     assert_eq!(new.site.hits("/table"), 1);
+
+    // Files that are no pages, weighing more than the table together: new content too.
+    let InOrder { new, records, .. } =
+        in_order(release(false, Ops::Files), release(true, Ops::Files)).await;
+    let top = record(&records, &new.url("/"));
+    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+}
+
+/// What the operand links of the hub test lead to.
+#[derive(Clone, Copy)]
+enum Ops {
+    /// Short pages.
+    Pages,
+    /// A 301 to the same path with a final slash, then a short page.
+    Redirects,
+    /// Files of 30 kB that are no pages.
+    Files,
 }
 
 /// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so

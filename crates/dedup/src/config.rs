@@ -43,8 +43,9 @@ pub struct DedupStageConfig {
     /// site is followed even though the original links there too (0: never).
     pub hub_min_links: u32,
     /// With probes on ([`Self::probe_links`]): a hub is fetched again only while what it led
-    /// to is not known, or when the new pages it led to (unique, fetched) weigh at least this
-    /// many times itself; else a duplicate's link to its counterpart is probed like any
+    /// to is not known (its links not all decided, or one redirected), or when the new pages
+    /// it led to (fetched: unique pages, files that are no pages) weigh at least this many
+    /// times itself; else a duplicate's link to its counterpart is probed like any
     /// other (a 1.5 MB instruction table that listed a hundred operand pages of 7 kB). 0:
     /// every hub is fetched.
     pub hub_min_yield: f64,

@@ -743,7 +743,10 @@ impl Coordinator {
                 },
             };
             let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
-            let page = (record.verdict == Verdict::Unique && fetched).then_some(record.bytes);
+            // New content: a page no other is a copy of, or a file that is no page (a
+            // table of downloads leads to its files).
+            let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
+            let page = (new && fetched).then_some(record.bytes);
             commit.hub_yields[at].1.count(page);
         }
         Ok(())

@@ -262,7 +262,7 @@ pub struct HubYield {
     pub links: u32,
     /// Of those, decided so far.
     pub decided: u32,
-    /// Of those, fetched and unique: new pages.
+    /// Of those, fetched and new: unique pages, and files that are no pages.
     pub pages: u32,
     /// Their size (bytes received).
     pub page_bytes: u64,
