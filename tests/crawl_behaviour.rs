@@ -617,9 +617,19 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         if new {
             chapters.push("/guide/new");
         }
+        // Crawled side by side, the new release's top page comes after the old one's, and
+        // before the old table is decided.
+        let top_delay = Duration::from_millis(if new { 200 } else { 0 });
+        let table_delay = Duration::from_millis(if new { 0 } else { 600 });
         let mut site = Site::new()
-            .page("/", page("manual", &top, &["/table", "/guide"]))
-            .page("/table", page("instructions", &table, &op_links))
+            .page(
+                "/",
+                page("manual", &top, &["/table", "/guide"]).delayed(top_delay),
+            )
+            .page(
+                "/table",
+                page("instructions", &table, &op_links).delayed(table_delay),
+            )
             .page("/guide", page("guide", &guide, &chapters));
         for (n, op) in ops.iter().enumerate() {
             let operand = page("operand", &prose(130 + n as u64), &[]);
@@ -677,6 +687,26 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let top = record(&records, &new.url("/"));
     assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
     assert_eq!(new.site.hits("/table"), 1);
+
+    // Side by side: when the new top page is judged, the old table is not decided; its
+    // copy's link waits for it, then for its links, then is probed, and the table is not
+    // fetched.
+    let (old, new, records) = side_by_side(|new| release(new, Ops::Pages)).await;
+    let top = record(&records, &new.url("/"));
+    assert!(top.verdict.is_duplicate(), "{top:?}");
+    let old_table = record(&records, &old.url("/table"));
+    assert_eq!(
+        old_table.released.map(|r| r.parked),
+        Some(1),
+        "{old_table:?}"
+    );
+    assert_eq!(
+        new.site.hits("/table"),
+        0,
+        "not fetched side by side either"
+    );
+    let chapter = record(&records, &new.url("/guide/new"));
+    assert_eq!(chapter.verdict, Verdict::Unique, "{chapter:?}");
 
     // Files that are no pages, weighing more than the table together: new content too.
     let InOrder { new, records, .. } =
@@ -801,8 +831,8 @@ async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSi
 /// Two releases crawled at once: the new one's top page is judged a duplicate while the old
 /// release's table of contents is being fetched (it answers slowly), so whether the link to
 /// it leads to new pages is not known yet. The link is parked until the old table of contents
-/// is decided; it led to new pages (a hub), so the new one is fetched and, through it, the
-/// new release's new chapter. The link to a page that led nowhere is probed then (and found
+/// is decided; it led to new pages (a hub) outweighing it, so once those are decided the new
+/// one is fetched and, through it, the new release's new chapter. The link to a page that led nowhere is probed then (and found
 /// unchanged, not fetched).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found() {
@@ -839,9 +869,22 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
     let new_top = record(&records, &new.url("/"));
     assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
     assert_eq!(new_top.parked, Some(2), "{new_top:?}");
+    // The old table of contents led to new pages: a hub. Whether they outweigh it is known
+    // once its chapters are decided (`dedup.hub_min_yield`): the link waits again, and the
+    // chapter that completes it releases it, followed (the chapters outweigh the table).
     let old_toc = record(&records, &old.url("/part/"));
     let released = old_toc.released.expect("the parked link released");
-    assert_eq!((released.followed, released.dropped), (1, 0), "{old_toc:?}");
+    assert_eq!(
+        (released.followed, released.parked, released.dropped),
+        (0, 1, 0),
+        "{old_toc:?}"
+    );
+    let completing = records
+        .iter()
+        .filter(|r| r.url.starts_with(&old.url("/part/")) && r.url != old.url("/part/"))
+        .find_map(|r| r.released)
+        .expect("a chapter releases it");
+    assert_eq!((completing.followed, completing.dropped), (1, 0));
     // The link to a page that led nowhere is probed (`dedup.probe_links`): unchanged.
     let released = record(&records, &old.url("/intro")).released.unwrap();
     assert_eq!(

@@ -330,6 +330,20 @@ const FOCUS_FREQUENCIES: &str = "focus_df";
 /// little-endian): what its tunnels' bar follows while no page reaches the threshold.
 const FOCUS_BEST: &str = "focus_best";
 
+impl Coordinator {
+    /// Whether a hub that led to less than itself is declined (`dedup.hub_min_yield`).
+    fn hub_yield_rule_on(&self) -> bool {
+        let min_yield = self.job.config.dedup.hub_min_yield;
+        min_yield.is_finite() && min_yield > 0.0
+    }
+}
+
+/// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
+/// `seq`) led to is not known yet: its links are not all decided.
+fn hub_yield_key(seq: u64) -> UrlKey {
+    url_key(&format!("hub {seq}"))
+}
+
 /// What becomes of a parked link once what it waited for is decided.
 enum Fate {
     /// Queued to be fetched.
@@ -338,6 +352,8 @@ enum Fate {
     Probe,
     /// Not queued.
     Drop,
+    /// Parked again, on this key.
+    Park(UrlKey),
 }
 
 /// The job's own counters a decision moves, in the order of [`JobCounters::NAMES`].
@@ -610,7 +626,8 @@ impl Coordinator {
     fn apply(&mut self, mut commit: Commit, mut records: Vec<Record>) -> Result<(), EngineError> {
         if !commit.taken.is_empty() {
             self.release_parked(&mut commit, &mut records)?;
-            self.credit_hubs(&mut commit, &records)?;
+            let completed = self.credit_hubs(&mut commit, &records)?;
+            self.release_hub_links(&mut commit, &mut records, completed)?;
             self.settle_mirrors(&mut commit, &mut records)?;
         }
         if let Some(bytes) = self.mirrors.take_changed() {
@@ -700,6 +717,13 @@ impl Coordinator {
                     released.dropped += 1;
                     continue;
                 }
+                Fate::Park(on) => {
+                    pending.insert(link_key);
+                    self.frontier
+                        .hub_or_park(commit, &url, &on, link_key, parked)?;
+                    released.parked += 1;
+                    continue;
+                }
             }
             self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
         }
@@ -707,29 +731,31 @@ impl Coordinator {
     }
 
     /// What the pages `commit` decides add to the hubs that queued them (what a hub led to,
-    /// `dedup.hub_min_yield`), and the size of a hub it decides: its record's.
-    fn credit_hubs(&self, commit: &mut Commit, records: &[Record]) -> Result<(), EngineError> {
+    /// `dedup.hub_min_yield`), and the size of a hub it decides: its record's. Returns the
+    /// hubs whose links are all decided now: (the record that completed it, the hub's
+    /// sequence number, whether it is worth fetching again).
+    fn credit_hubs(
+        &self,
+        commit: &mut Commit,
+        records: &[Record],
+    ) -> Result<Vec<(usize, u64, bool)>, EngineError> {
         if let Some((_, seq, yielded)) = &mut commit.hub
             && let Some(record) = records.iter().find(|r| r.seq == *seq)
         {
             yielded.bytes = record.bytes;
         }
-        if self.job.config.dedup.hub_min_links == 0 {
-            return Ok(());
+        let dedup = &self.job.config.dedup;
+        let mut completed = Vec::new();
+        if dedup.hub_min_links == 0 {
+            return Ok(completed);
         }
         let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
-        for record in records {
+        for (index, record) in records.iter().enumerate() {
             let Some(parent) = record.parent else {
                 continue;
             };
             if refused.contains(&url_key(&record.url)) {
                 // Refused on discovery: never queued, so not one of the parent's links.
-                continue;
-            }
-            if record.verdict == Verdict::Redirect {
-                // Where the link leads is decided as another URL (linked from the redirect,
-                // not from the hub): the hub's yield stays unknown, and the hub is fetched
-                // again as before (a table of contents whose links all lack a final slash).
                 continue;
             }
             let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
@@ -742,12 +768,62 @@ impl Coordinator {
                     _ => continue,
                 },
             };
-            let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
-            // New content: a page no other is a copy of, or a file that is no page (a
-            // table of downloads leads to its files).
-            let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
-            let page = (new && fetched).then_some(record.bytes);
-            commit.hub_yields[at].1.count(page);
+            let yielded = &mut commit.hub_yields[at].1;
+            if yielded.complete() {
+                continue;
+            }
+            if record.verdict == Verdict::Redirect {
+                // Where the link leads is decided as another URL (linked from the redirect,
+                // not from the hub): what the hub led to is not known, and it is fetched
+                // again as before (a table of contents whose links all lack a final slash).
+                yielded.count_redirect();
+            } else {
+                let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+                // New content: a page no other is a copy of, or a file that is no page (a
+                // table of downloads leads to its files).
+                let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
+                yielded.count((new && fetched).then_some(record.bytes));
+            }
+            if yielded.complete() {
+                let worth = yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield);
+                completed.push((index, parent, worth));
+            }
+        }
+        Ok(completed)
+    }
+
+    /// The hubs `completed` (see [`Coordinator::credit_hubs`]): the duplicates' links parked
+    /// until what each led to was known are followed, as a hub's counterpart, when it is
+    /// worth fetching again, and probed (or dropped, unprobed) when not. The record that
+    /// completed the hub counts them (`released`).
+    fn release_hub_links(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+        completed: Vec<(usize, u64, bool)>,
+    ) -> Result<(), EngineError> {
+        for (index, seq, worth) in completed {
+            let record = &records[index];
+            let links = self
+                .frontier
+                .release(commit, &record.url, &hub_yield_key(seq), worth)?;
+            if links.is_empty() {
+                continue;
+            }
+            let released = self.release_links(commit, &record.url, links, |parked| {
+                if worth {
+                    // A hub's counterpart starts a new chain, fetched rather than probed.
+                    parked.entry.duplicates = 0;
+                    parked.entry.probe = None;
+                    Fate::Follow
+                } else if parked.entry.probe.is_some() {
+                    Fate::Probe
+                } else {
+                    Fate::Drop
+                }
+            })?;
+            debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
+            records[index].released = Some(records[index].released.unwrap_or_default() + released);
         }
         Ok(())
     }
@@ -771,12 +847,26 @@ impl Coordinator {
                 // Only a frontier in this store marks URLs undecided.
                 commit.decided.push(key);
             }
-            let hub = commit.hub.is_some_and(|(hub, _, _)| hub == key);
+            let hub_seq = commit
+                .hub
+                .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
+            let hub = hub_seq.is_some();
             let links = self.frontier.release(commit, &record.url, &key, hub)?;
             if links.is_empty() {
                 continue;
             }
+            // A hub just decided: what its links lead to is not known yet. A link that would
+            // be probed otherwise waits for that (`dedup.hub_min_yield`).
+            let wait_on = hub_seq
+                .filter(|_| self.frontier.knows_undecided() && self.hub_yield_rule_on())
+                .map(hub_yield_key);
             let released = self.release_links(commit, &record.url, links, |parked| {
+                if let Some(on) = wait_on
+                    && !parked.always
+                    && parked.entry.probe.is_some()
+                {
+                    return Fate::Park(on);
+                }
                 if hub || parked.always {
                     if hub {
                         // A hub's counterpart starts a new chain (see `follow_links`), fetched

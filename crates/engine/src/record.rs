@@ -97,6 +97,10 @@ pub struct Released {
     pub probed: u32,
     /// Not queued: it did not.
     pub dropped: u32,
+    /// Parked again: the page led to new pages (a hub), but whether they make it worth
+    /// fetching again is known once its links are all decided (`dedup.hub_min_yield`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parked: u32,
 }
 
 impl std::ops::Add for Released {
@@ -108,6 +112,7 @@ impl std::ops::Add for Released {
             followed: self.followed + other.followed,
             probed: self.probed + other.probed,
             dropped: self.dropped + other.dropped,
+            parked: self.parked + other.parked,
         }
     }
 }

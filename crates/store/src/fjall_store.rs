@@ -272,13 +272,14 @@ impl CrawlStore for FjallStore {
             .map_err(|e| self.err_in(&self.hubs, e))
     }
 
-    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError> {
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<(u64, HubYield)>, StoreError> {
         let seq = self.hubs.get(key).map_err(|e| self.err_in(&self.hubs, e))?;
         // A hub marked by a version without yields has no sequence number.
-        match seq.as_deref().and_then(|v| <[u8; 8]>::try_from(v).ok()) {
-            Some(seq) => self.hub_yield_at(u64::from_be_bytes(seq)),
-            None => Ok(None),
-        }
+        let Some(seq) = seq.as_deref().and_then(|v| <[u8; 8]>::try_from(v).ok()) else {
+            return Ok(None);
+        };
+        let seq = u64::from_be_bytes(seq);
+        Ok(self.hub_yield_at(seq)?.map(|yielded| (seq, yielded)))
     }
 
     fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {

@@ -266,11 +266,15 @@ pub struct HubYield {
     pub pages: u32,
     /// Their size (bytes received).
     pub page_bytes: u64,
+    /// One of its links redirected: where it leads is another URL's to tell, so what the hub
+    /// led to is not known (it is worth fetching).
+    pub unknown: bool,
 }
 
 impl HubYield {
-    /// Stored form: 28 bytes, big-endian, fields in order.
-    const LEN: usize = 28;
+    /// Stored form: 29 bytes, big-endian, fields in order (28, without `unknown`, as the
+    /// first version wrote it).
+    const LEN: usize = 29;
 
     /// A hub of `bytes` that queued `links` links, none decided yet.
     pub fn new(bytes: u64, links: u32) -> HubYield {
@@ -279,6 +283,12 @@ impl HubYield {
             links,
             ..HubYield::default()
         }
+    }
+
+    /// One of its links decided as a redirect: what the hub led to is [unknown](Self::unknown).
+    pub fn count_redirect(&mut self) {
+        self.decided = self.decided.saturating_add(1);
+        self.unknown = true;
     }
 
     /// One of its links decided: a new page of `page_bytes` when `Some`, anything else
@@ -297,12 +307,13 @@ impl HubYield {
     }
 
     /// Whether it is worth fetching again on another site: while its links are not all
-    /// decided, yes (what it leads to is not known); then when it led to at least
+    /// decided, or when one redirected, yes (what it leads to is not known); then when it led
+    /// to at least
     /// `min_pages` new pages weighing at least `min_yield` times its own size. A `min_yield`
     /// of 0 (or not a finite positive number) keeps every hub.
     pub fn worth_fetching(&self, min_pages: u32, min_yield: f64) -> bool {
         let rule_on = min_yield.is_finite() && min_yield > 0.0;
-        if !self.complete() || !rule_on {
+        if !self.complete() || self.unknown || !rule_on {
             return true;
         }
         self.pages >= min_pages && self.page_bytes as f64 >= min_yield * self.bytes as f64
@@ -315,7 +326,8 @@ impl HubYield {
         out[8..12].copy_from_slice(&self.links.to_be_bytes());
         out[12..16].copy_from_slice(&self.decided.to_be_bytes());
         out[16..20].copy_from_slice(&self.pages.to_be_bytes());
-        out[20..].copy_from_slice(&self.page_bytes.to_be_bytes());
+        out[20..28].copy_from_slice(&self.page_bytes.to_be_bytes());
+        out[28] = u8::from(self.unknown);
         out
     }
 
@@ -325,7 +337,15 @@ impl HubYield {
             table: "hub_yields",
             reason: format!("a yield of {} bytes, not {}", bytes.len(), Self::LEN),
         };
-        let bytes: &[u8; Self::LEN] = bytes.try_into().map_err(|_| corrupt())?;
+        let unknown = match bytes.len() {
+            28 => false,
+            Self::LEN => match bytes[28] {
+                0 => false,
+                1 => true,
+                _ => return Err(corrupt()),
+            },
+            _ => return Err(corrupt()),
+        };
         let u64_at = |i: usize| u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
         let u32_at = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
         Ok(HubYield {
@@ -334,6 +354,7 @@ impl HubYield {
             decided: u32_at(12),
             pages: u32_at(16),
             page_bytes: u64_at(20),
+            unknown,
         })
     }
 }
@@ -559,9 +580,9 @@ pub trait CrawlStore: Send + Sync {
     /// a duplicate's link to its counterpart on another site is followed, as that page may
     /// lead to new pages there too.
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;
-    /// What the hub at this URL led to, as far as its pages are decided (`None`: not a hub,
-    /// or one a version without yields marked).
-    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError>;
+    /// What the hub at this URL led to, as far as its pages are decided, with its record
+    /// sequence number (`None`: not a hub, or one a version without yields marked).
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<(u64, HubYield)>, StoreError>;
     /// [`CrawlStore::hub_yield`] of the hub with this record sequence number: what a page
     /// it queued adds to when it is decided.
     fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError>;

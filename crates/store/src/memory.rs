@@ -92,13 +92,12 @@ impl CrawlStore for MemoryStore {
         Ok(self.lock().hubs.contains_key(key))
     }
 
-    fn hub_yield(&self, key: &UrlKey) -> Result<Option<HubYield>, StoreError> {
+    fn hub_yield(&self, key: &UrlKey) -> Result<Option<(u64, HubYield)>, StoreError> {
         let inner = self.lock();
         Ok(inner
             .hubs
             .get(key)
-            .and_then(|seq| inner.hub_yields.get(seq))
-            .copied())
+            .and_then(|seq| Some((*seq, *inner.hub_yields.get(seq)?))))
     }
 
     fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {

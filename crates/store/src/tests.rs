@@ -405,7 +405,7 @@ fn hub_yields(store: &dyn CrawlStore) {
     assert!(store.is_hub(&hub).unwrap());
     assert_eq!(
         store.hub_yield(&hub).unwrap(),
-        Some(HubYield::new(40_000, 3))
+        Some((9, HubYield::new(40_000, 3)))
     );
     let mut yielded = store.hub_yield_at(9).unwrap().unwrap();
     yielded.count(Some(5_000));
@@ -415,7 +415,7 @@ fn hub_yields(store: &dyn CrawlStore) {
         ..Commit::default()
     };
     store.commit(commit).unwrap();
-    assert_eq!(store.hub_yield(&hub).unwrap(), Some(yielded));
+    assert_eq!(store.hub_yield(&hub).unwrap(), Some((9, yielded)));
     assert_eq!(store.hub_yield_at(10).unwrap(), None);
     let other = url_key("http://a.example/other");
     assert_eq!(store.hub_yield(&other).unwrap(), None);
@@ -457,15 +457,22 @@ fn a_hub_is_worth_fetching_until_it_is_known_to_have_led_to_less_than_itself() {
     let mut led_nowhere = HubYield::new(500, 3);
     (0..3).for_each(|_| led_nowhere.count(None));
     assert!(!led_nowhere.worth_fetching(3, 1.0), "errors are not pages");
+    let mut redirected = HubYield::new(500, 2);
+    redirected.count(None);
+    redirected.count_redirect();
+    assert!(redirected.complete() && redirected.worth_fetching(3, 1.0));
 }
 
 proptest::proptest! {
     #[test]
     fn a_hub_yield_reads_back(
-        bytes: u64, links: u32, decided: u32, pages: u32, page_bytes: u64,
+        bytes: u64, links: u32, decided: u32, pages: u32, page_bytes: u64, unknown: bool,
     ) {
-        let hub = HubYield { bytes, links, decided, pages, page_bytes };
+        let hub = HubYield { bytes, links, decided, pages, page_bytes, unknown };
         proptest::prop_assert_eq!(HubYield::decode(&hub.encode()).unwrap(), hub);
-        proptest::prop_assert!(HubYield::decode(&hub.encode()[1..]).is_err());
+        proptest::prop_assert!(HubYield::decode(&hub.encode()[2..]).is_err());
+        // The first version's 28 bytes, without `unknown`.
+        let first = HubYield { unknown: false, ..hub };
+        proptest::prop_assert_eq!(HubYield::decode(&hub.encode()[..28]).unwrap(), first);
     }
 }

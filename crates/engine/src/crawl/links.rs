@@ -267,6 +267,16 @@ impl CopiedSites {
     }
 }
 
+/// Whether a hub is worth fetching again ([`Coordinator::hub_state`]).
+enum HubState {
+    /// Yes: followed.
+    Worth,
+    /// No: probed like any other page.
+    Declined,
+    /// Not known yet: a link to it waits, parked on this key.
+    Pending(UrlKey),
+}
+
 /// How the links of one page are followed.
 pub(super) struct LinkFollowing<'a> {
     /// The dedup stage's rule for this page's links.
@@ -448,10 +458,22 @@ impl Coordinator {
                     false => Some(false),
                 };
                 // A hub that led to less than itself is probed like any other page: what
-                // it leads to costs less than fetching it again to find out.
-                if hub == Some(true) && probing && !self.hub_worth_fetching(&key)? {
-                    hub = Some(false);
-                    declined += 1;
+                // it leads to costs less than fetching it again to find out. While that is
+                // not known (the two sites crawled side by side), the link waits for it.
+                let mut yield_park = None;
+                if hub == Some(true) && probing {
+                    match self.hub_state(&key)? {
+                        HubState::Worth => {}
+                        HubState::Declined => {
+                            hub = Some(false);
+                            declined += 1;
+                        }
+                        HubState::Pending(on) if self.frontier.knows_undecided() => {
+                            hub = Some(false);
+                            yield_park = Some(on);
+                        }
+                        HubState::Pending(_) => {}
+                    }
                 }
                 by_hub = hub == Some(true);
                 if !by_hub && how.chain_trap.is_none() {
@@ -466,6 +488,9 @@ impl Coordinator {
                     if hub.is_none() {
                         park = Some((counterpart.clone(), key, false));
                     }
+                }
+                if let Some(on) = yield_park {
+                    park = Some((counterpart.clone(), on, false));
                 }
                 follows = by_hub || probe.is_some() || park.is_some();
             } else if follows
@@ -609,8 +634,9 @@ impl Coordinator {
         decided.decision.enqueued = Some(enqueued);
         let hub_min = self.job.config.dedup.hub_min_links;
         if hub_min > 0 && enqueued >= hub_min {
-            // Its own size is its record's, known when the decision is applied.
-            let yielded = HubYield::new(0, enqueued);
+            // Its own size is its record's, known when the decision is applied. Each link it
+            // queued (fetched, probed, or moved up in a focused crawl) is decided in time.
+            let yielded = HubYield::new(0, enqueued + probed + raised);
             decided.commit.hub = Some((url_key(&entry.url), seq, yielded));
         }
         if baseline {
@@ -692,15 +718,24 @@ impl Coordinator {
             .raise(&mut decided.commit, &ukey, next, priority)
     }
 
-    /// Whether the hub at `key` is worth fetching again on another site: not when its links
-    /// are all decided and the new pages among them weigh less than `dedup.hub_min_yield`
-    /// times itself ([`HubYield::worth_fetching`]).
-    fn hub_worth_fetching(&self, key: &UrlKey) -> Result<bool, EngineError> {
+    /// Whether the hub at `key` is worth fetching again on another site ([`HubYield`]): not
+    /// when its links are all decided and the new pages among them weigh less than
+    /// `dedup.hub_min_yield` times itself; not known yet while they are not all decided.
+    fn hub_state(&self, key: &UrlKey) -> Result<HubState, EngineError> {
         let dedup = &self.job.config.dedup;
-        Ok(self
-            .store
-            .hub_yield(key)?
-            .is_none_or(|y| y.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield)))
+        Ok(match self.store.hub_yield(key)? {
+            // A hub marked before yields were kept: fetched, as then.
+            None => HubState::Worth,
+            Some((seq, yielded)) if !yielded.complete() => {
+                HubState::Pending(super::hub_yield_key(seq))
+            }
+            Some((_, yielded)) => {
+                match yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield) {
+                    true => HubState::Worth,
+                    false => HubState::Declined,
+                }
+            }
+        })
     }
 
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
