@@ -42,10 +42,10 @@ pub struct DedupStageConfig {
     /// pages is a hub, and a duplicate's link to the counterpart of a hub on the original's
     /// site is followed even though the original links there too (0: never).
     pub hub_min_links: u32,
-    /// With probes on ([`Self::probe_links`]): a hub is fetched again only while what it led
-    /// to is not known (its links not all decided, or one redirected), or when the new pages
-    /// it led to (fetched: unique pages, files that are no pages) weigh at least this many
-    /// times itself; else a duplicate's link to its counterpart is probed like any
+    /// With probes on ([`Self::probe_links`]): a hub is fetched again when what it led to is
+    /// not known (one of its links redirected), or when the new pages it led to (fetched:
+    /// unique pages, files that are no pages) weigh at least this many times itself; while
+    /// its links are not all decided, a copy's link to it waits for them (parked); else a duplicate's link to its counterpart is probed like any
     /// other (a 1.5 MB instruction table that listed a hundred operand pages of 7 kB). 0:
     /// every hub is fetched.
     pub hub_min_yield: f64,
