@@ -338,6 +338,24 @@ impl Coordinator {
     }
 }
 
+/// What becomes of a duplicate's parked link: followed when `follow` (as a hub's
+/// counterpart when `hub`: a new chain, fetched rather than probed; a copying site's link as
+/// it is); else asked whether it changed when it carries a probe, as any link to where the
+/// original's leads (`dedup.probe_links`); else dropped.
+fn parked_link_fate(parked: &mut ParkedLink, follow: bool, hub: bool) -> Fate {
+    if follow {
+        if hub {
+            parked.entry.duplicates = 0;
+            parked.entry.probe = None;
+        }
+        Fate::Follow
+    } else if parked.entry.probe.is_some() {
+        Fate::Probe
+    } else {
+        Fate::Drop
+    }
+}
+
 /// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
 /// `seq`) led to is not known yet: its links are not all decided.
 fn hub_yield_key(seq: u64) -> UrlKey {
@@ -811,16 +829,7 @@ impl Coordinator {
                 continue;
             }
             let released = self.release_links(commit, &record.url, links, |parked| {
-                if worth {
-                    // A hub's counterpart starts a new chain, fetched rather than probed.
-                    parked.entry.duplicates = 0;
-                    parked.entry.probe = None;
-                    Fate::Follow
-                } else if parked.entry.probe.is_some() {
-                    Fate::Probe
-                } else {
-                    Fate::Drop
-                }
+                parked_link_fate(parked, worth, true)
             })?;
             debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
             records[index].released = Some(records[index].released.unwrap_or_default() + released);
@@ -867,21 +876,8 @@ impl Coordinator {
                 {
                     return Fate::Park(on);
                 }
-                if hub || parked.always {
-                    if hub {
-                        // A hub's counterpart starts a new chain (see `follow_links`), fetched
-                        // rather than probed.
-                        parked.entry.duplicates = 0;
-                        parked.entry.probe = None;
-                    }
-                    Fate::Follow
-                } else if parked.entry.probe.is_some() {
-                    // Not a hub: asked whether it changed, as any link to where the
-                    // original's leads (`dedup.probe_links`).
-                    Fate::Probe
-                } else {
-                    Fate::Drop
-                }
+                let follow = hub || parked.always;
+                parked_link_fate(parked, follow, hub)
             })?;
             debug!(url = %record.url, hub, ?released, "parked links released");
             record.released = Some(released);
