@@ -815,6 +815,46 @@ async fn in_order(old: Site, new: Site) -> InOrder {
     }
 }
 
+/// A link parked on something that can no longer be decided (here planted in the state of a
+/// job before it starts: no URL, hub or mirror answers to its key) is followed when nothing
+/// is left to crawl, not lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_still_parked_when_nothing_is_left_is_followed() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(500), &[]))
+            .page("/waiting", page("waiting", &prose(501), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    {
+        let store = nearcrawl_store::FjallStore::open(&out.path().join("state")).unwrap();
+        let entry = nearcrawl_store::QueuedUrl {
+            url: site.url("/waiting"),
+            depth: 1,
+            ..nearcrawl_store::QueuedUrl::default()
+        };
+        let link = nearcrawl_store::ParkedLink {
+            entry,
+            priority: 1,
+            always: false,
+        };
+        let on = nearcrawl_store::url_key("nothing answers to this");
+        let commit = nearcrawl_store::Commit {
+            parked: vec![(on, nearcrawl_store::url_key(&site.url("/waiting")), link)],
+            ..nearcrawl_store::Commit::default()
+        };
+        nearcrawl_store::CrawlStore::commit(&store, commit).unwrap();
+    }
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let waiting = record(&records, &site.url("/waiting"));
+    assert_eq!(waiting.verdict, Verdict::Unique, "{waiting:?}");
+}
+
 /// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
 /// of its own, and crawls both two requests at once: the sites and the records.
 async fn side_by_side(release: impl Fn(bool) -> Site) -> (RunningSite, RunningSite, Vec<Record>) {

@@ -898,6 +898,9 @@ impl Coordinator {
             let wake = self.launch_ready(now)?;
             self.archive.flush_records()?;
             if self.in_flight == 0 && (self.stopping || wake.is_none()) {
+                if !self.stopping && !self.page_limit_reached() && self.release_stranded()? {
+                    continue;
+                }
                 return Ok(());
             }
             let sleep_until = wake.unwrap_or(now + Duration::from_secs(3600));
@@ -916,6 +919,31 @@ impl Coordinator {
                 }
             }
         }
+    }
+
+    /// Nothing is queued or in flight, so nothing a link is parked on can be decided any
+    /// more: links still parked (which should not happen: each waits for a URL, a hub's links
+    /// or a mirror's samples, all decided by now) are followed rather than lost. Returns
+    /// whether any was.
+    fn release_stranded(&mut self) -> Result<bool, EngineError> {
+        let keys = self.frontier.parked_keys();
+        if keys.is_empty() {
+            return Ok(false);
+        }
+        let mut commit = Commit::default();
+        let mut followed = 0;
+        for key in keys {
+            let links = self.frontier.release(&mut commit, "", &key, true)?;
+            let released =
+                self.release_links(&mut commit, "the crawl's end", links, |_| Fate::Follow)?;
+            followed += released.followed;
+        }
+        warn!(
+            followed,
+            "links still parked when nothing was left to crawl: followed"
+        );
+        self.apply(commit, Vec::new())?;
+        Ok(followed > 0)
     }
 
     fn page_limit_reached(&self) -> bool {

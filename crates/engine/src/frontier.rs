@@ -194,6 +194,11 @@ pub trait Frontier {
     fn knows_undecided(&self) -> bool {
         false
     }
+    /// The keys links are parked on in this process's frontier (none for a frontier kept
+    /// elsewhere).
+    fn parked_keys(&self) -> Vec<UrlKey> {
+        Vec::new()
+    }
     /// A decision reached the job's store, deciding the leased URLs `taken`: a frontier kept
     /// elsewhere (shared by several workers) now makes it known there.
     fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
@@ -604,6 +609,10 @@ impl Frontier for StoreFrontier {
 
     fn knows_undecided(&self) -> bool {
         true
+    }
+
+    fn parked_keys(&self) -> Vec<UrlKey> {
+        self.parked_on.iter().copied().collect()
     }
 
     fn hub_or_park(
