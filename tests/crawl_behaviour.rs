@@ -733,8 +733,8 @@ enum Ops {
 /// add nothing, the rest are dropped. Without samples, no story is fetched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
-    let crawl = |extras: &'static [usize], samples: u32| async move {
-        let (origin, mirror) = site_and_mirror(extras, Duration::ZERO);
+    let crawl = |extras: &'static [usize], samples: u32, via_redirects: bool| async move {
+        let (origin, mirror) = site_and_mirror(extras, Duration::ZERO, via_redirects);
         let origin = serve(origin).await.unwrap();
         let mirror = serve(mirror).await.unwrap();
         let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));
@@ -750,7 +750,7 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
         (mirror, records, stories)
     };
 
-    let (mirror, records, stories) = crawl(&[0, 7], 2).await;
+    let (mirror, records, stories) = crawl(&[0, 7], 2, false).await;
     let listing = record(&records, &mirror.url("/page"));
     assert!(listing.verdict.is_duplicate(), "{listing:?}");
     assert_eq!(
@@ -775,14 +775,22 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
         assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
     }
 
-    let (_, records, stories) = crawl(&[], 2).await;
+    let (_, records, stories) = crawl(&[], 2, false).await;
     let released = records.iter().find_map(|r| r.released).unwrap();
     assert_eq!((released.followed, released.dropped), (0, 8));
     assert_eq!(stories, 2, "the samples only");
 
-    let (mirror, _, stories) = crawl(&[0, 7], 0).await;
+    let (mirror, _, stories) = crawl(&[0, 7], 0, false).await;
     assert_eq!(stories, 0);
     assert_eq!(mirror.site.hits("/extra/0"), 0, "lost behind the copies");
+
+    // Samples that redirect: where they lead is another URL's to tell, so they count as
+    // adding a page, and the stories they were sampled for are all fetched (the notes of a
+    // story not sampled are found).
+    let (mirror, records, stories) = crawl(&[7], 2, true).await;
+    assert_eq!(stories, 10, "every story fetched");
+    let notes = record(&records, &mirror.url("/extra/7"));
+    assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
 }
 
 /// Two releases crawled one request at a time, the older first, probes on.

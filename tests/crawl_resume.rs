@@ -146,7 +146,7 @@ async fn killed_jobs_resume_without_losing_or_repeating_urls() {
 /// a page of its own) and follows the parked copies too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
-    let (origin, mirror) = crawl_support::site_and_mirror(&[3], Duration::from_millis(40));
+    let (origin, mirror) = crawl_support::site_and_mirror(&[3], Duration::from_millis(40), false);
     let (origin, mirror) = (serve(origin).await.unwrap(), serve(mirror).await.unwrap());
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");

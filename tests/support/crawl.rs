@@ -137,10 +137,12 @@ pub fn html_page(
 /// listing copied at `/page`, each article at `/m/story?id=N`, and for each N of `extras` the
 /// mirror's copy adds a link to a page of its own (`/extra/N`, readers' notes). The mirror's
 /// listing is a copy of the site's, its links matched by anchor text (the titles). Every
-/// answer waits `delay`.
+/// answer waits `delay`. With `via_redirects`, the mirror's listing links to `/go?id=N`,
+/// which answers 301 to the story.
 pub fn site_and_mirror(
     extras: &[usize],
     delay: std::time::Duration,
+    via_redirects: bool,
 ) -> (nearcrawl_demo_web::Site, nearcrawl_demo_web::Site) {
     use nearcrawl_demo_web::Site;
     let titles: Vec<String> = (0..10).map(|n| format!("Article number {n}")).collect();
@@ -158,7 +160,10 @@ pub fn site_and_mirror(
         anchored_page(
             "articles",
             &listing,
-            &links(&|n| format!("/m/story?id={n}")),
+            &links(&|n| match via_redirects {
+                true => format!("/go?id={n}"),
+                false => format!("/m/story?id={n}"),
+            }),
         )
         .delayed(delay),
     );
@@ -176,6 +181,11 @@ pub fn site_and_mirror(
             &format!("/m/story?id={n}"),
             anchored_page(title, &text, &notes).delayed(delay),
         );
+        if via_redirects {
+            let story = format!("/m/story?id={n}");
+            let go = nearcrawl_demo_web::Reply::redirect(301, &story).delayed(delay);
+            mirror = mirror.page(&format!("/go?id={n}"), go);
+        }
         mirror = mirror.page(
             &format!("/extra/{n}"),
             anchored_page("notes", &prose(430 + n as u64), none).delayed(delay),
