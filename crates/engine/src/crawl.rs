@@ -333,8 +333,7 @@ const FOCUS_BEST: &str = "focus_best";
 impl Coordinator {
     /// Whether a hub that led to less than itself is declined (`dedup.hub_min_yield`).
     fn hub_yield_rule_on(&self) -> bool {
-        let min_yield = self.job.config.dedup.hub_min_yield;
-        min_yield.is_finite() && min_yield > 0.0
+        HubYield::rule_on(self.job.config.dedup.hub_min_yield)
     }
 }
 
@@ -643,10 +642,17 @@ impl Coordinator {
     /// Commits a decision (with the job's counters that changed) and appends its records.
     fn apply(&mut self, mut commit: Commit, mut records: Vec<Record>) -> Result<(), EngineError> {
         if !commit.taken.is_empty() {
-            self.release_parked(&mut commit, &mut records)?;
-            let completed = self.credit_hubs(&mut commit, &records)?;
+            // Each record's URL key, when the URL was queued (not refused on discovery): what
+            // the steps below look parked links, hubs and samples up by.
+            let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
+            let queued: Vec<Option<UrlKey>> = records
+                .iter()
+                .map(|r| Some(url_key(&r.url)).filter(|key| !refused.contains(key)))
+                .collect();
+            self.release_parked(&mut commit, &mut records, &queued)?;
+            let completed = self.credit_hubs(&mut commit, &records, &queued)?;
             self.release_hub_links(&mut commit, &mut records, completed)?;
-            self.settle_mirrors(&mut commit, &mut records)?;
+            self.settle_mirrors(&mut commit, &mut records, &queued)?;
         }
         if let Some(bytes) = self.mirrors.take_changed() {
             commit.blobs.push((mirrors::MIRRORS.into(), bytes));
@@ -677,10 +683,16 @@ impl Coordinator {
         &mut self,
         commit: &mut Commit,
         records: &mut [Record],
+        queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
+        if !self.mirrors.has_pending() {
+            return Ok(());
+        }
         let samples = self.job.config.dedup.mirror_samples;
-        for record in records.iter_mut() {
-            let key = url_key(&record.url);
+        for (record, key) in records.iter_mut().zip(queued) {
+            let Some(key) = *key else {
+                continue;
+            };
             if !self.mirrors.is_pending(&key) {
                 continue;
             }
@@ -756,6 +768,7 @@ impl Coordinator {
         &self,
         commit: &mut Commit,
         records: &[Record],
+        queued: &[Option<UrlKey>],
     ) -> Result<Vec<(usize, u64, bool)>, EngineError> {
         if let Some((_, seq, yielded)) = &mut commit.hub
             && let Some(record) = records.iter().find(|r| r.seq == *seq)
@@ -767,15 +780,11 @@ impl Coordinator {
         if dedup.hub_min_links == 0 {
             return Ok(completed);
         }
-        let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
-        for (index, record) in records.iter().enumerate() {
-            let Some(parent) = record.parent else {
+        for (index, (record, key)) in records.iter().zip(queued).enumerate() {
+            // Refused on discovery: never queued, so not one of the parent's links.
+            let (Some(parent), Some(_)) = (record.parent, key) else {
                 continue;
             };
-            if refused.contains(&url_key(&record.url)) {
-                // Refused on discovery: never queued, so not one of the parent's links.
-                continue;
-            }
             let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
                 Some(at) => at,
                 None => match self.store.hub_yield_at(parent)? {
@@ -845,13 +854,12 @@ impl Coordinator {
         &mut self,
         commit: &mut Commit,
         records: &mut [Record],
+        queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
-        let refused: HashSet<UrlKey> = commit.seen.iter().copied().collect();
-        for record in records.iter_mut() {
-            let key = url_key(&record.url);
-            if refused.contains(&key) {
+        for (record, key) in records.iter_mut().zip(queued) {
+            let Some(key) = *key else {
                 continue;
-            }
+            };
             if self.frontier.knows_undecided() {
                 // Only a frontier in this store marks URLs undecided.
                 commit.decided.push(key);

@@ -312,11 +312,15 @@ impl HubYield {
     /// `min_pages` new pages weighing at least `min_yield` times its own size. A `min_yield`
     /// of 0 (or not a finite positive number) keeps every hub.
     pub fn worth_fetching(&self, min_pages: u32, min_yield: f64) -> bool {
-        let rule_on = min_yield.is_finite() && min_yield > 0.0;
-        if !self.complete() || self.unknown || !rule_on {
+        if !self.complete() || self.unknown || !Self::rule_on(min_yield) {
             return true;
         }
         self.pages >= min_pages && self.page_bytes as f64 >= min_yield * self.bytes as f64
+    }
+
+    /// Whether a `min_yield` declines any hub: a finite positive number.
+    pub fn rule_on(min_yield: f64) -> bool {
+        min_yield.is_finite() && min_yield > 0.0
     }
 
     /// The stored form.

@@ -663,8 +663,10 @@ impl Coordinator {
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
-        let key = url_key(&entry.url);
-        if self.mirrors.is_pending(&key) {
+        let key = self.mirrors.has_pending().then(|| url_key(&entry.url));
+        if let Some(key) = key
+            && self.mirrors.is_pending(&key)
+        {
             let adds = match how.follow {
                 Follow::All => true,
                 Follow::NewLinks { .. } => new_found > 0,

@@ -181,6 +181,11 @@ impl Mirrors {
         }
     }
 
+    /// Whether any sample is not decided yet.
+    pub(super) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Whether the URL with this key is a sample not decided yet.
     pub(super) fn is_pending(&self, key: &UrlKey) -> bool {
         self.pending.iter().any(|p| p.key == *key)
