@@ -3,17 +3,18 @@
 # (crates/quality/examples/text_site.rs: 4-5 kB of real documentation sentences per page,
 # drawn from one pool shared by all pages, as real sites share boilerplate sentences), serves
 # each with nginx on its own loopback address (127.0.1.H, one port), and crawls them all, RUNS rounds, alternating:
-#   nearcrawl (dedup and WARC on), nearcrawl --no-dedup (WARC on), wget2 -r --max-threads=16.
+#   nearcrawl (dedup and WARC on), nearcrawl --no-dedup (WARC on), wget2 -r --max-threads=16,
+#   and wget -r --warc-file (Wget 1.x archiving as nearcrawl does, one page at a time).
 # nearcrawl's politeness is opened for these hosts by flags: 16 connections per host, no
 # delay, 16 requests in flight in all (wget2's 16 threads).
 # Prints one row per crawl (pages, wall s, pages/s, CPU ms per page, peak RSS MB), the medians
 # per crawler, and nearcrawl's time per page by stage (report.json run_stages).
-# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and wget2 when missing.
+# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light, wget2 and wget when missing.
 # Usage: scripts/bench-text.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 3)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
 # The crawlers write to tmpfs (/dev/shm; BENCH_OUT=DIR for another place, scripts/lib/bench.sh).
 # Before/after: NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" crawls with each binary
-# in turn (dedup on), alternating, RUNS rounds, and prints their medians; wget2 is skipped.
+# in turn (dedup on), alternating, RUNS rounds, and prints their medians; wget2 and wget are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts="${1:-12}"
@@ -58,6 +59,7 @@ for ((round = 1; round <= runs; round++)); do
     # Every seed is its own host: --span-hosts lets wget2 recurse into each of them (links
     # are relative, so none leads elsewhere).
     crawl_wget2 --span-hosts
+    crawl_wget_warc --span-hosts
 done
 
 print_rows

@@ -1,9 +1,9 @@
 # Sourced by the crawl benchmarks (bench-crawl.sh, bench-text.sh, bench-manual.sh).
-# Installs wget2 (and nginx-light) from Debian when missing; needs $work set before
+# Installs wget2, wget (and nginx-light) from Debian when missing; needs $work set before
 # `measure` is called.
-if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null; then
-    apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null 2>&1 \
-        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 >/dev/null; }
+if ! command -v nginx >/dev/null || ! command -v wget2 >/dev/null || ! command -v wget >/dev/null; then
+    apt-get install -y --no-install-recommends nginx-light wget2 wget >/dev/null 2>&1 \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light wget2 wget >/dev/null; }
 fi
 
 # measure COMMAND...: runs it under /usr/bin/time; prints "wall user sys maxrss_kb".
@@ -77,12 +77,28 @@ crawl_wget2() {
     record "wget2 -r" "$fetched" "$wall" "$user" "$sys" "$rss"
 }
 
-# print_rows: the three crawlers' median rows and nearcrawl's time per page by stage.
+# crawl_wget_warc [FLAGS...]: GNU Wget 1.x -r writing a WARC file (gzip per record, SHA-1
+# digests: the archiving nearcrawl does, which wget2 does not) over $work/seeds.txt; records
+# the row. Wget 1.x fetches one page at a time: compare its CPU per page, not its pages/s.
+crawl_wget_warc() {
+    out_dir
+    rm -rf "$bench_out/wget-warc"
+    mkdir -p "$bench_out/wget-warc"
+    # Exit status 8: some link answered with an error (the manual links a few missing
+    # pages), which wget2 does not count as a failure either.
+    read -r wall user sys rss < <(measure sh -c 'wget "$@"; s=$?; [ $s -eq 0 ] || [ $s -eq 8 ]' wget \
+        -r -l inf -q -e robots=off "$@" --warc-file="$bench_out/wget-warc/archive" \
+        -P "$bench_out/wget-warc" -i "$work/seeds.txt")
+    fetched=$(find "$bench_out/wget-warc" -name '*.html' | wc -l)
+    record "wget -r --warc-file" "$fetched" "$wall" "$user" "$sys" "$rss"
+}
+
+# print_rows: the crawlers' median rows and nearcrawl's time per page by stage.
 print_rows() {
     echo "| crawler | pages fetched | wall s | pages/s | CPU ms per page | peak RSS MB |"
     echo "|---|---|---|---|---|---|"
     local name mode
-    for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r"; do
+    for name in "nearcrawl (dedup)" "nearcrawl (no-dedup)" "wget2 -r" "wget -r --warc-file"; do
         median_row "$name" "${rows[$name]}"
     done
     echo
