@@ -4,8 +4,10 @@
 # copy of an earlier one) on 127.0.0.1, crawls them all with dedup and WARC on and politeness
 # opened (32 connections, no delay), and samples the crawler every 2 seconds: pages fetched
 # (from its --metrics endpoint) and resident memory (VmRSS). Prints the peak RSS, the store's
-# disk bytes per page, and writes OUT/rss.csv and OUT/rss.svg (RSS against pages fetched).
+# disk bytes per page, the fingerprint index's bytes per entry (report.json), and writes
+# OUT/rss.csv and OUT/rss.svg (RSS against pages fetched).
 # Usage: scripts/bench-million.sh [PAGES] [OUT]     (defaults: 1000000, a new temp directory)
+# NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-1000000}"
@@ -22,7 +24,7 @@ sleep 1
 echo "http://127.0.0.1:$port/p/1.html" > "$out/seeds.txt"
 # Every page is /p/N.html: one URL pattern, which the trap rule caps at 50,000 per host.
 printf '[traps]\nmax_pages_per_pattern = %d\n' "$((pages + 1))" > "$out/config.toml"
-target/release/nearcrawl crawl --seeds "$out/seeds.txt" --out "$out/crawl" --max-depth 100 \
+"${NEARCRAWL:-target/release/nearcrawl}" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --max-depth 100 \
     --config "$out/config.toml" \
     --per-host-delay-ms 0 --max-connections-per-host 32 --concurrency 32 \
     --metrics "127.0.0.1:$metrics" >"$out/crawl.txt" 2>&1 &
@@ -46,6 +48,9 @@ pages = report["pages_fetched"]
 peak = max(r[2] for r in rows) / 1024 if rows else 0
 print(f"pages fetched {pages}, {report['run_seconds']:.0f} s, {report['run_pages_per_second']:.0f} pages/s")
 print(f"peak RSS {peak:.0f} MB (sampled every 2 s); store {state / 1e6:.0f} MB on disk, {state / max(pages, 1):.0f} bytes per page")
+index = report.get("fingerprint_index", {})
+if index:
+    print(f"fingerprint index: {index['entries']} entries in {index['tables']} tables, {index['heap_bytes'] / 1e6:.0f} MB, {index['bytes_per_entry']:.1f} bytes each")
 # RSS against pages, as an SVG line.
 w, h, left, bottom = 640, 320, 60, 40
 xmax = max((r[1] for r in rows), default=1) or 1

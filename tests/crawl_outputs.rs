@@ -208,4 +208,15 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         assert!(stage.per_page_us > 0.0, "{stage:?}");
     }
     assert!(stdout.contains("us per page by stage: decode "), "{stdout}");
+    // The one thing held in memory per kept page: its fingerprint in the index, whose design
+    // keeps within INDEX_BYTES_PER_PAGE (past its directories' fixed cost, which a crawl this
+    // small does not amortise).
+    let index = &report.fingerprint_index;
+    assert_eq!(
+        index.entries,
+        crawl_support::count(&records, Verdict::Unique) as u64,
+        "{index:?}"
+    );
+    assert_eq!(index.tables, 4, "{index:?}");
+    assert!(index.heap_bytes > 0, "{index:?}");
 }

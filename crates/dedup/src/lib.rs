@@ -63,8 +63,9 @@ pub use crate::sample::{
     keeps_shingles, sample_part_bytes, sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
-    Admission, DedupStage, Follow, Followed, IndexedSentences, Judgement, LinkMatch,
-    MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys,
-    link_keys, same_site, stage_sentence_config, stage_sentence_cutoff, stage_template_config,
+    Admission, DedupStage, Follow, Followed, INDEX_BYTES_PER_PAGE, IndexedSentences, Judgement,
+    LinkMatch, MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked,
+    block_keys, index_design, link_keys, same_site, stage_sentence_config, stage_sentence_cutoff,
+    stage_template_config,
 };
 pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};

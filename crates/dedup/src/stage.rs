@@ -525,6 +525,29 @@ pub struct DedupStage {
     units_capacity: usize,
 }
 
+/// The memory the index of kept fingerprints may take per kept page: the one thing a crawl
+/// holds in memory for every page (issue 22).
+pub const INDEX_BYTES_PER_PAGE: u64 = 100;
+
+/// Kept pages the index's design is chosen for: its query cost is estimated at this size.
+const INDEX_DESIGN_PAGES: u64 = 1 << 24;
+
+/// The index's design for radius `k`: the one with the cheapest queries
+/// ([`IndexParams::auto`]) within [`INDEX_BYTES_PER_PAGE`]. For k = 3 that is Manku et
+/// al.'s 4 tables: 42 to 78 bytes per page measured at 2^24 to 2^26 pages, where the 10-table
+/// design took 108 to 129, for a first match in 1 to 2 us instead of 0.8 to 0.9
+/// (docs/BENCHMARKS.md, "The index at scale"), next to the 300 us or so a page costs. A
+/// radius with no design in the budget (k of 8 or more) gets the pigeonhole of k + 1 blocks,
+/// the design with the fewest tables.
+pub fn index_design(k: u32) -> Result<IndexParams, IndexError> {
+    IndexParams::auto(
+        INDEX_DESIGN_PAGES,
+        k,
+        INDEX_BYTES_PER_PAGE * INDEX_DESIGN_PAGES,
+    )
+    .or_else(|_| IndexParams::single_level(k, k + 1, 1))
+}
+
 impl std::fmt::Debug for DedupStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DedupStage")
@@ -544,12 +567,7 @@ impl DedupStage {
         shared: impl IntoIterator<Item = (Fingerprint, u64)>,
         shared_tag: u64,
     ) -> Result<DedupStage, IndexError> {
-        let k = analyzer.config().max_distance;
-        let params = if k == 3 {
-            IndexParams::manku_10_tables()
-        } else {
-            IndexParams::auto(1 << 24, k, 4 << 30)?
-        };
+        let params = index_design(analyzer.config().max_distance)?;
         let index = HammingIndex::from_entries(
             params,
             kept.into_iter()

@@ -1068,6 +1068,7 @@ impl Coordinator {
             &self.progress,
         )?;
         report.scope_warning = self.scope_watch.warning();
+        report.fingerprint_index = crate::report::IndexFigures::of(self.stage.index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();
             report.shared_job = Some(crate::report::SharedJobFigures {

@@ -42,6 +42,34 @@ pub struct StageTime {
     pub per_page_us: f64,
 }
 
+/// The index of kept fingerprints at the end of the run: what a crawl holds in memory for
+/// every page it keeps (at most [`nearcrawl_dedup::INDEX_BYTES_PER_PAGE`] bytes by design,
+/// past the fixed cost of its directories).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IndexFigures {
+    /// Fingerprints held: pages kept, and those of a shared index (`--shared-index`).
+    pub entries: u64,
+    /// Tables of its design (Manku et al.'s permuted tables).
+    pub tables: u64,
+    /// Heap bytes: tables, directories, payloads, the insert buffer.
+    pub heap_bytes: u64,
+    /// Heap bytes per fingerprint held.
+    pub bytes_per_entry: f64,
+}
+
+impl IndexFigures {
+    /// The figures of `index`.
+    pub fn of(index: &nearcrawl_hamming_index::HammingIndex) -> IndexFigures {
+        let (entries, heap_bytes) = (index.len() as u64, index.heap_bytes() as u64);
+        IndexFigures {
+            entries,
+            tables: index.params().table_count() as u64,
+            heap_bytes,
+            bytes_per_entry: round3(heap_bytes as f64 / entries.max(1) as f64),
+        }
+    }
+}
+
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -116,6 +144,9 @@ pub struct Report {
     /// time (`focus` only in a focused crawl, `warc` only when WARC files are written).
     #[serde(default)]
     pub run_stages: Vec<StageTime>,
+    /// The index of kept fingerprints at the end of the run.
+    #[serde(default)]
+    pub fingerprint_index: IndexFigures,
     /// Set when the scope refused more than nine in ten of the first links this run found:
     /// most likely not the scope the user meant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,6 +209,7 @@ impl Report {
             run_seconds: progress.elapsed_secs(),
             run_pages_per_second: 0.0,
             run_stages: Vec::new(),
+            fingerprint_index: IndexFigures::default(),
             scope_warning: None,
             shared_job: None,
             topic: Vec::new(),

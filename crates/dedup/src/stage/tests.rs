@@ -577,3 +577,29 @@ fn the_units_cache_is_bounded_in_units() {
     assert!(stage.units.contains_key(&5), "nothing evicted for it");
     assert_eq!(stage.units_held, held(&stage));
 }
+
+#[test]
+fn the_index_design_keeps_within_its_memory_per_page() {
+    // k = 3: Manku et al.'s 4 tables, not the 10 of the paper's fastest queries.
+    assert_eq!(
+        index_design(3).unwrap(),
+        nearcrawl_hamming_index::IndexParams::manku_4_tables()
+    );
+    let pages = 1 << 24;
+    for k in 0..=7 {
+        let design = index_design(k).unwrap();
+        assert_eq!(design.k(), k);
+        assert!(
+            design.estimated_bytes(pages) <= INDEX_BYTES_PER_PAGE * pages,
+            "k = {k}: {} tables",
+            design.table_count()
+        );
+    }
+    // No design fits: the one with the fewest tables, k + 1 blocks of which one leads.
+    for k in [8, 12, 20] {
+        assert_eq!(index_design(k).unwrap().table_count() as u32, k + 1);
+    }
+    // What the stage builds. (Every design finds the same matches: the index's own property
+    // tests hold each against a brute-force reference.)
+    assert_eq!(stage().index().params(), &index_design(3).unwrap());
+}
