@@ -15,7 +15,7 @@ use nearcrawl_dedup::{
     PageAnalyzer, Stage,
 };
 use nearcrawl_extract::{Sitemap, read_sitemap};
-use nearcrawl_fetch::{FailureKind, Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
+use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, Fetcher, RobotsFetch};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,

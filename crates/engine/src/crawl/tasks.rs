@@ -106,11 +106,14 @@ impl Coordinator {
                 });
                 return;
             }
-            let (result, analysis, warc) = match result {
+            match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
-                    // The page goes to the blocking pool and comes back whole: a panic in
-                    // the analysis is caught there, so the page is never lost with it.
-                    let done = tokio::task::spawn_blocking(move || {
+                    // The page goes to the blocking pool, which hands it to the coordinator
+                    // itself rather than back to this task (a thread fewer woken per page). A
+                    // panic in the analysis is caught there, so the page is never lost with
+                    // it. (A closure the pool never starts is dropped with the runtime, when
+                    // no coordinator waits for it: the page is fetched again on resuming.)
+                    drop(tokio::task::spawn_blocking(move || {
                         let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -145,37 +148,29 @@ impl Coordinator {
                                 analysed.charge_cpu(after.saturating_sub(before));
                             }
                         }
-                        (page, analysis, warc)
-                    })
-                    .await;
-                    match done {
-                        Ok((page, analysis, warc)) => (Ok(page), Some(analysis), warc),
-                        // Nothing in the closure panics uncaught: the task was cancelled
-                        // (the runtime is shutting down). A transient failure: fetched again
-                        // when the job resumes.
-                        Err(e) => (
-                            Err(FetchFailure {
-                                url: url.clone(),
-                                kind: FailureKind::Broken,
-                                message: format!("the page's analysis was stopped: {e}"),
-                                wire_bytes: 0,
-                            }),
-                            None,
-                            None,
-                        ),
-                    }
+                        let _ = tx.send(TaskResult::Page {
+                            host: id,
+                            key,
+                            entry,
+                            result: Ok(page),
+                            analysis: Some(analysis),
+                            fetch_time,
+                            warc,
+                        });
+                    }));
                 }
-                other => (other, None, None),
-            };
-            let _ = tx.send(TaskResult::Page {
-                host: id,
-                key,
-                entry,
-                result,
-                analysis,
-                fetch_time,
-                warc,
-            });
+                other => {
+                    let _ = tx.send(TaskResult::Page {
+                        host: id,
+                        key,
+                        entry,
+                        result: other,
+                        analysis: None,
+                        fetch_time,
+                        warc: None,
+                    });
+                }
+            }
         });
     }
 }
