@@ -73,24 +73,40 @@ impl FocusConfig {
 }
 
 /// The distinct terms of a text and how often each occurs: content words (stop words,
-/// numbers and one-letter words left out), keyed by a 64-bit hash of the normalised word.
+/// numbers and one-letter words left out), keyed by a 64-bit hash of the normalised word,
+/// in the order of their hashes. Sorted, not a hash table: a page is written by whoever
+/// serves it, and could fill an unseeded table with keys that collide; and a score summed in
+/// this order is the same from run to run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TermCounts {
-    counts: FxHashMap<u64, u32>,
+    counts: Vec<(u64, u32)>,
 }
 
 impl TermCounts {
     /// The terms of `text`.
     pub fn of(text: &str) -> TermCounts {
-        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
-        content_words(text, |hash, _| *counts.entry(hash).or_default() += 1);
-        TermCounts { counts }
+        let mut hashes = Vec::new();
+        content_words(text, |hash, _| hashes.push(hash));
+        TermCounts::of_hashes(hashes)
     }
 
     /// The words of a URL's host-relative part: `/library/asyncio-task.html?x=1` gives
     /// `library`, `asyncio`, `task`, `x` (file extensions and `index` left out).
     pub fn of_url(url: &url::Url) -> TermCounts {
         TermCounts::of(&url_words(url))
+    }
+
+    /// The terms of the words hashed in `hashes`, counted.
+    fn of_hashes(mut hashes: Vec<u64>) -> TermCounts {
+        hashes.sort_unstable();
+        let mut counts: Vec<(u64, u32)> = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            match counts.last_mut() {
+                Some((last, n)) if *last == hash => *n += 1,
+                _ => counts.push((hash, 1)),
+            }
+        }
+        TermCounts { counts }
     }
 
     /// Distinct terms.
@@ -104,7 +120,7 @@ impl TermCounts {
     }
 
     fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.counts.iter().map(|(h, n)| (*h, *n))
+        self.counts.iter().copied()
     }
 }
 
@@ -586,13 +602,13 @@ impl Relevance {
         context: &str,
         url: &url::Url,
     ) -> Priority {
-        // The anchor's words, counted once; the context's added to a copy of them.
-        let anchor_terms = self.link_terms(anchor);
-        let mut anchor_score = self.cosine(&anchor_terms);
+        // The anchor's words, read once; the context's added to them.
+        let mut hashes = Vec::new();
+        self.link_hashes(anchor, &mut hashes);
+        let mut anchor_score = self.cosine(&TermCounts::of_hashes(hashes.clone()));
         if !context.trim().is_empty() {
-            let mut with = anchor_terms;
-            self.count_link_terms(context, &mut with.counts);
-            anchor_score = anchor_score.max(self.cosine(&with));
+            self.link_hashes(context, &mut hashes);
+            anchor_score = anchor_score.max(self.cosine(&TermCounts::of_hashes(hashes)));
         }
         let url_score = self.cosine(&self.link_terms(&url_words(url)));
         let page_weight = 1.0 - self.anchor_weight - self.url_weight;
@@ -608,20 +624,20 @@ impl Relevance {
     /// apart. A word that is no topic term but starts or ends with one of at least
     /// [`MIN_PART`] characters counts as the longest such term.
     fn link_terms(&self, text: &str) -> TermCounts {
-        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
-        self.count_link_terms(text, &mut counts);
-        TermCounts { counts }
+        let mut hashes = Vec::new();
+        self.link_hashes(text, &mut hashes);
+        TermCounts::of_hashes(hashes)
     }
 
-    /// Adds the terms of `text`, read as [`Relevance::link_terms`] reads them, to `counts`.
-    fn count_link_terms(&self, text: &str, counts: &mut FxHashMap<u64, u32>) {
+    /// Adds the hashes of the terms of `text`, read as [`Relevance::link_terms`] reads them,
+    /// to `hashes`.
+    fn link_hashes(&self, text: &str, hashes: &mut Vec<u64>) {
         content_words(text, |hash, word| {
-            let hash = if self.topic.contains_key(&hash) {
+            hashes.push(if self.topic.contains_key(&hash) {
                 hash
             } else {
                 self.topic_part(word).unwrap_or(hash)
-            };
-            *counts.entry(hash).or_default() += 1;
+            });
         });
     }
 
@@ -950,6 +966,18 @@ mod tests {
     }
 
     proptest! {
+        /// A text's terms, counted by sorting their hashes, are what a map from each hash to
+        /// its occurrences holds, in the order of the hashes.
+        #[test]
+        fn term_counts_are_the_counts_of_the_hashes(hashes in prop::collection::vec(0u64..50, 0..200)) {
+            let mut reference = std::collections::BTreeMap::<u64, u32>::new();
+            for hash in &hashes {
+                *reference.entry(*hash).or_default() += 1;
+            }
+            let counts = TermCounts::of_hashes(hashes);
+            prop_assert_eq!(counts.iter().collect::<Vec<_>>(), reference.into_iter().collect::<Vec<_>>());
+        }
+
         /// A link word counts as a topic term only when it starts or ends with that term and
         /// is at least three bytes longer; any text, any bytes, never panics.
         #[test]
@@ -980,7 +1008,7 @@ mod tests {
             let mut df = DocFrequencies::default();
             let mut truth: FxHashMap<u64, u32> = FxHashMap::default();
             for doc in &docs {
-                let counts = TermCounts { counts: doc.iter().map(|t| (*t, 1)).collect() };
+                let counts = TermCounts::of_hashes(doc.iter().copied().collect());
                 df.add(&counts);
                 for t in doc {
                     *truth.entry(*t).or_default() += 1;
