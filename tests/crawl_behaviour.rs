@@ -638,6 +638,9 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
                 Ops::Redirects => site
                     .page(op, Reply::redirect(301, &format!("{op}/")))
                     .page(&format!("{op}/"), operand),
+                Ops::RedirectsToOne => site
+                    .page(op, Reply::redirect(301, "/op/all"))
+                    .page("/op/all", page("operand", &prose(130), &[])),
                 Ops::Files => site.page(op, Reply::ok("application/pdf", vec![b'%'; 30_000])),
             };
         }
@@ -677,11 +680,32 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
     assert_eq!(new.site.hits("/table"), 1, "fetched this time");
 
-    // Links that redirect: where they lead is decided as other URLs, what the table led to
-    // is not known, and it is fetched again.
-    let InOrder { new, records, .. } = in_order(
+    // Links that redirect (no final slash): each target is queued with its link and counts
+    // for it, so what the table led to is known, and it is declined as before.
+    let InOrder {
+        old, new, records, ..
+    } = in_order(
         release(false, Ops::Redirects),
         release(true, Ops::Redirects),
+    )
+    .await;
+    let target = record(&records, &old.url("/op/1/"));
+    let old_table = record(&records, &old.url("/table"));
+    assert_eq!(target.link_of, Some(old_table.seq), "{target:?}");
+    assert_eq!(target.verdict, Verdict::Unique, "{target:?}");
+    let top = record(&records, &new.url("/"));
+    assert_eq!(
+        (top.via_hub, top.hubs_declined),
+        (Some(1), Some(1)),
+        "{top:?}"
+    );
+    assert_eq!(new.site.hits("/table"), 0, "not fetched");
+
+    // Links that redirect to a page another link reached first: where they lead is that
+    // link's to tell, what the table led to is not known, and it is fetched again.
+    let InOrder { new, records, .. } = in_order(
+        release(false, Ops::RedirectsToOne),
+        release(true, Ops::RedirectsToOne),
     )
     .await;
     let top = record(&records, &new.url("/"));
@@ -722,6 +746,8 @@ enum Ops {
     Pages,
     /// A 301 to the same path with a final slash, then a short page.
     Redirects,
+    /// A 301 each to one short page (one link's target, the others' seen already).
+    RedirectsToOne,
     /// Files of 30 kB that are no pages.
     Files,
 }
@@ -784,13 +810,15 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     assert_eq!(stories, 0);
     assert_eq!(mirror.site.hits("/extra/0"), 0, "lost behind the copies");
 
-    // Samples that redirect: where they lead is another URL's to tell, so they count as
-    // adding a page, and the stories they were sampled for are all fetched (the notes of a
-    // story not sampled are found).
-    let (mirror, records, stories) = crawl(&[7], 2, true).await;
+    // Samples that redirect: the story each leads to is the sample, and decides as above.
+    let (mirror, records, stories) = crawl(&[0, 7], 2, true).await;
     assert_eq!(stories, 10, "every story fetched");
     let notes = record(&records, &mirror.url("/extra/7"));
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    let (_, records, stories) = crawl(&[], 2, true).await;
+    let released = records.iter().find_map(|r| r.released).unwrap();
+    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!(stories, 2, "the samples only");
 }
 
 /// Two releases crawled one request at a time, the older first, probes on.

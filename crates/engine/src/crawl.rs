@@ -697,8 +697,15 @@ impl Coordinator {
                 continue;
             }
             if record.verdict == Verdict::Redirect {
-                // Where the sample leads is another URL's to tell: taken as adding a page,
-                // so that nothing is lost for it.
+                if record.enqueued == Some(1)
+                    && let Some(target) = &record.final_url
+                    && self.mirrors.moved(&key, url_key(target))
+                {
+                    // Its target was queued: its page is the sample.
+                    continue;
+                }
+                // Where the sample leads is another URL's to tell (seen already, refused):
+                // taken as adding a page, so that nothing is lost for it.
                 self.mirrors.added(&key);
             }
             let Some((on, adds)) = self.mirrors.decided(&key, samples) else {
@@ -782,9 +789,13 @@ impl Coordinator {
         }
         for (index, (record, key)) in records.iter().zip(queued).enumerate() {
             // Refused on discovery: never queued, so not one of the parent's links.
-            let (Some(parent), Some(_)) = (record.parent, key) else {
+            let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
                 continue;
             };
+            if record.verdict == Verdict::Redirect && record.enqueued == Some(1) {
+                // Its target was queued with the link: its decision counts for it.
+                continue;
+            }
             let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
                 Some(at) => at,
                 None => match self.store.hub_yield_at(parent)? {
@@ -800,9 +811,9 @@ impl Coordinator {
                 continue;
             }
             if record.verdict == Verdict::Redirect {
-                // Where the link leads is decided as another URL (linked from the redirect,
-                // not from the hub): what the hub led to is not known, and it is fetched
-                // again as before (a table of contents whose links all lack a final slash).
+                // Its target was not queued (seen already, refused, a redirect too many):
+                // where the link leads is another link's to tell, so what the hub led to is
+                // not known, and it is fetched again as before.
                 yielded.count_redirect();
             } else {
                 let fetched = record.status.is_some_and(|s| (200..300).contains(&s));

@@ -241,6 +241,10 @@ pub struct Record {
     /// The page that linked here (its `seq`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<u64>,
+    /// A redirect target: the page whose link the first redirect answered (its `seq`). This
+    /// decision counts toward what that page's links led to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_of: Option<u64>,
     /// The page's `rel=canonical`, when it names another URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
@@ -333,6 +337,7 @@ impl Record {
             template_chars: None,
             links: None,
             parent: None,
+            link_of: None,
             canonical: None,
             robots: Vec::new(),
             relevance: None,
@@ -472,6 +477,7 @@ impl Record {
             template_chars: d.template_chars,
             links: d.links,
             parent: entry.parent,
+            link_of: entry.link_of,
             canonical: d.canonical,
             robots: d.robots,
             relevance: d.relevance,
@@ -507,6 +513,7 @@ impl Record {
             trapped: d.trapped,
             trap: d.trap,
             parent: entry.parent,
+            link_of: entry.link_of,
             retries: retries(entry),
             fetched_at: Some(rfc3339(page.started)),
             probe: asked_probe(entry),
@@ -532,6 +539,7 @@ impl Record {
     pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: String) -> Record {
         Record {
             parent: entry.parent,
+            link_of: entry.link_of,
             retries: retries(entry),
             probe: asked_probe(entry),
             error: Some(reason),

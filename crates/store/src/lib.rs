@@ -106,6 +106,11 @@ pub struct QueuedUrl {
     /// Redirect hops that led here (0 unless this URL is a redirect target).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub redirects: u8,
+    /// A redirect target: the page whose link the first redirect answered. Its decision
+    /// counts as that link's in what the page's links led to (a hub's yield), in place of the
+    /// redirect's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_of: Option<u64>,
     /// Failed attempts so far (transient errors are retried with back-off).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u8,

@@ -151,6 +151,7 @@ impl Coordinator {
             depth: entry.depth,
             parent: Some(seq),
             redirects: entry.redirects + 1,
+            link_of: entry.link_of.or(entry.parent),
             duplicates: entry.duplicates,
             off_topic: entry.off_topic,
             potential: entry.potential,

@@ -199,6 +199,19 @@ impl Mirrors {
         }
     }
 
+    /// The sample at `from` redirected to a URL queued with it, at `to`: that URL's page is
+    /// the sample now. False when `from` is no sample waiting.
+    pub(super) fn moved(&mut self, from: &UrlKey, to: UrlKey) -> bool {
+        match self.pending.iter_mut().find(|p| p.key == *from) {
+            Some(pending) => {
+                pending.key = to;
+                self.dirty = true;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The URL at `key` is decided. When it was the sample that settles its pair, with
     /// `samples` samples per mirror: the key the pair's links wait on, and whether the
     /// mirror's copies add pages.
