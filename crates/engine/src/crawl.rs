@@ -38,7 +38,7 @@ use crate::error::EngineError;
 use crate::frontier::{Frontier, FrontierConfig, Parking, Step, StoreFrontier};
 use crate::progress::Progress;
 use crate::record::{Decision, Record, Released, Verdict};
-use crate::report::Report;
+use crate::report::{IndexFigures, Report};
 use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
@@ -1079,7 +1079,7 @@ impl Coordinator {
             &self.progress,
         )?;
         report.scope_warning = self.scope_watch.warning();
-        report.fingerprint_index = crate::report::IndexFigures::of(self.stage.index());
+        report.fingerprint_index = IndexFigures::of(self.stage.index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();
             report.shared_job = Some(crate::report::SharedJobFigures {
