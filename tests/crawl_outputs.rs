@@ -219,4 +219,8 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
     );
     assert_eq!(index.tables, 4, "{index:?}");
     assert!(index.heap_bytes > 0, "{index:?}");
+    assert!(
+        stdout.contains(&format!("fingerprint index (what the crawl holds in memory per kept page): {} fingerprints in 4 tables", index.entries)),
+        "{stdout}"
+    );
 }

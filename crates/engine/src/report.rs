@@ -378,6 +378,17 @@ impl Report {
         if !work.is_empty() {
             out.push_str(&format!("us per page by stage: {}\n", work.join(", ")));
         }
+        let index = &self.fingerprint_index;
+        if index.entries > 0 {
+            out.push_str(&format!(
+                "fingerprint index (what the crawl holds in memory per kept page): {} \
+                 fingerprints in {} tables, {} ({:.0} bytes each)\n",
+                index.entries,
+                index.tables,
+                human_bytes(index.heap_bytes),
+                index.bytes_per_entry
+            ));
+        }
         out
     }
 }
