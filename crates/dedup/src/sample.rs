@@ -180,9 +180,14 @@ fn shingles(units: &[u64]) -> impl Iterator<Item = u64> + '_ {
 /// too), character references decoded (the common named ones and numeric ones; any other is
 /// a space), each tag a word break.
 pub fn fragment_text(bytes: &[u8]) -> String {
-    let html = String::from_utf8_lossy(bytes);
+    // Valid UTF-8 checked the fast way first (`from_utf8_lossy` reads a chunk at a time).
+    let html = match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     // Cut inside a tag: its end comes before any start.
-    let start = match (html.find('<'), html.find('>')) {
+    let find = |byte: u8| memchr::memchr(byte, html.as_bytes());
+    let start = match (find(b'<'), find(b'>')) {
         (Some(lt), Some(gt)) if gt < lt => gt + 1,
         (None, Some(gt)) => gt + 1,
         _ => 0,
@@ -196,13 +201,13 @@ pub fn fragment_text(bytes: &[u8]) -> String {
         rest = &rest[at..];
         if rest.starts_with('<') {
             out.push(' ');
-            match rest.find('>') {
+            match memchr::memchr(b'>', rest.as_bytes()) {
                 Some(end) => rest = &rest[end + 1..],
                 None => return out,
             }
         } else {
             let (decoded, used) = reference(rest);
-            out.push_str(decoded.as_deref().unwrap_or(" "));
+            out.push(decoded.unwrap_or(' '));
             rest = &rest[used..];
         }
     }
@@ -212,9 +217,9 @@ pub fn fragment_text(bytes: &[u8]) -> String {
 
 /// The character reference at the start of `text` (which starts with `&`): what it stands for
 /// (`None`: unknown) and the bytes it takes (1 when it is no reference: a lone `&`).
-fn reference(text: &str) -> (Option<String>, usize) {
+fn reference(text: &str) -> (Option<char>, usize) {
     let Some(end) = text.get(1..12).and_then(|t| t.find(';')).map(|e| e + 1) else {
-        return (Some("&".into()), 1);
+        return (Some('&'), 1);
     };
     let name = &text[1..end];
     let decoded = match name {
@@ -232,7 +237,7 @@ fn reference(text: &str) -> (Option<String>, usize) {
             .and_then(char::from_u32)
         }),
     };
-    (decoded.map(String::from), end + 1)
+    (decoded, end + 1)
 }
 
 #[cfg(test)]
@@ -261,7 +266,7 @@ mod tests {
                 }
                 '&' => {
                     let (decoded, used) = reference(rest);
-                    out.push_str(decoded.as_deref().unwrap_or(" "));
+                    out.push(decoded.unwrap_or(' '));
                     rest = &rest[used..];
                 }
                 _ => {
