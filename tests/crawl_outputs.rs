@@ -134,6 +134,10 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
     // The HTML report, written at the end of the crawl, and again by `nearcrawl report`.
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
     assert!(html.contains("<h2>Hosts</h2>") && html.contains("<svg role=\"img\""));
+    assert!(
+        html.contains("<td>fingerprint index (held in memory per kept page)</td>"),
+        "{html}"
+    );
     std::fs::remove_file(out.path().join("report.html")).unwrap();
     let again = Command::new(env!("CARGO_BIN_EXE_nearcrawl"))
         .args(["report"])

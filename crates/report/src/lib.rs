@@ -193,6 +193,16 @@ fn summary(html: &mut String, inputs: &Inputs) {
                     r.dedup_timing.median_us, r.dedup_timing.p99_us
                 ),
             );
+            let index = &r.fingerprint_index;
+            if index.entries > 0 {
+                row(
+                    "fingerprint index (held in memory per kept page)",
+                    format!(
+                        "{} fingerprints in {} tables, {} bytes ({:.0} each)",
+                        index.entries, index.tables, index.heap_bytes, index.bytes_per_entry
+                    ),
+                );
+            }
         }
         None => row("records", inputs.tally.decisions().to_string()),
     }
