@@ -697,8 +697,7 @@ impl Coordinator {
                 continue;
             }
             if record.verdict == Verdict::Redirect {
-                if record.enqueued == Some(1)
-                    && let Some(target) = &record.final_url
+                if let Some(target) = record.queued_redirect_target()
                     && self.mirrors.moved(&key, url_key(target))
                 {
                     // Its target was queued: its page is the sample.
@@ -792,7 +791,7 @@ impl Coordinator {
             let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
                 continue;
             };
-            if record.verdict == Verdict::Redirect && record.enqueued == Some(1) {
+            if record.queued_redirect_target().is_some() {
                 // Its target was queued with the link: its decision counts for it.
                 continue;
             }

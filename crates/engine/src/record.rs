@@ -291,6 +291,14 @@ impl Record {
         self.status.is_some() && self.verdict != Verdict::Unchanged
     }
 
+    /// A redirect whose target was queued with it (the target's record names the link it
+    /// answered in `link_of`): the target.
+    pub fn queued_redirect_target(&self) -> Option<&str> {
+        (self.verdict == Verdict::Redirect && self.enqueued == Some(1))
+            .then_some(self.final_url.as_deref())
+            .flatten()
+    }
+
     /// Where a baseline crawl's page leads: its in-scope links (`links`), then its redirect
     /// target (`final_url`).
     pub fn leads_to(&self) -> impl Iterator<Item = &str> {

@@ -106,6 +106,18 @@ impl Coordinator {
                 });
                 return;
             }
+            // The page's result to the coordinator, from wherever it is ready.
+            let finish = move |result, analysis, warc| {
+                let _ = tx.send(TaskResult::Page {
+                    host: id,
+                    key,
+                    entry,
+                    result,
+                    analysis,
+                    fetch_time,
+                    warc,
+                });
+            };
             match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
                     // The page goes to the blocking pool, which hands it to the coordinator
@@ -148,28 +160,10 @@ impl Coordinator {
                                 analysed.charge_cpu(after.saturating_sub(before));
                             }
                         }
-                        let _ = tx.send(TaskResult::Page {
-                            host: id,
-                            key,
-                            entry,
-                            result: Ok(page),
-                            analysis: Some(analysis),
-                            fetch_time,
-                            warc,
-                        });
+                        finish(Ok(page), Some(analysis), warc);
                     }));
                 }
-                other => {
-                    let _ = tx.send(TaskResult::Page {
-                        host: id,
-                        key,
-                        entry,
-                        result: other,
-                        analysis: None,
-                        fetch_time,
-                        warc: None,
-                    });
-                }
+                other => finish(other, None, None),
             }
         });
     }
