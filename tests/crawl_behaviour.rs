@@ -421,10 +421,12 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
 
 /// A new release on a host of its own: its top page is a duplicate of the old release's,
 /// and its links lead where the old one's do (relative to each site). Each is probed with
-/// HEAD: the page of the same length as its counterpart is not fetched (`unchanged`), the
-/// changed one is; the unchanged page's links are its counterpart's, probed in turn, so the
-/// changed page below a run of unchanged ones is found, however deep; with `probe_links` off,
-/// none is.
+/// HEAD: the page of the same length as its counterpart and linking nowhere new is not
+/// fetched (`unchanged`), the changed one is. A page of its counterpart's length whose
+/// counterpart was the first to name a page is fetched for its own links (a page not
+/// downloaded names none, and its counterpart's are not asked for on its site), its links
+/// probed in turn, so the changed page below a run of copies is found, however deep; with
+/// `probe_links` off, none is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let top = prose(50);
@@ -457,8 +459,9 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert!(top.verdict.is_duplicate(), "{top:?}");
     assert_eq!(top.probed, Some(2), "{top:?}");
 
+    assert_eq!(crawl_support::unnamed_requests(&new), Vec::<String>::new());
     let intro = record(&records, &new.url("/intro"));
-    assert_eq!(intro.verdict, Verdict::Unchanged, "{intro:?}");
+    assert!(intro.verdict.is_duplicate(), "{intro:?}");
     assert_eq!(
         intro.duplicate_of.as_deref(),
         Some(old.url("/intro").as_str())
@@ -469,20 +472,14 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
         .expect("the probe's answer is recorded");
     assert_eq!(probe.status, Some(200));
     assert_eq!(probe.length, probe.counterpart_length);
-    assert_eq!(intro.bytes, probe.bytes);
-    assert!(
-        intro.bytes > 0 && intro.bytes < 500,
-        "a head only: {intro:?}"
-    );
-    assert_eq!(
-        new.site.hits("/intro"),
-        0,
-        "an unchanged page is not fetched"
-    );
+    assert_eq!(probe.links_unknown, 1, "the old intro named /intro/1 first");
+    assert!(intro.bytes > probe.bytes, "the GET's bytes and the probe's");
     assert!(new.site.head_requests().contains(&"/intro".to_string()));
-    assert_eq!(intro.probed, Some(1), "its counterpart's link: {intro:?}");
+    assert_eq!(new.site.hits("/intro"), 1, "fetched for its links");
+    assert_eq!(intro.probed, Some(1), "its own link: {intro:?}");
     let three = record(&records, &new.url("/intro/3"));
-    assert_eq!(three.verdict, Verdict::Unchanged, "{three:?}");
+    assert!(three.verdict.is_duplicate(), "{three:?}");
+    assert_eq!(three.probe.as_ref().map(|p| p.links_unknown), Some(1));
     let deep = record(&records, &new.url("/intro/deep"));
     assert_eq!(deep.verdict, Verdict::Unique, "found below: {deep:?}");
     assert_eq!(deep.parent, Some(three.seq));
@@ -496,10 +493,10 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert!(probe.length.is_some() && probe.length != probe.counterpart_length);
     assert!(notes.bytes > probe.bytes, "the GET's bytes and the probe's");
     assert_eq!(new.site.hits("/notes"), 1);
-    assert_eq!(report.by_verdict["unchanged"], 4);
+    assert_eq!(report.by_verdict.get("unchanged").copied().unwrap_or(0), 0);
     assert_eq!(
-        report.pages_fetched, 10,
-        "the probe is not a page: {report:?}"
+        report.pages_fetched, 14,
+        "the probes are not pages: {report:?}"
     );
 
     // Off: the duplicate's links are dropped, probed or not.
@@ -598,9 +595,11 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
 /// (hubs): a long table to five short pages, weighing less than itself together, and a short
 /// guide to three chapters longer than itself. The new release's copy of the guide is fetched
 /// for what it may list (its new chapter is found); its copy of the table, whose links were
-/// all renamed, is probed like any page and, its text unchanged, not fetched
-/// (`dedup.hub_min_yield`; the top page's record counts it in `hubs_declined`). With the rule
-/// off, it is fetched again.
+/// all renamed, is probed like any page (`dedup.hub_min_yield`; the top page's record counts
+/// it in `hubs_declined`) and, its text unchanged, would not be fetched, but the pages its
+/// counterpart named first are named by nothing on the new site: it is fetched for its own
+/// links, and the renamed pages are found under their new names, never asked for under the
+/// old ones. With the rule off, it is fetched as a hub.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let (top, guide) = (prose(90), prose(91));
@@ -665,8 +664,18 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(top.via_hub, Some(1), "the guide: {top:?}");
     assert_eq!(top.hubs_declined, Some(1), "the table: {top:?}");
     let table = record(&records, &new.url("/table"));
-    assert_eq!(table.verdict, Verdict::Unchanged, "{table:?}");
-    assert_eq!(new.site.hits("/table"), 0, "not fetched");
+    assert!(table.verdict.is_duplicate(), "{table:?}");
+    let probe = table.probe.as_ref().expect("probed");
+    let sample = probe.sample.as_ref().expect("a large page, sampled");
+    assert_eq!(
+        sample.matched, sample.parts,
+        "its text unchanged: {table:?}"
+    );
+    assert_eq!(probe.links_unknown, 5, "{table:?}");
+    assert_eq!(new.site.hits("/table"), 1, "fetched for its links");
+    assert_eq!(crawl_support::unnamed_requests(&new), Vec::<String>::new());
+    let op = record(&records, &new.url("/op/1-renamed"));
+    assert!(op.verdict.is_duplicate(), "{op:?}");
     assert_eq!(new.site.hits("/guide"), 1);
     let chapter = record(&records, &new.url("/guide/new"));
     assert_eq!(chapter.verdict, Verdict::Unique, "the new chapter is found");
@@ -678,7 +687,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let records = crawl_support::records(out.path());
     let top = record(&records, &new.url("/"));
     assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
-    assert_eq!(new.site.hits("/table"), 1, "fetched this time");
+    assert_eq!(new.site.hits("/table"), 2, "fetched as a hub this time");
 
     // Links that redirect (no final slash): each target is queued with its link and counts
     // for it, so what the table led to is known, and it is declined as before.
@@ -689,6 +698,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         release(true, Ops::Redirects),
     )
     .await;
+    assert_eq!(crawl_support::unnamed_requests(&new), Vec::<String>::new());
     let target = record(&records, &old.url("/op/1/"));
     let old_table = record(&records, &old.url("/table"));
     assert_eq!(target.link_of, Some(old_table.seq), "{target:?}");
@@ -699,7 +709,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         (Some(1), Some(1)),
         "{top:?}"
     );
-    assert_eq!(new.site.hits("/table"), 0, "not fetched");
+    assert_eq!(new.site.hits("/table"), 1, "fetched for its links");
 
     // Links that redirect to a page another link reached first: where they lead is that
     // link's to tell, what the table led to is not known, and it is fetched again.
@@ -713,8 +723,8 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(new.site.hits("/table"), 1);
 
     // Side by side: when the new top page is judged, the old table is not decided; its
-    // copy's link waits for it, then for its links, then is probed, and the table is not
-    // fetched.
+    // copy's link waits for it, then for its links, then is probed, and the table is
+    // fetched for its links only.
     let (old, new, records) = side_by_side(|new| release(new, Ops::Pages)).await;
     let top = record(&records, &new.url("/"));
     assert!(top.verdict.is_duplicate(), "{top:?}");
@@ -724,11 +734,13 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
         Some(1),
         "{old_table:?}"
     );
+    let table = record(&records, &new.url("/table"));
     assert_eq!(
-        new.site.hits("/table"),
-        0,
-        "not fetched side by side either"
+        table.probe.as_ref().map(|p| p.links_unknown),
+        Some(5),
+        "{table:?}"
     );
+    assert_eq!(crawl_support::unnamed_requests(&new), Vec::<String>::new());
     let chapter = record(&records, &new.url("/guide/new"));
     assert_eq!(chapter.verdict, Verdict::Unique, "{chapter:?}");
 

@@ -32,6 +32,8 @@ async fn check_floors(english: Source, seed: u64) {
         .unwrap_or_else(|e| panic!("{e}"));
     let report = m.summary();
     assert_eq!(m.robots_violations, 0, "{report}");
+    // A crawler asks only for URLs a seed, a page, a sitemap or a redirect named.
+    assert_eq!(m.unnamed_requests, 0, "{report}");
     assert!(
         m.verdicts >= 30 && m.should_mark >= 30,
         "the web must exercise the stage: {report}"

@@ -34,6 +34,8 @@ async fn holds(web: RealWeb, floors: Floors) {
 fn assert_floors(m: &Measures, floors: Floors) {
     let report = m.summary();
     assert_eq!(m.robots_violations, 0, "{report}");
+    // A crawler asks only for URLs a seed, a page, a sitemap or a redirect named.
+    assert_eq!(m.unnamed_requests, 0, "{report}");
     assert!(
         m.should_mark >= floors.marked,
         "the web must exercise the stage: {report}"

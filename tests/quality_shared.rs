@@ -114,6 +114,7 @@ async fn three_workers_judge_the_labelled_web_as_one_worker_does() {
         assert!(m.coverage >= 0.98, "{summary}");
         assert!(m.bytes_saved_vs_oracle >= 0.90, "{summary}");
         assert_eq!(m.robots_violations, 0, "{summary}");
+        assert_eq!(m.unnamed_requests, 0, "{summary}");
     }
     let pages = |m: &nearcrawl_quality::Measures| m.dedup_pages as f64;
     assert!(

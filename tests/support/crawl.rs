@@ -193,3 +193,19 @@ pub fn site_and_mirror(
     }
     (origin, mirror)
 }
+
+/// What `site` was asked for (GET, HEAD or `Range`) that is none of its pages nor its
+/// robots.txt: in a test web whose pages link only to pages it serves, a request for a URL
+/// that no page, seed, sitemap or redirect named.
+pub fn unnamed_requests(site: &nearcrawl_demo_web::RunningSite) -> Vec<String> {
+    let pages: std::collections::HashSet<&str> = site.site.paths().collect();
+    let gets = site.site.requests().into_iter().map(|(path, _)| path);
+    let asked: Vec<String> = gets
+        .chain(site.site.head_requests())
+        .chain(site.site.range_requests())
+        .collect();
+    asked
+        .into_iter()
+        .filter(|path| path != "/robots.txt" && !pages.contains(path.as_str()))
+        .collect()
+}

@@ -76,6 +76,12 @@ pub struct Measures {
     pub beyond_oracle_bytes: u64,
     /// The ten largest: (url, bytes, kind), the kind `None` for pages the truth does not know.
     pub beyond_oracle_examples: Vec<(String, u64, Option<Kind>)>,
+    /// Requests of the dedup crawl (GET or probe) for URLs that nothing named: not a seed, a
+    /// link, a sitemap's entry or a redirect's target anywhere in the `--no-dedup` crawl's
+    /// link graph. A crawler asks only for URLs it was given; this must be 0.
+    pub unnamed_requests: u64,
+    /// Up to ten of them: (url, status).
+    pub unnamed_examples: Vec<(String, u16)>,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
@@ -210,6 +216,7 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
         .count() as u64;
     let (baseline_pages, baseline_bytes) = pages_and_bytes(baseline);
     let (dedup_pages, dedup_bytes) = pages_and_bytes(dedup);
+    let unnamed = unnamed_requests(dedup, baseline);
     Measures {
         precision: ratio(verdicts - false_duplicates, verdicts),
         recall: ratio(should_mark - missed, should_mark),
@@ -248,7 +255,34 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
             .take(10)
             .map(|r| (r.url.clone(), r.bytes, truth.get(&r.url).map(|t| t.kind)))
             .collect(),
+        unnamed_requests: unnamed.len() as u64,
+        unnamed_examples: unnamed
+            .iter()
+            .take(10)
+            .map(|r| (r.url.clone(), r.status.unwrap_or_default()))
+            .collect(),
     }
+}
+
+/// The records of `dedup` that made a request (a GET or a probe) for a URL the `--no-dedup`
+/// crawl's graph does not name: every URL that crawl decided was queued because a seed, a
+/// page, a sitemap or a redirect named it, and its pages' `links` are every in-scope URL they
+/// name. A request for anything else was made up.
+fn unnamed_requests<'a>(dedup: &'a [Record], baseline: &[Record]) -> Vec<&'a Record> {
+    let named: HashSet<&str> = baseline
+        .iter()
+        .flat_map(|r| {
+            let links = r.links.iter().flatten().map(String::as_str);
+            std::iter::once(r.url.as_str())
+                .chain(r.final_url.as_deref())
+                .chain(links)
+        })
+        .collect();
+    dedup
+        .iter()
+        .filter(|r| r.status.is_some())
+        .filter(|r| !named.contains(r.url.as_str()))
+        .collect()
 }
 
 /// Pages fetched among `records`, and their bytes.
@@ -348,7 +382,8 @@ impl Measures {
              bytes: baseline {}, dedup {}, oracle {}: saved {:.1} % of what the oracle saves \
              ({:.1} % of the strict oracle's, {} bytes)\n\
              pages: baseline {}, dedup {}, oracle {}\n\
-             coverage {:.3} ({} content groups lost), robots violations {}\n",
+             coverage {:.3} ({} content groups lost), robots violations {}, \
+             requests for URLs nothing named {}\n",
             self.precision,
             self.false_duplicates,
             self.verdicts,
@@ -367,6 +402,7 @@ impl Measures {
             self.coverage,
             self.groups_lost,
             self.robots_violations,
+            self.unnamed_requests,
         );
         out.push_str("kind                 fetched  should-mark  marked  false-dup\n");
         for (kind, c) in &self.by_kind {
@@ -385,6 +421,9 @@ impl Measures {
         }
         for (url, kind) in &self.missed_examples {
             out.push_str(&format!("missed: {url} ({kind:?})\n"));
+        }
+        for (url, status) in &self.unnamed_examples {
+            out.push_str(&format!("requested, named by nothing: {url} ({status})\n"));
         }
         if self.beyond_oracle > 0 {
             out.push_str(&format!(
@@ -458,5 +497,26 @@ mod tests {
         let m = measure(&baseline, &baseline, &truth);
         assert_eq!((m.oracle_pages, m.oracle_bytes), (5, 310));
         assert_eq!(m.strict_oracle_bytes, 260);
+    }
+
+    #[test]
+    fn a_request_for_a_url_nothing_named_is_counted() {
+        let baseline = vec![
+            page(0, "/seed", 10, &["/a", "/b"]),
+            page(1, "/a", 100, &[]),
+            page(2, "/b", 100, &[]),
+        ];
+        let mut dedup = baseline.clone();
+        // A probe (a HEAD: a status, no page) of a URL no page links to, made up from another
+        // site's paths; and a URL decided without a request.
+        let mut probe = Record::new(3, "/made-up".into(), 1, Verdict::Unchanged);
+        probe.status = Some(404);
+        dedup.push(probe);
+        dedup.push(Record::new(4, "/never-asked".into(), 1, Verdict::Trap));
+        let truth = ByPath(HashMap::new());
+        let m = measure(&dedup, &baseline, &truth);
+        assert_eq!(m.unnamed_requests, 1);
+        assert_eq!(m.unnamed_examples, [("/made-up".to_string(), 404)]);
+        assert_eq!(measure(&baseline, &baseline, &truth).unnamed_requests, 0);
     }
 }

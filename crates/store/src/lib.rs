@@ -173,6 +173,11 @@ pub struct Probe {
     /// `Range`, their text compared with the counterpart's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
+    /// The probe found the counterpart's text, but this many of the counterpart's links,
+    /// taken to this site, were named by no page yet: the page was fetched whole for its own
+    /// links, since a page not downloaded names none (0: not so).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub links_unknown: u32,
 }
 
 /// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
@@ -199,16 +204,17 @@ pub struct Sample {
 
 /// What a fetched page's response declared, kept for the probes of its counterparts on other
 /// sites: its `Content-Length`, the shingles of its text (a Bloom filter,
-/// `nearcrawl_dedup::shingle_filter`) that a probe's sample is compared with, and where its
-/// links lead on its own site (path and query), which a counterpart found unchanged is taken
-/// to link to as well.
+/// `nearcrawl_dedup::shingle_filter`) that a probe's sample is compared with, and the URLs
+/// on its own site it was the first to name (path and query): a counterpart found unchanged
+/// is fetched for its own links when it may be alone in naming their counterparts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Declared {
     /// The `Content-Length`.
     pub length: u64,
     /// The filter of the page's shingles (empty: none kept).
     pub shingles: Vec<u8>,
-    /// Its links' targets on its own site: path and query, each once.
+    /// The URLs on its own site its decision was the first to name (queued, probed or
+    /// parked): path and query, each once.
     pub links: Vec<String>,
 }
 

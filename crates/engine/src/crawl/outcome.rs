@@ -18,6 +18,29 @@ fn host_outcome(page: &Fetched) -> HostOutcome {
 /// is fetched instead.
 const PROBE_WAITS: u8 = 3;
 
+/// The URLs on the site of the page at `url` that its decision (`commit`) was the first to
+/// name (queued, probed or parked by it), as path and query: what a copy of the page
+/// elsewhere, not downloaded, may be alone in naming on its own site.
+fn named_first(url: &str, commit: &Commit) -> Vec<String> {
+    let Ok(page) = Url::parse(url) else {
+        return Vec::new();
+    };
+    let queued = commit.enqueued.iter().map(|(_, _, entry)| &entry.url);
+    let parked = commit.parked.iter().map(|(_, _, link)| &link.entry.url);
+    let mut links: Vec<String> = queued
+        .chain(parked)
+        .filter_map(|link| Url::parse(link).ok())
+        .filter(|link| nearcrawl_dedup::same_site(&page, link))
+        .map(|link| match link.query() {
+            Some(query) => format!("{}?{query}", link.path()),
+            None => link.path().to_string(),
+        })
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    links
+}
+
 impl Coordinator {
     pub(super) fn handle_robots(
         &mut self,
@@ -191,7 +214,7 @@ impl Coordinator {
                 self.requeue(key, entry)
             }
             Ok(page) if probe.unchanged(tolerance) => {
-                self.unchanged(key, &entry, &page, &counterpart.links)
+                self.unchanged(key, entry, &page, &counterpart.links)
             }
             _ => {
                 debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
@@ -200,62 +223,81 @@ impl Coordinator {
         }
     }
 
-    /// Decides a probed URL `unchanged` (`page`: the answer that said so). It is taken to be
-    /// its counterpart, so its links are the counterpart's (`links`, on the counterpart's
-    /// site, taken to this one's), each followed, probed or dropped as a duplicate's links to
-    /// where its original's lead: a changed page below an unchanged one is still found.
+    /// A probed URL found to have its counterpart's text (`page`: the answer that said so).
+    /// Its body was not downloaded, so it names no link: a crawler asks only for URLs a page,
+    /// a seed, a sitemap or a redirect named, never for its counterpart's links taken to this
+    /// site by path (a mirror's or a new release's paths are not the original's). So it is
+    /// decided `unchanged` only when nothing it might name is new here: every URL its
+    /// counterpart was the first to name on its site (`links`), taken to this site, is one
+    /// the crawl already knows (named by another page) or may not crawl. Otherwise its links
+    /// may lead where nothing else does
+    /// (a release's table of contents, a changed page below a run of unchanged ones): it is
+    /// fetched whole, as a duplicate, and its own links go the way of any duplicate's; the
+    /// probe's answer and the count of such links stay on its record.
     fn unchanged(
         &mut self,
         key: QueueKey,
-        entry: &QueuedUrl,
+        mut entry: QueuedUrl,
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
-        let seq = self.take_seq();
-        let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
-        let at = Url::parse(&entry.url).ok();
-        let counterpart = entry
-            .probe
-            .as_ref()
-            .and_then(|probe| Url::parse(&probe.counterpart).ok());
-        if let (Some(at), Some(counterpart)) = (&at, counterpart)
-            && !links.is_empty()
-        {
-            let links: Vec<nearcrawl_extract::Link> = links
-                .iter()
-                .filter_map(|link| at.join(link).ok())
-                .map(|url| nearcrawl_extract::Link {
-                    url,
-                    text: String::new(),
-                    nofollow: false,
-                    context: String::new(),
-                })
-                .collect();
-            // Every link leads where the counterpart's do: none is new, each goes the way of
-            // a duplicate's link to where its original's leads.
-            let follow = Follow::None;
-            // Not one more duplicate in a row: what an unchanged page leads to is bounded by
-            // its counterpart's site, crawled already (no calendar runs on through probes),
-            // so a release's deep pages are probed whatever their depth.
-            let chain = u32::from(entry.duplicates);
-            let host = nearcrawl_frontier::authority(at);
-            let how = links::LinkFollowing {
-                follow: &follow,
-                base: Some(at),
-                original: Some(counterpart),
-                chain,
-                chain_trap: self.traps.rules.check_chain(chain).err(),
-                duplicate_of_host: Some(&host),
-                potential: 0.0,
-                off_topic: 0,
-            };
-            decided.decision.outlinks = Some(links.len() as u32);
-            self.follow_links(entry, seq, links, &how, &mut decided)?;
+        let unknown = self.unknown_links_here(&entry, links)?;
+        if unknown > 0 {
+            if let Some(probe) = entry.probe.as_mut() {
+                probe.links_unknown = unknown;
+            }
+            debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
+            return self.requeue(key, entry);
         }
+        let seq = self.take_seq();
+        let decided = Decided::new(Decision::new(Verdict::Unchanged));
         let (commit, records) = decided.taking(key, |decision| {
-            Record::unchanged(seq, entry, page, decision)
+            Record::unchanged(seq, &entry, page, decision)
         });
         self.apply(commit, records)
+    }
+
+    /// How many of the URLs a counterpart named first (`links`: path and query on its own
+    /// site) led to a page there (fetched, redirected, or not decided yet) and, taken to the site of
+    /// `entry`, are URLs the crawl does not know yet and would crawl: what a page with the
+    /// counterpart's text at `entry` might be alone in naming. (A counterpart's links that
+    /// ended in an error or were refused tell nothing about this site's.)
+    fn unknown_links_here(&self, entry: &QueuedUrl, links: &[String]) -> Result<u32, EngineError> {
+        let (Ok(at), Some(counterpart)) = (
+            Url::parse(&entry.url),
+            entry
+                .probe
+                .as_ref()
+                .and_then(|probe| Url::parse(&probe.counterpart).ok()),
+        ) else {
+            return Ok(0);
+        };
+        let none = HashSet::new();
+        let mut unknown = 0u32;
+        for link in links {
+            let (Ok(there), Ok(here)) = (counterpart.join(link), at.join(link)) else {
+                continue;
+            };
+            let (Ok(there), Ok(here)) =
+                (CanonicalUrl::from_url(there), CanonicalUrl::from_url(here))
+            else {
+                continue;
+            };
+            let key = url_key(there.as_str());
+            let led_to_a_page =
+                self.store.declared_length(&key)?.is_some() || self.store.is_undecided(&key)?;
+            let here = match self.sessions.strip(&here) {
+                Some(stripped) => stripped.url,
+                None => here,
+            };
+            if led_to_a_page
+                && self.admits(&here, entry.depth + 1).is_ok()
+                && !self.is_seen(&here, &url_key(here.as_str()), &none)?
+            {
+                unknown += 1;
+            }
+        }
+        Ok(unknown)
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
@@ -295,7 +337,7 @@ impl Coordinator {
             if check.unchanged()
                 && let Ok(page) = &result
             {
-                self.unchanged(key, &entry, page, &counterpart.links)?;
+                self.unchanged(key, entry, page, &counterpart.links)?;
                 return self.drain_if(id, parked);
             }
         }
@@ -390,12 +432,17 @@ impl Coordinator {
         let (mut commit, records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
-        // What a later duplicate's link to this page's counterpart is probed against.
+        // What a later duplicate's link to this page's counterpart is probed against; a
+        // redirect's too, since a link that redirects leads to a page as well (a probe of a
+        // link whose counterpart redirected is answered by a redirect, never `unchanged`).
         let dedup = &self.job.config.dedup;
-        if dedup.enabled && dedup.probe_links && page.status == 200 && !page.truncated {
+        let answered = matches!(page.status, 200 | 301 | 302 | 303 | 307 | 308);
+        if dedup.enabled && dedup.probe_links && answered && !page.truncated {
+            let links = named_first(&entry.url, &commit);
             commit.length = page.content_length().map(|length| {
                 let declared = Declared {
                     length,
+                    links,
                     ..declared.unwrap_or_default()
                 };
                 (url_key(&entry.url), declared)

@@ -170,8 +170,14 @@ impl Coordinator {
         // Duplicates in a row on the path of links that led here, this page included; past
         // the limit, the links a duplicate would follow are a trap (an endless calendar whose
         // day pages copy each other). Not for baseline crawls or "keep", which follow all.
+        // A page whose probe found its counterpart's text, fetched only for its own links,
+        // is not one more in the row: what it leads to is bounded by its counterpart's site,
+        // crawled already (no calendar runs on through probes), so a release's deep pages are
+        // reached whatever their depth.
+        let for_links = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
         let chain = match judgement.verdict {
             nearcrawl_dedup::Verdict::Unique => 0,
+            _ if for_links => u32::from(entry.duplicates),
             _ => u32::from(entry.duplicates) + 1,
         };
         let chain_trap = match follow {

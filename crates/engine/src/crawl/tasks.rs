@@ -199,7 +199,8 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
             true => nearcrawl_dedup::shingle_filter(&page.body),
             false => Vec::new(),
         },
-        links: site_links(&page.url, &analysis),
+        // Set when the page is decided: the links it was the first to name.
+        links: Vec::new(),
     });
     Analysed {
         analysis,
@@ -231,29 +232,10 @@ enum Asking {
 /// What a page's analysis keeps for the probes of its counterparts (`dedup.probe_links`).
 #[derive(Clone, Copy)]
 pub(super) struct Probing {
-    /// Its links' targets on its site.
+    /// Its `Content-Length` and the links it names first (set when it is decided).
     links: bool,
     /// The shingles of its text, when large.
     samples: bool,
-}
-
-/// Where the links of a page at `url` lead on its own site: path and query, each once.
-fn site_links(url: &Url, analysis: &PageAnalysis) -> Vec<String> {
-    let Some(facts) = &analysis.facts else {
-        return Vec::new();
-    };
-    let mut links: Vec<String> = facts
-        .links
-        .iter()
-        .filter(|link| nearcrawl_dedup::same_site(url, &link.url))
-        .map(|link| match link.url.query() {
-            Some(query) => format!("{}?{query}", link.url.path()),
-            None => link.url.path().to_string(),
-        })
-        .collect();
-    links.sort_unstable();
-    links.dedup();
-    links
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
