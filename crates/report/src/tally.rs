@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use nearcrawl_engine::{Record, Verdict};
+use nearcrawl_url_rules::{Observation, Replay};
 
 /// Points kept per curve, at most.
 pub const MAX_SAMPLES: usize = 1024;
@@ -94,6 +95,9 @@ pub struct Tally {
     pub(crate) dedup_time: [u64; 24],
     pub(crate) clusters: HashMap<u64, Cluster>,
     pub(crate) hosts: BTreeMap<String, Host>,
+    /// The fetched pages replayed through a URL rule book: the rewrite rules the crawl's
+    /// duplicates teach, each checked against the pages it predicted.
+    pub(crate) rules: Replay,
 }
 
 impl Tally {
@@ -144,6 +148,23 @@ impl Tally {
                         .push((record.url.clone(), record.verdict.as_str()));
                 }
             }
+        }
+        // Pages judged, and pages a probe found to have their counterpart's text.
+        let judged = record.fetched_page()
+            && (record.verdict == Verdict::Unique || record.verdict.is_duplicate());
+        if (judged || record.verdict == Verdict::Unchanged)
+            && let Ok(url) = url::Url::parse(&record.url)
+        {
+            let original = record
+                .duplicate_of
+                .as_deref()
+                .and_then(|u| url::Url::parse(u).ok());
+            self.rules.observe(Observation {
+                url: &url,
+                bytes: record.bytes,
+                duplicate_of: original.as_ref(),
+                cluster: record.cluster,
+            });
         }
         if let Some(us) = record.dedup_us {
             self.dedup_time[(63 - us.max(1).leading_zeros() as usize).min(23)] += 1;

@@ -1,0 +1,444 @@
+//! Rules learned from pairs, and the book that keeps them with what they predicted.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::template::{Cut, Piece, Template, Value};
+
+/// A rewrite from the URLs of copies to the URLs of their originals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rule(Kind);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    /// `from` and `to` share their variables (`http://mirror/story/{1}/` ->
+    /// `http://origin/a/{1}.html`): URLs of `from`'s shape.
+    Template { from: Template, to: Template },
+    /// A URL that starts with `from` (an origin and whole path segments) has `to` in its
+    /// place (`http://new/` -> `http://old/`, `http://h/es/` -> `http://h/en/`), whatever
+    /// follows: DUST's substring substitution, anchored at the start.
+    Prefix { from: String, to: String },
+}
+
+impl Rule {
+    /// The rule that puts `original`'s start in place of `copy`'s where the two end alike:
+    /// the longest common end of the two URLs that begins a path segment (after a `/`) and
+    /// holds a word. `None` when they share no such end, or share all but their origin's
+    /// scheme (nothing a crawl would ask for differently).
+    pub fn learn_prefix(copy: &Url, original: &Url) -> Option<Rule> {
+        let (copy, original) = (copy.as_str(), original.as_str());
+        let common = copy
+            .bytes()
+            .rev()
+            .zip(original.bytes().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        // Within the path: after the origin's "scheme://host/" on both sides.
+        let path_start = |url: &str| {
+            url.find("://")
+                .map(|i| i + 3)
+                .and_then(|i| url[i..].find('/').map(|j| i + j + 1))
+        };
+        let (copy_path, original_path) = (path_start(copy)?, path_start(original)?);
+        let max = common
+            .min(copy.len() - copy_path)
+            .min(original.len() - original_path);
+        // The longest end that starts a segment: the end of `copy` from just after a '/'.
+        let tail = &copy[copy.len() - max..];
+        let start =
+            match tail.starts_with(|c| c != '/') && copy.as_bytes()[copy.len() - max - 1] == b'/' {
+                true => 0,
+                false => tail.find('/')? + 1,
+            };
+        let end = &tail[start..];
+        if !end.chars().any(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let from = &copy[..copy.len() - end.len()];
+        let to = &original[..original.len() - end.len()];
+        (from != to).then(|| {
+            Rule(Kind::Prefix {
+                from: from.to_string(),
+                to: to.to_string(),
+            })
+        })
+    }
+
+    /// The rule that rewrites `copy` into `original`, two URLs of the same content: the
+    /// words they share (the longest common subsequence of their path words and query
+    /// values) become variables, the rest stays as it is, and a parameter of the copy's that
+    /// the original lacks may take any value. `None` when the two are one URL, when either
+    /// has no host or too many pieces, or when the rule would hold for `copy` alone (no word
+    /// shared, no parameter dropped: nothing to carry to another URL).
+    pub fn learn(copy: &Url, original: &Url) -> Option<Rule> {
+        if copy == original {
+            return None;
+        }
+        let (copy, original) = (Cut::of(copy)?, Cut::of(original)?);
+        let copy_words = words(&copy);
+        let original_words = words(&original);
+        let pairs = common_subsequence(&copy_words, &original_words);
+        // Variable ids, 1-based, by position in each URL's list of words.
+        let mut copy_var: HashMap<usize, u8> = HashMap::new();
+        let mut original_var: HashMap<usize, u8> = HashMap::new();
+        for (n, (i, j)) in pairs.iter().enumerate() {
+            let id = u8::try_from(n + 1).ok()?;
+            copy_var.insert(copy_words[*i].0, id);
+            original_var.insert(original_words[*j].0, id);
+        }
+        let path = |cut: &Cut, vars: &HashMap<usize, u8>| -> Vec<Piece> {
+            cut.path
+                .iter()
+                .enumerate()
+                .map(|(at, piece)| match vars.get(&at) {
+                    Some(id) => Piece::Var(*id),
+                    None => Piece::Lit(piece.clone()),
+                })
+                .collect()
+        };
+        let offset = |cut: &Cut| cut.path.len();
+        let from = Template {
+            origin: copy.origin.clone(),
+            path: path(&copy, &copy_var),
+            query: copy
+                .query
+                .iter()
+                .enumerate()
+                .map(|(k, (name, value))| {
+                    let value = match copy_var.get(&(offset(&copy) + k)) {
+                        Some(id) => Value::Var(*id),
+                        None if original.query.iter().any(|(n, _)| n == name) => {
+                            Value::Lit(value.clone())
+                        }
+                        None => Value::Any,
+                    };
+                    (name.clone(), value)
+                })
+                .collect(),
+        };
+        let to = Template {
+            origin: original.origin.clone(),
+            path: path(&original, &original_var),
+            query: original
+                .query
+                .iter()
+                .enumerate()
+                .map(|(k, (name, value))| {
+                    let value = match original_var.get(&(offset(&original) + k)) {
+                        Some(id) => Value::Var(*id),
+                        None => Value::Lit(value.clone()),
+                    };
+                    (name.clone(), value)
+                })
+                .collect(),
+        };
+        let general = !pairs.is_empty() || from.query.iter().any(|(_, v)| *v == Value::Any);
+        general.then_some(Rule(Kind::Template { from, to }))
+    }
+
+    /// The counterpart this rule gives `url`, when `url` matches its `from` side.
+    pub fn apply(&self, url: &Url) -> Option<Url> {
+        self.apply_cut(&Cut::of(url)?)
+    }
+
+    pub(crate) fn apply_cut(&self, cut: &Cut) -> Option<Url> {
+        match &self.0 {
+            Kind::Template { from, to } => to.fill(&from.bind(cut)?),
+            Kind::Prefix { from, to } => {
+                let rest = cut.url.strip_prefix(from.as_str())?;
+                Url::parse(&format!("{to}{rest}")).ok()
+            }
+        }
+    }
+
+    /// Where the book looks it up: the shape of the URLs a template's `from` side matches,
+    /// or the origin a prefix starts with.
+    fn key(&self) -> Key {
+        match &self.0 {
+            Kind::Template { from, .. } => Key::Shape {
+                origin: from.origin.clone(),
+                path: from.path.len(),
+                query: from.query.len(),
+            },
+            Kind::Prefix { from, .. } => Key::Origin(origin_of(from).to_string()),
+        }
+    }
+}
+
+/// The origin a URL's text starts with (up to its path).
+fn origin_of(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+impl fmt::Display for Rule {
+    /// `from -> to`; a prefix rule with `*` for whatever follows.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Kind::Template { from, to } => write!(f, "{from} -> {to}"),
+            Kind::Prefix { from, to } => write!(f, "{from}* -> {to}*"),
+        }
+    }
+}
+
+/// The words of a cut URL, in order: (position, text), path words at their piece's index,
+/// query values at the path's length plus their parameter's index. Empty values are no words.
+fn words(cut: &Cut) -> Vec<(usize, &str)> {
+    let path = cut
+        .path
+        .iter()
+        .enumerate()
+        .filter(|(_, piece)| Cut::is_word(piece))
+        .map(|(at, piece)| (at, piece.as_str()));
+    let query = cut
+        .query
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, value))| !value.is_empty())
+        .map(|(k, (_, value))| (cut.path.len() + k, value.as_str()));
+    path.chain(query).collect()
+}
+
+/// The index pairs of a longest common subsequence of `a` and `b` by text (the earliest
+/// alignment on ties).
+fn common_subsequence(a: &[(usize, &str)], b: &[(usize, &str)]) -> Vec<(usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    // lengths[i][j]: the LCS of a[i..] and b[j..].
+    let mut lengths = vec![vec![0u16; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[i][j] = if a[i].1 == b[j].1 {
+                lengths[i + 1][j + 1] + 1
+            } else {
+                lengths[i + 1][j].max(lengths[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut pairs = Vec::new();
+    while i < n && j < m {
+        if a[i].1 == b[j].1 {
+            pairs.push((i, j));
+            i += 1;
+            j += 1;
+        } else if lengths[i + 1][j] >= lengths[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    pairs
+}
+
+/// Where a rule is looked up.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A template's: URLs of this origin with as many path pieces and parameters.
+    Shape {
+        origin: String,
+        path: usize,
+        query: usize,
+    },
+    /// A prefix's: URLs of this origin.
+    Origin(String),
+}
+
+/// A rule's place in its [`RuleBook`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RuleId(u32);
+
+impl RuleId {
+    /// Its number, from 0 in the order the rules were learned.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a rule has been seen to do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleStats {
+    /// Pairs of URLs of the same content it was learned from (or learned again from).
+    pub support: u32,
+    /// Its predictions checked: a URL it gave a counterpart for, fetched and judged.
+    pub checked: u32,
+    /// Of those, judged duplicates of that counterpart.
+    pub confirmed: u32,
+}
+
+impl RuleStats {
+    /// The share of its checked predictions that were right, once one was checked.
+    pub fn rate(&self) -> Option<f64> {
+        (self.checked > 0).then(|| f64::from(self.confirmed) / f64::from(self.checked))
+    }
+
+    /// How far it is trusted, 0..1: its rate with one right and one wrong prediction
+    /// assumed (so a rule never checked stands at 0.5, and one check moves it little).
+    pub fn trust(&self) -> f64 {
+        f64::from(self.confirmed + 1) / f64::from(self.checked + 2)
+    }
+
+    /// Orders rules for a prediction: the more trusted first, then the better supported,
+    /// then the first learned.
+    fn rank(&self, id: RuleId) -> (u64, u32, std::cmp::Reverse<RuleId>) {
+        (
+            (self.trust() * 1e9) as u64,
+            self.support,
+            std::cmp::Reverse(id),
+        )
+    }
+}
+
+/// A counterpart predicted for a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prediction {
+    /// The rule that gave it.
+    pub rule: RuleId,
+    /// The URL of the page it predicts `url` copies.
+    pub counterpart: Url,
+}
+
+/// The rules learned so far, each with its stats, and the predictions they give.
+#[derive(Debug, Clone, Default)]
+pub struct RuleBook {
+    rules: Vec<(Rule, RuleStats)>,
+    ids: HashMap<Rule, RuleId>,
+    by_key: HashMap<Key, Vec<RuleId>>,
+}
+
+/// A prediction and the rank of the rule that gave it.
+type Ranked = (Prediction, (u64, u32, std::cmp::Reverse<RuleId>));
+
+impl RuleBook {
+    /// An empty book.
+    pub fn new() -> RuleBook {
+        RuleBook::default()
+    }
+
+    /// Learns from `copy`, found to have the content of `original`: each rule between them
+    /// (a template, [`Rule::learn`], and a prefix, [`Rule::learn_prefix`]) gains one of
+    /// support, added when new. Their ids (none when the pair teaches nothing).
+    pub fn learn(&mut self, copy: &Url, original: &Url) -> Vec<RuleId> {
+        let rules = [
+            Rule::learn(copy, original),
+            Rule::learn_prefix(copy, original),
+        ];
+        let mut ids = Vec::new();
+        for rule in rules.into_iter().flatten() {
+            let id = match self.ids.get(&rule) {
+                Some(id) => *id,
+                None => {
+                    let Ok(n) = u32::try_from(self.rules.len()) else {
+                        continue;
+                    };
+                    let id = RuleId(n);
+                    self.by_key.entry(rule.key()).or_default().push(id);
+                    self.ids.insert(rule.clone(), id);
+                    self.rules.push((rule, RuleStats::default()));
+                    id
+                }
+            };
+            self.rules[id.index()].1.support += 1;
+            ids.push(id);
+        }
+        ids
+    }
+
+    /// Records what became of a prediction of `rule`'s: the URL was fetched and judged a
+    /// duplicate of the counterpart it gave (`confirmed`) or not.
+    pub fn check(&mut self, rule: RuleId, confirmed: bool) {
+        if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
+            stats.checked += 1;
+            stats.confirmed += u32::from(confirmed);
+        }
+    }
+
+    /// The counterpart of `url` by the most trusted rule that matches it (ties: the best
+    /// supported, then the first learned), with that rule.
+    pub fn predict(&self, url: &Url) -> Option<Prediction> {
+        let cut = Cut::of(url)?;
+        let shape = Key::Shape {
+            origin: cut.origin.clone(),
+            path: cut.path.len(),
+            query: cut.query.len(),
+        };
+        let origin = Key::Origin(cut.origin.clone());
+        let candidates = [shape, origin]
+            .into_iter()
+            .filter_map(|key| self.by_key.get(&key))
+            .flatten();
+        let mut best: Option<Ranked> = None;
+        for &id in candidates {
+            let (rule, stats) = &self.rules[id.index()];
+            let rank = stats.rank(id);
+            if best.as_ref().is_some_and(|(_, r)| *r >= rank) {
+                continue;
+            }
+            if let Some(counterpart) = rule.apply_cut(&cut) {
+                best = Some((
+                    Prediction {
+                        rule: id,
+                        counterpart,
+                    },
+                    rank,
+                ));
+            }
+        }
+        best.map(|(prediction, _)| prediction)
+    }
+
+    /// [`RuleBook::predict`] by trying every rule in turn: the reference the indexed lookup
+    /// is tested against.
+    pub fn predict_by_scan(&self, url: &Url) -> Option<Prediction> {
+        let mut best: Option<Ranked> = None;
+        for (id, rule, stats) in self.iter() {
+            let Some(counterpart) = rule.apply(url) else {
+                continue;
+            };
+            let rank = stats.rank(id);
+            if best.as_ref().is_none_or(|(_, r)| rank > *r) {
+                best = Some((
+                    Prediction {
+                        rule: id,
+                        counterpart,
+                    },
+                    rank,
+                ));
+            }
+        }
+        best.map(|(prediction, _)| prediction)
+    }
+
+    /// The rule with this id.
+    pub fn rule(&self, id: RuleId) -> Option<&Rule> {
+        self.rules.get(id.index()).map(|(rule, _)| rule)
+    }
+
+    /// The stats of the rule with this id.
+    pub fn stats(&self, id: RuleId) -> Option<RuleStats> {
+        self.rules.get(id.index()).map(|(_, stats)| *stats)
+    }
+
+    /// Every rule with its id and stats, in the order they were learned.
+    pub fn iter(&self) -> impl Iterator<Item = (RuleId, &Rule, RuleStats)> {
+        self.rules
+            .iter()
+            .enumerate()
+            .map(|(n, (rule, stats))| (RuleId(n as u32), rule, *stats))
+    }
+
+    /// How many rules it holds.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+}
