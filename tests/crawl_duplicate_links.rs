@@ -75,3 +75,144 @@ async fn an_unchanged_page_is_fetched_for_its_links_and_no_url_is_made_up() {
         "no record of a made-up URL"
     );
 }
+
+/// A long page that is the first to name one short page (a reference manual and its short
+/// appendix): the new release's copy of the long page, its text unchanged, names a URL
+/// nothing else names, but what the old copy's link led to weighs less than the long page,
+/// so it is not fetched again to find out (`dedup.hub_min_yield`, as for a hub), and the
+/// appendix, changed or not, is not reached through it (`probe.led_to_less`). With
+/// `hub_min_yield` 0 the long page is fetched for its link and the changed appendix found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_is_not_fetched_for_links_that_weigh_less_than_itself() {
+    let long = (80..90).map(prose).collect::<Vec<_>>().join(" ");
+    let release = |appendix: &str| {
+        Site::new()
+            .page("/", page("manual", &prose(76), &["/reference", "/notes"]))
+            .page(
+                "/reference",
+                page("reference", &long, &["/reference/appendix"]),
+            )
+            .page("/notes", page("release notes", &prose(77), &[]))
+            .page("/reference/appendix", page("appendix", appendix, &[]))
+    };
+    let crawl = |hub_min_yield: f64| {
+        let release = &release;
+        async move {
+            let old = serve(release(&prose(78))).await.unwrap();
+            let new = serve(release(&prose(79))).await.unwrap();
+            let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+            let out = tempfile::tempdir().unwrap();
+            let mut config = local_config();
+            config.limits.concurrency = 1;
+            config.dedup.probe_links = true;
+            config.dedup.hub_min_yield = hub_min_yield;
+            run(&seeds, out.path(), config).await;
+            (new, records(out.path()))
+        }
+    };
+
+    let (new, records) = crawl(1.0).await;
+    assert_eq!(unnamed_requests(&new), Vec::<String>::new());
+    let reference = record(&records, &new.url("/reference"));
+    assert_eq!(reference.verdict, Verdict::Unchanged, "{reference:?}");
+    let probe = reference.probe.as_ref().unwrap();
+    assert_eq!((probe.links_unknown, probe.led_to_less), (1, true));
+    assert_eq!(new.site.hits("/reference"), 0);
+    assert_eq!(new.site.hits("/reference/appendix"), 0);
+
+    let (new, records) = crawl(0.0).await;
+    assert_eq!(unnamed_requests(&new), Vec::<String>::new());
+    let reference = record(&records, &new.url("/reference"));
+    assert!(reference.verdict.is_duplicate(), "{reference:?}");
+    let probe = reference.probe.as_ref().unwrap();
+    assert_eq!((probe.links_unknown, probe.led_to_less), (1, false));
+    let appendix = record(&records, &new.url("/reference/appendix"));
+    assert_eq!(appendix.verdict, Verdict::Unique, "{appendix:?}");
+}
+
+/// The link policy on a mirror under another URL scheme (`/m/story?id=N` for `/a/N`): the
+/// first stories are fetched and judged copies, and teach the rule; its next predictions
+/// are fetched to check it; once it is trusted, the mirror's other stories are not fetched:
+/// with `predict = "skip"` they are recorded as predicted duplicates without a request,
+/// with `"verify"` each is asked with HEAD and, of its counterpart's length, decided
+/// `unchanged`. Each record names the rule and its record when it was asked. A mirror whose
+/// copies link to pages of their own (readers' notes on the first and the eighth story) is
+/// never trusted: its stories are all fetched, and the notes found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_url_rule_spares_the_mirrors_copies() {
+    use nearcrawl_dedup::Predict;
+    let crawl = |predict: Predict, extras: &'static [usize]| async move {
+        let (origin, mirror) =
+            crawl_support::site_and_mirror(extras, std::time::Duration::ZERO, false);
+        let (origin, mirror) = (serve(origin).await.unwrap(), serve(mirror).await.unwrap());
+        let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));
+        let out = tempfile::tempdir().unwrap();
+        let mut config = local_config();
+        config.limits.concurrency = 1;
+        config.dedup.predict = predict;
+        config.dedup.predict_min_support = 2;
+        config.dedup.predict_min_trust = 0.75;
+        config.dedup.predict_explore = 0;
+        // Every story followed, so that the rule has copies to learn from.
+        config.dedup.mirror_samples = 100;
+        run(&seeds, out.path(), config).await;
+        (origin, mirror, records(out.path()))
+    };
+    let story = |n: usize| format!("/m/story?id={n}");
+
+    let (origin, mirror, records) = crawl(Predict::Skip, &[]).await;
+    assert_eq!(unnamed_requests(&mirror), Vec::<String>::new());
+    let predicted: Vec<&nearcrawl_engine::Record> = records
+        .iter()
+        .filter(|r| r.verdict == Verdict::Predicted)
+        .collect();
+    assert!(predicted.len() >= 5, "{predicted:#?}");
+    for record in &predicted {
+        let n = record.url.rsplit('=').next().unwrap();
+        let counterpart = origin.url(&format!("/a/{n}"));
+        assert_eq!(record.duplicate_of.as_deref(), Some(counterpart.as_str()));
+        let prediction = record.prediction.as_ref().unwrap();
+        assert_eq!(prediction.fate, "skip");
+        let rule = format!("/m/story?id={{1}} -> {}", origin.url("/a/{1}"));
+        assert!(prediction.rule.ends_with(&rule), "{prediction:?}");
+        assert!(
+            prediction.support >= 2 && prediction.confirmed >= 2,
+            "{prediction:?}"
+        );
+        assert_eq!(mirror.site.hits(&format!("/m/story?id={n}")), 0);
+    }
+    // The first stories were fetched, and the predictions made of them checked.
+    let first = record(&records, &mirror.url(&story(0)));
+    assert!(first.verdict.is_duplicate(), "{first:?}");
+    let checked = records
+        .iter()
+        .filter_map(|r| r.prediction.as_ref())
+        .filter(|p| p.fate == "check")
+        .collect::<Vec<_>>();
+    assert!(!checked.is_empty() && checked.iter().all(|p| p.right == Some(true)));
+
+    let (_, mirror, records) = crawl(Predict::Verify, &[]).await;
+    assert_eq!(unnamed_requests(&mirror), Vec::<String>::new());
+    let verified: Vec<&nearcrawl_engine::Record> = records
+        .iter()
+        .filter(|r| r.prediction.as_ref().is_some_and(|p| p.fate == "verify"))
+        .collect();
+    assert!(verified.len() >= 5, "{verified:#?}");
+    for record in verified {
+        assert_eq!(record.verdict, Verdict::Unchanged, "{record:?}");
+        assert_eq!(record.prediction.as_ref().unwrap().right, Some(true));
+        let path = &record.url[mirror.url("").len()..];
+        assert_eq!(mirror.site.hits(path), 0, "a HEAD only");
+        assert!(mirror.site.head_requests().iter().any(|p| p == path));
+    }
+
+    let (_, mirror, records) = crawl(Predict::Skip, &[0, 7]).await;
+    assert!(records.iter().all(|r| r.verdict != Verdict::Predicted));
+    for n in 0..10 {
+        assert_eq!(mirror.site.hits(&story(n)), 1, "story {n}");
+    }
+    for n in [0, 7] {
+        let notes = record(&records, &mirror.url(&format!("/extra/{n}")));
+        assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    }
+}

@@ -10,6 +10,7 @@ use nearcrawl_verify::VerifyConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::AnalyzerConfig;
+pub use nearcrawl_link_policy::Predict;
 
 /// What happens to the outlinks of a duplicate page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -70,6 +71,31 @@ pub struct DedupStageConfig {
     /// whatever its length: parts of it asked with `Range`, unchanged when they have the
     /// counterpart's text ([`crate::check_sample`]).
     pub probe_samples: bool,
+    /// What a link's predicted counterpart is used for: URL rules are learned from the
+    /// pairs this crawl judges, and a link a trusted rule maps to a page the crawl holds is
+    /// verified cheaply against it (`verify`, with probes on), recorded as its duplicate
+    /// without a request (`skip`), or only checked (`check`: fetched, the prediction
+    /// recorded). `off`: no rules.
+    pub predict: Predict,
+    /// Pairs a rule must have been learned from before it is trusted.
+    pub predict_min_support: u32,
+    /// The least trust (right predictions + 1 over checked + 2) a rule must have.
+    pub predict_min_trust: f64,
+    /// One trusted prediction in this many is fetched whole to keep checking its rule (0:
+    /// none).
+    pub predict_explore: u32,
+}
+
+impl DedupStageConfig {
+    /// The link policy's settings.
+    pub fn policy(&self) -> nearcrawl_link_policy::PolicyConfig {
+        nearcrawl_link_policy::PolicyConfig {
+            predict: self.predict,
+            min_support: self.predict_min_support,
+            min_trust: self.predict_min_trust,
+            explore: self.predict_explore,
+        }
+    }
 }
 
 /// Default [`DedupStageConfig::probe_tolerance`]: measured on `llvm-14-15` (docs/QUALITY.md).
@@ -87,6 +113,7 @@ pub const MIRROR_SAMPLES: u32 = 8;
 
 impl Default for DedupStageConfig {
     fn default() -> Self {
+        let policy = nearcrawl_link_policy::PolicyConfig::default();
         DedupStageConfig {
             enabled: true,
             duplicate_outlinks: DuplicateOutlinks::New,
@@ -97,6 +124,10 @@ impl Default for DedupStageConfig {
             probe_links: true,
             probe_tolerance: PROBE_TOLERANCE,
             probe_samples: true,
+            predict: policy.predict,
+            predict_min_support: policy.min_support,
+            predict_min_trust: policy.min_trust,
+            predict_explore: policy.explore,
         }
     }
 }
@@ -133,6 +164,14 @@ pub struct DedupConfig {
     pub probe_tolerance: f64,
     /// See [`DedupStageConfig::probe_samples`].
     pub probe_samples: bool,
+    /// See [`DedupStageConfig::predict`].
+    pub predict: Predict,
+    /// See [`DedupStageConfig::predict_min_support`].
+    pub predict_min_support: u32,
+    /// See [`DedupStageConfig::predict_min_trust`].
+    pub predict_min_trust: f64,
+    /// See [`DedupStageConfig::predict_explore`].
+    pub predict_explore: u32,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
@@ -159,6 +198,10 @@ impl Default for DedupConfig {
             probe_links: stage.probe_links,
             probe_tolerance: stage.probe_tolerance,
             probe_samples: stage.probe_samples,
+            predict: stage.predict,
+            predict_min_support: stage.predict_min_support,
+            predict_min_trust: stage.predict_min_trust,
+            predict_explore: stage.predict_explore,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
             max_text_bytes: analyzer.max_text_bytes,
@@ -297,6 +340,10 @@ impl DedupConfig {
             probe_links: self.probe_links,
             probe_tolerance: self.probe_tolerance,
             probe_samples: self.probe_samples,
+            predict: self.predict,
+            predict_min_support: self.predict_min_support,
+            predict_min_trust: self.predict_min_trust,
+            predict_explore: self.predict_explore,
         }
     }
 }

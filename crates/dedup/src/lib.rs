@@ -55,7 +55,8 @@ pub use crate::analyze::{
 };
 pub use crate::compare::{Comparison, compare};
 pub use crate::config::{
-    ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, WeightingKind,
+    ConfigError, DedupConfig, DedupStageConfig, DuplicateOutlinks, FeaturesConfig, Predict,
+    WeightingKind,
 };
 pub use crate::sample::{
     FILTER_BITS_PER_SHINGLE, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,

@@ -46,6 +46,7 @@ mod links;
 mod mirrors;
 mod outcome;
 mod page;
+mod predictions;
 mod sentences;
 mod shared_dedup;
 mod tasks;
@@ -284,6 +285,9 @@ struct Coordinator {
     copied_sites: links::CopiedSites,
     /// Mirrors and whether their copies add pages of their own (see [`mirrors::Mirrors`]).
     mirrors: mirrors::Mirrors,
+    /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
+    /// links they name a counterpart for (see [`predictions::Predictions`]).
+    predictions: predictions::Predictions,
     /// The scope's answers to the first links found.
     scope_watch: links::ScopeWatch,
     relevance: Option<Relevance>,
@@ -409,6 +413,22 @@ impl Coordinator {
         Ok(())
     }
 
+    /// A resumed crawl goes on with the URL rules it learned (see
+    /// [`predictions::Predictions`]).
+    fn resume_predictions(&mut self) -> Result<(), EngineError> {
+        if let Some(bytes) = self.store.blob(predictions::URL_RULES)? {
+            let config = self.job.config.dedup.policy();
+            self.predictions =
+                predictions::Predictions::new(config, Some(&bytes)).map_err(|e| {
+                    nearcrawl_store::StoreError::Corrupt {
+                        table: "blobs",
+                        reason: format!("{}: {e}", predictions::URL_RULES),
+                    }
+                })?;
+        }
+        Ok(())
+    }
+
     /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
     /// (as last kept: at most a tenth of the pages, and 16, are counted again).
     fn resume_focus(&mut self) -> Result<(), EngineError> {
@@ -474,6 +494,15 @@ impl Coordinator {
             // and shingles), so its duplicates' links are not probed (docs/SCALE.md).
             info!("dedup.probe_links does not apply to a job shared through Redis yet: off");
             job.config.dedup.probe_links = false;
+        }
+        if job.redis.is_some() && job.config.dedup.predict != nearcrawl_dedup::Predict::Off {
+            // Its rules would be this worker's alone (docs/SCALE.md).
+            info!("dedup.predict does not apply to a job shared through Redis yet: off");
+            job.config.dedup.predict = nearcrawl_dedup::Predict::Off;
+        }
+        if !job.config.dedup.enabled {
+            // A baseline crawl fetches everything: its rules would only be measured.
+            job.config.dedup.predict = nearcrawl_dedup::Predict::Off;
         }
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
@@ -556,6 +585,7 @@ impl Coordinator {
         let (tx, rx) = mpsc::unbounded_channel();
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
         let sentences = sentences::SentencePostings::open(store.as_ref())?;
+        let job_policy = job.config.dedup.policy();
         let mut coordinator = Coordinator {
             job,
             store,
@@ -567,6 +597,12 @@ impl Coordinator {
             sessions: SessionParams::default(),
             copied_sites: links::CopiedSites::default(),
             mirrors: mirrors::Mirrors::default(),
+            predictions: predictions::Predictions::new(job_policy, None).map_err(|reason| {
+                nearcrawl_store::StoreError::Corrupt {
+                    table: "blobs",
+                    reason,
+                }
+            })?,
             scope_watch: links::ScopeWatch::default(),
             relevance,
             fetcher,
@@ -590,6 +626,7 @@ impl Coordinator {
         };
         coordinator.resume_focus()?;
         coordinator.resume_mirrors()?;
+        coordinator.resume_predictions()?;
         coordinator.store_sentences(&uniques)?;
         if coordinator.job.redis.is_some() {
             // A shared job's seeds were queued by the worker that created it.
@@ -656,6 +693,9 @@ impl Coordinator {
         }
         if let Some(bytes) = self.mirrors.take_changed() {
             commit.blobs.push((mirrors::MIRRORS.into(), bytes));
+        }
+        if let Some(bytes) = self.predictions.take_to_keep() {
+            commit.blobs.push((predictions::URL_RULES.into(), bytes));
         }
         let counters = JobCounters([
             self.next_seq,
@@ -992,7 +1032,11 @@ impl Coordinator {
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
             let (sessions, store) = (&self.sessions, &self.store);
-            let mut veto = |entry: &QueuedUrl| session_veto(sessions, store.as_ref(), entry);
+            let (predictions, probing) = (&mut self.predictions, self.job.config.dedup.probe_links);
+            let mut veto = |entry: &QueuedUrl| {
+                session_veto(sessions, store.as_ref(), entry)
+                    .or_else(|| predictions.at_dispatch(store.as_ref(), entry, probing))
+            };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),
                 Step::Robots { host, origin } => self.spawn_robots(host, origin),
@@ -1001,7 +1045,10 @@ impl Coordinator {
                     key,
                     entry,
                     url,
-                } => self.spawn_page(host, key, entry, url),
+                } => {
+                    let entry = self.predictions.dispatched(entry);
+                    self.spawn_page(host, key, entry, url)
+                }
                 Step::Refuse {
                     key,
                     entry,
@@ -1009,7 +1056,14 @@ impl Coordinator {
                     reason,
                 } => {
                     debug!(url = %entry.url, %reason, "not fetched");
-                    let record = self.refused(&entry, verdict, reason);
+                    let entry = self.predictions.dispatched(entry);
+                    let mut record = self.refused(&entry, verdict, reason);
+                    if verdict == Verdict::Predicted {
+                        // Not an error: the record says why (`prediction`).
+                        record.error = None;
+                        record.duplicate_of =
+                            entry.predicted.as_ref().map(|p| p.counterpart.clone());
+                    }
                     let commit = Commit {
                         taken: vec![key],
                         ..Commit::default()
@@ -1129,6 +1183,9 @@ struct Decided {
     decision: Decision,
     commit: Commit,
     extra: Vec<Record>,
+    /// A duplicate whose links were read: whether it queued links that lead where its
+    /// original's do not (pages of its own), what the link policy learns of its URL rule.
+    adds_pages: Option<bool>,
 }
 
 impl Decided {
@@ -1137,6 +1194,7 @@ impl Decided {
             decision,
             commit: Commit::default(),
             extra: Vec::new(),
+            adds_pages: None,
         }
     }
 
@@ -1151,6 +1209,7 @@ impl Decided {
             decision,
             mut commit,
             extra,
+            ..
         } = self;
         commit.taken.push(key);
         let mut records = vec![record(decision)];

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nearcrawl_fetch::{FetchFailure, Fetched};
-use nearcrawl_store::{Probe, QueuedUrl};
+use nearcrawl_store::{Prediction, Probe, QueuedUrl};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -36,11 +36,14 @@ pub enum Verdict {
     /// (relative to each site), and a HEAD request found the same `Content-Length` as that
     /// page's (`probe`; `dedup.probe_links`).
     Unchanged,
+    /// Not requested: a trusted URL rule learned from this crawl's duplicates says the page
+    /// copies `duplicate_of`, a page the crawl holds (`prediction`; `dedup.predict = "skip"`).
+    Predicted,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 11] = [
+    pub const ALL: [Verdict; 12] = [
         Verdict::Unique,
         Verdict::Exact,
         Verdict::Near,
@@ -52,6 +55,7 @@ impl Verdict {
         Verdict::Sitemap,
         Verdict::Trap,
         Verdict::Unchanged,
+        Verdict::Predicted,
     ];
 
     /// The name used in records, reports and WARC metadata.
@@ -68,6 +72,7 @@ impl Verdict {
             Verdict::Sitemap => "sitemap",
             Verdict::Trap => "trap",
             Verdict::Unchanged => "unchanged",
+            Verdict::Predicted => "predicted",
         }
     }
 
@@ -207,6 +212,11 @@ pub struct Record {
     /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
+    /// A URL rule named the page this one copies before it was requested (the link policy,
+    /// `dedup.predict`): the rule, its record when asked, the fate it chose, and whether it
+    /// was right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<Prediction>,
     /// How a duplicate's links were matched with its original's (`duplicate_outlinks =
     /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor text:
     /// the two sites' URL schemes differ).
@@ -337,6 +347,7 @@ impl Record {
             probed: None,
             raised: None,
             probe: None,
+            prediction: None,
             links_matched_by: None,
             trapped: None,
             links_over_cap: None,
@@ -398,6 +409,7 @@ pub(crate) struct Decision {
     pub(crate) payload_digest: Option<String>,
     pub(crate) dedup_us: Option<u64>,
     pub(crate) trap: Option<String>,
+    pub(crate) prediction: Option<Prediction>,
 }
 
 impl Decision {
@@ -436,6 +448,7 @@ impl Decision {
             payload_digest: None,
             dedup_us: None,
             trap: None,
+            prediction: None,
         }
     }
 
@@ -477,6 +490,7 @@ impl Record {
             probed: d.probed,
             raised: d.raised,
             probe: asked_probe(entry),
+            prediction: d.prediction.or_else(|| entry.predicted.clone()),
             links_matched_by: d.links_matched_by,
             trapped: d.trapped,
             links_over_cap: d.links_over_cap,
@@ -525,6 +539,7 @@ impl Record {
             retries: retries(entry),
             fetched_at: Some(rfc3339(page.started)),
             probe: asked_probe(entry),
+            prediction: d.prediction.or_else(|| entry.predicted.clone()),
             ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
         }
     }
@@ -550,6 +565,7 @@ impl Record {
             link_of: entry.link_of,
             retries: retries(entry),
             probe: asked_probe(entry),
+            prediction: entry.predicted.clone(),
             error: Some(reason),
             ..Record::new(seq, entry.url.clone(), entry.depth, verdict)
         }

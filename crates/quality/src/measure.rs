@@ -82,6 +82,13 @@ pub struct Measures {
     pub unnamed_requests: u64,
     /// Up to ten of them: (url, status).
     pub unnamed_examples: Vec<(String, u16)>,
+    /// Pages recorded as predicted duplicates without a request (`dedup.predict = "skip"`)
+    /// that the truth can score ...
+    #[serde(default)]
+    pub predicted: u64,
+    /// ... and of those, not copies of the page they were predicted to copy.
+    #[serde(default)]
+    pub predicted_wrong: u64,
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
@@ -217,6 +224,18 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     let (baseline_pages, baseline_bytes) = pages_and_bytes(baseline);
     let (dedup_pages, dedup_bytes) = pages_and_bytes(dedup);
     let unnamed = unnamed_requests(dedup, baseline);
+    // Predicted duplicates, never fetched: scored against the truth like verdicts.
+    let (mut predicted, mut predicted_wrong) = (0, 0);
+    for record in dedup.iter().filter(|r| r.verdict == Verdict::Predicted) {
+        let same = record
+            .duplicate_of
+            .as_deref()
+            .and_then(|of| truth.copies(&record.url, of));
+        if let Some(same) = same {
+            predicted += 1;
+            predicted_wrong += u64::from(!same);
+        }
+    }
     Measures {
         precision: ratio(verdicts - false_duplicates, verdicts),
         recall: ratio(should_mark - missed, should_mark),
@@ -255,6 +274,8 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
             .take(10)
             .map(|r| (r.url.clone(), r.bytes, truth.get(&r.url).map(|t| t.kind)))
             .collect(),
+        predicted,
+        predicted_wrong,
         unnamed_requests: unnamed.len() as u64,
         unnamed_examples: unnamed
             .iter()
@@ -404,6 +425,12 @@ impl Measures {
             self.robots_violations,
             self.unnamed_requests,
         );
+        if self.predicted > 0 {
+            out.push_str(&format!(
+                "predicted duplicates, not fetched: {} ({} wrong)\n",
+                self.predicted, self.predicted_wrong
+            ));
+        }
         out.push_str("kind                 fetched  should-mark  marked  false-dup\n");
         for (kind, c) in &self.by_kind {
             let name = serde_json::to_string(kind).unwrap_or_default();

@@ -138,6 +138,36 @@ pub struct QueuedUrl {
     /// only if the answer says it differs from its counterpart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
+    /// The page a URL rule says this one copies (the link policy, `dedup.predict`), checked
+    /// once the page is decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<Prediction>,
+}
+
+/// What the link policy made of a link's predicted counterpart (`dedup.predict`): the URL
+/// rule that named it, as the rule stood when the link was found, and, once the page was
+/// decided, whether the prediction was right.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Prediction {
+    /// `check` (fetched whole, its verdict checking the rule), `verify` (probed against the
+    /// counterpart first, fetched only if changed) or `skip` (not requested).
+    pub fate: String,
+    /// The rule, `from -> to`, and its id in the crawl's rule book.
+    pub rule: String,
+    /// See `rule`.
+    pub rule_id: u32,
+    /// The page the rule says this one copies.
+    pub counterpart: String,
+    /// Pairs the rule was learned from, when it was asked ...
+    pub support: u32,
+    /// ... its predictions checked by then ...
+    pub checked: u32,
+    /// ... and of those, right.
+    pub confirmed: u32,
+    /// Once the page was decided: whether it was a duplicate of `counterpart` (absent: not
+    /// known, e.g. the page failed, or was not requested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub right: Option<bool>,
 }
 
 /// A probe of a URL that a duplicate links to where its original links to `counterpart`
@@ -178,6 +208,11 @@ pub struct Probe {
     /// links, since a page not downloaded names none (0: not so).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub links_unknown: u32,
+    /// With `links_unknown`: the pages those links led to on the counterpart's site weigh
+    /// less than the page itself (`dedup.hub_min_yield` times its length), so it was not
+    /// fetched for them, as a hub that led to less than itself is not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub led_to_less: bool,
 }
 
 /// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
@@ -209,7 +244,7 @@ pub struct Sample {
 /// is fetched for its own links when it may be alone in naming their counterparts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Declared {
-    /// The `Content-Length`.
+    /// The `Content-Length`; 0 for a redirect (whose target is then its one link).
     pub length: u64,
     /// The filter of the page's shingles (empty: none kept).
     pub shingles: Vec<u8>,
@@ -384,7 +419,8 @@ impl Probe {
             self.length,
             self.counterpart_length,
         ) {
-            (true, Some(200), Some(length), Some(counterpart)) => {
+            // A counterpart of length 0 is a redirect (`Declared`): never this page's text.
+            (true, Some(200), Some(length), Some(counterpart)) if counterpart > 0 => {
                 length.abs_diff(counterpart) as f64 <= tolerance * counterpart as f64
             }
             _ => false,

@@ -9,10 +9,10 @@ use url::Url;
 use crate::template::{Cut, Piece, Template, Value};
 
 /// A rewrite from the URLs of copies to the URLs of their originals.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Rule(Kind);
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 enum Kind {
     /// `from` and `to` share their variables (`http://mirror/story/{1}/` ->
     /// `http://origin/a/{1}.html`): URLs of `from`'s shape.
@@ -89,52 +89,45 @@ impl Rule {
             copy_var.insert(copy_words[*i].0, id);
             original_var.insert(original_words[*j].0, id);
         }
-        let path = |cut: &Cut, vars: &HashMap<usize, u8>| -> Vec<Piece> {
-            cut.path
+        // One side of the rule; `other`, the original, when it is the copy's: a number in
+        // its path that the original lacks may be any number, and a parameter the original
+        // lacks may take any value.
+        let side = |cut: &Cut, vars: &HashMap<usize, u8>, other: Option<&Cut>| -> Template {
+            let path = cut
+                .path
                 .iter()
                 .enumerate()
                 .map(|(at, piece)| match vars.get(&at) {
                     Some(id) => Piece::Var(*id),
+                    None if other.is_some() && piece.bytes().all(|b| b.is_ascii_digit()) => {
+                        Piece::Any
+                    }
                     None => Piece::Lit(piece.clone()),
                 })
-                .collect()
-        };
-        let offset = |cut: &Cut| cut.path.len();
-        let from = Template {
-            origin: copy.origin.clone(),
-            path: path(&copy, &copy_var),
-            query: copy
+                .collect();
+            let query = cut
                 .query
                 .iter()
                 .enumerate()
                 .map(|(k, (name, value))| {
-                    let value = match copy_var.get(&(offset(&copy) + k)) {
-                        Some(id) => Value::Var(*id),
-                        None if original.query.iter().any(|(n, _)| n == name) => {
-                            Value::Lit(value.clone())
+                    let value = match (vars.get(&(cut.path.len() + k)), other) {
+                        (Some(id), _) => Value::Var(*id),
+                        (None, Some(other)) if !other.query.iter().any(|(n, _)| n == name) => {
+                            Value::Any
                         }
-                        None => Value::Any,
+                        (None, _) => Value::Lit(value.clone()),
                     };
                     (name.clone(), value)
                 })
-                .collect(),
+                .collect();
+            Template {
+                origin: cut.origin.clone(),
+                path,
+                query,
+            }
         };
-        let to = Template {
-            origin: original.origin.clone(),
-            path: path(&original, &original_var),
-            query: original
-                .query
-                .iter()
-                .enumerate()
-                .map(|(k, (name, value))| {
-                    let value = match original_var.get(&(offset(&original) + k)) {
-                        Some(id) => Value::Var(*id),
-                        None => Value::Lit(value.clone()),
-                    };
-                    (name.clone(), value)
-                })
-                .collect(),
-        };
+        let from = side(&copy, &copy_var, Some(&original));
+        let to = side(&original, &original_var, None);
         let general = !pairs.is_empty() || from.query.iter().any(|(_, v)| *v == Value::Any);
         general.then_some(Rule(Kind::Template { from, to }))
     }
@@ -258,6 +251,17 @@ impl RuleId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The id numbered `n` (as kept with a prediction; a book read back numbers its rules
+    /// as they were).
+    pub fn from_number(n: u32) -> RuleId {
+        RuleId(n)
+    }
+
+    /// Its number, as [`RuleId::from_number`] takes it.
+    pub fn number(self) -> u32 {
+        self.0
+    }
 }
 
 /// What a rule has been seen to do.
@@ -269,6 +273,17 @@ pub struct RuleStats {
     pub checked: u32,
     /// Of those, judged duplicates of that counterpart.
     pub confirmed: u32,
+    /// Its copies (pairs and right predictions) whose length was about their original's
+    /// ([`RuleBook::note_length`]) ...
+    #[serde(default)]
+    pub same_length: u32,
+    /// ... and whose length was not.
+    #[serde(default)]
+    pub other_length: u32,
+    /// Its copies that linked to pages their originals do not link to (a mirror's pages of
+    /// its own, a release's new chapter: [`RuleBook::note_adds`]).
+    #[serde(default)]
+    pub adding: u32,
 }
 
 impl RuleStats {
@@ -303,12 +318,44 @@ pub struct Prediction {
     pub counterpart: Url,
 }
 
-/// The rules learned so far, each with its stats, and the predictions they give.
-#[derive(Debug, Clone, Default)]
+/// The rules learned so far, each with its stats, and the predictions they give. It is
+/// kept (serde) as its rules and their stats, in the order they were learned, so a rule's
+/// id is the same once read back.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(from = "Vec<(Rule, RuleStats)>", into = "Vec<(Rule, RuleStats)>")]
 pub struct RuleBook {
     rules: Vec<(Rule, RuleStats)>,
     ids: HashMap<Rule, RuleId>,
     by_key: HashMap<Key, Vec<RuleId>>,
+    /// Rules held at most ([`RuleBook::set_limit`]): past it, pairs add support to the
+    /// rules held and teach no new one.
+    limit: Option<usize>,
+}
+
+impl From<Vec<(Rule, RuleStats)>> for RuleBook {
+    fn from(rules: Vec<(Rule, RuleStats)>) -> RuleBook {
+        let mut book = RuleBook::new();
+        for (rule, stats) in rules {
+            // A rule read twice (a damaged or hand-edited file) is kept once.
+            let Ok(n) = u32::try_from(book.rules.len()) else {
+                break;
+            };
+            if book.ids.contains_key(&rule) {
+                continue;
+            }
+            let id = RuleId(n);
+            book.by_key.entry(rule.key()).or_default().push(id);
+            book.ids.insert(rule.clone(), id);
+            book.rules.push((rule, stats));
+        }
+        book
+    }
+}
+
+impl From<RuleBook> for Vec<(Rule, RuleStats)> {
+    fn from(book: RuleBook) -> Vec<(Rule, RuleStats)> {
+        book.rules
+    }
 }
 
 /// A prediction and the rank of the rule that gave it.
@@ -333,6 +380,9 @@ impl RuleBook {
             let id = match self.ids.get(&rule) {
                 Some(id) => *id,
                 None => {
+                    if self.limit.is_some_and(|limit| self.rules.len() >= limit) {
+                        continue;
+                    }
                     let Ok(n) = u32::try_from(self.rules.len()) else {
                         continue;
                     };
@@ -347,6 +397,29 @@ impl RuleBook {
             ids.push(id);
         }
         ids
+    }
+
+    /// A copy under `rule` had about its original's length (`same`) or not.
+    pub fn note_length(&mut self, rule: RuleId, same: bool) {
+        if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
+            match same {
+                true => stats.same_length += 1,
+                false => stats.other_length += 1,
+            }
+        }
+    }
+
+    /// A copy under `rule` linked to pages its original does not link to.
+    pub fn note_adds(&mut self, rule: RuleId) {
+        if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
+            stats.adding += 1;
+        }
+    }
+
+    /// Holds at most `limit` rules: a crawl of a million duplicates whose URLs share nothing
+    /// (each pair its own rule) does not grow without bound.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = Some(limit);
     }
 
     /// Records what became of a prediction of `rule`'s: the URL was fetched and judged a

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 /// Longest path, in pieces, a template is made of: longer URLs (generated traps, query
@@ -9,16 +10,19 @@ use url::Url;
 pub(crate) const MAX_PIECES: usize = 64;
 
 /// One piece of a path: literal text, or a variable bound by the URL it is matched against.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) enum Piece {
     /// Text that must be there as it is.
     Lit(String),
     /// A word the two URLs of a pair shared: any word, carried over.
     Var(u8),
+    /// Any number (a word of digits), not carried over: a number only one URL of the pair
+    /// had (a mirror's section: `/m/3/story.php?id={1}` and `/m/5/...` are one rule).
+    Any,
 }
 
 /// The value of a query parameter in a template.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) enum Value {
     /// This value only.
     Lit(String),
@@ -31,7 +35,7 @@ pub(crate) enum Value {
 
 /// One side of a rule: an origin (scheme, host and port, as they are), a path of pieces and
 /// query parameters (name and value, in the URL's order).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) struct Template {
     pub(crate) origin: String,
     pub(crate) path: Vec<Piece>,
@@ -128,6 +132,7 @@ impl Template {
             let ok = match piece {
                 Piece::Lit(text) => text == have,
                 Piece::Var(id) => Cut::is_word(have) && set(*id, have),
+                Piece::Any => !have.is_empty() && have.bytes().all(|b| b.is_ascii_digit()),
             };
             if !ok {
                 return None;
@@ -161,6 +166,7 @@ impl Template {
             match piece {
                 Piece::Lit(lit) => text.push_str(lit),
                 Piece::Var(id) => text.push_str(var(*id)?),
+                Piece::Any => return None,
             }
         }
         for (i, (name, value)) in self.query.iter().enumerate() {
@@ -186,6 +192,7 @@ impl fmt::Display for Template {
             match piece {
                 Piece::Lit(lit) => f.write_str(lit)?,
                 Piece::Var(id) => write!(f, "{{{id}}}")?,
+                Piece::Any => f.write_str("*")?,
             }
         }
         for (i, (name, value)) in self.query.iter().enumerate() {

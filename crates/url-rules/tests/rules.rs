@@ -36,6 +36,19 @@ const CASES: &[Case] = &[
             ("http://o.example/story/42/", None),
         ],
     ),
+    // A mirror's sections: a number only the copy has may be any.
+    (
+        "http://m.example/m/3/story.php?id=7",
+        "http://o.example/article/7.html",
+        "http://m.example/m/*/story.php?id={1} -> http://o.example/article/{1}.html",
+        &[
+            (
+                "http://m.example/m/5/story.php?id=9",
+                Some("http://o.example/article/9.html"),
+            ),
+            ("http://m.example/m/x/story.php?id=9", None),
+        ],
+    ),
     // A new release on a host of its own: every word carried over.
     (
         "http://new.example:8080/docs/LangRef.html",
@@ -284,8 +297,34 @@ proptest! {
                 book.check(*id, confirmed);
             }
         }
+        // Kept and read back, the book gives the same predictions by the same ids.
+        let kept = serde_json::to_vec(&book).unwrap();
+        let read: RuleBook = serde_json::from_slice(&kept).unwrap();
         for at in &asked {
-            prop_assert_eq!(book.predict(&url(at)), book.predict_by_scan(&url(at)));
+            let predicted = book.predict(&url(at));
+            prop_assert_eq!(&predicted, &book.predict_by_scan(&url(at)));
+            prop_assert_eq!(&predicted, &read.predict(&url(at)));
         }
     }
+}
+
+#[test]
+fn a_full_book_learns_no_new_rule_but_still_counts_support() {
+    let mut book = RuleBook::new();
+    book.set_limit(1);
+    let first = book.learn(
+        &url("http://m.example/story/1/"),
+        &url("http://o.example/a/1.html"),
+    );
+    assert_eq!(first.len(), 1);
+    assert!(
+        book.learn(&url("http://x.example/p/1"), &url("http://y.example/q/1"))
+            .is_empty()
+    );
+    book.learn(
+        &url("http://m.example/story/2/"),
+        &url("http://o.example/a/2.html"),
+    );
+    assert_eq!(book.len(), 1);
+    assert_eq!(book.stats(first[0]).unwrap().support, 2);
 }

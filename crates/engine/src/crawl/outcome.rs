@@ -227,7 +227,8 @@ impl Coordinator {
     /// Its body was not downloaded, so it names no link: a crawler asks only for URLs a page,
     /// a seed, a sitemap or a redirect named, never for its counterpart's links taken to this
     /// site by path (a mirror's or a new release's paths are not the original's). So it is
-    /// decided `unchanged` only when nothing it might name is new here: every URL its
+    /// decided `unchanged` only when nothing it might name is new here, or when what it
+    /// might name weighs less than itself (`probe.led_to_less`): every URL its
     /// counterpart was the first to name on its site (`links`), taken to this site, is one
     /// the crawl already knows (named by another page) or may not crawl. Otherwise its links
     /// may lead where nothing else does
@@ -241,39 +242,62 @@ impl Coordinator {
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
-        let unknown = self.unknown_links_here(&entry, links)?;
-        if unknown > 0 {
-            if let Some(probe) = entry.probe.as_mut() {
-                probe.links_unknown = unknown;
-            }
+        let (unknown, declined) = self.unknown_links_here(&entry, links)?;
+        if let Some(probe) = entry.probe.as_mut() {
+            probe.links_unknown = unknown;
+            probe.led_to_less = declined;
+        }
+        if unknown > 0 && !declined {
             debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
             return self.requeue(key, entry);
         }
         let seq = self.take_seq();
-        let decided = Decided::new(Decision::new(Verdict::Unchanged));
+        let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
+        if let Some(probe) = &entry.probe {
+            // Its probe found its counterpart's text: a pair to learn from, and a prediction
+            // that named that counterpart right.
+            let counterpart = probe.counterpart.clone();
+            if let Some(prediction) = entry.predicted.clone() {
+                let checked = self.predictions.check(prediction, Some(&counterpart), true);
+                decided.decision.prediction = Some(checked);
+            }
+            // Found unchanged by its length, or by a sample when its length had changed;
+            // its links were not read.
+            let facts = nearcrawl_link_policy::CopyFacts {
+                same_length: Some(probe.sample.is_none()),
+                adds_pages: None,
+            };
+            self.predictions.learn(&entry.url, &counterpart, facts);
+        }
         let (commit, records) = decided.taking(key, |decision| {
             Record::unchanged(seq, &entry, page, decision)
         });
         self.apply(commit, records)
     }
 
-    /// How many of the URLs a counterpart named first (`links`: path and query on its own
-    /// site) led to a page there (fetched, redirected, or not decided yet) and, taken to the site of
-    /// `entry`, are URLs the crawl does not know yet and would crawl: what a page with the
-    /// counterpart's text at `entry` might be alone in naming. (A counterpart's links that
-    /// ended in an error or were refused tell nothing about this site's.)
-    fn unknown_links_here(&self, entry: &QueuedUrl, links: &[String]) -> Result<u32, EngineError> {
-        let (Ok(at), Some(counterpart)) = (
-            Url::parse(&entry.url),
-            entry
-                .probe
-                .as_ref()
-                .and_then(|probe| Url::parse(&probe.counterpart).ok()),
-        ) else {
-            return Ok(0);
+    /// What a page with the counterpart's text at `entry` might be alone in naming: of the
+    /// URLs its counterpart named first (`links`: path and query on its own site), those
+    /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
+    /// taken to the site of `entry`, the crawl does not know yet and would crawl. Their
+    /// number, and whether they weigh less than the page itself (`dedup.hub_min_yield` times
+    /// its length; a page not decided yet weighs as much as the page): then the page is not
+    /// worth fetching again to find them, as a hub that led to less than itself is not.
+    /// (A counterpart's links that ended in an error or were refused tell nothing about
+    /// this site's.)
+    fn unknown_links_here(
+        &self,
+        entry: &QueuedUrl,
+        links: &[String],
+    ) -> Result<(u32, bool), EngineError> {
+        let (Ok(at), Some(probe)) = (Url::parse(&entry.url), entry.probe.as_ref()) else {
+            return Ok((0, false));
         };
+        let Ok(counterpart) = Url::parse(&probe.counterpart) else {
+            return Ok((0, false));
+        };
+        let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
         let none = HashSet::new();
-        let mut unknown = 0u32;
+        let (mut unknown, mut worth) = (0u32, 0u64);
         for link in links {
             let (Ok(there), Ok(here)) = (counterpart.join(link), at.join(link)) else {
                 continue;
@@ -283,21 +307,56 @@ impl Coordinator {
             else {
                 continue;
             };
-            let key = url_key(there.as_str());
-            let led_to_a_page =
-                self.store.declared_length(&key)?.is_some() || self.store.is_undecided(&key)?;
+            let Some(weight) = self.led_to(&there, own)? else {
+                continue;
+            };
             let here = match self.sessions.strip(&here) {
                 Some(stripped) => stripped.url,
                 None => here,
             };
-            if led_to_a_page
-                && self.admits(&here, entry.depth + 1).is_ok()
+            if self.admits(&here, entry.depth + 1).is_ok()
                 && !self.is_seen(&here, &url_key(here.as_str()), &none)?
             {
                 unknown += 1;
+                worth = worth.saturating_add(weight);
             }
         }
-        Ok(unknown)
+        let min_yield = self.job.config.dedup.hub_min_yield;
+        let less = unknown > 0 && (worth as f64) < min_yield * own as f64;
+        Ok((unknown, less))
+    }
+
+    /// What the URL `there` led to, in bytes: the page's length, or the length of the page
+    /// its redirect led to (one hop); `undecided` for a URL not decided yet; `None` when it
+    /// led to no page (an error, a refusal, a redirect elsewhere).
+    fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
+        let key = url_key(there.as_str());
+        if self.store.is_undecided(&key)? {
+            return Ok(Some(undecided));
+        }
+        let Some(declared) = self.store.declared(&key)? else {
+            return Ok(None);
+        };
+        if declared.length > 0 {
+            return Ok(Some(declared.length));
+        }
+        // A redirect: its target, when on its site.
+        let Some(target) = declared
+            .links
+            .first()
+            .and_then(|link| there.as_url().join(link).ok())
+            .and_then(|url| CanonicalUrl::from_url(url).ok())
+        else {
+            return Ok(None);
+        };
+        let key = url_key(target.as_str());
+        if self.store.is_undecided(&key)? {
+            return Ok(Some(undecided));
+        }
+        Ok(self
+            .store
+            .declared_length(&key)?
+            .filter(|length| *length > 0))
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
@@ -432,14 +491,19 @@ impl Coordinator {
         let (mut commit, records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
-        // What a later duplicate's link to this page's counterpart is probed against; a
-        // redirect's too, since a link that redirects leads to a page as well (a probe of a
-        // link whose counterpart redirected is answered by a redirect, never `unchanged`).
+        // What a later duplicate's link to this page's counterpart is probed against; for a
+        // redirect, a length of 0 and its target (a probe of a link whose counterpart
+        // redirected is answered by a redirect, never `unchanged`), so that what a page's
+        // links led to counts the pages its redirecting links led to.
         let dedup = &self.job.config.dedup;
-        let answered = matches!(page.status, 200 | 301 | 302 | 303 | 307 | 308);
-        if dedup.enabled && dedup.probe_links && answered && !page.truncated {
+        if dedup.enabled && dedup.probe_links && !page.truncated {
             let links = named_first(&entry.url, &commit);
-            commit.length = page.content_length().map(|length| {
+            let length = match page.status {
+                200 => page.content_length(),
+                301 | 302 | 303 | 307 | 308 => Some(0),
+                _ => None,
+            };
+            commit.length = length.map(|length| {
                 let declared = Declared {
                     length,
                     links,

@@ -4,6 +4,7 @@
 use super::*;
 use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
+use nearcrawl_link_policy::CopyFacts;
 
 use super::sentences::{ReadPostings, SentencePostings};
 
@@ -125,6 +126,29 @@ impl Coordinator {
                 decided.decision.cluster = Some(shared.as_ref().and_then(|s| s.0).unwrap_or(seq))
             }
         }
+        // What a URL rule predicted for this page, checked; and the rule its verdict teaches.
+        let duplicate_of = decided.decision.duplicate_of.clone();
+        if let Some(prediction) = entry.predicted.clone() {
+            let judged = duplicate_of
+                .as_deref()
+                .filter(|_| decided.decision.verdict.is_duplicate());
+            decided.decision.prediction = Some(self.predictions.check(prediction, judged, false));
+        }
+        // Learned once its links are read (below): whether it adds pages of its own.
+        let learn_from = match (&duplicate_of, decided.decision.verdict.is_duplicate()) {
+            (Some(original), true) => {
+                let tolerance = self.job.config.dedup.probe_tolerance;
+                let theirs = self.store.declared_length(&url_key(original))?;
+                let same_length = match (page.content_length(), theirs) {
+                    (Some(ours), Some(theirs)) if theirs > 0 => {
+                        Some(ours.abs_diff(theirs) as f64 <= tolerance * theirs as f64)
+                    }
+                    _ => None,
+                };
+                Some((original.clone(), same_length))
+            }
+            _ => None,
+        };
         self.progress.add_times(&analysis.times);
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique && shared.is_some() {
             // Admitted to the job's index already.
@@ -244,6 +268,13 @@ impl Coordinator {
         } else {
             decided.decision.enqueued = Some(0);
             decided.decision.trap = follow.chain_trap.as_ref().map(|trap| trap.to_string());
+        }
+        if let Some((original, same_length)) = learn_from {
+            let facts = CopyFacts {
+                same_length,
+                adds_pages: decided.adds_pages,
+            };
+            self.predictions.learn(&entry.url, &original, facts);
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

@@ -1,0 +1,260 @@
+//! The link policy in the crawl (`dedup.predict`, crates/link-policy): the rules this crawl's
+//! duplicates teach, the fate of each link they name a counterpart for, what became of each
+//! prediction, and the book kept in the store.
+//!
+//! The book is kept as a blob with the decision that first relies on a rule it has not kept
+//! yet (a queued URL naming that rule by its number), and otherwise every so many changes,
+//! so that a resumed crawl numbers its rules as the queue it finds does; a resumed crawl
+//! may have lost the last few changes' counts, never a rule a queued URL names.
+
+use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_link_policy::{
+    CopyFacts, Evidence, Fate, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
+};
+use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, url_key};
+use url::Url;
+
+use crate::record::Verdict;
+
+/// The store's name for the rule book.
+pub(super) const URL_RULES: &str = "url_rules";
+
+/// Rules held at most: past it, pairs add support to the rules held and teach no new one.
+const MAX_RULES: usize = 10_000;
+
+/// Changes (pairs learned, predictions checked) after which the book is kept again, at
+/// least; or an eighth of its rules, when more.
+const KEEP_EVERY: u32 = 64;
+
+/// The policy and what of it the store holds.
+#[derive(Debug)]
+pub(super) struct Predictions {
+    policy: LinkPolicy,
+    /// Rules in the book the store holds.
+    kept_rules: usize,
+    /// The highest rule number a queued URL relies on since the book was kept (+1).
+    relied_on: usize,
+    /// Changes since the book was kept.
+    changes: u32,
+    /// The fate decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
+    /// until its step is taken: (its URL, the prediction, whether it is to be probed).
+    dispatched: Option<(String, Prediction, bool)>,
+}
+
+impl Predictions {
+    /// The policy of `config`, going on with the book the store kept (`kept`), if any.
+    pub(super) fn new(config: PolicyConfig, kept: Option<&[u8]>) -> Result<Predictions, String> {
+        let mut book: RuleBook = match kept {
+            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| e.to_string())?,
+            None => RuleBook::new(),
+        };
+        book.set_limit(MAX_RULES);
+        let kept_rules = book.len();
+        Ok(Predictions {
+            policy: LinkPolicy::with_book(config, book),
+            kept_rules,
+            relied_on: 0,
+            changes: 0,
+            dispatched: None,
+        })
+    }
+
+    /// Whether rules are learned and asked at all.
+    pub(super) fn enabled(&self) -> bool {
+        self.policy.enabled()
+    }
+
+    /// The fate of a link to `url` not seen before (see [`LinkPolicy::fate`]).
+    pub(super) fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
+        let fate = self.policy.fate(url, known);
+        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) = &fate {
+            self.relied_on = self.relied_on.max(e.rule.index() + 1);
+        }
+        fate
+    }
+
+    /// The fate of a queued URL about to be handed out that no rule had a prediction for
+    /// when it was found (its link was found before the pairs that teach the rule were
+    /// judged): a trusted prediction to skip it is the reason it is not fetched (the
+    /// frontier's veto); any other prediction waits for its step
+    /// ([`Predictions::dispatched`]).
+    pub(super) fn at_dispatch(
+        &mut self,
+        store: &dyn CrawlStore,
+        entry: &QueuedUrl,
+        probing: bool,
+    ) -> Option<(Verdict, String)> {
+        self.dispatched = None;
+        if !self.enabled()
+            || entry.probe.is_some()
+            || entry.predicted.is_some()
+            || entry.sitemap
+            || entry.redirects > 0
+        {
+            return None;
+        }
+        let url = Url::parse(&entry.url).ok()?;
+        let holds = |counterpart: &Url| holds(store, counterpart);
+        let (prediction, probe) = match self.fate(&url, &holds) {
+            Fate::Fetch => return None,
+            Fate::Check(e) => (prediction("check", &e), false),
+            Fate::Verify(e) if probing => (prediction("verify", &e), true),
+            Fate::Verify(e) => (prediction("check", &e), false),
+            Fate::Skip(e) => {
+                let reason = format!(
+                    "predicted: {} copies {} by the URL rule {}",
+                    entry.url, e.counterpart, e.rule_text
+                );
+                let prediction = prediction("skip", &e);
+                self.dispatched = Some((entry.url.clone(), prediction, false));
+                return Some((Verdict::Predicted, reason));
+            }
+        };
+        self.dispatched = Some((entry.url.clone(), prediction, probe));
+        None
+    }
+
+    /// The queued URL `entry`, handed out to be fetched or decided, with what
+    /// [`Predictions::at_dispatch`] decided for it: its prediction, and a probe of its
+    /// counterpart first when it is to be verified.
+    pub(super) fn dispatched(&mut self, mut entry: QueuedUrl) -> QueuedUrl {
+        match self.dispatched.take() {
+            Some((url, prediction, probe)) if url == entry.url => {
+                if probe {
+                    entry.probe = Some(Probe {
+                        counterpart: prediction.counterpart.clone(),
+                        ..Probe::default()
+                    });
+                }
+                entry.predicted = Some(prediction);
+                entry
+            }
+            _ => entry,
+        }
+    }
+
+    /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
+    /// what is known of it.
+    pub(super) fn learn(&mut self, copy: &str, original: &str, facts: CopyFacts) {
+        if !self.enabled() {
+            return;
+        }
+        if let (Ok(copy), Ok(original)) = (Url::parse(copy), Url::parse(original)) {
+            self.policy.learn(&copy, &original, facts);
+            self.changes += 1;
+        }
+    }
+
+    /// A page whose URL had `prediction` was decided: a duplicate of `duplicate_of`, or
+    /// not (`None`); by its probe (`unchanged`) or fetched whole. The prediction with its
+    /// answer, for the page's record. A verified prediction that was right tells whether the
+    /// verification did (found it unchanged) or not (said it changed).
+    pub(super) fn check(
+        &mut self,
+        mut prediction: Prediction,
+        duplicate_of: Option<&str>,
+        unchanged: bool,
+    ) -> Prediction {
+        let right = duplicate_of == Some(prediction.counterpart.as_str());
+        prediction.right = Some(right);
+        let rule = RuleId::from_number(prediction.rule_id);
+        self.policy.checked(rule, right);
+        if right && prediction.fate == "verify" {
+            self.policy.verified(rule, unchanged);
+        }
+        self.changes += 1;
+        prediction
+    }
+
+    /// The book to keep with the decision being applied, when a queued URL relies on a rule
+    /// the store does not hold yet, or enough changed.
+    pub(super) fn take_to_keep(&mut self) -> Option<Vec<u8>> {
+        let book = self.policy.book();
+        let due = KEEP_EVERY.max(u32::try_from(book.len() / 8).unwrap_or(u32::MAX));
+        if self.relied_on <= self.kept_rules && self.changes < due {
+            return None;
+        }
+        self.kept_rules = book.len();
+        self.relied_on = 0;
+        self.changes = 0;
+        // Strings and integers only: serialising cannot fail.
+        Some(serde_json::to_vec(book).unwrap_or_default())
+    }
+
+    /// The book, as it stands.
+    #[cfg(test)]
+    pub(super) fn book(&self) -> &RuleBook {
+        self.policy.book()
+    }
+}
+
+/// Whether the crawl holds the page at `counterpart`: fetched whole, its length known (what
+/// a probe of a link predicted to copy it is compared with).
+pub(super) fn holds(store: &dyn CrawlStore, counterpart: &Url) -> bool {
+    CanonicalUrl::from_url(counterpart.clone()).is_ok_and(|c| {
+        let key = url_key(c.as_str());
+        matches!(store.declared_length(&key), Ok(Some(length)) if length > 0)
+    })
+}
+
+/// What a link's record and queue entry keep of a fate's evidence.
+pub(super) fn prediction(fate: &str, evidence: &Evidence) -> Prediction {
+    Prediction {
+        fate: fate.to_string(),
+        rule: evidence.rule_text.clone(),
+        rule_id: evidence.rule.number(),
+        // As the crawl writes URLs (canonical), so that it compares with `duplicate_of` and
+        // finds the counterpart's stored length.
+        counterpart: CanonicalUrl::from_url(evidence.counterpart.clone())
+            .map_or_else(|_| evidence.counterpart.to_string(), |c| c.to_string()),
+        support: evidence.stats.support,
+        checked: evidence.stats.checked,
+        confirmed: evidence.stats.confirmed,
+        right: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nearcrawl_link_policy::Predict;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn the_book_is_kept_when_a_queued_url_relies_on_a_new_rule() {
+        let config = PolicyConfig {
+            predict: Predict::Check,
+            ..PolicyConfig::default()
+        };
+        let mut predictions = Predictions::new(config, None).unwrap();
+        assert_eq!(predictions.take_to_keep(), None, "nothing to keep");
+        predictions.learn(
+            "http://n.example/a/1",
+            "http://o.example/a/1",
+            CopyFacts::default(),
+        );
+        assert_eq!(
+            predictions.take_to_keep(),
+            None,
+            "no queued URL relies on it"
+        );
+        let known = |_: &Url| true;
+        let Fate::Check(evidence) = predictions.fate(&url("http://n.example/a/2"), &known) else {
+            panic!("checked: not trusted yet");
+        };
+        let kept = predictions.take_to_keep().expect("kept with the decision");
+        assert_eq!(predictions.take_to_keep(), None);
+
+        // Read back, the rule has the number the queued URL names.
+        let mut resumed = Predictions::new(config, Some(&kept)).unwrap();
+        let queued = prediction("check", &evidence);
+        let checked = resumed.check(queued, Some("http://o.example/a/2"), false);
+        assert_eq!(checked.right, Some(true));
+        let stats = resumed.book().stats(evidence.rule).unwrap();
+        assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
+        assert!(Predictions::new(config, Some(b"not json")).is_err());
+    }
+}

@@ -1,0 +1,429 @@
+//! One link's fate, decided from what the crawl has learned about which URLs copy which.
+//!
+//! Every page the dedup stage judges a duplicate of a kept page teaches a URL rule
+//! ([`nearcrawl_url_rules`]: a mirror's `/story/{1}/` for the origin's `/a/{1}.html`, a new
+//! release's host for the old one's). A link discovered afterwards, on a unique page as on a
+//! duplicate, gets the counterpart its most trusted rule names, and [`LinkPolicy::fate`]
+//! decides what that is worth ([`decide`], a pure function of the rule's record, the
+//! configuration and the exploration turn):
+//!
+//! - [`Fate::Fetch`]: no rule names a counterpart the crawl holds; fetched as any link.
+//! - [`Fate::Check`]: a rule names one, but is not trusted yet (too few pairs, too few
+//!   predictions checked, or too many wrong), or this is one of the predictions fetched
+//!   whole to keep measuring a trusted rule (`explore`): fetched, and its verdict checks the
+//!   rule ([`LinkPolicy::checked`]).
+//! - [`Fate::Verify`]: trusted, `predict = "verify"`: asked cheaply first against its
+//!   counterpart (the crawler's HEAD and `Range` probes), fetched whole only when that says
+//!   it changed.
+//! - [`Fate::Skip`]: trusted, `predict = "skip"`: recorded as a duplicate of its
+//!   counterpart without a request.
+//!
+//! Each fate carries its [`Evidence`] (the rule, its support and checked predictions, the
+//! counterpart), which the crawler records with the link's page. Pure: no I/O, no clock; what
+//! the crawl holds is asked through [`Known`].
+//!
+//! ```
+//! use nearcrawl_link_policy::{CopyFacts, Fate, LinkPolicy, PolicyConfig, Predict};
+//! use url::Url;
+//!
+//! let url = |s: &str| Url::parse(s).unwrap();
+//! let config = PolicyConfig { predict: Predict::Skip, min_support: 2, min_trust: 0.75, explore: 0 };
+//! let mut policy = LinkPolicy::new(config);
+//! // Two of the mirror's stories were judged copies of the origin's articles.
+//! for n in [1, 2] {
+//!     policy.learn(
+//!         &url(&format!("http://m.example/story/{n}/")),
+//!         &url(&format!("http://o.example/a/{n}.html")),
+//!         CopyFacts { same_length: Some(false), adds_pages: Some(false) },
+//!     );
+//! }
+//! // The crawl holds every article of the origin.
+//! let known = |u: &Url| u.host_str() == Some("o.example");
+//! // A third story: fetched to check the rule, which has predicted nothing yet.
+//! let Fate::Check(evidence) = policy.fate(&url("http://m.example/story/3/"), &known) else {
+//!     panic!("checked first");
+//! };
+//! assert_eq!(evidence.counterpart.as_str(), "http://o.example/a/3.html");
+//! policy.checked(evidence.rule, true);
+//! policy.checked(evidence.rule, true);
+//! // Right twice: trusted, the next story is not requested at all.
+//! assert!(matches!(policy.fate(&url("http://m.example/story/4/"), &known), Fate::Skip(_)));
+//! // A page of the mirror's own, with no counterpart: fetched.
+//! assert_eq!(policy.fate(&url("http://m.example/about"), &known), Fate::Fetch);
+//! ```
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
+
+/// What a trusted prediction is used for (`dedup.predict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Predict {
+    /// Rules are neither learned nor asked: every link is fetched as before.
+    Off,
+    /// Rules are learned and checked against the pages fetched, never trusted: every link is
+    /// fetched, its record says what was predicted and whether it was right.
+    Check,
+    /// A trusted rule's prediction is verified cheaply (HEAD, `Range`) against its
+    /// counterpart before the page is fetched.
+    #[default]
+    Verify,
+    /// A trusted rule's prediction is taken: the page is recorded as a duplicate of its
+    /// counterpart without a request.
+    Skip,
+}
+
+/// When a rule is trusted, and how often a trusted prediction is checked all the same.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PolicyConfig {
+    /// What a trusted prediction is used for.
+    pub predict: Predict,
+    /// Pairs a rule must have been learned from.
+    pub min_support: u32,
+    /// The least [`RuleStats::trust`] (its checked predictions' rate, one right and one
+    /// wrong assumed): 0.9 takes eight right of eight.
+    pub min_trust: f64,
+    /// One trusted prediction in this many is fetched whole to keep measuring its rule (0:
+    /// none).
+    pub explore: u32,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> PolicyConfig {
+        PolicyConfig {
+            predict: Predict::Verify,
+            min_support: 3,
+            min_trust: 0.9,
+            explore: 8,
+        }
+    }
+}
+
+/// Why a link's fate is what it is: the rule that named its counterpart, as it stood.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// The rule's id in the policy's book.
+    pub rule: RuleId,
+    /// The rule, `from -> to`.
+    pub rule_text: String,
+    /// The page the rule says the link's page copies.
+    pub counterpart: Url,
+    /// The rule's support and checked predictions when it was asked.
+    pub stats: RuleStats,
+}
+
+/// A link's fate. See the crate's documentation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fate {
+    /// Fetched: no rule names a counterpart the crawl holds.
+    Fetch,
+    /// Fetched whole, its verdict checking the rule.
+    Check(Evidence),
+    /// Verified cheaply against the counterpart, fetched only if changed.
+    Verify(Evidence),
+    /// Recorded as a duplicate of the counterpart, not requested.
+    Skip(Evidence),
+}
+
+/// What the decision turns on, apart from the rule's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Fetched whole and checked.
+    Check,
+    /// Verified cheaply.
+    Verify,
+    /// Not requested.
+    Skip,
+}
+
+/// The fate of a link whose counterpart a rule with `stats` names: checked until the rule
+/// is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
+/// `config.predict` says, except on the exploration turn (`explore_turn`: this is the
+/// `explore`-th trusted prediction since the last one checked), which is checked. A rule
+/// one of whose copies linked to pages its original does not link to is never trusted:
+/// its copies lead somewhere (a mirror's pages of its own). A rule a cheap check by length
+/// does not work for (its copies had other lengths than their originals as often as not, as
+/// a mirror's other template or a print view gives them) is checked instead of verified.
+pub fn decide(stats: RuleStats, config: &PolicyConfig, explore_turn: bool) -> Decision {
+    let trusted = stats.support >= config.min_support
+        && stats.trust() >= config.min_trust
+        && stats.adding == 0;
+    let verifies = stats.same_length > stats.other_length;
+    match config.predict {
+        _ if !trusted || explore_turn => Decision::Check,
+        Predict::Off | Predict::Check => Decision::Check,
+        Predict::Verify if verifies => Decision::Verify,
+        Predict::Verify => Decision::Check,
+        Predict::Skip => Decision::Skip,
+    }
+}
+
+/// What is known of a copy a rule is learned from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyFacts {
+    /// Whether it had about its original's length (`None`: not known).
+    pub same_length: Option<bool>,
+    /// Whether it linked to pages its original does not link to (`None`: not known, its
+    /// links were not read).
+    pub adds_pages: Option<bool>,
+}
+
+/// What the crawl holds: whether a page at this URL was fetched and kept, so that a link
+/// predicted to copy it can be verified against it or recorded as its duplicate.
+pub trait Known {
+    /// Whether the crawl holds the page at `url`.
+    fn holds(&self, url: &Url) -> bool;
+}
+
+impl<F: Fn(&Url) -> bool> Known for F {
+    fn holds(&self, url: &Url) -> bool {
+        self(url)
+    }
+}
+
+/// The policy: its rule book and its exploration count.
+#[derive(Debug, Clone)]
+pub struct LinkPolicy {
+    config: PolicyConfig,
+    book: RuleBook,
+    /// Trusted predictions since the last one explored.
+    trusted_since_explored: u32,
+}
+
+impl LinkPolicy {
+    /// A policy with no rules yet.
+    pub fn new(config: PolicyConfig) -> LinkPolicy {
+        LinkPolicy::with_book(config, RuleBook::new())
+    }
+
+    /// A policy that goes on with `book` (a resumed crawl's).
+    pub fn with_book(config: PolicyConfig, book: RuleBook) -> LinkPolicy {
+        LinkPolicy {
+            config,
+            book,
+            trusted_since_explored: 0,
+        }
+    }
+
+    /// Whether rules are learned and asked at all.
+    pub fn enabled(&self) -> bool {
+        self.config.predict != Predict::Off
+    }
+
+    /// `copy` was judged to have the content of `original`: the rules between them gain
+    /// support, and what is known of the copy: whether it had about its original's length
+    /// (a cheap check by length tells for a rule whose copies do), and whether it linked to
+    /// pages its original does not (a rule whose copies do is never acted on: its pages
+    /// lead somewhere). The ids of the rules learned.
+    pub fn learn(&mut self, copy: &Url, original: &Url, facts: CopyFacts) -> Vec<RuleId> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        let rules = self.book.learn(copy, original);
+        for &rule in &rules {
+            if let Some(same) = facts.same_length {
+                self.book.note_length(rule, same);
+            }
+            if facts.adds_pages == Some(true) {
+                self.book.note_adds(rule);
+            }
+        }
+        rules
+    }
+
+    /// A prediction of `rule`'s was checked: the page was judged a duplicate of the
+    /// counterpart it named (`right`), or not.
+    pub fn checked(&mut self, rule: RuleId, right: bool) {
+        self.book.check(rule, right);
+    }
+
+    /// A verification of a right prediction of `rule`'s ended: it found the page unchanged
+    /// (`told`), or said it changed and the page, fetched, was a copy of the counterpart all
+    /// the same (not `told`).
+    pub fn verified(&mut self, rule: RuleId, told: bool) {
+        self.book.note_length(rule, told);
+    }
+
+    /// The fate of a link to `url` not seen before.
+    pub fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
+        if !self.enabled() {
+            return Fate::Fetch;
+        }
+        let Some(prediction) = self.book.predict(url) else {
+            return Fate::Fetch;
+        };
+        if !known.holds(&prediction.counterpart) {
+            return Fate::Fetch;
+        }
+        let stats = self.book.stats(prediction.rule).unwrap_or_default();
+        let trusted = decide(stats, &self.config, false) != Decision::Check;
+        let explore_turn = trusted && {
+            self.trusted_since_explored += 1;
+            self.config.explore > 0 && self.trusted_since_explored >= self.config.explore
+        };
+        if explore_turn {
+            self.trusted_since_explored = 0;
+        }
+        let evidence = Evidence {
+            rule: prediction.rule,
+            rule_text: self
+                .book
+                .rule(prediction.rule)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            counterpart: prediction.counterpart,
+            stats,
+        };
+        match decide(stats, &self.config, explore_turn) {
+            Decision::Check => Fate::Check(evidence),
+            Decision::Verify => Fate::Verify(evidence),
+            Decision::Skip => Fate::Skip(evidence),
+        }
+    }
+
+    /// The rule book, as it stands.
+    pub fn book(&self) -> &RuleBook {
+        &self.book
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PolicyConfig {
+        &self.config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rule's record: (support, checked, confirmed, copies of the same length and of
+    /// another, copies adding pages).
+    fn stats(
+        (support, checked, confirmed, same, other, adding): (u32, u32, u32, u32, u32, u32),
+    ) -> RuleStats {
+        RuleStats {
+            support,
+            checked,
+            confirmed,
+            same_length: same,
+            other_length: other,
+            adding,
+        }
+    }
+
+    #[test]
+    fn a_rule_is_checked_until_trusted_then_used_as_configured() {
+        use Decision::*;
+        let config = |predict| PolicyConfig {
+            predict,
+            ..PolicyConfig::default()
+        };
+        // (the rule's record, predict, exploration turn, decision)
+        let cases = [
+            // Too few pairs, however right.
+            ((2, 20, 20, 5, 0, 0), Predict::Verify, false, Check),
+            // Too few predictions checked: 7 of 7 is a trust of 0.89.
+            ((3, 7, 7, 5, 0, 0), Predict::Verify, false, Check),
+            // 8 of 8: 0.9.
+            ((3, 8, 8, 5, 0, 0), Predict::Verify, false, Verify),
+            ((3, 8, 8, 5, 0, 0), Predict::Skip, false, Skip),
+            ((3, 8, 8, 5, 0, 0), Predict::Check, false, Check),
+            ((3, 8, 8, 5, 0, 0), Predict::Off, false, Check),
+            // Its copies' lengths are not their originals': a length tells nothing, fetched
+            // whole; skipping needs no check.
+            ((3, 8, 8, 2, 2, 0), Predict::Verify, false, Check),
+            ((3, 8, 8, 0, 0, 0), Predict::Verify, false, Check),
+            ((3, 8, 8, 0, 5, 0), Predict::Skip, false, Skip),
+            // A copy that added a page of its own: never trusted.
+            ((3, 8, 8, 5, 0, 1), Predict::Skip, false, Check),
+            ((30, 30, 30, 30, 0, 1), Predict::Verify, false, Check),
+            // The exploration turn: checked.
+            ((3, 8, 8, 5, 0, 0), Predict::Skip, true, Check),
+            // One wrong in ten: 10/12 = 0.83, checked again until it earns its trust back.
+            ((30, 10, 9, 5, 0, 0), Predict::Skip, false, Check),
+            ((30, 30, 29, 5, 0, 0), Predict::Skip, false, Skip),
+        ];
+        for (record, predict, explore, want) in cases {
+            let stats = stats(record);
+            let got = decide(stats, &config(predict), explore);
+            assert_eq!(got, want, "{stats:?} {predict:?} {explore}");
+        }
+    }
+
+    #[test]
+    fn one_trusted_prediction_in_explore_is_checked() {
+        let config = PolicyConfig {
+            predict: Predict::Skip,
+            min_support: 1,
+            min_trust: 0.5,
+            explore: 4,
+        };
+        let mut policy = LinkPolicy::new(config);
+        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        policy.learn(
+            &url("http://n.example/1"),
+            &url("http://o.example/1"),
+            CopyFacts::default(),
+        );
+        let known = |_: &Url| true;
+        let fates: Vec<bool> = (2..14)
+            .map(|n| {
+                let fate = policy.fate(&url(&format!("http://n.example/{n}")), &known);
+                matches!(fate, Fate::Check(_))
+            })
+            .collect();
+        let checked: Vec<usize> = (0..fates.len()).filter(|&i| fates[i]).collect();
+        assert_eq!(checked, [3, 7, 11]);
+        // A counterpart the crawl does not hold: fetched, no evidence to act on.
+        let nothing = |_: &Url| false;
+        assert_eq!(
+            policy.fate(&url("http://n.example/99"), &nothing),
+            Fate::Fetch
+        );
+    }
+
+    #[test]
+    fn what_its_copies_were_decides_how_a_rule_is_used() {
+        let config = PolicyConfig {
+            predict: Predict::Verify,
+            min_support: 1,
+            min_trust: 0.5,
+            explore: 0,
+        };
+        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let (n1, o1) = (url("http://n.example/1"), url("http://o.example/1"));
+        let known = |_: &Url| true;
+        let fate = |policy: &mut LinkPolicy| policy.fate(&url("http://n.example/2"), &known);
+        let facts = |same, adds| CopyFacts {
+            same_length: Some(same),
+            adds_pages: Some(adds),
+        };
+
+        let mut policy = LinkPolicy::new(config);
+        let rule = policy.learn(&n1, &o1, facts(true, false))[0];
+        assert!(
+            matches!(fate(&mut policy), Fate::Verify(_)),
+            "the same length"
+        );
+        policy.verified(rule, false);
+        assert!(matches!(fate(&mut policy), Fate::Check(_)), "as often not");
+        policy.verified(rule, true);
+        assert!(
+            matches!(fate(&mut policy), Fate::Verify(_)),
+            "it told once more"
+        );
+
+        // A mirror's other template: its copies' lengths tell nothing.
+        let mut policy = LinkPolicy::new(config);
+        policy.learn(&n1, &o1, facts(false, false));
+        assert!(matches!(fate(&mut policy), Fate::Check(_)));
+
+        // A copy with a page of its own: the rule's pages are fetched.
+        let mut policy = LinkPolicy::new(config);
+        policy.learn(&n1, &o1, facts(true, false));
+        policy.learn(&n1, &o1, facts(true, true));
+        assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    }
+}
