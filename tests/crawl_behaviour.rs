@@ -9,19 +9,9 @@ mod crawl_support;
 
 use std::time::Duration;
 
-use crawl_support::{count, local_config, prose, record, records, run, site_and_mirror};
+use crawl_support::{count, local_config, page, prose, record, records, run, site_and_mirror};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
 use nearcrawl_engine::{CrawlConfig, DuplicateOutlinks, Record, Verdict};
-
-fn page(title: &str, body: &str, links: &[&str]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href=\"{l}\">{l}</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_rules_are_obeyed_and_recorded() {

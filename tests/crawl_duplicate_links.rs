@@ -7,19 +7,9 @@
 #[path = "support/crawl.rs"]
 mod crawl_support;
 
-use crawl_support::{local_config, prose, record, records, run, unnamed_requests};
-use nearcrawl_demo_web::{Reply, Site, serve};
+use crawl_support::{local_config, page, prose, record, records, run, unnamed_requests};
+use nearcrawl_demo_web::{Site, serve};
 use nearcrawl_engine::Verdict;
-
-fn page(title: &str, body: &str, links: &[&str]) -> Reply {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href=\"{l}\">{l}</a> "))
-        .collect();
-    Reply::html(format!(
-        "<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{body}</p></article><nav>{links}</nav></body></html>"
-    ))
-}
 
 /// A new release renames a chapter's file (`old-name` to `new-name`, the same length) and
 /// rewrites it. Its guide, which links to the chapter, keeps the old guide's text and length:

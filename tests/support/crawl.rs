@@ -100,6 +100,13 @@ pub fn prose(seed: u64) -> String {
     (0..5).map(|_| w.paragraph()).collect::<Vec<_>>().join(" ")
 }
 
+/// An HTML page: `title` as title and heading, `body` in an article, `links` in a nav, each
+/// with its target as anchor text.
+pub fn page(title: &str, body: &str, links: &[&str]) -> nearcrawl_demo_web::Reply {
+    let links: Vec<(&str, &str)> = links.iter().map(|l| (*l, *l)).collect();
+    anchored_page(title, body, &links)
+}
+
 /// An HTML page: `title` as title and heading, `body` in an article, `links` (target, anchor
 /// text) in a nav.
 pub fn anchored_page(
