@@ -99,9 +99,7 @@ impl Rule {
                 .enumerate()
                 .map(|(at, piece)| match vars.get(&at) {
                     Some(id) => Piece::Var(*id),
-                    None if other.is_some() && piece.bytes().all(|b| b.is_ascii_digit()) => {
-                        Piece::Any
-                    }
+                    None if other.is_some() && is_number(piece) => Piece::Any,
                     None => Piece::Lit(piece.clone()),
                 })
                 .collect();
@@ -128,8 +126,13 @@ impl Rule {
         };
         let from = side(&copy, &copy_var, Some(&original));
         let to = side(&original, &original_var, None);
+        // A number the copy's URL has in its path and the original's has another of in its
+        // own (`/p/5.html` for `/p/7.html`: a copy at another id) ties the rule to the copy's
+        // URL alone: nothing to carry to another URL.
+        let number = |piece: &Piece| matches!(piece, Piece::Lit(w) if is_number(w));
+        let one_off = from.path.iter().any(|p| *p == Piece::Any) && to.path.iter().any(number);
         let general = !pairs.is_empty() || from.query.iter().any(|(_, v)| *v == Value::Any);
-        general.then_some(Rule(Kind::Template { from, to }))
+        (general && !one_off).then_some(Rule(Kind::Template { from, to }))
     }
 
     /// The counterpart this rule gives `url`, when `url` matches its `from` side.
@@ -178,6 +181,11 @@ impl fmt::Display for Rule {
             Kind::Prefix { from, to } => write!(f, "{from}* -> {to}*"),
         }
     }
+}
+
+/// Whether a path piece is a number (a word of ASCII digits).
+fn is_number(piece: &str) -> bool {
+    !piece.is_empty() && piece.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The words of a cut URL, in order: (position, text), path words at their piece's index,

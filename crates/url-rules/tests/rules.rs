@@ -203,6 +203,9 @@ fn a_pair_that_ends_alike_teaches_a_prefix() {
 fn a_pair_that_carries_nothing_teaches_no_rule() {
     for (copy, original) in [
         ("http://a.example/x", "http://a.example/x"),
+        // A copy at another id: the rule would hold for this pair alone.
+        ("http://a.example/p/5.html", "http://a.example/p/7.html"),
+        ("http://a.example/cal/2026/5", "http://a.example/cal/2026/4"),
         ("http://a.example/about", "http://b.example/contact"),
         ("http://a.example/", "http://b.example/"),
     ] {
