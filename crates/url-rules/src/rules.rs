@@ -130,7 +130,7 @@ impl Rule {
         // own (`/p/5.html` for `/p/7.html`: a copy at another id) ties the rule to the copy's
         // URL alone: nothing to carry to another URL.
         let number = |piece: &Piece| matches!(piece, Piece::Lit(w) if is_number(w));
-        let one_off = from.path.iter().any(|p| *p == Piece::Any) && to.path.iter().any(number);
+        let one_off = from.path.contains(&Piece::Any) && to.path.iter().any(number);
         let general = !pairs.is_empty() || from.query.iter().any(|(_, v)| *v == Value::Any);
         (general && !one_off).then_some(Rule(Kind::Template { from, to }))
     }
