@@ -101,3 +101,30 @@ async fn compare_on_labelled_pairs() {
     let svg = std::fs::read_to_string(out.path().join("pr-curve.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 3);
 }
+
+/// `dedup.predict = "skip"` on held-out text: the pages a trusted URL rule says are copies
+/// are recorded without a request, and every one of them is a copy of the page it names (the
+/// truth is the generated web's groups); nothing else is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicted_duplicates_are_right_and_lose_nothing_on_held_out_text() {
+    let out = tempfile::tempdir().unwrap();
+    let mut config = RunConfig {
+        web: WebConfig::small(1),
+        english: Source::GitDocs,
+        ..RunConfig::default()
+    };
+    config.crawl.dedup.predict = nearcrawl_dedup::Predict::Skip;
+    let m = run(&config, out.path())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = m.summary();
+    assert!(m.predicted > 0, "the web must exercise the rules: {report}");
+    assert_eq!(m.predicted_wrong, 0, "{report}");
+    assert_eq!(m.unnamed_requests, 0, "{report}");
+    assert!(m.precision >= 0.99, "{report}");
+    assert!(m.coverage >= 0.995, "{report}");
+    assert!(
+        m.bytes_saved_vs_oracle > 1.0,
+        "skipping saves more than the oracle: {report}"
+    );
+}
