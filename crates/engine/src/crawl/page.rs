@@ -132,7 +132,9 @@ impl Coordinator {
             let judged = duplicate_of
                 .as_deref()
                 .filter(|_| decided.decision.verdict.is_duplicate());
-            decided.decision.prediction = Some(self.predictions.check(prediction, judged, false));
+            // Its probe found it unchanged when it was fetched only for its links.
+            let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
+            decided.decision.prediction = Some(self.predictions.check(prediction, judged, told));
         }
         // Learned once its links are read (below): whether it adds pages of its own.
         let learn_from = match (&duplicate_of, decided.decision.verdict.is_duplicate()) {
