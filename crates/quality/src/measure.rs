@@ -318,34 +318,15 @@ pub fn content_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
         .iter()
         .filter(|r| r.depth == 0 && r.parent.is_none())
         .collect();
-    let mut dist: HashMap<&str, u64> = HashMap::new();
-    let mut prev: HashMap<&str, &str> = HashMap::new();
-    let mut heap: BinaryHeap<Reverse<(u64, &str)>> = BinaryHeap::new();
-    for seed in seeds {
-        let cost = seed.bytes.max(1);
-        dist.insert(seed.url.as_str(), cost);
-        heap.push(Reverse((cost, seed.url.as_str())));
-    }
+    let starts = seeds
+        .iter()
+        .map(|seed| (seed.url.as_str(), seed.bytes.max(1)));
+    let (order, prev) = cheapest_paths(&by_url, starts);
     // Each group's nearest page.
     let mut nearest: HashMap<u64, &str> = HashMap::new();
-    while let Some(Reverse((d, url))) = heap.pop() {
-        if dist.get(url).is_some_and(|&best| best < d) {
-            continue;
-        }
-        let record = by_url[url];
-        if let Some(g) = group(record) {
+    for url in order {
+        if let Some(g) = group(by_url[url]) {
             nearest.entry(g).or_insert(url);
-        }
-        for link in record.leads_to() {
-            let Some(target) = by_url.get(link) else {
-                continue;
-            };
-            let cost = d + target.bytes.max(1);
-            if dist.get(link).is_none_or(|&best| cost < best) {
-                dist.insert(target.url.as_str(), cost);
-                prev.insert(target.url.as_str(), url);
-                heap.push(Reverse((cost, target.url.as_str())));
-            }
         }
     }
     let mut fetched: HashSet<&str> = HashSet::new();
@@ -359,6 +340,42 @@ pub fn content_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
         }
     }
     fetched.iter().map(|u| by_url[u].bytes).sum()
+}
+
+/// Dijkstra over the baseline's link graph (`by_url`) from `starts` (URL, cost so far), a
+/// step costing the bytes of the page it fetches: every page reached, cheapest first, and
+/// the page each was reached from on its cheapest path.
+fn cheapest_paths<'a>(
+    by_url: &HashMap<&'a str, &'a Record>,
+    starts: impl IntoIterator<Item = (&'a str, u64)>,
+) -> (Vec<&'a str>, HashMap<&'a str, &'a str>) {
+    let mut dist: HashMap<&str, u64> = HashMap::new();
+    let mut prev: HashMap<&str, &str> = HashMap::new();
+    let mut heap: BinaryHeap<Reverse<(u64, &str)>> = BinaryHeap::new();
+    for (url, cost) in starts {
+        dist.insert(url, cost);
+        heap.push(Reverse((cost, url)));
+    }
+    let mut settled: HashSet<&str> = HashSet::new();
+    let mut order = Vec::new();
+    while let Some(Reverse((d, url))) = heap.pop() {
+        if dist.get(url).is_some_and(|&best| best < d) || !settled.insert(url) {
+            continue;
+        }
+        order.push(url);
+        for link in by_url[url].leads_to() {
+            let Some(target) = by_url.get(link) else {
+                continue;
+            };
+            let cost = d + target.bytes.max(1);
+            if dist.get(link).is_none_or(|&best| cost < best) {
+                dist.insert(target.url.as_str(), cost);
+                prev.insert(target.url.as_str(), url);
+                heap.push(Reverse((cost, target.url.as_str())));
+            }
+        }
+    }
+    (order, prev)
 }
 
 /// The records of `dedup` that made a request (a GET or a probe) for a URL the `--no-dedup`
@@ -426,18 +443,12 @@ fn covering_oracle<'a>(
                 .filter(|r| reached.contains(r.url.as_str()))
                 .collect();
         }
-        // Dijkstra from everything reached, a step costing the bytes of the page it fetches.
-        let mut dist: HashMap<&str, u64> = reached.iter().map(|&u| (u, 0)).collect();
-        let mut prev: HashMap<&str, &str> = HashMap::new();
-        let mut heap: BinaryHeap<Reverse<(u64, &str)>> =
-            reached.iter().map(|&u| Reverse((0, u))).collect();
+        // The cheapest paths from everything reached, a step costing the bytes of the page
+        // it fetches; each lost group taken at its nearest page.
+        let (order, prev) = cheapest_paths(&by_url, reached.iter().map(|&u| (u, 0)));
         let before = allowed.len();
-        while let Some(Reverse((d, url))) = heap.pop() {
-            if dist.get(url).is_some_and(|&best| best < d) {
-                continue;
-            }
-            let record = by_url[url];
-            if let Some(group) = scored_group(record)
+        for url in order {
+            if let Some(group) = scored_group(by_url[url])
                 && lost.remove(&group)
             {
                 let mut at = url;
@@ -447,17 +458,6 @@ fn covering_oracle<'a>(
                 }
                 if lost.is_empty() {
                     break;
-                }
-            }
-            for link in record.leads_to() {
-                let Some(target) = by_url.get(link) else {
-                    continue;
-                };
-                let cost = d + target.bytes.max(1);
-                if dist.get(link).is_none_or(|&best| cost < best) {
-                    dist.insert(target.url.as_str(), cost);
-                    prev.insert(target.url.as_str(), url);
-                    heap.push(Reverse((cost, target.url.as_str())));
                 }
             }
         }
