@@ -18,6 +18,11 @@
 //! - [`Fate::Skip`]: trusted, `predict = "skip"`: recorded as a duplicate of its
 //!   counterpart without a request.
 //!
+//! A page a cheap check found to have its counterpart's text is not downloaded, so it names
+//! no link; [`unchanged_page`] decides whether it is fetched all the same for the pages it
+//! may be alone in naming (a crawler asks only for URLs a page, a seed, a sitemap or a
+//! redirect named, never for its counterpart's links taken to its site).
+//!
 //! Each fate carries its [`Evidence`] (the rule, its support and checked predictions, the
 //! counterpart), which the crawler records with the link's page. Pure: no I/O, no clock; what
 //! the crawl holds is asked through [`Known`].
@@ -157,6 +162,31 @@ pub fn decide(stats: RuleStats, config: &PolicyConfig, explore_turn: bool) -> De
         Predict::Verify if verifies => Decision::Verify,
         Predict::Verify => Decision::Check,
         Predict::Skip => Decision::Skip,
+    }
+}
+
+/// What a page found to have its counterpart's text, not downloaded, is worth fetching for:
+/// a page not downloaded names no link, so when its counterpart was the first to name pages
+/// (`unknown` of them, weighing `worth` bytes) whose counterparts here nothing has named yet,
+/// those may be reached only through it. It is fetched for them unless they weigh less than
+/// `min_yield` times the page itself (`own` bytes), as a hub that led to less than itself is
+/// not fetched again (`dedup.hub_min_yield`; 0: always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnchangedPage {
+    /// Decided unchanged: nothing it might name is new here.
+    Unchanged,
+    /// Fetched whole for its own links.
+    FetchForLinks,
+    /// Decided unchanged all the same: what it might name weighs less than itself.
+    LedToLess,
+}
+
+/// See [`UnchangedPage`].
+pub fn unchanged_page(unknown: u32, worth: u64, own: u64, min_yield: f64) -> UnchangedPage {
+    match unknown {
+        0 => UnchangedPage::Unchanged,
+        _ if (worth as f64) < min_yield * own as f64 => UnchangedPage::LedToLess,
+        _ => UnchangedPage::FetchForLinks,
     }
 }
 
@@ -425,5 +455,33 @@ mod tests {
         policy.learn(&n1, &o1, facts(true, false));
         policy.learn(&n1, &o1, facts(true, true));
         assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    }
+
+    #[test]
+    fn an_unchanged_page_is_fetched_for_links_worth_more_than_itself() {
+        use UnchangedPage::*;
+        // (unknown links, their bytes, the page's bytes, hub_min_yield, decision)
+        let cases = [
+            (0, 0, 3_000, 1.0, Unchanged),
+            (0, 1_000_000, 3_000, 1.0, Unchanged),
+            // A chapter naming the next one, larger than itself.
+            (1, 4_000, 3_000, 1.0, FetchForLinks),
+            // A 2.9 MB reference naming two short pages first.
+            (2, 30_000, 2_900_000, 1.0, LedToLess),
+            // Just under, and at, its own weight.
+            (5, 2_999, 3_000, 1.0, LedToLess),
+            (5, 3_000, 3_000, 1.0, FetchForLinks),
+            // hub_min_yield 0: always fetched for them.
+            (1, 0, 2_900_000, 0.0, FetchForLinks),
+            // Its length unknown (0): fetched.
+            (1, 0, 0, 1.0, FetchForLinks),
+        ];
+        for (unknown, worth, own, min_yield, want) in cases {
+            assert_eq!(
+                unchanged_page(unknown, worth, own, min_yield),
+                want,
+                "{unknown} {worth} {own} {min_yield}"
+            );
+        }
     }
 }

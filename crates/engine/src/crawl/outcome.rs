@@ -2,6 +2,7 @@
 //! or an error record, a response to a redirect, an error, a sitemap, or the dedup stage.
 
 use super::*;
+use nearcrawl_link_policy::UnchangedPage;
 
 /// How a host's answer weighs on its politeness: a server error backs the host off like a
 /// "slow down", since retrying at once only adds load.
@@ -242,12 +243,12 @@ impl Coordinator {
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
-        let (unknown, declined) = self.unknown_links_here(&entry, links)?;
+        let (unknown, fate) = self.unknown_links_here(&entry, links)?;
         if let Some(probe) = entry.probe.as_mut() {
             probe.links_unknown = unknown;
-            probe.led_to_less = declined;
+            probe.led_to_less = fate == UnchangedPage::LedToLess;
         }
-        if unknown > 0 && !declined {
+        if fate == UnchangedPage::FetchForLinks {
             debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
             return self.requeue(key, entry);
         }
@@ -279,21 +280,21 @@ impl Coordinator {
     /// URLs its counterpart named first (`links`: path and query on its own site), those
     /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
     /// taken to the site of `entry`, the crawl does not know yet and would crawl. Their
-    /// number, and whether they weigh less than the page itself (`dedup.hub_min_yield` times
-    /// its length; a page not decided yet weighs as much as the page): then the page is not
-    /// worth fetching again to find them, as a hub that led to less than itself is not.
+    /// number, and what the page is worth fetching for ([`nearcrawl_link_policy::unchanged_page`]:
+    /// not when they weigh less than the page itself; a page not decided yet weighs as much
+    /// as the page).
     /// (A counterpart's links that ended in an error or were refused tell nothing about
     /// this site's.)
     fn unknown_links_here(
         &self,
         entry: &QueuedUrl,
         links: &[String],
-    ) -> Result<(u32, bool), EngineError> {
+    ) -> Result<(u32, UnchangedPage), EngineError> {
         let (Ok(at), Some(probe)) = (Url::parse(&entry.url), entry.probe.as_ref()) else {
-            return Ok((0, false));
+            return Ok((0, UnchangedPage::Unchanged));
         };
         let Ok(counterpart) = Url::parse(&probe.counterpart) else {
-            return Ok((0, false));
+            return Ok((0, UnchangedPage::Unchanged));
         };
         let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
         let none = HashSet::new();
@@ -322,8 +323,10 @@ impl Coordinator {
             }
         }
         let min_yield = self.job.config.dedup.hub_min_yield;
-        let less = unknown > 0 && (worth as f64) < min_yield * own as f64;
-        Ok((unknown, less))
+        Ok((
+            unknown,
+            nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield),
+        ))
     }
 
     /// What the URL `there` led to, in bytes: the page's length, or the length of the page
