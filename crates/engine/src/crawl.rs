@@ -413,22 +413,6 @@ impl Coordinator {
         Ok(())
     }
 
-    /// A resumed crawl goes on with the URL rules it learned (see
-    /// [`predictions::Predictions`]).
-    fn resume_predictions(&mut self) -> Result<(), EngineError> {
-        if let Some(bytes) = self.store.blob(predictions::URL_RULES)? {
-            let config = self.job.config.dedup.policy();
-            self.predictions =
-                predictions::Predictions::new(config, Some(&bytes)).map_err(|e| {
-                    nearcrawl_store::StoreError::Corrupt {
-                        table: "blobs",
-                        reason: format!("{}: {e}", predictions::URL_RULES),
-                    }
-                })?;
-        }
-        Ok(())
-    }
-
     /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
     /// (as last kept: at most a tenth of the pages, and 16, are counted again).
     fn resume_focus(&mut self) -> Result<(), EngineError> {
@@ -585,7 +569,9 @@ impl Coordinator {
         let (tx, rx) = mpsc::unbounded_channel();
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
         let sentences = sentences::SentencePostings::open(store.as_ref())?;
-        let job_policy = job.config.dedup.policy();
+        // A resumed crawl goes on with the URL rules it learned.
+        let predictions =
+            predictions::Predictions::open(job.config.dedup.policy(), store.as_ref())?;
         let mut coordinator = Coordinator {
             job,
             store,
@@ -597,12 +583,7 @@ impl Coordinator {
             sessions: SessionParams::default(),
             copied_sites: links::CopiedSites::default(),
             mirrors: mirrors::Mirrors::default(),
-            predictions: predictions::Predictions::new(job_policy, None).map_err(|reason| {
-                nearcrawl_store::StoreError::Corrupt {
-                    table: "blobs",
-                    reason,
-                }
-            })?,
+            predictions,
             scope_watch: links::ScopeWatch::default(),
             relevance,
             fetcher,
@@ -626,7 +607,6 @@ impl Coordinator {
         };
         coordinator.resume_focus()?;
         coordinator.resume_mirrors()?;
-        coordinator.resume_predictions()?;
         coordinator.store_sentences(&uniques)?;
         if coordinator.job.redis.is_some() {
             // A shared job's seeds were queued by the worker that created it.
@@ -1057,13 +1037,12 @@ impl Coordinator {
                 } => {
                     debug!(url = %entry.url, %reason, "not fetched");
                     let entry = self.predictions.dispatched(entry);
-                    let mut record = self.refused(&entry, verdict, reason);
-                    if verdict == Verdict::Predicted {
-                        // Not an error: the record says why (`prediction`).
-                        record.error = None;
-                        record.duplicate_of =
-                            entry.predicted.as_ref().map(|p| p.counterpart.clone());
-                    }
+                    let record = match verdict {
+                        Verdict::Predicted => {
+                            predictions::predicted_record(self.take_seq(), &entry)
+                        }
+                        _ => self.refused(&entry, verdict, reason),
+                    };
                     let commit = Commit {
                         taken: vec![key],
                         ..Commit::default()

@@ -254,6 +254,22 @@ pub struct Declared {
 }
 
 impl Declared {
+    /// What a redirect declares: a length of 0, which no page's probe can match
+    /// ([`Probe::unchanged`]), and its target, when on its site, as its one link.
+    pub fn redirect(target: Vec<String>) -> Declared {
+        Declared {
+            length: 0,
+            shingles: Vec::new(),
+            links: target,
+        }
+    }
+
+    /// Whether this is a redirect's ([`Declared::redirect`]), or an empty page's: neither is
+    /// a page to compare with or to count as led to.
+    pub fn is_redirect(&self) -> bool {
+        self.length == 0
+    }
+
     /// 8 bytes of length and 4 of the filter's length (big-endian), the filter, then the
     /// links, each ended by a newline (a URL holds none).
     pub fn encode(&self) -> Vec<u8> {
@@ -419,7 +435,8 @@ impl Probe {
             self.length,
             self.counterpart_length,
         ) {
-            // A counterpart of length 0 is a redirect (`Declared`): never this page's text.
+            // A counterpart of length 0 is a redirect (`Declared::redirect`): never this
+            // page's text.
             (true, Some(200), Some(length), Some(counterpart)) if counterpart > 0 => {
                 length.abs_diff(counterpart) as f64 <= tolerance * counterpart as f64
             }

@@ -442,6 +442,9 @@ impl RuleBook {
     /// The counterpart of `url` by the most trusted rule that matches it (ties: the best
     /// supported, then the first learned), with that rule.
     pub fn predict(&self, url: &Url) -> Option<Prediction> {
+        if self.rules.is_empty() {
+            return None;
+        }
         let cut = Cut::of(url)?;
         let shape = Key::Shape {
             origin: cut.origin.clone(),

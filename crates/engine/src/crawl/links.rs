@@ -7,8 +7,6 @@ use super::mirrors::MirrorLink;
 use super::predictions;
 use super::*;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::Fate;
-use nearcrawl_store::Prediction;
 
 impl Coordinator {
     /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
@@ -206,50 +204,6 @@ impl Coordinator {
             ..QueuedUrl::default()
         };
         let record = self.refused(&found, verdict, reason);
-        decided.extra.push(record);
-        Ok(())
-    }
-
-    /// The link policy's fate for a link to `url`, not seen before: the counterpart a URL
-    /// rule names counts when the crawl holds it, a page fetched whole (its length known).
-    fn predict(&mut self, url: &Url) -> Fate {
-        if !self.predictions.enabled() {
-            return Fate::Fetch;
-        }
-        let store = self.store.as_ref();
-        let holds = |counterpart: &Url| predictions::holds(store, counterpart);
-        self.predictions.fate(url, &holds)
-    }
-
-    /// Decides a link a trusted URL rule says copies a page the crawl holds, with
-    /// `dedup.predict = "skip"`: a record of its own (verdict `predicted`, `duplicate_of` its
-    /// counterpart, the rule in `prediction`), marked seen, not requested.
-    fn record_predicted(
-        &mut self,
-        url: &CanonicalUrl,
-        key: UrlKey,
-        (depth, parent): (u32, u64),
-        prediction: Prediction,
-        decided: &mut Decided,
-    ) -> Result<(), EngineError> {
-        decided.commit.seen.push(key);
-        let counterpart = prediction.counterpart.clone();
-        let found = QueuedUrl {
-            url: url.to_string(),
-            depth,
-            parent: Some(parent),
-            predicted: Some(prediction),
-            ..QueuedUrl::default()
-        };
-        let mut record = Record::new(
-            self.take_seq(),
-            found.url.clone(),
-            depth,
-            Verdict::Predicted,
-        );
-        record.parent = found.parent;
-        record.duplicate_of = Some(counterpart);
-        record.prediction = found.predicted;
         decided.extra.push(record);
         Ok(())
     }
@@ -664,26 +618,17 @@ impl Coordinator {
                     // The link policy: the page a URL rule says this one copies, and what
                     // that is worth (`dedup.predict`).
                     if next.probe.is_none() && !by_hub && park.is_none() && mirror.is_none() {
-                        match self.predict(url.as_url()) {
-                            Fate::Fetch => {}
-                            Fate::Check(e) => {
-                                next.predicted = Some(predictions::prediction("check", &e));
-                            }
-                            Fate::Verify(e) if self.job.config.dedup.probe_links => {
-                                next.probe = Some(Probe {
-                                    counterpart: e.counterpart.to_string(),
-                                    ..Probe::default()
-                                });
-                                next.predicted = Some(predictions::prediction("verify", &e));
-                            }
-                            Fate::Verify(e) => {
-                                next.predicted = Some(predictions::prediction("check", &e));
-                            }
-                            Fate::Skip(e) => {
-                                let prediction = predictions::prediction("skip", &e);
-                                self.record_predicted(&url, ukey, at, prediction, decided)?;
-                                continue;
-                            }
+                        let probing = self.job.config.dedup.probe_links;
+                        let store = self.store.as_ref();
+                        let fate = self.predictions.for_url(store, url.as_url(), probing);
+                        if fate.apply_to(&mut next).is_some() {
+                            // Not requested: its record says which page it copies.
+                            decided.commit.seen.push(ukey);
+                            let seq = self.take_seq();
+                            decided
+                                .extra
+                                .push(predictions::predicted_record(seq, &next));
+                            continue;
                         }
                     }
                     if next.probe.is_some() {

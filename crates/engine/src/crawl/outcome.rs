@@ -23,19 +23,22 @@ const PROBE_WAITS: u8 = 3;
 /// name (queued, probed or parked by it), as path and query: what a copy of the page
 /// elsewhere, not downloaded, may be alone in naming on its own site.
 fn named_first(url: &str, commit: &Commit) -> Vec<String> {
-    let Ok(page) = Url::parse(url) else {
+    // Canonical URLs, as queued: the same site is the same origin text (scheme, host, port
+    // as written), and what follows it is the path and query. No URL is parsed again.
+    let Some(origin) = url
+        .find("://")
+        .map(|i| i + 3)
+        .map(|i| url[i..].find('/').map_or(url, |j| &url[..i + j]))
+    else {
         return Vec::new();
     };
     let queued = commit.enqueued.iter().map(|(_, _, entry)| &entry.url);
     let parked = commit.parked.iter().map(|(_, _, link)| &link.entry.url);
     let mut links: Vec<String> = queued
         .chain(parked)
-        .filter_map(|link| Url::parse(link).ok())
-        .filter(|link| nearcrawl_dedup::same_site(&page, link))
-        .map(|link| match link.query() {
-            Some(query) => format!("{}?{query}", link.path()),
-            None => link.path().to_string(),
-        })
+        .filter_map(|link| link.strip_prefix(origin))
+        .filter(|rest| rest.starts_with('/'))
+        .map(str::to_owned)
         .collect();
     links.sort_unstable();
     links.dedup();
@@ -340,7 +343,7 @@ impl Coordinator {
         let Some(declared) = self.store.declared(&key)? else {
             return Ok(None);
         };
-        if declared.length > 0 {
+        if !declared.is_redirect() {
             return Ok(Some(declared.length));
         }
         // A redirect: its target, when on its site.
@@ -494,26 +497,24 @@ impl Coordinator {
         let (mut commit, records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
-        // What a later duplicate's link to this page's counterpart is probed against; for a
-        // redirect, a length of 0 and its target (a probe of a link whose counterpart
-        // redirected is answered by a redirect, never `unchanged`), so that what a page's
-        // links led to counts the pages its redirecting links led to.
+        // What a later duplicate's link to this page's counterpart is probed against, and
+        // the URLs of its site it named first; a redirect's target too
+        // ([`Declared::redirect`]), so that what a page's links led to counts the pages its
+        // redirecting links led to.
         let dedup = &self.job.config.dedup;
         if dedup.enabled && dedup.probe_links && !page.truncated {
-            let links = named_first(&entry.url, &commit);
-            let length = match page.status {
-                200 => page.content_length(),
-                301 | 302 | 303 | 307 | 308 => Some(0),
+            let kept = match page.status {
+                200 => page.content_length().map(|length| Declared {
+                    length,
+                    links: named_first(&entry.url, &commit),
+                    ..declared.unwrap_or_default()
+                }),
+                301 | 302 | 303 | 307 | 308 => {
+                    Some(Declared::redirect(named_first(&entry.url, &commit)))
+                }
                 _ => None,
             };
-            commit.length = length.map(|length| {
-                let declared = Declared {
-                    length,
-                    links,
-                    ..declared.unwrap_or_default()
-                };
-                (url_key(&entry.url), declared)
-            });
+            commit.length = kept.map(|kept| (url_key(&entry.url), kept));
         }
         // Fetched under a learned session parameter: the URL without it is taken too.
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {
@@ -528,5 +529,44 @@ impl Coordinator {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_names_first_the_urls_of_its_own_site_its_decision_queued() {
+        let queued = |n: u64, url: &str| {
+            let key = QueueKey {
+                host: 1,
+                priority: 0,
+                order: n,
+            };
+            let entry = QueuedUrl {
+                url: url.into(),
+                ..QueuedUrl::default()
+            };
+            (key, url_key(url), entry)
+        };
+        let commit = Commit {
+            enqueued: vec![
+                queued(1, "http://h.test:8080/b?x=1"),
+                queued(2, "http://h.test:8080/a/c"),
+                // Another port that starts with the same digits, another host, another
+                // scheme: other sites.
+                queued(3, "http://h.test:80801/d"),
+                queued(4, "http://other.test/e"),
+                queued(5, "https://h.test:8080/f"),
+                queued(6, "http://h.test:8080/a/c"),
+            ],
+            ..Commit::default()
+        };
+        assert_eq!(
+            named_first("http://h.test:8080/a", &commit),
+            ["/a/c", "/b?x=1"]
+        );
+        assert!(named_first("not a url", &commit).is_empty());
     }
 }

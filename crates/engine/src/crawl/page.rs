@@ -137,7 +137,8 @@ impl Coordinator {
             decided.decision.prediction = Some(self.predictions.check(prediction, judged, told));
         }
         // Learned once its links are read (below): whether it adds pages of its own.
-        let learn_from = match (&duplicate_of, decided.decision.verdict.is_duplicate()) {
+        let duplicate = decided.decision.verdict.is_duplicate();
+        let learn_from = match (&duplicate_of, duplicate && self.predictions.enabled()) {
             (Some(original), true) => {
                 let tolerance = self.job.config.dedup.probe_tolerance;
                 let theirs = self.store.declared_length(&url_key(original))?;

@@ -11,10 +11,11 @@ use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_link_policy::{
     CopyFacts, Evidence, Fate, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
-use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, url_key};
+use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, StoreError, url_key};
 use url::Url;
 
-use crate::record::Verdict;
+use crate::error::EngineError;
+use crate::record::{Record, Verdict};
 
 /// The store's name for the rule book.
 pub(super) const URL_RULES: &str = "url_rules";
@@ -36,9 +37,9 @@ pub(super) struct Predictions {
     relied_on: usize,
     /// Changes since the book was kept.
     changes: u32,
-    /// The fate decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
-    /// until its step is taken: (its URL, the prediction, whether it is to be probed).
-    dispatched: Option<(String, Prediction, bool)>,
+    /// What was decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
+    /// until its step is taken: its URL and that.
+    dispatched: Option<(String, ForEntry)>,
 }
 
 impl Predictions {
@@ -59,13 +60,45 @@ impl Predictions {
         })
     }
 
+    /// The policy of `config`, going on with the book `store` kept, if any.
+    pub(super) fn open(
+        config: PolicyConfig,
+        store: &dyn CrawlStore,
+    ) -> Result<Predictions, EngineError> {
+        let kept = store.blob(URL_RULES)?;
+        Ok(
+            Predictions::new(config, kept.as_deref()).map_err(|e| StoreError::Corrupt {
+                table: "blobs",
+                reason: format!("{URL_RULES}: {e}"),
+            })?,
+        )
+    }
+
     /// Whether rules are learned and asked at all.
     pub(super) fn enabled(&self) -> bool {
         self.policy.enabled()
     }
 
-    /// The fate of a link to `url` not seen before (see [`LinkPolicy::fate`]).
-    pub(super) fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
+    /// What the policy's fate for a URL not fetched yet (see [`LinkPolicy::fate`]) makes of
+    /// its queue entry: the counterpart a rule names counts when the crawl holds that page
+    /// ([`holds`]); a verification is a probe of it (`probing`: `dedup.probe_links`; else the
+    /// page is fetched and checked).
+    pub(super) fn for_url(&mut self, store: &dyn CrawlStore, url: &Url, probing: bool) -> ForEntry {
+        if !self.enabled() {
+            return ForEntry::Unpredicted;
+        }
+        let holds = |counterpart: &Url| holds(store, counterpart);
+        match self.fate(url, &holds) {
+            Fate::Fetch => ForEntry::Unpredicted,
+            Fate::Check(e) => ForEntry::Queued(prediction("check", &e), false),
+            Fate::Verify(e) if probing => ForEntry::Queued(prediction("verify", &e), true),
+            Fate::Verify(e) => ForEntry::Queued(prediction("check", &e), false),
+            Fate::Skip(e) => ForEntry::Skipped(prediction("skip", &e)),
+        }
+    }
+
+    /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
+    fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
         let fate = self.policy.fate(url, known);
         if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) = &fate {
             self.relied_on = self.relied_on.max(e.rule.index() + 1);
@@ -86,6 +119,7 @@ impl Predictions {
     ) -> Option<(Verdict, String)> {
         self.dispatched = None;
         if !self.enabled()
+            || self.policy.book().is_empty()
             || entry.probe.is_some()
             || entry.predicted.is_some()
             || entry.sitemap
@@ -94,43 +128,30 @@ impl Predictions {
             return None;
         }
         let url = Url::parse(&entry.url).ok()?;
-        let holds = |counterpart: &Url| holds(store, counterpart);
-        let (prediction, probe) = match self.fate(&url, &holds) {
-            Fate::Fetch => return None,
-            Fate::Check(e) => (prediction("check", &e), false),
-            Fate::Verify(e) if probing => (prediction("verify", &e), true),
-            Fate::Verify(e) => (prediction("check", &e), false),
-            Fate::Skip(e) => {
-                let reason = format!(
+        let decided = self.for_url(store, &url, probing);
+        let veto = match &decided {
+            ForEntry::Skipped(p) => Some((
+                Verdict::Predicted,
+                format!(
                     "predicted: {} copies {} by the URL rule {}",
-                    entry.url, e.counterpart, e.rule_text
-                );
-                let prediction = prediction("skip", &e);
-                self.dispatched = Some((entry.url.clone(), prediction, false));
-                return Some((Verdict::Predicted, reason));
-            }
+                    entry.url, p.counterpart, p.rule
+                ),
+            )),
+            _ => None,
         };
-        self.dispatched = Some((entry.url.clone(), prediction, probe));
-        None
+        self.dispatched = Some((entry.url.clone(), decided));
+        veto
     }
 
     /// The queued URL `entry`, handed out to be fetched or decided, with what
-    /// [`Predictions::at_dispatch`] decided for it: its prediction, and a probe of its
-    /// counterpart first when it is to be verified.
+    /// [`Predictions::at_dispatch`] decided for it ([`ForEntry::apply_to`]).
     pub(super) fn dispatched(&mut self, mut entry: QueuedUrl) -> QueuedUrl {
-        match self.dispatched.take() {
-            Some((url, prediction, probe)) if url == entry.url => {
-                if probe {
-                    entry.probe = Some(Probe {
-                        counterpart: prediction.counterpart.clone(),
-                        ..Probe::default()
-                    });
-                }
-                entry.predicted = Some(prediction);
-                entry
-            }
-            _ => entry,
+        if let Some((url, decided)) = self.dispatched.take()
+            && url == entry.url
+        {
+            decided.apply_to(&mut entry);
         }
+        entry
     }
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
@@ -185,6 +206,53 @@ impl Predictions {
     #[cfg(test)]
     pub(super) fn book(&self) -> &RuleBook {
         self.policy.book()
+    }
+}
+
+/// What the link policy's fate makes of a URL's queue entry ([`Predictions::for_url`]).
+#[derive(Debug)]
+pub(super) enum ForEntry {
+    /// No prediction to act on: the entry as it was.
+    Unpredicted,
+    /// Queued with this prediction, checked when the page is decided; probed against its
+    /// counterpart first when `true`.
+    Queued(Prediction, bool),
+    /// Not to be requested: recorded as a predicted duplicate ([`predicted_record`]).
+    Skipped(Prediction),
+}
+
+impl ForEntry {
+    /// Gives `entry` its prediction (and its probe); the prediction of a URL not to be
+    /// requested, for its record.
+    pub(super) fn apply_to(self, entry: &mut QueuedUrl) -> Option<Prediction> {
+        match self {
+            ForEntry::Unpredicted => None,
+            ForEntry::Queued(prediction, probe) => {
+                if probe {
+                    entry.probe = Some(Probe {
+                        counterpart: prediction.counterpart.clone(),
+                        ..Probe::default()
+                    });
+                }
+                entry.predicted = Some(prediction);
+                None
+            }
+            ForEntry::Skipped(prediction) => {
+                entry.predicted = Some(prediction.clone());
+                Some(prediction)
+            }
+        }
+    }
+}
+
+/// The record of `entry`, decided without a request as a duplicate of the page its
+/// prediction names (verdict `predicted`, `duplicate_of` that page, the rule in
+/// `prediction`).
+pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
+    Record {
+        duplicate_of: entry.predicted.as_ref().map(|p| p.counterpart.clone()),
+        error: None,
+        ..Record::refused(seq, entry, Verdict::Predicted, String::new())
     }
 }
 
