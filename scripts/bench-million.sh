@@ -12,23 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-1000000}"
 out="${2:-$(mktemp -d /tmp/nearcrawl-million.XXXXXX)}"
-port=18500
 metrics=18501
-cargo build --release --locked --bin nearcrawl -p nearcrawl --example endless_site -p nearcrawl-demo-web >&2
-mkdir -p "$out"
-rm -rf "$out/crawl" "$out/rss.csv"
-target/release/examples/endless_site "127.0.0.1:$port" "$pages" 2>"$out/server.log" &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-sleep 1
-echo "http://127.0.0.1:$port/p/1.html" > "$out/seeds.txt"
-# Every page is /p/N.html: one URL pattern, which the trap rule caps at 50,000 per host.
-printf '[traps]\nmax_pages_per_pattern = %d\n' "$((pages + 1))" > "$out/config.toml"
-"${NEARCRAWL:-target/release/nearcrawl}" crawl --seeds "$out/seeds.txt" --out "$out/crawl" --max-depth 100 \
-    --config "$out/config.toml" \
-    --per-host-delay-ms 0 --max-connections-per-host 32 --concurrency 32 \
-    --metrics "127.0.0.1:$metrics" >"$out/crawl.txt" 2>&1 &
-crawler=$!
+source scripts/lib/endless.sh
+rm -f "$out/rss.csv"
+endless_crawl "$pages" "$out" 18500 "$metrics"
 echo "seconds,pages,rss_kb" > "$out/rss.csv"
 start=$(date +%s)
 while kill -0 "$crawler" 2>/dev/null; do

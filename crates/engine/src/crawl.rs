@@ -479,15 +479,6 @@ impl Coordinator {
             info!("dedup.probe_links does not apply to a job shared through Redis yet: off");
             job.config.dedup.probe_links = false;
         }
-        if job.redis.is_some() && job.config.dedup.predict != nearcrawl_dedup::Predict::Off {
-            // Its rules would be this worker's alone (docs/SCALE.md).
-            info!("dedup.predict does not apply to a job shared through Redis yet: off");
-            job.config.dedup.predict = nearcrawl_dedup::Predict::Off;
-        }
-        if !job.config.dedup.enabled {
-            // A baseline crawl fetches everything: its rules would only be measured.
-            job.config.dedup.predict = nearcrawl_dedup::Predict::Off;
-        }
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
         let mut analyzer_config = job.analyzer.clone();
@@ -571,7 +562,7 @@ impl Coordinator {
         let sentences = sentences::SentencePostings::open(store.as_ref())?;
         // A resumed crawl goes on with the URL rules it learned.
         let predictions =
-            predictions::Predictions::open(job.config.dedup.policy(), store.as_ref())?;
+            predictions::Predictions::open(&job.config.dedup, job.redis.is_some(), store.as_ref())?;
         let mut coordinator = Coordinator {
             job,
             store,

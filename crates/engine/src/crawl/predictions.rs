@@ -7,11 +7,13 @@
 //! so that a resumed crawl numbers its rules as the queue it finds does; a resumed crawl
 //! may have lost the last few changes' counts, never a rule a queued URL names.
 
+use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_link_policy::{
     CopyFacts, Evidence, Fate, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
 use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, StoreError, url_key};
+use tracing::info;
 use url::Url;
 
 use crate::error::EngineError;
@@ -60,11 +62,22 @@ impl Predictions {
         })
     }
 
-    /// The policy of `config`, going on with the book `store` kept, if any.
+    /// The policy of the job's `dedup` settings, going on with the book `store` kept, if
+    /// any. Off in a baseline crawl (it fetches everything: its rules would only be
+    /// measured) and in a worker of a job shared through Redis (`shared`: its rules would be
+    /// its own alone, docs/SCALE.md).
     pub(super) fn open(
-        config: PolicyConfig,
+        dedup: &DedupStageConfig,
+        shared: bool,
         store: &dyn CrawlStore,
     ) -> Result<Predictions, EngineError> {
+        let mut config = dedup.policy();
+        if shared && config.predict != Predict::Off {
+            info!("dedup.predict does not apply to a job shared through Redis yet: off");
+        }
+        if shared || !dedup.enabled {
+            config.predict = Predict::Off;
+        }
         let kept = store.blob(URL_RULES)?;
         Ok(
             Predictions::new(config, kept.as_deref()).map_err(|e| StoreError::Corrupt {
@@ -285,7 +298,6 @@ pub(super) fn prediction(fate: &str, evidence: &Evidence) -> Prediction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearcrawl_link_policy::Predict;
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -1,0 +1,25 @@
+# Sourced by the long-crawl benchmarks (bench-million.sh, bench-stages.sh).
+# endless_crawl PAGES OUT PORT METRICS: builds nearcrawl and endless_site (release), serves
+# PAGES generated pages (2-4 kB, one in ten a copy of an earlier one) on 127.0.0.1:PORT and
+# starts crawling them all into OUT/crawl in the background, dedup and WARC on, politeness
+# opened (32 connections, no delay), metrics on 127.0.0.1:METRICS. Sets $server and $crawler
+# (the server is killed on exit). NEARCRAWL=path measures another build; TASKSET="taskset -c
+# 0-1" pins the crawler.
+endless_crawl() {
+    local pages="$1" out="$2" port="$3" metrics="$4"
+    cargo build --release --locked --bin nearcrawl -p nearcrawl --example endless_site -p nearcrawl-demo-web >&2
+    mkdir -p "$out"
+    rm -rf "$out/crawl"
+    target/release/examples/endless_site "127.0.0.1:$port" "$pages" 2>"$out/server.log" &
+    server=$!
+    trap 'kill $server 2>/dev/null || true' EXIT
+    sleep 1
+    echo "http://127.0.0.1:$port/p/1.html" > "$out/seeds.txt"
+    # Every page is /p/N.html: one URL pattern, which the trap rule caps at 50,000 per host.
+    printf '[traps]\nmax_pages_per_pattern = %d\n' "$((pages + 1))" > "$out/config.toml"
+    ${TASKSET:-} "${NEARCRAWL:-target/release/nearcrawl}" crawl --seeds "$out/seeds.txt" \
+        --out "$out/crawl" --max-depth 100 --config "$out/config.toml" \
+        --per-host-delay-ms 0 --max-connections-per-host 32 --concurrency 32 \
+        --metrics "127.0.0.1:$metrics" >"$out/crawl.txt" 2>&1 &
+    crawler=$!
+}
