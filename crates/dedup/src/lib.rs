@@ -59,9 +59,10 @@ pub use crate::config::{
     WeightingKind,
 };
 pub use crate::sample::{
-    FILTER_BITS_PER_SHINGLE, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,
-    SAMPLE_PART_BYTES, SAMPLE_PART_SHARE, SAMPLE_PARTS, SampleCheck, check_sample, fragment_text,
-    keeps_shingles, sample_part_bytes, sample_ranges, shingle_filter, worth_sampling,
+    FILTER_BITS_PER_SHINGLE, HEAD_COST, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH,
+    SAMPLE_MIN_LENGTH_RATIO, SAMPLE_PART_BYTES, SAMPLE_PART_SHARE, SAMPLE_PARTS,
+    SHINGLES_MIN_LENGTH, SampleCheck, check_sample, comparable_lengths, fragment_text,
+    keeps_shingles, sample_cost, sample_part_bytes, sample_ranges, shingle_filter, worth_sampling,
 };
 pub use crate::stage::{
     Admission, DedupStage, Follow, Followed, INDEX_BYTES_PER_PAGE, IndexedSentences, Judgement,

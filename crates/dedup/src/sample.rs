@@ -71,20 +71,44 @@ pub const SAMPLE_MIN_LENGTH_RATIO: f64 = 0.75;
 /// See [`SAMPLE_MIN_LENGTH_RATIO`].
 pub const SAMPLE_MAX_GROWTH: f64 = 2.0;
 
+/// Pages shorter than this keep no [`shingle_filter`]: a sample of a page predicted to copy
+/// one ([`sample_cost`]) would cost most of what fetching it does.
+pub const SHINGLES_MIN_LENGTH: u64 = 4 * 1024;
+
 /// Whether a fetched page of `length` bytes keeps its [`shingle_filter`]: whether a page
-/// could be sampled against it ([`worth_sampling`]).
+/// could be sampled against it ([`worth_sampling`], or a URL rule's prediction: see
+/// [`sample_cost`]).
 pub fn keeps_shingles(length: u64) -> bool {
-    length as f64 >= SAMPLE_MIN_LENGTH as f64 / SAMPLE_MAX_GROWTH
+    length >= SHINGLES_MIN_LENGTH
+}
+
+/// Bytes a `multipart/byteranges` answer spends on each part beside its bytes (its
+/// boundary, `Content-Type` and `Content-Range` lines), about.
+const PART_HEAD_BYTES: u64 = 96;
+/// Bytes of an answer's status line and headers, about: what a HEAD costs.
+pub const HEAD_COST: u64 = 256;
+
+/// What a sample of a page of about `length` bytes costs, its answer's headers included:
+/// what a URL rule's prediction is weighed against (a page predicted to copy one of
+/// `length` bytes is sampled first when its rule's rate times `length` exceeds this).
+pub fn sample_cost(length: u64) -> u64 {
+    SAMPLE_PARTS * (sample_part_bytes(length) + PART_HEAD_BYTES) + HEAD_COST
+}
+
+/// Whether a page of `length` bytes may be told unchanged from a sample against a
+/// counterpart of `counterpart` bytes: not much shorter ([`SAMPLE_MIN_LENGTH_RATIO`]: its
+/// parts could all fall inside the longer counterpart) nor much longer
+/// ([`SAMPLE_MAX_GROWTH`]).
+pub fn comparable_lengths(length: u64, counterpart: u64) -> bool {
+    let (length, counterpart) = (length as f64, counterpart as f64);
+    length >= SAMPLE_MIN_LENGTH_RATIO * counterpart && length <= SAMPLE_MAX_GROWTH * counterpart
 }
 
 /// Whether a page of `length` bytes (as declared) is sampled against a counterpart of
 /// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), not much shorter
 /// ([`SAMPLE_MIN_LENGTH_RATIO`]) nor much longer ([`SAMPLE_MAX_GROWTH`]).
 pub fn worth_sampling(length: u64, counterpart: u64) -> bool {
-    let (length_f, counterpart_f) = (length as f64, counterpart as f64);
-    length >= SAMPLE_MIN_LENGTH
-        && length_f >= SAMPLE_MIN_LENGTH_RATIO * counterpart_f
-        && length_f <= SAMPLE_MAX_GROWTH * counterpart_f
+    length >= SAMPLE_MIN_LENGTH && comparable_lengths(length, counterpart)
 }
 
 /// What a sample found: parts received, those with enough text to tell, those whose text
@@ -106,6 +130,15 @@ impl SampleCheck {
     pub fn unchanged(&self) -> bool {
         let missed = self.informative.saturating_sub(self.matched);
         self.informative >= 2 && usize::from(missed) * 4 <= usize::from(self.informative)
+    }
+
+    /// Whether the page is taken to be unchanged when nothing but a URL rule that is often
+    /// wrong says it copies its counterpart (a language's host, most of whose pages are
+    /// translated): two parts at least told, every one of them matched. One part in four
+    /// differing is what a page of the same template and words in another order gives (an
+    /// instruction set's page for one encoding against another's).
+    pub fn unchanged_strictly(&self) -> bool {
+        self.informative >= 2 && self.matched == self.informative
     }
 }
 
@@ -332,6 +365,9 @@ mod tests {
         assert!(!check(4, 2).unchanged() && !check(4, 1).unchanged());
         assert!(check(3, 3).unchanged() && !check(3, 2).unchanged());
         assert!(check(2, 2).unchanged() && !check(1, 1).unchanged());
+        // A URL rule's sample: none may miss.
+        assert!(check(4, 4).unchanged_strictly() && !check(4, 3).unchanged_strictly());
+        assert!(check(2, 2).unchanged_strictly() && !check(1, 1).unchanged_strictly());
     }
 
     #[test]
@@ -382,14 +418,24 @@ mod tests {
         );
         assert!(!worth_sampling(130_000, 60_000), "more than twice as long");
         assert!(!worth_sampling(20_000, 20_000), "small: fetched whole");
-        // The smallest page sampled is sampled against the smallest counterpart kept.
+        // Every counterpart a page is sampled against keeps its shingles.
         for counterpart in [10_000, 16_384, 40_000] {
-            assert_eq!(
-                worth_sampling(SAMPLE_MIN_LENGTH, counterpart),
-                keeps_shingles(counterpart),
+            assert!(
+                !worth_sampling(SAMPLE_MIN_LENGTH, counterpart) || keeps_shingles(counterpart),
                 "{counterpart}"
             );
         }
+        assert!(!keeps_shingles(SHINGLES_MIN_LENGTH - 1) && keeps_shingles(SHINGLES_MIN_LENGTH));
+    }
+
+    #[test]
+    fn a_sample_costs_its_parts_and_their_headers() {
+        // Four parts of 768 bytes: about a fifth of a 20 kB page.
+        assert_eq!(sample_cost(20_000), 4 * (768 + 96) + 256);
+        // A larger page's parts are 1/256 of it.
+        assert_eq!(sample_cost(1 << 20), 4 * (4096 + 96) + 256);
+        assert!(comparable_lengths(20_000, 20_000) && comparable_lengths(16_000, 20_000));
+        assert!(!comparable_lengths(14_000, 20_000) && !comparable_lengths(41_000, 20_000));
     }
 
     /// HTML of these words, each wrapped in a tag or not (`tags`, per word), one space apart.

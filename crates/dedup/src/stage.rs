@@ -265,6 +265,20 @@ impl Follow {
         self.followed(page, target, anchor) != Followed::No
     }
 
+    /// Whether the original (at `original`) links to `target`, a URL on its site or
+    /// another: a duplicate's link carried to the original's site that leads where one of the
+    /// original's does adds no page the original does not lead to. Always for
+    /// [`Follow::All`], never for [`Follow::None`].
+    pub fn original_links_to(&self, original: &Url, target: &Url) -> bool {
+        match self {
+            Follow::All => true,
+            Follow::None => false,
+            Follow::NewLinks { known, .. } => {
+                known.contains(&target_key_of(&link_target(original, target)))
+            }
+        }
+    }
+
     /// [`Follow::follows`], saying why a followed link is: [`Followed::Surplus`] when only for
     /// leading beyond the original's count of places for its anchor text (the crawl then asks
     /// whether its counterpart on the original's site was crawled already: a copy across

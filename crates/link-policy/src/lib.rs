@@ -12,11 +12,19 @@
 //!   predictions checked, or too many wrong), or this is one of the predictions fetched
 //!   whole to keep measuring a trusted rule (`explore`): fetched, and its verdict checks the
 //!   rule ([`LinkPolicy::checked`]).
-//! - [`Fate::Verify`]: trusted, `predict = "verify"`: asked cheaply first against its
-//!   counterpart (the crawler's HEAD and `Range` probes), fetched whole only when that says
-//!   it changed.
+//! - [`Fate::Verify`]: trusted, `predict = "verify"`, and its copies keep their originals'
+//!   length: asked cheaply first against its counterpart (the crawler's HEAD, then `Range`
+//!   for a large page), fetched whole only when that says it changed.
 //! - [`Fate::Skip`]: trusted, `predict = "skip"`: recorded as a duplicate of its
 //!   counterpart without a request.
+//! - [`Fate::Sample`]: not trusted to be right (a language's host whose untranslated pages
+//!   keep the English text, one in five or four in five), or trusted but its copies' lengths
+//!   are not their originals', yet worth a probe: its HEAD first, and when the length is
+//!   one the rule's copies have had ([`RuleStats::length_window`]), a few parts of the page
+//!   asked with `Range` and their text compared with the counterpart's; fetched whole
+//!   unless both agree. Worth it when the bytes a prediction is expected to save (the
+//!   rule's rate times the counterpart's length, less the sample) exceed the HEAD's
+//!   ([`Held`]).
 //!
 //! A page a cheap check found to have its counterpart's text is not downloaded, so it names
 //! no link; [`unchanged_page`] decides whether it is fetched all the same for the pages it
@@ -28,7 +36,7 @@
 //! the crawl holds is asked through [`Known`].
 //!
 //! ```
-//! use nearcrawl_link_policy::{CopyFacts, Fate, LinkPolicy, PolicyConfig, Predict};
+//! use nearcrawl_link_policy::{CopyFacts, Fate, Held, LinkPolicy, PolicyConfig, Predict};
 //! use url::Url;
 //!
 //! let url = |s: &str| Url::parse(s).unwrap();
@@ -39,11 +47,14 @@
 //!     policy.learn(
 //!         &url(&format!("http://m.example/story/{n}/")),
 //!         &url(&format!("http://o.example/a/{n}.html")),
-//!         CopyFacts { same_length: Some(false), adds_pages: Some(false) },
+//!         CopyFacts { same_length: Some(false), adds_pages: Some(false), ratio: None },
 //!     );
 //! }
-//! // The crawl holds every article of the origin.
-//! let known = |u: &Url| u.host_str() == Some("o.example");
+//! // The crawl holds every article of the origin (of 2 kB: too short to sample).
+//! let known = |u: &Url| {
+//!     let held = Held { length: 2_000, sample_cost: None, head_cost: 256 };
+//!     (u.host_str() == Some("o.example")).then_some(held)
+//! };
 //! // A third story: fetched to check the rule, which has predicted nothing yet.
 //! let Fate::Check(evidence) = policy.fate(&url("http://m.example/story/3/"), &known) else {
 //!     panic!("checked first");
@@ -115,6 +126,8 @@ pub struct Evidence {
     pub rule_text: String,
     /// The page the rule says the link's page copies.
     pub counterpart: Url,
+    /// What the crawl holds of it.
+    pub held: Held,
     /// The rule's support and checked predictions when it was asked.
     pub stats: RuleStats,
 }
@@ -130,6 +143,9 @@ pub enum Fate {
     Verify(Evidence),
     /// Recorded as a duplicate of the counterpart, not requested.
     Skip(Evidence),
+    /// Sampled (parts asked with `Range`, their text compared with the counterpart's),
+    /// fetched only if they differ.
+    Sample(Evidence),
 }
 
 /// What the decision turns on, apart from the rule's record.
@@ -141,27 +157,39 @@ pub enum Decision {
     Verify,
     /// Not requested.
     Skip,
+    /// Sampled first.
+    Sample,
 }
 
-/// The fate of a link whose counterpart a rule with `stats` names: checked until the rule
-/// is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
+/// The fate of a link whose counterpart (`held`) a rule with `stats` names: checked until
+/// the rule is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
 /// `config.predict` says, except on the exploration turn (`explore_turn`: this is the
-/// `explore`-th trusted prediction since the last one checked), which is checked. A rule
-/// one of whose copies linked to pages its original does not link to is never trusted:
+/// `explore`-th prediction acted on since the last one checked), which is checked. A rule
+/// one of whose copies linked to pages its original does not link to is never acted on:
 /// its copies lead somewhere (a mirror's pages of its own). A rule a cheap check by length
 /// does not work for (its copies had other lengths than their originals as often as not, as
-/// a mirror's other template or a print view gives them) is checked instead of verified.
-pub fn decide(stats: RuleStats, config: &PolicyConfig, explore_turn: bool) -> Decision {
-    let trusted = stats.support >= config.min_support
-        && stats.trust() >= config.min_trust
-        && stats.adding == 0;
+/// a mirror's other template or a print view gives them) is not verified by length.
+///
+/// A rule with its pairs that is not trusted (or not by length) is sampled when its copies'
+/// lengths are known ([`RuleStats::length_window`]) and that is worth it: its
+/// [`RuleStats::trust`] times what a copy's sample saves (the counterpart's length less the
+/// sample's cost) exceeds the HEAD asked of every page; else checked.
+pub fn decide(stats: RuleStats, held: Held, config: &PolicyConfig, explore_turn: bool) -> Decision {
+    let supported = stats.support >= config.min_support && stats.adding == 0;
+    let trusted = supported && stats.trust() >= config.min_trust;
     let verifies = stats.same_length > stats.other_length;
+    let samples = supported
+        && stats.length_window(held.length).is_some()
+        && held.sample_cost.is_some_and(|cost| {
+            stats.trust() * (held.length as f64 - cost as f64) > held.head_cost as f64
+        });
     match config.predict {
-        _ if !trusted || explore_turn => Decision::Check,
         Predict::Off | Predict::Check => Decision::Check,
-        Predict::Verify if verifies => Decision::Verify,
-        Predict::Verify => Decision::Check,
-        Predict::Skip => Decision::Skip,
+        _ if explore_turn => Decision::Check,
+        Predict::Verify if trusted && verifies => Decision::Verify,
+        Predict::Skip if trusted => Decision::Skip,
+        _ if samples => Decision::Sample,
+        _ => Decision::Check,
     }
 }
 
@@ -191,24 +219,54 @@ pub fn unchanged_page(unknown: u32, worth: u64, own: u64, min_yield: f64) -> Unc
 }
 
 /// What is known of a copy a rule is learned from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CopyFacts {
     /// Whether it had about its original's length (`None`: not known).
     pub same_length: Option<bool>,
     /// Whether it linked to pages its original does not link to (`None`: not known, its
     /// links were not read).
     pub adds_pages: Option<bool>,
+    /// Its length over its original's (`None`: not known).
+    pub ratio: Option<f64>,
 }
 
-/// What the crawl holds: whether a page at this URL was fetched and kept, so that a link
-/// predicted to copy it can be verified against it or recorded as its duplicate.
+/// What the crawl holds of a page a link is predicted to copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    /// Its length in bytes, as its response declared it.
+    pub length: u64,
+    /// What a sample of a page of about its length would cost, in bytes, when a sample can
+    /// be compared with it (the crawl kept the shingles of its text); `None` when not.
+    pub sample_cost: Option<u64>,
+    /// What a HEAD costs, in bytes.
+    pub head_cost: u64,
+}
+
+impl CopyFacts {
+    /// What its length says of a copy of `copy` bytes whose original had `original` (either
+    /// unknown: nothing; an original of 0 bytes is a redirect's): about the same within
+    /// `tolerance` of the original's, and their ratio.
+    pub fn of_lengths(copy: Option<u64>, original: Option<u64>, tolerance: f64) -> CopyFacts {
+        match (copy, original) {
+            (Some(copy), Some(original)) if original > 0 => CopyFacts {
+                same_length: Some(copy.abs_diff(original) as f64 <= tolerance * original as f64),
+                adds_pages: None,
+                ratio: Some(copy as f64 / original as f64),
+            },
+            _ => CopyFacts::default(),
+        }
+    }
+}
+
+/// What the crawl holds: the page at a URL, fetched and kept, so that a link predicted to
+/// copy it can be verified against it or recorded as its duplicate.
 pub trait Known {
-    /// Whether the crawl holds the page at `url`.
-    fn holds(&self, url: &Url) -> bool;
+    /// What the crawl holds of the page at `url`, if it holds it.
+    fn held(&self, url: &Url) -> Option<Held>;
 }
 
-impl<F: Fn(&Url) -> bool> Known for F {
-    fn holds(&self, url: &Url) -> bool {
+impl<F: Fn(&Url) -> Option<Held>> Known for F {
+    fn held(&self, url: &Url) -> Option<Held> {
         self(url)
     }
 }
@@ -259,6 +317,9 @@ impl LinkPolicy {
             if facts.adds_pages == Some(true) {
                 self.book.note_adds(rule);
             }
+            if let Some(ratio) = facts.ratio {
+                self.book.note_ratio(rule, ratio);
+            }
         }
         rules
     }
@@ -284,11 +345,11 @@ impl LinkPolicy {
         let Some(prediction) = self.book.predict(url) else {
             return Fate::Fetch;
         };
-        if !known.holds(&prediction.counterpart) {
+        let Some(held) = known.held(&prediction.counterpart) else {
             return Fate::Fetch;
-        }
+        };
         let stats = self.book.stats(prediction.rule).unwrap_or_default();
-        let trusted = decide(stats, &self.config, false) != Decision::Check;
+        let trusted = decide(stats, held, &self.config, false) != Decision::Check;
         let explore_turn = trusted && {
             self.trusted_since_explored += 1;
             self.config.explore > 0 && self.trusted_since_explored >= self.config.explore
@@ -304,12 +365,14 @@ impl LinkPolicy {
                 .map(ToString::to_string)
                 .unwrap_or_default(),
             counterpart: prediction.counterpart,
+            held,
             stats,
         };
-        match decide(stats, &self.config, explore_turn) {
+        match decide(stats, held, &self.config, explore_turn) {
             Decision::Check => Fate::Check(evidence),
             Decision::Verify => Fate::Verify(evidence),
             Decision::Skip => Fate::Skip(evidence),
+            Decision::Sample => Fate::Sample(evidence),
         }
     }
 
@@ -340,6 +403,9 @@ mod tests {
             same_length: same,
             other_length: other,
             adding,
+            // Copies 1 to 3 % longer than their originals.
+            ratio_low: 1010,
+            ratio_high: 1030,
         }
     }
 
@@ -375,11 +441,90 @@ mod tests {
             ((30, 10, 9, 5, 0, 0), Predict::Skip, false, Check),
             ((30, 30, 29, 5, 0, 0), Predict::Skip, false, Skip),
         ];
+        // A counterpart too short to sample.
+        let held = Held {
+            length: 3_000,
+            sample_cost: None,
+            head_cost: 256,
+        };
         for (record, predict, explore, want) in cases {
             let stats = stats(record);
-            let got = decide(stats, &config(predict), explore);
+            let got = decide(stats, held, &config(predict), explore);
             assert_eq!(got, want, "{stats:?} {predict:?} {explore}");
         }
+    }
+
+    #[test]
+    fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
+        use Decision::*;
+        let config = |predict| PolicyConfig {
+            predict,
+            ..PolicyConfig::default()
+        };
+        // A sample of 3,700 bytes, a HEAD of 256.
+        let held = |length| Held {
+            length,
+            sample_cost: Some(3_700),
+            head_cost: 256,
+        };
+        // (the rule's record, predict, counterpart's length, exploration turn, decision)
+        let cases = [
+            // A language's host, four pages in five untranslated: 0.77 x (20 - 3.7 kB) >
+            // 256 bytes.
+            (
+                (10, 20, 16, 5, 5, 0),
+                Predict::Verify,
+                20_000,
+                false,
+                Sample,
+            ),
+            ((10, 20, 16, 5, 5, 0), Predict::Skip, 20_000, false, Sample),
+            // One in twenty: 1/22 x 16.3 kB = 741 bytes, still worth a HEAD; one in a
+            // hundred is not, nor a page hardly larger than its sample.
+            ((10, 20, 0, 5, 5, 0), Predict::Verify, 20_000, false, Sample),
+            ((10, 100, 0, 5, 5, 0), Predict::Verify, 20_000, false, Check),
+            ((10, 20, 16, 5, 5, 0), Predict::Verify, 4_000, false, Check),
+            // Never checked (0.5 assumed), once it has its pairs.
+            ((3, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Sample),
+            ((2, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Check),
+            // Trusted, its copies' lengths telling nothing (another template): sampled.
+            ((3, 8, 8, 0, 5, 0), Predict::Verify, 20_000, false, Sample),
+            // Trusted, and lengths tell: verified by length first; skipped with "skip".
+            ((3, 8, 8, 5, 0, 0), Predict::Verify, 20_000, false, Verify),
+            ((3, 8, 8, 5, 0, 0), Predict::Skip, 20_000, false, Skip),
+            // Copies with pages of their own, the exploration turn, "check" and "off":
+            // fetched whole.
+            ((10, 20, 16, 5, 5, 1), Predict::Verify, 20_000, false, Check),
+            ((10, 20, 16, 5, 5, 0), Predict::Verify, 20_000, true, Check),
+            ((10, 20, 16, 5, 5, 0), Predict::Check, 20_000, false, Check),
+            ((10, 20, 16, 5, 5, 0), Predict::Off, 20_000, false, Check),
+        ];
+        for (record, predict, length, explore, want) in cases {
+            let stats = stats(record);
+            let got = decide(stats, held(length), &config(predict), explore);
+            assert_eq!(got, want, "{stats:?} {predict:?} {length} {explore}");
+        }
+        // No shingles kept of the counterpart: nothing to sample against.
+        let unsampled = Held {
+            length: 20_000,
+            sample_cost: None,
+            head_cost: 256,
+        };
+        let record = stats((10, 20, 16, 5, 5, 0));
+        assert_eq!(
+            decide(record, unsampled, &config(Predict::Verify), false),
+            Check
+        );
+        // No copy's length known: no window to tell copies by.
+        let unknown = RuleStats {
+            ratio_low: 0,
+            ratio_high: 0,
+            ..record
+        };
+        assert_eq!(
+            decide(unknown, held(20_000), &config(Predict::Verify), false),
+            Check
+        );
     }
 
     #[test]
@@ -397,7 +542,7 @@ mod tests {
             &url("http://o.example/1"),
             CopyFacts::default(),
         );
-        let known = |_: &Url| true;
+        let known = |_: &Url| Some(Held::default());
         let fates: Vec<bool> = (2..14)
             .map(|n| {
                 let fate = policy.fate(&url(&format!("http://n.example/{n}")), &known);
@@ -407,7 +552,7 @@ mod tests {
         let checked: Vec<usize> = (0..fates.len()).filter(|&i| fates[i]).collect();
         assert_eq!(checked, [3, 7, 11]);
         // A counterpart the crawl does not hold: fetched, no evidence to act on.
-        let nothing = |_: &Url| false;
+        let nothing = |_: &Url| None;
         assert_eq!(
             policy.fate(&url("http://n.example/99"), &nothing),
             Fate::Fetch
@@ -424,11 +569,12 @@ mod tests {
         };
         let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         let (n1, o1) = (url("http://n.example/1"), url("http://o.example/1"));
-        let known = |_: &Url| true;
+        let known = |_: &Url| Some(Held::default());
         let fate = |policy: &mut LinkPolicy| policy.fate(&url("http://n.example/2"), &known);
         let facts = |same, adds| CopyFacts {
             same_length: Some(same),
             adds_pages: Some(adds),
+            ratio: None,
         };
 
         let mut policy = LinkPolicy::new(config);
@@ -455,6 +601,18 @@ mod tests {
         policy.learn(&n1, &o1, facts(true, false));
         policy.learn(&n1, &o1, facts(true, true));
         assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    }
+
+    #[test]
+    fn a_copy_s_length_says_whether_it_kept_its_original_s() {
+        let facts = |copy, original| CopyFacts::of_lengths(copy, original, 0.02);
+        let same = facts(Some(1_020), Some(1_000));
+        assert_eq!((same.same_length, same.ratio), (Some(true), Some(1.02)));
+        assert_eq!(facts(Some(1_021), Some(1_000)).same_length, Some(false));
+        assert_eq!(facts(Some(1_000), None), CopyFacts::default());
+        assert_eq!(facts(None, Some(1_000)), CopyFacts::default());
+        // A redirect's original.
+        assert_eq!(facts(Some(1_000), Some(0)), CopyFacts::default());
     }
 
     #[test]

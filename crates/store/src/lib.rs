@@ -199,8 +199,15 @@ pub struct Probe {
     /// The HEAD was asked (its answer is in the fields above).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub asked: bool,
-    /// When the HEAD said the length changed, on a large page: parts of it asked with
-    /// `Range`, their text compared with the counterpart's.
+    /// A URL rule's sample (its prediction's fate `sample`): the lengths its copies have had
+    /// for a counterpart of this one's length (`RuleStats::length_window`). A HEAD that
+    /// finds one of them has parts of the page asked with `Range` (`sample`), whatever its
+    /// length; any other answer has it fetched whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(u64, u64)>,
+    /// When the HEAD said the length changed, on a large page (or one in a URL rule's
+    /// `window`): parts of it asked with `Range`, their text compared with the
+    /// counterpart's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
     /// The probe found the counterpart's text, but this many of the counterpart's links,

@@ -15,6 +15,9 @@
 //! ([`RuleStats`]: checked, confirmed), and [`RuleBook::predict`] gives a URL's counterpart
 //! by the most trusted rule that matches it.
 //!
+//! [`carry`] takes a link of one page to where its copy is, by what the pair alone makes
+//! plain (the start of the path they do not share).
+//!
 //! [`Replay`] runs a crawl's decisions through a book in their order, each page predicted by
 //! the rules learned before it and then taught: the rules a crawl's duplicates make plain,
 //! with what each would have saved had it been trusted ([`RuleReport`]).
@@ -46,9 +49,11 @@
 //! assert_eq!(book.stats(rule).unwrap().rate(), Some(1.0));
 //! ```
 
+mod carry;
 mod replay;
 mod rules;
 mod template;
 
+pub use crate::carry::carry;
 pub use crate::replay::{Observation, Replay, RuleReport};
 pub use crate::rules::{Prediction, Rule, RuleBook, RuleId, RuleStats};

@@ -292,12 +292,34 @@ pub struct RuleStats {
     /// its own, a release's new chapter: [`RuleBook::note_adds`]).
     #[serde(default)]
     pub adding: u32,
+    /// The least and the greatest length of its copies, per thousand of their originals'
+    /// ([`RuleBook::note_ratio`]; 0: none known): a language's untranslated pages are 1 to
+    /// 4 % longer than the English ones (their menus translated), its translated ones
+    /// anything.
+    #[serde(default)]
+    pub ratio_low: u32,
+    /// See `ratio_low`.
+    #[serde(default)]
+    pub ratio_high: u32,
 }
 
 impl RuleStats {
     /// The share of its checked predictions that were right, once one was checked.
     pub fn rate(&self) -> Option<f64> {
         (self.checked > 0).then(|| f64::from(self.confirmed) / f64::from(self.checked))
+    }
+
+    /// The lengths a page of a counterpart of `length` bytes may have to be one of its
+    /// copies: those its copies had, give or take a hundredth of the original (`None` while
+    /// none is known).
+    pub fn length_window(&self, length: u64) -> Option<(u64, u64)> {
+        (self.ratio_high > 0).then(|| {
+            let at = |permille: f64| (length as f64 * permille / 1000.0).round() as u64;
+            (
+                at(f64::from(self.ratio_low) - 10.0),
+                at(f64::from(self.ratio_high) + 10.0),
+            )
+        })
     }
 
     /// How far it is trusted, 0..1: its rate with one right and one wrong prediction
@@ -414,6 +436,18 @@ impl RuleBook {
                 true => stats.same_length += 1,
                 false => stats.other_length += 1,
             }
+        }
+    }
+
+    /// A copy under `rule` had `ratio` times its original's length.
+    pub fn note_ratio(&mut self, rule: RuleId, ratio: f64) {
+        if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
+            let permille = (ratio * 1000.0).round().clamp(1.0, f64::from(u32::MAX)) as u32;
+            stats.ratio_low = match stats.ratio_low {
+                0 => permille,
+                low => low.min(permille),
+            };
+            stats.ratio_high = stats.ratio_high.max(permille);
         }
     }
 

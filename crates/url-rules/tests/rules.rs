@@ -331,3 +331,23 @@ fn a_full_book_learns_no_new_rule_but_still_counts_support() {
     assert_eq!(book.len(), 1);
     assert_eq!(book.stats(first[0]).unwrap().support, 2);
 }
+
+#[test]
+fn a_rule_keeps_the_lengths_of_its_copies() {
+    let mut book = RuleBook::new();
+    let rule = book.learn(
+        &url("http://h.example/cs/a.html"),
+        &url("http://h.example/en/a.html"),
+    )[0];
+    assert_eq!(book.stats(rule).unwrap().length_window(20_000), None);
+    // Untranslated pages, their menus translated: 1.5 % and 3 % longer.
+    book.note_ratio(rule, 1.015);
+    book.note_ratio(rule, 1.03);
+    let stats = book.stats(rule).unwrap();
+    assert_eq!((stats.ratio_low, stats.ratio_high), (1015, 1030));
+    // Give or take a hundredth of the original's length.
+    assert_eq!(stats.length_window(20_000), Some((20_100, 20_800)));
+    // Kept with the book.
+    let kept: RuleBook = serde_json::from_str(&serde_json::to_string(&book).unwrap()).unwrap();
+    assert_eq!(kept.stats(rule).unwrap().ratio_high, 1030);
+}

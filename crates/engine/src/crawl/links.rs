@@ -498,10 +498,13 @@ impl Coordinator {
             } else if follows
                 && how.chain_trap.is_none()
                 && self.frontier.knows_undecided()
-                && let Some(first) = self
-                    .copied_sites
-                    .copied(url.as_url())
-                    .and_then(|copied| self.counterpart(url.as_url(), copied, url.as_url()))
+                && let Some(first) = self.copied_sites.copied(url.as_url()).and_then(|copied| {
+                    // Path for path: from the copying site's root to the copied one's.
+                    let mut root = url.as_url().clone();
+                    root.set_path("/");
+                    root.set_query(None);
+                    self.counterpart(&root, copied, url.as_url())
+                })
             {
                 let key = url_key(first.as_str());
                 if self.frontier.counterpart_hub(&first, &key)?.is_none() {
@@ -643,7 +646,14 @@ impl Coordinator {
                             sampled += 1;
                         }
                         Some(MirrorLink::Follow) => mirrored += 1,
-                        _ if followed != Followed::No => new_found += 1,
+                        // Where its original leads too, taken to the original's site (a
+                        // language's link to its own copy of a section): no page its
+                        // original does not lead to.
+                        _ if followed != Followed::No
+                            && !self.leads_as_original(how, url.as_url()) =>
+                        {
+                            new_found += 1
+                        }
                         _ => {}
                     }
                 }
@@ -761,17 +771,23 @@ impl Coordinator {
         })
     }
 
+    /// Whether the original of the duplicate being decided links to the counterpart of its
+    /// link to `target` ([`Coordinator::counterpart`]).
+    fn leads_as_original(&self, how: &LinkFollowing<'_>, target: &Url) -> bool {
+        match (how.base, &how.original) {
+            (Some(base), Some(original)) => self
+                .counterpart(base, original, target)
+                .is_some_and(|c| how.follow.original_links_to(original, c.as_url())),
+            _ => false,
+        }
+    }
+
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-    /// `original`: the same path and query under the original's scheme, host and port. Only
+    /// `original`: its path and query under the original's scheme, host and port, the start
+    /// of the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]). Only
     /// for a `target` on the duplicate's own site.
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        if !nearcrawl_dedup::same_site(page, target) {
-            return None;
-        }
-        let mut counterpart = original.clone();
-        counterpart.set_path(target.path());
-        counterpart.set_query(target.query());
-        counterpart.set_fragment(None);
+        let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
         let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
         Some(match self.sessions.strip(&counterpart) {
             Some(stripped) => stripped.url,

@@ -202,12 +202,14 @@ impl Coordinator {
             return self.requeue(key, entry);
         };
         // A large page: some of its text is asked before all of it, whatever its length (a
-        // rewritten page can keep its length).
+        // rewritten page can keep its length). A URL rule's sample: a page of a length its
+        // copies have had, whatever its size, and no other (a length alone tells nothing).
         let sample = sampling
             && !counterpart.shingles.is_empty()
             && probe.status == Some(200)
-            && match (probe.length, probe.counterpart_length) {
-                (Some(length), Some(counterpart)) => {
+            && match (probe.length, probe.counterpart_length, probe.window) {
+                (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
+                (Some(length), Some(counterpart), None) => {
                     nearcrawl_dedup::worth_sampling(length, counterpart)
                 }
                 _ => false,
@@ -217,7 +219,7 @@ impl Coordinator {
                 probe.sample = Some(Sample::default());
                 self.requeue(key, entry)
             }
-            Ok(page) if probe.unchanged(tolerance) => {
+            Ok(page) if probe.window.is_none() && probe.unchanged(tolerance) => {
                 self.unchanged(key, entry, &page, &counterpart.links)
             }
             _ => {
@@ -265,12 +267,13 @@ impl Coordinator {
                 let checked = self.predictions.check(prediction, Some(&counterpart), true);
                 decided.decision.prediction = Some(checked);
             }
-            // Found unchanged by its length, or by a sample when its length had changed;
-            // its links were not read.
-            let facts = nearcrawl_link_policy::CopyFacts {
-                same_length: Some(probe.sample.is_none()),
-                adds_pages: None,
-            };
+            // Found unchanged by its length, or by a sample; its links were not read.
+            let tolerance = self.job.config.dedup.probe_tolerance;
+            let facts = nearcrawl_link_policy::CopyFacts::of_lengths(
+                probe.length,
+                probe.counterpart_length,
+                tolerance,
+            );
             self.predictions.learn(&entry.url, &counterpart, facts);
         }
         let (commit, records) = decided.taking(key, |decision| {
@@ -282,7 +285,7 @@ impl Coordinator {
     /// What a page with the counterpart's text at `entry` might be alone in naming: of the
     /// URLs its counterpart named first (`links`: path and query on its own site), those
     /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
-    /// taken to the site of `entry`, the crawl does not know yet and would crawl. Their
+    /// taken to the site of `entry` ([`nearcrawl_url_rules::carry`]), the crawl does not know yet and would crawl. Their
     /// number, and what the page is worth fetching for ([`nearcrawl_link_policy::unchanged_page`]:
     /// not when they weigh less than the page itself; a page not decided yet weighs as much
     /// as the page).
@@ -303,7 +306,12 @@ impl Coordinator {
         let none = HashSet::new();
         let (mut unknown, mut worth) = (0u32, 0u64);
         for link in links {
-            let (Ok(there), Ok(here)) = (counterpart.join(link), at.join(link)) else {
+            let Ok(there) = counterpart.join(link) else {
+                continue;
+            };
+            // Where this page's link to it would be: the pair's paths say (a language's
+            // prefix for another's), else the same path.
+            let Some(here) = nearcrawl_url_rules::carry(&there, &counterpart, &at) else {
                 continue;
             };
             let (Ok(there), Ok(here)) =
@@ -366,8 +374,10 @@ impl Coordinator {
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
-    /// counterpart's text, the URL is decided `unchanged`; anything else (another text, too
-    /// little text, an answer without parts, a failure), it goes back to be fetched.
+    /// counterpart's text and the page about its counterpart's length (the answer's
+    /// `Content-Range` gives it, where a URL rule's sample asked no HEAD first), the URL is
+    /// decided `unchanged`; anything else (another text, too little text, a length not
+    /// comparable, an answer without parts, a failure), it goes back to be fetched.
     pub(super) fn handle_sample(
         &mut self,
         id: HostId,
@@ -389,6 +399,16 @@ impl Coordinator {
             Ok(page) => nearcrawl_fetch::byte_ranges(page).ok(),
             Err(_) => None,
         };
+        if probe.length.is_none() {
+            probe.length = parts.as_ref().and_then(|p| p.length);
+        }
+        let comparable = match (probe.length, probe.counterpart_length) {
+            (Some(length), Some(counterpart)) => {
+                nearcrawl_dedup::comparable_lengths(length, counterpart)
+            }
+            _ => false,
+        };
+        let parts = parts.filter(|_| comparable);
         let counterpart = match &parts {
             Some(_) => self.store.declared(&url_key(&probe.counterpart))?,
             None => None,
@@ -399,9 +419,12 @@ impl Coordinator {
             sample.parts = check.parts;
             sample.informative = check.informative;
             sample.matched = check.matched;
-            if check.unchanged()
-                && let Ok(page) = &result
-            {
+            // A URL rule's sample (a window) has nothing but the rule to go on besides.
+            let unchanged = match probe.window {
+                Some(_) => check.unchanged_strictly(),
+                None => check.unchanged(),
+            };
+            if unchanged && let Ok(page) = &result {
                 self.unchanged(key, entry, page, &counterpart.links)?;
                 return self.drain_if(id, parked);
             }

@@ -142,13 +142,8 @@ impl Coordinator {
             (Some(original), true) => {
                 let tolerance = self.job.config.dedup.probe_tolerance;
                 let theirs = self.store.declared_length(&url_key(original))?;
-                let same_length = match (page.content_length(), theirs) {
-                    (Some(ours), Some(theirs)) if theirs > 0 => {
-                        Some(ours.abs_diff(theirs) as f64 <= tolerance * theirs as f64)
-                    }
-                    _ => None,
-                };
-                Some((original.clone(), same_length))
+                let facts = CopyFacts::of_lengths(page.content_length(), theirs, tolerance);
+                Some((original.clone(), facts))
             }
             _ => None,
         };
@@ -272,10 +267,10 @@ impl Coordinator {
             decided.decision.enqueued = Some(0);
             decided.decision.trap = follow.chain_trap.as_ref().map(|trap| trap.to_string());
         }
-        if let Some((original, same_length)) = learn_from {
+        if let Some((original, facts)) = learn_from {
             let facts = CopyFacts {
-                same_length,
                 adds_pages: decided.adds_pages,
+                ..facts
             };
             self.predictions.learn(&entry.url, &original, facts);
         }

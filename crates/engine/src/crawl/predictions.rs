@@ -10,7 +10,7 @@
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_link_policy::{
-    CopyFacts, Evidence, Fate, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
+    CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
 use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, StoreError, url_key};
 use tracing::info;
@@ -94,18 +94,33 @@ impl Predictions {
 
     /// What the policy's fate for a URL not fetched yet (see [`LinkPolicy::fate`]) makes of
     /// its queue entry: the counterpart a rule names counts when the crawl holds that page
-    /// ([`holds`]); a verification is a probe of it (`probing`: `dedup.probe_links`; else the
-    /// page is fetched and checked).
+    /// ([`held`]); a verification is a probe of it, and so is a sample, whose HEAD must find
+    /// a length the rule's copies have had before its parts are asked (`probing`:
+    /// `dedup.probe_links`; else the page is fetched and checked).
     pub(super) fn for_url(&mut self, store: &dyn CrawlStore, url: &Url, probing: bool) -> ForEntry {
         if !self.enabled() {
             return ForEntry::Unpredicted;
         }
-        let holds = |counterpart: &Url| holds(store, counterpart);
-        match self.fate(url, &holds) {
+        let held = |counterpart: &Url| held(store, counterpart);
+        match self.fate(url, &held) {
             Fate::Fetch => ForEntry::Unpredicted,
-            Fate::Check(e) => ForEntry::Queued(prediction("check", &e), false),
-            Fate::Verify(e) if probing => ForEntry::Queued(prediction("verify", &e), true),
-            Fate::Verify(e) => ForEntry::Queued(prediction("check", &e), false),
+            Fate::Check(e) => ForEntry::Queued(prediction("check", &e), None),
+            Fate::Verify(e) if probing => {
+                let probe = Probe {
+                    counterpart: counterpart(&e),
+                    ..Probe::default()
+                };
+                ForEntry::Queued(prediction("verify", &e), Some(probe))
+            }
+            Fate::Sample(e) if probing => {
+                let probe = Probe {
+                    counterpart: counterpart(&e),
+                    window: e.stats.length_window(e.held.length),
+                    ..Probe::default()
+                };
+                ForEntry::Queued(prediction("sample", &e), Some(probe))
+            }
+            Fate::Verify(e) | Fate::Sample(e) => ForEntry::Queued(prediction("check", &e), None),
             Fate::Skip(e) => ForEntry::Skipped(prediction("skip", &e)),
         }
     }
@@ -113,7 +128,7 @@ impl Predictions {
     /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
     fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
         let fate = self.policy.fate(url, known);
-        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) = &fate {
+        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &fate {
             self.relied_on = self.relied_on.max(e.rule.index() + 1);
         }
         fate
@@ -181,8 +196,8 @@ impl Predictions {
 
     /// A page whose URL had `prediction` was decided: a duplicate of `duplicate_of`, or
     /// not (`None`); by its probe (`unchanged`) or fetched whole. The prediction with its
-    /// answer, for the page's record. A verified prediction that was right tells whether the
-    /// verification did (found it unchanged) or not (said it changed).
+    /// answer, for the page's record. A prediction verified by length that was right tells
+    /// whether the length did (found it unchanged) or not (said it changed).
     pub(super) fn check(
         &mut self,
         mut prediction: Prediction,
@@ -228,8 +243,8 @@ pub(super) enum ForEntry {
     /// No prediction to act on: the entry as it was.
     Unpredicted,
     /// Queued with this prediction, checked when the page is decided; probed against its
-    /// counterpart first when `true`.
-    Queued(Prediction, bool),
+    /// counterpart first with this probe, if any.
+    Queued(Prediction, Option<Probe>),
     /// Not to be requested: recorded as a predicted duplicate ([`predicted_record`]).
     Skipped(Prediction),
 }
@@ -241,12 +256,7 @@ impl ForEntry {
         match self {
             ForEntry::Unpredicted => None,
             ForEntry::Queued(prediction, probe) => {
-                if probe {
-                    entry.probe = Some(Probe {
-                        counterpart: prediction.counterpart.clone(),
-                        ..Probe::default()
-                    });
-                }
+                entry.probe = probe;
                 entry.predicted = Some(prediction);
                 None
             }
@@ -269,13 +279,26 @@ pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
     }
 }
 
-/// Whether the crawl holds the page at `counterpart`: fetched whole, its length known (what
-/// a probe of a link predicted to copy it is compared with).
-pub(super) fn holds(store: &dyn CrawlStore, counterpart: &Url) -> bool {
-    CanonicalUrl::from_url(counterpart.clone()).is_ok_and(|c| {
-        let key = url_key(c.as_str());
-        matches!(store.declared_length(&key), Ok(Some(length)) if length > 0)
+/// What the crawl holds of the page at `counterpart`, when it was fetched whole and its
+/// length is known (what a probe of a link predicted to copy it is compared with): that
+/// length, and what a sample compared with its text would cost when its text's shingles
+/// were kept.
+pub(super) fn held(store: &dyn CrawlStore, counterpart: &Url) -> Option<Held> {
+    let c = CanonicalUrl::from_url(counterpart.clone()).ok()?;
+    let declared = store.declared(&url_key(c.as_str())).ok()??;
+    (!declared.is_redirect()).then(|| Held {
+        length: declared.length,
+        sample_cost: (!declared.shingles.is_empty())
+            .then(|| nearcrawl_dedup::sample_cost(declared.length)),
+        head_cost: nearcrawl_dedup::HEAD_COST,
     })
+}
+
+/// The counterpart a fate's evidence names, as the crawl writes URLs (canonical), so that it
+/// compares with `duplicate_of` and finds the counterpart's stored length.
+fn counterpart(evidence: &Evidence) -> String {
+    CanonicalUrl::from_url(evidence.counterpart.clone())
+        .map_or_else(|_| evidence.counterpart.to_string(), |c| c.to_string())
 }
 
 /// What a link's record and queue entry keep of a fate's evidence.
@@ -284,10 +307,7 @@ pub(super) fn prediction(fate: &str, evidence: &Evidence) -> Prediction {
         fate: fate.to_string(),
         rule: evidence.rule_text.clone(),
         rule_id: evidence.rule.number(),
-        // As the crawl writes URLs (canonical), so that it compares with `duplicate_of` and
-        // finds the counterpart's stored length.
-        counterpart: CanonicalUrl::from_url(evidence.counterpart.clone())
-            .map_or_else(|_| evidence.counterpart.to_string(), |c| c.to_string()),
+        counterpart: counterpart(evidence),
         support: evidence.stats.support,
         checked: evidence.stats.checked,
         confirmed: evidence.stats.confirmed,
@@ -321,7 +341,7 @@ mod tests {
             None,
             "no queued URL relies on it"
         );
-        let known = |_: &Url| true;
+        let known = |_: &Url| Some(Held::default());
         let Fate::Check(evidence) = predictions.fate(&url("http://n.example/a/2"), &known) else {
             panic!("checked: not trusted yet");
         };
