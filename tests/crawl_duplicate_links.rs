@@ -206,3 +206,90 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
         assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
     }
 }
+
+/// A manual and its translation on another host, whose index is found last: three pages in
+/// four untranslated (the English text under the translation's own title), the others
+/// translated. Its URL rule (`/cs/* -> /en/*`) is wrong one time in four, too often to
+/// trust, but a copy saves enough to pay for a sample: once the rule has its pairs, an
+/// untranslated page is asked a HEAD and four `Range` parts, decided `unchanged` without
+/// a download (its prediction's fate `sample`), and no translated page is ever taken for a
+/// copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_language_s_untranslated_pages_are_sampled_not_downloaded() {
+    const PAGES: u64 = 16;
+    // About 8 kB a page: a sample costs under half of one.
+    let text = |seed: u64| {
+        (0..5)
+            .map(|k| prose(seed + 1000 * k))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let english = |i: u64| text(300 + i);
+    let translated = |i: u64| i % 4 == 3;
+    let paths =
+        |lang: &str| -> Vec<String> { (0..PAGES).map(|i| format!("/{lang}/p{i}.html")).collect() };
+    let (en_paths, cs_paths) = (paths("en"), paths("cs"));
+    let cs_site = {
+        let links: Vec<&str> = cs_paths.iter().map(String::as_str).collect();
+        let mut site = Site::new().page("/cs/index.html", page("Obsah", &prose(500), &links));
+        for (i, path) in (0..PAGES).zip(&cs_paths) {
+            let text = match translated(i) {
+                true => text(600 + i),
+                false => english(i),
+            };
+            site = site.page(path, page(&format!("Kapitola {i}"), &text, &[]));
+        }
+        site
+    };
+    let cs = serve(cs_site).await.unwrap();
+    let cs_index = cs.url("/cs/index.html");
+    let en_site = {
+        // The translation's index is the English index's last link: found at depth 1, its
+        // pages at depth 2, after the English pages they copy.
+        let mut links: Vec<&str> = en_paths.iter().map(String::as_str).collect();
+        links.push(cs_index.as_str());
+        let mut site = Site::new().page("/en/index.html", page("Contents", &prose(501), &links));
+        for (i, path) in (0..PAGES).zip(&en_paths) {
+            site = site.page(path, page(&format!("Chapter {i}"), &english(i), &[]));
+        }
+        site
+    };
+    let en = serve(en_site).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    config.scope.hosts = nearcrawl_frontier::HostScope::Any;
+    run(
+        &format!("{}\n", en.url("/en/index.html")),
+        out.path(),
+        config,
+    )
+    .await;
+    let records = records(out.path());
+
+    assert_eq!(unnamed_requests(&cs), Vec::<String>::new());
+    let mut sampled = 0;
+    for (i, path) in (0..PAGES).zip(&cs_paths) {
+        let r = record(&records, &cs.url(path));
+        if translated(i) {
+            assert_eq!(r.verdict, Verdict::Unique, "a translation: {r:?}");
+            continue;
+        }
+        assert!(
+            r.verdict.is_duplicate() || r.verdict == Verdict::Unchanged,
+            "untranslated: {r:?}"
+        );
+        let fate = r.prediction.as_ref().map(|p| p.fate.as_str());
+        if r.verdict == Verdict::Unchanged && fate == Some("sample") {
+            let probe = r.probe.as_ref().expect("its probe");
+            let sample = probe.sample.as_ref().expect("its sample");
+            assert_eq!((sample.informative, sample.matched), (4, 4), "{r:?}");
+            assert!(probe.window.is_some(), "{r:?}");
+            assert_eq!(cs.site.hits(path), 0, "not downloaded: {r:?}");
+            sampled += 1;
+        }
+    }
+    // Twelve untranslated pages; the first three teach the rule.
+    assert!(sampled >= 6, "{sampled} sampled");
+}

@@ -23,6 +23,9 @@ struct Floors {
     marked: u64,
     coverage: f64,
     saved_vs_oracle: f64,
+    /// Of what a crawl that knew each URL's content would save (the floor is half on
+    /// the release and language webs).
+    saved_vs_content_bound: f64,
 }
 
 /// A held-out web, measured at the CI size, holds `floors`.
@@ -56,6 +59,11 @@ fn assert_floors(m: &Measures, floors: Floors) {
         "saved {:.3} of the oracle's saving\n{report}",
         m.bytes_saved_vs_oracle
     );
+    assert!(
+        m.bytes_saved_vs_content_bound >= floors.saved_vs_content_bound,
+        "saved {:.3} of the content-aware bound's saving\n{report}",
+        m.bytes_saved_vs_content_bound
+    );
 }
 
 /// Two releases: the floors for precision, recall and coverage hold; every content
@@ -68,6 +76,8 @@ async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
         marked: 20,
         coverage: 1.0,
         saved_vs_oracle: 0.9,
+        // 0.885 at this writing.
+        saved_vs_content_bound: 0.5,
     };
     holds(RealWeb::Llvm15To16, floors).await;
 }
@@ -81,18 +91,24 @@ async fn pages_changed_in_place_behind_copies_are_found_and_every_floor_holds() 
         marked: 50,
         coverage: 1.0,
         saved_vs_oracle: 0.9,
+        // 0.842 at this writing.
+        saved_vs_content_bound: 0.5,
     };
     holds(RealWeb::Clang14To16, floors).await;
 }
 
 /// Translations: untranslated pages are found, pages a translation left partly in English
-/// (which the truth calls distinct) are not called duplicates, and nothing is lost.
+/// (which the truth calls distinct) are not called duplicates, and nothing is lost; a
+/// language's untranslated pages are sampled rather than fetched where its URL rule's rate
+/// pays for it (docs/QUALITY.md item 19: 0.232 of the content-aware bound at this writing,
+/// 0.000 before, the bound's other half being pages the truth leaves unscored).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn untranslated_pages_are_found_and_no_translation_is_lost() {
     let floors = Floors {
         marked: 100,
         coverage: 0.995,
         saved_vs_oracle: 0.9,
+        saved_vs_content_bound: 0.2,
     };
     holds(RealWeb::HandbookHeldOut, floors).await;
 }
