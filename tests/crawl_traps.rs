@@ -393,3 +393,49 @@ async fn per_host_budgets_of_patterns_and_duplicate_links_are_spent_and_recorded
     );
     assert_eq!(fetched(&site, "/extra-"), 2);
 }
+
+/// A tree of pages of one pattern (`/p/N`, each linking its two children), more of them
+/// than the pattern's budget: every page distinct, each earns the pattern more
+/// (`traps.pattern_growth`), and the whole tree is crawled; the same tree of near-empty
+/// pages earns nothing and stops at the budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pattern_of_distinct_pages_is_never_capped_one_of_empty_pages_is() {
+    const PAGES: u64 = 60;
+    let tree = |distinct: bool| {
+        let mut site = Site::new().page("/", page("home", &prose(1), "", &["/p/1".into()]));
+        for i in 1..=PAGES {
+            let children: Vec<String> = [2 * i, 2 * i + 1]
+                .into_iter()
+                .filter(|c| *c <= PAGES)
+                .map(|c| format!("/p/{c}"))
+                .collect();
+            let text = match distinct {
+                true => prose(100 + i),
+                false => prose(100 + i).chars().take(40).collect(),
+            };
+            site = site.page(&format!("/p/{i}"), page("p", &text, "", &children));
+        }
+        site
+    };
+    for distinct in [true, false] {
+        let site = serve(tree(distinct)).await.unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let mut config = local_config();
+        config.traps.max_pages_per_pattern = 5;
+        config.traps.pattern_growth = 2;
+        config.limits.concurrency = 1;
+        run(&site.url("/"), out.path(), config).await;
+        let records = records(out.path());
+        match distinct {
+            true => {
+                assert_eq!(fetched(&site, "/p/"), PAGES as usize);
+                assert!(naming(&records, "max_pages_per_pattern").is_empty());
+            }
+            false => {
+                let ps: Vec<_> = records.iter().filter(|r| r.url.contains("/p/")).collect();
+                assert_eq!(fetched(&site, "/p/"), 5, "{ps:#?}");
+                assert!(!naming(&records, "0 of its pages distinct").is_empty());
+            }
+        }
+    }
+}

@@ -9,8 +9,11 @@
 //!   `/cal/2026/11` and `/cal/2026/12` are one pattern, `/cal/#/#`, and a path through month
 //!   and day views alternately still counts each), and links are followed through at most
 //!   `max_duplicate_chain` duplicate pages in a row;
-//! - by budget, per host: at most `max_pages_per_pattern` URLs of one pattern queued, and at
-//!   most `max_duplicate_links` URLs queued from duplicates' links.
+//! - by budget, per host: at most `max_pages_per_pattern` URLs of one pattern queued, and
+//!   `pattern_growth` more for every distinct page of the pattern fetched (a pattern of
+//!   distinct pages is never capped: a site of 200,000 generated pages is crawled whole; a
+//!   pattern of duplicates or near-empty pages earns nothing), and at most
+//!   `max_duplicate_links` URLs queued from duplicates' links.
 //!
 //! Real documentation sites stay far from every default (docs/RELIABILITY.md has the
 //! measurements).
@@ -47,9 +50,13 @@ pub struct TrapConfig {
     /// holds at most this many pages of its pattern (next month, next day, next page; 0: no
     /// limit).
     pub max_pattern_on_path: u32,
-    /// At most this many URLs of one pattern are queued per host; the rest are traps
-    /// (0: no limit).
+    /// At most this many URLs of one pattern are queued per host, and `pattern_growth` more
+    /// for each distinct page of the pattern fetched; the rest are traps (0: no limit).
     pub max_pages_per_pattern: u32,
+    /// URLs a pattern's budget grows by with every distinct page of it the crawl fetches
+    /// (kept, not near-empty): a pattern whose pages keep being distinct is never capped (0:
+    /// the budget is `max_pages_per_pattern` whatever the pages).
+    pub pattern_growth: u32,
     /// At most this many URLs are queued per host from the links of duplicate pages; the
     /// rest are dropped as a trap (0: no limit).
     pub max_duplicate_links: u32,
@@ -59,7 +66,8 @@ impl Default for TrapConfig {
     /// 24 segments (real documentation trees stay under 12; Heritrix's default is 20), a
     /// segment or block seen 3 times in a row (Heritrix's `PathologicalPathDecideRule`
     /// allows 2), links followed through at most 3 duplicate pages in a row and 12 pages of
-    /// one pattern on a path, 50,000 URLs per pattern and 10,000 from duplicates' links per host.
+    /// one pattern on a path, 50,000 URLs per pattern and 16 more for each of its distinct
+    /// pages, and 10,000 from duplicates' links per host.
     fn default() -> Self {
         TrapConfig {
             max_path_segments: 24,
@@ -67,6 +75,7 @@ impl Default for TrapConfig {
             max_duplicate_chain: 3,
             max_pattern_on_path: 12,
             max_pages_per_pattern: 50_000,
+            pattern_growth: 16,
             max_duplicate_links: 10_000,
         }
     }
@@ -104,12 +113,17 @@ pub enum Trap {
         /// The limit.
         max: u32,
     },
-    /// The host has queued `max_pages_per_pattern` URLs of this pattern.
+    /// The host has queued as many URLs of this pattern as its budget allows:
+    /// `max_pages_per_pattern`, and `pattern_growth` more for each distinct page of it.
     PatternBudget {
         /// The pattern.
         pattern: UrlPattern,
-        /// The limit.
+        /// `max_pages_per_pattern`.
         max: u32,
+        /// Distinct pages of the pattern fetched.
+        distinct: u64,
+        /// The budget they make.
+        budget: u64,
     },
     /// The host has queued `max_duplicate_links` URLs from duplicates' links.
     DuplicateLinks {
@@ -135,10 +149,16 @@ impl fmt::Display for Trap {
                 "trap: links to {pattern} not followed past {max} pages of that pattern on \
                  the path of links (traps.max_pattern_on_path = {max})"
             ),
-            Trap::PatternBudget { pattern, max } => write!(
+            Trap::PatternBudget {
+                pattern,
+                max,
+                distinct,
+                budget,
+            } => write!(
                 f,
-                "trap: the host has {max} URLs of the pattern {pattern} queued already \
-                 (traps.max_pages_per_pattern = {max})"
+                "trap: the host has {budget} URLs of the pattern {pattern} queued already, \
+                 {distinct} of its pages distinct (traps.max_pages_per_pattern = {max}, and \
+                 traps.pattern_growth more for each distinct page)"
             ),
             Trap::DuplicateLinks { max } => write!(
                 f,
@@ -218,13 +238,29 @@ impl TrapRules {
         Ok(next)
     }
 
-    /// Whether one more URL of `pattern` may be queued on a host that has `queued` of them.
-    pub fn check_pattern_budget(&self, pattern: &UrlPattern, queued: u64) -> Result<(), Trap> {
+    /// Whether a pattern's budget grows with its distinct pages (a budget, and
+    /// `pattern_growth` above 0).
+    pub fn grows(&self) -> bool {
+        self.config.max_pages_per_pattern > 0 && self.config.pattern_growth > 0
+    }
+
+    /// Whether one more URL of `pattern` may be queued on a host that has `queued` of them
+    /// and fetched `distinct` distinct pages of it.
+    pub fn check_pattern_budget(
+        &self,
+        pattern: &UrlPattern,
+        queued: u64,
+        distinct: u64,
+    ) -> Result<(), Trap> {
         let max = self.config.max_pages_per_pattern;
-        if max > 0 && queued >= u64::from(max) {
+        let budget = u64::from(max)
+            .saturating_add(u64::from(self.config.pattern_growth).saturating_mul(distinct));
+        if max > 0 && queued >= budget {
             return Err(Trap::PatternBudget {
                 pattern: pattern.clone(),
                 max,
+                distinct,
+                budget,
             });
         }
         Ok(())
@@ -474,6 +510,7 @@ mod tests {
             max_duplicate_chain: 0,
             max_pattern_on_path: 0,
             max_pages_per_pattern: 0,
+            pattern_growth: 0,
             max_duplicate_links: 0,
         });
         assert_eq!(off.check_chain(1000), Ok(()));
@@ -482,7 +519,7 @@ mod tests {
         for _ in 0..1000 {
             path = off.check_path(&path, &month).unwrap();
         }
-        assert_eq!(off.check_pattern_budget(&month, 1 << 40), Ok(()));
+        assert_eq!(off.check_pattern_budget(&month, 1 << 40, 0), Ok(()));
         assert_eq!(off.check_duplicate_links(1 << 40), Ok(()));
         let url = CanonicalUrl::parse("http://example.org/a/a/a/a/a").unwrap();
         assert_eq!(off.check(&url), Ok(()), "0 turns a rule off");
@@ -550,8 +587,25 @@ mod tests {
             path = rules.check_path(&path, &other).unwrap();
         }
         assert!(rules.check_path(&path, &month).is_ok());
-        assert_eq!(rules.check_pattern_budget(&day, 4), Ok(()));
-        assert!(rules.check_pattern_budget(&day, 5).is_err());
+        assert_eq!(rules.check_pattern_budget(&day, 4, 0), Ok(()));
+        assert!(rules.check_pattern_budget(&day, 5, 0).is_err());
+        // Each distinct page of the pattern earns it 16 more.
+        assert_eq!(rules.check_pattern_budget(&day, 20, 1), Ok(()));
+        assert_eq!(
+            rules.check_pattern_budget(&day, 21, 1),
+            Err(Trap::PatternBudget {
+                pattern: day.clone(),
+                max: 5,
+                distinct: 1,
+                budget: 21
+            })
+        );
+        let fixed = TrapRules::new(TrapConfig {
+            max_pages_per_pattern: 5,
+            pattern_growth: 0,
+            ..TrapConfig::default()
+        });
+        assert!(fixed.check_pattern_budget(&day, 5, 1_000).is_err());
         assert_eq!(rules.check_duplicate_links(1), Ok(()));
         assert_eq!(
             rules.check_duplicate_links(2),

@@ -38,7 +38,8 @@ impl Traps {
         let patterns = if pattern.is_family() {
             let name = counter_name("pattern", pattern.as_str());
             let queued = self.count(&name)?;
-            if let Err(trap) = self.rules.check_pattern_budget(pattern, queued) {
+            let distinct = self.count(&counter_name(DISTINCT, pattern.as_str()))?;
+            if let Err(trap) = self.rules.check_pattern_budget(pattern, queued, distinct) {
                 return Ok(Err(trap));
             }
             Some((name, queued))
@@ -63,6 +64,22 @@ impl Traps {
         Ok(Ok(()))
     }
 
+    /// A distinct page (kept, not near-empty) of `pattern` was fetched: the pattern's budget
+    /// grows (`traps.pattern_growth`). The new count goes into `commit`.
+    pub(super) fn distinct(
+        &mut self,
+        pattern: &UrlPattern,
+        commit: &mut Commit,
+    ) -> Result<(), EngineError> {
+        if pattern.is_family() && self.rules.grows() {
+            let name = counter_name(DISTINCT, pattern.as_str());
+            let distinct = self.count(&name)? + 1;
+            self.counts.insert(name.clone(), distinct);
+            commit.counters.push((name.into(), distinct));
+        }
+        Ok(())
+    }
+
     /// Called between decisions: keeps the cache bounded (everything in it is committed).
     pub(super) fn trim(&mut self) {
         if self.counts.len() > CACHED {
@@ -79,6 +96,9 @@ impl Traps {
         Ok(count)
     }
 }
+
+/// The counter of a pattern's distinct pages.
+const DISTINCT: &str = "pattern-distinct";
 
 /// A budget's counter: the kind and a hash of what it counts (patterns can be long).
 fn counter_name(kind: &str, key: &str) -> String {

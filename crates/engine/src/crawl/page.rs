@@ -240,6 +240,14 @@ impl Coordinator {
             decided.decision.links_matched_by = Some(*by);
         }
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
+        // A distinct page (kept, with text of its own) earns its URL pattern more budget.
+        if !duplicate
+            && analysis.little_text.is_none()
+            && let Ok(url) = CanonicalUrl::parse(&entry.url)
+        {
+            let pattern = nearcrawl_frontier::UrlPattern::of(&url);
+            self.traps.distinct(&pattern, &mut decided.commit)?;
+        }
         let follow = links::LinkFollowing {
             follow,
             base: analysis.facts.as_ref().map(|f| &f.base),
