@@ -678,10 +678,14 @@ impl Coordinator {
             .counters
             .extend(counters.changed_since(self.counters_written));
         let taken = commit.taken.clone();
+        let postings_batch = !commit.sentences.is_empty();
         // Until the commit lands, nothing is known to be written (an error leaves it so).
         self.counters_written = None;
         self.archive.commit(commit, &records)?;
         self.counters_written = Some(counters);
+        if postings_batch {
+            self.sentences.written_out();
+        }
         self.frontier.committed(&taken)?;
         self.traps.trim();
         Ok(())

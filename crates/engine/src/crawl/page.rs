@@ -31,6 +31,7 @@ impl Coordinator {
             analysis,
             took: analysis_time,
             terms,
+            postings,
             ..
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
@@ -47,7 +48,7 @@ impl Coordinator {
                 let originals = StoreOriginals {
                     store: self.store.as_ref(),
                     sentences: &self.sentences,
-                    postings: ReadPostings::default(),
+                    postings: self.sentences.prefetched(postings),
                 };
                 let judgement = self.stage.judge_analysed(analysis, &originals)?;
                 (judgement, originals.postings, None)

@@ -9,9 +9,20 @@
 //! A killed crawl loses the postings not yet written; the store's `sentences_through` counter
 //! says which kept pages are in, and the next run indexes the others again from their stored
 //! texts.
+//!
+//! A page's postings are read where the page is analysed, on the blocking pool
+//! ([`PostingsReader::prefetch`]), not on the coordinator: the store is shared, and so is the
+//! key filter (its bits are atomic). The coordinator takes what was read
+//! ([`SentencePostings::prefetched`]) only when no batch was written since
+//! (the batch's [`generation`](SentencePostings::written_out)), for then the store holds the
+//! same postings it did and everything changed since is among those it holds; else it reads
+//! them again itself. Read on the coordinator, the postings of a long crawl's pages were
+//! most of its CPU (docs/BENCHMARKS.md, "Stage times over a long crawl").
 
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use nearcrawl_dedup::{IndexedSentences, stage_sentence_cutoff};
 use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
@@ -49,12 +60,13 @@ fn over_load(bits: u32, set: u64) -> bool {
 }
 
 /// Keys that may have a posting in the store: one bit each, by the key's top bits (keys are
-/// hashes already). No false negatives.
+/// hashes already). No false negatives. Its bits are atomic: the coordinator sets them, the
+/// blocking pool reads them ([`PostingsReader`]).
 struct KeyFilter {
-    words: Vec<u64>,
+    words: Box<[AtomicU64]>,
     bits: u32,
-    /// Bits set.
-    set: u64,
+    /// Bits set (by the coordinator only).
+    set: AtomicU64,
 }
 
 impl KeyFilter {
@@ -62,11 +74,11 @@ impl KeyFilter {
     fn with_bits(bits: u32) -> KeyFilter {
         let bits = bits.clamp(6, FILTER_BITS);
         KeyFilter {
-            // Zeroed memory the system hands out as it is first written, in 2 MiB pages
-            // where it can.
-            words: nearcrawl_hamming_index::zeroed_huge_words(1 << (bits - 6)),
+            words: (0..1usize << (bits - 6))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             bits,
-            set: 0,
+            set: AtomicU64::new(0),
         }
     }
 
@@ -84,27 +96,26 @@ impl KeyFilter {
         ((bit >> 6) as usize, 1 << (bit & 63))
     }
 
-    fn insert(&mut self, key: u64) {
+    fn insert(&self, key: u64) {
         let (word, mask) = self.bit(key);
-        if self.words[word] & mask == 0 {
-            self.words[word] |= mask;
-            self.set += 1;
+        if self.words[word].fetch_or(mask, Ordering::Relaxed) & mask == 0 {
+            self.set.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     fn may_contain(&self, key: u64) -> bool {
         let (word, mask) = self.bit(key);
-        self.words[word] & mask != 0
+        self.words[word].load(Ordering::Relaxed) & mask != 0
     }
 
     /// Whether it should grow: too many bits set, and room to grow.
     fn crowded(&self) -> bool {
-        over_load(self.bits, self.set)
+        over_load(self.bits, self.set.load(Ordering::Relaxed))
     }
 
     /// Adds the store's keys and `held` (keys not written yet).
     fn fill(
-        &mut self,
+        &self,
         store: &dyn CrawlStore,
         held: impl Iterator<Item = u64>,
     ) -> Result<(), StoreError> {
@@ -119,13 +130,64 @@ impl KeyFilter {
 pub(super) struct SentencePostings {
     /// (Seeded, as every table keyed by a hash of a page's text.)
     dirty: foldhash::HashMap<u64, SentencePosting>,
-    written: KeyFilter,
+    written: Arc<KeyFilter>,
+    /// What the blocking pool reads postings by: the filter, and how many batches were
+    /// written.
+    shared: Arc<Shared>,
+}
+
+/// The part of [`SentencePostings`] the blocking pool reads.
+struct Shared {
+    /// The key filter as it stands (replaced when it grows).
+    filter: RwLock<Arc<KeyFilter>>,
+    /// Batches of postings written to the store so far (bumped once the batch has landed).
+    generation: AtomicU64,
 }
 
 /// The postings read from the store while judging one page (absent ones too), so that
 /// keeping it does not read them again.
 #[derive(Debug, Default)]
 pub(super) struct ReadPostings(RefCell<foldhash::HashMap<u64, Option<SentencePosting>>>);
+
+/// Reads a page's postings where the page is analysed ([`PostingsReader::prefetch`]).
+#[derive(Clone)]
+pub(super) struct PostingsReader {
+    store: Arc<dyn CrawlStore>,
+    shared: Arc<Shared>,
+}
+
+/// A page's postings as [`PostingsReader::prefetch`] read them: the store's (absent ones
+/// too, per key), when the store had written `generation` batches.
+#[derive(Debug)]
+pub(super) struct Prefetched {
+    generation: u64,
+    read: foldhash::HashMap<u64, Option<SentencePosting>>,
+}
+
+impl PostingsReader {
+    /// The postings the store may have of `fingerprints` (the key filter says which), read
+    /// here rather than on the coordinator. `None` when a read failed: the coordinator reads
+    /// again, and reports what fails.
+    pub(super) fn prefetch(&self, fingerprints: &[u128]) -> Option<Prefetched> {
+        // The generation first: a batch written after it makes the coordinator read again.
+        let generation = self.shared.generation.load(Ordering::Acquire);
+        let filter = Arc::clone(
+            &*self
+                .shared
+                .filter
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let mut read = foldhash::HashMap::default();
+        for &fingerprint in fingerprints {
+            let key = sentence_key(fingerprint);
+            if let Entry::Vacant(slot) = read.entry(key) {
+                slot.insert(read_stored(&filter, self.store.as_ref(), key).ok()?);
+            }
+        }
+        Some(Prefetched { generation, read })
+    }
+}
 
 /// The posting of `key` from the store, when the filter says it may be there.
 fn read_stored(
@@ -165,12 +227,42 @@ impl SentencePostings {
     fn open_with(store: &dyn CrawlStore, bits: u32) -> Result<SentencePostings, EngineError> {
         let mut keys = 0u64;
         store.for_each_sentence_key(&mut |_| keys += 1)?;
-        let mut written = KeyFilter::for_keys(keys, bits);
+        let written = Arc::new(KeyFilter::for_keys(keys, bits));
         written.fill(store, std::iter::empty())?;
         Ok(SentencePostings {
             dirty: foldhash::HashMap::default(),
+            shared: Arc::new(Shared {
+                filter: RwLock::new(Arc::clone(&written)),
+                generation: AtomicU64::new(0),
+            }),
             written,
         })
+    }
+
+    /// What the blocking pool reads a page's postings with.
+    pub(super) fn reader(&self, store: Arc<dyn CrawlStore>) -> PostingsReader {
+        PostingsReader {
+            store,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// The postings read for a page where it was analysed, as if read here: when no batch
+    /// was written since (the store holds what it held then, and what changed since is
+    /// held here), else none (read again as the page is judged).
+    pub(super) fn prefetched(&self, prefetched: Option<Prefetched>) -> ReadPostings {
+        match prefetched {
+            Some(p) if p.generation == self.shared.generation.load(Ordering::Acquire) => {
+                ReadPostings(RefCell::new(p.read))
+            }
+            _ => ReadPostings::default(),
+        }
+    }
+
+    /// A batch [`SentencePostings::write_into`] moved into a commit has landed in the store:
+    /// postings read before it may be stale.
+    pub(super) fn written_out(&self) {
+        self.shared.generation.fetch_add(1, Ordering::Release);
     }
 
     /// Kept pages sharing sentence fingerprints with `fingerprints`, most shared first; the
@@ -228,8 +320,13 @@ impl SentencePostings {
         if self.written.crowded() {
             // Four times the bits (about a sixty-fourth of them set then), from the store's
             // keys and those held: the keys are not counted again.
-            let mut grown = KeyFilter::with_bits(self.written.bits + 2);
+            let grown = Arc::new(KeyFilter::with_bits(self.written.bits + 2));
             grown.fill(store, self.dirty.keys().copied())?;
+            *self
+                .shared
+                .filter
+                .write()
+                .unwrap_or_else(PoisonError::into_inner) = Arc::clone(&grown);
             self.written = grown;
         }
         Ok(())
@@ -313,6 +410,7 @@ impl Coordinator {
         let mut commit = Commit::default();
         self.sentences.write_into(&mut commit, self.next_seq);
         self.store.commit(commit)?;
+        self.sentences.written_out();
         Ok(())
     }
 }
@@ -470,6 +568,61 @@ mod tests {
         assert_eq!(found(&postings, &[1, 4]), [(3, 1), (5, 1)]);
     }
 
+    /// Postings read where a page is analysed, off the coordinator, give the candidates the
+    /// coordinator's own reads give, and are not used once a batch was written after them.
+    #[test]
+    fn postings_read_off_the_coordinator_agree_until_a_batch_is_written() {
+        let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+        let mut postings = SentencePostings::open(store.as_ref()).unwrap();
+        let reader = postings.reader(Arc::clone(&store));
+        let mut index = CandidateIndex::new(stage_sentence_cutoff());
+        let keep =
+            |postings: &mut SentencePostings, index: &mut CandidateIndex, seq, fps: &[u128]| {
+                let indexed = IndexedSentences {
+                    site: "a.test".into(),
+                    fingerprints: fps.to_vec(),
+                };
+                postings
+                    .keep(store.as_ref(), ReadPostings::default(), seq, &indexed)
+                    .unwrap();
+                index.insert(seq, "a.test", fps);
+            };
+        let write = |postings: &mut SentencePostings, through| {
+            let mut commit = Commit::default();
+            postings.write_into(&mut commit, through);
+            store.commit(commit).unwrap();
+            postings.written_out();
+        };
+        keep(&mut postings, &mut index, 1, &[1, 2, 3]);
+        keep(&mut postings, &mut index, 2, &[3, 4]);
+        write(&mut postings, 3);
+        // Page 3 is kept but not written: held, not in the store.
+        keep(&mut postings, &mut index, 3, &[4, 5]);
+        let query = [3u128, 4, 5, 6];
+        let read = postings.prefetched(reader.prefetch(&query));
+        assert_eq!(
+            read.0.borrow().len(),
+            4,
+            "every key of the query, present or not"
+        );
+        let found = postings.candidates(store.as_ref(), &read, &query).unwrap();
+        assert_eq!(found, index.candidates(&query));
+
+        // Read, then a batch written (page 4's postings moved to the store): not used.
+        let stale = reader.prefetch(&query);
+        keep(&mut postings, &mut index, 4, &[5, 6]);
+        write(&mut postings, 5);
+        let read = postings.prefetched(stale);
+        assert!(read.0.borrow().is_empty(), "read again on the coordinator");
+        let found = postings.candidates(store.as_ref(), &read, &query).unwrap();
+        assert_eq!(found, index.candidates(&query));
+        // Read after it: used, and right.
+        let read = postings.prefetched(reader.prefetch(&query));
+        assert_eq!(read.0.borrow().len(), 4);
+        let found = postings.candidates(store.as_ref(), &read, &query).unwrap();
+        assert_eq!(found, index.candidates(&query));
+    }
+
     #[test]
     fn a_damaged_posting_is_an_error_naming_its_key() {
         let store = MemoryStore::default();
@@ -492,14 +645,15 @@ mod tests {
 
     #[test]
     fn the_key_filter_has_no_false_negatives() {
-        let mut filter = KeyFilter::with_bits(FILTER_BITS);
+        let filter = KeyFilter::with_bits(FILTER_BITS);
         let keys: Vec<u64> = (0..10_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
         keys.iter().for_each(|&k| filter.insert(k));
         assert!(keys.iter().all(|&k| filter.may_contain(k)));
         assert_eq!(
-            filter.set, 10_000,
+            filter.set.load(Ordering::Relaxed),
+            10_000,
             "one bit each (no two of these share one)"
         );
         let others = (10_000..20_000u64)

@@ -1,6 +1,7 @@
 //! The work done off the coordinator: each request in a task of its own, each page analysed
 //! on the blocking pool, and what they report back.
 
+use super::sentences::{PostingsReader, Prefetched};
 use super::*;
 use nearcrawl_frontier::TermCounts;
 
@@ -50,6 +51,10 @@ pub(super) struct Analysed {
     /// length left for the response's): the shingles of the whole page's text, for a large
     /// page ([`nearcrawl_dedup::shingle_filter`]), and where its links lead on its site.
     pub(super) declared: Option<Declared>,
+    /// The postings of its sentences, read here from the store rather than on the
+    /// coordinator (see [`super::sentences`]); none in a shared job, or without
+    /// verification.
+    pub(super) postings: Option<Prefetched>,
 }
 
 impl Coordinator {
@@ -79,6 +84,11 @@ impl Coordinator {
             _ => Asking::Page,
         };
         let pages = self.stage.page_analyzer();
+        // The pages of a shared job are judged against the job's index, not this store's.
+        let postings = self
+            .shared_dedup
+            .is_none()
+            .then(|| self.sentences.reader(Arc::clone(&self.store)));
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
         let dedup = &self.job.config.dedup;
@@ -129,7 +139,7 @@ impl Coordinator {
                         let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page, focused, probing)
+                                analyse(&pages, &page, focused, probing, postings.as_ref())
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -171,7 +181,13 @@ impl Coordinator {
 
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
-fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing) -> Analysed {
+fn analyse(
+    pages: &PageAnalyzer,
+    page: &Fetched,
+    focused: bool,
+    probing: Probing,
+    postings: Option<&PostingsReader>,
+) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
@@ -184,6 +200,15 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
     };
     let host = nearcrawl_frontier::authority(&page.url);
     let mut analysis = pages.analyze(&host, extracted);
+    // Its sentences' postings, for its candidates: read here, off the coordinator.
+    let reading = Instant::now();
+    let postings = match (postings, &analysis.prepared) {
+        (Some(reader), Some(prepared)) => reader.prefetch(&prepared.sentences),
+        _ => None,
+    };
+    if postings.is_some() {
+        analysis.times.add(Stage::Verify, reading.elapsed());
+    }
     let took = clock.elapsed();
     let terms = focused.then(|| {
         let counting = Instant::now();
@@ -207,6 +232,7 @@ fn analyse(pages: &PageAnalyzer, page: &Fetched, focused: bool, probing: Probing
         took,
         terms,
         declared,
+        postings,
     }
 }
 
