@@ -48,6 +48,7 @@ mod config;
 mod sample;
 mod stage;
 mod timing;
+mod units;
 
 pub use crate::analyze::{
     Analyzer, AnalyzerConfig, Extracted, MAX_LINKS, MAX_TEXT_BYTES, MIN_NEAR_TOKENS, PageAnalysis,
@@ -71,3 +72,4 @@ pub use crate::stage::{
     stage_template_config,
 };
 pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};
+pub use crate::units::UnitsCache;

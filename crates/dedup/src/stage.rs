@@ -8,7 +8,7 @@
 //! sentence-fingerprint postings) it reaches through [`Originals`]; it does no I/O itself. [`DedupStage::judge`] decides a page ([`Judgement`]); [`DedupStage::admit`] keeps a
 //! unique one and says what to persist ([`Admission`]).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -26,17 +26,11 @@ use url::Url;
 use crate::analyze::{Analyzer, Extracted, PageAnalysis, Prepared};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
 use crate::timing::{Lap, Stage};
+use crate::units::{UNITS_CACHE_UNITS, UnitsCache};
 
 /// Fewer characters of its own than this (once its host's template is removed), and a page
 /// is judged by exact key only ([`PageAnalysis::little_text`]).
 const MIN_OWN_TEXT: usize = 100;
-
-/// Verification units of originals kept in memory, at most, over all of them (8 bytes each:
-/// 32 MiB): the originals verified against most recently. Rebuilding an original's units
-/// from its stored text was half of verification's time on a text-rich crawl with a cache of
-/// 512 originals; 4,096 of them (about 2.9 million units there) took a tenth off the crawl's
-/// CPU per page for 25 MB (docs/BENCHMARKS.md).
-const UNITS_CACHE_UNITS: usize = 4 << 20;
 
 /// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
 /// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
@@ -531,12 +525,9 @@ pub struct DedupStage {
     verifier: Verifier,
     /// Template removal and tokenizing, shareable with the threads that analyse pages.
     pages: PageAnalyzer,
-    /// Verification units of recently verified originals, oldest first out.
-    units: HashMap<u64, Arc<[u64]>>,
-    units_order: VecDeque<u64>,
-    /// Units held in `units`, over all its originals, and at most ([`UNITS_CACHE_UNITS`]).
-    units_held: usize,
-    units_capacity: usize,
+    /// Verification units of recently verified originals, shared with the threads that
+    /// analyse pages.
+    units: UnitsCache,
 }
 
 /// The memory the index of kept fingerprints may take per kept page: the one thing a crawl
@@ -593,14 +584,11 @@ impl DedupStage {
             index,
             shared_tag,
             sentence_config: stage_sentence_config(),
+            units: UnitsCache::new(Arc::clone(&analyzer), UNITS_CACHE_UNITS),
             pages: PageAnalyzer {
                 analyzer,
                 templates: Arc::new(Mutex::new(TemplateModel::new(stage_template_config()))),
             },
-            units: HashMap::new(),
-            units_order: VecDeque::new(),
-            units_held: 0,
-            units_capacity: UNITS_CACHE_UNITS,
         })
     }
 
@@ -920,27 +908,13 @@ impl DedupStage {
         seq: u64,
         originals: &O,
     ) -> Result<Option<Arc<[u64]>>, O::Error> {
-        if let Some(units) = self.units.get(&seq) {
-            return Ok(Some(Arc::clone(units)));
-        }
-        let Some(text) = originals.text(seq)? else {
-            return Ok(None);
-        };
-        let units: Arc<[u64]> = self.pages.analyzer.units_of(&text).into();
-        // Oldest out until the new one fits; one larger than the whole cache is not kept.
-        if units.len() <= self.units_capacity {
-            while self.units_held + units.len() > self.units_capacity
-                && let Some(oldest) = self.units_order.pop_front()
-            {
-                if let Some(removed) = self.units.remove(&oldest) {
-                    self.units_held -= removed.len();
-                }
-            }
-            self.units_held += units.len();
-            self.units_order.push_back(seq);
-            self.units.insert(seq, Arc::clone(&units));
-        }
-        Ok(Some(units))
+        self.units.get_or_compute(seq, || originals.text(seq))
+    }
+
+    /// The cache of the originals' verification units, for the threads that analyse pages
+    /// to fill with a page's likely candidates before it is judged.
+    pub fn units_cache(&self) -> UnitsCache {
+        self.units.clone()
     }
 }
 

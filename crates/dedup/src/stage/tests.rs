@@ -555,27 +555,32 @@ proptest! {
 #[test]
 fn the_units_cache_is_bounded_in_units() {
     let mut stage = stage();
-    stage.units_capacity = 100;
+    stage.units = UnitsCache::new(Arc::clone(stage.analyzer()), 100);
     let mut kept = MemoryOriginals::default();
     for seq in 0..6 {
         keep(&mut stage, &mut kept, seq, &document(seq, 3));
     }
     keep(&mut stage, &mut kept, 6, &document(6, 20));
-    let held = |stage: &DedupStage| stage.units.values().map(|u| u.len()).sum::<usize>();
+    // Another thread's handle on the same cache sees what the stage computed.
+    let shared = stage.units_cache();
     for seq in 0..6 {
         let Ok(units) = stage.original_units(seq, &kept);
         let len = units.expect("a kept text").len();
         assert!((30..=50).contains(&len), "{len} units");
-        assert_eq!(stage.units_held, held(&stage));
-        assert!(stage.units_held <= 100, "{}", stage.units_held);
-        assert!(stage.units.contains_key(&seq));
+        assert_eq!(shared.held(), shared.counted());
+        assert!(shared.held() <= 100, "{}", shared.held());
+        assert!(shared.holds(seq));
     }
-    assert!(!stage.units.contains_key(&0), "the oldest went first");
+    assert!(!shared.holds(0), "the oldest went first");
     let Ok(large) = stage.original_units(6, &kept);
     assert!(large.expect("a kept text").len() > 100);
-    assert!(!stage.units.contains_key(&6));
-    assert!(stage.units.contains_key(&5), "nothing evicted for it");
-    assert_eq!(stage.units_held, held(&stage));
+    assert!(!shared.holds(6));
+    assert!(shared.holds(5), "nothing evicted for it");
+    assert_eq!(shared.held(), shared.counted());
+    // Computed elsewhere (as the threads that analyse pages do), the same units.
+    let elsewhere = UnitsCache::new(Arc::clone(stage.analyzer()), 100);
+    let Ok(computed) = elsewhere.get_or_compute(3, || kept.text(3));
+    assert_eq!(computed, stage.original_units(3, &kept).unwrap_or(None));
 }
 
 #[test]

@@ -24,7 +24,7 @@ use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use nearcrawl_dedup::{IndexedSentences, stage_sentence_cutoff};
+use nearcrawl_dedup::{IndexedSentences, UnitsCache, stage_sentence_cutoff};
 use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
 use url::Url;
@@ -149,11 +149,16 @@ struct Shared {
 #[derive(Debug, Default)]
 pub(super) struct ReadPostings(RefCell<foldhash::HashMap<u64, Option<SentencePosting>>>);
 
-/// Reads a page's postings where the page is analysed ([`PostingsReader::prefetch`]).
+/// Reads a page's postings where the page is analysed ([`PostingsReader::prefetch`]), and
+/// computes its likely candidates' verification units there.
 #[derive(Clone)]
 pub(super) struct PostingsReader {
     store: Arc<dyn CrawlStore>,
     shared: Arc<Shared>,
+    /// The stage's cache of originals' units.
+    units: UnitsCache,
+    /// Sentence candidates verified per page at most (`dedup.max_candidates`).
+    candidates: usize,
 }
 
 /// A page's postings as [`PostingsReader::prefetch`] read them: the store's (absent ones
@@ -166,8 +171,10 @@ pub(super) struct Prefetched {
 
 impl PostingsReader {
     /// The postings the store may have of `fingerprints` (the key filter says which), read
-    /// here rather than on the coordinator. `None` when a read failed: the coordinator reads
-    /// again, and reports what fails.
+    /// here rather than on the coordinator, and the verification units of the kept pages
+    /// they name most (the candidates the page will be verified against, but for those of
+    /// postings not written yet), computed into the stage's cache. `None` when a read
+    /// failed: the coordinator reads again, and reports what fails.
     pub(super) fn prefetch(&self, fingerprints: &[u128]) -> Option<Prefetched> {
         // The generation first: a batch written after it makes the coordinator read again.
         let generation = self.shared.generation.load(Ordering::Acquire);
@@ -184,6 +191,13 @@ impl PostingsReader {
             if let Entry::Vacant(slot) = read.entry(key) {
                 slot.insert(read_stored(&filter, self.store.as_ref(), key).ok()?);
             }
+        }
+        let lists = read.values().flatten().map(SentencePosting::documents);
+        for (seq, _) in rank_candidates(lists).into_iter().take(self.candidates) {
+            let store = self.store.as_ref();
+            self.units
+                .get_or_compute(seq, || store.unique_text(seq))
+                .ok()?;
         }
         Some(Prefetched { generation, read })
     }
@@ -239,11 +253,19 @@ impl SentencePostings {
         })
     }
 
-    /// What the blocking pool reads a page's postings with.
-    pub(super) fn reader(&self, store: Arc<dyn CrawlStore>) -> PostingsReader {
+    /// What the blocking pool reads a page's postings with, and computes its candidates'
+    /// units into `units` with (at most `candidates` of them).
+    pub(super) fn reader(
+        &self,
+        store: Arc<dyn CrawlStore>,
+        units: UnitsCache,
+        candidates: usize,
+    ) -> PostingsReader {
         PostingsReader {
             store,
             shared: Arc::clone(&self.shared),
+            units,
+            candidates,
         }
     }
 
@@ -574,7 +596,9 @@ mod tests {
     fn postings_read_off_the_coordinator_agree_until_a_batch_is_written() {
         let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
         let mut postings = SentencePostings::open(store.as_ref()).unwrap();
-        let reader = postings.reader(Arc::clone(&store));
+        let analyzer = Arc::new(nearcrawl_dedup::Analyzer::new(Default::default()));
+        let units = UnitsCache::new(analyzer, 1 << 20);
+        let reader = postings.reader(Arc::clone(&store), units.clone(), 4);
         let mut index = CandidateIndex::new(stage_sentence_cutoff());
         let keep =
             |postings: &mut SentencePostings, index: &mut CandidateIndex, seq, fps: &[u128]| {
@@ -586,6 +610,13 @@ mod tests {
                     .keep(store.as_ref(), ReadPostings::default(), seq, &indexed)
                     .unwrap();
                 index.insert(seq, "a.test", fps);
+                let text = format!("the text of page {seq}");
+                store
+                    .commit(Commit {
+                        unique_text: Some((seq, text)),
+                        ..Commit::default()
+                    })
+                    .unwrap();
             };
         let write = |postings: &mut SentencePostings, through| {
             let mut commit = Commit::default();
@@ -621,6 +652,8 @@ mod tests {
         assert_eq!(read.0.borrow().len(), 4);
         let found = postings.candidates(store.as_ref(), &read, &query).unwrap();
         assert_eq!(found, index.candidates(&query));
+        // The candidates' units were computed where the postings were read.
+        assert!((1..=4).all(|seq| units.get(seq).is_some()));
     }
 
     #[test]

@@ -85,10 +85,12 @@ impl Coordinator {
         };
         let pages = self.stage.page_analyzer();
         // The pages of a shared job are judged against the job's index, not this store's.
-        let postings = self
-            .shared_dedup
-            .is_none()
-            .then(|| self.sentences.reader(Arc::clone(&self.store)));
+        let postings = self.shared_dedup.is_none().then(|| {
+            let units = self.stage.units_cache();
+            let candidates = self.stage.config().max_candidates.max(1);
+            self.sentences
+                .reader(Arc::clone(&self.store), units, candidates)
+        });
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
         let dedup = &self.job.config.dedup;
