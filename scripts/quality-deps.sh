@@ -2,12 +2,16 @@
 # Installs the Debian documentation packages the labelled webs are built from (nothing of it
 # is committed): python3.11-doc (English, used for tuning), git-doc (English, held out),
 # debian-reference-zh-cn (Chinese) for the generated web; llvm-14-doc, llvm-15-doc,
-# llvm-16-doc, clang-14-doc, clang-16-doc and debian-handbook for the real webs
+# llvm-16-doc, clang-14-doc, clang-16-doc, debian-handbook and the Debian Reference in its
+# eleven languages (debian-reference-en, -de, ...) for the real webs
 # (`nearcrawl quality --web NAME`); apache2-doc and postgresql-doc-15 (with python3.11-doc and
 # llvm-16-doc) for the focused web (`nearcrawl focus-quality`). Idempotent.
 set -euo pipefail
 packages=(python3.11-doc git-doc debian-reference-zh-cn
     llvm-14-doc llvm-15-doc llvm-16-doc clang-14-doc clang-16-doc debian-handbook
+    debian-reference-en debian-reference-de debian-reference-es debian-reference-fr
+    debian-reference-id debian-reference-it debian-reference-ja debian-reference-pt
+    debian-reference-pt-br debian-reference-zh-tw
     apache2-doc postgresql-doc-15)
 missing=()
 for p in "${packages[@]}"; do

@@ -23,7 +23,8 @@ pub struct QualityArgs {
     #[arg(long, default_value = "small")]
     pub size: String,
     /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
-    /// tuning), llvm-15-16, clang-14-16 or handbook-held-out (held out). Debian's
+    /// tuning), llvm-15-16, clang-14-16, handbook-held-out or reference-languages (held
+    /// out). Debian's
     /// documentation packages, installed by scripts/quality-deps.sh.
     #[arg(long)]
     pub web: Option<String>,

@@ -65,6 +65,7 @@ impl Manual {
             dirs,
             seed: seed.to_string(),
             prefix: String::new(),
+            suffix: String::new(),
         }
     }
 }

@@ -208,17 +208,20 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     beyond.sort_by_key(|r| std::cmp::Reverse(r.bytes));
 
     // Scored groups only: borderline pages (heavy rewrites, listings) are not scored here either.
-    // A page found unchanged by its probe reaches nothing: its body was never fetched.
-    let groups = |records: &[Record]| -> HashSet<u64> {
+    // A group counts once a scored page of it is reached; the dedup crawl reaches it through
+    // any page of it, scored or not (a language's copy of a page the truth leaves unscored
+    // against English is reached through that page). A page found unchanged by its probe
+    // reaches nothing: its body was never fetched.
+    let groups = |records: &[Record], scored: bool| -> HashSet<u64> {
         records
             .iter()
             .filter(|r| r.fetched_page())
             .filter_map(|r| truth.get(&r.url))
-            .filter(|t| t.scored)
+            .filter(|t| t.scored || !scored)
             .map(|t| t.group)
             .collect()
     };
-    let (dedup_groups, baseline_groups) = (groups(dedup), groups(baseline));
+    let (dedup_groups, baseline_groups) = (groups(dedup, false), groups(baseline, true));
     let violations = dedup
         .iter()
         .chain(baseline)
@@ -308,10 +311,16 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
 /// the usual bound's construction and a little above it.)
 pub fn content_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
     let by_url: HashMap<&str, &Record> = baseline.iter().map(|r| (r.url.as_str(), r)).collect();
+    // Groups with a scored page the baseline fetched, each reached through any page of it.
+    let required: HashSet<u64> = baseline
+        .iter()
+        .filter_map(|r| truth.get(&r.url).filter(|t| t.scored && r.status.is_some()))
+        .map(|t| t.group)
+        .collect();
     let group = |r: &Record| {
         truth
             .get(&r.url)
-            .filter(|t| t.scored && r.status.is_some())
+            .filter(|t| r.status.is_some() && required.contains(&t.group))
             .map(|t| t.group)
     };
     let seeds: Vec<&Record> = baseline
@@ -606,6 +615,46 @@ mod tests {
         // Knowing each URL's content: the seed, one page of the a/b group (a), c by b (the
         // cheapest path to it) and d from a; not the big page.
         assert_eq!(m.content_bound_bytes, 10 + 100 + 100 + 50 + 50);
+    }
+
+    /// A group whose scored page is a copy of a page the truth leaves unscored (a language's
+    /// copy of another's partly translated page): reached through either.
+    struct WithUnscored;
+
+    impl Labels for WithUnscored {
+        fn get(&self, url: &str) -> Option<PageTruth> {
+            match url {
+                "/pt" => Some(PageTruth {
+                    scored: false,
+                    ..PageTruth::scored(1, Kind::Edited)
+                }),
+                "/pt-br" => Some(PageTruth::scored(1, Kind::Untranslated)),
+                "/seed" => Some(PageTruth::scored(0, Kind::RealFirst)),
+                _ => None,
+            }
+        }
+        fn copies(&self, copy: &str, original: &str) -> Option<bool> {
+            Some(self.get(copy)?.group == self.get(original)?.group)
+        }
+    }
+
+    #[test]
+    fn a_group_is_reached_through_any_of_its_pages() {
+        let baseline = vec![
+            page(0, "/seed", 10, &["/pt", "/pt-br"]),
+            page(1, "/pt", 100, &[]),
+            page(2, "/pt-br", 100, &[]),
+        ];
+        // The copy found unchanged without a download: its group reached through /pt.
+        let mut dedup = baseline[..2].to_vec();
+        dedup.push(Record::new(2, "/pt-br".into(), 1, Verdict::Unchanged));
+        let m = measure(&dedup, &baseline, &WithUnscored);
+        assert_eq!((m.coverage, m.groups_lost), (1.0, 0));
+        // Neither fetched: lost.
+        let m = measure(&baseline[..1], &baseline, &WithUnscored);
+        assert_eq!(m.groups_lost, 1);
+        // Knowing each URL's content: the seed and one page of the group.
+        assert_eq!(m.content_bound_bytes, 10 + 100);
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //!   `llvm-16-doc`, `clang-14-doc`, `clang-16-doc`), the older one seeded first.
 //! - Languages: the Debian Administrator's Handbook (`debian-handbook`) in English and several
 //!   translations; a translation's untranslated pages keep the English text under translated
-//!   navigation.
+//!   navigation. And the Debian Reference (`debian-reference-*`) in its eleven languages, the
+//!   language in each file's name (`ch07.fr.html`), translated paragraph by paragraph (po4a:
+//!   what is not translated stays English), the Brazilian Portuguese a copy of the
+//!   Portuguese; held out.
 //!
 //! The truth ([`RealTruth`]) reads each page's main region as the site's own markup marks it
 //! (Sphinx's `div[role=main]`, the DocBook chapter and section `div`s under `<body>`),
@@ -51,6 +54,8 @@ pub enum RealWeb {
     HandbookTuning,
     /// The handbook in English, Spanish, Dutch, Russian and Simplified Chinese: held out.
     HandbookHeldOut,
+    /// The Debian Reference in its eleven languages: held out.
+    ReferenceLanguages,
 }
 
 /// One site of a real web: a directory of a package served at the site's root.
@@ -64,16 +69,20 @@ pub(crate) struct SiteSource {
     /// The prefix that pages of other sites lack (a language's directory), removed to pair
     /// a page with its counterparts.
     pub(crate) prefix: String,
+    /// The ending of the file names served, before `.html` (a language's, `.fr`; empty:
+    /// every page), removed to pair a page with its counterparts.
+    pub(crate) suffix: String,
 }
 
 impl RealWeb {
     /// Every real web, tuning ones first.
-    pub const ALL: [RealWeb; 5] = [
+    pub const ALL: [RealWeb; 6] = [
         RealWeb::Llvm14To15,
         RealWeb::HandbookTuning,
         RealWeb::Llvm15To16,
         RealWeb::Clang14To16,
         RealWeb::HandbookHeldOut,
+        RealWeb::ReferenceLanguages,
     ];
 
     /// Its name on the command line.
@@ -84,6 +93,7 @@ impl RealWeb {
             RealWeb::Clang14To16 => "clang-14-16",
             RealWeb::HandbookTuning => "handbook-tuning",
             RealWeb::HandbookHeldOut => "handbook-held-out",
+            RealWeb::ReferenceLanguages => "reference-languages",
         }
     }
 
@@ -104,6 +114,19 @@ impl RealWeb {
             RealWeb::Llvm15To16 => &["llvm-15-doc", "llvm-16-doc"],
             RealWeb::Clang14To16 => &["clang-14-doc", "clang-16-doc"],
             RealWeb::HandbookTuning | RealWeb::HandbookHeldOut => &["debian-handbook"],
+            RealWeb::ReferenceLanguages => &[
+                "debian-reference-en",
+                "debian-reference-de",
+                "debian-reference-es",
+                "debian-reference-fr",
+                "debian-reference-id",
+                "debian-reference-it",
+                "debian-reference-ja",
+                "debian-reference-pt",
+                "debian-reference-pt-br",
+                "debian-reference-zh-cn",
+                "debian-reference-zh-tw",
+            ],
         }
     }
 
@@ -111,6 +134,9 @@ impl RealWeb {
         match self {
             RealWeb::HandbookTuning => &["en-US", "fr-FR", "cs-CZ", "ja-JP"],
             RealWeb::HandbookHeldOut => &["en-US", "es-ES", "nl-NL", "ru-RU", "zh-CN"],
+            RealWeb::ReferenceLanguages => &[
+                "en", "de", "es", "fr", "id", "it", "ja", "pt", "pt-br", "zh-cn", "zh-tw",
+            ],
             _ => &[],
         }
     }
@@ -121,6 +147,7 @@ impl RealWeb {
             dirs: Vec::new(),
             seed: "/index.html".into(),
             prefix: String::new(),
+            suffix: String::new(),
         };
         match self {
             RealWeb::Llvm14To15 => vec![release("llvm-14-doc"), release("llvm-15-doc")],
@@ -134,6 +161,18 @@ impl RealWeb {
                     dirs: vec![lang],
                     seed: format!("/{lang}/index.html"),
                     prefix: format!("/{lang}"),
+                    suffix: String::new(),
+                })
+                .collect(),
+            RealWeb::ReferenceLanguages => self
+                .languages()
+                .iter()
+                .map(|lang| SiteSource {
+                    root: PathBuf::from("/usr/share/debian-reference"),
+                    dirs: Vec::new(),
+                    seed: format!("/index.{lang}.html"),
+                    prefix: String::new(),
+                    suffix: format!(".{lang}"),
                 })
                 .collect(),
         }
@@ -143,6 +182,9 @@ impl RealWeb {
     fn main_selector(self) -> &'static str {
         match self {
             RealWeb::HandbookTuning | RealWeb::HandbookHeldOut => "body > div:not(#banner)",
+            RealWeb::ReferenceLanguages => {
+                "body > div:not(.navheader):not(.navfooter), body > p, body > h1"
+            }
             _ => "div[role=main]",
         }
     }
@@ -150,7 +192,9 @@ impl RealWeb {
     /// Kind of a page that has a near counterpart on an earlier site.
     fn copy_kind(self) -> Kind {
         match self {
-            RealWeb::HandbookTuning | RealWeb::HandbookHeldOut => Kind::Untranslated,
+            RealWeb::HandbookTuning | RealWeb::HandbookHeldOut | RealWeb::ReferenceLanguages => {
+                Kind::Untranslated
+            }
             _ => Kind::Unchanged,
         }
     }
@@ -245,6 +289,10 @@ pub async fn build_real(
                 .strip_prefix(source.prefix.as_str())
                 .unwrap_or(path)
                 .to_string();
+            let rel = match source.suffix.as_str() {
+                "" => rel,
+                suffix => rel.replace(&format!("{suffix}.html"), ".html"),
+            };
             site_pages.push((path.clone(), rel, words));
         }
         let running = serve_on(site, addr)
@@ -295,8 +343,12 @@ pub(crate) fn read_site(source: &SiteSource) -> Result<HashMap<String, SiteFile>
                 continue;
             }
             // HTML pages only: Sphinx's `_sources/*.txt` would make every page a near-duplicate
-            // of its own source on the same site.
-            if !path.to_string_lossy().ends_with(".html") {
+            // of its own source on the same site. Of the site's language, where the languages
+            // share a directory.
+            if !path
+                .to_string_lossy()
+                .ends_with(&format!("{}.html", source.suffix))
+            {
                 continue;
             }
             let bytes = std::fs::read(&path)

@@ -772,14 +772,22 @@ impl Coordinator {
     }
 
     /// Whether the original of the duplicate being decided links to the counterpart of its
-    /// link to `target` ([`Coordinator::counterpart`]).
+    /// link to `target`: the page a URL rule says `target` copies (a language's
+    /// `ch02.pt-br.html` for `ch02.pt.html`), or the one the pair's paths say
+    /// ([`Coordinator::counterpart`]).
     fn leads_as_original(&self, how: &LinkFollowing<'_>, target: &Url) -> bool {
-        match (how.base, &how.original) {
-            (Some(base), Some(original)) => self
-                .counterpart(base, original, target)
-                .is_some_and(|c| how.follow.original_links_to(original, c.as_url())),
-            _ => false,
-        }
+        let Some(original) = &how.original else {
+            return false;
+        };
+        let by_rule = self.predictions.counterpart_of(target);
+        let by_pair = how
+            .base
+            .and_then(|base| self.counterpart(base, original, target))
+            .map(CanonicalUrl::into_url);
+        by_rule
+            .into_iter()
+            .chain(by_pair)
+            .any(|c| how.follow.original_links_to(original, &c))
     }
 
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s

@@ -125,6 +125,15 @@ impl Predictions {
         }
     }
 
+    /// The page the most trusted rule says `url` copies, whatever its trust (`None` with
+    /// rules off or none matching).
+    pub(super) fn counterpart_of(&self, url: &Url) -> Option<Url> {
+        if !self.enabled() || self.policy.book().is_empty() {
+            return None;
+        }
+        self.policy.book().predict(url).map(|p| p.counterpart)
+    }
+
     /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
     fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
         let fate = self.policy.fate(url, known);
@@ -134,11 +143,12 @@ impl Predictions {
         fate
     }
 
-    /// The fate of a queued URL about to be handed out that no rule had a prediction for
-    /// when it was found (its link was found before the pairs that teach the rule were
-    /// judged): a trusted prediction to skip it is the reason it is not fetched (the
-    /// frontier's veto); any other prediction waits for its step
-    /// ([`Predictions::dispatched`]).
+    /// The fate of a queued URL about to be handed out that no rule had a prediction to act
+    /// on for when it was found (its link was found before the pairs that teach the rule
+    /// were judged, or while its rule was only to be checked: a language's chapters found on
+    /// its second page, their rule trusted enough to sample by the time they are handed
+    /// out): a trusted prediction to skip it is the reason it is not fetched (the frontier's
+    /// veto); any other prediction waits for its step ([`Predictions::dispatched`]).
     pub(super) fn at_dispatch(
         &mut self,
         store: &dyn CrawlStore,
@@ -149,7 +159,7 @@ impl Predictions {
         if !self.enabled()
             || self.policy.book().is_empty()
             || entry.probe.is_some()
-            || entry.predicted.is_some()
+            || entry.predicted.as_ref().is_some_and(|p| p.fate != "check")
             || entry.sitemap
             || entry.redirects > 0
         {
