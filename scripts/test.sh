@@ -26,6 +26,8 @@ if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 # The house first: formatting and lints fail the run before anything is built for tests.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# No import circle between the files of a crate (the house issue's structural floor).
+./scripts/check-imports.py
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches

@@ -130,7 +130,7 @@ impl Prepared {
             units: analysis.units(),
             sentences: nearcrawl_verify::sentence_fingerprints(
                 &analysis.text,
-                &crate::stage::stage_sentence_config(),
+                &crate::settings::stage_sentence_config(),
             ),
         }
     }

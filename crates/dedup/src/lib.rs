@@ -46,6 +46,7 @@ mod analyze;
 mod compare;
 mod config;
 mod sample;
+mod settings;
 mod stage;
 mod timing;
 mod units;
@@ -65,11 +66,11 @@ pub use crate::sample::{
     SHINGLES_MIN_LENGTH, SampleCheck, check_sample, comparable_lengths, fragment_text,
     keeps_shingles, sample_cost, sample_part_bytes, sample_ranges, shingle_filter, worth_sampling,
 };
+pub use crate::settings::{stage_sentence_config, stage_sentence_cutoff, stage_template_config};
 pub use crate::stage::{
     Admission, DedupStage, Follow, Followed, INDEX_BYTES_PER_PAGE, IndexedSentences, Judgement,
     LinkMatch, MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked,
-    block_keys, index_design, link_keys, same_site, stage_sentence_config, stage_sentence_cutoff,
-    stage_template_config,
+    block_keys, index_design, link_keys, same_site,
 };
 pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};
 pub use crate::units::UnitsCache;

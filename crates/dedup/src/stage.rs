@@ -13,52 +13,23 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use nearcrawl_extract::{BlockKey, TemplateConfig, TemplateModel};
+use nearcrawl_extract::{BlockKey, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams, Match};
 use nearcrawl_text::ExactKey;
-use nearcrawl_verify::{
-    CandidateIndex, FrequencyCutoff, SentenceConfig, Verifier, sentence_fingerprints,
-};
+use nearcrawl_verify::{CandidateIndex, SentenceConfig, Verifier, sentence_fingerprints};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis, Prepared};
 use crate::config::{DedupStageConfig, DuplicateOutlinks};
+use crate::settings::{stage_sentence_config, stage_sentence_cutoff, stage_template_config};
 use crate::timing::{Lap, Stage};
 use crate::units::{UNITS_CACHE_UNITS, UnitsCache};
 
 /// Fewer characters of its own than this (once its host's template is removed), and a page
 /// is judged by exact key only ([`PageAnalysis::little_text`]).
 const MIN_OWN_TEXT: usize = 100;
-
-/// Sentence fingerprints as the crawler takes them: the paper's X, m, Y, Z with 4 rotations
-/// instead of 16, which keeps the in-memory index near 30 fingerprints per page.
-pub fn stage_sentence_config() -> SentenceConfig {
-    SentenceConfig {
-        rotations: 4,
-        per_fingerprint: 2,
-        min_cover_chars: 60,
-        ..SentenceConfig::default()
-    }
-}
-
-/// When the stage's sentence fingerprints are too common to make candidates: the paper's
-/// cut-off.
-pub fn stage_sentence_cutoff() -> FrequencyCutoff {
-    FrequencyCutoff::default()
-}
-
-/// The host template model as the stage keeps it: a block is the host's template once it is
-/// on most of its pages, and on 3 at least (a story copied once on its own host is not).
-pub fn stage_template_config() -> TemplateConfig {
-    TemplateConfig {
-        min_pages: 2,
-        min_block_pages: 3,
-        min_share: 0.6,
-        ..TemplateConfig::default()
-    }
-}
 
 /// The keys of a page's blocks, as the template model knows them.
 pub fn block_keys(page: &Extracted) -> Vec<BlockKey> {

@@ -227,7 +227,7 @@ fn shared_parts(
         .collect();
     let dedup = if job.config.dedup.enabled {
         let connection = shared.redis().reopen().map_err(shared_error)?;
-        let index = nearcrawl_redis_job::SharedIndex::open(
+        let index = nearcrawl_redis_job::RedisIndex::open(
             connection,
             redis.job.clone(),
             &redis.worker,

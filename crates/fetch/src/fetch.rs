@@ -6,7 +6,8 @@ use std::pin::Pin;
 
 use url::Url;
 
-use crate::fetcher::{FetchFailure, Fetched, Fetcher};
+use crate::fetched::Fetched;
+use crate::fetcher::{FetchFailure, Fetcher};
 use crate::robots::RobotsFetch;
 
 /// A boxed future that can move between threads.

@@ -31,6 +31,7 @@
 mod config;
 mod decode;
 mod fetch;
+mod fetched;
 mod fetcher;
 mod ranges;
 mod resolve;
@@ -39,9 +40,8 @@ mod robots;
 pub use crate::config::FetchConfig;
 pub use crate::decode::decode_content;
 pub use crate::fetch::{BoxFuture, Fetch};
-pub use crate::fetcher::{
-    BuildError, FailureKind, FetchFailure, Fetched, Fetcher, LargeBody, is_page_type,
-};
+pub use crate::fetched::{Fetched, LargeBody, is_page_type};
+pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetcher};
 pub use crate::ranges::{Parts, RangeError, byte_ranges};
 pub use crate::resolve::PolicyResolver;
 pub use crate::robots::{RobotsFetch, RobotsRules, RobotsSource};

@@ -2,7 +2,7 @@
 //! parts of a `206 Partial Content` answer, one range in its body or several in a
 //! `multipart/byteranges` one.
 
-use crate::fetcher::Fetched;
+use crate::fetched::Fetched;
 
 /// Why a `206` answer's parts could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]

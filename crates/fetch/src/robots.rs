@@ -6,7 +6,8 @@ use std::time::Duration;
 use texting_robots::Robot;
 use url::Url;
 
-use crate::fetcher::{Fetched, Fetcher};
+use crate::fetched::Fetched;
+use crate::fetcher::Fetcher;
 
 /// How the robots.txt request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use nearcrawl_redis_job::server::LocalRedis;
 use nearcrawl_redis_job::{
-    Admission, JobName, Offer, Patience, Probe, Redis, RedisTarget, Settings, SharedFrontier,
-    SharedIndex,
+    Admission, JobName, Offer, Patience, Probe, Redis, RedisIndex, RedisTarget, Settings,
+    SharedFrontier,
 };
 
 fn used_memory(redis: &mut Redis) -> Result<u64, Box<dyn std::error::Error>> {
@@ -82,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queued as f64 / urls as f64
     );
 
-    let mut index = SharedIndex::open(connect()?, job, "w", 3)?;
+    let mut index = RedisIndex::open(connect()?, job, "w", 3)?;
     let text: String = (0..3000).map(|i| (b'a' + (i % 26) as u8) as char).collect();
     let before = used_memory(&mut probe)?;
     for n in 0..pages {

@@ -10,9 +10,9 @@
 //! - **Exact keys** (`ix:x:HEX` → id) and each kept **page** (`ix:p:ID`: fingerprint, URL,
 //!   verification text, link keys, worker): what verification needs.
 //!
-//! **Check-and-insert.** A worker reads a page's keys ([`SharedIndex::query`], one `MGET`,
+//! **Check-and-insert.** A worker reads a page's keys ([`RedisIndex::query`], one `MGET`,
 //! which also reads the index's version), judges the page, and if it is unique asks
-//! [`SharedIndex::admit`] to insert it *as judged against that version*. One Lua script
+//! [`RedisIndex::admit`] to insert it *as judged against that version*. One Lua script
 //! checks that none of the page's keys was written since, and writes them all, or nothing.
 //! If one was, another worker admitted a page that may be this one's original in the
 //! meantime: the answer is [`Admitted::Conflict`], and the worker judges the page again. Of
@@ -59,7 +59,7 @@ pub struct Snapshot {
 /// A unique page to admit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admission<'a> {
-    /// Its id ([`SharedIndex::reserve`]).
+    /// Its id ([`RedisIndex::reserve`]).
     pub id: u64,
     /// Its simhash.
     pub fingerprint: u64,
@@ -76,7 +76,7 @@ pub struct Admission<'a> {
     pub postings: &'a [Vec<u8>],
 }
 
-/// The answer to [`SharedIndex::admit`].
+/// The answer to [`RedisIndex::admit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admitted {
     /// Kept; the index's version is now this.
@@ -101,7 +101,7 @@ pub struct StoredPage {
 }
 
 /// The job's near-duplicate index, as one worker reaches it.
-pub struct SharedIndex {
+pub struct RedisIndex {
     redis: Redis,
     keys: Keys,
     max_distance: u32,
@@ -111,9 +111,9 @@ pub struct SharedIndex {
     worker: String,
 }
 
-impl std::fmt::Debug for SharedIndex {
+impl std::fmt::Debug for RedisIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedIndex")
+        f.debug_struct("RedisIndex")
             .field("job", self.keys.job_name())
             .field("max_distance", &self.max_distance)
             .finish()
@@ -147,7 +147,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl SharedIndex {
+impl RedisIndex {
     /// The index of `job`, for pages within `max_distance` bits (the job's `k`; every worker
     /// of a job must use the same).
     pub fn open(
@@ -155,14 +155,14 @@ impl SharedIndex {
         job: JobName,
         worker: &str,
         max_distance: u32,
-    ) -> Result<SharedIndex, JobError> {
+    ) -> Result<RedisIndex, JobError> {
         if max_distance > MAX_DISTANCE {
             return Err(JobError::Settings {
                 job: job.to_string(),
                 detail: format!("max_distance {max_distance} is over {MAX_DISTANCE}"),
             });
         }
-        Ok(SharedIndex {
+        Ok(RedisIndex {
             redis,
             keys: Keys::new(job),
             max_distance,

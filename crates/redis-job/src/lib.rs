@@ -8,7 +8,7 @@
 //!   is lost; per-host page budgets; hosts handed out by how long they waited or, for a
 //!   focused crawl, by the priority of their next URL; and duplicates' links parked until
 //!   the page they depend on is decided ([`frontier`]);
-//! - [`SharedIndex`]: the near-duplicate index (simhash blocks, sentence postings, exact
+//! - [`RedisIndex`]: the near-duplicate index (simhash blocks, sentence postings, exact
 //!   keys, the texts verification needs), whose check-and-insert makes exactly one of two
 //!   near-duplicates judged at the same moment the original ([`index`]).
 //!
@@ -49,5 +49,5 @@ pub use crate::frontier::{
     Finished, Lease, Next, Offer, Outcome, Parking, Role, Settings, SharedFrontier, Status,
     job_reports, job_status, key_hex, put_report, stop_job,
 };
-pub use crate::index::{Admission, Admitted, Probe, SharedIndex, Snapshot, StoredPage};
+pub use crate::index::{Admission, Admitted, Probe, RedisIndex, Snapshot, StoredPage};
 pub use crate::keys::{JobName, JobNameError};

@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
 use nearcrawl_redis_job::{
-    Admission, Admitted, JobName, Patience, Probe, Redis, RedisTarget, SharedIndex, Snapshot,
+    Admission, Admitted, JobName, Patience, Probe, Redis, RedisIndex, RedisTarget, Snapshot,
 };
 
-fn index(url: &str, job: &str, worker: &str) -> SharedIndex {
+fn index(url: &str, job: &str, worker: &str) -> RedisIndex {
     let redis = Redis::connect(
         RedisTarget::parse(url).unwrap(),
         Patience::default(),
         Arc::default(),
     )
     .unwrap();
-    SharedIndex::open(redis, JobName::new(job).unwrap(), worker, 3).unwrap()
+    RedisIndex::open(redis, JobName::new(job).unwrap(), worker, 3).unwrap()
 }
 
 /// The test's judgement: a page is unique when the index holds nothing like it (a posting
@@ -43,7 +43,7 @@ fn postings_with(snapshot: &Snapshot, id: u64) -> Vec<Vec<u8>> {
 
 /// One worker's handling of one page, a step at a time.
 struct Worker {
-    index: SharedIndex,
+    index: RedisIndex,
     probe: Probe,
     id: u64,
     snapshot: Option<Snapshot>,
@@ -53,7 +53,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(mut index: SharedIndex, probe: Probe) -> Worker {
+    fn new(mut index: RedisIndex, probe: Probe) -> Worker {
         let id = index.reserve().unwrap();
         Worker {
             index,

@@ -1,5 +1,5 @@
 //! The dedup stage of a job shared through Redis: the same [`DedupStage`] judges each page,
-//! but against the job's index ([`SharedIndex`]) instead of this worker's store.
+//! but against the job's index ([`RedisIndex`]) instead of this worker's store.
 //!
 //! For a page: its keys are read from the index at one version (the simhash's blocks, its
 //! exact key, its sentence postings); the stage judges it with those candidates, reading the
@@ -16,7 +16,7 @@ use nearcrawl_dedup::{
 };
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::Match;
-use nearcrawl_redis_job::{Admission, Admitted, Probe, SharedIndex, Snapshot, StoredPage};
+use nearcrawl_redis_job::{Admission, Admitted, Probe, RedisIndex, Snapshot, StoredPage};
 use nearcrawl_text::ExactKey;
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates};
 
@@ -41,7 +41,7 @@ pub(super) struct SharedJudgement {
 
 /// The job's index as this worker's dedup stage uses it.
 pub(super) struct SharedDedup {
-    index: SharedIndex,
+    index: RedisIndex,
     verify: bool,
     /// Admissions refused because another worker admitted a page sharing a key first.
     pub conflicts: u64,
@@ -61,7 +61,7 @@ fn unpack_links(bytes: &[u8]) -> Option<Vec<u64>> {
 }
 
 impl SharedDedup {
-    pub(super) fn new(index: SharedIndex, verify: bool) -> SharedDedup {
+    pub(super) fn new(index: RedisIndex, verify: bool) -> SharedDedup {
         SharedDedup {
             index,
             verify,
@@ -190,7 +190,7 @@ impl SharedDedup {
 
 /// The kept pages as the index holds them, at the snapshot a page is judged against.
 struct IndexOriginals<'a> {
-    index: RefCell<&'a mut SharedIndex>,
+    index: RefCell<&'a mut RedisIndex>,
     snapshot: &'a Snapshot,
     probe: &'a Probe,
     pages: RefCell<HashMap<u64, Option<StoredPage>>>,
