@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::mirrors::MirrorLink;
 use super::predictions;
+use super::tasks::SeenLinks;
 use super::*;
 use nearcrawl_extract::Link;
 
@@ -297,6 +298,8 @@ pub(super) struct LinkFollowing<'a> {
     pub(super) potential: f32,
     /// Off-topic pages in a row on the path to this page, itself included (focused crawls).
     pub(super) off_topic: u32,
+    /// Its links the store had seen when the page was analysed (no read needed for those).
+    pub(super) seen: Option<&'a SeenLinks>,
 }
 
 impl Coordinator {
@@ -416,7 +419,8 @@ impl Coordinator {
             {
                 graph.push(url.to_string());
             }
-            if self.is_seen(&url, &ukey, &pending)? {
+            let seen_before = how.seen.is_some_and(|seen| seen.contains(&ukey));
+            if seen_before || self.is_seen(&url, &ukey, &pending)? {
                 // Moved up by the first of this page's links to it only.
                 // (Scored only when still queued: most links lead to pages decided already.)
                 if follows

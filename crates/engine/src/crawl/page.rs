@@ -32,6 +32,7 @@ impl Coordinator {
             took: analysis_time,
             terms,
             postings,
+            seen,
             ..
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
@@ -265,6 +266,7 @@ impl Coordinator {
             duplicate_of_host: duplicate.then_some(host.as_str()),
             potential: focus.map_or(0.0, |f| f.potential),
             off_topic: focus.map_or(0, |f| f.off_topic),
+            seen: seen.as_ref(),
         };
         if let (Some(original), Ok(page)) = (&follow.original, Url::parse(&entry.url)) {
             self.copied_sites.note(&page, original);

@@ -55,6 +55,38 @@ pub(super) struct Analysed {
     /// coordinator (see [`super::sentences`]); none in a shared job, or without
     /// verification.
     pub(super) postings: Option<Prefetched>,
+    /// The keys of its links (as canonical URLs) the store had seen when it was analysed
+    /// ([`SeenLinks`]); none in a shared job.
+    pub(super) seen: Option<SeenLinks>,
+}
+
+/// The URL keys of a page's links that the crawl had seen when the page was analysed,
+/// read there rather than on the coordinator: a URL seen stays seen (the store's `seen`
+/// table is only ever added to), so a key found here needs no read when the links are
+/// followed; one not found is asked of the store there (it may have been seen since).
+#[derive(Debug, Default)]
+pub(super) struct SeenLinks(foldhash::HashSet<UrlKey>);
+
+impl SeenLinks {
+    /// The keys of `links`, as canonical URLs, that `store` has seen.
+    fn read(store: &dyn CrawlStore, links: &[nearcrawl_extract::Link]) -> SeenLinks {
+        let mut seen = foldhash::HashSet::default();
+        for link in links {
+            let Ok(url) = CanonicalUrl::from_url(link.url.clone()) else {
+                continue;
+            };
+            let key = url_key(url.as_str());
+            if !seen.contains(&key) && matches!(store.is_seen(&key), Ok(true)) {
+                seen.insert(key);
+            }
+        }
+        SeenLinks(seen)
+    }
+
+    /// Whether `key` was found seen.
+    pub(super) fn contains(&self, key: &UrlKey) -> bool {
+        self.0.contains(key)
+    }
 }
 
 impl Coordinator {
@@ -91,6 +123,8 @@ impl Coordinator {
             self.sentences
                 .reader(Arc::clone(&self.store), units, candidates)
         });
+        // A shared job's seen set is the job's, not this store's.
+        let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
         let archives = self.archive.archives();
         let focused = self.relevance.is_some();
         let dedup = &self.job.config.dedup;
@@ -142,6 +176,7 @@ impl Coordinator {
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 analyse(&pages, &page, focused, probing, postings.as_ref())
+                                    .with_seen_links(seen_in.as_deref())
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -235,10 +270,19 @@ fn analyse(
         terms,
         declared,
         postings,
+        seen: None,
     }
 }
 
 impl Analysed {
+    /// Reads which of its links `store` has seen ([`SeenLinks`]), when given one.
+    fn with_seen_links(mut self, store: Option<&dyn CrawlStore>) -> Analysed {
+        if let (Some(store), Some(facts)) = (store, &self.analysis.facts) {
+            self.seen = Some(SeenLinks::read(store, &facts.links));
+        }
+        self
+    }
+
     /// Brings its stages and its time down to `cpu` of CPU time in all, in proportion
     /// ([`nearcrawl_dedup::StageTimes::charge_cpu`]).
     fn charge_cpu(&mut self, cpu: Duration) {
@@ -279,7 +323,9 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::panic_message;
+    use nearcrawl_store::{Commit, MemoryStore};
+
+    use super::*;
 
     /// A page whose analysis panics on the blocking pool becomes an error record naming the
     /// panic: the message survives the join, whatever form `panic!` gave it.
@@ -293,5 +339,38 @@ mod tests {
         assert_eq!(message(formatted), "bad table at 7");
         assert_eq!(message(literal), "literal");
         assert_eq!(message(other), "a panic without a message");
+    }
+
+    fn link(url: &str) -> nearcrawl_extract::Link {
+        nearcrawl_extract::Link {
+            url: Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}")),
+            text: String::new(),
+            nofollow: false,
+            context: String::new(),
+        }
+    }
+
+    /// The links a page's analysis finds seen are those the store has seen, by the key of
+    /// their canonical URL (the key the coordinator looks them up by).
+    #[test]
+    fn the_links_found_seen_are_the_stores() {
+        let store = MemoryStore::default();
+        let seen = CanonicalUrl::parse("http://a.test/seen#part").unwrap_or_else(|e| panic!("{e}"));
+        store
+            .commit(Commit {
+                seen: vec![url_key(seen.as_str())],
+                ..Commit::default()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let links = [
+            link("http://a.test/seen"),
+            link("HTTP://A.TEST/seen#other"),
+            link("http://a.test/new"),
+        ];
+        let found = SeenLinks::read(&store, &links);
+        assert!(found.contains(&url_key(seen.as_str())));
+        let new = CanonicalUrl::parse("http://a.test/new").unwrap_or_else(|e| panic!("{e}"));
+        assert!(!found.contains(&url_key(new.as_str())));
+        assert_eq!(found.0.len(), 1);
     }
 }
