@@ -18,6 +18,7 @@ webs=(
     "llvm-15-16|--web llvm-15-16 --size large"
     "clang-14-16|--web clang-14-16 --size large"
     "handbook-held-out|--web handbook-held-out --size large"
+    "reference-languages|--web reference-languages --size large"
     "generated-git-1|--corpus git --seed 1"
     "generated-large-4|--size large --seed 4"
 )

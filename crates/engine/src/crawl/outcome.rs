@@ -285,10 +285,10 @@ impl Coordinator {
     /// What a page with the counterpart's text at `entry` might be alone in naming: of the
     /// URLs its counterpart named first (`links`: path and query on its own site), those
     /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
-    /// taken to the site of `entry` ([`nearcrawl_url_rules::carry`]), the crawl does not know yet and would crawl. Their
-    /// number, and what the page is worth fetching for ([`nearcrawl_link_policy::unchanged_page`]:
-    /// not when they weigh less than the page itself; a page not decided yet weighs as much
-    /// as the page).
+    /// taken to the site of `entry` ([`nearcrawl_url_rules::carry`]), the crawl does not
+    /// know yet and would crawl. Their number, and what the page is worth fetching for
+    /// ([`nearcrawl_link_policy::unchanged_page`]: not when they weigh less than the page
+    /// itself; a page not decided yet weighs as much as the page).
     /// (A counterpart's links that ended in an error or were refused tell nothing about
     /// this site's.)
     fn unknown_links_here(
@@ -374,9 +374,9 @@ impl Coordinator {
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
-    /// counterpart's text and the page about its counterpart's length (the answer's
-    /// `Content-Range` gives it, where a URL rule's sample asked no HEAD first), the URL is
-    /// decided `unchanged`; anything else (another text, too little text, a length not
+    /// counterpart's text (every part of them, for a URL rule's sample) and the page is
+    /// about its counterpart's length (its HEAD's, or the answer's `Content-Range`), the URL
+    /// is decided `unchanged`; anything else (another text, too little text, a length not
     /// comparable, an answer without parts, a failure), it goes back to be fetched.
     pub(super) fn handle_sample(
         &mut self,

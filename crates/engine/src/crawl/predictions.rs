@@ -102,23 +102,21 @@ impl Predictions {
             return ForEntry::Unpredicted;
         }
         let held = |counterpart: &Url| held(store, counterpart);
+        // Probed against the counterpart first; a sample only at the lengths in `window`.
+        let probed = |fate, e: &Evidence, window| {
+            let probe = Probe {
+                counterpart: counterpart(e),
+                window,
+                ..Probe::default()
+            };
+            ForEntry::Queued(prediction(fate, e), Some(probe))
+        };
         match self.fate(url, &held) {
             Fate::Fetch => ForEntry::Unpredicted,
             Fate::Check(e) => ForEntry::Queued(prediction("check", &e), None),
-            Fate::Verify(e) if probing => {
-                let probe = Probe {
-                    counterpart: counterpart(&e),
-                    ..Probe::default()
-                };
-                ForEntry::Queued(prediction("verify", &e), Some(probe))
-            }
+            Fate::Verify(e) if probing => probed("verify", &e, None),
             Fate::Sample(e) if probing => {
-                let probe = Probe {
-                    counterpart: counterpart(&e),
-                    window: e.stats.length_window(e.held.length),
-                    ..Probe::default()
-                };
-                ForEntry::Queued(prediction("sample", &e), Some(probe))
+                probed("sample", &e, e.stats.length_window(e.held.length))
             }
             Fate::Verify(e) | Fate::Sample(e) => ForEntry::Queued(prediction("check", &e), None),
             Fate::Skip(e) => ForEntry::Skipped(prediction("skip", &e)),
