@@ -28,6 +28,10 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # No import circle between the files of a crate (the house issue's structural floor).
 ./scripts/check-imports.py
+# Tests grouped by topic, each file under 600 lines (the house issue).
+for f in tests/*.rs tests/support/*.rs; do
+    [ "$(wc -l < "$f")" -le 600 ] || { echo "$f: over 600 lines; split it by topic" >&2; exit 1; }
+done
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches

@@ -1,6 +1,7 @@
 //! The outputs a user reads: WARC files valid for `warcio check` (installed by
 //! scripts/test.sh, found through NEARCRAWL_WARCIO), report.json consistent with
-//! records.jsonl, and `nearcrawl demo` doing what the README says.
+//! records.jsonl, and `nearcrawl demo` doing what the README says; the `--no-dedup`
+//! baseline's records, the index shared across jobs (`--index`), and the what-if replay.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
 
@@ -10,8 +11,9 @@ mod crawl_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crawl_support::{local_config, page, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::Verdict;
+use nearcrawl_engine::{DuplicateOutlinks, Verdict};
 
 fn warcio() -> PathBuf {
     let path = std::env::var_os("NEARCRAWL_WARCIO")
@@ -227,4 +229,181 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         stdout.contains(&format!("fingerprint index (what the crawl holds in memory per kept page): {} fingerprints in 4 tables", index.entries)),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dedup_baseline_records_verdicts_but_skips_nothing() {
+    let article = prose(27);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(28), &["/original", "/copy"]))
+            .page("/original", page("story", &article, &[]))
+            .page("/copy", page("story", &article, &["/only-from-copy"]))
+            .page("/only-from-copy", page("c", &prose(29), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.enabled = false;
+    run(&site.url("/"), out.path(), config.clone()).await;
+    let records = records(out.path());
+    assert!(record(&records, "/copy").verdict.is_duplicate());
+    assert_eq!(record(&records, "/only-from-copy").verdict, Verdict::Unique);
+    // Keeping a duplicate's outlinks is also a setting of the dedup stage.
+    let out = tempfile::tempdir().unwrap();
+    config.dedup.enabled = true;
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::Keep;
+    run(&site.url("/"), out.path(), config).await;
+    let kept = crawl_support::records(out.path());
+    assert_eq!(record(&kept, "/only-from-copy").verdict, Verdict::Unique);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_index_makes_a_later_job_skip_what_an_earlier_one_has() {
+    let story = prose(60);
+    let first = serve(
+        Site::new()
+            .page("/", page("home", &prose(61), &["/story"]))
+            .page("/story", page("story", &story, &[])),
+    )
+    .await
+    .unwrap();
+    let second = serve(
+        Site::new()
+            .page("/", page("other home", &prose(62), &["/copied"]))
+            .page("/copied", page("story again", &story, &["/behind-copy"]))
+            .page("/behind-copy", page("x", &prose(63), &[])),
+    )
+    .await
+    .unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let out1 = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&first.url("/"), out1.path(), local_config(), index.path()).await;
+    assert!(index.path().join("fingerprints.idx").exists());
+    let out2 = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&second.url("/"), out2.path(), local_config(), index.path()).await;
+    let records = records(out2.path());
+    let copied = record(&records, "/copied");
+    assert_eq!(copied.verdict, Verdict::Near, "{copied:?}");
+    assert_eq!(
+        copied.duplicate_of.as_deref(),
+        Some(first.url("/story").as_str())
+    );
+    assert_eq!(second.site.hits("/behind-copy"), 0);
+    // The second job's unique pages joined the shared index: a third job sees them too.
+    let urls = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
+    assert_eq!(urls.lines().count(), 3, "{urls}");
+    // Each entry carries the day its page was crawled. Aged by a year, the story no longer
+    // counts as crawled for a job with index.max_age_days = 30, and still does without it.
+    assert!(
+        urls.lines()
+            .all(|l| l.split('\t').nth(1).is_some_and(|d| d.len() == 10))
+    );
+    let aged: String = urls
+        .lines()
+        .map(|l| format!("{}\t2000-01-01\n", l.split('\t').next().unwrap()))
+        .collect();
+    std::fs::write(index.path().join("urls.txt"), &aged).unwrap();
+    let mut fresh_only = local_config();
+    fresh_only.index.max_age_days = Some(30);
+    let out_aged = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(&second.url("/"), out_aged.path(), fresh_only, index.path()).await;
+    let copied = record(&crawl_support::records(out_aged.path()), "/copied").clone();
+    assert_eq!(
+        copied.verdict,
+        Verdict::Unique,
+        "an expired entry: {copied:?}"
+    );
+    let kept = std::fs::read_to_string(index.path().join("urls.txt")).unwrap();
+    assert!(
+        kept.starts_with(&aged),
+        "expired entries stay in the index: {kept}"
+    );
+    // Without the age limit the whole second site is in the index: its home page is a
+    // duplicate of itself, and nothing behind it is fetched again.
+    let out_all = tempfile::tempdir().unwrap();
+    crawl_support::run_sharing(
+        &second.url("/"),
+        out_all.path(),
+        local_config(),
+        index.path(),
+    )
+    .await;
+    let all = crawl_support::records(out_all.path());
+    assert!(record(&all, "/").verdict.is_duplicate(), "{all:?}");
+    assert_eq!(all.len(), 1);
+    // A damaged pair of files is an error naming the index, not a partial load.
+    std::fs::write(index.path().join("urls.txt"), "only-one-line\n").unwrap();
+    let seeds =
+        nearcrawl_frontier::parse_seeds(&second.url("/"), std::path::Path::new("s")).unwrap();
+    let out3 = tempfile::tempdir().unwrap();
+    let job = nearcrawl_engine::Job {
+        seeds,
+        out_dir: out3.path().join("out"),
+        config: local_config(),
+        analyzer: Default::default(),
+        shared_index: Some(index.path().to_path_buf()),
+        redis: None,
+    };
+    let err = nearcrawl_engine::crawl(job, std::future::pending(), Default::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("has no URL"), "{err}");
+    assert!(
+        !out3.path().join("out").exists(),
+        "nothing created for a job that cannot start"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
+    let story = prose(70);
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(71), &["/a", "/b"]))
+            .page("/a", page("story", &story, &["/d", "/b"]))
+            .page("/b", page("story", &story, &["/c", "/a"]))
+            .page("/c", page("c", &prose(72), &["/e", "/d"]))
+            .page("/d", page("d", &prose(73), &[]))
+            .page("/e", page("e", &prose(74), &[])),
+    )
+    .await
+    .unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    // The what-if replays "skip" semantics: the oracle of the quality measures.
+    config.dedup.duplicate_outlinks = DuplicateOutlinks::Skip;
+    let baseline = tempfile::tempdir().unwrap();
+    config.dedup.enabled = false;
+    let base_report = run(&site.url("/"), baseline.path(), config.clone()).await;
+    assert_eq!(base_report.pages_fetched, 6);
+    let predicted = nearcrawl_engine::what_if(baseline.path()).unwrap();
+    assert_eq!(
+        (
+            predicted.baseline_pages,
+            predicted.dedup_pages,
+            predicted.pages_saved
+        ),
+        (6, 4, 2)
+    );
+    assert_eq!(
+        predicted.unique_pages_lost, 2,
+        "/c and /e are reachable only through the copy"
+    );
+
+    let deduped = tempfile::tempdir().unwrap();
+    config.dedup.enabled = true;
+    let report = run(&site.url("/"), deduped.path(), config).await;
+    assert_eq!(report.pages_fetched, predicted.dedup_pages);
+    assert_eq!(report.bytes_fetched, predicted.dedup_bytes);
+    assert_eq!(
+        base_report.bytes_fetched - report.bytes_fetched,
+        predicted.bytes_saved
+    );
+
+    // A crawl that was not a baseline cannot be replayed.
+    let err = nearcrawl_engine::what_if(deduped.path()).unwrap_err();
+    assert!(err.to_string().contains("--no-dedup"), "{err}");
 }

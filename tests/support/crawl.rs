@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nearcrawl_dedup::AnalyzerConfig;
+use nearcrawl_demo_web::{RunningSite, Site, serve};
 use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, Report, Verdict, crawl};
 use nearcrawl_frontier::parse_seeds;
 
@@ -215,4 +216,49 @@ pub fn unnamed_requests(site: &nearcrawl_demo_web::RunningSite) -> Vec<String> {
         .into_iter()
         .filter(|path| path != "/robots.txt" && !pages.contains(path.as_str()))
         .collect()
+}
+
+/// Two releases crawled one request at a time, the older first, probes on.
+pub struct InOrder {
+    pub old: RunningSite,
+    pub new: RunningSite,
+    /// The seed list (both top pages), to crawl them again.
+    pub seeds: String,
+    /// The configuration they were crawled with.
+    pub config: CrawlConfig,
+    pub records: Vec<Record>,
+}
+
+/// Serves `old` and `new`, each on a host of its own, and crawls them in order.
+pub async fn in_order(old: Site, new: Site) -> InOrder {
+    let old = serve(old).await.unwrap();
+    let new = serve(new).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    run(&seeds, out.path(), config.clone()).await;
+    InOrder {
+        records: records(out.path()),
+        old,
+        new,
+        seeds,
+        config,
+    }
+}
+
+/// Serves `release(false)` (the old release) and `release(true)` (the new one), each on a host
+/// of its own, and crawls both two requests at once: the sites and the records.
+pub async fn side_by_side(
+    release: impl Fn(bool) -> Site,
+) -> (RunningSite, RunningSite, Vec<Record>) {
+    let old = serve(release(false)).await.unwrap();
+    let new = serve(release(true)).await.unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 2;
+    run(&seeds, out.path(), config).await;
+    (old, new, records(out.path()))
 }

@@ -1,0 +1,268 @@
+//! The crawler against sites that copy others (a mirror, a new release) crawled side by side:
+//! a mirror's copies sampled for pages of their own, links parked until their counterpart is
+//! decided, and a copying site's pages judged against the pages they copy. Every site is
+//! served in-process on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::time::Duration;
+
+use crawl_support::{
+    local_config, page, prose, record, records, run, side_by_side, site_and_mirror,
+};
+use nearcrawl_demo_web::{Site, serve};
+use nearcrawl_engine::Verdict;
+
+/// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so
+/// its stories, copies of the site's articles by their titles, would not be followed; the first
+/// two are, as samples, and the rest wait for them (parked). When a sample adds a page of its
+/// own, the rest are followed, and every page only the mirror has is found. When the samples
+/// add nothing, the rest are dropped. Without samples, no story is fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
+    let crawl = |extras: &'static [usize], samples: u32, via_redirects: bool| async move {
+        let (origin, mirror) = site_and_mirror(extras, Duration::ZERO, via_redirects);
+        let origin = serve(origin).await.unwrap();
+        let mirror = serve(mirror).await.unwrap();
+        let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/page"));
+        let out = tempfile::tempdir().unwrap();
+        let mut config = local_config();
+        config.limits.concurrency = 1;
+        config.dedup.mirror_samples = samples;
+        run(&seeds, out.path(), config).await;
+        let records = records(out.path());
+        let stories = (0..10)
+            .filter(|n| mirror.site.hits(&format!("/m/story?id={n}")) == 1)
+            .count();
+        (mirror, records, stories)
+    };
+
+    let (mirror, records, stories) = crawl(&[0, 7], 2, false).await;
+    let listing = record(&records, &mirror.url("/page"));
+    assert!(listing.verdict.is_duplicate(), "{listing:?}");
+    assert_eq!(
+        listing.links_matched_by,
+        Some(nearcrawl_dedup::LinkMatch::Anchor)
+    );
+    assert_eq!(
+        (listing.mirror_sampled, listing.parked),
+        (Some(2), Some(8)),
+        "{listing:?}"
+    );
+    let sample = record(&records, &mirror.url("/m/story?id=0"));
+    assert!(sample.verdict.is_duplicate(), "{sample:?}");
+    let released = records
+        .iter()
+        .find_map(|r| r.released)
+        .expect("the parked stories released");
+    assert_eq!((released.followed, released.dropped), (8, 0));
+    assert_eq!(stories, 10, "every story fetched");
+    for n in [0, 7] {
+        let notes = record(&records, &mirror.url(&format!("/extra/{n}")));
+        assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    }
+
+    let (_, records, stories) = crawl(&[], 2, false).await;
+    let released = records.iter().find_map(|r| r.released).unwrap();
+    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!(stories, 2, "the samples only");
+
+    let (mirror, _, stories) = crawl(&[0, 7], 0, false).await;
+    assert_eq!(stories, 0);
+    assert_eq!(mirror.site.hits("/extra/0"), 0, "lost behind the copies");
+
+    // Samples that redirect: the story each leads to is the sample, and decides as above.
+    let (mirror, records, stories) = crawl(&[0, 7], 2, true).await;
+    assert_eq!(stories, 10, "every story fetched");
+    let notes = record(&records, &mirror.url("/extra/7"));
+    assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
+    let (_, records, stories) = crawl(&[], 2, true).await;
+    let released = records.iter().find_map(|r| r.released).unwrap();
+    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!(stories, 2, "the samples only");
+}
+
+/// A link parked on something that can no longer be decided (here planted in the state of a
+/// job before it starts: no URL, hub or mirror answers to its key) is followed when nothing
+/// is left to crawl, not lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_still_parked_when_nothing_is_left_is_followed() {
+    let site = serve(
+        Site::new()
+            .page("/", page("home", &prose(500), &[]))
+            .page("/waiting", page("waiting", &prose(501), &[])),
+    )
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    {
+        let store = nearcrawl_store::FjallStore::open(&out.path().join("state")).unwrap();
+        let entry = nearcrawl_store::QueuedUrl {
+            url: site.url("/waiting"),
+            depth: 1,
+            ..nearcrawl_store::QueuedUrl::default()
+        };
+        let link = nearcrawl_store::ParkedLink {
+            entry,
+            priority: 1,
+            always: false,
+        };
+        let on = nearcrawl_store::url_key("nothing answers to this");
+        let commit = nearcrawl_store::Commit {
+            parked: vec![(on, nearcrawl_store::url_key(&site.url("/waiting")), link)],
+            ..nearcrawl_store::Commit::default()
+        };
+        nearcrawl_store::CrawlStore::commit(&store, commit).unwrap();
+    }
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let waiting = record(&records, &site.url("/waiting"));
+    assert_eq!(waiting.verdict, Verdict::Unique, "{waiting:?}");
+}
+
+/// Two releases crawled at once: the new one's top page is judged a duplicate while the old
+/// release's table of contents is being fetched (it answers slowly), so whether the link to
+/// it leads to new pages is not known yet. The link is parked until the old table of contents
+/// is decided; it led to new pages (a hub) outweighing it, so once those are decided the new
+/// one is fetched and, through it, the new release's new chapter. The link to a page that led nowhere is probed then (and found
+/// unchanged, not fetched).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found() {
+    let (top, toc, intro) = (prose(60), prose(61), prose(62));
+    let chapters = ["/part/a", "/part/b", "/part/c"];
+    let release = |new_chapter: bool| {
+        let mut toc_links = chapters.to_vec();
+        if new_chapter {
+            toc_links.push("/part/new");
+        }
+        // The new release's top page comes after the old one's, before its table of contents.
+        let (top_delay, toc_delay) = match new_chapter {
+            true => (200, 0),
+            false => (0, 800),
+        };
+        let mut site = Site::new()
+            .page(
+                "/",
+                page("manual", &top, &["/part/", "/intro"])
+                    .delayed(Duration::from_millis(top_delay)),
+            )
+            .page(
+                "/part/",
+                page("contents", &toc, &toc_links).delayed(Duration::from_millis(toc_delay)),
+            )
+            .page("/intro", page("intro", &intro, &[]));
+        for (n, path) in chapters.iter().enumerate() {
+            site = site.page(path, page("chapter", &prose(63 + n as u64), &[]));
+        }
+        site.page("/part/new", page("new chapter", &prose(70), &[]))
+    };
+    let (old, new, records) = side_by_side(release).await;
+
+    let new_top = record(&records, &new.url("/"));
+    assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
+    assert_eq!(new_top.parked, Some(2), "{new_top:?}");
+    // The old table of contents led to new pages: a hub. Whether they outweigh it is known
+    // once its chapters are decided (`dedup.hub_min_yield`): the link waits again, and the
+    // chapter that completes it releases it, followed (the chapters outweigh the table).
+    let old_toc = record(&records, &old.url("/part/"));
+    let released = old_toc.released.expect("the parked link released");
+    assert_eq!(
+        (released.followed, released.parked, released.dropped),
+        (0, 1, 0),
+        "{old_toc:?}"
+    );
+    let completing = records
+        .iter()
+        .filter(|r| r.url.starts_with(&old.url("/part/")) && r.url != old.url("/part/"))
+        .find_map(|r| r.released)
+        .expect("a chapter releases it");
+    assert_eq!((completing.followed, completing.dropped), (1, 0));
+    // The link to a page that led nowhere is probed (`dedup.probe_links`): unchanged.
+    let released = record(&records, &old.url("/intro")).released.unwrap();
+    assert_eq!(
+        (released.followed, released.probed, released.dropped),
+        (0, 1, 0)
+    );
+    let intro = record(&records, &new.url("/intro"));
+    assert_eq!(intro.verdict, Verdict::Unchanged, "{intro:?}");
+
+    let new_toc = record(&records, &new.url("/part/"));
+    assert!(new_toc.verdict.is_duplicate(), "{new_toc:?}");
+    let chapter = record(&records, &new.url("/part/new"));
+    assert_eq!(chapter.verdict, Verdict::Unique, "the new part is found");
+    assert_eq!(
+        new.site.hits("/intro"),
+        0,
+        "a link that led nowhere is not fetched"
+    );
+    for path in chapters {
+        assert_eq!(
+            new.site.hits(path),
+            0,
+            "{path}: the same chapter, not fetched"
+        );
+    }
+}
+
+/// A new release crawled side by side with the old one (here, the old release's chapter
+/// answers slowly). Once the new release's top page is found to copy the old one's (same
+/// path), a link to the new release's copy of the chapter, found on a page of its own, waits
+/// until the old chapter is decided: the copy is then judged against it, a duplicate, and its
+/// links are not followed. Fetched first, it would have been kept as an original and its
+/// subtree crawled too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it() {
+    let (top, chapter, child) = (prose(80), prose(81), prose(82));
+    let release = |new: bool| {
+        let mut top_links = vec!["/chapter"];
+        if new {
+            top_links.push("/news");
+        }
+        let (top_delay, chapter_delay) = if new { (100, 0) } else { (0, 800) };
+        let mut site = Site::new()
+            .page(
+                "/",
+                page("manual", &top, &top_links).delayed(Duration::from_millis(top_delay)),
+            )
+            .page(
+                "/chapter",
+                page("chapter", &chapter, &["/chapter/child"])
+                    .delayed(Duration::from_millis(chapter_delay)),
+            )
+            .page("/chapter/child", page("child", &child, &[]));
+        if new {
+            site = site.page("/news", page("news", &prose(83), &["/chapter"]));
+        }
+        site
+    };
+    let (old, new, records) = side_by_side(release).await;
+
+    assert!(record(&records, &new.url("/")).verdict.is_duplicate());
+    let news = record(&records, &new.url("/news"));
+    assert_eq!(news.verdict, Verdict::Unique, "{news:?}");
+    assert_eq!(
+        news.parked,
+        Some(1),
+        "its link waits for the old chapter: {news:?}"
+    );
+    let copy = record(&records, &new.url("/chapter"));
+    assert!(
+        copy.verdict.is_duplicate(),
+        "judged against the old chapter: {copy:?}"
+    );
+    assert_eq!(
+        copy.duplicate_of.as_deref(),
+        Some(old.url("/chapter").as_str())
+    );
+    assert_eq!(
+        new.site.hits("/chapter/child"),
+        0,
+        "the copy's subtree is not crawled"
+    );
+    assert_eq!(old.site.hits("/chapter/child"), 1);
+}
