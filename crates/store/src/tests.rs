@@ -34,6 +34,8 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
             queued(url, prio),
         );
     }
+    // A name given twice keeps the last value.
+    commit.counters.push(("next_order".into(), 2));
     commit.counters.push(("next_order".into(), 3));
     store.commit(commit).unwrap();
 
