@@ -260,7 +260,7 @@ async fn a_language_s_untranslated_pages_are_sampled_not_downloaded() {
     config.limits.concurrency = 1;
     config.dedup.probe_links = true;
     config.scope.hosts = nearcrawl_frontier::HostScope::Any;
-    run(
+    let report = run(
         &format!("{}\n", en.url("/en/index.html")),
         out.path(),
         config,
@@ -292,4 +292,10 @@ async fn a_language_s_untranslated_pages_are_sampled_not_downloaded() {
     }
     // Twelve untranslated pages; the first three teach the rule.
     assert!(sampled >= 6, "{sampled} sampled");
+    // The report counts the predictions by fate: the sampled ones found unchanged are
+    // right; the translations sampled, then fetched whole, are the rule's wrong ones.
+    let samples = &report.predictions["sample"];
+    assert_eq!(samples.right, sampled, "{samples:?}");
+    assert_eq!(samples.right + samples.wrong, samples.pages, "all decided");
+    assert!(report.summary().contains("URL rules' predictions"));
 }

@@ -69,7 +69,9 @@ pub use crate::frontier::{Frontier, FrontierConfig, Parking, RedisFrontier, Step
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
-pub use crate::report::{DedupTiming, IndexFigures, Report, SharedJobFigures, StageTime};
+pub use crate::report::{
+    DedupTiming, IndexFigures, PredictionFigures, Report, SharedJobFigures, StageTime,
+};
 pub use crate::runtime::{BLOCKING_THREADS_PER_CORE, runtime};
 pub use crate::shared::IndexConfig;
 pub use crate::what_if::{WhatIf, reachable, replay, what_if};

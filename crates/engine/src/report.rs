@@ -167,6 +167,24 @@ pub struct Report {
     /// threshold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic_best: Option<f32>,
+    /// The link policy's predictions (`dedup.predict`, a record's `prediction`), by the
+    /// fate chosen (`check`, `verify`, `sample`, `skip`): empty when no URL rule predicted a
+    /// page.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub predictions: BTreeMap<String, PredictionFigures>,
+}
+
+/// The pages one fate of the link policy decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PredictionFigures {
+    /// Pages whose URL a rule predicted with this fate.
+    pub pages: u64,
+    /// Of those decided, the ones that copied the predicted page ...
+    pub right: u64,
+    /// ... and the ones that did not.
+    pub wrong: u64,
+    /// Bytes received for them (probes and samples included; none for `skip`).
+    pub bytes: u64,
 }
 
 fn u64_is_zero(n: &u64) -> bool {
@@ -215,6 +233,7 @@ impl Report {
             topic: Vec::new(),
             topic_pages: 0,
             topic_best: None,
+            predictions: BTreeMap::new(),
         };
         let mut html_bytes = 0u64;
         let mut html_pages = 0u64;
@@ -262,6 +281,16 @@ impl Report {
                 html_bytes += record.bytes;
             }
             report.outlinks_dropped += u64::from(record.dropped.unwrap_or(0));
+            if let Some(prediction) = &record.prediction {
+                let fate = report
+                    .predictions
+                    .entry(prediction.fate.clone())
+                    .or_default();
+                fate.pages += 1;
+                fate.right += u64::from(prediction.right == Some(true));
+                fate.wrong += u64::from(prediction.right == Some(false));
+                fate.bytes += record.bytes;
+            }
             if let Some(us) = record.dedup_us {
                 timings.push(us);
             }
@@ -377,6 +406,25 @@ impl Report {
             .collect();
         if !work.is_empty() {
             out.push_str(&format!("us per page by stage: {}\n", work.join(", ")));
+        }
+        let fates: Vec<String> = self
+            .predictions
+            .iter()
+            .map(|(fate, f)| {
+                format!(
+                    "{fate} {} ({} right, {} wrong, {})",
+                    f.pages,
+                    f.right,
+                    f.wrong,
+                    human_bytes(f.bytes)
+                )
+            })
+            .collect();
+        if !fates.is_empty() {
+            out.push_str(&format!(
+                "URL rules' predictions (dedup.predict): {}\n",
+                fates.join(", ")
+            ));
         }
         let index = &self.fingerprint_index;
         if index.entries > 0 {
