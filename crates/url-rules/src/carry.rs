@@ -11,14 +11,8 @@ use url::Url;
 /// is (a new release's host for the old one's). The paths are compared by whole segments
 /// from their ends. `None` for a target on another site than `from`'s.
 pub fn carry(target: &Url, from: &Url, to: &Url) -> Option<Url> {
-    let site = |u: &Url| {
-        (
-            u.scheme().to_string(),
-            u.host_str().map(str::to_string),
-            u.port_or_known_default(),
-        )
-    };
-    if site(target) != site(from) {
+    // Scheme, host and port (the default one where none is given).
+    if target.origin() != from.origin() {
         return None;
     }
     let (from_path, to_path) = (from.path(), to.path());

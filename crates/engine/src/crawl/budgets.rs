@@ -38,7 +38,10 @@ impl Traps {
         let patterns = if pattern.is_family() {
             let name = counter_name("pattern", pattern.as_str());
             let queued = self.count(&name)?;
-            let distinct = self.count(&counter_name(DISTINCT, pattern.as_str()))?;
+            let distinct = match self.rules.grows() {
+                true => self.count(&counter_name(DISTINCT, pattern.as_str()))?,
+                false => 0,
+            };
             if let Err(trap) = self.rules.check_pattern_budget(pattern, queued, distinct) {
                 return Ok(Err(trap));
             }

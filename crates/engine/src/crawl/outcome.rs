@@ -399,9 +399,6 @@ impl Coordinator {
             Ok(page) => nearcrawl_fetch::byte_ranges(page).ok(),
             Err(_) => None,
         };
-        if probe.length.is_none() {
-            probe.length = parts.as_ref().and_then(|p| p.length);
-        }
         let comparable = match (probe.length, probe.counterpart_length) {
             (Some(length), Some(counterpart)) => {
                 nearcrawl_dedup::comparable_lengths(length, counterpart)
