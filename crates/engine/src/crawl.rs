@@ -42,11 +42,13 @@ use crate::report::{IndexFigures, Report};
 use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
+mod copied_sites;
 mod links;
 mod mirrors;
 mod outcome;
 mod page;
 mod predictions;
+mod scope_watch;
 mod sentences;
 mod shared_dedup;
 mod tasks;
@@ -281,15 +283,15 @@ struct Coordinator {
     traps: Traps,
     /// Session parameters learned per host from duplicates.
     sessions: SessionParams,
-    /// Sites found to copy others, path for path (see [`links::CopiedSites`]).
-    copied_sites: links::CopiedSites,
+    /// Sites found to copy others, path for path (see [`copied_sites::CopiedSites`]).
+    copied_sites: copied_sites::CopiedSites,
     /// Mirrors and whether their copies add pages of their own (see [`mirrors::Mirrors`]).
     mirrors: mirrors::Mirrors,
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
     /// links they name a counterpart for (see [`predictions::Predictions`]).
     predictions: predictions::Predictions,
     /// The scope's answers to the first links found.
-    scope_watch: links::ScopeWatch,
+    scope_watch: scope_watch::ScopeWatch,
     relevance: Option<Relevance>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
@@ -572,10 +574,10 @@ impl Coordinator {
             scope,
             traps,
             sessions: SessionParams::default(),
-            copied_sites: links::CopiedSites::default(),
+            copied_sites: copied_sites::CopiedSites::default(),
             mirrors: mirrors::Mirrors::default(),
             predictions,
-            scope_watch: links::ScopeWatch::default(),
+            scope_watch: scope_watch::ScopeWatch::default(),
             relevance,
             fetcher,
             stage,

@@ -1,8 +1,6 @@
 //! Links: which URLs a redirect, a sitemap or a page adds to the frontier, and the records
 //! of those it may not.
 
-use std::collections::HashMap;
-
 use super::mirrors::MirrorLink;
 use super::predictions;
 use super::tasks::SeenLinks;
@@ -230,43 +228,6 @@ impl Coordinator {
             Some(relevance) => relevance.link_priority(how.potential, anchor, context, url),
             None => parent.depth + 1,
         }
-    }
-}
-
-/// Sites found to copy others path for path (a mirror, a new release of a manual): once a
-/// page of site B is judged a duplicate of the page at the same path (and query) on site A, a
-/// link to B whose counterpart on A is queued waits for that page to be decided, so that the
-/// page at B is judged against it rather than first: fetched first, a copy would be kept as an
-/// original and its links followed, and both sites crawled in full. One such duplicate is
-/// enough: taking a site for a copy costs nothing but order.
-#[derive(Debug, Default)]
-pub(super) struct CopiedSites {
-    /// Copying site -> the copied site's root URL (origins).
-    copies: HashMap<String, Url>,
-}
-
-impl CopiedSites {
-    /// `page` was judged a duplicate of `original`.
-    pub(super) fn note(&mut self, page: &Url, original: &Url) {
-        let b = page.origin().ascii_serialization();
-        if b == original.origin().ascii_serialization()
-            || page.path() != original.path()
-            || page.query() != original.query()
-        {
-            return;
-        }
-        self.copies.entry(b).or_insert_with(|| {
-            let mut root = original.clone();
-            root.set_path("/");
-            root.set_query(None);
-            root
-        });
-    }
-
-    /// A URL of the site `link`'s site copies, if it copies one (the place to build
-    /// `link`'s counterpart on, with [`Coordinator::counterpart`]).
-    pub(super) fn copied(&self, link: &Url) -> Option<&Url> {
-        self.copies.get(&link.origin().ascii_serialization())
     }
 }
 
@@ -805,91 +766,5 @@ impl Coordinator {
             Some(stripped) => stripped.url,
             None => counterpart,
         })
-    }
-}
-
-/// Links whose scope answer the watch looks at: the first this many a crawl finds.
-const FIRST_LINKS: u32 = 100;
-
-/// The scope's answers to the first links a crawl finds. A scope that refuses nearly all of
-/// them is most likely not the one the user meant (`--include` on another host than the
-/// seeds', without `--hosts`), and the crawl says so.
-#[derive(Debug, Default)]
-pub(super) struct ScopeWatch {
-    seen: u32,
-    refused: u32,
-    reasons: std::collections::BTreeMap<String, u32>,
-    warned: bool,
-}
-
-impl ScopeWatch {
-    /// One more link, refused by the scope for `refusal` or not. Returns the warning once,
-    /// when the first [`FIRST_LINKS`] links are in and it applies.
-    pub(super) fn note(&mut self, refusal: Option<&str>) -> Option<String> {
-        if self.seen >= FIRST_LINKS {
-            return None;
-        }
-        self.seen += 1;
-        if let Some(reason) = refusal {
-            self.refused += 1;
-            *self.reasons.entry(reason.to_string()).or_insert(0) += 1;
-        }
-        if self.seen < FIRST_LINKS || self.warned {
-            return None;
-        }
-        self.warning().inspect(|_| self.warned = true)
-    }
-
-    /// The warning, if more than nine in ten of the links seen (at least 10) were refused.
-    pub(super) fn warning(&self) -> Option<String> {
-        if self.seen < 10 || u64::from(self.refused) * 10 <= u64::from(self.seen) * 9 {
-            return None;
-        }
-        let reasons: Vec<String> = self
-            .reasons
-            .iter()
-            .map(|(reason, n)| format!("{reason}: {n}"))
-            .collect();
-        Some(format!(
-            "the scope refused {} of the first {} links this crawl found ({}); if those are \
-             pages you meant to crawl, widen it: --hosts seed-domains or any (--include only \
-             narrows the hosts rule), --include, --exclude, or [scope] in the configuration",
-            self.refused,
-            self.seen,
-            reasons.join(", ")
-        ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ScopeWatch;
-
-    #[test]
-    fn nine_in_ten_refused_is_a_warning_once() {
-        let mut watch = ScopeWatch::default();
-        for i in 0..99 {
-            let refusal = (i % 20 != 0).then_some("host not in scope");
-            assert_eq!(watch.note(refusal), None);
-        }
-        let warning = watch.note(Some("host not in scope")).expect("95 of 100");
-        assert!(warning.contains("refused 95 of the first 100"), "{warning}");
-        assert!(warning.contains("host not in scope: 95"), "{warning}");
-        assert_eq!(watch.note(Some("host not in scope")), None, "once");
-
-        let mut fine = ScopeWatch::default();
-        for i in 0..100 {
-            fine.note((i % 10 == 0).then_some("excluded"));
-        }
-        assert_eq!(
-            fine.warning(),
-            None,
-            "one in ten refused is a scope doing its job"
-        );
-        let mut few = ScopeWatch::default();
-        for _ in 0..9 {
-            few.note(Some("host not in scope"));
-        }
-        assert_eq!(few.warning(), None, "too few links to tell");
     }
 }
