@@ -67,6 +67,8 @@ pub struct OutputConfig {
     pub warc: bool,
     /// Start a new WARC file after this many bytes.
     pub warc_max_bytes: u64,
+    /// Bytes of the crawl state's blocks (`OUT/state`) kept in memory, over all its tables.
+    pub state_cache_bytes: u64,
 }
 
 impl Default for OutputConfig {
@@ -74,6 +76,7 @@ impl Default for OutputConfig {
         OutputConfig {
             warc: true,
             warc_max_bytes: 1 << 30,
+            state_cache_bytes: nearcrawl_store::DEFAULT_CACHE_BYTES,
         }
     }
 }

@@ -105,7 +105,10 @@ pub async fn crawl(
     let scope = Scope::new(&job.config.scope, &job.seeds)?;
     let shared = load_shared(&job)?;
     std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
-    let store = Arc::new(FjallStore::open(&job.out_dir.join("state"))?);
+    let store = Arc::new(FjallStore::open_with_cache(
+        &job.out_dir.join("state"),
+        job.config.output.state_cache_bytes,
+    )?);
     let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
         .map_err(EngineError::HttpClient)?;
     let parts = Parts {

@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use fjall::config::PartitioningPolicy;
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::{
@@ -12,6 +13,11 @@ use crate::{
 
 /// Bytes a table holds in memory before it writes them to disk.
 const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
+
+/// The block cache of [`FjallStore::open`]: fjall's own default, 32 MiB. With filters and
+/// indexes in partitions (see `open_with_cache`), 4 and 8 MiB gave the same pages/s and CPU per
+/// page on the 2-core scaling check as 32 (docs/BENCHMARKS.md, "Scaling with cores").
+pub const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
 
 /// A [`CrawlStore`] in a fjall database directory.
 ///
@@ -85,8 +91,15 @@ fn quietly<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> std::thread::Re
 }
 
 impl FjallStore {
-    /// Opens (or creates) the store in directory `path`.
+    /// Opens (or creates) the store in directory `path`, with a block cache of
+    /// [`DEFAULT_CACHE_BYTES`].
     pub fn open(path: &Path) -> Result<FjallStore, StoreError> {
+        FjallStore::open_with_cache(path, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the store in directory `path`, keeping up to `cache_bytes` of its
+    /// blocks in memory.
+    pub fn open_with_cache(path: &Path, cache_bytes: u64) -> Result<FjallStore, StoreError> {
         let name = path.display().to_string();
         // A garbled journal can trip an assertion in fjall's recovery instead of an error: it
         // is damage all the same, reported as such.
@@ -97,6 +110,7 @@ impl FjallStore {
         let opened = quietly(|| {
             Database::builder(path)
                 .journal_compression(CompressionType::None)
+                .cache_size(cache_bytes)
                 .open()
         });
         let db = match opened {
@@ -116,7 +130,22 @@ impl FjallStore {
         };
         // Memtables of 8 MiB instead of fjall's 64: fourteen tables would otherwise hold up to
         // 900 MB in memory before writing a byte of it out.
-        let options = || KeyspaceCreateOptions::default().max_memtable_size(MAX_MEMTABLE_BYTES);
+        //
+        // Filters and indexes in partitions at every level, not as one block per table (fjall
+        // partitions only from its fourth level on): the block cache is split into four shards
+        // a core, and a block heavier than most of its shard is never cached. A table's whole
+        // filter or index outgrew a shard's share part way through a long crawl (at about
+        // 65,000 pages of the scaling check on 8 cores, the sooner the more cores), and from
+        // then on every read loaded it from its file again: on 8 cores the crawl's system CPU
+        // went from 5 to 75 s and verification, which reads postings and texts, from 81 to
+        // 1,143 us a page (docs/BENCHMARKS.md, "Scaling with cores"). Partitions are small
+        // blocks that any shard caches, so what stays in memory is bounded by the cache.
+        let options = || {
+            KeyspaceCreateOptions::default()
+                .max_memtable_size(MAX_MEMTABLE_BYTES)
+                .filter_block_partitioning_policy(PartitioningPolicy::all(true))
+                .index_block_partitioning_policy(PartitioningPolicy::all(true))
+        };
         let open = |table: &str| {
             db.keyspace(table, options)
                 .map_err(|e| store_error(&name, Some(table.to_string()), e))

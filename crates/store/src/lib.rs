@@ -35,7 +35,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::fjall_store::FjallStore;
+pub use crate::fjall_store::{DEFAULT_CACHE_BYTES, FjallStore};
 pub use crate::memory::MemoryStore;
 
 /// A host's number in the store (hosts are numbered in order of discovery).
