@@ -4,7 +4,7 @@
 # starts crawling them all into OUT/crawl in the background, dedup and WARC on, politeness
 # opened (32 connections, no delay), metrics on 127.0.0.1:METRICS. Sets $server and $crawler
 # (the server is killed on exit). NEARCRAWL=path measures another build; TASKSET="taskset -c
-# 0-1" pins the crawler.
+# 0-1" pins the crawler; CONFIG=file.toml gives the crawl a job configuration.
 endless_crawl() {
     local pages="$1" out="$2" port="$3" metrics="$4"
     cargo build --release --locked --bin nearcrawl -p nearcrawl --example endless_site -p nearcrawl-demo-web >&2
@@ -18,7 +18,7 @@ endless_crawl() {
     # Every page is /p/N.html, one URL pattern: the trap rules' defaults crawl it whole, each
     # distinct page earning the pattern more budget (traps.pattern_growth).
     ${TASKSET:-} "${NEARCRAWL:-target/release/nearcrawl}" crawl --seeds "$out/seeds.txt" \
-        --out "$out/crawl" --max-depth 100 \
+        --out "$out/crawl" --max-depth 100 ${CONFIG:+--config "$CONFIG"} \
         --per-host-delay-ms 0 --max-connections-per-host 32 --concurrency 32 \
         --metrics "127.0.0.1:$metrics" >"$out/crawl.txt" 2>&1 &
     crawler=$!
