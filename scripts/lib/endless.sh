@@ -4,13 +4,14 @@
 # starts crawling them all into OUT/crawl in the background, dedup and WARC on, politeness
 # opened (32 connections, no delay), metrics on 127.0.0.1:METRICS. Sets $server and $crawler
 # (the server is killed on exit). NEARCRAWL=path measures another build; TASKSET="taskset -c
-# 0-1" pins the crawler; CONFIG=file.toml gives the crawl a job configuration.
+# 0-1" pins the crawler; CONFIG=file.toml gives the crawl a job configuration; SHARING=stationary
+# serves the site whose pages share as much text at a million pages as at a thousand.
 endless_crawl() {
     local pages="$1" out="$2" port="$3" metrics="$4"
     cargo build --release --locked --bin nearcrawl -p nearcrawl --example endless_site -p nearcrawl-demo-web >&2
     mkdir -p "$out"
     rm -rf "$out/crawl"
-    target/release/examples/endless_site "127.0.0.1:$port" "$pages" 2>"$out/server.log" &
+    target/release/examples/endless_site "127.0.0.1:$port" "$pages" 0 1 "${SHARING:-pool}" 2>"$out/server.log" &
     server=$!
     trap 'kill $server 2>/dev/null || true' EXIT
     sleep 1

@@ -1,12 +1,17 @@
 //! Serves a generated site of any size from memory, pages made on request (for the memory
 //! benchmark of a million-page crawl, scripts/bench-million.sh; the scale-out benchmark,
-//! scripts/bench-scale.sh, with a delay): `endless_site ADDR PAGES [DELAY_MS [SEED]]`, each
-//! page answered after DELAY_MS (default 0), its text drawn from the pool of SEED (default 1:
-//! sites of different seeds share no text).
+//! scripts/bench-scale.sh, with a delay): `endless_site ADDR PAGES [DELAY_MS [SEED [SHARING]]]`,
+//! each page answered after DELAY_MS (default 0), its text drawn from the pool of SEED (default
+//! 1: sites of different seeds share no text).
 //! Pages `/p/I.html` (I = 1..=PAGES) form a tree (page I links to its eight children 8I-6..8I+1
-//! and to two other pages) in a template; each holds three paragraphs chosen by I from a pool
-//! of 20,000 generated ones, and one page in ten repeats the paragraphs of an earlier page (a
-//! near-duplicate under another address). Runs until killed.
+//! and to two other pages) in a template; each holds three paragraphs, and one page in ten
+//! repeats the paragraphs of an earlier page (a near-duplicate under another address). With
+//! SHARING `pool` (the default) the paragraphs are chosen by I from a pool of 20,000 generated
+//! ones, so the more pages, the more each paragraph is repeated (about 150 times a paragraph
+//! at a million pages). With `stationary` each paragraph is new except that one in four is
+//! taken from a page before it, chosen at random: a page shares about as much with the pages
+//! before it at the millionth page as at the thousandth (for stage times over a long crawl,
+//! scripts/bench-stages.sh). Runs until killed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,7 +25,39 @@ fn mix(mut n: u64) -> u64 {
     n ^ (n >> 31)
 }
 
-fn page(i: u64, pages: u64, pool: &[String]) -> String {
+/// Where a page's paragraphs come from.
+enum Paragraphs {
+    /// Chosen from a fixed pool.
+    Pool(Vec<String>),
+    /// Numbered: page I's own are 3I..3I+2, and one in four is another page's.
+    Stationary(Box<std::sync::Mutex<Writer>>, u64),
+}
+
+impl Paragraphs {
+    /// Paragraph `k` (0..3) of page `source`.
+    fn get(&self, source: u64, k: u64) -> String {
+        match self {
+            Paragraphs::Pool(pool) => {
+                pool[(mix(source * 3 + k) % pool.len() as u64) as usize].clone()
+            }
+            Paragraphs::Stationary(writer, seed) => {
+                let draw = mix(source * 3 + k + 0x5eed);
+                let owner = if source > 1 && draw.is_multiple_of(4) {
+                    (draw >> 2) % (source - 1) + 1
+                } else {
+                    source
+                };
+                let number = mix(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (owner * 3 + k));
+                writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .numbered_paragraph(number)
+            }
+        }
+    }
+}
+
+fn page(i: u64, pages: u64, paragraphs: &Paragraphs) -> String {
     // One page in ten copies the paragraphs of an earlier page.
     let source = if i > 20 && i.is_multiple_of(10) {
         mix(i) % (i - 1) + 1
@@ -28,12 +65,7 @@ fn page(i: u64, pages: u64, pool: &[String]) -> String {
         i
     };
     let body: String = (0..3u64)
-        .map(|k| {
-            format!(
-                "<p>{}</p>",
-                pool[(mix(source * 3 + k) % pool.len() as u64) as usize]
-            )
-        })
+        .map(|k| format!("<p>{}</p>", paragraphs.get(source, k)))
         .collect();
     let mut links = String::new();
     for child in (8 * i - 6..8 * i + 2).filter(|&c| c <= pages) {
@@ -57,7 +89,7 @@ fn page(i: u64, pages: u64, pool: &[String]) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: endless_site ADDR PAGES [DELAY_MS [SEED]]";
+    let usage = "usage: endless_site ADDR PAGES [DELAY_MS [SEED [pool|stationary]]]";
     let mut args = std::env::args().skip(1);
     let addr: SocketAddr = args.next().ok_or(usage)?.parse()?;
     let pages: u64 = args.next().and_then(|n| n.parse().ok()).ok_or(usage)?;
@@ -70,7 +102,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => 1,
     };
     let mut writer = Writer::new(seed, 5000);
-    let pool: Arc<Vec<String>> = Arc::new((0..20_000).map(|_| writer.paragraph()).collect());
+    let paragraphs = Arc::new(match args.next().as_deref() {
+        None | Some("pool") => Paragraphs::Pool((0..20_000).map(|_| writer.paragraph()).collect()),
+        Some("stationary") => Paragraphs::Stationary(Box::new(std::sync::Mutex::new(writer)), seed),
+        Some(_) => return Err(usage.into()),
+    });
     let site = Site::new().generated(Arc::new(move |path: &str| {
         let n: u64 = path
             .strip_prefix("/p/")?
@@ -79,7 +115,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok()?;
         (1..=pages)
             .contains(&n)
-            .then(|| Reply::html(page(n, pages, &pool)).delayed(delay))
+            .then(|| Reply::html(page(n, pages, &paragraphs)).delayed(delay))
     }));
     let running = serve_on(site, addr).await?;
     eprintln!("serving {pages} pages at {}", running.url("/p/1.html"));

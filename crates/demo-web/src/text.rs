@@ -84,6 +84,13 @@ impl Writer {
         out
     }
 
+    /// Paragraph number `n` of this vocabulary: the same text for the same `n` whatever was
+    /// written before (the writer's randomness is reseeded from `n`).
+    pub fn numbered_paragraph(&mut self, n: u64) -> String {
+        self.rng = ChaCha8Rng::seed_from_u64(n);
+        self.paragraph()
+    }
+
     /// A paragraph of 3 to 5 sentences.
     pub fn paragraph(&mut self) -> String {
         let n = self.rng.random_range(3..=5);
@@ -130,4 +137,22 @@ pub struct Article {
     pub title: String,
     /// Its paragraphs.
     pub paragraphs: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_numbered_paragraph_does_not_depend_on_what_was_written_before() {
+        let mut fresh = Writer::new(7, 500);
+        let mut used = Writer::new(7, 500);
+        for _ in 0..5 {
+            used.paragraph();
+        }
+        assert_eq!(fresh.numbered_paragraph(42), used.numbered_paragraph(42));
+        assert_ne!(fresh.numbered_paragraph(42), fresh.numbered_paragraph(43));
+        let other_vocabulary = Writer::new(8, 500).numbered_paragraph(42);
+        assert_ne!(fresh.numbered_paragraph(42), other_vocabulary);
+    }
 }
