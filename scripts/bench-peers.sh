@@ -11,6 +11,8 @@
 # nginx from Debian): Scrapy and warcio from PyPI in a venv, Crawlee from npm, spider_cli from
 # crates.io (cargo install, a few minutes the first time).
 # Prints one row per crawl and the medians: pages, wall s, pages/s, CPU ms per page, peak RSS.
+# Check the pages column: spider_cli 2.53.9 fetched only part of the web in most rounds here
+# (docs/BENCHMARKS.md, "Against the crawlers users pick instead").
 # Usage: scripts/bench-peers.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 4)
 # PEERS="nearcrawl spider wget2" runs only those (names: nearcrawl spider wget2 wget-warc
 # scrapy scrapy-warc crawlee).
