@@ -5,7 +5,8 @@
 # and WARC on and politeness opened (32 connections, no delay), and samples the crawler's
 # --metrics endpoint every 2 seconds: pages fetched and the seconds spent in each stage
 # (nearcrawl_stage_seconds_total). Between samples, each stage's microseconds per page
-# fetched; printed per tenth of the crawl, and written to OUT/stages.csv and OUT/stages.svg
+# fetched, and the sentence matches per page (nearcrawl_sentence_matches_total: the work
+# verification's time follows); printed per tenth of the crawl, and written to OUT/stages.csv and OUT/stages.svg
 # (microseconds per page of each stage against pages crawled).
 # Usage: scripts/bench-stages.sh [PAGES] [OUT]     (defaults: 200000, a new temp directory)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl);
@@ -37,10 +38,12 @@ out = sys.argv[1]
 samples, cur = [], None
 for line in open(f"{out}/samples.txt"):
     if line.startswith("sample "):
-        cur = {"t": float(line.split()[1]), "pages": 0.0, "stages": {}}
+        cur = {"t": float(line.split()[1]), "pages": 0.0, "matches": 0.0, "stages": {}}
         samples.append(cur)
     elif line.startswith("nearcrawl_pages_fetched_total"):
         cur["pages"] = float(line.split()[-1])
+    elif line.startswith("nearcrawl_sentence_matches_total"):
+        cur["matches"] = float(line.split()[-1])
     elif line.startswith("nearcrawl_stage_seconds_total"):
         stage = re.search(r'stage="([^"]+)"', line).group(1)
         cur["stages"][stage] = float(line.split()[-1])
@@ -52,14 +55,14 @@ for a, b in zip(samples, samples[1:]):
     if dp < 100:
         continue
     us = {k: 1e6 * (b["stages"].get(k, 0) - a["stages"].get(k, 0)) / dp for k in stages}
-    rows.append((b["pages"], dp / (b["t"] - a["t"]), us))
+    rows.append((b["pages"], dp / (b["t"] - a["t"]), us, (b["matches"] - a["matches"]) / dp))
 with open(f"{out}/stages.csv", "w") as f:
-    f.write("pages,pages_per_second," + ",".join(stages) + "\n")
-    for p, rate, us in rows:
-        f.write(f"{p:.0f},{rate:.0f}," + ",".join(f"{us[k]:.1f}" for k in stages) + "\n")
+    f.write("pages,pages_per_second," + ",".join(stages) + ",sentence_matches_per_page\n")
+    for p, rate, us, matches in rows:
+        f.write(f"{p:.0f},{rate:.0f}," + ",".join(f"{us[k]:.1f}" for k in stages) + f",{matches:.2f}\n")
 # Per tenth of the crawl: the mean of the samples in it, weighted by pages.
 total = rows[-1][0] if rows else 0
-print("pages".rjust(9), "pages/s".rjust(8), *(k.rjust(9) for k in stages))
+print("pages".rjust(9), "pages/s".rjust(8), *(k.rjust(9) for k in stages), "matches".rjust(8))
 for tenth in range(10):
     lo, hi = total * tenth / 10, total * (tenth + 1) / 10
     part = [r for r in rows if lo < r[0] <= hi]
@@ -67,7 +70,8 @@ for tenth in range(10):
         continue
     n = len(part)
     print(f"{hi:9.0f} {sum(r[1] for r in part) / n:8.0f}",
-          *(f"{sum(r[2][k] for r in part) / n:9.1f}" for k in stages))
+          *(f"{sum(r[2][k] for r in part) / n:9.1f}" for k in stages),
+          f"{sum(r[3] for r in part) / n:8.2f}")
 # One line per stage against pages, as an SVG.
 w, h, left, bottom = 720, 360, 60, 40
 colours = ["#2b7bb9", "#d9822b", "#8a8a8a", "#3a9d5d", "#b94a48", "#7a5fb0", "#c7a500",
@@ -77,7 +81,7 @@ ymax = max((max(r[2].values()) for r in rows), default=1) or 1
 lines, legend = [], []
 for i, k in enumerate(stages):
     c = colours[i % len(colours)]
-    pts = " ".join(f"{left + (w - left - 130) * p / xmax:.1f},{h - bottom - (h - bottom - 10) * us[k] / ymax:.1f}" for p, _, us in rows)
+    pts = " ".join(f"{left + (w - left - 130) * p / xmax:.1f},{h - bottom - (h - bottom - 10) * us[k] / ymax:.1f}" for p, _, us, _ in rows)
     lines.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{pts}"/>')
     legend.append(f'<text x="{w - 120}" y="{20 + 14 * i}" fill="{c}">{k}</text>')
 svg = f'''<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">

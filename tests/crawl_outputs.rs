@@ -214,6 +214,13 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         assert!(stage.per_page_us > 0.0, "{stage:?}");
     }
     assert!(stdout.contains("us per page by stage: decode "), "{stdout}");
+    // The verification work beside its time: the mirrored articles' sentences list their
+    // originals.
+    assert!(
+        report.run_sentence_matches_per_page > 0.0,
+        "{}",
+        report.run_sentence_matches_per_page
+    );
     // The one thing held in memory per kept page: its fingerprint in the index, whose design
     // keeps within INDEX_BYTES_PER_PAGE (past its directories' fixed cost, which a crawl this
     // small does not amortise).

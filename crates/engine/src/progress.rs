@@ -28,6 +28,10 @@ pub struct Progress {
     pub in_flight: AtomicU64,
     /// Total microseconds spent in the dedup stage in this run.
     pub dedup_micros: AtomicU64,
+    /// Sentence matches found while judging this run's pages: for each page, the earlier kept
+    /// pages its sentences' postings listed, counted once per sentence (the verification work
+    /// the pages brought, beside its time).
+    pub sentence_matches: AtomicU64,
     /// Nanoseconds spent in each pipeline stage in this run, indexed by [`Stage`].
     stage_nanos: [AtomicU64; Stage::ALL.len()],
 }
@@ -45,6 +49,7 @@ impl Default for Progress {
             queued: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             dedup_micros: AtomicU64::new(0),
+            sentence_matches: AtomicU64::new(0),
             stage_nanos: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -141,6 +146,11 @@ impl Progress {
                 "nearcrawl_dedup_microseconds_total",
                 "Time spent in the dedup stage, in microseconds.",
                 &self.dedup_micros,
+            ),
+            (
+                "nearcrawl_sentence_matches_total",
+                "Earlier kept pages listed by the judged pages' sentence postings, once per sentence.",
+                &self.sentence_matches,
             ),
         ] {
             out.push_str(&format!(

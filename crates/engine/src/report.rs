@@ -144,6 +144,11 @@ pub struct Report {
     /// time (`focus` only in a focused crawl, `warc` only when WARC files are written).
     #[serde(default)]
     pub run_stages: Vec<StageTime>,
+    /// Sentence matches per page fetched in this run: the earlier kept pages that the pages'
+    /// sentence postings listed, once per sentence. Verification's time per page follows it;
+    /// divided by it, the time shows whether each match costs the same as the crawl grows.
+    #[serde(default)]
+    pub run_sentence_matches_per_page: f64,
     /// The index of kept fingerprints at the end of the run.
     #[serde(default)]
     pub fingerprint_index: IndexFigures,
@@ -227,6 +232,7 @@ impl Report {
             run_seconds: progress.elapsed_secs(),
             run_pages_per_second: 0.0,
             run_stages: Vec::new(),
+            run_sentence_matches_per_page: 0.0,
             fingerprint_index: IndexFigures::default(),
             scope_warning: None,
             shared_job: None,
@@ -325,6 +331,8 @@ impl Report {
                 per_page_us: round3(nanos as f64 / 1e3 / run_pages.max(1.0)),
             })
             .collect();
+        report.run_sentence_matches_per_page =
+            round3(Progress::get(&progress.sentence_matches) as f64 / run_pages.max(1.0));
         report.run_pages_per_second = if report.run_seconds > 0.0 {
             run_pages / report.run_seconds
         } else {

@@ -41,6 +41,7 @@ impl Coordinator {
         let (judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
             Some(dedup) => {
                 let shared = dedup.judge(&mut self.stage, analysis, &entry.url, &host)?;
+                Progress::add(&self.progress.sentence_matches, shared.matches);
                 let judgement = shared.judgement;
                 let outcome = (shared.kept, shared.original_url);
                 (judgement, ReadPostings::default(), Some(outcome))
@@ -50,8 +51,10 @@ impl Coordinator {
                     store: self.store.as_ref(),
                     sentences: &self.sentences,
                     postings: self.sentences.prefetched(postings),
+                    matches: std::cell::Cell::new(0),
                 };
                 let judgement = self.stage.judge_analysed(analysis, &originals)?;
+                Progress::add(&self.progress.sentence_matches, originals.matches.get());
                 (judgement, originals.postings, None)
             }
         };
@@ -335,6 +338,8 @@ struct StoreOriginals<'a> {
     store: &'a dyn CrawlStore,
     sentences: &'a SentencePostings,
     postings: ReadPostings,
+    /// The sentence matches the candidates were ranked from ([`Progress::sentence_matches`]).
+    matches: std::cell::Cell<u64>,
 }
 
 impl Originals for StoreOriginals<'_> {
@@ -352,7 +357,11 @@ impl Originals for StoreOriginals<'_> {
         Ok(self.store.link_keys(seq)?)
     }
     fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {
-        self.sentences
-            .candidates(self.store, &self.postings, fingerprints)
+        let candidates = self
+            .sentences
+            .candidates(self.store, &self.postings, fingerprints)?;
+        let matches: usize = candidates.iter().map(|(_, shared)| shared).sum();
+        self.matches.set(self.matches.get() + matches as u64);
+        Ok(candidates)
     }
 }

@@ -37,6 +37,8 @@ pub(super) struct SharedJudgement {
     pub kept: Option<u64>,
     /// A duplicate: its original's URL (whichever worker kept it).
     pub original_url: Option<String>,
+    /// The sentence matches its candidates were ranked from (`Progress::sentence_matches`).
+    pub matches: u64,
 }
 
 /// The job's index as this worker's dedup stage uses it.
@@ -108,14 +110,17 @@ impl SharedDedup {
                 snapshot: &snapshot,
                 probe: &probe,
                 pages: RefCell::new(HashMap::new()),
+                matches: std::cell::Cell::new(0),
             };
             let judgement = stage.judge_with_candidates(analysis, candidates, &originals)?;
+            let matches = originals.matches.get();
             if let Some(nearcrawl_dedup::Original::Kept(of)) = judgement.original {
                 let original_url = originals.page(of)?.map(|p| p.url);
                 return Ok(SharedJudgement {
                     judgement,
                     kept: None,
                     original_url,
+                    matches,
                 });
             }
             drop(originals);
@@ -124,6 +129,7 @@ impl SharedDedup {
                     judgement,
                     kept: None,
                     original_url: None,
+                    matches,
                 });
             }
             let page_id = match id {
@@ -168,6 +174,7 @@ impl SharedDedup {
                         judgement,
                         kept: Some(page_id),
                         original_url: None,
+                        matches,
                     });
                 }
                 Admitted::Conflict => {
@@ -194,6 +201,8 @@ struct IndexOriginals<'a> {
     snapshot: &'a Snapshot,
     probe: &'a Probe,
     pages: RefCell<HashMap<u64, Option<StoredPage>>>,
+    /// The sentence matches the candidates were ranked from.
+    matches: std::cell::Cell<u64>,
 }
 
 impl IndexOriginals<'_> {
@@ -239,9 +248,10 @@ impl Originals for IndexOriginals<'_> {
             })
             .filter_map(SentencePosting::from_bytes)
             .collect();
-        Ok(rank_candidates(
-            postings.iter().map(SentencePosting::documents),
-        ))
+        let candidates = rank_candidates(postings.iter().map(SentencePosting::documents));
+        let matches: usize = candidates.iter().map(|(_, shared)| shared).sum();
+        self.matches.set(self.matches.get() + matches as u64);
+        Ok(candidates)
     }
 }
 
