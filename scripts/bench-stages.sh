@@ -11,8 +11,8 @@
 # Usage: scripts/bench-stages.sh [PAGES] [OUT]     (defaults: 200000, a new temp directory)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl);
 # TASKSET="taskset -c 0-1" pins the crawler (the server is not pinned); SHARING=stationary
-# serves pages that share as much text with earlier ones at the millionth page as at the
-# thousandth (by default the three paragraphs of a page come from one pool of 20,000, so the
+# serves pages that share as much text with lower-numbered ones at the millionth page as at
+# the thousandth (a crawl in link order still finds more of it as it goes; by default the three paragraphs of a page come from one pool of 20,000, so the
 # later the page, the more earlier pages share each of them); CONFIG=file.toml configures the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."

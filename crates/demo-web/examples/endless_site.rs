@@ -9,9 +9,10 @@
 //! SHARING `pool` (the default) the paragraphs are chosen by I from a pool of 20,000 generated
 //! ones, so the more pages, the more each paragraph is repeated (about 150 times a paragraph
 //! at a million pages). With `stationary` each paragraph is new except that one in four is
-//! taken from a page before it, chosen at random: a page shares about as much with the pages
-//! before it at the millionth page as at the thousandth (for stage times over a long crawl,
-//! scripts/bench-stages.sh). Runs until killed.
+//! taken from a page numbered before it, chosen at random: a page shares about as much with the
+//! pages numbered before it at the millionth page as at the thousandth (for stage times over a
+//! long crawl, scripts/bench-stages.sh; a crawl in link order finds more of that sharing as it
+//! goes, docs/BENCHMARKS.md). Runs until killed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
