@@ -7,6 +7,7 @@
 # 16 requests in flight per process. Prints, per crawl: pages (all workers), wall s (until the
 # last worker ends), pages/s, CPU ms per page (all workers' user + system; redis-server's
 # apart), peak RSS MB (the largest worker), and the medians; then the job's Redis memory.
+# Each crawl's line on stderr also gives the pages each worker fetched (the balance).
 # Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and redis-server when missing.
 # Usage: scripts/bench-shared.sh [HOSTS] [PAGES] [RUNS] [WORKERS]   (defaults: 12 1500 3 2)
 set -euo pipefail
@@ -57,8 +58,9 @@ crawl() {
         for pid in "${pids[@]}"; do wait "$pid" || { cat "$work"/err*.txt >&2; exit 1; }; done
     fi
     end=$(date +%s.%N)
-    local total=0 cpu=0 rss=0 count=$((n > 0 ? n : 1))
+    local total=0 cpu=0 rss=0 count=$((n > 0 ? n : 1)) each=""
     for ((w = 0; w < count; w++)); do
+        each+=" $(pages_of "$work/crawl$w")"
         total=$((total + $(pages_of "$work/crawl$w")))
         read -r user sys maxrss < "$work/time$w.txt"
         cpu=$(python3 -c "print($cpu + $user + $sys)")
@@ -67,7 +69,7 @@ crawl() {
     local line
     line=$(python3 -c "w = $end - $start; print('%d %.2f %.1f %.3f %.0f' % ($total, w, $total / w, $cpu * 1000 / $total, $rss / 1024))")
     rows[$name]+="$line"$'\n'
-    echo "$name: $line" >&2
+    echo "$name: $line (pages by worker:$each)" >&2
 }
 
 for ((round = 1; round <= runs; round++)); do
