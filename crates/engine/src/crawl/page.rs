@@ -6,7 +6,7 @@ use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;
 
-use super::sentences::{ReadPostings, SentencePostings};
+use super::sentences::{MatchCount, ReadPostings, SentencePostings};
 
 impl Coordinator {
     /// The stored record of an earlier decision.
@@ -51,7 +51,7 @@ impl Coordinator {
                     store: self.store.as_ref(),
                     sentences: &self.sentences,
                     postings: self.sentences.prefetched(postings),
-                    matches: std::cell::Cell::new(0),
+                    matches: MatchCount::default(),
                 };
                 let judgement = self.stage.judge_analysed(analysis, &originals)?;
                 Progress::add(&self.progress.sentence_matches, originals.matches.get());
@@ -339,7 +339,7 @@ struct StoreOriginals<'a> {
     sentences: &'a SentencePostings,
     postings: ReadPostings,
     /// The sentence matches the candidates were ranked from ([`Progress::sentence_matches`]).
-    matches: std::cell::Cell<u64>,
+    matches: MatchCount,
 }
 
 impl Originals for StoreOriginals<'_> {
@@ -360,8 +360,7 @@ impl Originals for StoreOriginals<'_> {
         let candidates = self
             .sentences
             .candidates(self.store, &self.postings, fingerprints)?;
-        let matches: usize = candidates.iter().map(|(_, shared)| shared).sum();
-        self.matches.set(self.matches.get() + matches as u64);
+        self.matches.add(&candidates);
         Ok(candidates)
     }
 }

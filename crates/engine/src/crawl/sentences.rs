@@ -149,6 +149,24 @@ struct Shared {
 #[derive(Debug, Default)]
 pub(super) struct ReadPostings(RefCell<foldhash::HashMap<u64, Option<SentencePosting>>>);
 
+/// The sentence matches a page's candidates were ranked from: for each candidate, the
+/// sentences it shares with the page ([`crate::progress::Progress::sentence_matches`]).
+#[derive(Default)]
+pub(super) struct MatchCount(std::cell::Cell<u64>);
+
+impl MatchCount {
+    /// Counts the matches of `candidates` (as [`rank_candidates`] gives them).
+    pub(super) fn add(&self, candidates: &[(u64, usize)]) {
+        let matches: usize = candidates.iter().map(|(_, shared)| shared).sum();
+        self.0.set(self.0.get() + matches as u64);
+    }
+
+    /// The matches counted.
+    pub(super) fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
 /// Reads a page's postings where the page is analysed ([`PostingsReader::prefetch`]), and
 /// computes its likely candidates' verification units there.
 #[derive(Clone)]

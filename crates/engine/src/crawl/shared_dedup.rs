@@ -20,6 +20,7 @@ use nearcrawl_redis_job::{Admission, Admitted, Probe, RedisIndex, Snapshot, Stor
 use nearcrawl_text::ExactKey;
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates};
 
+use super::sentences::MatchCount;
 use crate::error::EngineError;
 
 /// Admissions of one page refused in a row before the crawl stops with an error.
@@ -110,7 +111,7 @@ impl SharedDedup {
                 snapshot: &snapshot,
                 probe: &probe,
                 pages: RefCell::new(HashMap::new()),
-                matches: std::cell::Cell::new(0),
+                matches: MatchCount::default(),
             };
             let judgement = stage.judge_with_candidates(analysis, candidates, &originals)?;
             let matches = originals.matches.get();
@@ -202,7 +203,7 @@ struct IndexOriginals<'a> {
     probe: &'a Probe,
     pages: RefCell<HashMap<u64, Option<StoredPage>>>,
     /// The sentence matches the candidates were ranked from.
-    matches: std::cell::Cell<u64>,
+    matches: MatchCount,
 }
 
 impl IndexOriginals<'_> {
@@ -249,8 +250,7 @@ impl Originals for IndexOriginals<'_> {
             .filter_map(SentencePosting::from_bytes)
             .collect();
         let candidates = rank_candidates(postings.iter().map(SentencePosting::documents));
-        let matches: usize = candidates.iter().map(|(_, shared)| shared).sum();
-        self.matches.set(self.matches.get() + matches as u64);
+        self.matches.add(&candidates);
         Ok(candidates)
     }
 }
