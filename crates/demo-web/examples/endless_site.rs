@@ -36,11 +36,11 @@ enum Paragraphs {
 
 impl Paragraphs {
     /// Paragraph `k` (0..3) of page `source`.
-    fn get(&self, source: u64, k: u64) -> String {
+    fn get(&self, source: u64, k: u64) -> std::borrow::Cow<'_, str> {
         match self {
-            Paragraphs::Pool(pool) => {
-                pool[(mix(source * 3 + k) % pool.len() as u64) as usize].clone()
-            }
+            Paragraphs::Pool(pool) => std::borrow::Cow::Borrowed(
+                &pool[(mix(source * 3 + k) % pool.len() as u64) as usize],
+            ),
             Paragraphs::Stationary(writer, seed) => {
                 let draw = mix(source * 3 + k + 0x5eed);
                 let owner = if source > 1 && draw.is_multiple_of(4) {
@@ -49,10 +49,12 @@ impl Paragraphs {
                     source
                 };
                 let number = mix(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (owner * 3 + k));
-                writer
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .numbered_paragraph(number)
+                std::borrow::Cow::Owned(
+                    writer
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .numbered_paragraph(number),
+                )
             }
         }
     }
