@@ -93,6 +93,18 @@ pub struct CrawlFlags {
     /// Minimum milliseconds between two requests to one host (0 for your own servers).
     #[arg(long)]
     pub per_host_delay_ms: Option<u64>,
+    /// Requests in flight to one server address at once, all its names together (0: no
+    /// limit; unset: 4, or --max-connections-per-host if more).
+    #[arg(long)]
+    pub max_connections_per_address: Option<u32>,
+    /// Minimum milliseconds between two requests to one server address, all its names
+    /// together (unset: 250, or --per-host-delay-ms if less).
+    #[arg(long)]
+    pub per_address_delay_ms: Option<u64>,
+    /// Resolve this name to this address instead of asking the system resolver
+    /// (`NAME=ADDRESS`, repeatable; `[fetch.hosts]`).
+    #[arg(long, value_name = "NAME=ADDRESS", value_parser = parse_resolve)]
+    pub resolve: Vec<(String, std::net::IpAddr)>,
     /// Baseline crawl: fingerprints and verdicts recorded, nothing skipped.
     #[arg(long)]
     pub no_dedup: bool,
@@ -118,6 +130,24 @@ pub struct CrawlFlags {
     /// http(s) URL, fetched once at the start, or an HTML or text file.
     #[arg(long, value_name = "URL|FILE")]
     pub topic_example: Vec<String>,
+}
+
+/// `--resolve NAME=ADDRESS`.
+fn parse_resolve(text: &str) -> Result<(String, std::net::IpAddr), String> {
+    let (name, address) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected NAME=ADDRESS"))?;
+    let address = address
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|e| format!("{text:?}: {address:?} is not an IP address ({e})"))?;
+    let name = name.trim().to_ascii_lowercase();
+    if name.is_empty() {
+        return Err(format!("{text:?}: no name before '='"));
+    }
+    Ok((name, address))
 }
 
 /// `--hosts`: the `scope.hosts` rule.
@@ -170,6 +200,13 @@ impl CrawlFlags {
         if let Some(ms) = self.per_host_delay_ms {
             c.politeness.per_host_delay_ms = ms;
         }
+        if let Some(n) = self.max_connections_per_address {
+            c.politeness.max_connections_per_address = Some(n);
+        }
+        if let Some(ms) = self.per_address_delay_ms {
+            c.politeness.per_address_delay_ms = Some(ms);
+        }
+        c.fetch.hosts.extend(self.resolve.iter().cloned());
         if self.no_dedup {
             c.dedup.enabled = false;
         }

@@ -21,5 +21,5 @@ mod server;
 mod text;
 
 pub use crate::demo::{DemoConfig, DemoWeb};
-pub use crate::server::{Generator, Reply, RunningSite, Site, serve, serve_on};
+pub use crate::server::{Exchange, Generator, Reply, RunningSite, Site, serve, serve_on};
 pub use crate::text::{Article, Writer};

@@ -95,6 +95,22 @@ impl Reply {
     }
 }
 
+/// One request as the server saw it: from its head's arrival to its answer's being handed
+/// to the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The `Host` header.
+    pub host: String,
+    /// The method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// When the request arrived.
+    pub began: Instant,
+    /// When its answer was ready.
+    pub ended: Instant,
+}
+
 /// Generates replies for paths not in the table (traps, endless calendars).
 pub type Generator = Arc<dyn Fn(&str) -> Option<Reply> + Send + Sync>;
 
@@ -105,6 +121,7 @@ pub struct Site {
     pages: HashMap<String, Reply>,
     generator: Option<Generator>,
     log: Arc<Mutex<Vec<(String, Instant)>>>,
+    exchanges: Arc<Mutex<Vec<Exchange>>>,
     heads: Arc<Mutex<Vec<String>>>,
     ranged: Arc<Mutex<Vec<String>>>,
 }
@@ -184,6 +201,14 @@ impl Site {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Every request so far (any method, robots.txt included), in order of arrival, with
+    /// when it arrived and when it was answered: the server's own log, for politeness.
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        let mut log = self.exchanges.lock().map(|l| l.clone()).unwrap_or_default();
+        log.sort_by_key(|e| e.began);
+        log
+    }
+
     /// How many times `path` was requested (GET).
     pub fn hits(&self, path: &str) -> usize {
         self.requests().iter().filter(|(p, _)| p == path).count()
@@ -259,10 +284,37 @@ async fn answer(
     site: Site,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::io::Error> {
+    let began = Instant::now();
     let path = req
         .uri()
         .path_and_query()
         .map_or("/".to_string(), |p| p.as_str().to_string());
+    let exchange = |ended| Exchange {
+        host: req
+            .headers()
+            .get(hyper::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default()
+            .to_string(),
+        method: req.method().to_string(),
+        path: path.clone(),
+        began,
+        ended,
+    };
+    let response = reply_to(&site, &req, &path).await;
+    if let Ok(mut exchanges) = site.exchanges.lock() {
+        exchanges.push(exchange(Instant::now()));
+    }
+    response
+}
+
+/// The answer to `req`, for `path`, logged in `site`'s request logs.
+async fn reply_to(
+    site: &Site,
+    req: &Request<Incoming>,
+    path: &str,
+) -> Result<Response<Full<Bytes>>, std::io::Error> {
+    let path = path.to_string();
     if req.method() == hyper::Method::HEAD {
         if let Ok(mut heads) = site.heads.lock() {
             heads.push(path.clone());

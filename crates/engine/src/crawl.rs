@@ -1019,6 +1019,7 @@ impl Coordinator {
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),
+                Step::Resolve { host, name } => self.spawn_resolve(host, name),
                 Step::Robots { host, origin } => self.spawn_robots(host, origin),
                 Step::Fetch {
                     host,
@@ -1060,6 +1061,18 @@ impl Coordinator {
 
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
         match result {
+            TaskResult::Resolved { host, addresses } => {
+                let ttl = Duration::from_secs(self.job.config.fetch.dns_ttl_secs);
+                let first = match addresses {
+                    Ok(found) => found.first().copied(),
+                    Err(why) => {
+                        debug!(host, %why, "name not resolved: polite per name only");
+                        None
+                    }
+                };
+                self.frontier.resolved(host, first, now(), ttl);
+                Ok(())
+            }
             TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),
             TaskResult::Probe {
                 host,
@@ -1111,6 +1124,7 @@ impl Coordinator {
             &self.progress,
         )?;
         report.scope_warning = self.scope_watch.warning();
+        report.addresses = self.frontier.addresses();
         report.fingerprint_index = IndexFigures::of(self.stage.index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();

@@ -8,6 +8,7 @@
 //! several workers.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,14 @@ const IDLE: Duration = Duration::from_secs(3600);
 /// What the coordinator should do next.
 #[derive(Debug)]
 pub enum Step {
+    /// Resolve the name of `host` (its answer goes to [`Frontier::resolved`]): its requests
+    /// wait for it, so that they count against its server address's budget.
+    Resolve {
+        /// The host.
+        host: HostId,
+        /// Its name.
+        name: String,
+    },
     /// Fetch the robots.txt of `host` at `origin` (`scheme://authority/`).
     Robots {
         /// The host.
@@ -139,6 +148,21 @@ pub trait Frontier {
         outcome: HostOutcome,
         now: Instant,
     ) -> bool;
+    /// The name of `host` was resolved at `now`: its requests go to `ip` first (`None`: it
+    /// resolves to no usable address); the answer holds for `ttl`.
+    fn resolved(&mut self, host: HostId, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
+        let _ = (host, ip, now, ttl);
+    }
+    /// The address requests to `host` go to, when this frontier resolved its name.
+    fn address_of(&self, host: HostId) -> Option<IpAddr> {
+        let _ = host;
+        None
+    }
+    /// Every server address this frontier met, with its names and back-offs (none for a
+    /// frontier that does not resolve names).
+    fn addresses(&self) -> Vec<AddressSummary> {
+        Vec::new()
+    }
     /// The robots.txt of `host` was read at `now`; its rules hold for `ttl`.
     fn robots_read(&mut self, host: HostId, rules: RobotsRules, now: Instant, ttl: Duration);
     /// The robots.txt of `host` could not be had: the host waits (backs off) as after a
@@ -309,6 +333,8 @@ pub struct StoreFrontier {
     /// Ordering by priority: where each URL queued by a link and not handed out yet is, so
     /// that a better link moves it up ([`Frontier::raise`]).
     queued_at: HashMap<UrlKey, QueueKey>,
+    /// The hosts' server addresses and their budgets.
+    addresses: Addresses,
 }
 
 impl StoreFrontier {
@@ -334,6 +360,7 @@ impl StoreFrontier {
             parked_on: HashSet::new(),
             takes: 0,
             queued_at: HashMap::new(),
+            addresses: Addresses::default(),
         };
         for (id, authority) in frontier.store.hosts()? {
             frontier.add_host(id, authority, now);
@@ -415,13 +442,27 @@ impl StoreFrontier {
     fn take(&mut self, id: HostId, now: Instant, veto: &mut Veto<'_>) -> Option<Step> {
         let obey = self.config.obey_robots;
         let host = self.hosts.get_mut(&id)?;
+        let politeness = &self.config.politeness;
+        let active = host.politeness.active();
+        match self
+            .addresses
+            .gate(id, host.origin.as_ref(), active, now, politeness)
+        {
+            Gate::Resolve(name) => {
+                self.addresses.resolving(id);
+                return Some(Step::Resolve { host: id, name });
+            }
+            Gate::Resolving => return None,
+            Gate::At(_) | Gate::Free => {}
+        }
         if obey && host.robots_ready(now).is_none() {
             if matches!(host.robots, RobotsState::Fetching) {
                 return None;
             }
             let origin = host.origin.clone()?;
             host.robots = RobotsState::Fetching;
-            host.politeness.start(now, &self.config.politeness);
+            host.politeness.start(now, politeness);
+            self.addresses.start(id, now, politeness);
             return Some(Step::Robots { host: id, origin });
         }
         let (key, entry) = host.buffer.pop_first()?;
@@ -451,6 +492,7 @@ impl StoreFrontier {
             return Some(refuse(key, entry, verdict, reason));
         }
         host.politeness.start(now, &self.config.politeness);
+        self.addresses.start(id, now, &self.config.politeness);
         host.in_flight_keys.insert(key);
         Some(Step::Fetch {
             host: id,
@@ -481,7 +523,26 @@ impl StoreFrontier {
             self.round_wake = Some(self.round_wake.map_or(ready_at, |w| w.min(ready_at)));
             return Ok(false);
         }
-        Ok(true)
+        let active = host.politeness.active();
+        let politeness = &self.config.politeness;
+        match self
+            .addresses
+            .gate(id, host.origin.as_ref(), active, now, politeness)
+        {
+            Gate::Resolve(_) | Gate::Free => Ok(true),
+            // The answer wakes the loop.
+            Gate::Resolving => Ok(false),
+            Gate::At(None) => {
+                // At its address's connection limit: a request ending wakes the loop.
+                self.round_wake = Some(self.round_wake.unwrap_or(now + IDLE));
+                Ok(false)
+            }
+            Gate::At(Some(at)) if at > now => {
+                self.round_wake = Some(self.round_wake.map_or(at, |w| w.min(at)));
+                Ok(false)
+            }
+            Gate::At(Some(_)) => Ok(true),
+        }
     }
 
     /// The priority of a host's next step: 0 for its robots.txt, else its first queued URL's.
@@ -817,7 +878,22 @@ impl Frontier for StoreFrontier {
         runtime
             .politeness
             .finish(now, outcome, &self.config.politeness);
+        self.addresses
+            .finish(host, now, outcome, &self.config.politeness);
         runtime.politeness.is_parked()
+    }
+
+    fn resolved(&mut self, host: HostId, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
+        self.last_now = self.last_now.max(now);
+        self.addresses.resolved(host, ip, now, ttl);
+    }
+
+    fn address_of(&self, host: HostId) -> Option<IpAddr> {
+        self.addresses.ip(host)
+    }
+
+    fn addresses(&self) -> Vec<AddressSummary> {
+        self.addresses.summary()
     }
 
     fn robots_read(&mut self, host: HostId, rules: RobotsRules, now: Instant, ttl: Duration) {
@@ -831,6 +907,8 @@ impl Frontier for StoreFrontier {
         runtime
             .politeness
             .finish(now, HostOutcome::Answered, config);
+        self.addresses
+            .finish(host, now, HostOutcome::Answered, config);
         runtime.robots = RobotsState::Ready {
             rules,
             until: now + ttl,
@@ -844,6 +922,8 @@ impl Frontier for StoreFrontier {
         runtime
             .politeness
             .finish(now, HostOutcome::Failed, &self.config.politeness);
+        self.addresses
+            .finish(host, now, HostOutcome::Failed, &self.config.politeness);
         runtime.robots = RobotsState::Unknown;
         runtime.politeness.is_parked()
     }
@@ -882,5 +962,8 @@ impl Frontier for StoreFrontier {
 #[cfg(test)]
 mod tests;
 
+mod addresses;
 mod shared;
+pub use addresses::AddressSummary;
+use addresses::{Addresses, Gate};
 pub use shared::RedisFrontier;

@@ -65,7 +65,9 @@ pub use crate::config::{
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};
 pub use crate::error::EngineError;
-pub use crate::frontier::{Frontier, FrontierConfig, Parking, RedisFrontier, Step, StoreFrontier};
+pub use crate::frontier::{
+    AddressSummary, Frontier, FrontierConfig, Parking, RedisFrontier, Step, StoreFrontier,
+};
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};

@@ -279,6 +279,10 @@ pub struct Record {
     /// When the response arrived (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_at: Option<String>,
+    /// The server address the request went to: the connection's peer when the server
+    /// answered, else the address the host's name resolved to (politeness per address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
@@ -364,6 +368,7 @@ impl Record {
             retries: None,
             truncated: false,
             fetched_at: None,
+            address: None,
             payload_digest: None,
             dedup_us: None,
             trap: None,
@@ -461,6 +466,11 @@ impl Decision {
     }
 }
 
+/// The address a response came from.
+fn peer(page: &Fetched) -> Option<String> {
+    page.remote_addr.map(|a| a.ip().to_string())
+}
+
 impl Record {
     /// The record of a queued URL that got a response: the fetch's facts and the decision.
     pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
@@ -507,6 +517,7 @@ impl Record {
             retries: retries(entry),
             truncated: page.truncated,
             fetched_at: Some(rfc3339(page.started)),
+            address: peer(page),
             payload_digest: d.payload_digest,
             dedup_us: d.dedup_us,
             trap: d.trap,
@@ -538,9 +549,24 @@ impl Record {
             link_of: entry.link_of,
             retries: retries(entry),
             fetched_at: Some(rfc3339(page.started)),
+            address: peer(page),
             probe: asked_probe(entry),
             prediction: d.prediction.or_else(|| entry.predicted.clone()),
             ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
+        }
+    }
+
+    /// The record of a queued URL whose request produced no response (`address`: where its
+    /// host's name resolved to, if the frontier resolved it).
+    pub(crate) fn failed_at(
+        seq: u64,
+        entry: &QueuedUrl,
+        failure: &FetchFailure,
+        address: Option<std::net::IpAddr>,
+    ) -> Record {
+        Record {
+            address: address.map(|ip| ip.to_string()),
+            ..Record::failed(seq, entry, failure)
         }
     }
 

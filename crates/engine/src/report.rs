@@ -156,6 +156,11 @@ pub struct Report {
     /// most likely not the scope the user meant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_warning: Option<String>,
+    /// The server addresses this run's hosts resolved to, each with how many of the hosts
+    /// and how often the address backed off (several of its names failing at once); empty
+    /// when names are not resolved (no limits per address, or a shared job).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<crate::AddressSummary>,
     /// A worker of a job shared through Redis: the job, and the faults met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_job: Option<SharedJobFigures>,
@@ -235,6 +240,7 @@ impl Report {
             run_sentence_matches_per_page: 0.0,
             fingerprint_index: IndexFigures::default(),
             scope_warning: None,
+            addresses: Vec::new(),
             shared_job: None,
             topic: Vec::new(),
             topic_pages: 0,

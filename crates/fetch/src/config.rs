@@ -1,5 +1,8 @@
 //! The `[fetch]` section of a job configuration.
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
 use serde::{Deserialize, Serialize};
 
 /// How pages are fetched.
@@ -30,6 +33,13 @@ pub struct FetchConfig {
     pub large_body_bytes: u64,
     /// Large bodies in flight at once (0: no limit).
     pub max_large_bodies: u32,
+    /// How long a name's resolved addresses are used before it is resolved again, in seconds
+    /// (the system resolver does not say how long its answer may be cached).
+    pub dns_ttl_secs: u64,
+    /// Names resolved to these addresses rather than by the system resolver (as curl's
+    /// `--resolve`): a staging server under its public names, a shared host tried locally.
+    /// The job's address policy applies to them as to any answer.
+    pub hosts: BTreeMap<String, IpAddr>,
 }
 
 impl Default for FetchConfig {
@@ -50,6 +60,8 @@ impl Default for FetchConfig {
             robots_ttl_secs: 24 * 3600,
             large_body_bytes: 256 << 10,
             max_large_bodies: 2,
+            dns_ttl_secs: 300,
+            hosts: BTreeMap::new(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! be tested with scripted answers and paused time, without sockets.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 
 use url::Url;
@@ -31,6 +32,13 @@ pub trait Fetch: Send + Sync + 'static {
     }
     /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch>;
+    /// The addresses requests to the name `host` will connect to, the first first (for
+    /// politeness per address), or why it has none. A fetcher that cannot tell answers with
+    /// none: its names are then polite per name only.
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Vec<IpAddr>, String>> {
+        let _ = host;
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 impl Fetch for Fetcher {
@@ -52,5 +60,9 @@ impl Fetch for Fetcher {
 
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {
         Box::pin(Fetcher::fetch_robots(self, site))
+    }
+
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Vec<IpAddr>, String>> {
+        Box::pin(Fetcher::resolve(self, host))
     }
 }

@@ -86,6 +86,8 @@ impl std::error::Error for BuildError {}
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     client: reqwest::Client,
+    /// The client's resolver, asked ahead of requests too (its answers are kept).
+    resolver: PolicyResolver,
     config: FetchConfig,
     /// Checked against every URL before it is sent: the resolver sees only names, never a
     /// literal address, so this is what keeps `http://127.0.0.1/` or `http://[::ffff:7f00:1]/`
@@ -111,6 +113,11 @@ impl Fetcher {
                 .parse()
                 .map_err(|_| BuildError("Accept-Encoding".into()))?,
         );
+        let resolver = PolicyResolver::with_hosts(
+            addresses.clone(),
+            config.hosts.clone(),
+            Duration::from_secs(config.dns_ttl_secs),
+        );
         let client = reqwest::Client::builder()
             .user_agent(config.user_agent.clone())
             .default_headers(headers)
@@ -118,7 +125,7 @@ impl Fetcher {
             .timeout(Duration::from_millis(config.total_timeout_ms))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(std::sync::Arc::new(PolicyResolver::new(addresses.clone())))
+            .dns_resolver(std::sync::Arc::new(resolver.clone()))
             .build()
             .map_err(|e| BuildError(e.to_string()))?;
         let large = (config.max_large_bodies > 0).then(|| {
@@ -128,6 +135,7 @@ impl Fetcher {
         });
         Ok(Fetcher {
             client,
+            resolver,
             config,
             addresses: std::sync::Arc::new(addresses),
             large,
@@ -147,6 +155,16 @@ impl Fetcher {
             )),
             Some(_) => None,
         }
+    }
+
+    /// The addresses requests to the name `host` connect to (the first first), as its
+    /// connections will see them: resolved once per `dns_ttl_secs`, `[fetch.hosts]` first,
+    /// the job's address policy applied.
+    pub async fn resolve(&self, host: &str) -> Result<Vec<std::net::IpAddr>, String> {
+        self.resolver
+            .addresses(host)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// The configuration.

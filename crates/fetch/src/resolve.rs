@@ -1,44 +1,102 @@
 //! A DNS resolver that refuses addresses the job's [`AddressPolicy`] does not allow, so a
-//! public name pointing at 127.0.0.1 or 10.x cannot steer the crawler into a private network.
+//! public name pointing at 127.0.0.1 or 10.x cannot steer the crawler into a private network,
+//! and keeps its answers, so that a name is resolved once per TTL and the crawl's politeness
+//! per address ([`nearcrawl_frontier::AddressPoliteness`]) sees the addresses its
+//! connections use.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use nearcrawl_frontier::AddressPolicy;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// Resolves with the system resolver, then drops disallowed addresses.
+/// Resolves names once per `dns_ttl_secs` (the answers are kept, so that the crawl's
+/// politeness per address and its connections see the same addresses), from the job's
+/// `[fetch.hosts]` first, then with the system resolver; drops disallowed addresses.
 #[derive(Debug, Clone)]
 pub struct PolicyResolver {
     policy: Arc<AddressPolicy>,
+    hosts: Arc<BTreeMap<String, IpAddr>>,
+    ttl: Duration,
+    cache: Arc<Mutex<HashMap<String, Answer>>>,
 }
 
+/// A name's addresses, and until when they are used.
+type Answer = (Vec<IpAddr>, Instant);
+
 impl PolicyResolver {
-    /// A resolver applying `policy`.
+    /// A resolver applying `policy`, with no fixed names and answers kept five minutes.
     pub fn new(policy: AddressPolicy) -> PolicyResolver {
+        PolicyResolver::with_hosts(policy, BTreeMap::new(), Duration::from_secs(300))
+    }
+
+    /// A resolver applying `policy`, answering the names of `hosts` with their address and
+    /// keeping the system resolver's answers for `ttl`.
+    pub fn with_hosts(
+        policy: AddressPolicy,
+        hosts: BTreeMap<String, IpAddr>,
+        ttl: Duration,
+    ) -> PolicyResolver {
         PolicyResolver {
             policy: Arc::new(policy),
+            hosts: Arc::new(hosts),
+            ttl,
+            cache: Arc::default(),
         }
+    }
+
+    /// The addresses `name` resolves to that the policy allows, in the resolver's order;
+    /// an error when it resolves to none (or only to refused ones).
+    pub async fn addresses(&self, name: &str) -> std::io::Result<Vec<IpAddr>> {
+        let found = match self.hosts.get(name) {
+            Some(ip) => vec![*ip],
+            None => self.cached_lookup(name).await?,
+        };
+        let allowed: Vec<IpAddr> = found
+            .iter()
+            .copied()
+            .filter(|ip| self.policy.allows_resolved(name, *ip))
+            .collect();
+        if allowed.is_empty() {
+            let why = match found.is_empty() {
+                true => format!("{name} resolves to no address"),
+                false => format!("{name} resolves only to private or loopback addresses"),
+            };
+            return Err(std::io::Error::other(why));
+        }
+        Ok(allowed)
+    }
+
+    async fn cached_lookup(&self, name: &str) -> std::io::Result<Vec<IpAddr>> {
+        let now = Instant::now();
+        if let Ok(cache) = self.cache.lock()
+            && let Some((found, until)) = cache.get(name)
+            && *until > now
+        {
+            return Ok(found.clone());
+        }
+        let found: Vec<IpAddr> = lookup(name.to_string())
+            .await?
+            .into_iter()
+            .map(|a| a.ip())
+            .collect();
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.retain(|_, (_, until)| *until > now);
+            cache.insert(name.to_string(), (found.clone(), now + self.ttl));
+        }
+        Ok(found)
     }
 }
 
 impl Resolve for PolicyResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let policy = Arc::clone(&self.policy);
+        let resolver = self.clone();
         Box::pin(async move {
-            let host = name.as_str().to_string();
-            let found = lookup(host.clone()).await?;
-            let allowed: Vec<SocketAddr> = found
-                .iter()
-                .copied()
-                .filter(|a| policy.allows_resolved(&host, a.ip()))
-                .collect();
-            if allowed.is_empty() && !found.is_empty() {
-                return Err(
-                    format!("{host} resolves only to private or loopback addresses").into(),
-                );
-            }
-            Ok(Box::new(allowed.into_iter()) as Addrs)
+            let found = resolver.addresses(name.as_str()).await?;
+            let addrs = found.into_iter().map(|ip| SocketAddr::new(ip, 0));
+            Ok(Box::new(addrs) as Addrs)
         })
     }
 }
@@ -79,5 +137,53 @@ mod tests {
         let name: Name = "localhost".parse().unwrap();
         let addrs: Vec<SocketAddr> = allowed.resolve(name).await.unwrap().collect();
         assert!(addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty());
+    }
+
+    #[tokio::test]
+    async fn fixed_names_answer_first_and_the_policy_still_applies() {
+        let hosts: BTreeMap<String, IpAddr> = [
+            ("shop.test".to_string(), "127.0.0.7".parse().unwrap()),
+            ("blog.test".to_string(), "127.0.0.7".parse().unwrap()),
+            ("www.test".to_string(), "192.0.2.1".parse().unwrap()),
+        ]
+        .into();
+        let seed = CanonicalUrl::parse("http://shop.test/").unwrap();
+        let policy = AddressPolicy::new(false, &[&seed]);
+        let resolver = PolicyResolver::with_hosts(policy, hosts, Duration::from_secs(60));
+        let shop = resolver.addresses("shop.test").await.unwrap();
+        assert_eq!(shop, ["127.0.0.7".parse::<IpAddr>().unwrap()]);
+        let blog = resolver.addresses("blog.test").await.unwrap_err();
+        assert!(blog.to_string().contains("only to private"), "{blog}");
+        let www = resolver.addresses("www.test").await.unwrap();
+        assert_eq!(www, ["192.0.2.1".parse::<IpAddr>().unwrap()]);
+    }
+
+    #[tokio::test]
+    async fn answers_are_kept_for_the_ttl() {
+        let seed = CanonicalUrl::parse("http://localhost/").unwrap();
+        let policy = AddressPolicy::new(false, &[&seed]);
+        let resolver = PolicyResolver::with_hosts(policy, BTreeMap::new(), Duration::from_secs(60));
+        let first = resolver.addresses("localhost").await.unwrap();
+        let fake: IpAddr = "127.9.9.9".parse().unwrap();
+        if let Ok(mut cache) = resolver.cache.lock()
+            && let Some((found, _)) = cache.get_mut("localhost")
+        {
+            *found = vec![fake];
+        }
+        assert_eq!(
+            resolver.addresses("localhost").await.unwrap(),
+            [fake],
+            "kept"
+        );
+        let expired = PolicyResolver {
+            ttl: Duration::ZERO,
+            ..resolver.clone()
+        };
+        expired.cache.lock().unwrap().clear();
+        assert_eq!(
+            expired.addresses("localhost").await.unwrap(),
+            first,
+            "asked again"
+        );
     }
 }

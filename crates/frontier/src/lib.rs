@@ -9,6 +9,8 @@
 //!   network.
 //! - [`HostPoliteness`]: connections per host, delays, `Crawl-delay`, back-off on 429 and 5xx with
 //!   `Retry-After`, parking of hosts that keep failing. The caller passes the time in.
+//! - [`AddressPoliteness`]: the same budget per server address ([`AddressKey`]), shared by
+//!   every name on it, with back-off when several of its names fail at once.
 //! - [`TrapRules`]: URLs that give a crawler trap away by themselves (paths ever deeper, or
 //!   repeating their own segments).
 //! - [`Relevance`]: a focused crawl's topic (terms, example pages, a description) as a tf-idf
@@ -31,6 +33,7 @@
 //! assert_eq!(scope.check(&away, 1), Err(OutOfScope::Host));
 //! ```
 
+mod address;
 mod canonical;
 mod focus;
 mod politeness;
@@ -39,11 +42,14 @@ mod seeds;
 mod sessions;
 mod traps;
 
+pub use crate::address::{AddressKey, AddressPoliteness, FAILING_NAMES};
 pub use crate::canonical::{CanonicalUrl, UrlError, authority};
 pub use crate::focus::{
     DocFrequencies, FocusConfig, PageFocus, Priority, Relevance, TermCounts, TopicError,
 };
-pub use crate::politeness::{HostOutcome, HostPoliteness, PolitenessConfig};
+pub use crate::politeness::{
+    ADDRESS_CONNECTIONS, ADDRESS_DELAY_MS, HostOutcome, HostPoliteness, PolitenessConfig,
+};
 pub use crate::scope::{
     AddressPolicy, HostScope, OutOfScope, Scope, ScopeConfig, ScopeError, is_non_public,
     registrable_domain,

@@ -26,6 +26,14 @@ pub struct PolitenessConfig {
     pub max_consecutive_failures: u32,
     /// All hosts together: requests per second, 0 for no global cap.
     pub global_requests_per_second: u32,
+    /// Requests in flight to one server address at once, all its names together (an IPv4
+    /// address, or an IPv6 /64: see [`crate::AddressKey`]); 0 for no limit. Unset: 4, or
+    /// `max_connections_per_host` if more (an address is allowed what one name is).
+    pub max_connections_per_address: Option<u32>,
+    /// Minimum time between two requests to one server address (the start of one and the
+    /// next, and the end of one and the start of the next), all its names together, in
+    /// milliseconds; 0 for none. Unset: 250, or `per_host_delay_ms` if less.
+    pub per_address_delay_ms: Option<u64>,
 }
 
 impl Default for PolitenessConfig {
@@ -38,7 +46,38 @@ impl Default for PolitenessConfig {
             backoff_max_ms: 300_000,
             max_consecutive_failures: 5,
             global_requests_per_second: 0,
+            max_connections_per_address: None,
+            per_address_delay_ms: None,
         }
+    }
+}
+
+/// `max_connections_per_address` when unset, unless one host is allowed more.
+pub const ADDRESS_CONNECTIONS: u32 = 4;
+/// `per_address_delay_ms` when unset, unless one host waits less.
+pub const ADDRESS_DELAY_MS: u64 = 250;
+
+impl PolitenessConfig {
+    /// Requests in flight to one address at once (0: no limit): as set, or by default
+    /// [`ADDRESS_CONNECTIONS`], or what one host is allowed if more.
+    pub fn address_connections(&self) -> u32 {
+        self.max_connections_per_address
+            .unwrap_or(ADDRESS_CONNECTIONS.max(self.max_connections_per_host))
+    }
+
+    /// The delay between requests to one address: as set, or by default
+    /// [`ADDRESS_DELAY_MS`], or what one host waits if less.
+    pub fn address_delay(&self) -> Duration {
+        let ms = self
+            .per_address_delay_ms
+            .unwrap_or(ADDRESS_DELAY_MS.min(self.per_host_delay_ms));
+        Duration::from_millis(ms)
+    }
+
+    /// Whether requests are limited per server address at all (else names are not resolved
+    /// ahead of their requests).
+    pub fn limits_addresses(&self) -> bool {
+        self.address_connections() > 0 || !self.address_delay().is_zero()
     }
 }
 

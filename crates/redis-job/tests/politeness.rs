@@ -42,6 +42,8 @@ fn config() -> PolitenessConfig {
         backoff_max_ms: 300_000,
         max_consecutive_failures: 3,
         global_requests_per_second: 0,
+        max_connections_per_address: None,
+        per_address_delay_ms: None,
     }
 }
 

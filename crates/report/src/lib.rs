@@ -29,7 +29,7 @@ use nearcrawl_engine::{Report, StageTime, WhatIf};
 mod svg;
 mod tally;
 
-use crate::tally::{Cluster, Group, Host, Sample};
+use crate::tally::{Address, Cluster, Group, Host, Sample};
 pub use crate::tally::{MAX_SAMPLES, Tally};
 
 /// What the report is drawn from.
@@ -157,6 +157,12 @@ pub fn render(inputs: &Inputs) -> String {
     clusters(&mut html, &inputs.tally);
     url_rules(&mut html, &inputs.tally);
     hosts(&mut html, &inputs.tally);
+    let report = inputs.report.as_ref();
+    addresses(
+        &mut html,
+        &inputs.tally,
+        report.map_or(&[], |r| &r.addresses),
+    );
     html.push_str("</body></html>\n");
     html
 }
@@ -480,24 +486,64 @@ fn url_rules(html: &mut String, tally: &Tally) {
     html.push_str("</table>\n");
 }
 
-/// Pages, bytes, duplicates, robots refusals and errors per host, the costliest first.
+/// Pages, bytes, duplicates, robots refusals and errors per host, the costliest first, with
+/// the server address its requests went to.
 fn hosts(html: &mut String, tally: &Tally) {
     let mut rows: Vec<(&String, &Host)> = tally.hosts.iter().collect();
     rows.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(b.0)));
     html.push_str(concat!(
-        "<h2>Hosts</h2>\n<table><tr><th>host</th><th>pages</th><th>bytes</th>",
+        "<h2>Hosts</h2>\n<table><tr><th>host</th><th>address</th><th>pages</th><th>bytes</th>",
         "<th>duplicates</th><th>robots refusals</th><th>errors</th></tr>"
     ));
     for (host, h) in rows {
+        let address = match (h.address(), h.addresses.len()) {
+            (None, _) => String::new(),
+            (Some(address), 1) => address.to_string(),
+            (Some(address), n) => format!("{address} (+{})", n - 1),
+        };
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(host),
+            escape(&address),
             h.pages,
             h.bytes,
             h.duplicates,
             h.robots,
             h.errors
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// Server addresses (names sharing a server share its politeness budget): the host names on
+/// each, pages, bytes, failed or throttled requests, and how often this run backed off the
+/// address (`backoffs`, from `report.json`), the costliest first. Absent when no record names
+/// an address.
+fn addresses(html: &mut String, tally: &Tally, backoffs: &[nearcrawl_engine::AddressSummary]) {
+    if tally.addresses.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(&String, &Address)> = tally.addresses.iter().collect();
+    rows.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(b.0)));
+    html.push_str(concat!(
+        "<h2>Addresses</h2>\n<table><tr><th>address</th><th>names</th><th>pages</th>",
+        "<th>bytes</th><th>failed or throttled</th><th>back-offs</th></tr>"
+    ));
+    for (address, a) in rows {
+        let backed_off = backoffs
+            .iter()
+            .find(|b| &b.address == address)
+            .map_or(0, |b| b.backoffs);
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(address),
+            a.names.len(),
+            a.pages,
+            a.bytes,
+            a.failures,
+            backed_off
         );
     }
     html.push_str("</table>\n");
@@ -539,13 +585,18 @@ mod tests {
         serde_json::from_value(json).unwrap()
     }
 
+    /// Four records; a.test and b.test on one server, the robots refusal went nowhere.
     fn crawl() -> Vec<Record> {
-        vec![
+        let mut records = vec![
             record(0, "http://a.test/", Verdict::Unique),
             record(1, "http://a.test/copy?x=<b>", Verdict::Near),
             record(2, "http://b.test/copy", Verdict::Exact),
             record(3, "http://b.test/private", Verdict::RobotsDisallowed),
-        ]
+        ];
+        for record in &mut records[..3] {
+            record.address = Some("192.0.2.1".into());
+        }
+        records
     }
 
     #[test]
@@ -661,15 +712,48 @@ mod tests {
         let hosts = &html[html.find("<h2>Hosts</h2>").unwrap()..];
         assert!(
             hosts.contains(
-                "<tr><td>a.test</td><td>2</td><td>2000</td><td>1</td><td>0</td><td>0</td></tr>"
+                "<tr><td>a.test</td><td>192.0.2.1</td><td>2</td><td>2000</td><td>1</td><td>0</td><td>0</td></tr>"
             ),
             "{hosts}"
         );
         assert!(
             hosts.contains(
-                "<tr><td>b.test</td><td>2</td><td>2000</td><td>1</td><td>1</td><td>0</td></tr>"
+                "<tr><td>b.test</td><td>192.0.2.1</td><td>2</td><td>2000</td><td>1</td><td>1</td><td>0</td></tr>"
             ),
             "{hosts}"
+        );
+    }
+
+    #[test]
+    fn addresses_gather_their_names_with_the_run_s_back_offs() {
+        let mut records = crawl();
+        let mut v6 = record(4, "http://c.test/", Verdict::Error);
+        v6.status = None;
+        v6.retries = Some(2);
+        v6.address = Some("2001:db8:0:1::5".into());
+        records.push(v6);
+        let backoffs = [nearcrawl_engine::AddressSummary {
+            address: "2001:db8:0:1::/64".into(),
+            names: 1,
+            backoffs: 1,
+        }];
+        let mut html = String::new();
+        addresses(&mut html, &Tally::of(&records), &backoffs);
+        assert!(
+            html.contains(
+                "<tr><td>192.0.2.1</td><td>2</td><td>3</td><td>3000</td><td>0</td><td>0</td></tr>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("<tr><td>2001:db8:0:1::/64</td><td>1</td><td>0</td><td>0</td><td>3</td><td>1</td></tr>"),
+            "{html}"
+        );
+        let mut none = String::new();
+        addresses(&mut none, &Tally::of(&records[3..4]), &[]);
+        assert!(
+            none.is_empty(),
+            "no section when no record names an address"
         );
     }
 

@@ -74,6 +74,31 @@ pub struct Host {
     pub duplicates: u64,
     pub robots: u64,
     pub errors: u64,
+    /// Its records by the server address they went to (politeness per address).
+    pub addresses: BTreeMap<String, u64>,
+}
+
+impl Host {
+    /// The address most of its requests went to, if any went anywhere.
+    pub fn address(&self) -> Option<&str> {
+        let (address, _) = self
+            .addresses
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+        Some(address)
+    }
+}
+
+/// One server address's row: the hosts on it together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Address {
+    /// Host names whose requests went to it.
+    pub names: std::collections::BTreeSet<String>,
+    pub pages: u64,
+    pub bytes: u64,
+    /// Requests that failed or were throttled (429, 5xx, network errors, retries included):
+    /// what makes an address back off.
+    pub failures: u64,
 }
 
 /// One cluster: its original's URL, how many duplicates, the first few of them.
@@ -95,6 +120,8 @@ pub struct Tally {
     pub(crate) dedup_time: [u64; 24],
     pub(crate) clusters: HashMap<u64, Cluster>,
     pub(crate) hosts: BTreeMap<String, Host>,
+    /// By server address (an IPv4 address, an IPv6 /64).
+    pub(crate) addresses: BTreeMap<String, Address>,
     /// The fetched pages replayed through a URL rule book: the rewrite rules the crawl's
     /// duplicates teach, each checked against the pages it predicted.
     pub(crate) rules: Replay,
@@ -172,7 +199,7 @@ impl Tally {
         let host = url::Url::parse(&record.url)
             .map(|u| nearcrawl_frontier::authority(&u))
             .unwrap_or_else(|_| "(unparsable URL)".into());
-        let h = self.hosts.entry(host).or_default();
+        let h = self.hosts.entry(host.clone()).or_default();
         if record.status.is_some() {
             h.pages += 1;
             h.bytes += record.bytes;
@@ -180,6 +207,23 @@ impl Tally {
         h.duplicates += u64::from(record.verdict.is_duplicate());
         h.robots += u64::from(record.verdict == Verdict::RobotsDisallowed);
         h.errors += u64::from(record.verdict == Verdict::Error);
+        let address = record
+            .address
+            .as_deref()
+            .and_then(|a| a.parse::<std::net::IpAddr>().ok())
+            .map(|ip| nearcrawl_frontier::AddressKey::of(ip).to_string());
+        if let Some(address) = address {
+            *h.addresses.entry(address.clone()).or_default() += 1;
+            let a = self.addresses.entry(address).or_default();
+            a.names.insert(host);
+            if record.status.is_some() {
+                a.pages += 1;
+                a.bytes += record.bytes;
+            }
+            let throttled = record.status.is_some_and(|s| s == 429 || s >= 500);
+            let failed = record.verdict == Verdict::Error && record.status.is_none();
+            a.failures += u64::from(record.retries.unwrap_or(0)) + u64::from(throttled || failed);
+        }
     }
 
     /// Keeps every `stride`-th running total; past [`MAX_SAMPLES`], every other sample goes

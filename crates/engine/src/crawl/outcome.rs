@@ -120,7 +120,8 @@ impl Coordinator {
             debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
             return self.retry(key, entry);
         }
-        let record = Record::failed(self.take_seq(), &entry, &failure);
+        let address = self.frontier.address_of(id);
+        let record = Record::failed_at(self.take_seq(), &entry, &failure, address);
         self.apply(
             Commit {
                 taken: vec![key],

@@ -9,6 +9,11 @@ use nearcrawl_frontier::TermCounts;
 /// difference between variants costs nothing worth an allocation per page.
 #[allow(clippy::large_enum_variant)]
 pub(super) enum TaskResult {
+    /// A host's name resolved: its addresses, or why none.
+    Resolved {
+        host: HostId,
+        addresses: Result<Vec<std::net::IpAddr>, String>,
+    },
     Robots {
         host: HostId,
         fetch: RobotsFetch,
@@ -91,6 +96,17 @@ impl SeenLinks {
 
 impl Coordinator {
     /// Fetches a host's robots.txt in a task of its own.
+    /// Resolves a host's name in a task of its own.
+    pub(super) fn spawn_resolve(&mut self, host: HostId, name: String) {
+        self.in_flight += 1;
+        let fetcher = Arc::clone(&self.fetcher);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let addresses = fetcher.resolve(&name).await;
+            let _ = tx.send(TaskResult::Resolved { host, addresses });
+        });
+    }
+
     pub(super) fn spawn_robots(&mut self, host: HostId, origin: Url) {
         self.in_flight += 1;
         let fetcher = Arc::clone(&self.fetcher);

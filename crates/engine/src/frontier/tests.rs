@@ -10,6 +10,9 @@ fn config() -> FrontierConfig {
         politeness: PolitenessConfig {
             per_host_delay_ms: 1_000,
             backoff_initial_ms: 2_000,
+            // Names are not resolved: the rules per host alone (per address: the test below).
+            max_connections_per_address: Some(0),
+            per_address_delay_ms: Some(0),
             ..PolitenessConfig::default()
         },
         obey_robots: true,
@@ -65,6 +68,7 @@ fn urls(steps: &[Step]) -> Vec<String> {
     steps
         .iter()
         .filter_map(|s| match s {
+            Step::Resolve { name, .. } => Some(format!("resolve {name}")),
             Step::Robots { origin, .. } => Some(format!("robots {origin}")),
             Step::Fetch { url, .. } => Some(url.to_string()),
             Step::Refuse { entry, reason, .. } => Some(format!("refuse {} ({reason})", entry.url)),
@@ -527,4 +531,71 @@ fn a_resumed_frontier_knows_where_a_long_queue_is() {
     commit(&f, c);
     let f = StoreFrontier::open(store, cfg, f.next_order(), t0).unwrap();
     assert!(urls.iter().all(|u| f.raisable(&url_key(u), 100)));
+}
+
+#[test]
+fn names_on_one_address_share_its_budget_after_being_resolved() {
+    let t0 = Instant::now();
+    let mut config = config();
+    config.obey_robots = false;
+    config.politeness.per_host_delay_ms = 0;
+    config.politeness.max_connections_per_address = Some(1);
+    config.politeness.per_address_delay_ms = Some(500);
+    let mut f = frontier(config, t0);
+    let c = enqueue(
+        &mut f,
+        &[
+            ("http://a.test/1", 0),
+            ("http://b.test/1", 0),
+            ("http://c.test/1", 0),
+        ],
+    );
+    commit(&f, c);
+    let steps = round(&mut f, t0);
+    assert_eq!(
+        urls(&steps),
+        ["resolve a.test", "resolve b.test", "resolve c.test"]
+    );
+    let shared: IpAddr = "192.0.2.1".parse().unwrap();
+    let ttl = Duration::from_secs(60);
+    for (host, ip) in [(0, shared), (1, shared), (2, "192.0.2.2".parse().unwrap())] {
+        f.resolved(host, Some(ip), t0, ttl);
+    }
+    let mut fetched = urls(&round(&mut f, t0));
+    fetched.sort();
+    let (first, other) = match fetched[0].as_str() {
+        "http://a.test/1" => (0, "http://b.test/1"),
+        _ => (1, "http://a.test/1"),
+    };
+    assert_eq!(
+        fetched.len(),
+        2,
+        "a.test and b.test share one connection: {fetched:?}"
+    );
+    assert_eq!(fetched[1], "http://c.test/1");
+    assert_eq!(f.address_of(1), Some(shared));
+    f.finished(
+        first,
+        None,
+        HostOutcome::Answered,
+        t0 + Duration::from_millis(100),
+    );
+    let at = Duration::from_millis(599);
+    assert!(
+        urls(&round(&mut f, t0 + at)).is_empty(),
+        "the address's delay"
+    );
+    assert_eq!(
+        urls(&round(&mut f, t0 + Duration::from_millis(600))),
+        [other]
+    );
+    let names: Vec<(String, usize)> = f
+        .addresses()
+        .into_iter()
+        .map(|a| (a.address, a.names))
+        .collect();
+    assert_eq!(
+        names,
+        [("192.0.2.1".to_string(), 2), ("192.0.2.2".to_string(), 1)]
+    );
 }

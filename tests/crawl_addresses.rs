@@ -1,0 +1,117 @@
+//! Politeness per server address: a hundred names on one loopback server (named through
+//! `[fetch.hosts]`, as curl's `--resolve` does) share its budget. Checked from the server's
+//! own log: at no moment more requests open than `max_connections_per_address`, and no two
+//! starting closer than `per_address_delay_ms`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::time::Duration;
+
+use crawl_support::{local_config, page, prose, records, run};
+use nearcrawl_demo_web::{Exchange, RunningSite, Site, serve};
+use nearcrawl_engine::{CrawlConfig, Verdict};
+
+const NAMES: usize = 100;
+const CONNECTIONS: u32 = 2;
+const DELAY_MS: u64 = 20;
+/// How much earlier than the crawler's spacing a request may reach the server's log: the
+/// test's own scheduling on a busy machine.
+const JITTER_MS: u64 = 4;
+
+/// One server for every name: name `i`'s pages live under `/s{i}/` (the server does not look
+/// at the `Host` header), its first page linking to its second; each answer takes 30 ms, so
+/// requests overlap at the server if the crawler lets them.
+async fn shared_host() -> RunningSite {
+    let mut site = Site::new();
+    for i in 0..NAMES {
+        let first = page(&format!("site {i}"), &prose(2 * i as u64), &["next.html"]);
+        let second = page(&format!("site {i}, more"), &prose(2 * i as u64 + 1), &[]);
+        let slow = Duration::from_millis(30);
+        site = site
+            .page(&format!("/s{i}/"), first.delayed(slow))
+            .page(&format!("/s{i}/next.html"), second.delayed(slow));
+    }
+    serve(site).await.unwrap()
+}
+
+/// The seeds, one per name, and a configuration resolving every name to the server.
+fn job(server: &RunningSite) -> (String, CrawlConfig) {
+    let mut config = local_config();
+    config.politeness.max_connections_per_host = 4;
+    config.politeness.max_connections_per_address = Some(CONNECTIONS);
+    config.politeness.per_address_delay_ms = Some(DELAY_MS);
+    config.limits.concurrency = 16;
+    let port = server.addr.port();
+    let mut seeds = String::new();
+    for i in 0..NAMES {
+        let name = format!("n{i}.shared.test");
+        config.fetch.hosts.insert(name.clone(), server.addr.ip());
+        seeds.push_str(&format!("http://{name}:{port}/s{i}/\n"));
+    }
+    (seeds, config)
+}
+
+/// The most requests open at once, and the shortest gap between two arrivals, in the log.
+fn most_open_and_closest(log: &[Exchange]) -> (usize, Duration) {
+    let mut events: Vec<(std::time::Instant, i32)> = log
+        .iter()
+        .flat_map(|e| [(e.began, 1), (e.ended, -1)])
+        .collect();
+    // An answer ready at the instant another request arrives was no longer open.
+    events.sort_by_key(|(at, delta)| (*at, *delta));
+    let (mut open, mut most) = (0, 0);
+    for (_, delta) in events {
+        open += delta;
+        most = most.max(open);
+    }
+    let closest = log
+        .windows(2)
+        .map(|w| w[1].began - w[0].began)
+        .min()
+        .unwrap_or(Duration::MAX);
+    (most as usize, closest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_names_on_one_server_share_its_budget() {
+    let server = shared_host().await;
+    let (seeds, config) = job(&server);
+    let out = tempfile::tempdir().unwrap();
+    let report = run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+    let unique = records.iter().filter(|r| r.verdict == Verdict::Unique);
+    assert_eq!(unique.count(), 2 * NAMES, "every page of every name");
+    let log = server.site.exchanges();
+    assert_eq!(log.len(), 3 * NAMES, "two pages and a robots.txt per name");
+    let names: std::collections::BTreeSet<&str> = log.iter().map(|e| e.host.as_str()).collect();
+    assert_eq!(names.len(), NAMES, "asked under each name");
+    let (most, closest) = most_open_and_closest(&log);
+    assert!(most <= CONNECTIONS as usize, "{most} requests open at once");
+    assert!(most == CONNECTIONS as usize, "the budget is used: {most}");
+    assert!(
+        closest + Duration::from_millis(JITTER_MS) >= Duration::from_millis(DELAY_MS),
+        "two requests {closest:?} apart"
+    );
+    // The records and the report name the address.
+    let address = server.addr.ip().to_string();
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.status.is_some())
+            .all(|r| r.address.as_deref() == Some(address.as_str())),
+        "each response's record names its server"
+    );
+    assert_eq!(report.addresses.len(), 1, "{:?}", report.addresses);
+    assert_eq!(report.addresses[0].address, address);
+    assert_eq!(report.addresses[0].names, NAMES);
+    nearcrawl_report::write(out.path()).unwrap();
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    let row = format!(
+        "<tr><td>{address}</td><td>{NAMES}</td><td>{}</td>",
+        2 * NAMES
+    );
+    assert!(html.contains(&row), "the report's table of addresses");
+}
