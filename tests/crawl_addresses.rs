@@ -1,18 +1,25 @@
 //! Politeness per server address: a hundred names on one loopback server (named through
-//! `[fetch.hosts]`, as curl's `--resolve` does) share its budget. Checked from the server's
-//! own log: at no moment more requests open than `max_connections_per_address`, and no two
-//! starting closer than `per_address_delay_ms`.
+//! `[fetch.hosts]`, as curl's `--resolve` does) share its budget, in one process and across
+//! three workers of a job shared through Redis. Checked from the server's own log: at no
+//! moment more requests open than `max_connections_per_address`, and no two starting closer
+//! than `per_address_delay_ms`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
 
 #[path = "support/crawl.rs"]
 mod crawl_support;
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crawl_support::{local_config, page, prose, records, run};
+use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_demo_web::{Exchange, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Verdict};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
+use nearcrawl_frontier::parse_seeds;
+use nearcrawl_redis_job::server::LocalRedis;
+use nearcrawl_redis_job::{JobName, RedisTarget};
 
 const NAMES: usize = 100;
 const CONNECTIONS: u32 = 2;
@@ -75,15 +82,8 @@ fn most_open_and_closest(log: &[Exchange]) -> (usize, Duration) {
     (most as usize, closest)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_names_on_one_server_share_its_budget() {
-    let server = shared_host().await;
-    let (seeds, config) = job(&server);
-    let out = tempfile::tempdir().unwrap();
-    let report = run(&seeds, out.path(), config).await;
-    let records = records(out.path());
-    let unique = records.iter().filter(|r| r.verdict == Verdict::Unique);
-    assert_eq!(unique.count(), 2 * NAMES, "every page of every name");
+/// The server's log holds every name's robots.txt and two pages, and keeps the budget.
+fn assert_polite(server: &RunningSite) {
     let log = server.site.exchanges();
     assert_eq!(log.len(), 3 * NAMES, "two pages and a robots.txt per name");
     let names: std::collections::BTreeSet<&str> = log.iter().map(|e| e.host.as_str()).collect();
@@ -95,6 +95,18 @@ async fn a_hundred_names_on_one_server_share_its_budget() {
         closest + Duration::from_millis(JITTER_MS) >= Duration::from_millis(DELAY_MS),
         "two requests {closest:?} apart"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_names_on_one_server_share_its_budget() {
+    let server = shared_host().await;
+    let (seeds, config) = job(&server);
+    let out = tempfile::tempdir().unwrap();
+    let report = run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+    let unique = records.iter().filter(|r| r.verdict == Verdict::Unique);
+    assert_eq!(unique.count(), 2 * NAMES, "every page of every name");
+    assert_polite(&server);
     // The records and the report name the address.
     let address = server.addr.ip().to_string();
     assert!(
@@ -114,4 +126,52 @@ async fn a_hundred_names_on_one_server_share_its_budget() {
         2 * NAMES
     );
     assert!(html.contains(&row), "the report's table of addresses");
+}
+
+/// Worker `name` of job `job` on `redis`.
+async fn worker(seeds: &str, out: &Path, redis: &str, name: &str, config: CrawlConfig) -> Report {
+    let job = Job {
+        seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
+        out_dir: out.to_path_buf(),
+        config,
+        analyzer: AnalyzerConfig::default(),
+        shared_index: None,
+        redis: Some(RedisJob {
+            target: RedisTarget::parse(redis).unwrap(),
+            job: JobName::new("shared-host").unwrap(),
+            worker: name.to_string(),
+        }),
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .expect("the worker's crawl runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_the_budget_of_the_server_of_a_hundred_names() {
+    let redis = LocalRedis::start(false).unwrap();
+    let server = shared_host().await;
+    let (seeds, mut config) = job(&server);
+    config.dedup.enabled = false;
+    let dirs = [(); 3].map(|_| tempfile::tempdir().unwrap());
+    let url = redis.url();
+    let reports = tokio::join!(
+        worker(&seeds, dirs[0].path(), &url, "w0", config.clone()),
+        worker(&seeds, dirs[1].path(), &url, "w1", config.clone()),
+        worker(&seeds, dirs[2].path(), &url, "w2", config),
+    );
+    let fetched: usize = [&reports.0, &reports.1, &reports.2]
+        .iter()
+        .map(|r| r.pages_fetched as usize)
+        .sum();
+    assert_eq!(fetched, 2 * NAMES, "each page once, across the workers");
+    assert!(
+        [&reports.0, &reports.1, &reports.2]
+            .iter()
+            .filter(|r| r.pages_fetched > 0)
+            .count()
+            >= 2,
+        "the work was shared"
+    );
+    assert_polite(&server);
 }

@@ -191,6 +191,9 @@ fn shared_parts(
     let settings = nearcrawl_redis_job::Settings {
         max_connections_per_host: politeness.max_connections_per_host,
         per_host_delay_ms: politeness.per_host_delay_ms,
+        max_connections_per_address: politeness.address_connections(),
+        per_address_delay_ms: u64::try_from(politeness.address_delay().as_millis())
+            .unwrap_or(u64::MAX),
         max_crawl_delay_ms: politeness.max_crawl_delay_ms,
         backoff_initial_ms: politeness.backoff_initial_ms,
         backoff_max_ms: politeness.backoff_max_ms,

@@ -21,6 +21,10 @@ use crate::connection::Redis;
 use crate::error::{JobError, bad_reply};
 use crate::keys::{JobName, Keys};
 
+mod addresses;
+use addresses::Place;
+pub use addresses::{AddressHold, AddressOf};
+
 const PRELUDE: &str = include_str!("lua/prelude.lua");
 const HOST: &str = include_str!("lua/host.lua");
 
@@ -58,6 +62,11 @@ pub struct Settings {
     /// Hosts are handed out by the priority of their next URL (a focused crawl: the best link
     /// first, across hosts), not by how long they have waited.
     pub by_priority: bool,
+    /// Requests in flight to one server address at once, all its names together, across all
+    /// workers (0: no limit).
+    pub max_connections_per_address: u32,
+    /// Between two requests to one server address (ms), across all workers.
+    pub per_address_delay_ms: u64,
 }
 
 impl Default for Settings {
@@ -76,6 +85,8 @@ impl Default for Settings {
             robots_ttl_ms: 86_400_000,
             max_pages_per_host: 0,
             by_priority: false,
+            max_connections_per_address: 0,
+            per_address_delay_ms: 0,
         }
     }
 }
@@ -102,6 +113,14 @@ impl Settings {
             ("robots_ttl_ms", self.robots_ttl_ms.to_string()),
             ("max_pages_per_host", self.max_pages_per_host.to_string()),
             ("by_priority", u8::from(self.by_priority).to_string()),
+            (
+                "max_connections_per_address",
+                self.max_connections_per_address.to_string(),
+            ),
+            (
+                "per_address_delay_ms",
+                self.per_address_delay_ms.to_string(),
+            ),
         ]
     }
 
@@ -135,6 +154,9 @@ impl Settings {
             // A job created before the setting existed has no limit.
             max_pages_per_host: get("max_pages_per_host").unwrap_or(0),
             by_priority: get("by_priority").unwrap_or(0) == 1,
+            // A job created before politeness per address has none.
+            max_connections_per_address: small("max_connections_per_address").unwrap_or(0),
+            per_address_delay_ms: get("per_address_delay_ms").unwrap_or(0),
         })
     }
 
@@ -195,6 +217,8 @@ pub struct Lease {
     /// When the host's robots.txt rules read by the job expire (0: never read); the rules
     /// themselves are [`SharedFrontier::robots_rules`].
     pub robots_version: u64,
+    /// Its place in its server address's budget, given back when it is finished.
+    pub address: Option<AddressHold>,
 }
 
 /// The frontier's answer to "what next?".
@@ -205,6 +229,15 @@ pub enum Next {
     /// Fetch this host's robots.txt and then [`SharedFrontier::robots_read`] or
     /// [`SharedFrontier::robots_failed`]: no other worker will meanwhile.
     Robots {
+        /// The host.
+        host: String,
+        /// Its place in its server address's budget: give it back with
+        /// [`SharedFrontier::release_address`] once robots.txt is read (or not).
+        address: Option<AddressHold>,
+    },
+    /// Resolve this host's name, then ask again ([`SharedFrontier::next_step_with`]): its
+    /// requests count against its server address's budget.
+    Resolve {
         /// The host.
         host: String,
     },
@@ -300,6 +333,7 @@ struct Scripts {
     park: Script,
     decide: Script,
     settle: Script,
+    address: Script,
 }
 
 impl Scripts {
@@ -320,6 +354,7 @@ impl Scripts {
             park: job(include_str!("lua/park.lua")),
             decide: job(include_str!("lua/decide.lua")),
             settle: job(include_str!("lua/settle.lua")),
+            address: job(include_str!("lua/address.lua")),
         }
     }
 }
@@ -684,6 +719,17 @@ impl SharedFrontier {
 
     /// What this worker should do next.
     pub fn next_step(&mut self) -> Result<Next, JobError> {
+        self.next_step_with(&mut |_| AddressOf::Known(None))
+    }
+
+    /// [`SharedFrontier::next_step`], each picked host's server address given by
+    /// `address_of` (in a job limiting requests per address): a place in its budget is held
+    /// before its URL is leased ([`Lease::address`]), or the host waits for it while other
+    /// hosts are picked; an unresolved name is handed out to be resolved ([`Next::Resolve`]).
+    pub fn next_step_with(
+        &mut self,
+        address_of: &mut dyn FnMut(&str) -> AddressOf,
+    ) -> Result<Next, JobError> {
         // A picked host that cannot give work now is rescheduled at its own time, so the next
         // pick finds another host, or says how long until the first one is ready.
         for _ in 0..PICKS_PER_NEXT {
@@ -692,9 +738,48 @@ impl SharedFrontier {
                 Picked::Wait(wait) => return Ok(Next::Wait(wait)),
                 Picked::Other(next) => return Ok(next),
             };
+            let mut hold = None;
+            if self.limits_addresses() {
+                match address_of(&host) {
+                    // Picked again by anyone once its claim ends, resolved by then.
+                    AddressOf::Unresolved => return Ok(Next::Resolve { host }),
+                    AddressOf::Pending => continue,
+                    AddressOf::Known(Some(address)) => {
+                        match self.acquire_address(&address, &host)? {
+                            Place::Held(held) => hold = Some(held),
+                            Place::WaitUntil(at) => {
+                                let hint = Hint {
+                                    at: Some(at),
+                                    head: None,
+                                };
+                                self.schedule(&host, &stamp, hint)?;
+                                continue;
+                            }
+                        }
+                    }
+                    AddressOf::Known(None) => {}
+                }
+            }
             let (taken, hint) = self.take(&host, &stamp)?;
             self.schedule(&host, &stamp, hint)?;
-            if let Some(next) = taken {
+            let held = hold.clone();
+            let next = match taken {
+                Some(Next::Fetch(lease)) => Some(Next::Fetch(Lease {
+                    address: held,
+                    ..lease
+                })),
+                Some(Next::Robots { host, .. }) => Some(Next::Robots {
+                    host,
+                    address: held,
+                }),
+                other => {
+                    if let Some(hold) = &hold {
+                        self.release_address(hold, Outcome::NotFetched)?;
+                    }
+                    other
+                }
+            };
+            if let Some(next) = next {
                 return Ok(next);
             }
         }
@@ -753,6 +838,7 @@ impl SharedFrontier {
                     priority: u32::try_from(int(what, &at(what, &items, 9)?)?).unwrap_or(u32::MAX),
                     robots_version: u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0),
                     stamp: stamp.to_string(),
+                    address: None,
                 };
                 let hint = Hint {
                     head: Some(int(what, &at(what, &items, 8)?)?),
@@ -763,6 +849,7 @@ impl SharedFrontier {
             "robots" => (
                 Some(Next::Robots {
                     host: host.to_string(),
+                    address: None,
                 }),
                 hint_at(now + self.settings.robots_lease_ms as i64),
             ),
@@ -834,15 +921,12 @@ impl SharedFrontier {
         settle: bool,
     ) -> Result<Finished, JobError> {
         let what = "finish";
-        let (outcome, retry_after) = match outcome {
-            Outcome::Answered => ("answered", -1),
-            Outcome::Throttled { retry_after } => (
-                "throttled",
-                retry_after.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-            ),
-            Outcome::Failed => ("failed", -1),
-            Outcome::NotFetched => ("none", -1),
-        };
+        if let Some(hold) = &lease.address {
+            // The address's place first: a finish that finds the lease stale still ends the
+            // request it held the place for.
+            self.release_address(hold, outcome)?;
+        }
+        let (outcome, retry_after) = addresses::outcome_args(outcome);
         let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| (i64::from(p), e));
         let extra = [
             lease.key.as_bytes().to_vec(),

@@ -6,7 +6,8 @@
 //! - `nc:{JOB}:...`: the job's own keys (state, the hosts ready to be asked, reports) and
 //!   the near-duplicate index, whose check-and-insert reads and writes many of them at once;
 //! - `nc:{JOB/HOST}:...`: one host's queue, queued entries, seen set, leases and politeness,
-//!   so the frontier spreads over the cluster's nodes host by host.
+//!   so the frontier spreads over the cluster's nodes host by host;
+//! - `nc:{JOB@ADDRESS}:...`: one server address's politeness, shared by the hosts on it.
 
 use std::fmt;
 
@@ -79,6 +80,11 @@ impl Keys {
     /// A key of the job's own slot.
     pub(crate) fn job(&self, suffix: &str) -> String {
         format!("nc:{{{}}}:{suffix}", self.job)
+    }
+
+    /// A key of a server address's slot (its politeness across workers).
+    pub(crate) fn address(&self, address: &str, suffix: &str) -> String {
+        format!("nc:{{{}@{address}}}:{suffix}", self.job)
     }
 
     /// A key of `host`'s slot. Host names hold no braces (URL hosts cannot), so the tag

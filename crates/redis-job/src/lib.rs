@@ -3,7 +3,8 @@
 //! Each worker runs the ordinary crawl with two parts swapped for shared ones:
 //!
 //! - [`SharedFrontier`]: the per-host queues, the seen set, per-host politeness (connections,
-//!   delay, Crawl-delay, back-off) across all workers, robots.txt read once per host for the
+//!   delay, Crawl-delay, back-off) and per-address politeness (the names on one server) across
+//!   all workers, robots.txt read once per host for the
 //!   job, and leases with deadlines, so a dead worker's URLs are fetched by another and none
 //!   is lost; per-host page budgets; hosts handed out by how long they waited or, for a
 //!   focused crawl, by the priority of their next URL; and duplicates' links parked until
@@ -46,8 +47,8 @@ pub mod server;
 pub use crate::connection::{CLUSTER_SCHEME, Faults, Patience, Redis, RedisTarget};
 pub use crate::error::JobError;
 pub use crate::frontier::{
-    Finished, Lease, Next, Offer, Outcome, Parking, Role, Settings, SharedFrontier, Status,
-    job_reports, job_status, key_hex, put_report, stop_job,
+    AddressHold, AddressOf, Finished, Lease, Next, Offer, Outcome, Parking, Role, Settings,
+    SharedFrontier, Status, job_reports, job_status, key_hex, put_report, stop_job,
 };
 pub use crate::index::{Admission, Admitted, Probe, RedisIndex, Snapshot, StoredPage};
 pub use crate::keys::{JobName, JobNameError};

@@ -187,7 +187,8 @@ fn a_url_is_queued_once_and_robots_txt_is_read_once_for_every_worker() {
     assert_eq!(
         a.next_step().unwrap(),
         Next::Robots {
-            host: "h0.test".into()
+            host: "h0.test".into(),
+            address: None,
         }
     );
     // While a fetches robots.txt, b is not sent to fetch it too, nor any page of the host.

@@ -5,6 +5,7 @@
 //! does not resolve, or a job without limits per address, is polite per name only.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -33,10 +34,95 @@ enum Resolution {
     /// Resolved (`None`: to no usable address), until this instant (`None`: forever, a
     /// literal address).
     Known {
-        key: Option<AddressKey>,
         ip: Option<IpAddr>,
         until: Option<Instant>,
     },
+}
+
+/// What a host's name needs before its next request.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// To be resolved (the name).
+    Resolve(String),
+    /// Being resolved.
+    Resolving,
+    /// Resolved: its requests go to this address (`None`: none known).
+    Known(Option<IpAddr>),
+}
+
+/// Which address each host name is on: resolved before its first request and again once the
+/// answer is older than its TTL and nothing of the host is in flight; a literal address needs
+/// no resolving. Keyed by the caller's name for a host (`K`).
+#[derive(Debug)]
+pub(crate) struct Resolutions<K> {
+    hosts: HashMap<K, Resolution>,
+}
+
+impl<K> Default for Resolutions<K> {
+    fn default() -> Self {
+        Resolutions {
+            hosts: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone> Resolutions<K> {
+    /// What host `id` (on `origin`, `active` requests in flight) needs at `now`.
+    pub(crate) fn need(&mut self, id: &K, origin: Option<&Url>, active: u32, now: Instant) -> Need {
+        match self.hosts.get(id) {
+            Some(Resolution::Resolving) => return Need::Resolving,
+            Some(Resolution::Known { ip, until }) => {
+                let expired = until.is_some_and(|until| until <= now) && active == 0;
+                if !expired {
+                    return Need::Known(*ip);
+                }
+            }
+            None => {}
+        }
+        let Some(origin) = origin else {
+            return Need::Known(None);
+        };
+        let literal = match origin.host() {
+            Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            Some(Host::Domain(name)) => return Need::Resolve(name.to_string()),
+            None => None,
+        };
+        let until = None;
+        self.hosts
+            .insert(id.clone(), Resolution::Known { ip: literal, until });
+        Need::Known(literal)
+    }
+
+    /// Host `id`'s name is being resolved (its [`Need::Resolve`] handed out).
+    pub(crate) fn resolving(&mut self, id: K) {
+        self.hosts.insert(id, Resolution::Resolving);
+    }
+
+    /// Host `id`'s name resolved at `now` to `ip` first (`None`: to nothing usable); the
+    /// answer holds for `ttl`.
+    pub(crate) fn resolved(&mut self, id: K, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
+        let until = Some(now + ttl);
+        self.hosts.insert(id, Resolution::Known { ip, until });
+    }
+
+    /// The hosts resolved to an address, with it.
+    pub(crate) fn known(&self) -> impl Iterator<Item = (&K, IpAddr)> {
+        self.hosts
+            .iter()
+            .filter_map(|(id, resolution)| match resolution {
+                Resolution::Known { ip: Some(ip), .. } => Some((id, *ip)),
+                _ => None,
+            })
+    }
+
+    /// The address host `id`'s requests go to, when known.
+    pub(crate) fn ip(&self, id: &K) -> Option<IpAddr> {
+        match self.hosts.get(id) {
+            Some(Resolution::Known { ip, .. }) => *ip,
+            _ => None,
+        }
+    }
 }
 
 /// One server address: its budget and the names on it.
@@ -57,10 +143,10 @@ pub struct AddressSummary {
     pub backoffs: u64,
 }
 
-/// The addresses of a job's hosts and their budgets.
+/// The addresses of a job's hosts and their budgets, in one process.
 #[derive(Debug, Default)]
 pub(crate) struct Addresses {
-    hosts: HashMap<HostId, Resolution>,
+    resolutions: Resolutions<HostId>,
     servers: HashMap<AddressKey, Server>,
 }
 
@@ -78,66 +164,52 @@ impl Addresses {
         if !config.limits_addresses() {
             return Gate::Free;
         }
-        match self.hosts.get(&id) {
-            Some(Resolution::Resolving) => return Gate::Resolving,
-            Some(Resolution::Known { key, until, .. }) => {
-                let expired = until.is_some_and(|until| until <= now) && active == 0;
-                if !expired {
-                    return match key.and_then(|key| self.servers.get(&key)) {
-                        Some(server) => Gate::At(server.politeness.ready_at(config)),
-                        None => Gate::Free,
-                    };
-                }
+        match self.resolutions.need(&id, origin, active, now) {
+            Need::Resolve(name) => Gate::Resolve(name),
+            Need::Resolving => Gate::Resolving,
+            Need::Known(None) => Gate::Free,
+            Need::Known(Some(ip)) => {
+                let server = self.server_of(id, AddressKey::of(ip), now);
+                Gate::At(server.politeness.ready_at(config))
             }
-            None => {}
         }
-        let Some(origin) = origin else {
-            return Gate::Free;
-        };
-        let literal = match origin.host() {
-            Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-            Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-            Some(Host::Domain(name)) => return Gate::Resolve(name.to_string()),
-            None => None,
-        };
-        self.set(id, literal, None, now);
-        self.gate(id, Some(origin), active, now, config)
+    }
+
+    /// The server at `key`, with host `id` on it.
+    fn server_of(&mut self, id: HostId, key: AddressKey, now: Instant) -> &mut Server {
+        let server = self.servers.entry(key).or_insert_with(|| Server {
+            politeness: AddressPoliteness::new(now),
+            names: BTreeSet::new(),
+        });
+        server.names.insert(id);
+        server
     }
 
     /// Host `id`'s name is being resolved (its [`Gate::Resolve`] handed out).
     pub(crate) fn resolving(&mut self, id: HostId) {
-        self.hosts.insert(id, Resolution::Resolving);
+        self.resolutions.resolving(id);
     }
 
     /// Host `id`'s name resolved at `now` to `ip` first (`None`: to nothing usable); the
-    /// answer holds for `ttl`.
+    /// answer holds for `ttl`. A host that moved leaves its old address's names.
     pub(crate) fn resolved(&mut self, id: HostId, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
-        self.set(id, ip, Some(now + ttl), now);
-    }
-
-    fn set(&mut self, id: HostId, ip: Option<IpAddr>, until: Option<Instant>, now: Instant) {
-        let key = ip.map(AddressKey::of);
-        if let Some(Resolution::Known { key: Some(old), .. }) = self.hosts.get(&id)
-            && Some(*old) != key
-            && let Some(server) = self.servers.get_mut(old)
+        let old = self.resolutions.ip(&id).map(AddressKey::of);
+        self.resolutions.resolved(id, ip, now, ttl);
+        let new = ip.map(AddressKey::of);
+        if let Some(old) = old
+            && Some(old) != new
+            && let Some(server) = self.servers.get_mut(&old)
         {
             server.names.remove(&id);
         }
-        if let Some(key) = key {
-            let server = self.servers.entry(key).or_insert_with(|| Server {
-                politeness: AddressPoliteness::new(now),
-                names: BTreeSet::new(),
-            });
-            server.names.insert(id);
+        if let Some(new) = new {
+            self.server_of(id, new, now);
         }
-        self.hosts.insert(id, Resolution::Known { key, ip, until });
     }
 
     fn server(&mut self, id: HostId) -> Option<&mut Server> {
-        match self.hosts.get(&id) {
-            Some(Resolution::Known { key: Some(key), .. }) => self.servers.get_mut(key),
-            _ => None,
-        }
+        let key = AddressKey::of(self.resolutions.ip(&id)?);
+        self.servers.get_mut(&key)
     }
 
     /// A request of host `id` starts at `now`.
@@ -164,10 +236,7 @@ impl Addresses {
 
     /// The address host `id`'s requests go to, when known.
     pub(crate) fn ip(&self, id: HostId) -> Option<IpAddr> {
-        match self.hosts.get(&id) {
-            Some(Resolution::Known { ip, .. }) => *ip,
-            _ => None,
-        }
+        self.resolutions.ip(&id)
     }
 
     /// Every address met, with its names and back-offs, in address order.

@@ -13,17 +13,21 @@
 //! order: the lease's token }`.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
-use nearcrawl_frontier::{CanonicalUrl, HostOutcome, authority};
-use nearcrawl_redis_job::{Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier, key_hex};
+use nearcrawl_frontier::{AddressKey, CanonicalUrl, HostOutcome, authority};
+use nearcrawl_redis_job::{
+    AddressHold, AddressOf, Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier, key_hex,
+};
 use nearcrawl_store::{Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey};
 use tracing::warn;
 use url::Url;
 
-use super::{Frontier, Parking, Step, Veto, refuse};
+use super::addresses::{Need, Resolutions};
+use super::{AddressSummary, Frontier, Parking, Step, Veto, refuse};
 use crate::error::EngineError;
 use crate::record::Verdict;
 
@@ -68,6 +72,10 @@ pub struct RedisFrontier {
     /// URLs decided by the decision being committed whose parked links were released: their
     /// parking is removed once the decision is committed and their leases finished.
     settling: Vec<(String, UrlKey)>,
+    /// The server address of each host (by origin), as this worker resolved it.
+    resolutions: Resolutions<String>,
+    /// Places in their address's budget held by robots.txt requests in flight.
+    robots_holds: HashMap<HostId, AddressHold>,
 }
 
 /// URLs [`RedisFrontier`] remembers as seen (16 bytes each: some 40 MB with the set's own).
@@ -75,6 +83,11 @@ const KNOWN_SEEN: usize = 1 << 20;
 
 fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
     EngineError::Shared(err.to_string())
+}
+
+/// The URL of a job's host name (`scheme://authority/`).
+fn parse_origin(origin: &str) -> Result<Url, EngineError> {
+    Url::parse(origin).map_err(|e| EngineError::Shared(format!("host {origin:?} of the job: {e}")))
 }
 
 /// `scheme://authority/` of a URL: the job's name for its host.
@@ -104,6 +117,8 @@ impl RedisFrontier {
             seeds,
             known_seen: Mutex::new(HashSet::new()),
             settling: Vec::new(),
+            resolutions: Resolutions::default(),
+            robots_holds: HashMap::new(),
         };
         if role == Role::Seed {
             frontier.seed()?;
@@ -180,6 +195,16 @@ impl RedisFrontier {
             self.robots.insert(origin.to_string(), (version, rules));
         }
         Ok(self.robots.get(origin).is_none_or(|(_, r)| r.allows(url)))
+    }
+
+    /// Gives back the place in its address's budget that `host`'s robots.txt request held.
+    fn release_robots_hold(&mut self, host: HostId, outcome: Outcome) {
+        if let Some(hold) = self.robots_holds.remove(&host)
+            && let Err(e) = self.shared().release_address(&hold, outcome)
+        {
+            // Its lease ends it: the place frees itself.
+            warn!(address = %hold.address, error = %e, "an address's place not given back");
+        }
     }
 
     /// A lease turned into the coordinator's step.
@@ -408,14 +433,46 @@ impl Frontier for RedisFrontier {
             if let Some(at) = gate() {
                 return Ok(Step::Wait(Some(at)));
             }
-            match self.shared().next_step().map_err(shared_error)? {
+            let shared = self
+                .shared
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            let resolutions = &mut self.resolutions;
+            let mut address_of = |origin: &str| {
+                let url = Url::parse(origin).ok();
+                match resolutions.need(&origin.to_string(), url.as_ref(), 0, now) {
+                    Need::Resolve(_) => AddressOf::Unresolved,
+                    Need::Resolving => AddressOf::Pending,
+                    Need::Known(ip) => {
+                        AddressOf::Known(ip.map(|ip| AddressKey::of(ip).to_string()))
+                    }
+                }
+            };
+            match shared
+                .next_step_with(&mut address_of)
+                .map_err(shared_error)?
+            {
                 Next::Fetch(lease) => return self.step_for(lease, veto),
-                Next::Robots { host } => {
+                Next::Robots { host, address } => {
                     let id = self.host_id(&host)?;
-                    let origin = Url::parse(&host).map_err(|e| {
-                        EngineError::Shared(format!("host {host:?} of the job: {e}"))
-                    })?;
+                    let origin = parse_origin(&host)?;
+                    if let Some(hold) = address {
+                        self.robots_holds.insert(id, hold);
+                    }
                     return Ok(Step::Robots { host: id, origin });
+                }
+                Next::Resolve { host } => {
+                    let id = self.host_id(&host)?;
+                    let origin = parse_origin(&host)?;
+                    let Some(name) = origin.host_str() else {
+                        continue;
+                    };
+                    let name = name
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .to_string();
+                    self.resolutions.resolving(host);
+                    return Ok(Step::Resolve { host: id, name });
                 }
                 Next::Parked { host } => {
                     let reason = "host parked after repeated failures";
@@ -454,7 +511,41 @@ impl Frontier for RedisFrontier {
         false
     }
 
+    fn resolved(&mut self, host: HostId, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
+        if let Ok(origin) = self.origin(host) {
+            self.resolutions.resolved(origin, ip, now, ttl);
+        }
+    }
+
+    fn address_of(&self, host: HostId) -> Option<IpAddr> {
+        self.resolutions.ip(self.origins.get(&host)?)
+    }
+
+    fn addresses(&self) -> Vec<AddressSummary> {
+        let mut names: BTreeMap<AddressKey, usize> = BTreeMap::new();
+        for (_, ip) in self.resolutions.known() {
+            *names.entry(AddressKey::of(ip)).or_default() += 1;
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        names
+            .into_iter()
+            .map(|(key, names)| {
+                let address = key.to_string();
+                let backoffs = shared.address_backoffs(&address).unwrap_or_else(|e| {
+                    warn!(%address, error = %e, "the address's back-offs could not be read");
+                    0
+                });
+                AddressSummary {
+                    address,
+                    names,
+                    backoffs,
+                }
+            })
+            .collect()
+    }
+
     fn robots_read(&mut self, host: HostId, rules: RobotsRules, _now: Instant, _ttl: Duration) {
+        self.release_robots_hold(host, Outcome::Answered);
         let Ok(origin) = self.origin(host) else {
             return;
         };
@@ -469,6 +560,7 @@ impl Frontier for RedisFrontier {
     }
 
     fn robots_failed(&mut self, host: HostId, _now: Instant) -> bool {
+        self.release_robots_hold(host, Outcome::Failed);
         let Ok(origin) = self.origin(host) else {
             return false;
         };

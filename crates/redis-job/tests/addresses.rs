@@ -1,0 +1,161 @@
+//! Politeness per server address across a job's workers, against a real redis-server: the
+//! hosts on one address share its connections and its delay whichever worker asks, an
+//! unresolved host is handed out to be resolved, a place not used is given back, and two
+//! names failing at once back the address off.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use nearcrawl_redis_job::server::LocalRedis;
+use nearcrawl_redis_job::{
+    AddressOf, JobName, Lease, Next, Offer, Outcome, Patience, Redis, RedisTarget, Settings,
+    SharedFrontier,
+};
+
+fn join(url: &str, job: &str, worker: &str, settings: Settings) -> SharedFrontier {
+    let redis = Redis::connect(
+        RedisTarget::parse(url).unwrap(),
+        Patience::default(),
+        Arc::default(),
+    )
+    .unwrap();
+    SharedFrontier::join(redis, JobName::new(job).unwrap(), worker, settings)
+        .unwrap()
+        .0
+}
+
+/// Hosts `h0.test` .. `h{hosts-1}.test`, each with `per_host` URLs; `h0` and `h1` on
+/// 192.0.2.1, the others on addresses of their own.
+fn seed(frontier: &mut SharedFrontier, hosts: u8, per_host: u8) {
+    for h in 0..hosts {
+        let offers: Vec<Offer> = (0..per_host)
+            .map(|n| Offer {
+                key: [h, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                priority: 0,
+                entry: vec![h, n],
+            })
+            .collect();
+        frontier.offer(&format!("h{h}.test"), &offers).unwrap();
+    }
+    frontier.seeded().unwrap();
+}
+
+fn address_of(host: &str) -> AddressOf {
+    let address = match host {
+        "h0.test" | "h1.test" => "192.0.2.1".to_string(),
+        other => format!("198.51.100.{}", other.len()),
+    };
+    AddressOf::Known(Some(address))
+}
+
+/// The next lease, waiting out anything else.
+fn lease(worker: &mut SharedFrontier) -> Option<Lease> {
+    for _ in 0..50 {
+        match worker.next_step_with(&mut address_of).unwrap() {
+            Next::Fetch(lease) => return Some(lease),
+            Next::Wait(wait) => std::thread::sleep(wait.min(Duration::from_millis(20))),
+            Next::Done => return None,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    None
+}
+
+#[test]
+fn hosts_on_one_address_share_its_budget_across_workers() {
+    let server = LocalRedis::start(false).unwrap();
+    let settings = Settings {
+        obey_robots: false,
+        max_connections_per_host: 4,
+        per_host_delay_ms: 0,
+        max_connections_per_address: 1,
+        per_address_delay_ms: 0,
+        ..Settings::default()
+    };
+    let mut workers: Vec<SharedFrontier> = (0..3)
+        .map(|w| {
+            join(
+                &server.url(),
+                "shared-address",
+                &format!("w{w}"),
+                settings.clone(),
+            )
+        })
+        .collect();
+    seed(&mut workers[0], 2, 3);
+    let first = lease(&mut workers[0]).unwrap();
+    assert_eq!(first.address.as_ref().unwrap().address, "192.0.2.1");
+    // h0 and h1 allow four connections each, but their address one: the others wait.
+    for worker in &mut workers[1..] {
+        match worker.next_step_with(&mut address_of).unwrap() {
+            Next::Wait(_) => {}
+            other => panic!("the address is busy: {other:?}"),
+        }
+    }
+    workers[0].finish(&first, Outcome::Answered, None).unwrap();
+    let second = lease(&mut workers[1]).unwrap();
+    assert!(
+        matches!(
+            workers[2].next_step_with(&mut address_of).unwrap(),
+            Next::Wait(_)
+        ),
+        "one place, held by the second worker"
+    );
+    // A lease given back unused frees its place at once.
+    workers[1]
+        .finish(
+            &second,
+            Outcome::NotFetched,
+            Some((0, second.entry.as_slice())),
+        )
+        .unwrap();
+    assert!(lease(&mut workers[2]).is_some());
+}
+
+#[test]
+fn an_unresolved_host_is_resolved_first_and_two_failing_names_back_the_address_off() {
+    let server = LocalRedis::start(false).unwrap();
+    let settings = Settings {
+        obey_robots: false,
+        max_connections_per_host: 4,
+        per_host_delay_ms: 0,
+        max_connections_per_address: 4,
+        per_address_delay_ms: 0,
+        backoff_initial_ms: 60_000,
+        ..Settings::default()
+    };
+    let mut a = join(&server.url(), "failing", "a", settings);
+    seed(&mut a, 2, 3);
+    match a.next_step_with(&mut |_| AddressOf::Unresolved).unwrap() {
+        Next::Resolve { host } => assert!(host.starts_with('h'), "{host}"),
+        other => panic!("resolve first: {other:?}"),
+    }
+    std::thread::sleep(Duration::from_millis(60)); // the host's claim ends
+    let one = lease(&mut a).unwrap();
+    let two = loop {
+        let next = lease(&mut a).unwrap();
+        if next.host != one.host {
+            break next;
+        }
+        a.finish(&next, Outcome::Answered, None).unwrap();
+    };
+    a.finish(&one, Outcome::Failed, None).unwrap();
+    assert_eq!(
+        a.address_backoffs("192.0.2.1").unwrap(),
+        0,
+        "one name failing"
+    );
+    a.finish(&two, Outcome::Throttled { retry_after: None }, None)
+        .unwrap();
+    assert_eq!(
+        a.address_backoffs("192.0.2.1").unwrap(),
+        1,
+        "two names failing"
+    );
+    match a.next_step_with(&mut address_of).unwrap() {
+        Next::Wait(wait) => assert!(wait > Duration::from_secs(50), "backed off: {wait:?}"),
+        other => panic!("the address backs off: {other:?}"),
+    }
+}
