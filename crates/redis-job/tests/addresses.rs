@@ -50,11 +50,14 @@ fn address_of(host: &str) -> AddressOf {
     AddressOf::Known(Some(address))
 }
 
-/// The next lease, waiting out anything else.
+/// The next lease, its request sent at once, waiting out anything else.
 fn lease(worker: &mut SharedFrontier) -> Option<Lease> {
     for _ in 0..50 {
         match worker.next_step_with(&mut address_of).unwrap() {
-            Next::Fetch(lease) => return Some(lease),
+            Next::Fetch(lease) => {
+                worker.address_started(lease.address.as_ref()?).unwrap();
+                return Some(lease);
+            }
             Next::Wait(wait) => std::thread::sleep(wait.min(Duration::from_millis(20))),
             Next::Done => return None,
             other => panic!("unexpected {other:?}"),
@@ -87,6 +90,7 @@ fn hosts_on_one_address_share_its_budget_across_workers() {
     seed(&mut workers[0], 2, 3);
     let first = lease(&mut workers[0]).unwrap();
     assert_eq!(first.address.as_ref().unwrap().address, "192.0.2.1");
+    // Until a place's request is sent, no other place is won (the delay runs from sends).
     // h0 and h1 allow four connections each, but their address one: the others wait.
     for worker in &mut workers[1..] {
         match worker.next_step_with(&mut address_of).unwrap() {
@@ -112,6 +116,31 @@ fn hosts_on_one_address_share_its_budget_across_workers() {
         )
         .unwrap();
     assert!(lease(&mut workers[2]).is_some());
+}
+
+#[test]
+fn a_place_whose_request_is_not_sent_yet_holds_the_others_back_a_moment() {
+    let server = LocalRedis::start(false).unwrap();
+    let settings = Settings {
+        obey_robots: false,
+        max_connections_per_host: 4,
+        per_host_delay_ms: 0,
+        max_connections_per_address: 4,
+        per_address_delay_ms: 0,
+        ..Settings::default()
+    };
+    let mut a = join(&server.url(), "starting", "a", settings.clone());
+    let mut b = join(&server.url(), "starting", "b", settings);
+    seed(&mut a, 2, 3);
+    let Next::Fetch(unsent) = a.next_step_with(&mut address_of).unwrap() else {
+        panic!("a lease")
+    };
+    assert!(matches!(
+        b.next_step_with(&mut address_of).unwrap(),
+        Next::Wait(_)
+    ));
+    a.address_started(unsent.address.as_ref().unwrap()).unwrap();
+    assert!(lease(&mut b).is_some(), "sent: the next place may be won");
 }
 
 #[test]

@@ -281,6 +281,10 @@ impl RedisFrontier {
         if let Some((verdict, reason)) = veto(&entry) {
             return Ok(refuse(key, entry, verdict, reason));
         }
+        let hold = self.held.get(&key).and_then(|h| h.lease.address.clone());
+        if let Some(hold) = hold {
+            self.shared().address_started(&hold).map_err(shared_error)?;
+        }
         Ok(Step::Fetch {
             host,
             key,
@@ -457,6 +461,7 @@ impl Frontier for RedisFrontier {
                     let id = self.host_id(&host)?;
                     let origin = parse_origin(&host)?;
                     if let Some(hold) = address {
+                        self.shared().address_started(&hold).map_err(shared_error)?;
                         self.robots_holds.insert(id, hold);
                     }
                     return Ok(Step::Robots { host: id, origin });

@@ -96,6 +96,14 @@ impl SharedFrontier {
         }
     }
 
+    /// The request `hold` was won for is being sent now: the address's delay runs from here,
+    /// and other workers may win places again.
+    pub fn address_started(&mut self, hold: &AddressHold) -> Result<(), JobError> {
+        let args = ["started".to_string(), hold.token.to_string()];
+        self.address_script(&hold.address, &args)?;
+        Ok(())
+    }
+
     /// Gives back the place `hold`, the request having ended with `outcome` (`NotFetched`: no
     /// request was made, the start it reserved is freed). Returns whether the address now
     /// backs off (the second of its names failing with no answer between).

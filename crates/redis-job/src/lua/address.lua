@@ -1,11 +1,15 @@
 -- One server address's budget, across the job's workers (politeness per address: the names
 -- on one server share it). KEYS: 1 state (hash: nb, the next start allowed; token; nb_before
--- and nb_token, to undo an unused start; row, back-offs in a row; backoffs), 2 open requests
--- (zset: token -> deadline, so a dead worker's place frees itself), 3 names failing since the
--- address last answered (set).
--- ARGV: 1 'acquire' or 'release', 2 max connections (0: no limit), 3 delay (ms), 4 lease
--- (ms), 5 first back-off (ms), 6 longest back-off (ms).
+-- and nb_token, to undo an unused start; starting and starting_token, a place won whose
+-- request is not sent yet; row, back-offs in a row; backoffs), 2 open requests (zset: token
+-- -> deadline, so a dead worker's place frees itself), 3 names failing since the address last
+-- answered (set).
+-- ARGV: 1 'acquire', 'started' or 'release', 2 max connections (0: no limit), 3 delay (ms),
+-- 4 lease (ms), 5 first back-off (ms), 6 longest back-off (ms).
 -- acquire: returns {'ok', now, token} or {'wait', now, at} (at -1: at its connection limit).
+-- No place is won while another's request is about to be sent (until it is 'started', or a
+-- second has passed): the delay runs from when requests leave, not from when places are won.
+-- started, ARGV 7 token: the place's request is being sent now; returns {'ok', now}.
 -- release, ARGV 7 token, 8 name, 9 outcome ('answered', 'throttled', 'failed' or 'none': no
 -- request was made), 10 Retry-After (ms, or -1): returns {'ok', now, backed off (1 or 0)}.
 local now = now_ms()
@@ -15,12 +19,23 @@ if ARGV[1] == 'acquire' then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   if max_conn > 0 and redis.call('ZCARD', KEYS[2]) >= max_conn then return {'wait', now, -1} end
   if nb > now then return {'wait', now, nb} end
+  local starting = num(redis.call('HGET', KEYS[1], 'starting'), 0)
+  if starting > now then return {'wait', now, math.min(starting, now + 5)} end
   local token = redis.call('HINCRBY', KEYS[1], 'token', 1)
   redis.call('ZADD', KEYS[2], now + lease, token)
-  redis.call('HSET', KEYS[1], 'nb', math.max(nb, now + delay), 'nb_before', nb, 'nb_token', token)
+  redis.call('HSET', KEYS[1], 'nb', math.max(nb, now + delay), 'nb_before', nb, 'nb_token', token,
+    'starting', now + 1000, 'starting_token', token)
   return {'ok', now, token}
 end
-local token, name, outcome = ARGV[7], ARGV[8], ARGV[9]
+local token = ARGV[7]
+if redis.call('HGET', KEYS[1], 'starting_token') == token then
+  redis.call('HDEL', KEYS[1], 'starting', 'starting_token')
+end
+if ARGV[1] == 'started' then
+  redis.call('HSET', KEYS[1], 'nb', math.max(nb, now + delay))
+  return {'ok', now}
+end
+local name, outcome = ARGV[8], ARGV[9]
 local retry_after = tonumber(ARGV[10])
 redis.call('ZREM', KEYS[2], token)
 if outcome == 'none' then
