@@ -11,7 +11,7 @@ mod crawl_support;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crawl_support::{local_config, page, prose, records, run};
 use nearcrawl_dedup::AnalyzerConfig;
@@ -65,25 +65,28 @@ fn job(server: &RunningSite) -> (String, CrawlConfig) {
     (seeds, config)
 }
 
-/// The most requests open at once, and the shortest gap between two arrivals, in the log.
-fn most_open_and_closest(log: &[Exchange]) -> (usize, Duration) {
-    let mut events: Vec<(std::time::Instant, i32)> = log
-        .iter()
-        .flat_map(|e| [(e.began, 1), (e.ended, -1)])
-        .collect();
-    // An answer ready at the instant another request arrives was no longer open.
+/// The most of these spans open at once (one ending at the instant another begins was no
+/// longer open).
+fn most_at_once(spans: impl Iterator<Item = (Instant, Instant)>) -> usize {
+    let mut events: Vec<(Instant, i32)> = spans.flat_map(|(a, b)| [(a, 1), (b, -1)]).collect();
     events.sort_by_key(|(at, delta)| (*at, *delta));
     let (mut open, mut most) = (0, 0);
     for (_, delta) in events {
         open += delta;
         most = most.max(open);
     }
+    most as usize
+}
+
+/// The most requests open at once, and the shortest gap between two arrivals, in the log.
+fn most_open_and_closest(log: &[Exchange]) -> (usize, Duration) {
+    let most = most_at_once(log.iter().map(|e| (e.began, e.ended)));
     let closest = log
         .windows(2)
         .map(|w| w[1].began - w[0].began)
         .min()
         .unwrap_or(Duration::MAX);
-    (most as usize, closest)
+    (most, closest)
 }
 
 /// The server's log holds every name's robots.txt and two pages, and keeps the budget.
@@ -99,6 +102,14 @@ fn assert_polite(server: &RunningSite) {
     assert!(
         closest + Duration::from_millis(JITTER_MS) >= Duration::from_millis(DELAY_MS),
         "two requests {closest:?} apart"
+    );
+    // Names sharing a server do not keep their connections open between requests: the
+    // connections open are the requests in flight. (The crawl's end closes any left.)
+    let connections = server.site.connections();
+    let most = most_at_once(connections.into_iter());
+    assert!(
+        most <= CONNECTIONS as usize,
+        "{most} connections open at once"
     );
 }
 

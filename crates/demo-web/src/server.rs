@@ -122,6 +122,7 @@ pub struct Site {
     generator: Option<Generator>,
     log: Arc<Mutex<Vec<(String, Instant)>>>,
     exchanges: Arc<Mutex<Vec<Exchange>>>,
+    connections: Arc<Mutex<Vec<(Instant, Instant)>>>,
     heads: Arc<Mutex<Vec<String>>>,
     ranged: Arc<Mutex<Vec<String>>>,
 }
@@ -209,6 +210,15 @@ impl Site {
         log
     }
 
+    /// Every connection closed so far: when it was accepted and when it closed (for the
+    /// connections a crawler keeps open to a server).
+    pub fn connections(&self) -> Vec<(Instant, Instant)> {
+        self.connections
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
     /// How many times `path` was requested (GET).
     pub fn hits(&self, path: &str) -> usize {
         self.requests().iter().filter(|(p, _)| p == path).count()
@@ -262,14 +272,19 @@ pub async fn serve_on(site: Site, addr: SocketAddr) -> std::io::Result<RunningSi
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
+                    let opened = Instant::now();
                     let site = served.clone();
                     let mut stopped = stopped.clone();
                     tokio::spawn(async move {
+                        let connections = Arc::clone(&site.connections);
                         let service = service_fn(move |req| answer(site.clone(), req));
                         let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
                         tokio::select! {
                             _ = conn => {}
                             _ = stopped.changed() => {}
+                        }
+                        if let Ok(mut log) = connections.lock() {
+                            log.push((opened, Instant::now()));
                         }
                     });
                 }

@@ -110,7 +110,8 @@ pub async fn crawl(
         job.config.output.state_cache_bytes,
     )?);
     let fetcher = Fetcher::new(job.config.fetch.clone(), scope.addresses().clone())
-        .map_err(EngineError::HttpClient)?;
+        .map_err(EngineError::HttpClient)?
+        .closing_shared(job.config.politeness.limits_addresses());
     let parts = Parts {
         store,
         fetcher: Arc::new(fetcher),

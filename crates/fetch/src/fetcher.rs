@@ -95,6 +95,8 @@ pub struct Fetcher {
     addresses: std::sync::Arc<AddressPolicy>,
     /// Places for large bodies in flight (`max_large_bodies`), none when unlimited.
     large: Option<std::sync::Arc<tokio::sync::Semaphore>>,
+    /// Ask servers shared by several names to close each connection after its answer.
+    close_shared: bool,
 }
 
 impl Fetcher {
@@ -139,7 +141,17 @@ impl Fetcher {
             config,
             addresses: std::sync::Arc::new(addresses),
             large,
+            close_shared: false,
         })
+    }
+
+    /// With `close`, a request to a name found on the same server address as another name
+    /// asks the server to close the connection after its answer (`Connection: close`):
+    /// kept open, each name's idle connection would count against a server whose budget is
+    /// the requests in flight to it, all its names together (politeness per address).
+    pub fn closing_shared(mut self, close: bool) -> Fetcher {
+        self.close_shared = close;
+        self
     }
 
     /// Why `url` may not be requested at all, if it may not: a scheme other than http(s), no
@@ -230,6 +242,10 @@ impl Fetcher {
             ));
         }
         let mut request = self.client.request(method.clone(), url.clone());
+        let close = self.closes(url);
+        if close {
+            request = request.header(reqwest::header::CONNECTION, "close");
+        }
         if let Some(range) = range {
             request = request
                 .header(reqwest::header::RANGE, range)
@@ -306,7 +322,7 @@ impl Fetcher {
             body,
             wire_bytes,
             truncated: truncated || cut,
-            request_head: self.request_head(&method, url, range),
+            request_head: self.request_head(&method, url, range, close),
             started,
             elapsed: clock.elapsed(),
             remote_addr,
@@ -314,16 +330,31 @@ impl Fetcher {
         })
     }
 
-    fn request_head(&self, method: &reqwest::Method, url: &Url, range: Option<&str>) -> Vec<u8> {
+    /// Whether a request to `url` asks for its connection to be closed after the answer.
+    fn closes(&self, url: &Url) -> bool {
+        self.close_shared
+            && matches!(url.host(), Some(url::Host::Domain(name)) if self.resolver.shares_address(name))
+    }
+
+    fn request_head(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        range: Option<&str>,
+        close: bool,
+    ) -> Vec<u8> {
         let mut target = url.path().to_string();
         if let Some(q) = url.query() {
             target.push('?');
             target.push_str(q);
         }
-        let coding = match range {
+        let mut coding = match range {
             Some(range) => format!("identity\r\nrange: {range}"),
             None => ACCEPT_ENCODINGS.to_string(),
         };
+        if close {
+            coding.push_str("\r\nconnection: close");
+        }
         format!(
             "{method} {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {coding}\r\n\r\n",
             nearcrawl_frontier::authority(url),

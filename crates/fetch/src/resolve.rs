@@ -4,12 +4,12 @@
 //! per address ([`nearcrawl_frontier::AddressPoliteness`]) sees the addresses its
 //! connections use.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nearcrawl_frontier::AddressPolicy;
+use nearcrawl_frontier::{AddressKey, AddressPolicy};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// Resolves names once per `dns_ttl_secs` (the answers are kept, so that the crawl's
@@ -21,6 +21,9 @@ pub struct PolicyResolver {
     hosts: Arc<BTreeMap<String, IpAddr>>,
     ttl: Duration,
     cache: Arc<Mutex<HashMap<String, Answer>>>,
+    /// The names found on each server address (fixed ones and answers), for
+    /// [`PolicyResolver::shares_address`].
+    names_on: Arc<Mutex<HashMap<AddressKey, BTreeSet<String>>>>,
 }
 
 /// A name's addresses, and until when they are used.
@@ -39,12 +42,40 @@ impl PolicyResolver {
         hosts: BTreeMap<String, IpAddr>,
         ttl: Duration,
     ) -> PolicyResolver {
+        let mut names_on: HashMap<AddressKey, BTreeSet<String>> = HashMap::new();
+        for (name, ip) in &hosts {
+            names_on
+                .entry(AddressKey::of(*ip))
+                .or_default()
+                .insert(name.clone());
+        }
         PolicyResolver {
             policy: Arc::new(policy),
             hosts: Arc::new(hosts),
             ttl,
             cache: Arc::default(),
+            names_on: Arc::new(Mutex::new(names_on)),
         }
+    }
+
+    /// Whether another name was found on the server address `name` resolved to first (shared
+    /// hosting): its connections are then not kept open between requests, so that the
+    /// connections open to the server stay within its budget of requests in flight.
+    pub fn shares_address(&self, name: &str) -> bool {
+        let first = match self.hosts.get(name) {
+            Some(ip) => Some(*ip),
+            None => self.cache.lock().ok().and_then(|cache| {
+                cache
+                    .get(name)
+                    .and_then(|(found, _)| found.first().copied())
+            }),
+        };
+        let Some(ip) = first else {
+            return false;
+        };
+        self.names_on
+            .lock()
+            .is_ok_and(|names| names.get(&AddressKey::of(ip)).is_some_and(|n| n.len() > 1))
     }
 
     /// The addresses `name` resolves to that the policy allows, in the resolver's order;
@@ -85,6 +116,12 @@ impl PolicyResolver {
         if let Ok(mut cache) = self.cache.lock() {
             cache.retain(|_, (_, until)| *until > now);
             cache.insert(name.to_string(), (found.clone(), now + self.ttl));
+        }
+        if let (Some(ip), Ok(mut names)) = (found.first(), self.names_on.lock()) {
+            names
+                .entry(AddressKey::of(*ip))
+                .or_default()
+                .insert(name.to_string());
         }
         Ok(found)
     }
@@ -156,6 +193,29 @@ mod tests {
         assert!(blog.to_string().contains("only to private"), "{blog}");
         let www = resolver.addresses("www.test").await.unwrap();
         assert_eq!(www, ["192.0.2.1".parse::<IpAddr>().unwrap()]);
+    }
+
+    #[test]
+    fn names_sharing_an_address_are_told_apart_from_names_alone() {
+        let hosts: BTreeMap<String, IpAddr> = [
+            ("a.test".to_string(), "192.0.2.1".parse().unwrap()),
+            ("b.test".to_string(), "192.0.2.1".parse().unwrap()),
+            ("c.test".to_string(), "192.0.2.2".parse().unwrap()),
+            ("d.test".to_string(), "2001:db8::1".parse().unwrap()),
+            ("e.test".to_string(), "2001:db8::2".parse().unwrap()),
+        ]
+        .into();
+        let resolver =
+            PolicyResolver::with_hosts(AddressPolicy::default(), hosts, Duration::from_secs(60));
+        let shared: Vec<bool> = ["a.test", "b.test", "c.test", "d.test", "unknown.test"]
+            .iter()
+            .map(|name| resolver.shares_address(name))
+            .collect();
+        assert_eq!(
+            shared,
+            [true, true, false, true, false],
+            "one /64 is one address"
+        );
     }
 
     #[tokio::test]
