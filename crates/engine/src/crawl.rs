@@ -1066,15 +1066,16 @@ impl Coordinator {
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
         match result {
             TaskResult::Resolved { host, addresses } => {
-                let ttl = Duration::from_secs(self.job.config.fetch.dns_ttl_secs);
-                let first = match addresses {
-                    Ok(found) => found.first().copied(),
+                let (first, ttl) = match addresses {
+                    Ok(found) => (found.addresses.first().copied(), found.ttl),
                     Err(why) => {
                         debug!(host, %why, "name not resolved: polite per name only");
-                        None
+                        let ttl = Duration::from_secs(self.job.config.fetch.dns_ttl_secs);
+                        (None, ttl)
                     }
                 };
-                self.frontier.resolved(host, first, now(), ttl);
+                self.frontier
+                    .resolved(host, first, now(), ttl.max(nearcrawl_fetch::MIN_TTL));
                 Ok(())
             }
             TaskResult::Robots { host, fetch } => self.handle_robots(host, fetch),

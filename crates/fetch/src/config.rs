@@ -33,9 +33,13 @@ pub struct FetchConfig {
     pub large_body_bytes: u64,
     /// Large bodies in flight at once (0: no limit).
     pub max_large_bodies: u32,
-    /// How long a name's resolved addresses are used before it is resolved again, in seconds
-    /// (the system resolver does not say how long its answer may be cached).
+    /// The longest a name's resolved addresses are used before it is resolved again, in
+    /// seconds: an answer is kept for its records' TTL as the name servers give it (at least
+    /// 5 s), and this long when they cannot say (a name from `/etc/hosts`).
     pub dns_ttl_secs: u64,
+    /// Name servers asked for the TTL of a name's records (the system resolver gives the
+    /// addresses but not their TTL); `/etc/resolv.conf`'s when empty.
+    pub name_servers: Vec<std::net::SocketAddr>,
     /// Names resolved to these addresses rather than by the system resolver (as curl's
     /// `--resolve`): a staging server under its public names, a shared host tried locally.
     /// The job's address policy applies to them as to any answer.
@@ -61,6 +65,7 @@ impl Default for FetchConfig {
             large_body_bytes: 256 << 10,
             max_large_bodies: 2,
             dns_ttl_secs: 300,
+            name_servers: Vec::new(),
             hosts: BTreeMap::new(),
         }
     }

@@ -2,13 +2,12 @@
 //! be tested with scripted answers and paused time, without sockets.
 
 use std::future::Future;
-use std::net::IpAddr;
 use std::pin::Pin;
 
 use url::Url;
 
 use crate::fetched::Fetched;
-use crate::fetcher::{FetchFailure, Fetcher};
+use crate::fetcher::{FetchFailure, Fetcher, Resolved};
 use crate::robots::RobotsFetch;
 
 /// A boxed future that can move between threads.
@@ -33,11 +32,16 @@ pub trait Fetch: Send + Sync + 'static {
     /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch>;
     /// The addresses requests to the name `host` will connect to, the first first (for
-    /// politeness per address), or why it has none. A fetcher that cannot tell answers with
-    /// none: its names are then polite per name only.
-    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Vec<IpAddr>, String>> {
+    /// politeness per address), and how long they hold, or why it has none. A fetcher that
+    /// cannot tell answers with none, for a day: its names are then polite per name only.
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Resolved, String>> {
         let _ = host;
-        Box::pin(async { Ok(Vec::new()) })
+        Box::pin(async {
+            Ok(Resolved {
+                addresses: Vec::new(),
+                ttl: std::time::Duration::from_secs(86_400),
+            })
+        })
     }
 }
 
@@ -62,7 +66,7 @@ impl Fetch for Fetcher {
         Box::pin(Fetcher::fetch_robots(self, site))
     }
 
-    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Vec<IpAddr>, String>> {
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, Result<Resolved, String>> {
         Box::pin(Fetcher::resolve(self, host))
     }
 }

@@ -16,6 +16,15 @@ use crate::resolve::PolicyResolver;
 const ACCEPT_ENCODINGS: &str = "gzip, br, zstd, deflate";
 const ACCEPT_TYPES: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5";
 
+/// A name's addresses, the first first, and how long they hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The addresses its requests connect to.
+    pub addresses: Vec<std::net::IpAddr>,
+    /// How long they may be used before the name is resolved again.
+    pub ttl: Duration,
+}
+
 /// Why a request produced no response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
@@ -115,11 +124,7 @@ impl Fetcher {
                 .parse()
                 .map_err(|_| BuildError("Accept-Encoding".into()))?,
         );
-        let resolver = PolicyResolver::with_hosts(
-            addresses.clone(),
-            config.hosts.clone(),
-            Duration::from_secs(config.dns_ttl_secs),
-        );
+        let resolver = PolicyResolver::for_config(addresses.clone(), &config);
         let client = reqwest::Client::builder()
             .user_agent(config.user_agent.clone())
             .default_headers(headers)
@@ -170,13 +175,15 @@ impl Fetcher {
     }
 
     /// The addresses requests to the name `host` connect to (the first first), as its
-    /// connections will see them: resolved once per `dns_ttl_secs`, `[fetch.hosts]` first,
-    /// the job's address policy applied.
-    pub async fn resolve(&self, host: &str) -> Result<Vec<std::net::IpAddr>, String> {
-        self.resolver
-            .addresses(host)
+    /// connections will see them, and how long they hold: resolved once per TTL,
+    /// `[fetch.hosts]` first, the job's address policy applied.
+    pub async fn resolve(&self, host: &str) -> Result<Resolved, String> {
+        let (addresses, ttl) = self
+            .resolver
+            .resolve_name(host)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok(Resolved { addresses, ttl })
     }
 
     /// The configuration.

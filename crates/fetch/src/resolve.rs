@@ -10,16 +10,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nearcrawl_frontier::{AddressKey, AddressPolicy};
+
+use crate::config::FetchConfig;
+use crate::dns_ttl::TtlSource;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// Resolves names once per `dns_ttl_secs` (the answers are kept, so that the crawl's
-/// politeness per address and its connections see the same addresses), from the job's
-/// `[fetch.hosts]` first, then with the system resolver; drops disallowed addresses.
+/// Resolves names once per TTL (the answers are kept, so that the crawl's politeness per
+/// address and its connections see the same addresses), from the job's `[fetch.hosts]` first,
+/// then with the system resolver; drops disallowed addresses. An answer is kept for its
+/// records' TTL as the name servers give it ([`crate::dns_ttl`]), at least [`MIN_TTL`] and at
+/// most `dns_ttl_secs`, which also serves when they cannot say.
 #[derive(Debug, Clone)]
 pub struct PolicyResolver {
     policy: Arc<AddressPolicy>,
     hosts: Arc<BTreeMap<String, IpAddr>>,
     ttl: Duration,
+    ttls: Arc<TtlSource>,
     cache: Arc<Mutex<HashMap<String, Answer>>>,
     /// The names found on each server address (fixed ones and answers), for
     /// [`PolicyResolver::shares_address`].
@@ -29,6 +35,13 @@ pub struct PolicyResolver {
 /// A name's addresses, and until when they are used.
 type Answer = (Vec<IpAddr>, Instant);
 
+/// How long past the system resolver's answer its TTL is waited for.
+const TTL_WAIT: Duration = Duration::from_millis(300);
+
+/// The shortest time an answer is kept, whatever its TTL: a name is not resolved again before
+/// each request.
+pub const MIN_TTL: Duration = Duration::from_secs(5);
+
 impl PolicyResolver {
     /// A resolver applying `policy`, with no fixed names and answers kept five minutes.
     pub fn new(policy: AddressPolicy) -> PolicyResolver {
@@ -36,11 +49,32 @@ impl PolicyResolver {
     }
 
     /// A resolver applying `policy`, answering the names of `hosts` with their address and
-    /// keeping the system resolver's answers for `ttl`.
+    /// keeping the system resolver's answers for `ttl` (no TTL asked of name servers).
     pub fn with_hosts(
         policy: AddressPolicy,
         hosts: BTreeMap<String, IpAddr>,
         ttl: Duration,
+    ) -> PolicyResolver {
+        PolicyResolver::with_ttls(policy, hosts, ttl, TtlSource::none())
+    }
+
+    /// The resolver of a job's configuration: `[fetch.hosts]`, answers kept for their
+    /// records' TTL from `name_servers` (`/etc/resolv.conf`'s when empty), at most
+    /// `dns_ttl_secs`.
+    pub fn for_config(policy: AddressPolicy, config: &FetchConfig) -> PolicyResolver {
+        PolicyResolver::with_ttls(
+            policy,
+            config.hosts.clone(),
+            Duration::from_secs(config.dns_ttl_secs),
+            TtlSource::new(&config.name_servers),
+        )
+    }
+
+    fn with_ttls(
+        policy: AddressPolicy,
+        hosts: BTreeMap<String, IpAddr>,
+        ttl: Duration,
+        ttls: TtlSource,
     ) -> PolicyResolver {
         let mut names_on: HashMap<AddressKey, BTreeSet<String>> = HashMap::new();
         for (name, ip) in &hosts {
@@ -53,6 +87,7 @@ impl PolicyResolver {
             policy: Arc::new(policy),
             hosts: Arc::new(hosts),
             ttl,
+            ttls: Arc::new(ttls),
             cache: Arc::default(),
             names_on: Arc::new(Mutex::new(names_on)),
         }
@@ -81,8 +116,13 @@ impl PolicyResolver {
     /// The addresses `name` resolves to that the policy allows, in the resolver's order;
     /// an error when it resolves to none (or only to refused ones).
     pub async fn addresses(&self, name: &str) -> std::io::Result<Vec<IpAddr>> {
-        let found = match self.hosts.get(name) {
-            Some(ip) => vec![*ip],
+        Ok(self.resolve_name(name).await?.0)
+    }
+
+    /// [`PolicyResolver::addresses`], and how much longer the answer is kept.
+    pub async fn resolve_name(&self, name: &str) -> std::io::Result<(Vec<IpAddr>, Duration)> {
+        let (found, valid_for) = match self.hosts.get(name) {
+            Some(ip) => (vec![*ip], self.ttl),
             None => self.cached_lookup(name).await?,
         };
         let allowed: Vec<IpAddr> = found
@@ -97,25 +137,33 @@ impl PolicyResolver {
             };
             return Err(std::io::Error::other(why));
         }
-        Ok(allowed)
+        Ok((allowed, valid_for))
     }
 
-    async fn cached_lookup(&self, name: &str) -> std::io::Result<Vec<IpAddr>> {
+    /// The system resolver's answer for `name`, kept for its TTL, and how much longer it is.
+    async fn cached_lookup(&self, name: &str) -> std::io::Result<(Vec<IpAddr>, Duration)> {
         let now = Instant::now();
         if let Ok(cache) = self.cache.lock()
             && let Some((found, until)) = cache.get(name)
             && *until > now
         {
-            return Ok(found.clone());
+            return Ok((found.clone(), *until - now));
         }
-        let found: Vec<IpAddr> = lookup(name.to_string())
-            .await?
-            .into_iter()
-            .map(|a| a.ip())
-            .collect();
+        // The TTL is asked beside the lookup, and waited for at most a moment after it.
+        let asking = self.ttls.ttl(name);
+        tokio::pin!(asking);
+        let (found, ttl) = tokio::select! {
+            found = lookup(name.to_string()) => {
+                let late = tokio::time::timeout(TTL_WAIT, &mut asking).await;
+                (found, late.ok().flatten())
+            }
+            ttl = &mut asking => (lookup(name.to_string()).await, ttl),
+        };
+        let found: Vec<IpAddr> = found?.into_iter().map(|a| a.ip()).collect();
+        let keep = ttl.map_or(self.ttl, |ttl| ttl.clamp(MIN_TTL.min(self.ttl), self.ttl));
         if let Ok(mut cache) = self.cache.lock() {
             cache.retain(|_, (_, until)| *until > now);
-            cache.insert(name.to_string(), (found.clone(), now + self.ttl));
+            cache.insert(name.to_string(), (found.clone(), now + keep));
         }
         if let (Some(ip), Ok(mut names)) = (found.first(), self.names_on.lock()) {
             names
@@ -123,7 +171,7 @@ impl PolicyResolver {
                 .or_default()
                 .insert(name.to_string());
         }
-        Ok(found)
+        Ok((found, keep))
     }
 }
 

@@ -12,7 +12,7 @@ pub(super) enum TaskResult {
     /// A host's name resolved: its addresses, or why none.
     Resolved {
         host: HostId,
-        addresses: Result<Vec<std::net::IpAddr>, String>,
+        addresses: Result<nearcrawl_fetch::Resolved, String>,
     },
     Robots {
         host: HostId,

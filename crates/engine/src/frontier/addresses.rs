@@ -102,7 +102,7 @@ impl<K: Hash + Eq + Clone> Resolutions<K> {
     /// Host `id`'s name resolved at `now` to `ip` first (`None`: to nothing usable); the
     /// answer holds for `ttl`.
     pub(crate) fn resolved(&mut self, id: K, ip: Option<IpAddr>, now: Instant, ttl: Duration) {
-        let until = Some(now + ttl);
+        let until = now.checked_add(ttl);
         self.hosts.insert(id, Resolution::Known { ip, until });
     }
 
