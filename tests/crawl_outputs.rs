@@ -8,36 +8,11 @@
 #[path = "support/crawl.rs"]
 mod crawl_support;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crawl_support::{local_config, page, prose, record, records, run};
+use crawl_support::{local_config, page, prose, record, records, run, warc_files, warcio};
 use nearcrawl_demo_web::{Reply, Site, serve};
 use nearcrawl_engine::{DuplicateOutlinks, Verdict};
-
-fn warcio() -> PathBuf {
-    let path = std::env::var_os("NEARCRAWL_WARCIO")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/venv/bin/warcio")
-        });
-    assert!(
-        path.exists(),
-        "warcio not found at {}: run ./scripts/test.sh (it installs warcio), or set NEARCRAWL_WARCIO",
-        path.display()
-    );
-    path
-}
-
-fn warc_files(out: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out.join("warc"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warc_files_pass_warcio_check_and_hold_every_fetch() {

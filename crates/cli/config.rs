@@ -83,6 +83,7 @@ impl Config {
             output: self.output.clone(),
             index: self.index.clone(),
             redis: self.redis.clone(),
+            previous: None,
         }
     }
 }

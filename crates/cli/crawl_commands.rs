@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use nearcrawl_demo_web::{DemoConfig, DemoWeb};
 use nearcrawl_engine::{Job, Progress, RedisJob, Report, crawl};
@@ -122,6 +122,16 @@ pub struct CrawlFlags {
     /// no longer count as crawled (they stay in the index).
     #[arg(long, value_name = "DAYS")]
     pub index_max_age: Option<u32>,
+    /// A recrawl: ask every page the job in this directory fetched again, with its validators
+    /// (`If-None-Match`, `If-Modified-Since`), and class each by how it came back
+    /// (not-modified, unchanged, changed, gone, moved); new links of changed pages are
+    /// followed as usual.
+    #[arg(long, value_name = "DIR")]
+    pub previous: Option<PathBuf>,
+    /// A recrawl of the job in --out: its outputs are set aside (as --restart does) and its
+    /// pages asked again as with --previous.
+    #[arg(long, conflicts_with = "previous")]
+    pub recrawl: bool,
     /// A focused crawl on the topic these words describe (`focus.description`): pages like
     /// it first, off-topic pages followed only `focus.tunnel` in a row. See docs/FOCUSED.md.
     #[arg(long, value_name = "TEXT")]
@@ -231,16 +241,52 @@ pub fn crawl_command(
     let seeds = read_seeds(seeds)?;
     let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
     flags.apply(&mut config);
-    if restart && let Some(aside) = nearcrawl_engine::set_aside(out)? {
-        eprintln!(
-            "--restart: the earlier outputs and state are in {}",
-            aside.display()
-        );
+    let mut previous = flags.previous.clone();
+    if let Some(dir) = &previous {
+        if dir == out {
+            bail!(
+                "--previous {}: that is --out; to crawl a job's pages again in the same place use --recrawl",
+                dir.display()
+            );
+        }
+        if !dir.join("records.jsonl").is_file() {
+            bail!(
+                "--previous {}: no records.jsonl there (the output directory of an earlier crawl)",
+                dir.display()
+            );
+        }
     }
+    if restart || flags.recrawl {
+        match nearcrawl_engine::set_aside(out)? {
+            Some(aside) => {
+                let flag = if flags.recrawl {
+                    "--recrawl"
+                } else {
+                    "--restart"
+                };
+                eprintln!(
+                    "{flag}: the earlier outputs and state are in {}",
+                    aside.display()
+                );
+                if flags.recrawl {
+                    previous = Some(aside);
+                }
+            }
+            None if flags.recrawl => {
+                bail!(
+                    "--recrawl: {} holds no earlier crawl to crawl again",
+                    out.display()
+                )
+            }
+            None => {}
+        }
+    }
+    let mut crawl = config.crawl();
+    crawl.previous = previous;
     let job = Job {
         seeds,
         out_dir: out.to_path_buf(),
-        config: config.crawl(),
+        config: crawl,
         analyzer: config.analyzer(config_dir.as_deref())?,
         shared_index: flags.index.clone(),
         redis: shared.redis_job()?,

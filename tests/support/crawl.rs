@@ -262,3 +262,30 @@ pub async fn side_by_side(
     run(&seeds, out.path(), config).await;
     (old, new, records(out.path()))
 }
+
+/// The `warcio` of scripts/test.sh's virtual environment, or `$NEARCRAWL_WARCIO`.
+pub fn warcio() -> std::path::PathBuf {
+    let path = std::env::var_os("NEARCRAWL_WARCIO")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/test-tools/venv/bin/warcio")
+        });
+    assert!(
+        path.exists(),
+        "warcio not found at {}: run ./scripts/test.sh (it installs warcio), or set NEARCRAWL_WARCIO",
+        path.display()
+    );
+    path
+}
+
+/// The job's WARC files, in order.
+pub fn warc_files(out: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(out.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+}

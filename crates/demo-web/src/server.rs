@@ -123,6 +123,8 @@ pub struct Site {
     log: Arc<Mutex<Vec<(String, Instant)>>>,
     exchanges: Arc<Mutex<Vec<Exchange>>>,
     connections: Arc<Mutex<Vec<(Instant, Instant)>>>,
+    /// Send `ETag` and `Last-Modified` and answer conditional requests (as nginx does).
+    validators: bool,
     heads: Arc<Mutex<Vec<String>>>,
     ranged: Arc<Mutex<Vec<String>>>,
 }
@@ -200,6 +202,15 @@ impl Site {
     /// Paths requested (GET) so far, in order, with when.
     pub fn requests(&self) -> Vec<(String, Instant)> {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// The same site sending an `ETag` (its body's hash) and a `Last-Modified` (a fixed date,
+    /// a later one for a body that changed) with each 200, and answering `304 Not Modified`
+    /// when a request's `If-None-Match` names that tag or, without it, its
+    /// `If-Modified-Since` is that date, as nginx serving files does.
+    pub fn with_validators(mut self) -> Site {
+        self.validators = true;
+        self
     }
 
     /// Every request so far (any method, robots.txt included), in order of arrival, with
@@ -323,6 +334,40 @@ async fn answer(
     response
 }
 
+/// `reply` with its validators, or the `304` that replaces it when the request's match.
+fn with_validators(reply: Reply, request: &hyper::HeaderMap) -> Reply {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    reply.body.hash(&mut hasher);
+    let hash = hasher.finish();
+    let etag = format!("\"{hash:016x}\"");
+    // A date per body: the same body, the same date.
+    let day = 1 + hash % 28;
+    let modified = format!("Mon, {day:02} Sep 2025 10:00:00 GMT");
+    let asked = |name: hyper::header::HeaderName| {
+        request
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let unchanged = match asked(hyper::header::IF_NONE_MATCH) {
+        Some(tags) => tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"),
+        None => asked(hyper::header::IF_MODIFIED_SINCE).is_some_and(|since| since == modified),
+    };
+    let reply = match unchanged {
+        true => Reply {
+            status: 304,
+            headers: Vec::new(),
+            body: Vec::new(),
+            ..reply
+        },
+        false => reply,
+    };
+    reply
+        .header("etag", &etag)
+        .header("last-modified", &modified)
+}
+
 /// The answer to `req`, for `path`, logged in `site`'s request logs.
 async fn reply_to(
     site: &Site,
@@ -341,7 +386,10 @@ async fn reply_to(
     } else if let Ok(mut log) = site.log.lock() {
         log.push((path.clone(), Instant::now()));
     }
-    let reply = site.reply(&path);
+    let mut reply = site.reply(&path);
+    if site.validators && reply.status == 200 {
+        reply = with_validators(reply, req.headers());
+    }
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }

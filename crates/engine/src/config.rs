@@ -107,6 +107,9 @@ pub struct CrawlConfig {
     pub index: crate::shared::IndexConfig,
     /// A job shared by several workers through Redis (`--redis`).
     pub redis: RedisConfig,
+    /// A recrawl (`--previous DIR`): the output directory of the job crawled before, whose
+    /// pages are asked again with their validators and classed by how they came back.
+    pub previous: Option<std::path::PathBuf>,
 }
 
 /// `[redis]`: how a worker of a job shared through Redis (`--redis`) holds its part.

@@ -188,6 +188,9 @@ fn shared_parts(
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
+    if job.config.previous.is_some() {
+        return Err(unsupported("a recrawl (--previous, --recrawl)"));
+    }
     let politeness = &job.config.politeness;
     let settings = nearcrawl_redis_job::Settings {
         max_connections_per_host: politeness.max_connections_per_host,
@@ -622,8 +625,30 @@ impl Coordinator {
     fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
         let mut commit = Commit::default();
         let mut pending = HashSet::new();
+        if let Some(dir) = self.job.config.previous.clone() {
+            // A recrawl: the previous job's pages, those that changed then first (a seed among
+            // them is asked as a revisit).
+            let revisits = crate::recrawl::previous_pages(&dir)?;
+            info!(pages = revisits.len(), previous = %dir.display(), "recrawl");
+            for revisit in revisits {
+                if pending.contains(&url_key(revisit.url.as_str())) {
+                    continue;
+                }
+                let priority = u32::from(!revisit.previous.changed);
+                let entry = QueuedUrl {
+                    url: revisit.url.to_string(),
+                    depth: revisit.depth,
+                    previous: Some(revisit.previous),
+                    ..QueuedUrl::default()
+                };
+                self.queue(&mut commit, &mut pending, &revisit.url, entry, priority)?;
+            }
+        }
         let seeds = self.job.seeds.clone();
         for seed in &seeds {
+            if pending.contains(&url_key(seed.url.as_str())) {
+                continue;
+            }
             let entry = QueuedUrl {
                 url: seed.url.to_string(),
                 depth: 0,
@@ -1130,6 +1155,10 @@ impl Coordinator {
         )?;
         report.scope_warning = self.scope_watch.warning();
         report.addresses = self.frontier.addresses();
+        if let Some(previous) = &self.job.config.previous {
+            let figures = crate::recrawl::RecrawlFigures::of(previous, self.store.as_ref())?;
+            report.recrawl = Some(figures);
+        }
         report.fingerprint_index = IndexFigures::of(self.stage.index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();

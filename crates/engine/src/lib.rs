@@ -52,6 +52,7 @@ mod frontier;
 mod output;
 mod progress;
 mod record;
+mod recrawl;
 mod report;
 mod runtime;
 mod shared;
@@ -71,6 +72,7 @@ pub use crate::frontier::{
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
 pub use crate::record::{Record, Verdict, read_records};
+pub use crate::recrawl::{Change, ChangeFigures, HostRevisits, RecrawlFigures, change_of};
 pub use crate::report::{
     DedupTiming, IndexFigures, PredictionFigures, Report, SharedJobFigures, StageTime,
 };

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use nearcrawl_fetch::{FetchFailure, Fetched};
+use nearcrawl_fetch::{FetchFailure, Fetched, Validators};
 use nearcrawl_store::{Prediction, Probe, QueuedUrl};
 use serde::{Deserialize, Serialize};
 
@@ -39,11 +39,14 @@ pub enum Verdict {
     /// Not requested: a trusted URL rule learned from this crawl's duplicates says the page
     /// copies `duplicate_of`, a page the crawl holds (`prediction`; `dedup.predict = "skip"`).
     Predicted,
+    /// A recrawl: asked again with its previous capture's validators, the server answered
+    /// 304. Nothing downloaded; the previous capture stands (`change`: `not-modified`).
+    NotModified,
 }
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 12] = [
+    pub const ALL: [Verdict; 13] = [
         Verdict::Unique,
         Verdict::Exact,
         Verdict::Near,
@@ -56,6 +59,7 @@ impl Verdict {
         Verdict::Trap,
         Verdict::Unchanged,
         Verdict::Predicted,
+        Verdict::NotModified,
     ];
 
     /// The name used in records, reports and WARC metadata.
@@ -73,6 +77,7 @@ impl Verdict {
             Verdict::Trap => "trap",
             Verdict::Unchanged => "unchanged",
             Verdict::Predicted => "predicted",
+            Verdict::NotModified => "not-modified",
         }
     }
 
@@ -283,6 +288,18 @@ pub struct Record {
     /// answered, else the address the host's name resolved to (politeness per address).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    /// The response's `ETag`, which a recrawl sends back (`If-None-Match`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The response's `Last-Modified`, which a recrawl sends back (`If-Modified-Since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// A recrawl: how this page of the previous job came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<crate::recrawl::Change>,
+    /// A recrawl, a changed page: the simhash distance to its previous capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_distance: Option<u32>,
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
@@ -369,6 +386,10 @@ impl Record {
             truncated: false,
             fetched_at: None,
             address: None,
+            etag: None,
+            last_modified: None,
+            change: None,
+            change_distance: None,
             payload_digest: None,
             dedup_us: None,
             trap: None,
@@ -474,6 +495,7 @@ fn peer(page: &Fetched) -> Option<String> {
 impl Record {
     /// The record of a queued URL that got a response: the fetch's facts and the decision.
     pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
+        let validators = Validators::of(page);
         Record {
             seq,
             url: entry.url.clone(),
@@ -518,6 +540,10 @@ impl Record {
             truncated: page.truncated,
             fetched_at: Some(rfc3339(page.started)),
             address: peer(page),
+            etag: validators.etag,
+            last_modified: validators.last_modified,
+            change: None,
+            change_distance: None,
             payload_digest: d.payload_digest,
             dedup_us: d.dedup_us,
             trap: d.trap,

@@ -161,6 +161,10 @@ pub struct Report {
     /// when names are not resolved (no limits per address, or a shared job).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<crate::AddressSummary>,
+    /// A recrawl (`--previous`): what it cost against fetching the previous job's pages
+    /// whole, and how they came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recrawl: Option<crate::recrawl::RecrawlFigures>,
     /// A worker of a job shared through Redis: the job, and the faults met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_job: Option<SharedJobFigures>,
@@ -241,6 +245,7 @@ impl Report {
             fingerprint_index: IndexFigures::default(),
             scope_warning: None,
             addresses: Vec::new(),
+            recrawl: None,
             shared_job: None,
             topic: Vec::new(),
             topic_pages: 0,
@@ -371,6 +376,9 @@ impl Report {
             .map(|(v, n)| format!("{v} {n}"))
             .collect();
         out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
+        if let Some(recrawl) = &self.recrawl {
+            out.push_str(&recrawl.summary());
+        }
         if !self.topic.is_empty() {
             let words: Vec<&str> = self
                 .topic

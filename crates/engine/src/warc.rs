@@ -97,12 +97,35 @@ pub struct WarcFetch<'a> {
     pub payload_digest: Option<&'a str>,
 }
 
-/// An earlier capture with the same payload, for revisit records.
+/// An earlier capture a revisit record refers to.
 pub struct Original<'a> {
     /// Its URL.
     pub url: &'a str,
     /// Its WARC-Date.
     pub date: &'a str,
+    /// Why the payload is not repeated: the same bytes (an exact duplicate, a page unchanged
+    /// since the previous crawl) or a 304 to a conditional request.
+    pub not_modified: bool,
+}
+
+impl<'a> Original<'a> {
+    /// A capture whose payload this response repeats byte for byte.
+    pub fn identical(url: &'a str, date: &'a str) -> Original<'a> {
+        Original {
+            url,
+            date,
+            not_modified: false,
+        }
+    }
+
+    /// The previous capture of a page the server answered 304 for.
+    pub fn not_modified(url: &'a str, date: &'a str) -> Original<'a> {
+        Original {
+            url,
+            date,
+            not_modified: true,
+        }
+    }
 }
 
 /// A fetch's response and request records, compressed, ready to be written: made on the
@@ -268,13 +291,16 @@ impl WarcWriter {
         match revisit_of {
             Some(original) => {
                 let mut headers = response_headers(fetch, &prepared);
-                headers.push((
-                    "WARC-Profile",
-                    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest".into(),
-                ));
+                let profile = match original.not_modified {
+                    true => "http://netpreserve.org/warc/1.1/revisit/server-not-modified",
+                    false => "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest",
+                };
+                headers.push(("WARC-Profile", profile.into()));
                 headers.push(("WARC-Refers-To-Target-URI", original.url.to_string()));
                 headers.push(("WARC-Refers-To-Date", original.date.to_string()));
-                headers.push(("WARC-Truncated", "length".into()));
+                if !original.not_modified {
+                    headers.push(("WARC-Truncated", "length".into()));
+                }
                 self.write_record("revisit", headers, fetch.response_head)?;
             }
             None => self.write_member(&prepared.response)?,

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use url::Url;
 
 use crate::fetched::Fetched;
-use crate::fetcher::{FetchFailure, Fetcher, Resolved};
+use crate::fetcher::{FetchFailure, Fetcher, Resolved, Validators};
 use crate::robots::RobotsFetch;
 
 /// A boxed future that can move between threads.
@@ -27,6 +27,17 @@ pub trait Fetch: Send + Sync + 'static {
         ranges: &'a [(u64, u64)],
     ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
         let _ = ranges;
+        self.fetch(url)
+    }
+    /// GETs `url` once, conditionally on these validators of an earlier capture
+    /// (`If-None-Match`, `If-Modified-Since`): a `304` when the server holds the page
+    /// unchanged. A fetcher without conditional requests GETs the page whole.
+    fn fetch_revisit<'a>(
+        &'a self,
+        url: &'a Url,
+        validators: &'a Validators,
+    ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        let _ = validators;
         self.fetch(url)
     }
     /// Fetches and parses the robots.txt of the host of `site` (RFC 9309).
@@ -60,6 +71,14 @@ impl Fetch for Fetcher {
         ranges: &'a [(u64, u64)],
     ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
         Box::pin(Fetcher::fetch_ranges(self, url, ranges))
+    }
+
+    fn fetch_revisit<'a>(
+        &'a self,
+        url: &'a Url,
+        validators: &'a Validators,
+    ) -> BoxFuture<'a, Result<Fetched, FetchFailure>> {
+        Box::pin(Fetcher::fetch_revisit(self, url, validators))
     }
 
     fn fetch_robots<'a>(&'a self, site: &'a Url) -> BoxFuture<'a, RobotsFetch> {

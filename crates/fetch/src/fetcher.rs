@@ -16,6 +16,50 @@ use crate::resolve::PolicyResolver;
 const ACCEPT_ENCODINGS: &str = "gzip, br, zstd, deflate";
 const ACCEPT_TYPES: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5";
 
+/// An earlier capture's validators, sent back to ask whether the page changed since.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// Its `ETag`, sent as `If-None-Match`.
+    pub etag: Option<String>,
+    /// Its `Last-Modified`, sent as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators a response carries.
+    pub fn of(page: &Fetched) -> Validators {
+        let header = |name: &str| {
+            page.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .and_then(|(_, v)| std::str::from_utf8(v).ok())
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        Validators {
+            etag: header("etag"),
+            last_modified: header("last-modified"),
+        }
+    }
+
+    /// Whether there is any to send.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+
+    /// The request's header lines for them.
+    fn headers(&self) -> Vec<(&'static str, &str)> {
+        let mut headers = Vec::new();
+        if let Some(etag) = &self.etag {
+            headers.push(("if-none-match", etag.as_str()));
+        }
+        if let Some(date) = &self.last_modified {
+            headers.push(("if-modified-since", date.as_str()));
+        }
+        headers
+    }
+}
+
 /// A name's addresses, the first first, and how long they hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -198,7 +242,20 @@ impl Fetcher {
 
     /// GETs `url` once, reading at most `cap` bytes of body.
     pub async fn fetch_capped(&self, url: &Url, cap: u64) -> Result<Fetched, FetchFailure> {
-        self.request(reqwest::Method::GET, url, cap, None).await
+        self.request(reqwest::Method::GET, url, cap, None, &Validators::default())
+            .await
+    }
+
+    /// GETs `url` once, conditionally on an earlier capture's `validators`: a `304` (no body)
+    /// when the server holds the page unchanged.
+    pub async fn fetch_revisit(
+        &self,
+        url: &Url,
+        validators: &Validators,
+    ) -> Result<Fetched, FetchFailure> {
+        let cap = self.config.max_body_bytes;
+        self.request(reqwest::Method::GET, url, cap, None, validators)
+            .await
     }
 
     /// GETs these byte ranges of `url` (inclusive offsets) in one request, unencoded so that
@@ -215,6 +272,7 @@ impl Fetcher {
             url,
             self.config.max_body_bytes,
             Some(&header),
+            &Validators::default(),
         )
         .await
     }
@@ -222,16 +280,19 @@ impl Fetcher {
     /// Asks for `url` with HEAD once: the status and headers a GET would have, no body (the
     /// crawl's probes read the `Content-Length`, see [`Fetched::content_length`]).
     pub async fn head(&self, url: &Url) -> Result<Fetched, FetchFailure> {
-        self.request(reqwest::Method::HEAD, url, 0, None).await
+        self.request(reqwest::Method::HEAD, url, 0, None, &Validators::default())
+            .await
     }
 
-    /// One request; `range`, a `Range` header's value (asked without content coding).
+    /// One request; `range`, a `Range` header's value (asked without content coding);
+    /// `validators`, an earlier capture's (a conditional request).
     async fn request(
         &self,
         method: reqwest::Method,
         url: &Url,
         cap: u64,
         range: Option<&str>,
+        validators: &Validators,
     ) -> Result<Fetched, FetchFailure> {
         let started = SystemTime::now();
         let clock = Instant::now();
@@ -252,6 +313,10 @@ impl Fetcher {
         let close = self.closes(url);
         if close {
             request = request.header(reqwest::header::CONNECTION, "close");
+        }
+        let conditions = validators.headers();
+        for (name, value) in &conditions {
+            request = request.header(*name, *value);
         }
         if let Some(range) = range {
             request = request
@@ -329,7 +394,7 @@ impl Fetcher {
             body,
             wire_bytes,
             truncated: truncated || cut,
-            request_head: self.request_head(&method, url, range, close),
+            request_head: self.request_head(&method, url, range, close, &conditions),
             started,
             elapsed: clock.elapsed(),
             remote_addr,
@@ -349,6 +414,7 @@ impl Fetcher {
         url: &Url,
         range: Option<&str>,
         close: bool,
+        conditions: &[(&str, &str)],
     ) -> Vec<u8> {
         let mut target = url.path().to_string();
         if let Some(q) = url.query() {
@@ -361,6 +427,9 @@ impl Fetcher {
         };
         if close {
             coding.push_str("\r\nconnection: close");
+        }
+        for (name, value) in conditions {
+            coding.push_str(&format!("\r\n{name}: {value}"));
         }
         format!(
             "{method} {target} HTTP/1.1\r\nhost: {}\r\nuser-agent: {}\r\naccept: {ACCEPT_TYPES}\r\naccept-encoding: {coding}\r\n\r\n",

@@ -42,7 +42,7 @@ pub use crate::config::FetchConfig;
 pub use crate::decode::decode_content;
 pub use crate::fetch::{BoxFuture, Fetch};
 pub use crate::fetched::{Fetched, LargeBody, is_page_type};
-pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetcher, Resolved};
+pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetcher, Resolved, Validators};
 pub use crate::ranges::{Parts, RangeError, byte_ranges};
 pub use crate::resolve::{MIN_TTL, PolicyResolver};
 pub use crate::robots::{RobotsFetch, RobotsRules, RobotsSource};

@@ -142,6 +142,34 @@ pub struct QueuedUrl {
     /// once the page is decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Prediction>,
+    /// A recrawl: this URL's capture in the previous job, asked again with its validators
+    /// and compared with what comes back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Previous>,
+}
+
+/// A page's capture in an earlier job, as a recrawl asks for it again.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Previous {
+    /// Its `ETag` (sent as `If-None-Match`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// Its `Last-Modified` (sent as `If-Modified-Since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// Its payload's digest (`sha1:BASE32`, as in the WARC files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_digest: Option<String>,
+    /// Its simhash, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simhash: Option<String>,
+    /// When it was fetched (RFC 3339): the date a revisit record refers to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
+    /// Whether it had changed when it was captured (against the job before): a recrawl
+    /// asks such pages first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
 }
 
 /// What the link policy made of a link's predicted counterpart (`dedup.predict`): the URL

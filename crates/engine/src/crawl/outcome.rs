@@ -492,6 +492,14 @@ impl Coordinator {
             self.archive
                 .response(&page, None, &[("verdict", "redirect".into())])?;
             decided
+        } else if let (304, Some(previous)) = (page.status, &entry.previous) {
+            // A recrawl: the server holds the previous capture unchanged.
+            let date = previous.fetched_at.clone().unwrap_or_default();
+            let original = Original::not_modified(&entry.url, &date);
+            let verdict = Verdict::NotModified.as_str();
+            self.archive
+                .response(&page, Some(original), &[("verdict", verdict.into())])?;
+            Decided::new(Decision::new(Verdict::NotModified))
         } else if page.status != 200 {
             self.archive
                 .response(&page, None, &[("verdict", "error".into())])?;
@@ -515,9 +523,12 @@ impl Coordinator {
                 .response(&page, None, &[("verdict", "not-html".into())])?;
             Decided::new(Decision::new(Verdict::NotHtml))
         };
-        let (mut commit, records) = decided.taking(key, |decision| {
+        let (mut commit, mut records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
+        if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
+            crate::recrawl::mark(record, previous);
+        }
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too
         // ([`Declared::redirect`]), so that what a page's links led to counts the pages its

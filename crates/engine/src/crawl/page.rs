@@ -309,6 +309,19 @@ impl Coordinator {
             decided.decision.verdict == Verdict::Exact
                 && o.payload_digest.as_deref() == Some(digest.as_str())
         });
+        let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
+        // A recrawl: a page whose payload is its previous capture's, byte for byte.
+        let unchanged = entry
+            .previous
+            .as_ref()
+            .filter(|p| p.payload_digest.as_deref() == Some(digest.as_str()));
+        let revisit = match unchanged {
+            Some(previous) => Some((
+                entry.url.clone(),
+                previous.fetched_at.clone().unwrap_or_default(),
+            )),
+            None => revisit,
+        };
         let mut metadata = vec![
             (
                 "simhash",
@@ -322,8 +335,9 @@ impl Coordinator {
         if let Some(d) = decided.decision.distance {
             metadata.push(("distance", d.to_string()));
         }
-        let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
-        let revisit = revisit.as_ref().map(|(url, date)| Original { url, date });
+        let revisit = revisit
+            .as_ref()
+            .map(|(url, date)| Original::identical(url, date));
         self.archive
             .response_prepared(page, warc, revisit, &metadata)?;
         decided.decision.payload_digest = Some(digest);

@@ -131,6 +131,15 @@ impl Coordinator {
             ),
             _ => Asking::Page,
         };
+        // A recrawl's page: asked with its previous capture's validators.
+        let validators = entry
+            .previous
+            .as_ref()
+            .map(|p| nearcrawl_fetch::Validators {
+                etag: p.etag.clone(),
+                last_modified: p.last_modified.clone(),
+            })
+            .filter(|v| !v.is_empty());
         let pages = self.stage.page_analyzer();
         // The pages of a shared job are judged against the job's index, not this store's.
         let postings = self.shared_dedup.is_none().then(|| {
@@ -154,7 +163,10 @@ impl Coordinator {
             let result = match &asking {
                 Asking::Head => fetcher.head(&url).await,
                 Asking::Parts(ranges) => fetcher.fetch_ranges(&url, ranges).await,
-                Asking::Page => fetcher.fetch(&url).await,
+                Asking::Page => match &validators {
+                    Some(validators) => fetcher.fetch_revisit(&url, validators).await,
+                    None => fetcher.fetch(&url).await,
+                },
             };
             let fetch_time = clock.elapsed();
             // A probe's answer, unless the server answered the parts with the whole page.

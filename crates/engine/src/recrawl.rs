@@ -1,0 +1,327 @@
+//! Recrawls (`crawl --previous OLD`): every page the previous job fetched is asked again with
+//! its validators (`If-None-Match`, `If-Modified-Since`), and what comes back is classed
+//! against that capture ([`Change`], decided by [`change_of`]). The previous job's pages are
+//! queued with the seeds, so a page the server holds unchanged needs no links of its own:
+//! every page it linked to that the previous job fetched is asked again anyway, and the new
+//! links of changed pages are followed as in any crawl.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_store::{CrawlStore, Previous};
+use serde::{Deserialize, Serialize};
+
+use crate::error::EngineError;
+use crate::record::{Record, Verdict, read_records};
+
+/// How a page of the previous job came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// 304: the server holds it unchanged; nothing downloaded.
+    NotModified,
+    /// 200 with the same payload (a server without validators, or one that ignored them).
+    Unchanged,
+    /// 200 with another payload (`change_distance`: its simhash distance to the previous).
+    Changed,
+    /// 404 or 410.
+    Gone,
+    /// A redirect.
+    Moved,
+}
+
+impl Change {
+    /// Every class, in report order.
+    pub const ALL: [Change; 5] = [
+        Change::NotModified,
+        Change::Unchanged,
+        Change::Changed,
+        Change::Gone,
+        Change::Moved,
+    ];
+
+    /// The name used in records and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::NotModified => "not-modified",
+            Change::Unchanged => "unchanged",
+            Change::Changed => "changed",
+            Change::Gone => "gone",
+            Change::Moved => "moved",
+        }
+    }
+}
+
+/// How a page asked again came back: its class, and for a changed page the simhash distance
+/// to its previous capture (when both have one). `None` for an answer that says nothing of
+/// the page (a server error, a throttled request).
+pub fn change_of(
+    previous: &Previous,
+    status: u16,
+    payload_digest: Option<&str>,
+    simhash: Option<&str>,
+) -> Option<(Change, Option<u32>)> {
+    match status {
+        304 => Some((Change::NotModified, None)),
+        200 if payload_digest.is_some() && payload_digest == previous.payload_digest.as_deref() => {
+            Some((Change::Unchanged, None))
+        }
+        200 => {
+            let distance = match (simhash, previous.simhash.as_deref()) {
+                (Some(now), Some(then)) => {
+                    let now = u64::from_str_radix(now, 16).ok();
+                    let then = u64::from_str_radix(then, 16).ok();
+                    now.zip(then).map(|(a, b)| (a ^ b).count_ones())
+                }
+                _ => None,
+            };
+            Some((Change::Changed, distance))
+        }
+        404 | 410 => Some((Change::Gone, None)),
+        300..=399 => Some((Change::Moved, None)),
+        _ => None,
+    }
+}
+
+/// Marks `record`, the decision on a page asked again (`previous`), with how it came back.
+/// A 304 keeps the previous capture's payload digest and simhash (the next recrawl compares
+/// with them), and its validators when the 304 did not repeat them.
+pub(crate) fn mark(record: &mut Record, previous: &Previous) {
+    let Some(status) = record.status else {
+        return;
+    };
+    let Some((change, distance)) = change_of(
+        previous,
+        status,
+        record.payload_digest.as_deref(),
+        record.simhash.as_deref(),
+    ) else {
+        return;
+    };
+    record.change = Some(change);
+    record.change_distance = distance;
+    if change == Change::NotModified {
+        record.payload_digest = previous.payload_digest.clone();
+        record.simhash = previous.simhash.clone();
+        record.etag = record.etag.take().or_else(|| previous.etag.clone());
+        record.last_modified = record
+            .last_modified
+            .take()
+            .or_else(|| previous.last_modified.clone());
+    }
+}
+
+/// A page of the previous job to ask again: its URL, depth, capture, and the bytes it cost.
+pub(crate) struct Revisit {
+    pub(crate) url: CanonicalUrl,
+    pub(crate) depth: u32,
+    pub(crate) previous: Previous,
+    pub(crate) bytes: u64,
+}
+
+/// The pages the job in `dir` fetched (answered 200, or 304 to a recrawl), from its
+/// `records.jsonl`, in decision order.
+pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
+    let path = dir.join("records.jsonl");
+    let mut pages = Vec::new();
+    read_records(&path, &mut |record| {
+        let captured = record.status == Some(200) && record.verdict != Verdict::Sitemap
+            || record.verdict == Verdict::NotModified;
+        if !captured {
+            return;
+        }
+        let Ok(url) = CanonicalUrl::parse(&record.url) else {
+            return;
+        };
+        pages.push(Revisit {
+            url,
+            depth: record.depth,
+            bytes: record.bytes,
+            previous: Previous {
+                etag: record.etag,
+                last_modified: record.last_modified,
+                payload_digest: record.payload_digest,
+                simhash: record.simhash,
+                fetched_at: record.fetched_at,
+                changed: record.change == Some(Change::Changed),
+            },
+        });
+    })?;
+    Ok(pages)
+}
+
+/// What a recrawl cost against fetching the previous job's pages whole again (`report.json`'s
+/// `recrawl`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecrawlFigures {
+    /// The previous job's pages, all asked again.
+    pub previous_pages: u64,
+    /// Their bytes then: what fetching them whole again costs.
+    pub previous_bytes: u64,
+    /// Requests this recrawl made for them (each page once, retries counted in its record).
+    pub asked: u64,
+    /// Bytes this recrawl received for them.
+    pub bytes: u64,
+    /// Pages and bytes by how they came back (`other`: an answer that says nothing of the
+    /// page, such as a server error).
+    pub by_change: BTreeMap<String, ChangeFigures>,
+    /// Pages new to this job (not the previous job's) that were fetched, and their bytes.
+    pub new_pages: u64,
+    /// See `new_pages`.
+    pub new_bytes: u64,
+    /// By host: the previous job's pages asked again, and the 304s among the answers (a host
+    /// whose server honours validators answers 304 for what did not change).
+    pub hosts: BTreeMap<String, HostRevisits>,
+}
+
+/// Pages and bytes of one class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeFigures {
+    /// Pages.
+    pub pages: u64,
+    /// Bytes received for them.
+    pub bytes: u64,
+}
+
+/// One host's revisits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostRevisits {
+    /// Pages of the previous job asked again.
+    pub asked: u64,
+    /// Answered 304.
+    pub not_modified: u64,
+}
+
+impl RecrawlFigures {
+    /// The figures of the recrawl in `store` of the job in `previous` (its output directory).
+    pub(crate) fn of(
+        previous: &Path,
+        store: &dyn CrawlStore,
+    ) -> Result<RecrawlFigures, EngineError> {
+        let mut figures = RecrawlFigures::default();
+        let mut before: HashMap<String, u64> = HashMap::new();
+        for revisit in previous_pages(previous)? {
+            figures.previous_pages += 1;
+            figures.previous_bytes += revisit.bytes;
+            before.insert(revisit.url.to_string(), revisit.bytes);
+        }
+        let mut unreadable = None;
+        store.for_each_record(
+            0,
+            &mut |seq, bytes| match serde_json::from_slice::<Record>(bytes) {
+                Ok(record) => figures.add(&record, before.contains_key(&record.url)),
+                Err(e) => {
+                    unreadable.get_or_insert(format!("record {seq}: {e}"));
+                }
+            },
+        )?;
+        match unreadable {
+            Some(reason) => Err(EngineError::Store(nearcrawl_store::StoreError::Corrupt {
+                table: "records",
+                reason,
+            })),
+            None => Ok(figures),
+        }
+    }
+
+    /// Counts one record of this job; `revisit`: its URL was the previous job's.
+    fn add(&mut self, record: &Record, revisit: bool) {
+        if record.status.is_none() {
+            return;
+        }
+        if !revisit {
+            self.new_pages += 1;
+            self.new_bytes += record.bytes;
+            return;
+        }
+        self.asked += 1;
+        self.bytes += record.bytes;
+        let class = record.change.map_or("other", Change::as_str);
+        let figures = self.by_change.entry(class.to_string()).or_default();
+        figures.pages += 1;
+        figures.bytes += record.bytes;
+        let host = url::Url::parse(&record.url)
+            .map(|u| nearcrawl_frontier::authority(&u))
+            .unwrap_or_default();
+        let host = self.hosts.entry(host).or_default();
+        host.asked += 1;
+        host.not_modified += u64::from(record.change == Some(Change::NotModified));
+    }
+
+    /// The report's lines: cost against a full crawl, pages by class.
+    pub(crate) fn summary(&self) -> String {
+        let share = match self.previous_bytes {
+            0 => 0.0,
+            full => self.bytes as f64 * 100.0 / full as f64,
+        };
+        let classes: Vec<String> = Change::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(["other"])
+            .filter_map(|c| self.by_change.get(c).map(|f| format!("{c} {}", f.pages)))
+            .collect();
+        let honouring = self.hosts.values().filter(|h| h.not_modified > 0).count();
+        format!(
+            "recrawl: {} of the previous job's {} pages asked again, {} bytes received for them \
+             ({share:.1} % of their {} bytes then); {}; {} new pages; {} of {} hosts answered 304s\n",
+            self.asked,
+            self.previous_pages,
+            self.bytes,
+            self.previous_bytes,
+            classes.join(", "),
+            self.new_pages,
+            honouring,
+            self.hosts.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn how_a_page_asked_again_came_back() {
+        let previous = Previous {
+            payload_digest: Some("sha1:AAAA".into()),
+            simhash: Some("00000000000000ff".into()),
+            ..Previous::default()
+        };
+        // Status, payload digest and simhash now, and the class and distance expected.
+        type Case<'a> = (
+            u16,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<(Change, Option<u32>)>,
+        );
+        let cases: [Case<'_>; 9] = [
+            (304, None, None, Some((Change::NotModified, None))),
+            (
+                200,
+                Some("sha1:AAAA"),
+                Some("00000000000000ff"),
+                Some((Change::Unchanged, None)),
+            ),
+            (
+                200,
+                Some("sha1:BBBB"),
+                Some("000000000000000f"),
+                Some((Change::Changed, Some(4))),
+            ),
+            (200, Some("sha1:BBBB"), None, Some((Change::Changed, None))),
+            (200, None, None, Some((Change::Changed, None))),
+            (404, None, None, Some((Change::Gone, None))),
+            (410, None, None, Some((Change::Gone, None))),
+            (301, None, None, Some((Change::Moved, None))),
+            (503, None, None, None),
+        ];
+        for (status, digest, simhash, expected) in cases {
+            assert_eq!(
+                change_of(&previous, status, digest, simhash),
+                expected,
+                "{status} {digest:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Recrawls (`--previous`): a job's pages asked again with their validators. Against a server
+//! that sends and honours them (as nginx does), nothing changed costs a few hundred bytes of
+//! 304s; an edit, a removal and a new page are each found and nothing else is downloaded
+//! whole. Against one without validators, byte-identical pages are told `unchanged` and their
+//! bytes counted. The WARC files pass `warcio check`, their revisit records naming the
+//! capture they refer to.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use crawl_support::{local_config, page, prose, records, run, warc_files, warcio};
+use nearcrawl_demo_web::{Site, serve_on};
+use nearcrawl_engine::{Change, CrawlConfig, Report, Verdict};
+
+const PAGES: u64 = 20;
+
+/// A page's text: about 8 kB, as the pages of a manual are (a 304 answers in about 140).
+fn text(n: u64) -> String {
+    (0..4)
+        .map(|k| prose(n * 10 + k))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The site: `/` links to pages 1..PAGES; with `edits`, pages 3 and 7 have a few words
+/// changed (3 now linking to a new page 21) and page 5 is gone.
+fn site(edits: bool, validators: bool) -> Site {
+    let links: Vec<String> = (1..=PAGES).map(|n| format!("/p{n}")).collect();
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    let mut site = Site::new().page("/", page("home", &text(100), &links));
+    for n in 1..=PAGES {
+        let mut text = text(n);
+        let mut more = Vec::new();
+        if edits && (n == 3 || n == 7) {
+            text = text.replacen(' ', " newly edited ", 2);
+        }
+        if edits && n == 3 {
+            more.push("/p21");
+        }
+        if edits && n == 5 {
+            continue;
+        }
+        site = site.page(&format!("/p{n}"), page(&format!("page {n}"), &text, &more));
+    }
+    if edits {
+        site = site.page("/p21", page("page 21", &text(21), &[]));
+    }
+    if validators {
+        site.with_validators()
+    } else {
+        site
+    }
+}
+
+fn config(previous: Option<&Path>) -> CrawlConfig {
+    let mut config = local_config();
+    config.previous = previous.map(Path::to_path_buf);
+    config
+}
+
+/// Each page's record by path.
+fn by_path(out: &Path) -> BTreeMap<String, nearcrawl_engine::Record> {
+    records(out)
+        .into_iter()
+        .map(|r| (url::Url::parse(&r.url).unwrap().path().to_string(), r))
+        .collect()
+}
+
+/// The WARC files' headers, gzip members decompressed.
+fn warc_text(out: &Path) -> String {
+    let mut text = String::new();
+    for file in warc_files(out) {
+        let bytes = std::fs::read(file).unwrap();
+        let mut decoder = flate2::read::MultiGzDecoder::new(&bytes[..]);
+        let mut raw = Vec::new();
+        decoder.read_to_end(&mut raw).unwrap();
+        text.push_str(&String::from_utf8_lossy(&raw));
+    }
+    text
+}
+
+fn warcio_check(out: &Path) {
+    for file in warc_files(out) {
+        let check = std::process::Command::new(warcio())
+            .arg("check")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "warcio check {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+}
+
+async fn crawl(site: Site, addr: SocketAddr, out: &Path, previous: Option<&Path>) -> Report {
+    let server = serve_on(site, addr).await.unwrap();
+    let report = run(&server.url("/"), out, config(previous)).await;
+    drop(server);
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let [first, same, edited] = [(); 3].map(|_| tempfile::tempdir().unwrap());
+    let before = crawl(site(false, true), addr, first.path(), None).await;
+    assert_eq!(before.pages_fetched, PAGES + 1);
+
+    // Nothing changed: every page answered 304.
+    let report = crawl(site(false, true), addr, same.path(), Some(first.path())).await;
+    let pages = by_path(same.path());
+    for (path, record) in &pages {
+        assert_eq!(record.verdict, Verdict::NotModified, "{path}");
+        assert_eq!(record.change, Some(Change::NotModified), "{path}");
+        assert!(
+            record.simhash.is_some() && record.payload_digest.is_some(),
+            "{path}: kept"
+        );
+    }
+    let recrawl = report.recrawl.clone().unwrap();
+    assert_eq!(
+        (recrawl.previous_pages, recrawl.asked),
+        (PAGES + 1, PAGES + 1)
+    );
+    assert!(
+        report.bytes_fetched * 100 <= before.bytes_fetched * 3,
+        "nothing changed: {} bytes against {} (at most 3 %)",
+        report.bytes_fetched,
+        before.bytes_fetched
+    );
+    assert_eq!(
+        recrawl.hosts.values().next().unwrap().not_modified,
+        PAGES + 1
+    );
+    let warc = warc_text(same.path());
+    assert_eq!(
+        warc.matches("WARC-Profile: http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+            .count(),
+        (PAGES + 1) as usize
+    );
+    assert!(warc.contains(&format!("WARC-Refers-To-Target-URI: http://{addr}/p7")));
+    warcio_check(same.path());
+
+    // Two pages edited, one removed, one added; compared with the last crawl (itself a
+    // recrawl: its 304s carried the captures forward).
+    let report = crawl(site(true, true), addr, edited.path(), Some(same.path())).await;
+    let pages = by_path(edited.path());
+    let changed: Vec<&str> = pages
+        .iter()
+        .filter(|(_, r)| r.change == Some(Change::Changed))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(changed, ["/p3", "/p7"]);
+    assert!(pages["/p3"].change_distance.is_some());
+    assert_eq!(pages["/p5"].change, Some(Change::Gone));
+    assert_eq!(
+        pages["/p21"].verdict,
+        Verdict::Unique,
+        "the new page reached"
+    );
+    assert_eq!(pages["/p21"].change, None, "new, not a revisit");
+    let whole: Vec<&str> = pages
+        .iter()
+        .filter(|(_, r)| r.status == Some(200))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(
+        whole,
+        ["/p21", "/p3", "/p7"],
+        "nothing else downloaded whole"
+    );
+    let recrawl = report.recrawl.unwrap();
+    assert_eq!(recrawl.by_change["not-modified"].pages, PAGES - 2);
+    assert_eq!(recrawl.new_pages, 1);
+    warcio_check(edited.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_validators_identical_pages_are_unchanged_and_their_bytes_counted() {
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let [first, again] = [(); 2].map(|_| tempfile::tempdir().unwrap());
+    let before = crawl(site(false, false), addr, first.path(), None).await;
+    let report = crawl(site(true, false), addr, again.path(), Some(first.path())).await;
+    let pages = by_path(again.path());
+    assert_eq!(pages["/p1"].change, Some(Change::Unchanged));
+    assert_eq!(
+        pages["/p1"].status,
+        Some(200),
+        "downloaded whole: no validators"
+    );
+    assert_eq!(pages["/p7"].change, Some(Change::Changed));
+    let recrawl = report.recrawl.unwrap();
+    assert_eq!(
+        recrawl.by_change["unchanged"].pages,
+        PAGES - 3 + 1,
+        "the home page too"
+    );
+    assert!(
+        recrawl.bytes * 10 >= before.bytes_fetched * 9,
+        "the bytes are what they cost: {} of {}",
+        recrawl.bytes,
+        before.bytes_fetched
+    );
+    let warc = warc_text(again.path());
+    assert!(
+        warc.matches("revisit/identical-payload-digest").count() >= (PAGES - 2) as usize,
+        "unchanged pages archived as revisits of their previous capture"
+    );
+    warcio_check(again.path());
+}
