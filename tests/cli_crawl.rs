@@ -98,6 +98,28 @@ fn a_missing_seed_file_is_named() {
     );
 }
 
+#[test]
+fn a_recrawl_names_the_earlier_job_it_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://127.0.0.1:9/\n").unwrap();
+    let seeds = seeds.to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let missing = missing.to_str().unwrap();
+    let (ok, stderr) = crawl(&["--seeds", seeds, "--out", out, "--previous", missing]);
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!("--previous {missing}: no records.jsonl there")),
+        "{stderr}"
+    );
+    let (ok, stderr) = crawl(&["--seeds", seeds, "--out", out, "--previous", out]);
+    assert!(!ok && stderr.contains("use --recrawl"), "{stderr}");
+    let (ok, stderr) = crawl(&["--seeds", seeds, "--out", out, "--recrawl"]);
+    assert!(!ok && stderr.contains("holds no earlier crawl"), "{stderr}");
+}
+
 /// Two local sites: the seed's (A), whose page links to 20 pages of B and to 127.0.0.2,
 /// where no seed is.
 async fn two_sites() -> (

@@ -458,3 +458,35 @@ async fn damaged_state_files_are_an_error_naming_them_never_a_silent_rollback() 
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_recrawl_is_resumed_by_the_same_command_and_loses_nothing() {
+    let (site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
+    finish(start(&seeds, &out));
+    for at in [10, 30] {
+        let mut child = start_with(&seeds, &out, &["--recrawl"]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !out.join(nearcrawl_engine::PREVIOUS_FILE).exists() {
+            assert!(Instant::now() < deadline, "the recrawl did not start");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        wait_for_records(&out, at).await;
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    let summary = finish(start_with(&seeds, &out, &["--recrawl"]));
+    assert!(
+        summary.contains("recrawl: 60 of the previous job's 60 pages"),
+        "{summary}"
+    );
+    check_complete(&out, &site);
+    let records = crawl_support::records(&out);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.change == Some(nearcrawl_engine::Change::Unchanged)),
+        "every page asked again and found unchanged (the site sends no validators)"
+    );
+    assert!(out.join("previous-1").exists() && !out.join("previous-2").exists());
+}

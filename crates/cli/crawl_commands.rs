@@ -129,7 +129,7 @@ pub struct CrawlFlags {
     #[arg(long, value_name = "DIR")]
     pub previous: Option<PathBuf>,
     /// A recrawl of the job in --out: its outputs are set aside (as --restart does) and its
-    /// pages asked again as with --previous.
+    /// pages asked again as with --previous. A recrawl killed before it ended is resumed.
     #[arg(long, conflicts_with = "previous")]
     pub recrawl: bool,
     /// A focused crawl on the topic these words describe (`focus.description`): pages like
@@ -256,7 +256,18 @@ pub fn crawl_command(
             );
         }
     }
-    if restart || flags.recrawl {
+    let resumed = flags
+        .recrawl
+        .then(|| nearcrawl_engine::unfinished_recrawl(out))
+        .flatten();
+    if let Some(dir) = resumed {
+        eprintln!(
+            "--recrawl: resuming the recrawl of {} in {}",
+            dir.display(),
+            out.display()
+        );
+        previous = Some(dir);
+    } else if restart || flags.recrawl {
         match nearcrawl_engine::set_aside(out)? {
             Some(aside) => {
                 let flag = if flags.recrawl {

@@ -150,13 +150,17 @@ fn load_shared(job: &Job) -> Result<crate::shared::SharedIndex, EngineError> {
 }
 
 async fn run_job(
-    job: Job,
+    mut job: Job,
     parts: Parts,
     scope: Scope,
     shared: crate::shared::SharedIndex,
     shutdown: impl Future<Output = ()>,
     progress: Arc<Progress>,
 ) -> Result<Report, EngineError> {
+    if job.redis.is_none() {
+        let given = job.config.previous.as_deref();
+        job.config.previous = crate::recrawl::previous_of(&job.out_dir, given)?;
+    }
     let analyzer = Analyzer::new(job.analyzer.clone());
     let relevance =
         crate::focus::relevance(&job.config.focus, parts.fetcher.as_ref(), &analyzer).await?;

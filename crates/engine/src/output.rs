@@ -105,12 +105,13 @@ impl RecordsFile {
 }
 
 /// What a job writes in its output directory, besides what others put there.
-const OUTPUTS: [&str; 5] = [
+const OUTPUTS: [&str; 6] = [
     "records.jsonl",
     "report.json",
     "warc",
     "state",
     "what-if.json",
+    crate::recrawl::PREVIOUS_FILE,
 ];
 
 /// Moves a job's outputs in `out_dir` (records, report, WARC files, state) into a new

@@ -6,7 +6,7 @@
 //! links of changed pages are followed as in any crawl.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_store::{CrawlStore, Previous};
@@ -14,6 +14,41 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::record::{Record, Verdict, read_records};
+
+/// The file in a recrawl's output directory that names the job it crawls again, so that the
+/// recrawl resumed after a crash (without `--previous`) still compares with it.
+pub const PREVIOUS_FILE: &str = "recrawl-of";
+
+/// The job the crawl in `out_dir` crawls again: `given` (noted in `out_dir`), else the one
+/// noted when it started, if any.
+pub(crate) fn previous_of(
+    out_dir: &Path,
+    given: Option<&Path>,
+) -> Result<Option<PathBuf>, EngineError> {
+    let note = out_dir.join(PREVIOUS_FILE);
+    match given {
+        Some(dir) => {
+            let text = dir.to_string_lossy().into_owned();
+            std::fs::write(&note, text).map_err(|e| EngineError::io(&note, e))?;
+            Ok(Some(dir.to_path_buf()))
+        }
+        None => match std::fs::read_to_string(&note) {
+            Ok(text) => Ok(Some(PathBuf::from(text.trim_end()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(EngineError::io(&note, e)),
+        },
+    }
+}
+
+/// The job an unfinished recrawl in `out_dir` crawls again: one that started (its note is
+/// there) and has not written its report yet (it was killed), to be resumed, not restarted.
+pub fn unfinished_recrawl(out_dir: &Path) -> Option<PathBuf> {
+    if out_dir.join("report.json").exists() {
+        return None;
+    }
+    let text = std::fs::read_to_string(out_dir.join(PREVIOUS_FILE)).ok()?;
+    Some(PathBuf::from(text.trim_end()))
+}
 
 /// How a page of the previous job came back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
