@@ -150,6 +150,9 @@ pub fn render(inputs: &Inputs) -> String {
             over_the_crawl(&mut html, &inputs.tally);
             duplicates(&mut html, &inputs.tally);
             if let Some(report) = &inputs.report {
+                if let Some(figures) = &report.recrawl {
+                    recrawl(&mut html, figures);
+                }
                 stages(&mut html, &report.run_stages);
             }
         }
@@ -549,6 +552,51 @@ fn addresses(html: &mut String, tally: &Tally, backoffs: &[nearcrawl_engine::Add
     html.push_str("</table>\n");
 }
 
+/// A recrawl's cost against fetching the previous job's pages whole again, its pages by how
+/// they came back, and which hosts answered conditional requests with 304s.
+fn recrawl(html: &mut String, figures: &nearcrawl_engine::RecrawlFigures) {
+    let share = match figures.previous_bytes {
+        0 => 0.0,
+        full => figures.bytes as f64 * 100.0 / full as f64,
+    };
+    let _ = write!(
+        html,
+        "<h2>Recrawl</h2>\n<p>{} of the previous job's {} pages asked again with their \
+         validators: {} bytes received for them, {share:.1} % of the {} bytes they cost then. \
+         {} new pages fetched ({} bytes).</p>\n",
+        figures.asked,
+        figures.previous_pages,
+        figures.bytes,
+        figures.previous_bytes,
+        figures.new_pages,
+        figures.new_bytes
+    );
+    html.push_str("<table><tr><th>came back</th><th>pages</th><th>bytes</th></tr>");
+    let classes = nearcrawl_engine::Change::ALL.iter().map(|c| c.as_str());
+    for class in classes.chain(["other"]) {
+        if let Some(f) = figures.by_change.get(class) {
+            let _ = write!(
+                html,
+                "<tr><td>{class}</td><td>{}</td><td>{}</td></tr>",
+                f.pages, f.bytes
+            );
+        }
+    }
+    html.push_str(
+        "</table>\n<table><tr><th>host</th><th>pages asked again</th><th>304 answers</th></tr>",
+    );
+    for (host, h) in &figures.hosts {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(host),
+            h.asked,
+            h.not_modified
+        );
+    }
+    html.push_str("</table>\n");
+}
+
 /// Text for HTML content and attribute values.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -755,6 +803,43 @@ mod tests {
             none.is_empty(),
             "no section when no record names an address"
         );
+    }
+
+    #[test]
+    fn a_recrawl_s_cost_and_classes_are_drawn() {
+        let mut figures = nearcrawl_engine::RecrawlFigures {
+            previous_pages: 20,
+            previous_bytes: 200_000,
+            asked: 20,
+            bytes: 30_000,
+            new_pages: 1,
+            new_bytes: 9_000,
+            ..Default::default()
+        };
+        let classes = [
+            ("not-modified", 17, 3_000),
+            ("changed", 2, 27_000),
+            ("gone", 1, 0),
+        ];
+        for (class, pages, bytes) in classes {
+            let f = nearcrawl_engine::ChangeFigures { pages, bytes };
+            figures.by_change.insert(class.to_string(), f);
+        }
+        let host = nearcrawl_engine::HostRevisits {
+            asked: 20,
+            not_modified: 17,
+        };
+        figures.hosts.insert("docs.test".into(), host);
+        let mut html = String::new();
+        recrawl(&mut html, &figures);
+        assert!(html.contains("15.0 % of the 200000 bytes"), "{html}");
+        assert!(html.contains("<tr><td>changed</td><td>2</td><td>27000</td></tr>"));
+        assert!(html.contains("<tr><td>docs.test</td><td>20</td><td>17</td></tr>"));
+        let order: Vec<usize> = ["not-modified", "changed", "gone"]
+            .iter()
+            .map(|c| html.find(&format!("<td>{c}</td>")).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "in class order");
     }
 
     #[test]
