@@ -71,10 +71,9 @@ pub use crate::frontier::{
 };
 pub use crate::output::{set_aside, set_aside_named};
 pub use crate::progress::Progress;
-pub use crate::record::{Record, Verdict, read_records};
+pub use crate::record::{Change, Record, Verdict, read_records};
 pub use crate::recrawl::{
-    Change, ChangeFigures, HostRevisits, PREVIOUS_FILE, RecrawlFigures, change_of,
-    unfinished_recrawl,
+    ChangeFigures, HostRevisits, PREVIOUS_FILE, RecrawlFigures, change_of, unfinished_recrawl,
 };
 pub use crate::report::{
     DedupTiming, IndexFigures, PredictionFigures, Report, SharedJobFigures, StageTime,

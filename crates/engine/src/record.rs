@@ -8,6 +8,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 
+/// How a page of the previous job came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// 304: the server holds it unchanged; nothing downloaded.
+    NotModified,
+    /// 200 with the same payload (a server without validators, or one that ignored them).
+    Unchanged,
+    /// 200 with another payload (`change_distance`: its simhash distance to the previous).
+    Changed,
+    /// 404 or 410.
+    Gone,
+    /// A redirect.
+    Moved,
+}
+
+impl Change {
+    /// Every class, in report order.
+    pub const ALL: [Change; 5] = [
+        Change::NotModified,
+        Change::Unchanged,
+        Change::Changed,
+        Change::Gone,
+        Change::Moved,
+    ];
+
+    /// The name used in records and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::NotModified => "not-modified",
+            Change::Unchanged => "unchanged",
+            Change::Changed => "changed",
+            Change::Gone => "gone",
+            Change::Moved => "moved",
+        }
+    }
+}
+
 /// What was decided about a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -296,7 +334,7 @@ pub struct Record {
     pub last_modified: Option<String>,
     /// A recrawl: how this page of the previous job came back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<crate::recrawl::Change>,
+    pub change: Option<Change>,
     /// A recrawl, a changed page: the simhash distance to its previous capture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_distance: Option<u32>,

@@ -13,7 +13,7 @@ use nearcrawl_store::{CrawlStore, Previous};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::record::{Record, Verdict, read_records};
+use crate::record::{Change, Record, Verdict, read_records};
 
 /// The file in a recrawl's output directory that names the job it crawls again, so that the
 /// recrawl resumed after a crash (without `--previous`) still compares with it.
@@ -48,44 +48,6 @@ pub fn unfinished_recrawl(out_dir: &Path) -> Option<PathBuf> {
     }
     let text = std::fs::read_to_string(out_dir.join(PREVIOUS_FILE)).ok()?;
     Some(PathBuf::from(text.trim_end()))
-}
-
-/// How a page of the previous job came back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Change {
-    /// 304: the server holds it unchanged; nothing downloaded.
-    NotModified,
-    /// 200 with the same payload (a server without validators, or one that ignored them).
-    Unchanged,
-    /// 200 with another payload (`change_distance`: its simhash distance to the previous).
-    Changed,
-    /// 404 or 410.
-    Gone,
-    /// A redirect.
-    Moved,
-}
-
-impl Change {
-    /// Every class, in report order.
-    pub const ALL: [Change; 5] = [
-        Change::NotModified,
-        Change::Unchanged,
-        Change::Changed,
-        Change::Gone,
-        Change::Moved,
-    ];
-
-    /// The name used in records and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::NotModified => "not-modified",
-            Change::Unchanged => "unchanged",
-            Change::Changed => "changed",
-            Change::Gone => "gone",
-            Change::Moved => "moved",
-        }
-    }
 }
 
 /// How a page asked again came back: its class, and for a changed page the simhash distance
