@@ -205,6 +205,11 @@ async fn without_validators_identical_pages_are_unchanged_and_their_bytes_counte
         "downloaded whole: no validators"
     );
     assert_eq!(pages["/p7"].change, Some(Change::Changed));
+    let similarity = pages["/p7"].change_similarity.unwrap();
+    assert!(
+        (0.9..1.0).contains(&similarity),
+        "a few words changed: LCS similarity {similarity} to the text the first job kept"
+    );
     let recrawl = report.recrawl.unwrap();
     assert_eq!(
         recrawl.by_change["unchanged"].pages,
@@ -223,4 +228,30 @@ async fn without_validators_identical_pages_are_unchanged_and_their_bytes_counte
         "unchanged pages archived as revisits of their previous capture"
     );
     warcio_check(again.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_on_a_budget_asks_first_the_pages_that_changed_last_time() {
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let [first, second, third] = [(); 3].map(|_| tempfile::tempdir().unwrap());
+    crawl(site(false, false), addr, first.path(), None).await;
+    crawl(site(true, false), addr, second.path(), Some(first.path())).await;
+    let server = serve_on(site(true, false), addr).await.unwrap();
+    let mut config = config(Some(second.path()));
+    config.limits.max_pages = Some(2);
+    config.limits.concurrency = 1;
+    run(&server.url("/"), third.path(), config).await;
+    let fetched: Vec<String> = records(third.path())
+        .into_iter()
+        .filter(|r| r.status.is_some())
+        .map(|r| url::Url::parse(&r.url).unwrap().path().to_string())
+        .collect();
+    assert_eq!(
+        fetched,
+        ["/p3", "/p7"],
+        "the two pages that changed last time"
+    );
 }

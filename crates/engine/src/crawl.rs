@@ -342,6 +342,8 @@ struct Coordinator {
     focus_saved: u64,
     /// A focused crawl: the best relevance found, as last kept in the store.
     focus_best_saved: f32,
+    /// A recrawl: the previous job's kept texts, which changed pages are compared with.
+    previous_texts: crate::recrawl::PreviousTexts,
 }
 
 /// The store's name for a focused crawl's document frequencies.
@@ -611,6 +613,7 @@ impl Coordinator {
             started: SystemTime::now(),
             focus_saved: 0,
             focus_best_saved: 0.0,
+            previous_texts: crate::recrawl::PreviousTexts::default(),
         };
         coordinator.resume_focus()?;
         coordinator.resume_mirrors()?;

@@ -338,6 +338,10 @@ pub struct Record {
     /// A recrawl, a changed page: the simhash distance to its previous capture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_distance: Option<u32>,
+    /// A recrawl, a changed page: its LCS resemble rate to its previous capture's text (when
+    /// the previous job kept that text: it fetched the page whole and kept it as unique).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_similarity: Option<f64>,
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
@@ -428,6 +432,7 @@ impl Record {
             last_modified: None,
             change: None,
             change_distance: None,
+            change_similarity: None,
             payload_digest: None,
             dedup_us: None,
             trap: None,
@@ -582,6 +587,7 @@ impl Record {
             last_modified: validators.last_modified,
             change: None,
             change_distance: None,
+            change_similarity: None,
             payload_digest: d.payload_digest,
             dedup_us: d.dedup_us,
             trap: d.trap,

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_store::{CrawlStore, Previous};
+use nearcrawl_store::{CrawlStore, FjallStore, Previous};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -142,10 +142,52 @@ pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
                 simhash: record.simhash,
                 fetched_at: record.fetched_at,
                 changed: record.change == Some(Change::Changed),
+                seq: (record.status == Some(200)).then_some(record.seq),
             },
         });
     })?;
     Ok(pages)
+}
+
+/// The previous job's kept texts, opened at the first changed page: what a changed page is
+/// compared with.
+#[derive(Default)]
+pub(crate) struct PreviousTexts {
+    /// `None` until asked; then the previous job's store, or `None` when it has none.
+    store: Option<Option<FjallStore>>,
+}
+
+impl PreviousTexts {
+    /// The LCS resemble rate of `units` (a changed page's verification units) to its
+    /// previous capture's text in the job in `dir`, when that job kept it.
+    pub(crate) fn similarity(
+        &mut self,
+        dir: &Path,
+        previous: &Previous,
+        units: &[u64],
+        units_of: impl Fn(&str) -> Vec<u64>,
+    ) -> Result<Option<f64>, EngineError> {
+        let Some(seq) = previous.seq else {
+            return Ok(None);
+        };
+        if self.store.is_none() {
+            let state = dir.join("state");
+            let opened = match state.is_dir() {
+                true => Some(FjallStore::open(&state)?),
+                false => None,
+            };
+            self.store = Some(opened);
+        }
+        let Some(Some(store)) = &self.store else {
+            return Ok(None);
+        };
+        let Some(text) = store.unique_text(seq)? else {
+            return Ok(None);
+        };
+        let verification =
+            nearcrawl_verify::verify(&units_of(&text), units, &nearcrawl_dedup::verify_config());
+        Ok(Some(verification.resemblance))
+    }
 }
 
 /// What a recrawl cost against fetching the previous job's pages whole again (`report.json`'s

@@ -170,6 +170,10 @@ pub struct Previous {
     /// asks such pages first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub changed: bool,
+    /// Its record's number in the previous job, whose store keeps its text if it was kept as
+    /// unique (what a changed page's similarity is measured against).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// What the link policy made of a link's predicted counterpart (`dedup.predict`): the URL

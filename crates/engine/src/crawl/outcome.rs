@@ -528,6 +528,15 @@ impl Coordinator {
         });
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
             crate::recrawl::mark(record, previous);
+            if record.change == Some(crate::record::Change::Changed)
+                && let (Some((_, text)), Some(dir)) =
+                    (&commit.unique_text, &self.job.config.previous)
+            {
+                let units = |text: &str| nearcrawl_text::unit_hashes(text);
+                record.change_similarity =
+                    self.previous_texts
+                        .similarity(dir, previous, &units(text), units)?;
+            }
         }
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too
