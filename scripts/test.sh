@@ -20,6 +20,9 @@ export NEARCRAWL_WGET
 # Debian's redis-server: the job shared by several workers runs on it (crates/redis-job).
 NEARCRAWL_REDIS_SERVER="$(./scripts/debian-tool.sh redis-server)"
 export NEARCRAWL_REDIS_SERVER
+# Debian's nginx: recrawls meet a real server's validators and 304s (tests/crawl_recrawl.rs).
+NEARCRAWL_NGINX="$(./scripts/debian-tool.sh nginx nginx-light)"
+export NEARCRAWL_NGINX
 
 # A clean CI checkout builds once: incremental caches would only take disk.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi

@@ -1,5 +1,5 @@
 //! Recrawls (`--previous`): a job's pages asked again with their validators. Against a server
-//! that sends and honours them (as nginx does), nothing changed costs a few hundred bytes of
+//! that sends and honours them (nginx itself, and the test server acting as it does), nothing changed costs a few hundred bytes of
 //! 304s; an edit, a removal and a new page are each found and nothing else is downloaded
 //! whole. Against one without validators, byte-identical pages are told `unchanged` and their
 //! bytes counted. The WARC files pass `warcio check`, their revisit records naming the
@@ -9,6 +9,8 @@
 
 #[path = "support/crawl.rs"]
 mod crawl_support;
+#[path = "support/nginx.rs"]
+mod crawl_support_nginx;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -254,4 +256,102 @@ async fn a_recrawl_on_a_budget_asks_first_the_pages_that_changed_last_time() {
         ["/p3", "/p7"],
         "the two pages that changed last time"
     );
+}
+
+/// Writes page `n` of the served directory (0: the index, linking pages 1..=30 and `extra`).
+fn write_page(root: &Path, n: u64, text: &str, extra: &[&str]) {
+    let links: Vec<String> = match n {
+        0 => (1..=30).map(|k| format!("p{k}.html")).collect(),
+        _ => extra.iter().map(|l| l.to_string()).collect(),
+    };
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    let name = if n == 0 {
+        "index.html".to_string()
+    } else {
+        format!("p{n}.html")
+    };
+    let html = page(&format!("page {n}"), text, &links).body;
+    std::fs::write(root.join(name), html).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_nginx_only_what_changed_is_downloaded_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    // nginx's workers run as another user: the files must be readable by all.
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for n in 0..=30 {
+        write_page(root.path(), n, &text(n), &[]);
+    }
+    let nginx =
+        crawl_support_nginx::Nginx::serve(root.path(), &["", "etag off; if_modified_since off;"]);
+    let url = |port: u16| format!("http://127.0.0.1:{port}/index.html\n");
+    let [first, same, edited, plain, plain_again] = [(); 5].map(|_| tempfile::tempdir().unwrap());
+    let before = run(&url(nginx.ports[0]), first.path(), config(None)).await;
+    let report = run(
+        &url(nginx.ports[0]),
+        same.path(),
+        config(Some(first.path())),
+    )
+    .await;
+    assert!(
+        report.bytes_fetched * 100 <= before.bytes_fetched * 3,
+        "nothing changed: {} bytes against {}",
+        report.bytes_fetched,
+        before.bytes_fetched
+    );
+    assert!(
+        records(same.path())
+            .iter()
+            .all(|r| r.change == Some(Change::NotModified))
+    );
+    warcio_check(same.path());
+    // The server without validators, before the edits.
+    run(&url(nginx.ports[1]), plain.path(), config(None)).await;
+    let again = run(
+        &url(nginx.ports[1]),
+        plain_again.path(),
+        config(Some(plain.path())),
+    )
+    .await;
+    let unchanged = &again.recrawl.unwrap().by_change["unchanged"];
+    assert_eq!(
+        unchanged.pages, 31,
+        "byte-identical pages, downloaded whole"
+    );
+    assert!(
+        unchanged.bytes * 10 >= before.bytes_fetched * 9,
+        "their bytes counted"
+    );
+    // Page 3 edited, page 5 removed, page 7 given a link to a new page 31.
+    write_page(
+        root.path(),
+        3,
+        &text(3).replacen(' ', " newly edited ", 2),
+        &[],
+    );
+    std::fs::remove_file(root.path().join("p5.html")).unwrap();
+    write_page(root.path(), 7, &text(7), &["p31.html"]);
+    write_page(root.path(), 31, &text(31), &[]);
+    run(
+        &url(nginx.ports[0]),
+        edited.path(),
+        config(Some(first.path())),
+    )
+    .await;
+    let pages = by_path(edited.path());
+    assert_eq!(pages["/p3.html"].change, Some(Change::Changed));
+    assert_eq!(pages["/p7.html"].change, Some(Change::Changed));
+    assert_eq!(pages["/p5.html"].change, Some(Change::Gone));
+    let whole: Vec<&str> = pages
+        .iter()
+        .filter(|(_, r)| r.status == Some(200))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(
+        whole,
+        ["/p3.html", "/p31.html", "/p7.html"],
+        "nothing else downloaded whole"
+    );
+    warcio_check(edited.path());
 }
