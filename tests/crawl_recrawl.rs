@@ -154,6 +154,16 @@ async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
         (PAGES + 1) as usize
     );
     assert!(warc.contains(&format!("WARC-Refers-To-Target-URI: http://{addr}/p7")));
+    // Each revisit names the record holding the payload, and the record says which it is.
+    let first_p7 = by_path(first.path())["/p7"].warc_record_id.clone().unwrap();
+    assert_eq!(
+        pages["/p7"].warc_record_id.as_deref(),
+        Some(first_p7.as_str())
+    );
+    assert!(
+        warc.contains(&format!("WARC-Refers-To: {first_p7}")),
+        "WARC-Refers-To"
+    );
     warcio_check(same.path());
 
     // Two pages edited, one removed, one added; compared with the last crawl (itself a

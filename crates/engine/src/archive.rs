@@ -100,13 +100,13 @@ impl Archive {
     }
 
     /// Writes a response to the WARC files (when enabled): as a revisit of `revisit_of`
-    /// when given, with `metadata`.
+    /// when given, with `metadata`. Returns the response (or revisit) record's id.
     pub(crate) fn response(
         &mut self,
         page: &Fetched,
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<String>, EngineError> {
         self.response_prepared(page, None, revisit_of, metadata)
     }
 
@@ -118,9 +118,9 @@ impl Archive {
         prepared: Option<PreparedFetch>,
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<String>, EngineError> {
         let Some(warc) = &mut self.warc else {
-            return Ok(());
+            return Ok(None);
         };
         let head = page.response_head();
         let fetch = warc_fetch(page, &head);
@@ -129,7 +129,7 @@ impl Archive {
             Some(prepared) => warc.write_prepared(&fetch, prepared, revisit_of, metadata),
             None => warc.write_fetch(&fetch, revisit_of, metadata),
         }
-        .map(drop)
+        .map(|written| Some(written.record_id))
         .map_err(|e| EngineError::io(&self.warc_dir, e));
         self.progress.add_time(Stage::Warc, clock.elapsed());
         written

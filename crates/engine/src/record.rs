@@ -345,6 +345,10 @@ pub struct Record {
     /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_digest: Option<String>,
+    /// The `WARC-Record-ID` of the record holding the page's payload: its response record,
+    /// or for a revisit the record it refers to (when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc_record_id: Option<String>,
     /// The trap rules that stopped some of this page's links, `; `-separated (they count in
     /// `dropped` or `trapped`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -433,6 +437,7 @@ impl Record {
             change: None,
             change_distance: None,
             change_similarity: None,
+            warc_record_id: None,
             payload_digest: None,
             dedup_us: None,
             trap: None,
@@ -476,6 +481,7 @@ pub(crate) struct Decision {
     pub(crate) relevance: Option<f32>,
     pub(crate) off_topic: Option<u32>,
     pub(crate) payload_digest: Option<String>,
+    pub(crate) warc_record_id: Option<String>,
     pub(crate) dedup_us: Option<u64>,
     pub(crate) trap: Option<String>,
     pub(crate) prediction: Option<Prediction>,
@@ -515,6 +521,7 @@ impl Decision {
             relevance: None,
             off_topic: None,
             payload_digest: None,
+            warc_record_id: None,
             dedup_us: None,
             trap: None,
             prediction: None,
@@ -589,6 +596,7 @@ impl Record {
             change_distance: None,
             change_similarity: None,
             payload_digest: d.payload_digest,
+            warc_record_id: d.warc_record_id,
             dedup_us: d.dedup_us,
             trap: d.trap,
             error: d.error,

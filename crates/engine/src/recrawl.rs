@@ -98,6 +98,13 @@ pub(crate) fn mark(record: &mut Record, previous: &Previous) {
     };
     record.change = Some(change);
     record.change_distance = distance;
+    if matches!(change, Change::NotModified | Change::Unchanged) {
+        // The payload is the previous capture's: so is the record holding it.
+        record.warc_record_id = previous
+            .warc_record_id
+            .clone()
+            .or(record.warc_record_id.take());
+    }
     if change == Change::NotModified {
         record.payload_digest = previous.payload_digest.clone();
         record.simhash = previous.simhash.clone();
@@ -143,6 +150,7 @@ pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
                 fetched_at: record.fetched_at,
                 changed: record.change == Some(Change::Changed),
                 seq: (record.status == Some(200)).then_some(record.seq),
+                warc_record_id: record.warc_record_id,
             },
         });
     })?;

@@ -97,6 +97,15 @@ pub struct WarcFetch<'a> {
     pub payload_digest: Option<&'a str>,
 }
 
+/// What writing a fetch wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The payload's digest ([`WarcWriter::digest`]).
+    pub payload_digest: String,
+    /// The `WARC-Record-ID` of the response (or revisit) record.
+    pub record_id: String,
+}
+
 /// An earlier capture a revisit record refers to.
 pub struct Original<'a> {
     /// Its URL.
@@ -106,6 +115,8 @@ pub struct Original<'a> {
     /// Why the payload is not repeated: the same bytes (an exact duplicate, a page unchanged
     /// since the previous crawl) or a 304 to a conditional request.
     pub not_modified: bool,
+    /// The `WARC-Record-ID` of its record holding the payload, when known.
+    pub record_id: Option<&'a str>,
 }
 
 impl<'a> Original<'a> {
@@ -115,6 +126,7 @@ impl<'a> Original<'a> {
             url,
             date,
             not_modified: false,
+            record_id: None,
         }
     }
 
@@ -124,7 +136,13 @@ impl<'a> Original<'a> {
             url,
             date,
             not_modified: true,
+            record_id: None,
         }
+    }
+
+    /// The same, naming the record that holds its payload (`WARC-Refers-To`).
+    pub fn in_record(self, record_id: Option<&'a str>) -> Original<'a> {
+        Original { record_id, ..self }
     }
 }
 
@@ -267,13 +285,13 @@ impl WarcWriter {
     }
 
     /// Writes request, response (or revisit) and metadata records for one fetch. Returns the
-    /// payload digest.
+    /// payload digest and the response's record id.
     pub fn write_fetch(
         &mut self,
         fetch: &WarcFetch<'_>,
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
-    ) -> io::Result<String> {
+    ) -> io::Result<Written> {
         let prepared = PreparedFetch::with(&mut self.gzip, fetch)?;
         self.write_prepared(fetch, prepared, revisit_of, metadata)
     }
@@ -287,7 +305,8 @@ impl WarcWriter {
         prepared: PreparedFetch,
         revisit_of: Option<Original<'_>>,
         metadata: &[(&str, String)],
-    ) -> io::Result<String> {
+    ) -> io::Result<Written> {
+        let response_id = prepared.response_id.clone();
         match revisit_of {
             Some(original) => {
                 let mut headers = response_headers(fetch, &prepared);
@@ -298,6 +317,9 @@ impl WarcWriter {
                 headers.push(("WARC-Profile", profile.into()));
                 headers.push(("WARC-Refers-To-Target-URI", original.url.to_string()));
                 headers.push(("WARC-Refers-To-Date", original.date.to_string()));
+                if let Some(id) = original.record_id {
+                    headers.push(("WARC-Refers-To", id.to_string()));
+                }
                 if !original.not_modified {
                     headers.push(("WARC-Truncated", "length".into()));
                 }
@@ -320,7 +342,10 @@ impl WarcWriter {
             ];
             self.write_record("metadata", headers, &block)?;
         }
-        Ok(prepared.payload_digest)
+        Ok(Written {
+            payload_digest: prepared.payload_digest,
+            record_id: response_id,
+        })
     }
 
     /// Flushes the current file.

@@ -174,6 +174,9 @@ pub struct Previous {
     /// unique (what a changed page's similarity is measured against).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// The `WARC-Record-ID` of the record holding its payload (a revisit refers to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc_record_id: Option<String>,
 }
 
 /// What the link policy made of a link's predicted counterpart (`dedup.predict`): the URL

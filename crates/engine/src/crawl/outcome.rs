@@ -495,7 +495,8 @@ impl Coordinator {
         } else if let (304, Some(previous)) = (page.status, &entry.previous) {
             // A recrawl: the server holds the previous capture unchanged.
             let date = previous.fetched_at.clone().unwrap_or_default();
-            let original = Original::not_modified(&entry.url, &date);
+            let original = Original::not_modified(&entry.url, &date)
+                .in_record(previous.warc_record_id.as_deref());
             let verdict = Verdict::NotModified.as_str();
             self.archive
                 .response(&page, Some(original), &[("verdict", verdict.into())])?;

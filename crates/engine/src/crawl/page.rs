@@ -309,7 +309,10 @@ impl Coordinator {
             decided.decision.verdict == Verdict::Exact
                 && o.payload_digest.as_deref() == Some(digest.as_str())
         });
-        let revisit = revisit.map(|o| (o.url.clone(), o.fetched_at.clone().unwrap_or_default()));
+        let revisit = revisit.map(|o| {
+            let date = o.fetched_at.clone().unwrap_or_default();
+            (o.url.clone(), date, o.warc_record_id.clone())
+        });
         // A recrawl: a page whose payload is its previous capture's, byte for byte.
         let unchanged = entry
             .previous
@@ -319,6 +322,7 @@ impl Coordinator {
             Some(previous) => Some((
                 entry.url.clone(),
                 previous.fetched_at.clone().unwrap_or_default(),
+                previous.warc_record_id.clone(),
             )),
             None => revisit,
         };
@@ -337,9 +341,11 @@ impl Coordinator {
         }
         let revisit = revisit
             .as_ref()
-            .map(|(url, date)| Original::identical(url, date));
-        self.archive
+            .map(|(url, date, id)| Original::identical(url, date).in_record(id.as_deref()));
+        let record_id = self
+            .archive
             .response_prepared(page, warc, revisit, &metadata)?;
+        decided.decision.warc_record_id = record_id;
         decided.decision.payload_digest = Some(digest);
         Ok(decided)
     }
