@@ -95,7 +95,6 @@ impl SeenLinks {
 }
 
 impl Coordinator {
-    /// Fetches a host's robots.txt in a task of its own.
     /// Resolves a host's name in a task of its own.
     pub(super) fn spawn_resolve(&mut self, host: HostId, name: String) {
         self.in_flight += 1;
@@ -107,6 +106,7 @@ impl Coordinator {
         });
     }
 
+    /// Fetches a host's robots.txt in a task of its own.
     pub(super) fn spawn_robots(&mut self, host: HostId, origin: Url) {
         self.in_flight += 1;
         let fetcher = Arc::clone(&self.fetcher);
