@@ -177,6 +177,9 @@ async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
         .collect();
     assert_eq!(changed, ["/p3", "/p7"]);
     assert!(pages["/p3"].change_distance.is_some());
+    // Compared with a recrawl whose 304s kept their previous text: the similarity is there.
+    let similarity = pages["/p3"].change_similarity.unwrap();
+    assert!((0.9..1.0).contains(&similarity), "{similarity}");
     assert_eq!(pages["/p5"].change, Some(Change::Gone));
     assert_eq!(
         pages["/p21"].verdict,
@@ -364,4 +367,36 @@ async fn against_nginx_only_what_changed_is_downloaded_whole() {
         "nothing else downloaded whole"
     );
     warcio_check(edited.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_a_page_the_server_held_unchanged_is_its_duplicate() {
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let two = |edited: bool| {
+        let more: &[&str] = if edited { &["/copy"] } else { &[] };
+        let site = Site::new()
+            .page("/", page("home", &text(100), &["/p1", "/p2"]))
+            .page("/p1", page("page 1", &text(1), &[]))
+            .page("/p2", page("page 2", &text(2), more))
+            .page("/copy", page("a copy", &text(1), &[]));
+        site.with_validators()
+    };
+    let [first, again] = [(); 2].map(|_| tempfile::tempdir().unwrap());
+    crawl(two(false), addr, first.path(), None).await;
+    let server = serve_on(two(true), addr).await.unwrap();
+    let mut config = config(Some(first.path()));
+    config.limits.concurrency = 1;
+    run(&server.url("/"), again.path(), config).await;
+    let pages = by_path(again.path());
+    assert_eq!(pages["/p1"].verdict, Verdict::NotModified);
+    assert_eq!(pages["/p2"].change, Some(Change::Changed));
+    let copy = &pages["/copy"];
+    assert!(copy.verdict.is_duplicate(), "{:?}", copy.verdict);
+    assert_eq!(
+        copy.duplicate_of.as_deref(),
+        Some(server.url("/p1").as_str())
+    );
 }

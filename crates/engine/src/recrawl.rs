@@ -149,7 +149,8 @@ pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
                 simhash: record.simhash,
                 fetched_at: record.fetched_at,
                 changed: record.change == Some(Change::Changed),
-                seq: (record.status == Some(200)).then_some(record.seq),
+                // Its text is in that job's store if it was kept there.
+                seq: Some(record.seq),
                 warc_record_id: record.warc_record_id,
             },
         });
@@ -166,15 +167,13 @@ pub(crate) struct PreviousTexts {
 }
 
 impl PreviousTexts {
-    /// The LCS resemble rate of `units` (a changed page's verification units) to its
-    /// previous capture's text in the job in `dir`, when that job kept it.
-    pub(crate) fn similarity(
+    /// The text the job in `dir` kept for `previous` (it fetched the page whole and kept it
+    /// as unique, or kept a 304's previous text).
+    pub(crate) fn text(
         &mut self,
         dir: &Path,
         previous: &Previous,
-        units: &[u64],
-        units_of: impl Fn(&str) -> Vec<u64>,
-    ) -> Result<Option<f64>, EngineError> {
+    ) -> Result<Option<String>, EngineError> {
         let Some(seq) = previous.seq else {
             return Ok(None);
         };
@@ -186,10 +185,22 @@ impl PreviousTexts {
             };
             self.store = Some(opened);
         }
-        let Some(Some(store)) = &self.store else {
-            return Ok(None);
-        };
-        let Some(text) = store.unique_text(seq)? else {
+        match &self.store {
+            Some(Some(store)) => Ok(store.unique_text(seq)?),
+            _ => Ok(None),
+        }
+    }
+
+    /// The LCS resemble rate of `units` (a changed page's verification units) to its
+    /// previous capture's text in the job in `dir`, when that job kept it.
+    pub(crate) fn similarity(
+        &mut self,
+        dir: &Path,
+        previous: &Previous,
+        units: &[u64],
+        units_of: impl Fn(&str) -> Vec<u64>,
+    ) -> Result<Option<f64>, EngineError> {
+        let Some(text) = self.text(dir, previous)? else {
             return Ok(None);
         };
         let verification =

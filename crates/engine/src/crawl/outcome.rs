@@ -527,6 +527,13 @@ impl Coordinator {
         let (mut commit, mut records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
+        if let (304, Some(previous)) = (page.status, &entry.previous)
+            && records
+                .first()
+                .is_some_and(|r| r.verdict == Verdict::NotModified)
+        {
+            self.keep_not_modified(seq, &entry.url, previous, &mut commit)?;
+        }
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
             crate::recrawl::mark(record, previous);
             if record.change == Some(crate::record::Change::Changed)

@@ -7,6 +7,7 @@ use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;
 
 use super::sentences::{MatchCount, ReadPostings, SentencePostings};
+use nearcrawl_store::Previous;
 
 impl Coordinator {
     /// The stored record of an earlier decision.
@@ -156,26 +157,7 @@ impl Coordinator {
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique && shared.is_some() {
             // Admitted to the job's index already.
         } else if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
-            let admitting = Instant::now();
-            let admission = self.stage.admit(seq, &host, &judgement);
-            // Its sentence postings, read from the store with the page added.
-            if let Some(indexed) = &admission.sentences {
-                self.sentences
-                    .keep(self.store.as_ref(), read_postings, seq, indexed)?;
-                if self.sentences.due() {
-                    self.sentences.write_into(&mut decided.commit, seq + 1);
-                }
-            }
-            self.progress.add_time(Stage::Index, admitting.elapsed());
-            if let Some((simhash, key)) = admission.fingerprint {
-                decided.commit.unique = Some(UniquePage {
-                    seq,
-                    simhash: simhash.bits(),
-                });
-                decided.commit.exact_key = Some((key.0.to_be_bytes(), seq));
-            }
-            decided.commit.unique_text = admission.text.map(|text| (seq, text));
-            decided.commit.unique_links = admission.links.map(|keys| (seq, keys));
+            self.keep_unique(seq, &host, &judgement, read_postings, &mut decided.commit)?;
         } else {
             decided.decision.distance = judgement.distance;
             decided.decision.similarity = judgement
@@ -348,6 +330,78 @@ impl Coordinator {
         decided.decision.warc_record_id = record_id;
         decided.decision.payload_digest = Some(digest);
         Ok(decided)
+    }
+}
+
+impl Coordinator {
+    /// Keeps page `seq` of `host`, judged unique: its fingerprints, text, sentence postings
+    /// (`read_postings`: those read while judging it) and link keys join the index and reach
+    /// the store with `commit`.
+    fn keep_unique(
+        &mut self,
+        seq: u64,
+        host: &str,
+        judgement: &nearcrawl_dedup::Judgement,
+        read_postings: ReadPostings,
+        commit: &mut Commit,
+    ) -> Result<(), EngineError> {
+        let admitting = Instant::now();
+        let admission = self.stage.admit(seq, host, judgement);
+        // Its sentence postings, read from the store with the page added.
+        if let Some(indexed) = &admission.sentences {
+            self.sentences
+                .keep(self.store.as_ref(), read_postings, seq, indexed)?;
+            if self.sentences.due() {
+                self.sentences.write_into(commit, seq + 1);
+            }
+        }
+        self.progress.add_time(Stage::Index, admitting.elapsed());
+        if let Some((simhash, key)) = admission.fingerprint {
+            commit.unique = Some(UniquePage {
+                seq,
+                simhash: simhash.bits(),
+            });
+            commit.exact_key = Some((key.0.to_be_bytes(), seq));
+        }
+        commit.unique_text = admission.text.map(|text| (seq, text));
+        commit.unique_links = admission.links.map(|keys| (seq, keys));
+        Ok(())
+    }
+
+    /// A recrawl's page the server answered 304 for (`seq`, at `url`): its previous capture's
+    /// text, when the previous job kept it, is judged against this crawl's kept pages and,
+    /// unique, kept as this page's, so that a copy of it found later is judged a duplicate
+    /// and the next recrawl compares with it. Returns whether it was kept.
+    pub(super) fn keep_not_modified(
+        &mut self,
+        seq: u64,
+        url: &str,
+        previous: &Previous,
+        commit: &mut Commit,
+    ) -> Result<bool, EngineError> {
+        let Some(dir) = self.job.config.previous.clone() else {
+            return Ok(false);
+        };
+        let Some(text) = self.previous_texts.text(&dir, previous)? else {
+            return Ok(false);
+        };
+        let analysis = self.stage.analyzer().analyze_text(&text);
+        let originals = StoreOriginals {
+            store: self.store.as_ref(),
+            sentences: &self.sentences,
+            postings: ReadPostings::default(),
+            matches: MatchCount::default(),
+        };
+        let judgement = self.stage.judge_analysed(analysis, &originals)?;
+        if judgement.verdict != nearcrawl_dedup::Verdict::Unique {
+            return Ok(false);
+        }
+        let host = url::Url::parse(url)
+            .map(|u| nearcrawl_frontier::authority(&u))
+            .unwrap_or_default();
+        let read = originals.postings;
+        self.keep_unique(seq, &host, &judgement, read, commit)?;
+        Ok(true)
     }
 }
 
