@@ -400,3 +400,25 @@ async fn a_copy_of_a_page_the_server_held_unchanged_is_its_duplicate() {
         Some(server.url("/p1").as_str())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_goes_on_from_where_the_previous_job_stopped() {
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let [first, again] = [(); 2].map(|_| tempfile::tempdir().unwrap());
+    let server = serve_on(site(false, true), addr).await.unwrap();
+    let mut limited = config(None);
+    limited.limits.max_pages = Some(5);
+    let before = run(&server.url("/"), first.path(), limited).await;
+    assert_eq!(before.pages_fetched, 5);
+    run(&server.url("/"), again.path(), config(Some(first.path()))).await;
+    let pages = by_path(again.path());
+    let revisited = pages.values().filter(|r| r.change.is_some()).count();
+    let new = pages
+        .values()
+        .filter(|r| r.verdict == Verdict::Unique)
+        .count();
+    assert_eq!((revisited, new), (5, PAGES as usize + 1 - 5), "{pages:?}");
+}

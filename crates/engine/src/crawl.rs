@@ -48,6 +48,7 @@ mod mirrors;
 mod outcome;
 mod page;
 mod predictions;
+mod revisits;
 mod scope_watch;
 mod sentences;
 mod shared_dedup;
@@ -649,6 +650,18 @@ impl Coordinator {
                     ..QueuedUrl::default()
                 };
                 self.queue(&mut commit, &mut pending, &revisit.url, entry, priority)?;
+            }
+            // What it had queued and not fetched, as new URLs.
+            for (url, depth) in crate::recrawl::previous_queue(&dir)? {
+                if pending.contains(&url_key(url.as_str())) {
+                    continue;
+                }
+                let entry = QueuedUrl {
+                    url: url.to_string(),
+                    depth,
+                    ..QueuedUrl::default()
+                };
+                self.queue(&mut commit, &mut pending, &url, entry, 0)?;
             }
         }
         let seeds = self.job.seeds.clone();

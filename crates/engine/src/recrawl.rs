@@ -158,6 +158,26 @@ pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
     Ok(pages)
 }
 
+/// The URLs the job in `dir` had queued and not fetched when it ended (it stopped at a limit
+/// or was interrupted), with their depth: a recrawl queues them as new, so that it goes on
+/// from where that job stopped.
+pub(crate) fn previous_queue(dir: &Path) -> Result<Vec<(CanonicalUrl, u32)>, EngineError> {
+    let state = dir.join("state");
+    if !state.is_dir() {
+        return Ok(Vec::new());
+    }
+    let store = FjallStore::open(&state)?;
+    let mut queued = Vec::new();
+    for (host, _) in store.hosts()? {
+        for (_, entry) in store.pending(host, None, usize::MAX)? {
+            if let Ok(url) = CanonicalUrl::parse(&entry.url) {
+                queued.push((url, entry.depth));
+            }
+        }
+    }
+    Ok(queued)
+}
+
 /// The previous job's kept texts, opened at the first changed page: what a changed page is
 /// compared with.
 #[derive(Default)]

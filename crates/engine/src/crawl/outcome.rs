@@ -493,14 +493,7 @@ impl Coordinator {
                 .response(&page, None, &[("verdict", "redirect".into())])?;
             decided
         } else if let (304, Some(previous)) = (page.status, &entry.previous) {
-            // A recrawl: the server holds the previous capture unchanged.
-            let date = previous.fetched_at.clone().unwrap_or_default();
-            let original = Original::not_modified(&entry.url, &date)
-                .in_record(previous.warc_record_id.as_deref());
-            let verdict = Verdict::NotModified.as_str();
-            self.archive
-                .response(&page, Some(original), &[("verdict", verdict.into())])?;
-            Decided::new(Decision::new(Verdict::NotModified))
+            self.decide_not_modified(&page, &entry.url, previous)?
         } else if page.status != 200 {
             self.archive
                 .response(&page, None, &[("verdict", "error".into())])?;
@@ -527,24 +520,8 @@ impl Coordinator {
         let (mut commit, mut records) = decided.taking(key, |decision| {
             Record::response(seq, &entry, &page, decision)
         });
-        if let (304, Some(previous)) = (page.status, &entry.previous)
-            && records
-                .first()
-                .is_some_and(|r| r.verdict == Verdict::NotModified)
-        {
-            self.keep_not_modified(seq, &entry.url, previous, &mut commit)?;
-        }
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
-            crate::recrawl::mark(record, previous);
-            if record.change == Some(crate::record::Change::Changed)
-                && let (Some((_, text)), Some(dir)) =
-                    (&commit.unique_text, &self.job.config.previous)
-            {
-                let units = |text: &str| nearcrawl_text::unit_hashes(text);
-                record.change_similarity =
-                    self.previous_texts
-                        .similarity(dir, previous, &units(text), units)?;
-            }
+            self.compare_with_previous(record, previous, &mut commit)?;
         }
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too

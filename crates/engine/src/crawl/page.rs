@@ -7,7 +7,6 @@ use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;
 
 use super::sentences::{MatchCount, ReadPostings, SentencePostings};
-use nearcrawl_store::Previous;
 
 impl Coordinator {
     /// The stored record of an earlier decision.
@@ -337,7 +336,7 @@ impl Coordinator {
     /// Keeps page `seq` of `host`, judged unique: its fingerprints, text, sentence postings
     /// (`read_postings`: those read while judging it) and link keys join the index and reach
     /// the store with `commit`.
-    fn keep_unique(
+    pub(super) fn keep_unique(
         &mut self,
         seq: u64,
         host: &str,
@@ -367,53 +366,17 @@ impl Coordinator {
         commit.unique_links = admission.links.map(|keys| (seq, keys));
         Ok(())
     }
-
-    /// A recrawl's page the server answered 304 for (`seq`, at `url`): its previous capture's
-    /// text, when the previous job kept it, is judged against this crawl's kept pages and,
-    /// unique, kept as this page's, so that a copy of it found later is judged a duplicate
-    /// and the next recrawl compares with it. Returns whether it was kept.
-    pub(super) fn keep_not_modified(
-        &mut self,
-        seq: u64,
-        url: &str,
-        previous: &Previous,
-        commit: &mut Commit,
-    ) -> Result<bool, EngineError> {
-        let Some(dir) = self.job.config.previous.clone() else {
-            return Ok(false);
-        };
-        let Some(text) = self.previous_texts.text(&dir, previous)? else {
-            return Ok(false);
-        };
-        let analysis = self.stage.analyzer().analyze_text(&text);
-        let originals = StoreOriginals {
-            store: self.store.as_ref(),
-            sentences: &self.sentences,
-            postings: ReadPostings::default(),
-            matches: MatchCount::default(),
-        };
-        let judgement = self.stage.judge_analysed(analysis, &originals)?;
-        if judgement.verdict != nearcrawl_dedup::Verdict::Unique {
-            return Ok(false);
-        }
-        let host = url::Url::parse(url)
-            .map(|u| nearcrawl_frontier::authority(&u))
-            .unwrap_or_default();
-        let read = originals.postings;
-        self.keep_unique(seq, &host, &judgement, read, commit)?;
-        Ok(true)
-    }
 }
 
 /// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
 /// link keys of the unique pages it admitted.
 /// Sentence postings read while judging are kept for when the page is kept.
-struct StoreOriginals<'a> {
-    store: &'a dyn CrawlStore,
-    sentences: &'a SentencePostings,
-    postings: ReadPostings,
+pub(super) struct StoreOriginals<'a> {
+    pub(super) store: &'a dyn CrawlStore,
+    pub(super) sentences: &'a SentencePostings,
+    pub(super) postings: ReadPostings,
     /// The sentence matches the candidates were ranked from ([`Progress::sentence_matches`]).
-    matches: MatchCount,
+    pub(super) matches: MatchCount,
 }
 
 impl Originals for StoreOriginals<'_> {
