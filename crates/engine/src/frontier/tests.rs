@@ -1,6 +1,7 @@
 //! The frontier alone: an in-memory store, time passed in, no fetching.
 
 use nearcrawl_fetch::RobotsSource;
+use nearcrawl_frontier::PolitenessConfig;
 use nearcrawl_store::MemoryStore;
 
 use super::*;
@@ -542,14 +543,8 @@ fn names_on_one_address_share_its_budget_after_being_resolved() {
     config.politeness.max_connections_per_address = Some(1);
     config.politeness.per_address_delay_ms = Some(500);
     let mut f = frontier(config, t0);
-    let c = enqueue(
-        &mut f,
-        &[
-            ("http://a.test/1", 0),
-            ("http://b.test/1", 0),
-            ("http://c.test/1", 0),
-        ],
-    );
+    let names = ["http://a.test/1", "http://b.test/1", "http://c.test/1"];
+    let c = enqueue(&mut f, &names.map(|url| (url, 0)));
     commit(&f, c);
     let steps = round(&mut f, t0);
     assert_eq!(
@@ -574,12 +569,8 @@ fn names_on_one_address_share_its_budget_after_being_resolved() {
     );
     assert_eq!(fetched[1], "http://c.test/1");
     assert_eq!(f.address_of(1), Some(shared));
-    f.finished(
-        first,
-        None,
-        HostOutcome::Answered,
-        t0 + Duration::from_millis(100),
-    );
+    let answered = t0 + Duration::from_millis(100);
+    f.finished(first, None, HostOutcome::Answered, answered);
     let at = Duration::from_millis(599);
     assert!(
         urls(&round(&mut f, t0 + at)).is_empty(),
