@@ -9,19 +9,16 @@
 #[path = "support/crawl.rs"]
 mod crawl_support;
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crawl_support::{local_config, page, prose, records, run};
-use nearcrawl_dedup::AnalyzerConfig;
+use crawl_support::{local_config, page, prose, records, run, shared_worker};
 use nearcrawl_demo_web::{Exchange, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
-use nearcrawl_frontier::parse_seeds;
+use nearcrawl_engine::{CrawlConfig, Verdict};
 use nearcrawl_redis_job::server::LocalRedis;
-use nearcrawl_redis_job::{JobName, RedisTarget};
 
 const NAMES: usize = 100;
+/// The shared job's name.
+const JOB: &str = "shared-host";
 const CONNECTIONS: u32 = 2;
 const DELAY_MS: u64 = 20;
 /// How much earlier than the crawler's spacing a request may reach the server's log: the
@@ -145,25 +142,6 @@ async fn a_hundred_names_on_one_server_share_its_budget() {
     assert!(html.contains(&row), "the report's table of addresses");
 }
 
-/// Worker `name` of job `job` on `redis`.
-async fn worker(seeds: &str, out: &Path, redis: &str, name: &str, config: CrawlConfig) -> Report {
-    let job = Job {
-        seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
-        out_dir: out.to_path_buf(),
-        config,
-        analyzer: AnalyzerConfig::default(),
-        shared_index: None,
-        redis: Some(RedisJob {
-            target: RedisTarget::parse(redis).unwrap(),
-            job: JobName::new("shared-host").unwrap(),
-            worker: name.to_string(),
-        }),
-    };
-    crawl(job, std::future::pending(), Arc::new(Progress::default()))
-        .await
-        .expect("the worker's crawl runs")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_share_the_budget_of_the_server_of_a_hundred_names() {
     let _alone = ONE_AT_A_TIME.lock().await;
@@ -174,9 +152,9 @@ async fn three_workers_share_the_budget_of_the_server_of_a_hundred_names() {
     let dirs = [(); 3].map(|_| tempfile::tempdir().unwrap());
     let url = redis.url();
     let reports = tokio::join!(
-        worker(&seeds, dirs[0].path(), &url, "w0", config.clone()),
-        worker(&seeds, dirs[1].path(), &url, "w1", config.clone()),
-        worker(&seeds, dirs[2].path(), &url, "w2", config),
+        shared_worker(&seeds, dirs[0].path(), (&url, JOB, "w0"), config.clone()),
+        shared_worker(&seeds, dirs[1].path(), (&url, JOB, "w1"), config.clone()),
+        shared_worker(&seeds, dirs[2].path(), (&url, JOB, "w2"), config),
     );
     let fetched: usize = [&reports.0, &reports.1, &reports.2]
         .iter()

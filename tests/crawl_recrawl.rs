@@ -17,7 +17,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use crawl_support::{local_config, page, prose, records, run, warc_files, warcio};
+use crawl_support::{local_config, page, prose, records, run, shared_worker, warc_files, warcio};
 use nearcrawl_demo_web::{Site, serve_on};
 use nearcrawl_engine::{Change, CrawlConfig, Report, Verdict};
 
@@ -421,4 +421,52 @@ async fn a_recrawl_goes_on_from_where_the_previous_job_stopped() {
         .filter(|r| r.verdict == Verdict::Unique)
         .count();
     assert_eq!((revisited, new), (5, PAGES as usize + 1 - 5), "{pages:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_of_a_shared_job_recrawl_together() {
+    let redis = nearcrawl_redis_job::server::LocalRedis::start(false).unwrap();
+    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr;
+    let [first, w0, w1] = [(); 3].map(|_| tempfile::tempdir().unwrap());
+    crawl(site(false, true), addr, first.path(), None).await;
+    let server = serve_on(site(true, true), addr).await.unwrap();
+    let (seeds, url) = (server.url("/"), redis.url());
+    let config = config(Some(first.path()));
+    let (a, b) = tokio::join!(
+        shared_worker(&seeds, w0.path(), (&url, "recrawl", "w0"), config.clone()),
+        shared_worker(&seeds, w1.path(), (&url, "recrawl", "w1"), config),
+    );
+    let mut pages = by_path(w0.path());
+    let theirs = by_path(w1.path());
+    let decided = pages.len() + theirs.len();
+    pages.extend(theirs);
+    assert_eq!(
+        decided,
+        pages.len(),
+        "each URL decided once across the workers"
+    );
+    let class = |path: &str| pages[path].change;
+    assert_eq!(
+        (class("/p3"), class("/p7")),
+        (Some(Change::Changed), Some(Change::Changed))
+    );
+    assert_eq!(class("/p5"), Some(Change::Gone));
+    assert_eq!(
+        pages["/p21"].verdict,
+        Verdict::Unique,
+        "the new page reached"
+    );
+    let not_modified = pages
+        .values()
+        .filter(|r| r.change == Some(Change::NotModified))
+        .count();
+    assert_eq!(not_modified, PAGES as usize - 2, "the rest answered 304");
+    let asked: u64 = [a, b]
+        .iter()
+        .map(|r| r.recrawl.as_ref().unwrap().asked)
+        .sum();
+    assert_eq!(asked, PAGES + 1, "the workers' reports add up");
 }

@@ -289,3 +289,28 @@ pub fn warc_files(out: &Path) -> Vec<std::path::PathBuf> {
     files.sort();
     files
 }
+
+/// Worker `worker` of the job `job` shared through the Redis at `redis`, crawling `seeds`
+/// (seed-list text) into `out` with `config`.
+pub async fn shared_worker(
+    seeds: &str,
+    out: &Path,
+    (redis, job, worker): (&str, &str, &str),
+    config: CrawlConfig,
+) -> Report {
+    let job = Job {
+        seeds: parse_seeds(seeds, Path::new("seeds.txt")).expect("seed list"),
+        out_dir: out.to_path_buf(),
+        config,
+        analyzer: AnalyzerConfig::default(),
+        shared_index: None,
+        redis: Some(nearcrawl_engine::RedisJob {
+            target: nearcrawl_redis_job::RedisTarget::parse(redis).unwrap(),
+            job: nearcrawl_redis_job::JobName::new(job).unwrap(),
+            worker: worker.to_string(),
+        }),
+    };
+    crawl(job, std::future::pending(), Arc::new(Progress::default()))
+        .await
+        .expect("the worker's crawl runs")
+}

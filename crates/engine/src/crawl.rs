@@ -193,9 +193,6 @@ fn shared_parts(
     if job.shared_index.is_some() {
         return Err(unsupported("an index shared across jobs (--index)"));
     }
-    if job.config.previous.is_some() {
-        return Err(unsupported("a recrawl (--previous, --recrawl)"));
-    }
     let politeness = &job.config.politeness;
     let settings = nearcrawl_redis_job::Settings {
         max_connections_per_host: politeness.max_connections_per_host,
@@ -230,18 +227,7 @@ fn shared_parts(
     if differs {
         warn!(job = %redis.job, "this worker's politeness or page budget per host differs from the job's: the job's holds");
     }
-    let seeds = job
-        .seeds
-        .iter()
-        .map(|seed| {
-            let entry = QueuedUrl {
-                url: seed.url.to_string(),
-                depth: 0,
-                ..QueuedUrl::default()
-            };
-            (seed.url.clone(), entry)
-        })
-        .collect();
+    let seeds = crate::recrawl::first_queue(job.config.previous.as_deref(), &job.seeds)?;
     let dedup = if job.config.dedup.enabled {
         let connection = shared.redis().reopen().map_err(shared_error)?;
         let index = nearcrawl_redis_job::RedisIndex::open(
@@ -633,48 +619,10 @@ impl Coordinator {
     fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
         let mut commit = Commit::default();
         let mut pending = HashSet::new();
-        if let Some(dir) = self.job.config.previous.clone() {
-            // A recrawl: the previous job's pages, those that changed then first (a seed among
-            // them is asked as a revisit).
-            let revisits = crate::recrawl::previous_pages(&dir)?;
-            info!(pages = revisits.len(), previous = %dir.display(), "recrawl");
-            for revisit in revisits {
-                if pending.contains(&url_key(revisit.url.as_str())) {
-                    continue;
-                }
-                let priority = u32::from(!revisit.previous.changed);
-                let entry = QueuedUrl {
-                    url: revisit.url.to_string(),
-                    depth: revisit.depth,
-                    previous: Some(revisit.previous),
-                    ..QueuedUrl::default()
-                };
-                self.queue(&mut commit, &mut pending, &revisit.url, entry, priority)?;
-            }
-            // What it had queued and not fetched, as new URLs.
-            for (url, depth) in crate::recrawl::previous_queue(&dir)? {
-                if pending.contains(&url_key(url.as_str())) {
-                    continue;
-                }
-                let entry = QueuedUrl {
-                    url: url.to_string(),
-                    depth,
-                    ..QueuedUrl::default()
-                };
-                self.queue(&mut commit, &mut pending, &url, entry, 0)?;
-            }
-        }
+        let previous = self.job.config.previous.clone();
         let seeds = self.job.seeds.clone();
-        for seed in &seeds {
-            if pending.contains(&url_key(seed.url.as_str())) {
-                continue;
-            }
-            let entry = QueuedUrl {
-                url: seed.url.to_string(),
-                depth: 0,
-                ..QueuedUrl::default()
-            };
-            self.queue(&mut commit, &mut pending, &seed.url, entry, 0)?;
+        for (url, entry, priority) in crate::recrawl::first_queue(previous.as_deref(), &seeds)? {
+            self.queue(&mut commit, &mut pending, &url, entry, priority)?;
         }
         self.apply(commit, Vec::new())
     }

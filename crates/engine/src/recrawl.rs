@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_store::{CrawlStore, FjallStore, Previous};
+use nearcrawl_store::{CrawlStore, FjallStore, Previous, QueuedUrl};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -156,6 +156,53 @@ pub(crate) fn previous_pages(dir: &Path) -> Result<Vec<Revisit>, EngineError> {
         });
     })?;
     Ok(pages)
+}
+
+/// What a job queues first, with each URL's priority: for a recrawl of the job in
+/// `previous`, its pages (those that changed then first, a seed among them asked as a
+/// revisit) and the URLs it had queued and not fetched; then the seeds not among them.
+pub(crate) fn first_queue(
+    previous: Option<&Path>,
+    seeds: &[nearcrawl_frontier::Seed],
+) -> Result<Vec<(CanonicalUrl, QueuedUrl, u32)>, EngineError> {
+    let mut queue = Vec::new();
+    let mut queued = std::collections::HashSet::new();
+    let mut push = |url: CanonicalUrl, entry: QueuedUrl, priority: u32| {
+        if queued.insert(url.as_str().to_string()) {
+            queue.push((url, entry, priority));
+        }
+    };
+    if let Some(dir) = previous {
+        let revisits = previous_pages(dir)?;
+        tracing::info!(pages = revisits.len(), previous = %dir.display(), "recrawl");
+        for revisit in revisits {
+            let priority = u32::from(!revisit.previous.changed);
+            let entry = QueuedUrl {
+                url: revisit.url.to_string(),
+                depth: revisit.depth,
+                previous: Some(revisit.previous),
+                ..QueuedUrl::default()
+            };
+            push(revisit.url, entry, priority);
+        }
+        for (url, depth) in previous_queue(dir)? {
+            let entry = QueuedUrl {
+                url: url.to_string(),
+                depth,
+                ..QueuedUrl::default()
+            };
+            push(url, entry, 0);
+        }
+    }
+    for seed in seeds {
+        let entry = QueuedUrl {
+            url: seed.url.to_string(),
+            depth: 0,
+            ..QueuedUrl::default()
+        };
+        push(seed.url.clone(), entry, 0);
+    }
+    Ok(queue)
 }
 
 /// The URLs the job in `dir` had queued and not fetched when it ended (it stopped at a limit

@@ -35,11 +35,15 @@ impl Coordinator {
         previous: &Previous,
         commit: &mut Commit,
     ) -> Result<(), EngineError> {
-        if record.verdict == Verdict::NotModified {
+        // A shared job's index is the job's, and the previous texts stay with the process
+        // that crawled them: neither is read here.
+        let local = self.job.redis.is_none();
+        if record.verdict == Verdict::NotModified && local {
             self.keep_not_modified(record.seq, &record.url, previous, commit)?;
         }
         crate::recrawl::mark(record, previous);
         if record.change == Some(crate::record::Change::Changed)
+            && local
             && let (Some((_, text)), Some(dir)) = (&commit.unique_text, &self.job.config.previous)
         {
             let units = |text: &str| nearcrawl_text::unit_hashes(text);

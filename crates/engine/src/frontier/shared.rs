@@ -64,8 +64,9 @@ pub struct RedisFrontier {
     refusals: VecDeque<(QueueKey, QueuedUrl, Verdict, String)>,
     /// Robots rules read back from the job, by origin: (version, rules).
     robots: HashMap<String, (u64, RobotsRules)>,
-    /// The seeds, in case this worker has to seed the job (again).
-    seeds: Vec<(CanonicalUrl, QueuedUrl)>,
+    /// The seeds (and a recrawl's previous pages) with their priorities, in case this worker
+    /// has to seed the job (again).
+    seeds: Vec<(CanonicalUrl, QueuedUrl, u32)>,
     /// URLs known to be seen in the job (a URL once seen stays seen): most links of a site
     /// are its navigation, asked about again and again. Bounded: cleared when full.
     known_seen: Mutex<HashSet<UrlKey>>,
@@ -102,7 +103,7 @@ impl RedisFrontier {
         role: Role,
         store: Arc<dyn CrawlStore>,
         agent: String,
-        seeds: Vec<(CanonicalUrl, QueuedUrl)>,
+        seeds: Vec<(CanonicalUrl, QueuedUrl, u32)>,
     ) -> Result<RedisFrontier, EngineError> {
         let mut frontier = RedisFrontier {
             shared: Mutex::new(shared),
@@ -146,11 +147,11 @@ impl RedisFrontier {
     /// Queues the seeds (those seen already are not queued again) and tells the job.
     fn seed(&mut self) -> Result<(), EngineError> {
         let mut by_origin: BTreeMap<String, Vec<Offer>> = BTreeMap::new();
-        for (url, entry) in &self.seeds {
+        for (url, entry, priority) in &self.seeds {
             by_origin
                 .entry(origin_of(url.as_url()))
                 .or_default()
-                .push(offer(url, entry, 0)?);
+                .push(offer(url, entry, *priority)?);
         }
         for (origin, offers) in by_origin {
             self.shared()
