@@ -7,9 +7,12 @@
 //!   the outlinks duplicates' pages did not lead to;
 //! - histograms of the duplicates' Hamming distance and LCS similarity, and of the dedup
 //!   stage's time per page;
+//! - a recrawl's cost against fetching the previous job's pages whole, its pages by how they
+//!   came back, and the hosts that answered 304s (`report.json`'s `recrawl`);
 //! - the last run's time per page by pipeline stage (`report.json`'s `run_stages`);
-//! - the largest duplicate clusters with their URLs, and a table of hosts (pages, bytes,
-//!   duplicates, robots refusals, errors).
+//! - the largest duplicate clusters with their URLs, a table of hosts (the server address
+//!   each went to, pages, bytes, duplicates, robots refusals, errors) and one of server
+//!   addresses (names, pages, bytes, failed or throttled requests, back-offs).
 //!
 //! [`render`] is pure (records in, HTML out); [`write`] reads a job's directory and writes
 //! the file.
