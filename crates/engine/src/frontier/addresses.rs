@@ -169,7 +169,13 @@ impl Addresses {
             Need::Resolving => Gate::Resolving,
             Need::Known(None) => Gate::Free,
             Need::Known(Some(ip)) => {
-                let server = self.server_of(id, AddressKey::of(ip), now);
+                let key = AddressKey::of(ip);
+                // Asked at every look at the host: the name is on its server already but the
+                // first time (a literal address, found here).
+                let server = match self.servers.get(&key) {
+                    Some(server) if server.names.contains(&id) => server,
+                    _ => self.server_of(id, key, now),
+                };
                 Gate::At(server.politeness.ready_at(config))
             }
         }
