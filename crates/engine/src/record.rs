@@ -479,23 +479,16 @@ impl Record {
 
     /// The record of a queued URL whose request produced no response (`address`: where its
     /// host's name resolved to, if the frontier resolved it).
-    pub(crate) fn failed_at(
+    pub(crate) fn failed(
         seq: u64,
         entry: &QueuedUrl,
         failure: &FetchFailure,
         address: Option<std::net::IpAddr>,
     ) -> Record {
         Record {
-            address: address.map(|ip| ip.to_string()),
-            ..Record::failed(seq, entry, failure)
-        }
-    }
-
-    /// The record of a queued URL whose request produced no response.
-    pub(crate) fn failed(seq: u64, entry: &QueuedUrl, failure: &FetchFailure) -> Record {
-        Record {
             bytes: failure.wire_bytes + probe_bytes(entry),
             fetched_at: Some(rfc3339(std::time::SystemTime::now())),
+            address: address.map(|ip| ip.to_string()),
             ..Record::refused(
                 seq,
                 entry,

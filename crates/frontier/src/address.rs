@@ -121,11 +121,8 @@ impl AddressPoliteness {
                     self.failing.clear();
                     self.backoffs_in_a_row += 1;
                     self.backoffs += 1;
-                    let exp = (self.backoffs_in_a_row - 1).min(20);
                     let max = Duration::from_millis(config.backoff_max_ms);
-                    let backoff =
-                        Duration::from_millis(config.backoff_initial_ms.saturating_mul(1 << exp))
-                            .min(max);
+                    let backoff = config.backoff_after(self.backoffs_in_a_row);
                     let wait = retry_after.map_or(backoff, |r| r.min(max).max(backoff));
                     (wait.max(delay(config)), true)
                 } else {

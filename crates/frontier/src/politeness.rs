@@ -74,6 +74,15 @@ impl PolitenessConfig {
         Duration::from_millis(ms)
     }
 
+    /// The back-off after `in_a_row` failures in a row (at least 1): `backoff_initial_ms`
+    /// doubled per failure after the first, at most `backoff_max_ms`. A host's and an
+    /// address's alike.
+    pub fn backoff_after(&self, in_a_row: u32) -> Duration {
+        let exp = in_a_row.saturating_sub(1).min(20);
+        Duration::from_millis(self.backoff_initial_ms.saturating_mul(1 << exp))
+            .min(Duration::from_millis(self.backoff_max_ms))
+    }
+
     /// Whether requests are limited per server address at all (else names are not resolved
     /// ahead of their requests).
     pub fn limits_addresses(&self) -> bool {
@@ -195,10 +204,8 @@ impl HostPoliteness {
     }
 
     fn backoff(&self, config: &PolitenessConfig) -> Duration {
-        let exp = self.consecutive_failures.saturating_sub(1).min(20);
-        let backoff = Duration::from_millis(config.backoff_initial_ms.saturating_mul(1 << exp));
-        backoff
-            .min(Duration::from_millis(config.backoff_max_ms))
+        config
+            .backoff_after(self.consecutive_failures)
             .max(self.delay(config))
     }
 }

@@ -121,7 +121,7 @@ impl Coordinator {
             return self.retry(key, entry);
         }
         let address = self.frontier.address_of(id);
-        let record = Record::failed_at(self.take_seq(), &entry, &failure, address);
+        let record = Record::failed(self.take_seq(), &entry, &failure, address);
         self.apply(
             Commit {
                 taken: vec![key],
