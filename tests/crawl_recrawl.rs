@@ -75,6 +75,23 @@ fn by_path(out: &Path) -> BTreeMap<String, nearcrawl_engine::Record> {
         .collect()
 }
 
+/// The paths of the pages downloaded whole (a 200), in order.
+fn downloaded_whole(pages: &BTreeMap<String, nearcrawl_engine::Record>) -> Vec<&str> {
+    pages
+        .iter()
+        .filter(|(_, r)| r.status == Some(200))
+        .map(|(p, _)| p.as_str())
+        .collect()
+}
+
+/// A loopback address free now: each crawl of a test serves its version of the site there.
+async fn free_addr() -> SocketAddr {
+    serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+        .addr
+}
+
 /// The WARC files' headers, gzip members decompressed.
 fn warc_text(out: &Path) -> String {
     let mut text = String::new();
@@ -113,10 +130,7 @@ async fn crawl(site: Site, addr: SocketAddr, out: &Path, previous: Option<&Path>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let [first, same, edited] = [(); 3].map(|_| tempfile::tempdir().unwrap());
     let before = crawl(site(false, true), addr, first.path(), None).await;
     assert_eq!(before.pages_fetched, PAGES + 1);
@@ -187,11 +201,7 @@ async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
         "the new page reached"
     );
     assert_eq!(pages["/p21"].change, None, "new, not a revisit");
-    let whole: Vec<&str> = pages
-        .iter()
-        .filter(|(_, r)| r.status == Some(200))
-        .map(|(p, _)| p.as_str())
-        .collect();
+    let whole = downloaded_whole(&pages);
     assert_eq!(
         whole,
         ["/p21", "/p3", "/p7"],
@@ -205,10 +215,7 @@ async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_validators_identical_pages_are_unchanged_and_their_bytes_counted() {
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let [first, again] = [(); 2].map(|_| tempfile::tempdir().unwrap());
     let before = crawl(site(false, false), addr, first.path(), None).await;
     let report = crawl(site(true, false), addr, again.path(), Some(first.path())).await;
@@ -247,10 +254,7 @@ async fn without_validators_identical_pages_are_unchanged_and_their_bytes_counte
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recrawl_on_a_budget_asks_first_the_pages_that_changed_last_time() {
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let [first, second, third] = [(); 3].map(|_| tempfile::tempdir().unwrap());
     crawl(site(false, false), addr, first.path(), None).await;
     crawl(site(true, false), addr, second.path(), Some(first.path())).await;
@@ -356,11 +360,7 @@ async fn against_nginx_only_what_changed_is_downloaded_whole() {
     assert_eq!(pages["/p3.html"].change, Some(Change::Changed));
     assert_eq!(pages["/p7.html"].change, Some(Change::Changed));
     assert_eq!(pages["/p5.html"].change, Some(Change::Gone));
-    let whole: Vec<&str> = pages
-        .iter()
-        .filter(|(_, r)| r.status == Some(200))
-        .map(|(p, _)| p.as_str())
-        .collect();
+    let whole = downloaded_whole(&pages);
     assert_eq!(
         whole,
         ["/p3.html", "/p31.html", "/p7.html"],
@@ -371,10 +371,7 @@ async fn against_nginx_only_what_changed_is_downloaded_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_of_a_page_the_server_held_unchanged_is_its_duplicate() {
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let two = |edited: bool| {
         let more: &[&str] = if edited { &["/copy"] } else { &[] };
         let site = Site::new()
@@ -403,10 +400,7 @@ async fn a_copy_of_a_page_the_server_held_unchanged_is_its_duplicate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recrawl_goes_on_from_where_the_previous_job_stopped() {
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let [first, again] = [(); 2].map(|_| tempfile::tempdir().unwrap());
     let server = serve_on(site(false, true), addr).await.unwrap();
     let mut limited = config(None);
@@ -426,10 +420,7 @@ async fn a_recrawl_goes_on_from_where_the_previous_job_stopped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_of_a_shared_job_recrawl_together() {
     let redis = nearcrawl_redis_job::server::LocalRedis::start(false).unwrap();
-    let addr = serve_on(Site::new(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-        .addr;
+    let addr = free_addr().await;
     let [first, w0, w1] = [(); 3].map(|_| tempfile::tempdir().unwrap());
     crawl(site(false, true), addr, first.path(), None).await;
     let server = serve_on(site(true, true), addr).await.unwrap();

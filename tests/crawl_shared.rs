@@ -10,15 +10,11 @@ mod crawl_support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
-use crawl_support::{html_page, local_config, prose, records, serve_at};
-use nearcrawl_dedup::AnalyzerConfig;
+use crawl_support::{html_page, local_config, prose, records, serve_at, shared_worker};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, Report, Verdict, crawl};
-use nearcrawl_frontier::parse_seeds;
+use nearcrawl_engine::{CrawlConfig, Report, Verdict};
 use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
-use nearcrawl_redis_job::{JobName, RedisTarget};
 
 const PAGES: usize = 40;
 
@@ -57,40 +53,15 @@ fn shared_config() -> CrawlConfig {
     config
 }
 
-/// Worker `name` of job `job` on `redis`, with `config`.
-async fn run_worker(
-    seeds: &str,
-    out: &Path,
-    redis: &str,
-    (job, name): (&str, &str),
-    config: CrawlConfig,
-) -> Report {
-    let job = Job {
-        seeds: parse_seeds(seeds, Path::new("seeds.txt")).unwrap(),
-        out_dir: out.to_path_buf(),
-        config,
-        analyzer: AnalyzerConfig::default(),
-        shared_index: None,
-        redis: Some(RedisJob {
-            target: RedisTarget::parse(redis).unwrap(),
-            job: JobName::new(job).unwrap(),
-            worker: name.to_string(),
-        }),
-    };
-    crawl(job, std::future::pending(), Arc::new(Progress::default()))
-        .await
-        .expect("the worker's crawl runs")
-}
-
 /// Worker `name` of job `job` on `redis`, with dedup off (`--no-dedup`).
 async fn worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
     let mut config = shared_config();
     config.dedup.enabled = false;
-    run_worker(seeds, out, redis, (job, name), config).await
+    shared_worker(seeds, out, (redis, job, name), config).await
 }
 
 async fn dedup_worker(seeds: &str, out: &Path, redis: &str, job: &str, name: &str) -> Report {
-    run_worker(seeds, out, redis, (job, name), shared_config()).await
+    shared_worker(seeds, out, (redis, job, name), shared_config()).await
 }
 
 /// Two workers `w0` and `w1` of job `job` on `redis`, run at once: their output directories.
@@ -102,8 +73,8 @@ async fn two_workers(
 ) -> [tempfile::TempDir; 2] {
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     tokio::join!(
-        run_worker(seeds, dirs[0].path(), redis, (job, "w0"), config.clone()),
-        run_worker(seeds, dirs[1].path(), redis, (job, "w1"), config),
+        shared_worker(seeds, dirs[0].path(), (redis, job, "w0"), config.clone()),
+        shared_worker(seeds, dirs[1].path(), (redis, job, "w1"), config),
     );
     dirs
 }
@@ -431,7 +402,7 @@ async fn a_focused_job_fetches_the_best_link_of_any_host_first() {
     let url = server.url();
 
     let out = tempfile::tempdir().unwrap();
-    run_worker(&seeds, out.path(), &url, ("focused", "w0"), config.clone()).await;
+    shared_worker(&seeds, out.path(), (&url, "focused", "w0"), config.clone()).await;
     let mut requests: Vec<(std::time::Instant, String)> = [&markets, &waters]
         .iter()
         .flat_map(|site| site.site.requests())

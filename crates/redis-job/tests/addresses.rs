@@ -50,6 +50,18 @@ fn address_of(host: &str) -> AddressOf {
     AddressOf::Known(Some(address))
 }
 
+/// No robots.txt, hosts open (4 connections, no delay), `connections` per address.
+fn address_settings(connections: u32) -> Settings {
+    Settings {
+        obey_robots: false,
+        max_connections_per_host: 4,
+        per_host_delay_ms: 0,
+        max_connections_per_address: connections,
+        per_address_delay_ms: 0,
+        ..Settings::default()
+    }
+}
+
 /// The next lease, its request sent at once, waiting out anything else.
 fn lease(worker: &mut SharedFrontier) -> Option<Lease> {
     for _ in 0..50 {
@@ -69,14 +81,7 @@ fn lease(worker: &mut SharedFrontier) -> Option<Lease> {
 #[test]
 fn hosts_on_one_address_share_its_budget_across_workers() {
     let server = LocalRedis::start(false).unwrap();
-    let settings = Settings {
-        obey_robots: false,
-        max_connections_per_host: 4,
-        per_host_delay_ms: 0,
-        max_connections_per_address: 1,
-        per_address_delay_ms: 0,
-        ..Settings::default()
-    };
+    let settings = address_settings(1);
     let mut workers: Vec<SharedFrontier> = (0..3)
         .map(|w| {
             join(
@@ -121,14 +126,7 @@ fn hosts_on_one_address_share_its_budget_across_workers() {
 #[test]
 fn a_place_whose_request_is_not_sent_yet_holds_the_others_back_a_moment() {
     let server = LocalRedis::start(false).unwrap();
-    let settings = Settings {
-        obey_robots: false,
-        max_connections_per_host: 4,
-        per_host_delay_ms: 0,
-        max_connections_per_address: 4,
-        per_address_delay_ms: 0,
-        ..Settings::default()
-    };
+    let settings = address_settings(4);
     let mut a = join(&server.url(), "starting", "a", settings.clone());
     let mut b = join(&server.url(), "starting", "b", settings);
     seed(&mut a, 2, 3);
@@ -147,13 +145,8 @@ fn a_place_whose_request_is_not_sent_yet_holds_the_others_back_a_moment() {
 fn an_unresolved_host_is_resolved_first_and_two_failing_names_back_the_address_off() {
     let server = LocalRedis::start(false).unwrap();
     let settings = Settings {
-        obey_robots: false,
-        max_connections_per_host: 4,
-        per_host_delay_ms: 0,
-        max_connections_per_address: 4,
-        per_address_delay_ms: 0,
         backoff_initial_ms: 60_000,
-        ..Settings::default()
+        ..address_settings(4)
     };
     let mut a = join(&server.url(), "failing", "a", settings);
     seed(&mut a, 2, 3);
