@@ -20,13 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 manual="${1:-postgresql}"
 port=18310
-case "$manual" in
-    postgresql) package=postgresql-doc-15 root=/usr/share/doc/postgresql-doc-15/html ;;
-    python) package=python3.11-doc root=/usr/share/doc/python3.11-doc/html ;;
-    *) echo "usage: $0 [postgresql|python]" >&2; exit 2 ;;
-esac
-[ -e "$root/index.html" ] || apt-get install -y --no-install-recommends "$package" >/dev/null \
-    || { apt-get update >/dev/null && apt-get install -y --no-install-recommends "$package" >/dev/null; }
+source scripts/lib/manual.sh
+manual_root "$manual" || { echo "usage: $0 [postgresql|python]" >&2; exit 2; }
 
 cargo build --release --locked --bin nearcrawl >&2
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
