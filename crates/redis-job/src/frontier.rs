@@ -762,15 +762,14 @@ impl SharedFrontier {
             }
             let (taken, hint) = self.take(&host, &stamp)?;
             self.schedule(&host, &stamp, hint)?;
-            let held = hold.clone();
             let next = match taken {
                 Some(Next::Fetch(lease)) => Some(Next::Fetch(Lease {
-                    address: held,
+                    address: hold,
                     ..lease
                 })),
                 Some(Next::Robots { host, .. }) => Some(Next::Robots {
                     host,
-                    address: held,
+                    address: hold,
                 }),
                 other => {
                     if let Some(hold) = &hold {
