@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use crawl_support::{local_config, page, prose, records, run, shared_worker};
 use nearcrawl_demo_web::{Exchange, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Verdict};
+use nearcrawl_engine::CrawlConfig;
+use nearcrawl_records::Verdict;
 use nearcrawl_redis_job::server::LocalRedis;
 
 const NAMES: usize = 100;

@@ -14,7 +14,7 @@ use crawl_support::{
     local_config, page, prose, record, records, run, side_by_side, site_and_mirror,
 };
 use nearcrawl_demo_web::{Site, serve};
-use nearcrawl_engine::Verdict;
+use nearcrawl_records::Verdict;
 
 /// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so
 /// its stories, copies of the site's articles by their titles, would not be followed; the first
@@ -45,7 +45,7 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     assert!(listing.verdict.is_duplicate(), "{listing:?}");
     assert_eq!(
         listing.links_matched_by,
-        Some(nearcrawl_dedup::LinkMatch::Anchor)
+        Some(nearcrawl_link_policy::LinkMatch::Anchor)
     );
     assert_eq!(
         (listing.mirror_sampled, listing.parked),

@@ -9,7 +9,7 @@ mod crawl_support;
 
 use crawl_support::{local_config, page, prose, record, records, run, unnamed_requests};
 use nearcrawl_demo_web::{Site, serve};
-use nearcrawl_engine::Verdict;
+use nearcrawl_records::Verdict;
 
 /// A new release renames a chapter's file (`old-name` to `new-name`, the same length) and
 /// rewrites it. Its guide, which links to the chapter, keeps the old guide's text and length:
@@ -152,7 +152,7 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
 
     let (origin, mirror, records) = crawl(Predict::Skip, &[]).await;
     assert_eq!(unnamed_requests(&mirror), Vec::<String>::new());
-    let predicted: Vec<&nearcrawl_engine::Record> = records
+    let predicted: Vec<&nearcrawl_records::Record> = records
         .iter()
         .filter(|r| r.verdict == Verdict::Predicted)
         .collect();
@@ -183,7 +183,7 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
 
     let (_, mirror, records) = crawl(Predict::Verify, &[]).await;
     assert_eq!(unnamed_requests(&mirror), Vec::<String>::new());
-    let verified: Vec<&nearcrawl_engine::Record> = records
+    let verified: Vec<&nearcrawl_records::Record> = records
         .iter()
         .filter(|r| r.prediction.as_ref().is_some_and(|p| p.fate == "verify"))
         .collect();

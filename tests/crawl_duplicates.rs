@@ -13,7 +13,8 @@ use crawl_support::{
     InOrder, in_order, local_config, page, prose, record, records, run, side_by_side,
 };
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::{DuplicateOutlinks, Verdict};
+use nearcrawl_engine::DuplicateOutlinks;
+use nearcrawl_records::Verdict;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {

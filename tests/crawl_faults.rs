@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use crawl_support::{local_config, prose, records};
 use faults::{Script, Step, html_head, ok_html, serve_script};
-use nearcrawl_engine::{Record, Verdict};
 use nearcrawl_frontier::HostScope;
+use nearcrawl_records::{Record, Verdict};
 
 /// The fault table: path to steps, and the healthy pages.
 fn faults() -> HashMap<&'static str, Vec<Step>> {

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use crawl_support::{anchored_page, local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Job, Progress, Verdict, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, crawl};
 use nearcrawl_frontier::parse_seeds;
+use nearcrawl_records::Verdict;
 
 fn page(title: &str, body: &str, links: &[(&str, &str)]) -> Reply {
     anchored_page(title, body, links)

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use crawl_support::{html_page as page, local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve, serve_on};
-use nearcrawl_engine::Verdict;
 use nearcrawl_fetch::{FailureKind, FetchConfig, Fetcher};
 use nearcrawl_frontier::{AddressPolicy, CanonicalUrl, HostScope};
+use nearcrawl_records::Verdict;
 
 const SECRET: &str = "internal service: secret deleted";
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crawl_support::{local_config, page, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::Verdict;
+use nearcrawl_records::Verdict;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_rules_are_obeyed_and_recorded() {

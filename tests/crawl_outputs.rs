@@ -12,7 +12,8 @@ use std::process::Command;
 
 use crawl_support::{local_config, page, prose, record, records, run, warc_files, warcio};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::{DuplicateOutlinks, Verdict};
+use nearcrawl_engine::DuplicateOutlinks;
+use nearcrawl_records::Verdict;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warc_files_pass_warcio_check_and_hold_every_fetch() {
@@ -131,7 +132,7 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
         .lines()
         .find(|l| l.starts_with("exact savings against a --no-dedup baseline crawl"))
         .unwrap_or_else(|| panic!("no exact savings line: {stdout}"));
-    let baseline: nearcrawl_engine::Report =
+    let baseline: nearcrawl_records::Report =
         serde_json::from_slice(&std::fs::read(out.path().join("baseline/report.json")).unwrap())
             .unwrap();
     assert!(
@@ -152,7 +153,7 @@ fn demo_crawls_the_local_web_and_prints_the_report() {
     assert!(disallowed.iter().all(|r| r.url.contains("/private/")));
     let near = crawl_support::count(&records, Verdict::Near)
         + crawl_support::count(&records, Verdict::Exact);
-    let report: nearcrawl_engine::Report =
+    let report: nearcrawl_records::Report =
         serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
     // Which home page comes first depends on timing: when the origin's is judged a copy of the
     // mirror's, the origin's articles (copies of the mirror's stories) are never fetched, and
@@ -361,7 +362,7 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
     config.dedup.enabled = false;
     let base_report = run(&site.url("/"), baseline.path(), config.clone()).await;
     assert_eq!(base_report.pages_fetched, 6);
-    let predicted = nearcrawl_engine::what_if(baseline.path()).unwrap();
+    let predicted = nearcrawl_records::what_if(baseline.path()).unwrap();
     assert_eq!(
         (
             predicted.baseline_pages,
@@ -386,6 +387,6 @@ async fn what_if_on_a_baseline_predicts_the_dedup_crawl_exactly() {
     );
 
     // A crawl that was not a baseline cannot be replayed.
-    let err = nearcrawl_engine::what_if(deduped.path()).unwrap_err();
+    let err = nearcrawl_records::what_if(deduped.path()).unwrap_err();
     assert!(err.to_string().contains("--no-dedup"), "{err}");
 }

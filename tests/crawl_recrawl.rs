@@ -19,7 +19,8 @@ use std::path::Path;
 
 use crawl_support::{local_config, page, prose, records, run, shared_worker, warc_files, warcio};
 use nearcrawl_demo_web::{Site, serve_on};
-use nearcrawl_engine::{Change, CrawlConfig, Report, Verdict};
+use nearcrawl_engine::CrawlConfig;
+use nearcrawl_records::{Change, Report, Verdict};
 
 const PAGES: u64 = 20;
 
@@ -68,7 +69,7 @@ fn config(previous: Option<&Path>) -> CrawlConfig {
 }
 
 /// Each page's record by path.
-fn by_path(out: &Path) -> BTreeMap<String, nearcrawl_engine::Record> {
+fn by_path(out: &Path) -> BTreeMap<String, nearcrawl_records::Record> {
     records(out)
         .into_iter()
         .map(|r| (url::Url::parse(&r.url).unwrap().path().to_string(), r))
@@ -76,7 +77,7 @@ fn by_path(out: &Path) -> BTreeMap<String, nearcrawl_engine::Record> {
 }
 
 /// The paths of the pages downloaded whole (a 200), in order.
-fn downloaded_whole(pages: &BTreeMap<String, nearcrawl_engine::Record>) -> Vec<&str> {
+fn downloaded_whole(pages: &BTreeMap<String, nearcrawl_records::Record>) -> Vec<&str> {
     pages
         .iter()
         .filter(|(_, r)| r.status == Some(200))

@@ -184,7 +184,7 @@ async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
     let notes = crawl_support::record(&records, &mirror.url("/extra/3"));
     assert_eq!(
         notes.verdict,
-        nearcrawl_engine::Verdict::Unique,
+        nearcrawl_records::Verdict::Unique,
         "{notes:?}"
     );
     let released = records.iter().find_map(|r| r.released);
@@ -467,7 +467,7 @@ async fn a_killed_recrawl_is_resumed_by_the_same_command_and_loses_nothing() {
     for at in [10, 30] {
         let mut child = start_with(&seeds, &out, &["--recrawl"]);
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !out.join(nearcrawl_engine::PREVIOUS_FILE).exists() {
+        while !out.join(nearcrawl_records::PREVIOUS_FILE).exists() {
             assert!(Instant::now() < deadline, "the recrawl did not start");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -485,7 +485,7 @@ async fn a_killed_recrawl_is_resumed_by_the_same_command_and_loses_nothing() {
     assert!(
         records
             .iter()
-            .all(|r| r.change == Some(nearcrawl_engine::Change::Unchanged)),
+            .all(|r| r.change == Some(nearcrawl_records::Change::Unchanged)),
         "every page asked again and found unchanged (the site sends no validators)"
     );
     assert!(out.join("previous-1").exists() && !out.join("previous-2").exists());

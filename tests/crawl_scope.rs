@@ -8,7 +8,7 @@ mod crawl_support;
 
 use crawl_support::{count, local_config, page, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::Verdict;
+use nearcrawl_records::Verdict;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scope_limits_and_nofollow() {

@@ -13,7 +13,8 @@ use std::path::Path;
 
 use crawl_support::{html_page, local_config, prose, records, serve_at, shared_worker};
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Report, Verdict};
+use nearcrawl_engine::CrawlConfig;
+use nearcrawl_records::{Report, Verdict};
 use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
 
 const PAGES: usize = 40;
@@ -267,7 +268,7 @@ async fn one_original_per_pair(url: &str) {
     let out = tempfile::tempdir().unwrap();
     dedup_worker(&seeds, out.path(), url, "mirror-alone", "solo").await;
     let alone = records(out.path());
-    let uniques = |records: &[nearcrawl_engine::Record]| {
+    let uniques = |records: &[nearcrawl_records::Record]| {
         records
             .iter()
             .filter(|r| r.verdict == Verdict::Unique)

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crawl_support::{anchored_page, html_page as page, local_config, prose, record, records, run};
 use nearcrawl_demo_web::{Reply, Site, serve};
-use nearcrawl_engine::{Record, Verdict};
+use nearcrawl_records::{Record, Verdict};
 
 /// Requests whose path starts with `prefix`.
 fn fetched(site: &nearcrawl_demo_web::RunningSite, prefix: &str) -> usize {

@@ -13,8 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use nearcrawl_engine::Record;
 use nearcrawl_quality::{RunConfig, WebConfig, Workers, run};
+use nearcrawl_records::Record;
 use nearcrawl_redis_job::server::LocalRedis;
 
 /// A URL without its port (each run serves the web on new ports, the same addresses).

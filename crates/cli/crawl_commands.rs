@@ -10,8 +10,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use nearcrawl_demo_web::{DemoConfig, DemoWeb};
-use nearcrawl_engine::{Job, Progress, RedisJob, Report, crawl};
+use nearcrawl_engine::{Job, Progress, RedisJob, crawl};
 use nearcrawl_frontier::{HostScope, read_seeds};
+use nearcrawl_records::Report;
 use nearcrawl_redis_job::{JobName, RedisTarget};
 
 use crate::config::Config;
@@ -258,7 +259,7 @@ pub fn crawl_command(
     }
     let resumed = flags
         .recrawl
-        .then(|| nearcrawl_engine::unfinished_recrawl(out))
+        .then(|| nearcrawl_records::unfinished_recrawl(out))
         .flatten();
     if let Some(dir) = resumed {
         eprintln!(
@@ -268,7 +269,7 @@ pub fn crawl_command(
         );
         previous = Some(dir);
     } else if restart || flags.recrawl {
-        match nearcrawl_engine::set_aside(out)? {
+        match nearcrawl_records::set_aside(out)? {
             Some(aside) => {
                 let flag = if flags.recrawl {
                     "--recrawl"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use nearcrawl_engine::Report;
+use nearcrawl_records::Report;
 use nearcrawl_redis_job::{JobName, Patience, Redis, RedisTarget};
 use serde::Serialize;
 

@@ -399,7 +399,7 @@ fn run() -> Result<()> {
 }
 
 fn what_if_command(dir: &Path) -> Result<()> {
-    let what_if = nearcrawl_engine::what_if(dir)?;
+    let what_if = nearcrawl_records::what_if(dir)?;
     print!("{}", what_if.summary());
     let path = dir.join("what-if.json");
     std::fs::write(&path, serde_json::to_string_pretty(&what_if)? + "\n")

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use nearcrawl_dedup::AnalyzerConfig;
 use nearcrawl_demo_web::{RunningSite, Site, serve};
-use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, Report, Verdict, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, crawl};
 use nearcrawl_frontier::parse_seeds;
+use nearcrawl_records::{Record, Report, Verdict};
 
 /// A configuration for local tests: no politeness delay, short timeouts, fast back-off.
 pub fn local_config() -> CrawlConfig {

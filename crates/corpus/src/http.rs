@@ -44,7 +44,7 @@ pub fn parse_response(block: &[u8]) -> Result<HttpResponse, String> {
         }
     }
     let encoding = header("Content-Encoding");
-    let body = match nearcrawl_fetch::decode_content(encoding.as_deref(), body, MAX_BODY_BYTES) {
+    let body = match nearcrawl_extract::decode_content(encoding.as_deref(), body, MAX_BODY_BYTES) {
         Ok((bytes, _cut)) => bytes,
         // Stored decoded although the header says otherwise (wget does this with
         // --compression=auto): the bytes as they are.
@@ -93,7 +93,7 @@ fn looks_like_text(body: &[u8]) -> bool {
 /// Whether a content type is a page the dedup stage reads (HTML, XHTML or plain text); a
 /// record without one is judged by its bytes (the extractor sniffs).
 pub fn is_page_type(content_type: Option<&str>) -> bool {
-    content_type.is_none_or(nearcrawl_fetch::is_page_type)
+    content_type.is_none_or(nearcrawl_extract::is_page_type)
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@ use nearcrawl_dedup::{
     Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, DuplicateOutlinks, Extracted,
     PageAnalysis, Stage, analyze_marked, block_keys, stage_template_config,
 };
-use nearcrawl_engine::{Record, Verdict};
 use nearcrawl_extract::{BlockKey, LinkReading, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
+use nearcrawl_records::{Record, Verdict};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -238,7 +238,7 @@ pub fn run(config: &CorpusConfig) -> Result<Option<Summary>, CorpusError> {
     }
     std::fs::create_dir_all(&config.out).map_err(io_error(&config.out))?;
     if config.restart {
-        nearcrawl_engine::set_aside_named(&config.out, &OUTPUTS)
+        nearcrawl_records::set_aside_named(&config.out, &OUTPUTS)
             .map_err(|e| CorpusError::State(e.to_string()))?;
     }
     let work = config.out.join("work");

@@ -69,8 +69,8 @@ pub use crate::sample::{
 pub use crate::settings::{stage_sentence_config, stage_sentence_cutoff, stage_template_config};
 pub use crate::stage::{
     Admission, DedupStage, Follow, Followed, INDEX_BYTES_PER_PAGE, IndexedSentences, Judgement,
-    LinkMatch, MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked,
-    block_keys, index_design, link_keys, same_site,
+    MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys,
+    index_design, link_keys, same_site,
 };
 pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};
 pub use crate::units::UnitsCache;

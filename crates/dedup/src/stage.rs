@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use nearcrawl_extract::{BlockKey, TemplateModel};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::{HammingIndex, IndexError, IndexParams, Match};
+use nearcrawl_link_policy::LinkMatch;
 use nearcrawl_text::ExactKey;
 use nearcrawl_verify::{CandidateIndex, SentenceConfig, Verifier, sentence_fingerprints};
 use serde::{Deserialize, Serialize};
@@ -194,17 +195,15 @@ pub enum Follow {
     },
 }
 
-/// How a duplicate's links are matched with its original's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LinkMatch {
-    /// By where they lead, relative to each site: the two sites share their URL scheme (most
-    /// links with the same anchor text lead to the same path), so a link that leads to a path
-    /// the original's links do not is new, whatever its text (a "next" arrow to a new part).
-    Target,
-    /// By anchor text: the sites' URL schemes differ (a mirror: the same texts lead to other
-    /// paths), so only a link whose anchor text none of the original's links has is new.
-    Anchor,
+/// A judgement's verdict as a record writes it.
+impl From<Verdict> for nearcrawl_records::Verdict {
+    fn from(verdict: Verdict) -> nearcrawl_records::Verdict {
+        match verdict {
+            Verdict::Unique => nearcrawl_records::Verdict::Unique,
+            Verdict::Exact => nearcrawl_records::Verdict::Exact,
+            Verdict::Near => nearcrawl_records::Verdict::Near,
+        }
+    }
 }
 
 /// A duplicate's links matched by anchor text lead to the same target this rarely (and at

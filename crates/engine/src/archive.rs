@@ -9,12 +9,12 @@ use std::time::Instant;
 use nearcrawl_dedup::Stage;
 
 use nearcrawl_fetch::Fetched;
+use nearcrawl_records::{Record, Verdict};
 use nearcrawl_store::{Commit, CrawlStore};
 
 use crate::error::EngineError;
 use crate::output::RecordsFile;
 use crate::progress::Progress;
-use crate::record::{Record, Verdict};
 use crate::warc::{Original, PreparedFetch, WarcFetch, WarcWriter};
 
 /// A fetched page as the WARC writer takes it (`head`: its [`Fetched::response_head`]).

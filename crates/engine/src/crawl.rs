@@ -21,10 +21,11 @@ use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,
     UrlPattern,
 };
+use nearcrawl_records::{Probe, Record, Released, Report, Sample, SharedJobFigures, Verdict};
 use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
-    Commit, CrawlStore, Declared, FjallStore, HostId, HubYield, ParkedLink, Probe, QueueKey,
-    QueuedUrl, Sample, UniquePage, UrlKey, url_key,
+    Commit, CrawlStore, Declared, FjallStore, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl,
+    UniquePage, UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
 use tokio::sync::mpsc;
@@ -37,8 +38,7 @@ use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::frontier::{Frontier, FrontierConfig, Parking, Step, StoreFrontier};
 use crate::progress::Progress;
-use crate::record::{Decision, Record, Released, Verdict};
-use crate::report::{IndexFigures, Report};
+use crate::record::Decision;
 use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
@@ -1053,7 +1053,7 @@ impl Coordinator {
 
     /// The record of a queued URL decided without a request, under the next number.
     fn refused(&mut self, entry: &QueuedUrl, verdict: Verdict, reason: String) -> Record {
-        Record::refused(self.take_seq(), entry, verdict, reason)
+        crate::record::refused(self.take_seq(), entry, verdict, reason)
     }
 
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {
@@ -1113,7 +1113,7 @@ impl Coordinator {
             )?;
         }
         let queued = self.frontier.queued()?;
-        let mut report = Report::build(
+        let mut report = crate::report::build(
             self.store.as_ref(),
             queued,
             self.robots_bytes,
@@ -1124,13 +1124,13 @@ impl Coordinator {
         report.scope_warning = self.scope_watch.warning();
         report.addresses = self.frontier.addresses();
         if let Some(previous) = &self.job.config.previous {
-            let figures = crate::recrawl::RecrawlFigures::of(previous, self.store.as_ref())?;
+            let figures = crate::recrawl::figures(previous, self.store.as_ref())?;
             report.recrawl = Some(figures);
         }
-        report.fingerprint_index = IndexFigures::of(self.stage.index());
+        report.fingerprint_index = crate::report::index_figures(self.stage.index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();
-            report.shared_job = Some(crate::report::SharedJobFigures {
+            report.shared_job = Some(SharedJobFigures {
                 job: redis.job.to_string(),
                 worker: redis.worker.clone(),
                 index_conflicts: self.shared_dedup.as_ref().map_or(0, |d| d.conflicts),

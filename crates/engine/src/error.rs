@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use nearcrawl_fetch::BuildError;
 use nearcrawl_frontier::ScopeError;
 use nearcrawl_hamming_index::IndexError;
+use nearcrawl_records::RecordsError;
 use nearcrawl_store::StoreError;
 
 /// An error that stops the job (after what was decided so far is stored).
@@ -70,15 +71,8 @@ pub enum EngineError {
     },
     /// A focused crawl's topic cannot be built (an example cannot be had, or says nothing).
     Topic(String),
-    /// A line of `records.jsonl` cannot be read.
-    Record {
-        /// The file.
-        path: PathBuf,
-        /// Its line number, from 1.
-        line: usize,
-        /// The JSON error.
-        source: serde_json::Error,
-    },
+    /// An output file (records, report, a previous job's outputs) cannot be read or written.
+    Records(RecordsError),
 }
 
 impl EngineError {
@@ -126,9 +120,7 @@ impl fmt::Display for EngineError {
                  into a previous-* directory, not deleted)",
                 path.display()
             ),
-            EngineError::Record { path, line, source } => {
-                write!(f, "{}:{line}: {source}", path.display())
-            }
+            EngineError::Records(e) => e.fmt(f),
         }
     }
 }
@@ -144,7 +136,7 @@ impl std::error::Error for EngineError {
             EngineError::IndexDesign { source, .. } | EngineError::SharedIndex { source, .. } => {
                 Some(source)
             }
-            EngineError::Record { source, .. } => Some(source),
+            EngineError::Records(e) => e.source(),
             EngineError::SharedIndexUrls { .. }
             | EngineError::Topic(_)
             | EngineError::Shared(_)
@@ -163,5 +155,11 @@ impl From<StoreError> for EngineError {
 impl From<ScopeError> for EngineError {
     fn from(e: ScopeError) -> Self {
         EngineError::Scope(e)
+    }
+}
+
+impl From<RecordsError> for EngineError {
+    fn from(e: RecordsError) -> Self {
+        EngineError::Records(e)
     }
 }

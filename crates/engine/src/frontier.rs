@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{CanonicalUrl, HostOutcome, PolitenessConfig};
+use nearcrawl_records::{AddressSummary, Verdict};
 use nearcrawl_store::{Commit, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey};
 use url::Url;
 
 use crate::error::EngineError;
-use crate::record::Verdict;
 
 /// What the coordinator should do next.
 #[derive(Debug)]
@@ -250,6 +250,5 @@ fn refuse(key: QueueKey, entry: QueuedUrl, verdict: Verdict, reason: String) -> 
 mod addresses;
 mod shared;
 mod store;
-pub use addresses::AddressSummary;
 pub use shared::RedisFrontier;
 pub use store::StoreFrontier;

@@ -57,7 +57,6 @@ mod report;
 mod runtime;
 mod shared;
 mod warc;
-mod what_if;
 
 pub use crate::config::{
     CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
@@ -66,18 +65,7 @@ pub use crate::config::{
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};
 pub use crate::error::EngineError;
-pub use crate::frontier::{
-    AddressSummary, Frontier, FrontierConfig, Parking, RedisFrontier, Step, StoreFrontier,
-};
-pub use crate::output::{set_aside, set_aside_named};
+pub use crate::frontier::{Frontier, FrontierConfig, Parking, RedisFrontier, Step, StoreFrontier};
 pub use crate::progress::Progress;
-pub use crate::record::{Change, Record, Verdict, read_records};
-pub use crate::recrawl::{
-    ChangeFigures, HostRevisits, PREVIOUS_FILE, RecrawlFigures, change_of, unfinished_recrawl,
-};
-pub use crate::report::{
-    DedupTiming, IndexFigures, PredictionFigures, Report, SharedJobFigures, StageTime,
-};
 pub use crate::runtime::{BLOCKING_THREADS_PER_CORE, runtime};
 pub use crate::shared::IndexConfig;
-pub use crate::what_if::{WhatIf, reachable, replay, what_if};

@@ -5,19 +5,14 @@
 //! every page it linked to that the previous job fetched is asked again anyway, and the new
 //! links of changed pages are followed as in any crawl.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_records::{Change, PREVIOUS_FILE, Record, RecrawlFigures, Verdict, read_records};
 use nearcrawl_store::{CrawlStore, FjallStore, Previous, QueuedUrl};
-use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::record::{Change, Record, Verdict, read_records};
-
-/// The file in a recrawl's output directory that names the job it crawls again, so that the
-/// recrawl resumed after a crash (without `--previous`) still compares with it.
-pub const PREVIOUS_FILE: &str = "recrawl-of";
 
 /// The job the crawl in `out_dir` crawls again: `given` (noted in `out_dir`), else the one
 /// noted when it started, if any.
@@ -38,16 +33,6 @@ pub(crate) fn previous_of(
             Err(e) => Err(EngineError::io(&note, e)),
         },
     }
-}
-
-/// The job an unfinished recrawl in `out_dir` crawls again: one that started (its note is
-/// there) and has not written its report yet (it was killed), to be resumed, not restarted.
-pub fn unfinished_recrawl(out_dir: &Path) -> Option<PathBuf> {
-    if out_dir.join("report.json").exists() {
-        return None;
-    }
-    let text = std::fs::read_to_string(out_dir.join(PREVIOUS_FILE)).ok()?;
-    Some(PathBuf::from(text.trim_end()))
 }
 
 /// How a page asked again came back: its class, and for a changed page the simhash distance
@@ -276,130 +261,22 @@ impl PreviousTexts {
     }
 }
 
-/// What a recrawl cost against fetching the previous job's pages whole again (`report.json`'s
-/// `recrawl`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecrawlFigures {
-    /// The previous job's pages, all asked again.
-    pub previous_pages: u64,
-    /// Their bytes then: what fetching them whole again costs.
-    pub previous_bytes: u64,
-    /// Requests this recrawl made for them (each page once, retries counted in its record).
-    pub asked: u64,
-    /// Bytes this recrawl received for them.
-    pub bytes: u64,
-    /// Pages and bytes by how they came back (`other`: an answer that says nothing of the
-    /// page, such as a server error).
-    pub by_change: BTreeMap<String, ChangeFigures>,
-    /// Pages new to this job (not the previous job's) that were fetched, and their bytes.
-    pub new_pages: u64,
-    /// See `new_pages`.
-    pub new_bytes: u64,
-    /// By host: the previous job's pages asked again, and the 304s among the answers (a host
-    /// whose server honours validators answers 304 for what did not change).
-    pub hosts: BTreeMap<String, HostRevisits>,
-}
-
-/// Pages and bytes of one class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangeFigures {
-    /// Pages.
-    pub pages: u64,
-    /// Bytes received for them.
-    pub bytes: u64,
-}
-
-/// One host's revisits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostRevisits {
-    /// Pages of the previous job asked again.
-    pub asked: u64,
-    /// Answered 304.
-    pub not_modified: u64,
-}
-
-impl RecrawlFigures {
-    /// The figures of the recrawl in `store` of the job in `previous` (its output directory).
-    pub(crate) fn of(
-        previous: &Path,
-        store: &dyn CrawlStore,
-    ) -> Result<RecrawlFigures, EngineError> {
-        let mut figures = RecrawlFigures::default();
-        let mut before: HashMap<String, u64> = HashMap::new();
-        for revisit in previous_pages(previous)? {
-            figures.previous_pages += 1;
-            figures.previous_bytes += revisit.bytes;
-            before.insert(revisit.url.to_string(), revisit.bytes);
-        }
-        let mut unreadable = None;
-        store.for_each_record(
-            0,
-            &mut |seq, bytes| match serde_json::from_slice::<Record>(bytes) {
-                Ok(record) => figures.add(&record, before.contains_key(&record.url)),
-                Err(e) => {
-                    unreadable.get_or_insert(format!("record {seq}: {e}"));
-                }
-            },
-        )?;
-        match unreadable {
-            Some(reason) => Err(EngineError::Store(nearcrawl_store::StoreError::Corrupt {
-                table: "records",
-                reason,
-            })),
-            None => Ok(figures),
-        }
+/// The figures of the recrawl in `store` of the job in `previous` (its output directory).
+pub(crate) fn figures(
+    previous: &Path,
+    store: &dyn CrawlStore,
+) -> Result<RecrawlFigures, EngineError> {
+    let mut figures = RecrawlFigures::default();
+    let mut before: HashMap<String, u64> = HashMap::new();
+    for revisit in previous_pages(previous)? {
+        figures.previous_pages += 1;
+        figures.previous_bytes += revisit.bytes;
+        before.insert(revisit.url.to_string(), revisit.bytes);
     }
-
-    /// Counts one record of this job; `revisit`: its URL was the previous job's.
-    fn add(&mut self, record: &Record, revisit: bool) {
-        if record.status.is_none() {
-            return;
-        }
-        if !revisit {
-            self.new_pages += 1;
-            self.new_bytes += record.bytes;
-            return;
-        }
-        self.asked += 1;
-        self.bytes += record.bytes;
-        let class = record.change.map_or("other", Change::as_str);
-        let figures = self.by_change.entry(class.to_string()).or_default();
-        figures.pages += 1;
-        figures.bytes += record.bytes;
-        let host = url::Url::parse(&record.url)
-            .map(|u| nearcrawl_frontier::authority(&u))
-            .unwrap_or_default();
-        let host = self.hosts.entry(host).or_default();
-        host.asked += 1;
-        host.not_modified += u64::from(record.change == Some(Change::NotModified));
-    }
-
-    /// The report's lines: cost against a full crawl, pages by class.
-    pub(crate) fn summary(&self) -> String {
-        let share = match self.previous_bytes {
-            0 => 0.0,
-            full => self.bytes as f64 * 100.0 / full as f64,
-        };
-        let classes: Vec<String> = Change::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .chain(["other"])
-            .filter_map(|c| self.by_change.get(c).map(|f| format!("{c} {}", f.pages)))
-            .collect();
-        let honouring = self.hosts.values().filter(|h| h.not_modified > 0).count();
-        format!(
-            "recrawl: {} of the previous job's {} pages asked again, {} bytes received for them \
-             ({share:.1} % of their {} bytes then); {}; {} new pages; {} of {} hosts answered 304s\n",
-            self.asked,
-            self.previous_pages,
-            self.bytes,
-            self.previous_bytes,
-            classes.join(", "),
-            self.new_pages,
-            honouring,
-            self.hosts.len()
-        )
-    }
+    crate::report::for_each_stored_record(store, &mut |record| {
+        figures.add(&record, before.contains_key(&record.url))
+    })?;
+    Ok(figures)
 }
 
 #[cfg(test)]

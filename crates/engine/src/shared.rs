@@ -14,11 +14,11 @@ use std::time::{Duration, SystemTime};
 
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::HammingIndex;
+use nearcrawl_records::{Record, rfc3339};
 use nearcrawl_store::CrawlStore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::record::{Record, rfc3339};
 
 const INDEX_FILE: &str = "fingerprints.idx";
 const URLS_FILE: &str = "urls.txt";

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use sha1::{Digest, Sha1};
 
-use crate::record::rfc3339;
+use nearcrawl_records::rfc3339;
 
 /// The WARC files of one run of a job.
 pub struct WarcWriter {

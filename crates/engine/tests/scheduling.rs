@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use nearcrawl_dedup::AnalyzerConfig;
-use nearcrawl_engine::{CrawlConfig, Job, Parts, Progress, Record, Verdict, crawl_with};
+use nearcrawl_engine::{CrawlConfig, Job, Parts, Progress, crawl_with};
 use nearcrawl_fetch::{
     BoxFuture, FailureKind, Fetch, FetchFailure, Fetched, RobotsFetch, RobotsRules, RobotsSource,
 };
 use nearcrawl_frontier::parse_seeds;
+use nearcrawl_records::{Record, Verdict};
 use nearcrawl_store::MemoryStore;
 use tokio::time::Instant;
 use url::Url;

@@ -3,6 +3,8 @@
 //! Fingerprints of raw pages are dominated by templates, ads, counters and timestamps. This
 //! crate turns a fetched page into the text that identifies it, in one parse:
 //!
+//! - [`decode_content`]: the bytes on the wire to the document's (`Content-Encoding`: gzip,
+//!   deflate, br, zstd), within a limit that stops a decompression bomb.
 //! - [`decode`]: bytes to text, with the charset from the BOM, the `Content-Type` header, a
 //!   `<meta>` declaration or detection (chardetng), in that order.
 //! - [`Document`]: a fast, forgiving HTML parser (implied end tags, raw text, all WHATWG
@@ -43,6 +45,7 @@ mod page;
 mod sitemap;
 mod tag;
 mod template;
+mod wire;
 
 pub use crate::content::{ContentExtractor, Extraction, MIN_ARTICLE_SCORE, TextBlock};
 pub use crate::decode::{CharsetSource, Decoded, charset_from_content_type, decode};
@@ -51,3 +54,4 @@ pub use crate::page::{CONTEXT_BYTES, Link, LinkReading, MetaRobots, PageFacts};
 pub use crate::sitemap::{Sitemap, read_sitemap};
 pub use crate::tag::{Attr, Tag};
 pub use crate::template::{BlockKey, TemplateConfig, TemplateModel};
+pub use crate::wire::{decode_content, is_page_type};

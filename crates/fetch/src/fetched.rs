@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 
+use nearcrawl_extract::is_page_type;
 use url::Url;
 
 /// A response, as received and as decoded.
@@ -45,21 +46,6 @@ pub struct Fetched {
 pub struct LargeBody(
     #[allow(dead_code)] pub(crate) std::sync::Arc<tokio::sync::OwnedSemaphorePermit>,
 );
-
-/// Whether a `Content-Type` names something the crawler parses: HTML, XHTML or plain text
-/// (parameters such as the charset ignored).
-pub fn is_page_type(content_type: &str) -> bool {
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    matches!(
-        mime.as_str(),
-        "text/html" | "application/xhtml+xml" | "text/plain"
-    )
-}
 
 impl Fetched {
     /// The first header named `name` (case-insensitive), as text.

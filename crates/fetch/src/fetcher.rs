@@ -8,9 +8,9 @@ use reqwest::header::{ACCEPT, ACCEPT_ENCODING, HeaderMap};
 use url::Url;
 
 use crate::config::FetchConfig;
-use crate::decode::decode_content;
 use crate::fetched::{Fetched, LargeBody, response_head};
 use crate::resolve::PolicyResolver;
+use nearcrawl_extract::decode_content;
 
 /// What we send as `Accept-Encoding`: every encoding [`decode_content`] reads.
 const ACCEPT_ENCODINGS: &str = "gzip, br, zstd, deflate";

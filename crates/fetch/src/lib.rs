@@ -29,7 +29,6 @@
 //! ```
 
 mod config;
-mod decode;
 mod dns_ttl;
 mod fetch;
 mod fetched;
@@ -39,9 +38,8 @@ mod resolve;
 mod robots;
 
 pub use crate::config::FetchConfig;
-pub use crate::decode::decode_content;
 pub use crate::fetch::{BoxFuture, Fetch};
-pub use crate::fetched::{Fetched, LargeBody, is_page_type};
+pub use crate::fetched::{Fetched, LargeBody};
 pub use crate::fetcher::{BuildError, FailureKind, FetchFailure, Fetcher, Resolved, Validators};
 pub use crate::ranges::{Parts, RangeError, byte_ranges};
 pub use crate::resolve::{MIN_TTL, PolicyResolver};

@@ -73,6 +73,19 @@ use url::Url;
 
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
+/// How a duplicate's links are matched with its original's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkMatch {
+    /// By where they lead, relative to each site: the two sites share their URL scheme (most
+    /// links with the same anchor text lead to the same path), so a link that leads to a path
+    /// the original's links do not is new, whatever its text (a "next" arrow to a new part).
+    Target,
+    /// By anchor text: the sites' URL schemes differ (a mirror: the same texts lead to other
+    /// paths), so only a link whose anchor text none of the original's links has is new.
+    Anchor,
+}
+
 /// What a trusted prediction is used for (`dedup.predict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

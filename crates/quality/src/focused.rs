@@ -14,8 +14,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve_on};
-use nearcrawl_engine::Record;
 use nearcrawl_frontier::FocusConfig;
+use nearcrawl_records::Record;
 use regex::Regex;
 use serde::Serialize;
 
@@ -965,7 +965,7 @@ pub fn topic_dir(out: &Path, topic: &Topic, from: TopicFrom) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearcrawl_engine::Verdict;
+    use nearcrawl_records::Verdict;
 
     fn fetched(url: &str, status: u16) -> Record {
         let mut r = Record::new(0, url.to_string(), 0, Verdict::Unique);

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
-use nearcrawl_engine::{Record, Verdict, reachable, replay};
+use nearcrawl_records::{Record, Verdict, reachable, replay};
 use serde::{Deserialize, Serialize};
 
 use crate::truth::{Kind, PageTruth, Truth};
@@ -557,7 +557,7 @@ impl Measures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearcrawl_engine::Verdict;
+    use nearcrawl_records::Verdict;
 
     /// Groups by URL: `/a` and `/b` are one content, the rest each their own.
     struct ByPath(HashMap<String, u64>);

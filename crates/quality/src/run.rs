@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nearcrawl_dedup::AnalyzerConfig;
-use nearcrawl_engine::{CrawlConfig, Job, Progress, Record, RedisJob, Verdict, crawl};
+use nearcrawl_engine::{CrawlConfig, Job, Progress, RedisJob, crawl};
+use nearcrawl_records::{Record, Verdict};
 use nearcrawl_redis_job::{JobName, RedisTarget};
 
 use crate::corpus::{Corpus, CorpusError, Source};

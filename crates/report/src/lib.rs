@@ -27,7 +27,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use nearcrawl_engine::{Report, StageTime, WhatIf};
+use nearcrawl_records::{Report, StageTime, WhatIf};
 
 mod svg;
 mod tally;
@@ -68,7 +68,7 @@ pub enum ReportError {
     },
     /// `records.jsonl` could not be read, or a line of it does not parse (the error names
     /// `file:line`).
-    Records(nearcrawl_engine::EngineError),
+    Records(nearcrawl_records::RecordsError),
 }
 
 impl std::fmt::Display for ReportError {
@@ -98,7 +98,7 @@ pub fn write(dir: &Path) -> Result<PathBuf, ReportError> {
 /// whatever the crawl's size), `report.json` and `what-if.json` (if there).
 pub fn read(dir: &Path) -> Result<Inputs, ReportError> {
     let mut tally = Tally::default();
-    nearcrawl_engine::read_records(&dir.join("records.jsonl"), &mut |r| tally.add(&r))
+    nearcrawl_records::read_records(&dir.join("records.jsonl"), &mut |r| tally.add(&r))
         .map_err(ReportError::Records)?;
     Ok(Inputs {
         report: read_json(&dir.join("report.json"))?,
@@ -526,7 +526,7 @@ fn hosts(html: &mut String, tally: &Tally) {
 /// each, pages, bytes, failed or throttled requests, and how often this run backed off the
 /// address (`backoffs`, from `report.json`), the costliest first. Absent when no record names
 /// an address.
-fn addresses(html: &mut String, tally: &Tally, backoffs: &[nearcrawl_engine::AddressSummary]) {
+fn addresses(html: &mut String, tally: &Tally, backoffs: &[nearcrawl_records::AddressSummary]) {
     if tally.addresses.is_empty() {
         return;
     }
@@ -557,7 +557,7 @@ fn addresses(html: &mut String, tally: &Tally, backoffs: &[nearcrawl_engine::Add
 
 /// A recrawl's cost against fetching the previous job's pages whole again, its pages by how
 /// they came back, and which hosts answered conditional requests with 304s.
-fn recrawl(html: &mut String, figures: &nearcrawl_engine::RecrawlFigures) {
+fn recrawl(html: &mut String, figures: &nearcrawl_records::RecrawlFigures) {
     let share = match figures.previous_bytes {
         0 => 0.0,
         full => figures.bytes as f64 * 100.0 / full as f64,
@@ -575,7 +575,7 @@ fn recrawl(html: &mut String, figures: &nearcrawl_engine::RecrawlFigures) {
         figures.new_bytes
     );
     html.push_str("<table><tr><th>came back</th><th>pages</th><th>bytes</th></tr>");
-    let classes = nearcrawl_engine::Change::ALL.iter().map(|c| c.as_str());
+    let classes = nearcrawl_records::Change::ALL.iter().map(|c| c.as_str());
     for class in classes.chain(["other"]) {
         if let Some(f) = figures.by_change.get(class) {
             let _ = write!(
@@ -619,7 +619,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearcrawl_engine::{Record, Verdict};
+    use nearcrawl_records::{Record, Verdict};
 
     fn record(seq: u64, url: &str, verdict: Verdict) -> Record {
         let mut json = serde_json::json!({
@@ -783,7 +783,7 @@ mod tests {
         v6.retries = Some(2);
         v6.address = Some("2001:db8:0:1::5".into());
         records.push(v6);
-        let backoffs = [nearcrawl_engine::AddressSummary {
+        let backoffs = [nearcrawl_records::AddressSummary {
             address: "2001:db8:0:1::/64".into(),
             names: 1,
             backoffs: 1,
@@ -810,7 +810,7 @@ mod tests {
 
     #[test]
     fn a_recrawl_s_cost_and_classes_are_drawn() {
-        let mut figures = nearcrawl_engine::RecrawlFigures {
+        let mut figures = nearcrawl_records::RecrawlFigures {
             previous_pages: 20,
             previous_bytes: 200_000,
             asked: 20,
@@ -825,10 +825,10 @@ mod tests {
             ("gone", 1, 0),
         ];
         for (class, pages, bytes) in classes {
-            let f = nearcrawl_engine::ChangeFigures { pages, bytes };
+            let f = nearcrawl_records::ChangeFigures { pages, bytes };
             figures.by_change.insert(class.to_string(), f);
         }
-        let host = nearcrawl_engine::HostRevisits {
+        let host = nearcrawl_records::HostRevisits {
             asked: 20,
             not_modified: 17,
         };

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use nearcrawl_engine::{Record, Verdict};
+use nearcrawl_records::{Record, Verdict};
 use nearcrawl_url_rules::{Observation, Replay};
 
 /// Points kept per curve, at most.

@@ -33,6 +33,7 @@ mod memory;
 use std::borrow::Cow;
 use std::fmt;
 
+use nearcrawl_records::{Prediction, Probe};
 use serde::{Deserialize, Serialize};
 
 pub use crate::fjall_store::{DEFAULT_CACHE_BYTES, FjallStore};
@@ -177,106 +178,6 @@ pub struct Previous {
     /// The `WARC-Record-ID` of the record holding its payload (a revisit refers to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warc_record_id: Option<String>,
-}
-
-/// What the link policy made of a link's predicted counterpart (`dedup.predict`): the URL
-/// rule that named it, as the rule stood when the link was found, and, once the page was
-/// decided, whether the prediction was right.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Prediction {
-    /// `check` (fetched whole, its verdict checking the rule), `verify` (probed against the
-    /// counterpart first, fetched only if changed) or `skip` (not requested).
-    pub fate: String,
-    /// The rule, `from -> to`, and its id in the crawl's rule book.
-    pub rule: String,
-    /// See `rule`.
-    pub rule_id: u32,
-    /// The page the rule says this one copies.
-    pub counterpart: String,
-    /// Pairs the rule was learned from, when it was asked ...
-    pub support: u32,
-    /// ... its predictions checked by then ...
-    pub checked: u32,
-    /// ... and of those, right.
-    pub confirmed: u32,
-    /// Once the page was decided: whether it was a duplicate of `counterpart` (absent: not
-    /// known, e.g. the page failed, or was not requested).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub right: Option<bool>,
-}
-
-/// A probe of a URL that a duplicate links to where its original links to `counterpart`
-/// (relative to each site): a HEAD request whose `Content-Length` is compared with the one
-/// the counterpart's response declared. About the same length (within the crawl's
-/// tolerance, a release's changed version string or date): the page is taken to be unchanged
-/// and is not fetched; anything else (another length, none, another status, a failure): it
-/// is fetched. While the counterpart is not fetched yet (its release is crawled at the same
-/// time), the probe waits, asked again later, a few times at most.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Probe {
-    /// The original's link target this URL corresponds to.
-    pub counterpart: String,
-    /// The `Content-Length` the counterpart's response declared, once known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counterpart_length: Option<u64>,
-    /// Times the probe waited for its counterpart to be fetched.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub waits: u8,
-    /// Set once the HEAD was answered: its status (absent when it failed) ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// ... the `Content-Length` it declared ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub length: Option<u64>,
-    /// ... and the bytes it received (every time it was asked; 0 until then).
-    #[serde(default)]
-    pub bytes: u64,
-    /// The HEAD was asked (its answer is in the fields above).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub asked: bool,
-    /// A URL rule's sample (its prediction's fate `sample`): the lengths its copies have had
-    /// for a counterpart of this one's length (`RuleStats::length_window`). A HEAD that
-    /// finds one of them has parts of the page asked with `Range` (`sample`), whatever its
-    /// length; any other answer has it fetched whole.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window: Option<(u64, u64)>,
-    /// When the HEAD said the length changed, on a large page (or one in a URL rule's
-    /// `window`): parts of it asked with `Range`, their text compared with the
-    /// counterpart's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sample: Option<Sample>,
-    /// The probe found the counterpart's text, but this many of the counterpart's links,
-    /// taken to this site, were named by no page yet: the page was fetched whole for its own
-    /// links, since a page not downloaded names none (0: not so).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub links_unknown: u32,
-    /// With `links_unknown`: the pages those links led to on the counterpart's site weigh
-    /// less than the page itself (`dedup.hub_min_yield` times its length), so it was not
-    /// fetched for them, as a hub that led to less than itself is not.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub led_to_less: bool,
-}
-
-/// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
-/// `Range`, their text compared with the counterpart's shingles ([`Declared::shingles`]). Its
-/// bytes count in its probe's.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Sample {
-    /// The parts were asked (the answer is in the fields below).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub asked: bool,
-    /// The answer's status (absent when the request failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// Parts received ...
-    #[serde(default)]
-    pub parts: u8,
-    /// ... with enough text to tell ...
-    #[serde(default)]
-    pub informative: u8,
-    /// ... and whose text the counterpart has.
-    #[serde(default)]
-    pub matched: u8,
 }
 
 /// What a fetched page's response declared, kept for the probes of its counterparts on other
@@ -464,26 +365,6 @@ impl HubYield {
             page_bytes: u64_at(20),
             unknown,
         })
-    }
-}
-
-impl Probe {
-    /// Whether the HEAD's answer says the page is its counterpart's length, within
-    /// `tolerance` of it (a fraction), so unchanged.
-    pub fn unchanged(&self, tolerance: f64) -> bool {
-        match (
-            self.asked,
-            self.status,
-            self.length,
-            self.counterpart_length,
-        ) {
-            // A counterpart of length 0 is a redirect (`Declared::redirect`): never this
-            // page's text.
-            (true, Some(200), Some(length), Some(counterpart)) if counterpart > 0 => {
-                length.abs_diff(counterpart) as f64 <= tolerance * counterpart as f64
-            }
-            _ => false,
-        }
     }
 }
 

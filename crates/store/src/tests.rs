@@ -212,36 +212,6 @@ fn queue_keys_sort_like_their_bytes() {
     });
 }
 
-#[test]
-fn a_probe_is_unchanged_only_when_answered_200_within_the_tolerance() {
-    let answered = |status, length, counterpart| Probe {
-        counterpart: "http://a.example/x".into(),
-        counterpart_length: counterpart,
-        status: Some(status),
-        length,
-        asked: true,
-        ..Probe::default()
-    };
-    assert!(answered(200, Some(1_000), Some(1_000)).unchanged(0.0));
-    assert!(answered(200, Some(1_020), Some(1_000)).unchanged(0.02));
-    assert!(answered(200, Some(980), Some(1_000)).unchanged(0.02));
-    assert!(!answered(200, Some(1_021), Some(1_000)).unchanged(0.02));
-    assert!(!answered(404, Some(1_000), Some(1_000)).unchanged(0.02));
-    assert!(
-        !answered(200, None, Some(1_000)).unchanged(0.02),
-        "no length declared"
-    );
-    assert!(
-        !answered(200, Some(1_000), None).unchanged(0.02),
-        "counterpart unknown"
-    );
-    let unasked = Probe {
-        asked: false,
-        ..answered(200, Some(1_000), Some(1_000))
-    };
-    assert!(!unasked.unchanged(0.02), "not asked yet");
-}
-
 /// Queues two URLs, parks links on them, decides the first and releases its links: what the
 /// store says of each after every step.
 fn park_and_release(store: &dyn CrawlStore) {

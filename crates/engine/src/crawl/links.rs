@@ -40,7 +40,7 @@ impl Coordinator {
         let mut decided = Decided::new(Decision::new(Verdict::Sitemap));
         // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
         let body = if page.body.starts_with(&[0x1f, 0x8b]) {
-            match nearcrawl_fetch::decode_content(
+            match nearcrawl_extract::decode_content(
                 Some("gzip"),
                 &page.body,
                 self.job.config.fetch.max_body_bytes,
@@ -302,7 +302,7 @@ impl Coordinator {
         let samples = self.job.config.dedup.mirror_samples;
         let mirror_of = match (how.follow, how.base, &how.original) {
             (Follow::NewLinks { by, .. }, Some(base), Some(original))
-                if *by == nearcrawl_dedup::LinkMatch::Anchor
+                if *by == nearcrawl_link_policy::LinkMatch::Anchor
                     && samples > 0
                     && how.chain_trap.is_none()
                     && self.frontier.knows_undecided()

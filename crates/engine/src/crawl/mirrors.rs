@@ -2,7 +2,7 @@
 //! adds pages of its own in its copies.
 //!
 //! A duplicate's links are matched with its original's by anchor text when the two sites'
-//! URL schemes differ (a mirror, `nearcrawl_dedup::LinkMatch::Anchor`), and a link whose text
+//! URL schemes differ (a mirror, `nearcrawl_link_policy::LinkMatch::Anchor`), and a link whose text
 //! the original has is not followed: it presumably leads to the mirror's copy of a page
 //! already kept. A mirror that adds a link to a page of its own in some of its copies (a
 //! "readers' notes" page) hides that page behind copies never fetched. So the first

@@ -121,7 +121,7 @@ impl Coordinator {
             return self.retry(key, entry);
         }
         let address = self.frontier.address_of(id);
-        let record = Record::failed(self.take_seq(), &entry, &failure, address);
+        let record = crate::record::failed(self.take_seq(), &entry, &failure, address);
         self.apply(
             Commit {
                 taken: vec![key],
@@ -152,7 +152,7 @@ impl Coordinator {
         self.apply(commit, Vec::new())
     }
 
-    /// A HEAD probe's answer (see [`nearcrawl_store::Probe`]): the same length as its
+    /// A HEAD probe's answer (see [`nearcrawl_records::Probe`]): the same length as its
     /// counterpart's, the URL is decided `unchanged` without a GET; anything else, it goes
     /// back to its host's queue to be fetched, the probe's answer kept for its record.
     pub(super) fn handle_probe(
@@ -278,7 +278,7 @@ impl Coordinator {
             self.predictions.learn(&entry.url, &counterpart, facts);
         }
         let (commit, records) = decided.taking(key, |decision| {
-            Record::unchanged(seq, &entry, page, decision)
+            crate::record::unchanged(seq, &entry, page, decision)
         });
         self.apply(commit, records)
     }
@@ -518,7 +518,7 @@ impl Coordinator {
             Decided::new(Decision::new(Verdict::NotHtml))
         };
         let (mut commit, mut records) = decided.taking(key, |decision| {
-            Record::response(seq, &entry, &page, decision)
+            crate::record::response(seq, &entry, &page, decision)
         });
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
             self.compare_with_previous(record, previous, &mut commit)?;

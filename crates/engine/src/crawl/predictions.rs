@@ -12,12 +12,12 @@ use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_link_policy::{
     CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
-use nearcrawl_store::{CrawlStore, Prediction, Probe, QueuedUrl, StoreError, url_key};
+use nearcrawl_records::{Prediction, Probe, Record, Verdict};
+use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError, url_key};
 use tracing::info;
 use url::Url;
 
 use crate::error::EngineError;
-use crate::record::{Record, Verdict};
 
 /// The store's name for the rule book.
 pub(super) const URL_RULES: &str = "url_rules";
@@ -283,7 +283,7 @@ pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
     Record {
         duplicate_of: entry.predicted.as_ref().map(|p| p.counterpart.clone()),
         error: None,
-        ..Record::refused(seq, entry, Verdict::Predicted, String::new())
+        ..crate::record::refused(seq, entry, Verdict::Predicted, String::new())
     }
 }
 

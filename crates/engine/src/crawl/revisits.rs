@@ -42,7 +42,7 @@ impl Coordinator {
             self.keep_not_modified(record.seq, &record.url, previous, commit)?;
         }
         crate::recrawl::mark(record, previous);
-        if record.change == Some(crate::record::Change::Changed)
+        if record.change == Some(nearcrawl_records::Change::Changed)
             && local
             && let (Some((_, text)), Some(dir)) = (&commit.unique_text, &self.job.config.previous)
         {

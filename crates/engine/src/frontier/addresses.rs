@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use nearcrawl_frontier::{AddressKey, AddressPoliteness, HostOutcome, PolitenessConfig};
+use nearcrawl_records::AddressSummary;
 use nearcrawl_store::HostId;
 use url::{Host, Url};
 
@@ -130,17 +131,6 @@ impl<K: Hash + Eq + Clone> Resolutions<K> {
 struct Server {
     politeness: AddressPoliteness,
     names: BTreeSet<HostId>,
-}
-
-/// One address as the report shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AddressSummary {
-    /// The address (`203.0.113.5`, `2001:db8::/64`).
-    pub address: String,
-    /// Host names found on it.
-    pub names: usize,
-    /// Times it backed off (several of its names failing at once).
-    pub backoffs: u64,
 }
 
 /// The addresses of a job's hosts and their budgets, in one process.

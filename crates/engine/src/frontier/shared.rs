@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{AddressKey, CanonicalUrl, HostOutcome, authority};
+use nearcrawl_records::{AddressSummary, Verdict};
 use nearcrawl_redis_job::{
     AddressHold, AddressOf, Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier, key_hex,
 };
@@ -27,9 +28,8 @@ use tracing::warn;
 use url::Url;
 
 use super::addresses::{Need, Resolutions};
-use super::{AddressSummary, Frontier, Parking, Step, Veto, refuse};
+use super::{Frontier, Parking, Step, Veto, refuse};
 use crate::error::EngineError;
-use crate::record::Verdict;
 
 /// URLs taken out of a given-up host's queue at a time.
 const DRAIN_BATCH: usize = 256;

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{CanonicalUrl, HostOutcome, HostPoliteness};
+use nearcrawl_records::AddressSummary;
 use nearcrawl_store::{
     Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey, url_key,
 };
 use url::Url;
 
 use super::addresses::Addresses;
-use super::{AddressSummary, Frontier, FrontierConfig, Parking, Step, Veto};
+use super::{Frontier, FrontierConfig, Parking, Step, Veto};
 use crate::error::EngineError;
 
 /// URLs of one host held in memory; the rest stay in the store.

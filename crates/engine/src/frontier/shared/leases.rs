@@ -3,6 +3,8 @@
 //! host's queue into refusals, a robots.txt request's place in its address's budget given
 //! back.
 
+use nearcrawl_fetch::RobotsRules;
+use nearcrawl_records::Verdict;
 use nearcrawl_redis_job::{Lease, Outcome};
 use nearcrawl_store::{HostId, QueueKey, QueuedUrl};
 use tracing::warn;
@@ -11,8 +13,6 @@ use url::Url;
 use super::{DRAIN_BATCH, Held, RedisFrontier, shared_error};
 use crate::error::EngineError;
 use crate::frontier::{Step, Veto, refuse};
-use crate::record::Verdict;
-use nearcrawl_fetch::RobotsRules;
 
 impl RedisFrontier {
     /// The job's robots.txt rules for `origin` at `version`, read back once per version.

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use nearcrawl_records::Verdict;
 use nearcrawl_store::HostId;
 use url::Url;
 
@@ -11,7 +12,6 @@ use super::{IDLE, RobotsState, StoreFrontier, forget};
 use crate::error::EngineError;
 use crate::frontier::addresses::Gate;
 use crate::frontier::{Step, Veto, refuse};
-use crate::record::Verdict;
 
 impl StoreFrontier {
     /// The host's next step (robots.txt first), or `None` when it has to wait.

@@ -121,29 +121,19 @@ impl Verdict {
     }
 }
 
-impl From<nearcrawl_dedup::Verdict> for Verdict {
-    fn from(verdict: nearcrawl_dedup::Verdict) -> Verdict {
-        match verdict {
-            nearcrawl_dedup::Verdict::Unique => Verdict::Unique,
-            nearcrawl_dedup::Verdict::Exact => Verdict::Exact,
-            nearcrawl_dedup::Verdict::Near => Verdict::Near,
-        }
-    }
-}
-
 /// What became of the links parked on a URL when it was decided ([`Record::released`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Released {
     /// Queued: the page led to new pages (a hub).
     pub followed: u32,
     /// Queued to be probed: it did not, and the links carried a probe (`dedup.probe_links`).
-    #[serde(default, skip_serializing_if = "super::is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub probed: u32,
     /// Not queued: it did not.
     pub dropped: u32,
     /// Parked again: the page led to new pages (a hub), but whether they make it worth
     /// fetching again is known once its links are all decided (`dedup.hub_min_yield`).
-    #[serde(default, skip_serializing_if = "super::is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub parked: u32,
 }
 
@@ -159,6 +149,11 @@ impl std::ops::Add for Released {
             parked: self.parked + other.parked,
         }
     }
+}
+
+/// Whether a count is zero (left out of a record).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

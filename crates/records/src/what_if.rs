@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::EngineError;
-use crate::record::{Record, Verdict};
+use crate::error::RecordsError;
+use crate::kinds::Verdict;
+use crate::record::{Record, read_records};
 
 /// What skipping duplicates' outlinks would have saved on a baseline crawl.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -33,14 +34,14 @@ pub struct WhatIf {
 
 /// Replays the baseline crawl in `dir` (its `records.jsonl`). The duplicate verdicts are the
 /// baseline's own: the first page of each content fetched is the original.
-pub fn what_if(dir: &Path) -> Result<WhatIf, EngineError> {
+pub fn what_if(dir: &Path) -> Result<WhatIf, RecordsError> {
     let mut records: Vec<Record> = Vec::new();
-    crate::record::read_records(&dir.join("records.jsonl"), &mut |r| records.push(r))?;
+    read_records(&dir.join("records.jsonl"), &mut |r| records.push(r))?;
     if records
         .iter()
         .any(|r| r.status.is_some() && r.verdict == Verdict::Unique && r.links.is_none())
     {
-        return Err(EngineError::NotACrawl {
+        return Err(RecordsError::NotACrawl {
             dir: dir.to_path_buf(),
             reason: "not a baseline crawl: run it with --no-dedup (its pages must record their links)",
         });

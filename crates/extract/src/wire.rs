@@ -1,4 +1,5 @@
-//! Content-Encoding: what came over the wire to the bytes of the document.
+//! What came over the wire to the bytes of the document (`Content-Encoding`), and whether
+//! the document is one the crawler reads (`Content-Type`).
 
 use std::io::Read;
 
@@ -34,6 +35,21 @@ pub fn decode_content(
     let cut = out.len() as u64 > limit;
     out.truncate(limit as usize);
     Ok((out, cut))
+}
+
+/// Whether a `Content-Type` names something the crawler parses: HTML, XHTML or plain text
+/// (parameters such as the charset ignored).
+pub fn is_page_type(content_type: &str) -> bool {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    matches!(
+        mime.as_str(),
+        "text/html" | "application/xhtml+xml" | "text/plain"
+    )
 }
 
 #[cfg(test)]

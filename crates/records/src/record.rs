@@ -1,0 +1,326 @@
+//! `records.jsonl`: one JSON object per URL decision, in decision order.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::RecordsError;
+use crate::kinds::{Change, Released, Verdict};
+use crate::probe::{Prediction, Probe};
+
+/// One line of `records.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Decision order, from 0, dense.
+    pub seq: u64,
+    /// The canonical URL.
+    pub url: String,
+    /// The redirect target (for `redirect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_url: Option<String>,
+    /// HTTP status; absent when nothing was fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Bytes received on the wire for this URL (headers and body, compressed size; a HEAD
+    /// probe's included, see `probe`).
+    pub bytes: u64,
+    /// The `Content-Type` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Links followed from a seed.
+    pub depth: u32,
+    /// The decision.
+    pub verdict: Verdict,
+    /// The URL of the page this one duplicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<String>,
+    /// Simhash Hamming distance to `duplicate_of`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u32>,
+    /// Similarity to `duplicate_of` in 0..1: the LCS resemble rate when verified, else
+    /// `1 - distance / 64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// The cluster: the `seq` of the first page of this content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<u64>,
+    /// The page's 64-bit simhash, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simhash: Option<String>,
+    /// Links found on the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outlinks: Option<u32>,
+    /// URLs queued because of this page (new, in scope, followed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enqueued: Option<u32>,
+    /// New in-scope URLs not queued because the page is a duplicate (the duplicate-chain and
+    /// duplicate-links trap rules, named in `trap`, count here too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u32>,
+    /// Links of a duplicate followed although the original links to the same place (relative
+    /// to each site), because that place on the original's site led to new pages (a hub,
+    /// `dedup.hub_min_links`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_hub: Option<u32>,
+    /// Links of a duplicate to the counterpart of a hub that were probed instead of followed:
+    /// when the hub's links were all decided, the new pages among them weighed less than
+    /// `dedup.hub_min_yield` times the hub itself (a large table listing small pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hubs_declined: Option<u32>,
+    /// A mirror's copy (another site, links matched by anchor text): its links whose text
+    /// the original has, followed as samples of the mirror's copies (`dedup.mirror_samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror_sampled: Option<u32>,
+    /// ... and followed because a sample of the mirror's copies added a page of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror_followed: Option<u32>,
+    /// Links parked until the page they depend on, queued or being fetched, is decided (the
+    /// counterpart's record says what became of them: `released`): a duplicate's links to
+    /// where its original's lead, followed then if that page led to new pages (a hub) and
+    /// dropped if not; and links to a site that copies another path for path, followed then
+    /// whatever that page is, so that the copy is judged against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<u32>,
+    /// Links of duplicates parked on this URL (their `parked`), released when it was decided:
+    /// followed (it is a hub) or dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released: Option<Released>,
+    /// Links of a duplicate to where the original's lead, queued for a HEAD probe
+    /// (`dedup.probe_links`): fetched only if their length differs from their counterpart's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probed: Option<u32>,
+    /// Focused crawls: links of this page to URLs already queued that it moved up (it gave
+    /// them a better priority than the page that queued them; they are reached through it
+    /// now, and their records name it as `parent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised: Option<u32>,
+    /// This URL was probed with HEAD before it was fetched (or instead, `unchanged`): its
+    /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
+    /// A URL rule named the page this one copies before it was requested (the link policy,
+    /// `dedup.predict`): the rule, its record when asked, the fate it chose, and whether it
+    /// was right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<Prediction>,
+    /// How a duplicate's links were matched with its original's (`duplicate_outlinks =
+    /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor text:
+    /// the two sites' URL schemes differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_matched_by: Option<nearcrawl_link_policy::LinkMatch>,
+    /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
+    /// pattern rules: next month, next page, a host's budget of a pattern), left unseen for
+    /// other paths to reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trapped: Option<u32>,
+    /// Links past `links.max_per_page`, not read (counted in no other field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_over_cap: Option<u32>,
+    /// The page's text was longer than `dedup.max_text_bytes`, this many bytes; only its
+    /// first `max_text_bytes` were fingerprinted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_cut_from: Option<u64>,
+    /// The page had too little text of its own to be compared (fewer than 100 characters
+    /// once its host's template was removed, or fewer than 30 tokens): the characters it had.
+    /// It was judged by exact key only, over its title, text and link targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub little_text: Option<u64>,
+    /// Characters of the page's text removed as its host's template (blocks on most of the
+    /// host's pages) before it was fingerprinted and judged: `nearcrawl compare`, which sees
+    /// one page per host, keeps them, so its verdict on the same two pages may differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_chars: Option<u64>,
+    /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
+    /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
+    /// The page that linked here (its `seq`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+    /// A redirect target: the page whose link the first redirect answered (its `seq`). This
+    /// decision counts toward what that page's links led to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_of: Option<u64>,
+    /// The page's `rel=canonical`, when it names another URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+    /// Robots directives of the page itself (meta or X-Robots-Tag): `noindex`, `nofollow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub robots: Vec<String>,
+    /// Focused crawls: the page's relevance to the topic (0..1, the cosine of their tf-idf
+    /// vectors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f32>,
+    /// Focused crawls: off-topic pages in a row on the path here, this one included (0: on
+    /// topic). Past `focus.tunnel` the page's links are not followed (seeds' always are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_topic: Option<u32>,
+    /// Earlier attempts that failed transiently (timeouts, resets, 429, 5xx) before this
+    /// outcome; each waited for the host's back-off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u8>,
+    /// The body was cut at `max_body_bytes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// When the response arrived (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
+    /// The server address the request went to: the connection's peer when the server
+    /// answered, else the address the host's name resolved to (politeness per address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// The response's `ETag`, which a recrawl sends back (`If-None-Match`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The response's `Last-Modified`, which a recrawl sends back (`If-Modified-Since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// A recrawl: how this page of the previous job came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+    /// A recrawl, a changed page: the simhash distance to its previous capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_distance: Option<u32>,
+    /// A recrawl, a changed page: its LCS resemble rate to its previous capture's text (when
+    /// the previous job kept that text: it fetched the page whole and kept it as unique).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_similarity: Option<f64>,
+    /// SHA-1 of the body as received (`sha1:BASE32`, as in the WARC files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_digest: Option<String>,
+    /// The `WARC-Record-ID` of the record holding the page's payload: its response record,
+    /// or for a revisit the record it refers to (when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc_record_id: Option<String>,
+    /// The trap rules that stopped some of this page's links, `; `-separated (they count in
+    /// `dropped` or `trapped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trap: Option<String>,
+    /// Microseconds the dedup stage took (analysis and index lookup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_us: Option<u64>,
+    /// What went wrong, or why the URL is out of scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Record {
+    /// Whether a page was fetched for this decision: a response, not a probe's head only
+    /// (`unchanged`, whose bytes count but whose body was never asked for).
+    pub fn fetched_page(&self) -> bool {
+        self.status.is_some() && self.verdict != Verdict::Unchanged
+    }
+
+    /// A redirect whose target was queued with it (the target's record names the link it
+    /// answered in `link_of`): the target.
+    pub fn queued_redirect_target(&self) -> Option<&str> {
+        (self.verdict == Verdict::Redirect && self.enqueued == Some(1))
+            .then_some(self.final_url.as_deref())
+            .flatten()
+    }
+
+    /// Where a baseline crawl's page leads: its in-scope links (`links`), then its redirect
+    /// target (`final_url`).
+    pub fn leads_to(&self) -> impl Iterator<Item = &str> {
+        self.links
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .chain(self.final_url.as_deref())
+    }
+
+    /// A record with only the always-present fields set.
+    pub fn new(seq: u64, url: String, depth: u32, verdict: Verdict) -> Record {
+        Record {
+            seq,
+            url,
+            final_url: None,
+            status: None,
+            bytes: 0,
+            content_type: None,
+            depth,
+            verdict,
+            duplicate_of: None,
+            distance: None,
+            similarity: None,
+            cluster: None,
+            simhash: None,
+            outlinks: None,
+            enqueued: None,
+            dropped: None,
+            via_hub: None,
+            hubs_declined: None,
+            mirror_sampled: None,
+            mirror_followed: None,
+            parked: None,
+            released: None,
+            probed: None,
+            raised: None,
+            probe: None,
+            prediction: None,
+            links_matched_by: None,
+            trapped: None,
+            links_over_cap: None,
+            text_cut_from: None,
+            little_text: None,
+            template_chars: None,
+            links: None,
+            parent: None,
+            link_of: None,
+            canonical: None,
+            robots: Vec::new(),
+            relevance: None,
+            off_topic: None,
+            retries: None,
+            truncated: false,
+            fetched_at: None,
+            address: None,
+            etag: None,
+            last_modified: None,
+            change: None,
+            change_distance: None,
+            change_similarity: None,
+            warc_record_id: None,
+            payload_digest: None,
+            dedup_us: None,
+            trap: None,
+            error: None,
+        }
+    }
+}
+
+/// Reads a job's `records.jsonl` at `path` a line at a time, handing each record to `each`:
+/// memory stays flat whatever the crawl's size. A line that does not parse is an error
+/// naming `path:line`.
+pub fn read_records(path: &Path, each: &mut dyn FnMut(Record)) -> Result<(), RecordsError> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| RecordsError::io(path, e))?;
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| RecordsError::io(path, e))?;
+        let record = serde_json::from_str(&line).map_err(|source| RecordsError::Line {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
+        each(record);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_serialise_as_documented() {
+        let mut r = Record::new(3, "http://a/".into(), 1, Verdict::RobotsDisallowed);
+        r.error = Some("disallowed".into());
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            json,
+            r#"{"seq":3,"url":"http://a/","bytes":0,"depth":1,"verdict":"robots-disallowed","error":"disallowed"}"#
+        );
+        let back: Record = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}

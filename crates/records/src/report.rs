@@ -1,0 +1,693 @@
+//! `report.json` and the summary printed at the end of a job: what was fetched, what was
+//! skipped, and the bandwidth the dedup stage saved. A report is counted from the job's
+//! records ([`ReportBuilder`]) and what the run knows of itself ([`RunFacts`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::RecordsError;
+use crate::kinds::{Change, Verdict};
+use crate::record::Record;
+
+/// Percentiles of the dedup stage's time per page, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DedupTiming {
+    /// Pages analysed.
+    pub pages: u64,
+    /// Mean.
+    pub mean_us: u64,
+    /// Median.
+    pub median_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Maximum.
+    pub max_us: u64,
+}
+
+/// Time one pipeline stage took in this run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageTime {
+    /// The stage ([`nearcrawl_dedup::Stage::name`]).
+    pub stage: String,
+    /// Milliseconds in this run, all threads together: the fetch in wall time per request,
+    /// waiting included, summed over requests in flight; the page's analysis (decode to
+    /// features, the WARC records' compression) in CPU time of the pool's threads, which run
+    /// below the coordinator and wait for it (Linux; wall time elsewhere); the coordinator's
+    /// stages (index, verify, commit, the WARC file) in wall time on its thread.
+    pub total_ms: f64,
+    /// Microseconds per page fetched in this run.
+    pub per_page_us: f64,
+}
+
+/// The index of kept fingerprints at the end of the run: what a crawl holds in memory for
+/// every page it keeps (at most [`nearcrawl_dedup::INDEX_BYTES_PER_PAGE`] bytes by design,
+/// past the fixed cost of its directories).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IndexFigures {
+    /// Fingerprints held: pages kept, and those of a shared index (`--shared-index`).
+    pub entries: u64,
+    /// Tables of its design (Manku et al.'s permuted tables).
+    pub tables: u64,
+    /// Heap bytes: tables, directories, payloads, the insert buffer.
+    pub heap_bytes: u64,
+    /// Heap bytes per fingerprint held.
+    pub bytes_per_entry: f64,
+}
+
+/// What a worker of a shared job (`--redis`) met, in its `report.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedJobFigures {
+    /// The job's name.
+    pub job: String,
+    /// This worker's name.
+    pub worker: String,
+    /// Admissions to the job's index refused because another worker had just admitted a
+    /// page sharing a key (the page was judged again).
+    pub index_conflicts: u64,
+    /// Leases this worker finished after they had expired (their URL may have been fetched
+    /// by another worker too).
+    pub stale_leases: u64,
+    /// Steps tried again because Redis could not be had.
+    pub redis_retries: u64,
+    /// Connections to Redis made again.
+    pub redis_reconnects: u64,
+}
+
+/// The job's report, over every decision since the job began (all runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// URL decisions recorded.
+    pub decisions: u64,
+    /// Responses received for page requests (GETs; not the HEAD probes, `unchanged`).
+    pub pages_fetched: u64,
+    /// Bytes received for page requests and probes (headers and bodies, on the wire).
+    pub bytes_fetched: u64,
+    /// Bytes received for robots.txt files.
+    pub robots_bytes: u64,
+    /// Decisions by HTTP status (`"none"` when nothing was fetched).
+    pub by_status: BTreeMap<String, u64>,
+    /// Decisions by verdict.
+    pub by_verdict: BTreeMap<String, u64>,
+    /// Bytes received, by HTTP status.
+    pub bytes_by_status: BTreeMap<String, u64>,
+    /// Bytes received, by verdict.
+    pub bytes_by_verdict: BTreeMap<String, u64>,
+    /// Pages with the same normalised main text as an earlier page.
+    pub exact_duplicates: u64,
+    /// Near-duplicates.
+    pub near_duplicates: u64,
+    /// Bytes spent fetching the duplicates themselves (the cost of finding out).
+    pub duplicate_bytes: u64,
+    /// New in-scope URLs not queued because the page linking them was a duplicate.
+    pub outlinks_dropped: u64,
+    /// Of those, URLs never reached another way (never fetched).
+    pub dropped_never_fetched: u64,
+    /// Mean bytes of a fetched HTML page.
+    pub mean_page_bytes: u64,
+    /// Bandwidth saved, a lower bound: `dropped_never_fetched × mean_page_bytes`. Pages
+    /// beyond them (their own outlinks) are unknown to the crawl and not counted; the what-if
+    /// over a `--no-dedup` crawl gives the exact figure.
+    pub estimated_bytes_saved: u64,
+    /// URLs still queued (the job stopped at a limit or was interrupted).
+    pub queued: u64,
+    /// The run was interrupted (Ctrl-C) rather than finishing its frontier.
+    pub interrupted: bool,
+    /// Time per page in the dedup stage (analysis and index lookup).
+    pub dedup_timing: DedupTiming,
+    /// When this run started.
+    pub run_started: String,
+    /// Seconds this run took.
+    pub run_seconds: f64,
+    /// Pages fetched per second in this run.
+    pub run_pages_per_second: f64,
+    /// Where this run's time went, stage by stage, in pipeline order: the stages that took
+    /// time (`focus` only in a focused crawl, `warc` only when WARC files are written).
+    #[serde(default)]
+    pub run_stages: Vec<StageTime>,
+    /// Sentence matches per page fetched in this run: the earlier kept pages that the pages'
+    /// sentence postings listed, once per sentence. Verification's time per page follows it;
+    /// divided by it, the time shows whether each match costs the same as the crawl grows.
+    #[serde(default)]
+    pub run_sentence_matches_per_page: f64,
+    /// The index of kept fingerprints at the end of the run.
+    #[serde(default)]
+    pub fingerprint_index: IndexFigures,
+    /// Set when the scope refused more than nine in ten of the first links this run found:
+    /// most likely not the scope the user meant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_warning: Option<String>,
+    /// The server addresses this run's hosts resolved to, each with how many of the hosts
+    /// and how often the address backed off (several of its names failing at once); empty
+    /// when names are not resolved (no limits per address, or a shared job).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<AddressSummary>,
+    /// A recrawl (`--previous`): what it cost against fetching the previous job's pages
+    /// whole, and how they came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recrawl: Option<RecrawlFigures>,
+    /// A worker of a job shared through Redis: the job, and the faults met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_job: Option<SharedJobFigures>,
+    /// Focused crawls: the topic's heaviest words with their weights in the topic vector,
+    /// under the crawl's document frequencies at its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topic: Vec<(String, f32)>,
+    /// Focused crawls: pages counted in the crawl's document frequencies, earlier runs of a
+    /// resumed job included.
+    #[serde(default, skip_serializing_if = "u64_is_zero")]
+    pub topic_pages: u64,
+    /// Focused crawls: the best relevance of a page found (seeds aside), earlier runs of a
+    /// resumed job included (what the tunnels' bar follows while no page reaches the
+    /// threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_best: Option<f32>,
+    /// The link policy's predictions (`dedup.predict`, a record's `prediction`), by the
+    /// fate chosen (`check`, `verify`, `sample`, `skip`): empty when no URL rule predicted a
+    /// page.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub predictions: BTreeMap<String, PredictionFigures>,
+}
+
+/// The pages one fate of the link policy decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PredictionFigures {
+    /// Pages whose URL a rule predicted with this fate.
+    pub pages: u64,
+    /// Of those decided, the ones that copied the predicted page ...
+    pub right: u64,
+    /// ... and the ones that did not.
+    pub wrong: u64,
+    /// Bytes received for them (probes and samples included; none for `skip`).
+    pub bytes: u64,
+}
+
+fn u64_is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One address as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddressSummary {
+    /// The address (`203.0.113.5`, `2001:db8::/64`).
+    pub address: String,
+    /// Host names found on it.
+    pub names: usize,
+    /// Times it backed off (several of its names failing at once).
+    pub backoffs: u64,
+}
+
+/// What a recrawl cost against fetching the previous job's pages whole again (`report.json`'s
+/// `recrawl`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecrawlFigures {
+    /// The previous job's pages, all asked again.
+    pub previous_pages: u64,
+    /// Their bytes then: what fetching them whole again costs.
+    pub previous_bytes: u64,
+    /// Requests this recrawl made for them (each page once, retries counted in its record).
+    pub asked: u64,
+    /// Bytes this recrawl received for them.
+    pub bytes: u64,
+    /// Pages and bytes by how they came back (`other`: an answer that says nothing of the
+    /// page, such as a server error).
+    pub by_change: BTreeMap<String, ChangeFigures>,
+    /// Pages new to this job (not the previous job's) that were fetched, and their bytes.
+    pub new_pages: u64,
+    /// See `new_pages`.
+    pub new_bytes: u64,
+    /// By host: the previous job's pages asked again, and the 304s among the answers (a host
+    /// whose server honours validators answers 304 for what did not change).
+    pub hosts: BTreeMap<String, HostRevisits>,
+}
+
+/// Pages and bytes of one class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeFigures {
+    /// Pages.
+    pub pages: u64,
+    /// Bytes received for them.
+    pub bytes: u64,
+}
+
+/// One host's revisits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostRevisits {
+    /// Pages of the previous job asked again.
+    pub asked: u64,
+    /// Answered 304.
+    pub not_modified: u64,
+}
+
+/// What a run knows of itself beyond its records, from which its report is counted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    /// URLs still queued.
+    pub queued: u64,
+    /// Bytes received for robots.txt files.
+    pub robots_bytes: u64,
+    /// When this run started (RFC 3339).
+    pub run_started: String,
+    /// Seconds this run took.
+    pub run_seconds: f64,
+    /// The run was interrupted.
+    pub interrupted: bool,
+    /// New in-scope URLs a duplicate's links named that were never fetched.
+    pub dropped_never_fetched: u64,
+}
+
+/// Counts a job's records, one at a time, into its [`Report`].
+#[derive(Debug, Clone)]
+pub struct ReportBuilder {
+    report: Report,
+    html_bytes: u64,
+    html_pages: u64,
+    timings: Vec<u64>,
+}
+
+impl ReportBuilder {
+    /// A report of no record yet, for the run `run`.
+    pub fn new(run: RunFacts) -> ReportBuilder {
+        let report = Report {
+            decisions: 0,
+            pages_fetched: 0,
+            bytes_fetched: 0,
+            robots_bytes: run.robots_bytes,
+            by_status: BTreeMap::new(),
+            by_verdict: Verdict::ALL
+                .iter()
+                .map(|v| (v.as_str().to_string(), 0))
+                .collect(),
+            bytes_by_status: BTreeMap::new(),
+            bytes_by_verdict: BTreeMap::new(),
+            exact_duplicates: 0,
+            near_duplicates: 0,
+            duplicate_bytes: 0,
+            outlinks_dropped: 0,
+            dropped_never_fetched: run.dropped_never_fetched,
+            mean_page_bytes: 0,
+            estimated_bytes_saved: 0,
+            queued: run.queued,
+            interrupted: run.interrupted,
+            dedup_timing: DedupTiming::default(),
+            run_started: run.run_started,
+            run_seconds: run.run_seconds,
+            run_pages_per_second: 0.0,
+            run_stages: Vec::new(),
+            run_sentence_matches_per_page: 0.0,
+            fingerprint_index: IndexFigures::default(),
+            scope_warning: None,
+            addresses: Vec::new(),
+            recrawl: None,
+            shared_job: None,
+            topic: Vec::new(),
+            topic_pages: 0,
+            topic_best: None,
+            predictions: BTreeMap::new(),
+        };
+        ReportBuilder {
+            report,
+            html_bytes: 0,
+            html_pages: 0,
+            timings: Vec::new(),
+        }
+    }
+
+    /// Counts one record.
+    pub fn add(&mut self, record: &Record) {
+        self.report.decisions += 1;
+        let status = record.status.map_or("none".to_string(), |s| s.to_string());
+        *self.report.by_status.entry(status.clone()).or_default() += 1;
+        *self
+            .report
+            .by_verdict
+            .entry(record.verdict.as_str().to_string())
+            .or_default() += 1;
+        if record.bytes > 0 {
+            *self.report.bytes_by_status.entry(status).or_default() += record.bytes;
+            *self
+                .report
+                .bytes_by_verdict
+                .entry(record.verdict.as_str().to_string())
+                .or_default() += record.bytes;
+        }
+        if record.status.is_some() {
+            self.report.pages_fetched += u64::from(record.fetched_page());
+            self.report.bytes_fetched += record.bytes;
+        }
+        match record.verdict {
+            Verdict::Exact => self.report.exact_duplicates += 1,
+            Verdict::Near => self.report.near_duplicates += 1,
+            _ => {}
+        }
+        if record.verdict.is_duplicate() {
+            self.report.duplicate_bytes += record.bytes;
+        }
+        if matches!(
+            record.verdict,
+            Verdict::Unique | Verdict::Exact | Verdict::Near
+        ) {
+            self.html_pages += 1;
+            self.html_bytes += record.bytes;
+        }
+        self.report.outlinks_dropped += u64::from(record.dropped.unwrap_or(0));
+        if let Some(prediction) = &record.prediction {
+            let fate = self
+                .report
+                .predictions
+                .entry(prediction.fate.clone())
+                .or_default();
+            fate.pages += 1;
+            fate.right += u64::from(prediction.right == Some(true));
+            fate.wrong += u64::from(prediction.right == Some(false));
+            fate.bytes += record.bytes;
+        }
+        if let Some(us) = record.dedup_us {
+            self.timings.push(us);
+        }
+    }
+
+    /// The report of the records counted: their means and percentiles.
+    pub fn finish(mut self) -> Report {
+        self.report.mean_page_bytes = self.html_bytes.checked_div(self.html_pages).unwrap_or(0);
+        self.report.estimated_bytes_saved =
+            self.report.dropped_never_fetched * self.report.mean_page_bytes;
+        self.timings.sort_unstable();
+        if let Some(&max) = self.timings.last() {
+            let at = |q: f64| self.timings[((self.timings.len() - 1) as f64 * q).round() as usize];
+            self.report.dedup_timing = DedupTiming {
+                pages: self.timings.len() as u64,
+                mean_us: self.timings.iter().sum::<u64>() / self.timings.len() as u64,
+                median_us: at(0.5),
+                p99_us: at(0.99),
+                max_us: max,
+            };
+        }
+        self.report
+    }
+}
+
+impl RecrawlFigures {
+    /// Counts one record of this job; `revisit`: its URL was the previous job's.
+    pub fn add(&mut self, record: &Record, revisit: bool) {
+        if record.status.is_none() {
+            return;
+        }
+        if !revisit {
+            self.new_pages += 1;
+            self.new_bytes += record.bytes;
+            return;
+        }
+        self.asked += 1;
+        self.bytes += record.bytes;
+        let class = record.change.map_or("other", Change::as_str);
+        let figures = self.by_change.entry(class.to_string()).or_default();
+        figures.pages += 1;
+        figures.bytes += record.bytes;
+        let host = url::Url::parse(&record.url)
+            .map(|u| match (u.host_str(), u.port()) {
+                (Some(host), Some(port)) => format!("{host}:{port}"),
+                (host, _) => host.unwrap_or_default().to_string(),
+            })
+            .unwrap_or_default();
+        let host = self.hosts.entry(host).or_default();
+        host.asked += 1;
+        host.not_modified += u64::from(record.change == Some(Change::NotModified));
+    }
+
+    /// The report's lines: cost against a full crawl, pages by class.
+    pub fn summary(&self) -> String {
+        let share = match self.previous_bytes {
+            0 => 0.0,
+            full => self.bytes as f64 * 100.0 / full as f64,
+        };
+        let classes: Vec<String> = Change::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(["other"])
+            .filter_map(|c| self.by_change.get(c).map(|f| format!("{c} {}", f.pages)))
+            .collect();
+        let honouring = self.hosts.values().filter(|h| h.not_modified > 0).count();
+        format!(
+            "recrawl: {} of the previous job's {} pages asked again, {} bytes received for them \
+             ({share:.1} % of their {} bytes then); {}; {} new pages; {} of {} hosts answered 304s\n",
+            self.asked,
+            self.previous_pages,
+            self.bytes,
+            self.previous_bytes,
+            classes.join(", "),
+            self.new_pages,
+            honouring,
+            self.hosts.len()
+        )
+    }
+}
+
+/// `x` to three decimals.
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+impl Report {
+    /// Writes `report.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), RecordsError> {
+        let path = dir.join("report.json");
+        let json = serde_json::to_string_pretty(self).unwrap_or_default();
+        std::fs::write(&path, json + "\n").map_err(|e| RecordsError::io(&path, e))
+    }
+
+    /// The human summary printed at the end of a job.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{} decisions; {} pages fetched, {} on the wire (+{} robots.txt)\n",
+            self.decisions,
+            self.pages_fetched,
+            human_bytes(self.bytes_fetched),
+            human_bytes(self.robots_bytes)
+        ));
+        let verdicts: Vec<String> = self
+            .by_verdict
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(v, n)| format!("{v} {n}"))
+            .collect();
+        out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
+        if let Some(recrawl) = &self.recrawl {
+            out.push_str(&recrawl.summary());
+        }
+        if !self.topic.is_empty() {
+            let words: Vec<&str> = self
+                .topic
+                .iter()
+                .take(10)
+                .map(|(w, _)| w.as_str())
+                .collect();
+            out.push_str(&format!("topic: {}\n", words.join(", ")));
+        }
+        let statuses: Vec<String> = self
+            .by_status
+            .iter()
+            .map(|(s, n)| format!("{s}: {n}"))
+            .collect();
+        out.push_str(&format!("statuses: {}\n", statuses.join(", ")));
+        out.push_str(&format!(
+            "duplicates: {} exact, {} near ({} spent finding them); {} new outlinks dropped, {} never reached otherwise\n",
+            self.exact_duplicates,
+            self.near_duplicates,
+            human_bytes(self.duplicate_bytes),
+            self.outlinks_dropped,
+            self.dropped_never_fetched
+        ));
+        out.push_str(&format!(
+            "bandwidth saved: at least {} pages never fetched, about {} at the mean page size \
+             (a lower bound: what lies beyond them is unknown to this crawl; the demo and \
+             `what-if` over a --no-dedup crawl give the exact figure)\n",
+            self.dropped_never_fetched,
+            human_bytes(self.estimated_bytes_saved),
+        ));
+        out.push_str(&format!(
+            "dedup stage: median {} us, p99 {} us per page over {} pages; this run {:.1} s, {:.1} pages/s{}{}\n",
+            self.dedup_timing.median_us,
+            self.dedup_timing.p99_us,
+            self.dedup_timing.pages,
+            self.run_seconds,
+            self.run_pages_per_second,
+            if self.queued > 0 { format!("; {} URLs still queued", self.queued) } else { String::new() },
+            if self.interrupted { " (interrupted: run the same command to resume)" } else { "" },
+        ));
+        // The stages that work on the page, not the wait for it.
+        let work: Vec<String> = self
+            .run_stages
+            .iter()
+            .filter(|s| s.stage != "fetch" && s.total_ms > 0.0)
+            .map(|s| format!("{} {:.0}", s.stage, s.per_page_us))
+            .collect();
+        if !work.is_empty() {
+            out.push_str(&format!("us per page by stage: {}\n", work.join(", ")));
+        }
+        let fates: Vec<String> = self
+            .predictions
+            .iter()
+            .map(|(fate, f)| {
+                format!(
+                    "{fate} {} ({} right, {} wrong, {})",
+                    f.pages,
+                    f.right,
+                    f.wrong,
+                    human_bytes(f.bytes)
+                )
+            })
+            .collect();
+        if !fates.is_empty() {
+            out.push_str(&format!(
+                "URL rules' predictions (dedup.predict): {}\n",
+                fates.join(", ")
+            ));
+        }
+        let index = &self.fingerprint_index;
+        if index.entries > 0 {
+            out.push_str(&format!(
+                "fingerprint index (what the crawl holds in memory per kept page): {} \
+                 fingerprints in {} tables, {} ({:.0} bytes each)\n",
+                index.entries,
+                index.tables,
+                human_bytes(index.heap_bytes),
+                index.bytes_per_entry
+            ));
+        }
+        out
+    }
+}
+
+impl Report {
+    /// The exact savings of this crawl over `baseline`, a `--no-dedup` crawl of the same
+    /// seeds and scope: the pages and bytes it did not fetch, next to what it spent fetching
+    /// the duplicates it found.
+    pub fn savings_over(&self, baseline: &Report) -> String {
+        let pages = baseline.pages_fetched.saturating_sub(self.pages_fetched);
+        let bytes = baseline.bytes_fetched.saturating_sub(self.bytes_fetched);
+        let share = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+        format!(
+            "exact savings against a --no-dedup baseline crawl of the same web ({} pages, {}): \
+             {pages} pages ({:.1} %) and {} ({:.1} %) not fetched; the dedup crawl spent {} \
+             fetching the {} duplicates it found\n",
+            baseline.pages_fetched,
+            human_bytes(baseline.bytes_fetched),
+            share(pages, baseline.pages_fetched),
+            human_bytes(bytes),
+            share(bytes, baseline.bytes_fetched),
+            human_bytes(self.duplicate_bytes),
+            self.exact_duplicates + self.near_duplicates,
+        )
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.1} kB", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        _ => format!("{:.2} GB", n as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::Prediction;
+
+    fn fetched(seq: u64, url: &str, verdict: Verdict, bytes: u64) -> Record {
+        Record {
+            status: Some(200),
+            bytes,
+            ..Record::new(seq, url.into(), 1, verdict)
+        }
+    }
+
+    #[test]
+    fn a_report_counts_its_records() {
+        let mut unique = fetched(0, "http://a.example/", Verdict::Unique, 3_000);
+        unique.dedup_us = Some(10);
+        let mut near = fetched(1, "http://a.example/copy", Verdict::Near, 1_000);
+        near.dedup_us = Some(30);
+        near.dropped = Some(4);
+        let mut predicted = Record::new(2, "http://m.example/x".into(), 2, Verdict::Predicted);
+        predicted.prediction = Some(Prediction {
+            fate: "skip".into(),
+            right: None,
+            ..Prediction::default()
+        });
+        let mut probed = fetched(3, "http://m.example/y", Verdict::Unchanged, 200);
+        probed.prediction = Some(Prediction {
+            fate: "verify".into(),
+            right: Some(true),
+            ..Prediction::default()
+        });
+        let refused = Record::new(4, "http://b.example/".into(), 0, Verdict::RobotsDisallowed);
+        let mut report = ReportBuilder::new(RunFacts {
+            dropped_never_fetched: 3,
+            ..RunFacts::default()
+        });
+        for record in [&unique, &near, &predicted, &probed, &refused] {
+            report.add(record);
+        }
+        let report = report.finish();
+        assert_eq!(report.decisions, 5);
+        // The HEAD-only `unchanged` counts its bytes, not as a page.
+        assert_eq!((report.pages_fetched, report.bytes_fetched), (2, 4_200));
+        assert_eq!(report.by_status.get("200"), Some(&3));
+        assert_eq!(report.by_status.get("none"), Some(&2));
+        assert_eq!(report.by_verdict.get("robots-disallowed"), Some(&1));
+        assert_eq!(
+            report.by_verdict.get("exact"),
+            Some(&0),
+            "every verdict listed"
+        );
+        assert_eq!(report.bytes_by_verdict.get("near"), Some(&1_000));
+        assert_eq!((report.near_duplicates, report.duplicate_bytes), (1, 1_000));
+        assert_eq!(report.outlinks_dropped, 4);
+        // Mean over the pages judged (unique and duplicates): 2,000; three never fetched.
+        assert_eq!(report.mean_page_bytes, 2_000);
+        assert_eq!(report.estimated_bytes_saved, 6_000);
+        assert_eq!(report.dedup_timing.pages, 2);
+        assert_eq!(report.dedup_timing.mean_us, 20);
+        assert_eq!(report.dedup_timing.max_us, 30);
+        let skip = &report.predictions["skip"];
+        assert_eq!(
+            (skip.pages, skip.right, skip.wrong, skip.bytes),
+            (1, 0, 0, 0)
+        );
+        let verify = &report.predictions["verify"];
+        assert_eq!((verify.pages, verify.right, verify.bytes), (1, 1, 200));
+        let text = report.summary();
+        assert!(
+            text.contains("5 decisions; 2 pages fetched, 4.2 kB"),
+            "{text}"
+        );
+        assert!(text.contains("skip 1 (0 right, 0 wrong, 0 B)"), "{text}");
+    }
+
+    #[test]
+    fn a_recrawl_counts_revisits_by_class_and_host() {
+        let mut figures = RecrawlFigures::default();
+        let mut not_modified = fetched(0, "http://a.example:8080/", Verdict::NotModified, 150);
+        not_modified.status = Some(304);
+        not_modified.change = Some(Change::NotModified);
+        let mut changed = fetched(1, "http://a.example:8080/b", Verdict::Unique, 900);
+        changed.change = Some(Change::Changed);
+        let new = fetched(2, "http://a.example:8080/new", Verdict::Unique, 700);
+        let unasked = Record::new(3, "http://a.example:8080/c".into(), 1, Verdict::Error);
+        figures.add(&not_modified, true);
+        figures.add(&changed, true);
+        figures.add(&new, false);
+        figures.add(&unasked, true);
+        assert_eq!((figures.asked, figures.bytes), (2, 1_050));
+        assert_eq!((figures.new_pages, figures.new_bytes), (1, 700));
+        assert_eq!(figures.by_change["not-modified"].pages, 1);
+        assert_eq!(figures.by_change["changed"].bytes, 900);
+        let host = figures.hosts["a.example:8080"];
+        assert_eq!((host.asked, host.not_modified), (2, 1));
+    }
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The crate graph tells the truth (the house issue), checked on `cargo metadata`:
+
+- the crates that read a job's outputs (`nearcrawl-records`, `nearcrawl-corpus`,
+  `nearcrawl-report`) pull in none of the crawler's machinery: no async runtime, HTTP client,
+  store engine or Redis client, through any normal dependency;
+- no crate depends on `nearcrawl-engine` (the crawler) but the `nearcrawl` binary and the
+  evaluation harness (`nearcrawl-quality`, which runs crawls to measure them).
+
+Exits 1 naming each breach and the path of dependencies that causes it.
+
+Usage: scripts/check-crate-graph.py
+"""
+
+import json
+import subprocess
+import sys
+
+READERS = ["nearcrawl-records", "nearcrawl-corpus", "nearcrawl-report"]
+CRAWLER_ONLY = ["tokio", "reqwest", "hyper", "fjall", "redis"]
+ENGINE = "nearcrawl-engine"
+MAY_USE_ENGINE = {"nearcrawl", "nearcrawl-quality"}
+
+
+def main():
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--locked"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    name = {p["id"]: p["name"] for p in meta["packages"]}
+    # Normal (not dev, not build) dependencies of every package, by name.
+    uses = {}
+    for node in meta["resolve"]["nodes"]:
+        deps = []
+        for dep in node["deps"]:
+            if any(k["kind"] is None for k in dep["dep_kinds"]):
+                deps.append(name[dep["pkg"]])
+        uses.setdefault(name[node["id"]], set()).update(deps)
+
+    breaches = []
+    for reader in READERS:
+        # Breadth-first, keeping the path to each crate reached.
+        path = {reader: [reader]}
+        queue = [reader]
+        while queue:
+            crate = queue.pop(0)
+            for dep in sorted(uses.get(crate, ())):
+                if dep not in path:
+                    path[dep] = path[crate] + [dep]
+                    queue.append(dep)
+        for banned in CRAWLER_ONLY:
+            if banned in path:
+                breaches.append(f"{reader} pulls in {banned}: {' -> '.join(path[banned])}")
+    for crate, deps in sorted(uses.items()):
+        if ENGINE in deps and crate not in MAY_USE_ENGINE:
+            breaches.append(f"{crate} depends on {ENGINE} (only {sorted(MAY_USE_ENGINE)} may)")
+    for breach in breaches:
+        print(breach, file=sys.stderr)
+    if breaches:
+        sys.exit(1)
+    print(f"crate graph: {', '.join(READERS)} without {', '.join(CRAWLER_ONLY)}; "
+          f"{ENGINE} used only by {', '.join(sorted(MAY_USE_ENGINE))}")
+
+
+if __name__ == "__main__":
+    main()
