@@ -3,7 +3,7 @@
 # (scripts/minhash-dedup.py, installed by scripts/bench-tools.sh) on the same WARC files, in
 # the same run, alternating, RUNS rounds; reports the median wall seconds, pages/s, CPU
 # seconds per 1,000 pages and peak RSS of each. Release build.
-# The WARC files: a real web crawled by `nearcrawl dedup-quality --web NAME --out DIR`
+# The WARC files: a real web crawled by `nearcrawl-lab dedup-quality --web NAME --out DIR`
 # (DIR/baseline/warc/), or any others.
 # Usage: scripts/bench-corpus-dedup.sh WARC... (RUNS=3 by default; TOOLS="0 2" runs only
 # those of the tools below, by number: the trafilatura baseline takes a minute per run)

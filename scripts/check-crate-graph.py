@@ -5,7 +5,9 @@
   `nearcrawl-report`) pull in none of the crawler's machinery: no async runtime, HTTP client,
   store engine or Redis client, through any normal dependency;
 - no crate depends on `nearcrawl-engine` (the crawler) but the `nearcrawl` binary and the
-  evaluation harness (`nearcrawl-quality`, which runs crawls to measure them).
+  evaluation harness (`nearcrawl-quality`, which runs crawls to measure them);
+- the shipped `nearcrawl` binary carries no evaluation harness: `nearcrawl-quality` (its own
+  binary, `nearcrawl-lab`) and what only it uses are not among its normal dependencies.
 
 Exits 1 naming each breach and the path of dependencies that causes it.
 
@@ -20,6 +22,8 @@ READERS = ["nearcrawl-records", "nearcrawl-corpus", "nearcrawl-report"]
 CRAWLER_ONLY = ["tokio", "reqwest", "hyper", "fjall", "redis"]
 ENGINE = "nearcrawl-engine"
 MAY_USE_ENGINE = {"nearcrawl", "nearcrawl-quality"}
+SHIPPED = "nearcrawl"
+LAB_ONLY = ["nearcrawl-quality", "scraper", "similar"]
 
 
 def main():
@@ -41,20 +45,24 @@ def main():
                 deps.append(name[dep["pkg"]])
         uses.setdefault(name[node["id"]], set()).update(deps)
 
-    breaches = []
-    for reader in READERS:
-        # Breadth-first, keeping the path to each crate reached.
-        path = {reader: [reader]}
-        queue = [reader]
+    def reached(root):
+        """Every crate `root` pulls in, with the path of dependencies to it (breadth-first)."""
+        path = {root: [root]}
+        queue = [root]
         while queue:
             crate = queue.pop(0)
             for dep in sorted(uses.get(crate, ())):
                 if dep not in path:
                     path[dep] = path[crate] + [dep]
                     queue.append(dep)
-        for banned in CRAWLER_ONLY:
+        return path
+
+    breaches = []
+    for crate, banned_list in [(r, CRAWLER_ONLY) for r in READERS] + [(SHIPPED, LAB_ONLY)]:
+        path = reached(crate)
+        for banned in banned_list:
             if banned in path:
-                breaches.append(f"{reader} pulls in {banned}: {' -> '.join(path[banned])}")
+                breaches.append(f"{crate} pulls in {banned}: {' -> '.join(path[banned])}")
     for crate, deps in sorted(uses.items()):
         if ENGINE in deps and crate not in MAY_USE_ENGINE:
             breaches.append(f"{crate} depends on {ENGINE} (only {sorted(MAY_USE_ENGINE)} may)")
@@ -63,7 +71,8 @@ def main():
     if breaches:
         sys.exit(1)
     print(f"crate graph: {', '.join(READERS)} without {', '.join(CRAWLER_ONLY)}; "
-          f"{ENGINE} used only by {', '.join(sorted(MAY_USE_ENGINE))}")
+          f"{ENGINE} used only by {', '.join(sorted(MAY_USE_ENGINE))}; "
+          f"{SHIPPED} without {', '.join(LAB_ONLY)}")
 
 
 if __name__ == "__main__":

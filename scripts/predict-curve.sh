@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Bytes saved against coverage for each `dedup.predict` setting (off, check, verify, skip) on
-# each web (issue 43): runs `nearcrawl quality` per web and setting, and draws one panel per
+# each web (issue 43): runs `nearcrawl-lab quality` per web and setting, and draws one panel per
 # web in OUT/predict-curve.svg: the share of the `--no-dedup` crawl's bytes each setting saved
 # (x) against its coverage of the content groups (y), beside the two bounds (the full-coverage
 # oracle's and the content-aware bound's savings, as vertical lines). Figures in
 # OUT/predict-curve.csv.
 # Usage: scripts/predict-curve.sh [OUT]    (default: a new temp directory)
-# NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
+# NEARCRAWL_LAB=path/to/nearcrawl-lab measures another build (default:
+# target/release/nearcrawl-lab).
 # The webs need scripts/quality-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-$(mktemp -d /tmp/nearcrawl-predict.XXXXXX)}"
-bin="${NEARCRAWL:-target/release/nearcrawl}"
-[ -n "${NEARCRAWL:-}" ] || cargo build --release --locked --bin nearcrawl >&2
+bin="${NEARCRAWL_LAB:-target/release/nearcrawl-lab}"
+[ -n "${NEARCRAWL_LAB:-}" ] || cargo build --release --locked -p nearcrawl-quality --bin nearcrawl-lab >&2
 mkdir -p "$out"
 webs=(
     "llvm-15-16|--web llvm-15-16 --size large"

@@ -4,8 +4,8 @@
 # debian-reference-zh-cn (Chinese) for the generated web; llvm-14-doc, llvm-15-doc,
 # llvm-16-doc, clang-14-doc, clang-16-doc, debian-handbook and the Debian Reference in its
 # eleven languages (debian-reference-en, -de, ...) for the real webs
-# (`nearcrawl quality --web NAME`); apache2-doc and postgresql-doc-15 (with python3.11-doc and
-# llvm-16-doc) for the focused web (`nearcrawl focus-quality`). Idempotent.
+# (`nearcrawl-lab quality --web NAME`); apache2-doc and postgresql-doc-15 (with python3.11-doc and
+# llvm-16-doc) for the focused web (`nearcrawl-lab focus-quality`). Idempotent.
 set -euo pipefail
 packages=(python3.11-doc git-doc debian-reference-zh-cn
     llvm-14-doc llvm-15-doc llvm-16-doc clang-14-doc clang-16-doc debian-handbook

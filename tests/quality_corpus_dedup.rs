@@ -2,7 +2,7 @@
 //! variant of a held-out real web, LLVM 15 then 16, crawled with `--no-dedup` into WARC files
 //! and deduplicated by `nearcrawl dedup`; its clusters scored as pairs against the web's truth.
 //! docs/CORPUS.md has the full-size figures and the comparison with datasketch's MinHashLSH
-//! (scripts/bench-corpus-dedup.sh and `nearcrawl dedup-quality --minhash-python`).
+//! (scripts/bench-corpus-dedup.sh and `nearcrawl-lab dedup-quality --minhash-python`).
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 

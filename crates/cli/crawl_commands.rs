@@ -15,7 +15,7 @@ use nearcrawl_frontier::{HostScope, read_seeds};
 use nearcrawl_records::Report;
 use nearcrawl_redis_job::{JobName, RedisTarget};
 
-use crate::config::Config;
+use nearcrawl_engine::JobFile;
 
 /// `crawl --redis URL --job NAME`: one worker of a job shared through Redis.
 #[derive(Args, Debug, Default)]
@@ -183,7 +183,7 @@ impl From<HostRule> for HostScope {
 }
 
 impl CrawlFlags {
-    fn apply(&self, config: &mut Config) {
+    fn apply(&self, config: &mut JobFile) {
         let c = config;
         if let Some(hosts) = self.hosts {
             c.scope.hosts = hosts.into();
@@ -240,7 +240,7 @@ pub fn crawl_command(
     shared: &SharedFlags,
 ) -> Result<()> {
     let seeds = read_seeds(seeds)?;
-    let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
+    let (mut config, config_dir) = JobFile::load(flags.config.as_deref())?;
     flags.apply(&mut config);
     let mut previous = flags.previous.clone();
     if let Some(dir) = &previous {
@@ -333,7 +333,7 @@ pub fn demo_command(out: Option<&Path>, flags: &CrawlFlags) -> Result<()> {
         std::fs::write(&seeds_path, web.seed_list()).with_context(|| format!("cannot write {}", seeds_path.display()))?;
         println!("demo web: origin {}, mirror {}, syndicate {}, trap {}", web.origin.url("/"), web.mirror.url("/"), web.syndicate.url("/"), web.trap.url("/cal/2026-01-01"));
         let seeds = read_seeds(&seeds_path)?;
-        let (mut config, config_dir) = Config::load(flags.config.as_deref())?;
+        let (mut config, config_dir) = JobFile::load(flags.config.as_deref())?;
         // The demo web is ours and local: no need to wait between requests unless asked.
         if flags.per_host_delay_ms.is_none() {
             config.politeness.per_host_delay_ms = 0;

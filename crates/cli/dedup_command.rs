@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use nearcrawl_corpus::{CorpusConfig, JsonlFields, run};
 
-use crate::config::Config;
+use nearcrawl_engine::JobFile;
 
 /// What `nearcrawl dedup` is given.
 pub struct DedupArgs<'a> {
@@ -21,7 +21,7 @@ pub struct DedupArgs<'a> {
 }
 
 pub fn dedup(args: DedupArgs<'_>) -> Result<()> {
-    let (config, config_dir) = Config::load(args.config)?;
+    let (config, config_dir) = JobFile::load(args.config)?;
     if let Some(threads) = args.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))

@@ -5,13 +5,11 @@
 //! own pages, `near-pairs` the Hamming index, `dedup` clusters an existing corpus; `job`
 //! looks after a crawl shared by several workers through Redis.
 
-mod config;
 mod crawl_commands;
 mod dedup_command;
 mod job_command;
 mod metrics;
 mod page_commands;
-mod quality_command;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -71,74 +69,6 @@ enum Command {
     Report {
         /// The crawl's output directory.
         dir: PathBuf,
-    },
-    /// Measure detection quality: build the labelled web from Debian documentation text
-    /// (scripts/quality-deps.sh installs it), crawl it with dedup and with --no-dedup, and
-    /// print precision, recall, bytes saved against the oracle, coverage and robots
-    /// violations (also OUT/quality.json).
-    Quality(quality_command::QualityArgs),
-    /// Measure corpus dedup: crawl a real web (Debian documentation, scripts/quality-deps.sh)
-    /// with --no-dedup into WARC files, run `nearcrawl dedup` over them, and datasketch's
-    /// MinHashLSH too when --minhash-python is given (scripts/bench-tools.sh installs it);
-    /// print each one's pair precision, recall and F1 against the web's truth, and pages/s
-    /// (also OUT/dedup-quality.json).
-    DedupQuality {
-        /// The real web: llvm-14-15 or handbook-tuning (tuning), llvm-15-16, clang-14-16,
-        /// handbook-held-out or reference-languages (held out).
-        #[arg(long)]
-        web: String,
-        /// "small" (150 pages per site) or "large" (every page).
-        #[arg(long, default_value = "large")]
-        size: String,
-        /// The Python of scripts/bench-tools.sh's venv: runs the MinHashLSH baseline.
-        #[arg(long)]
-        minhash_python: Option<PathBuf>,
-        /// The baseline's script.
-        #[arg(long, default_value = "scripts/minhash-dedup.py")]
-        minhash_script: PathBuf,
-        /// The baseline's LSH thresholds, separated by commas.
-        #[arg(long, default_value = "0.8")]
-        thresholds: String,
-        /// How the baseline reads a page's text: "trafilatura" (main text) and/or "text"
-        /// (all text), separated by commas.
-        #[arg(long, default_value = "trafilatura")]
-        extract: String,
-        /// `nearcrawl dedup --template-lookahead`.
-        #[arg(long, default_value_t = nearcrawl_corpus::TEMPLATE_LOOKAHEAD)]
-        template_lookahead: usize,
-        /// Where the crawl and the runs go (default: a new directory under the system temp
-        /// directory).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// The job configuration (TOML): its [dedup] settings.
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
-    /// Measure focused crawling: serve Debian's Apache, PostgreSQL, Python and LLVM manuals
-    /// behind a portal page (scripts/quality-deps.sh installs them), crawl them breadth-first
-    /// and focused on each topic from the portal, and print harvest rate and recall against
-    /// breadth-first (also OUT/focused.json and OUT/harvest-TOPIC.svg). See docs/FOCUSED.md.
-    FocusQuality {
-        /// "small" (the CI variant: Apache and PostgreSQL) or "large" (all four manuals).
-        #[arg(long, default_value = "large")]
-        size: String,
-        /// Topics: "tuning", "held-out", "all", or names separated by commas
-        /// (apache-proxy, postgres-indexes, python-email, ssl-tls, llvm-globalisel,
-        /// apache-rewrite, apache-auth; held out: python-asyncio, postgres-full-text,
-        /// postgres-plpgsql, python-xml, llvm-kaleidoscope, postgres-logical-replication,
-        /// python-tkinter, llvm-pdb, apache-vhosts, apache-caching, postgres-pltcl,
-        /// python-logging, llvm-tablegen).
-        #[arg(long, default_value = "all")]
-        topics: String,
-        /// How each topic is given: "terms", "examples", "description", separated by commas.
-        #[arg(long, default_value = "terms,examples,description")]
-        from: String,
-        /// Where the crawls go (default: a new directory under the system temp directory).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// The job configuration (TOML): its [focus] threshold, tunnel and weights are used.
-        #[arg(long)]
-        config: Option<PathBuf>,
     },
     /// Serve a generated web on 127.0.0.1 (an origin, a mirror under another template, an
     /// edited syndicated copy, a trap, a robots.txt-disallowed area) and crawl it, printing
@@ -318,37 +248,6 @@ fn run() -> Result<()> {
             println!("{}", path.display());
             Ok(())
         }
-        Command::Quality(args) => quality_command::quality(&args),
-        Command::FocusQuality {
-            size,
-            topics,
-            from,
-            out,
-            config,
-        } => {
-            quality_command::focus_quality(&size, &topics, &from, out.as_deref(), config.as_deref())
-        }
-        Command::DedupQuality {
-            web,
-            size,
-            minhash_python,
-            minhash_script,
-            thresholds,
-            extract,
-            template_lookahead,
-            out,
-            config,
-        } => quality_command::dedup_quality(quality_command::DedupQualityArgs {
-            web: &web,
-            size: &size,
-            minhash_python: minhash_python.as_deref(),
-            minhash_script: &minhash_script,
-            thresholds: &thresholds,
-            extract: &extract,
-            template_lookahead,
-            out: out.as_deref(),
-            config: config.as_deref(),
-        }),
         Command::Demo { out, flags } => crawl_commands::demo_command(out.as_deref(), &flags),
         Command::Dedup {
             inputs,

@@ -9,11 +9,11 @@ use nearcrawl_fetch::{FetchConfig, Fetcher};
 use nearcrawl_frontier::{AddressPolicy, CanonicalUrl};
 use nearcrawl_text::IdfTable;
 
-use crate::config::Config;
+use nearcrawl_engine::JobFile;
 
 /// The analyzer and the fetch settings of a configuration.
 fn analyzer(config: Option<&Path>) -> Result<(Analyzer, FetchConfig)> {
-    let (config, dir) = Config::load(config)?;
+    let (config, dir) = JobFile::load(config)?;
     Ok((
         Analyzer::new(config.analyzer(dir.as_deref())?),
         config.fetch,

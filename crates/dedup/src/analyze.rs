@@ -40,7 +40,7 @@ pub struct AnalyzerConfig {
 }
 
 /// The LCS verification's thresholds as the crawl uses them: the paper's window and slope,
-/// and thresholds chosen on real documentation (the tuning webs of `nearcrawl quality`, see
+/// and thresholds chosen on real documentation (the tuning webs of `nearcrawl-lab quality`, see
 /// docs/QUALITY.md) instead of the paper's r 0.28 or c 0.7, which call a heavily rewritten
 /// chapter or two manual pages sharing their option lists near: similar when the resemble
 /// rate r reaches 0.5, or when the shorter page lies wholly inside the other (c = 1).

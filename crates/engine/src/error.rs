@@ -73,6 +73,13 @@ pub enum EngineError {
     Topic(String),
     /// An output file (records, report, a previous job's outputs) cannot be read or written.
     Records(RecordsError),
+    /// The job configuration file cannot be read, or says something it may not.
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (the TOML error names the line and key).
+        reason: String,
+    },
 }
 
 impl EngineError {
@@ -121,6 +128,9 @@ impl fmt::Display for EngineError {
                 path.display()
             ),
             EngineError::Records(e) => e.fmt(f),
+            EngineError::Config { path, reason } => {
+                write!(f, "config {}: {reason}", path.display())
+            }
         }
     }
 }
@@ -141,6 +151,7 @@ impl std::error::Error for EngineError {
             | EngineError::Topic(_)
             | EngineError::Shared(_)
             | EngineError::NotACrawl { .. }
+            | EngineError::Config { .. }
             | EngineError::RecordsAhead { .. } => None,
         }
     }

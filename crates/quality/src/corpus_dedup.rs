@@ -60,7 +60,7 @@ pub struct ToolRun {
     pub score: PairScore,
 }
 
-/// What `nearcrawl dedup-quality` measures on one web.
+/// What `nearcrawl-lab dedup-quality` measures on one web.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CorpusDedupReport {
     /// The web.

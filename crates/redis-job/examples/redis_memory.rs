@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use nearcrawl_redis_job::server::LocalRedis;
 use nearcrawl_redis_job::{
-    Admission, JobName, Offer, Patience, Probe, Redis, RedisIndex, RedisTarget, Settings,
+    Admission, JobName, Offer, PageKeys, Patience, Redis, RedisIndex, RedisTarget, Settings,
     SharedFrontier,
 };
 
@@ -94,7 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             s.sort_unstable();
             s
         };
-        let probe_page = Probe {
+        let probe_page = PageKeys {
             fingerprint: mix(n * 7),
             exact: Some(mix(n * 11).to_be_bytes().to_vec()),
             sentences,

@@ -34,7 +34,7 @@ pub const MAX_DISTANCE: u32 = 63;
 
 /// A page as the index is asked about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Probe {
+pub struct PageKeys {
     /// Its simhash.
     pub fingerprint: u64,
     /// Its exact-duplicate key, if it has one.
@@ -206,7 +206,7 @@ impl RedisIndex {
     }
 
     /// Reads what the index holds for `probe`, at one version.
-    pub fn query(&mut self, probe: &Probe) -> Result<Snapshot, JobError> {
+    pub fn query(&mut self, probe: &PageKeys) -> Result<Snapshot, JobError> {
         let what = "index query";
         let mut keys = vec![
             self.keys.job("ix:seq"),
@@ -275,7 +275,7 @@ impl RedisIndex {
     /// `version`, unless a page sharing one of its keys was admitted since.
     pub fn admit(
         &mut self,
-        probe: &Probe,
+        probe: &PageKeys,
         version: u64,
         page: &Admission<'_>,
     ) -> Result<Admitted, JobError> {

@@ -42,6 +42,7 @@ mod error;
 pub mod frontier;
 pub mod index;
 mod keys;
+#[cfg(any(test, feature = "local-server"))]
 pub mod server;
 
 pub use crate::connection::{CLUSTER_SCHEME, Faults, Patience, Redis, RedisTarget};
@@ -50,5 +51,5 @@ pub use crate::frontier::{
     AddressHold, AddressOf, Finished, Lease, Next, Offer, Outcome, Parking, Role, Settings,
     SharedFrontier, Status, job_reports, job_status, key_hex, put_report, stop_job,
 };
-pub use crate::index::{Admission, Admitted, Probe, RedisIndex, Snapshot, StoredPage};
+pub use crate::index::{Admission, Admitted, PageKeys, RedisIndex, Snapshot, StoredPage};
 pub use crate::keys::{JobName, JobNameError};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use nearcrawl_redis_job::server::{LocalCluster, LocalRedis};
 use nearcrawl_redis_job::{
-    Admission, Admitted, JobName, Patience, Probe, Redis, RedisIndex, RedisTarget, Snapshot,
+    Admission, Admitted, JobName, PageKeys, Patience, Redis, RedisIndex, RedisTarget, Snapshot,
 };
 
 fn index(url: &str, job: &str, worker: &str) -> RedisIndex {
@@ -44,7 +44,7 @@ fn postings_with(snapshot: &Snapshot, id: u64) -> Vec<Vec<u8>> {
 /// One worker's handling of one page, a step at a time.
 struct Worker {
     index: RedisIndex,
-    probe: Probe,
+    probe: PageKeys,
     id: u64,
     snapshot: Option<Snapshot>,
     /// Some(true): kept as an original; Some(false): judged a duplicate.
@@ -53,7 +53,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(mut index: RedisIndex, probe: Probe) -> Worker {
+    fn new(mut index: RedisIndex, probe: PageKeys) -> Worker {
         let id = index.reserve().unwrap();
         Worker {
             index,
@@ -104,8 +104,8 @@ impl Worker {
     }
 }
 
-fn probe(fingerprint: u64, exact: Option<&[u8]>, sentences: &[u128]) -> Probe {
-    Probe {
+fn probe(fingerprint: u64, exact: Option<&[u8]>, sentences: &[u128]) -> PageKeys {
+    PageKeys {
         fingerprint,
         exact: exact.map(<[u8]>::to_vec),
         sentences: sentences.to_vec(),
@@ -115,7 +115,7 @@ fn probe(fingerprint: u64, exact: Option<&[u8]>, sentences: &[u128]) -> Probe {
 /// Every order of two workers' query and admit steps (each worker's own in order).
 const INTERLEAVINGS: [&str; 6] = ["aAbB", "abAB", "abBA", "baAB", "baBA", "bBaA"];
 
-fn run_interleavings(url: &str, case: &str, a: &Probe, b: &Probe, both_kept: bool) {
+fn run_interleavings(url: &str, case: &str, a: &PageKeys, b: &PageKeys, both_kept: bool) {
     for (n, order) in INTERLEAVINGS.iter().enumerate() {
         let job = format!("{case}-{n}");
         let mut wa = Worker::new(index(url, &job, "a"), a.clone());

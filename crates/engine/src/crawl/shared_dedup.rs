@@ -16,7 +16,7 @@ use nearcrawl_dedup::{
 };
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_hamming_index::Match;
-use nearcrawl_redis_job::{Admission, Admitted, Probe, RedisIndex, Snapshot, StoredPage};
+use nearcrawl_redis_job::{Admission, Admitted, PageKeys, RedisIndex, Snapshot, StoredPage};
 use nearcrawl_text::ExactKey;
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates};
 
@@ -88,7 +88,7 @@ impl SharedDedup {
         let mut conflicts = 0;
         loop {
             let has_text = !analysis.tokens.is_empty();
-            let probe = Probe {
+            let probe = PageKeys {
                 fingerprint: analysis.simhash.bits(),
                 exact: has_text.then(|| analysis.exact_key.0.to_be_bytes().to_vec()),
                 sentences: match (&analysis.prepared, has_text && self.verify) {
@@ -200,7 +200,7 @@ impl SharedDedup {
 struct IndexOriginals<'a> {
     index: RefCell<&'a mut RedisIndex>,
     snapshot: &'a Snapshot,
-    probe: &'a Probe,
+    probe: &'a PageKeys,
     pages: RefCell<HashMap<u64, Option<StoredPage>>>,
     /// The sentence matches the candidates were ranked from.
     matches: MatchCount,

@@ -1,9 +1,11 @@
-//! `nearcrawl quality`: detection quality on the labelled web.
+//! The lab's commands: `quality` (detection quality on the labelled and real webs),
+//! `dedup-quality` (corpus dedup) and `focus-quality` (focused crawls).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use nearcrawl_engine::JobFile;
 use nearcrawl_quality::{
     FocusedSize, MinHashBaseline, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom,
     WebConfig, Workers, local_crawl_config, run, run_corpus_dedup, run_focused, run_pairs,
@@ -11,12 +13,10 @@ use nearcrawl_quality::{
 };
 use nearcrawl_redis_job::server::LocalRedis;
 
-use crate::config::Config;
-
 /// Pages per site of a real web's small (CI) variant.
 pub const SMALL_REAL_PAGES: usize = 150;
 
-/// `nearcrawl quality`.
+/// `nearcrawl-lab quality`.
 #[derive(Args, Debug)]
 pub struct QualityArgs {
     /// "small" (the CI variant) or "large" (a real web: every page).
@@ -95,7 +95,7 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         "git" => Source::GitDocs,
         other => bail!("--corpus {other:?}: expected \"python\" or \"git\""),
     };
-    let (file, dir) = Config::load(config)?;
+    let (file, dir) = JobFile::load(config)?;
     let mut crawl = local_crawl_config();
     if config.is_some() {
         // A given configuration decides everything but what the labelled web needs.
@@ -158,7 +158,7 @@ fn real_web(name: &str, size: &str) -> Result<(RealWeb, RealSize)> {
     Ok((web, size))
 }
 
-/// What `nearcrawl dedup-quality` is given.
+/// What `nearcrawl-lab dedup-quality` is given.
 pub struct DedupQualityArgs<'a> {
     pub web: &'a str,
     pub size: &'a str,
@@ -171,11 +171,11 @@ pub struct DedupQualityArgs<'a> {
     pub config: Option<&'a Path>,
 }
 
-/// `nearcrawl dedup-quality`: `nearcrawl dedup` (and datasketch's MinHashLSH) over a real
+/// `nearcrawl-lab dedup-quality`: `nearcrawl dedup` (and datasketch's MinHashLSH) over a real
 /// web's WARC files, pairs scored against its truth.
 pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
     let (web, size) = real_web(args.web, args.size)?;
-    let (file, dir) = Config::load(args.config)?;
+    let (file, dir) = JobFile::load(args.config)?;
     let mut crawl = local_crawl_config();
     crawl.dedup = file.dedup.stage();
     let run_config = RunConfig {
@@ -240,7 +240,7 @@ pub fn dedup_quality(args: DedupQualityArgs<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `nearcrawl focus-quality`: harvest rate and recall of focused crawls against breadth-first.
+/// `nearcrawl-lab focus-quality`: harvest rate and recall of focused crawls against breadth-first.
 pub fn focus_quality(
     size: &str,
     topics: &str,
@@ -276,7 +276,7 @@ pub fn focus_quality(
                 .with_context(|| format!("--from: {name:?} is not terms, examples or description"))
         })
         .collect::<Result<_>>()?;
-    let (file, dir) = Config::load(config)?;
+    let (file, dir) = JobFile::load(config)?;
     let mut crawl = local_crawl_config();
     crawl.focus = file.crawl().focus;
     let run_config = RunConfig {

@@ -1,22 +1,23 @@
-//! The job configuration file (TOML). Unknown keys are errors, so a typo never silently
-//! falls back to a default. `config/default.toml` documents every key. Each section is the
-//! type of the crate it configures, defined there once.
+//! The job configuration file (TOML), as `nearcrawl` and `nearcrawl-lab` read it. Unknown
+//! keys are errors, so a typo never silently falls back to a default. `config/default.toml`
+//! documents every key. Each section is the type of the crate it configures, defined there
+//! once.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use nearcrawl_dedup::{AnalyzerConfig, DedupConfig};
-use nearcrawl_engine::{
-    CrawlConfig, IndexConfig, LimitsConfig, LinksConfig, OutputConfig, RedisConfig,
-};
+use nearcrawl_dedup::{AnalyzerConfig, ConfigError, DedupConfig};
 use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::Deserialize;
 
+use crate::config::{CrawlConfig, LimitsConfig, LinksConfig, OutputConfig, RedisConfig};
+use crate::error::EngineError;
+use crate::shared::IndexConfig;
+
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Config {
+pub struct JobFile {
     /// How pages are fingerprinted and compared, and what the crawler does with duplicates.
     pub dedup: DedupConfig,
     /// `[scope]`: which URLs a crawl may fetch.
@@ -41,17 +42,22 @@ pub struct Config {
     pub redis: RedisConfig,
 }
 
-impl Config {
-    /// Reads a config file, or the defaults when `path` is `None`. Example files of
-    /// `[focus] examples` given as relative paths are taken from the file's directory.
-    pub fn load(path: Option<&Path>) -> Result<(Config, Option<PathBuf>)> {
+impl JobFile {
+    /// Reads a config file, or the defaults when `path` is `None`; also returns the file's
+    /// directory. Example files of `[focus] examples` given as relative paths are taken from
+    /// the file's directory.
+    pub fn load(path: Option<&Path>) -> Result<(JobFile, Option<PathBuf>), EngineError> {
         let Some(path) = path else {
-            return Ok((Config::default(), None));
+            return Ok((JobFile::default(), None));
         };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
-        let mut config: Config =
-            toml::from_str(&text).with_context(|| format!("bad config {}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| EngineError::Config {
+            path: path.to_path_buf(),
+            reason: format!("cannot read it: {e}"),
+        })?;
+        let mut config: JobFile = toml::from_str(&text).map_err(|e| EngineError::Config {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let dir = path.parent().map(Path::to_path_buf);
         if let Some(dir) = &dir {
             for example in &mut config.focus.examples {
@@ -65,8 +71,8 @@ impl Config {
     }
 
     /// The analyzer settings, loading the IDF table when one is named.
-    pub fn analyzer(&self, config_dir: Option<&Path>) -> Result<AnalyzerConfig> {
-        Ok(self.dedup.analyzer(config_dir)?)
+    pub fn analyzer(&self, config_dir: Option<&Path>) -> Result<AnalyzerConfig, ConfigError> {
+        self.dedup.analyzer(config_dir)
     }
 
     /// The crawler's settings.
@@ -96,15 +102,15 @@ mod tests {
     /// built-in defaults it documents.
     #[test]
     fn shipped_configs_parse() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
         for name in ["default.toml", "general.toml", "focused.toml"] {
             let (config, _) =
-                Config::load(Some(&dir.join(name))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                JobFile::load(Some(&dir.join(name))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             config.analyzer(Some(&dir)).unwrap();
             let _ = config.crawl();
         }
-        let (default, _) = Config::load(Some(&dir.join("default.toml"))).unwrap();
-        let builtin = Config::default().crawl();
+        let (default, _) = JobFile::load(Some(&dir.join("default.toml"))).unwrap();
+        let builtin = JobFile::default().crawl();
         let documented = default.crawl();
         assert_eq!(documented.scope, builtin.scope);
         assert_eq!(documented.traps, builtin.traps);
@@ -120,7 +126,7 @@ mod tests {
 
     #[test]
     fn shipped_seed_lists_parse() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../seeds");
         for name in ["general.txt", "focused.txt"] {
             nearcrawl_frontier::read_seeds(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
         }
