@@ -66,6 +66,52 @@ async fn an_unchanged_page_is_fetched_for_its_links_and_no_url_is_made_up() {
     );
 }
 
+/// Two releases crawled in turn: the new release's guide is found unchanged by its probe
+/// while the page that also names its chapter, the new table of contents (rewritten, so
+/// fetched whole), is still queued. The guide is not downloaded for the chapter, which
+/// nothing has named yet: its decision waits for the crawl's end (`probe.deferred`), when
+/// the table of contents has named the chapter, and it is decided unchanged without a GET.
+/// (Before, the guide was fetched whole for a link the next page named anyway.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_page_waits_for_the_crawl_s_end_before_it_is_fetched_for_its_links() {
+    let release = |toc: &str| {
+        Site::new()
+            .page("/", page("manual", &prose(60), &["/guide", "/toc"]))
+            .page(
+                "/guide",
+                page("guide", &prose(61), &["/guide/chapter.html"]),
+            )
+            .page("/toc", page("contents", toc, &["/guide/chapter.html"]))
+            .page("/guide/chapter.html", page("chapter", &prose(62), &[]))
+    };
+    let old = serve(release(&prose(63))).await.unwrap();
+    let new = serve(release(&format!("{} {}", prose(64), prose(65))))
+        .await
+        .unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.probe_links = true;
+    run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+
+    assert_eq!(unnamed_requests(&new), Vec::<String>::new());
+    let guide = record(&records, &new.url("/guide"));
+    assert_eq!(guide.verdict, Verdict::Unchanged, "{guide:?}");
+    let probe = guide.probe.as_ref().expect("probed");
+    assert!(probe.deferred, "{guide:?}");
+    assert_eq!(
+        probe.links_unknown, 0,
+        "named by the contents meanwhile: {guide:?}"
+    );
+    assert_eq!(new.site.hits("/guide"), 0, "not downloaded");
+    let toc = record(&records, &new.url("/toc"));
+    assert_eq!(toc.verdict, Verdict::Unique, "{toc:?}");
+    let chapter = record(&records, &new.url("/guide/chapter.html"));
+    assert_eq!(chapter.parent, Some(toc.seq), "{chapter:?}");
+}
+
 /// A long page that is the first to name one short page (a reference manual and its short
 /// appendix): the new release's copy of the long page, its text unchanged, names a URL
 /// nothing else names, but what the old copy's link led to weighs less than the long page,

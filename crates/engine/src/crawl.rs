@@ -370,6 +370,23 @@ fn hub_yield_key(seq: u64) -> UrlKey {
     url_key(&format!("hub {seq}"))
 }
 
+/// The key a page waiting for the crawl's end is parked on (see
+/// [`Coordinator::defer_to_end`]).
+fn end_of_crawl_key() -> UrlKey {
+    url_key("the crawl's end")
+}
+
+/// A URL the store holds (in `table`, as `what`), parsed again: one that does not parse is
+/// the store's corruption.
+fn stored_url(url: &str, table: &'static str, what: &str) -> Result<CanonicalUrl, EngineError> {
+    CanonicalUrl::parse(url).map_err(|e| {
+        EngineError::Store(nearcrawl_store::StoreError::Corrupt {
+            table,
+            reason: format!("{what} {url:?}: {e}"),
+        })
+    })
+}
+
 /// What becomes of a parked link once what it waited for is decided.
 enum Fate {
     /// Queued to be fetched.
@@ -751,12 +768,11 @@ impl Coordinator {
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let mut released = Released::default();
         for mut parked in links {
-            let url = CanonicalUrl::parse(&parked.entry.url).map_err(|e| {
-                nearcrawl_store::StoreError::Corrupt {
-                    table: "parked",
-                    reason: format!("link {:?} parked on {on}: {e}", parked.entry.url),
-                }
-            })?;
+            let url = stored_url(
+                &parked.entry.url,
+                "parked",
+                &format!("a link parked on {on}"),
+            )?;
             let link_key = url_key(url.as_str());
             if self.is_seen(&url, &link_key, &pending)? {
                 continue;
@@ -961,6 +977,9 @@ impl Coordinator {
     /// or a mirror's samples, all decided by now) are followed rather than lost. Returns
     /// whether any was.
     fn release_stranded(&mut self) -> Result<bool, EngineError> {
+        if self.release_deferred()? {
+            return Ok(true);
+        }
         let keys = self.frontier.parked_keys();
         if keys.is_empty() {
             return Ok(false);
@@ -979,6 +998,39 @@ impl Coordinator {
         );
         self.apply(commit, Vec::new())?;
         Ok(followed > 0)
+    }
+
+    /// The crawl has nothing else to do: the pages that waited for its end
+    /// ([`Coordinator::defer_to_end`]) go back to their hosts' queues, to be probed again
+    /// and decided for good. Returns whether there were any.
+    fn release_deferred(&mut self) -> Result<bool, EngineError> {
+        let on = end_of_crawl_key();
+        if !self.frontier.parked_keys().contains(&on) {
+            return Ok(false);
+        }
+        let mut commit = Commit::default();
+        let pages = self.frontier.release(&mut commit, "", &on, false)?;
+        let mut pending = HashSet::new();
+        for page in &pages {
+            let url = stored_url(
+                &page.entry.url,
+                "parked",
+                "a page waiting for the crawl's end",
+            )?;
+            self.queue(
+                &mut commit,
+                &mut pending,
+                &url,
+                page.entry.clone(),
+                page.priority,
+            )?;
+        }
+        debug!(
+            pages = pages.len(),
+            "pages that waited for the crawl's end, queued again"
+        );
+        self.apply(commit, Vec::new())?;
+        Ok(!pages.is_empty())
     }
 
     fn page_limit_reached(&self) -> bool {

@@ -79,6 +79,13 @@ pub struct Probe {
     /// fetched for them, as a hub that led to less than itself is not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub led_to_less: bool,
+    /// The probe found the counterpart's text but `links_unknown` was not 0 then: rather than
+    /// fetching the page for links that other pages may yet name (the two sites crawled side
+    /// by side, this one's own table of contents still queued), its decision waited for the
+    /// crawl's end, when it was probed again and decided (`links_unknown` counts what was
+    /// still unnamed then).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
 }
 
 impl Probe {

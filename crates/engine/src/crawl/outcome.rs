@@ -254,9 +254,16 @@ impl Coordinator {
             probe.links_unknown = unknown;
             probe.led_to_less = fate == UnchangedPage::LedToLess;
         }
-        if fate == UnchangedPage::FetchForLinks {
-            debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
-            return self.requeue(key, entry);
+        match fate {
+            UnchangedPage::FetchForLinks => {
+                debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
+                return self.requeue(key, entry);
+            }
+            UnchangedPage::Wait => {
+                debug!(url = %entry.url, unknown, "unchanged, decided at the crawl's end");
+                return self.defer_to_end(key, entry);
+            }
+            UnchangedPage::Unchanged | UnchangedPage::LedToLess => {}
         }
         let seq = self.take_seq();
         let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
@@ -281,6 +288,41 @@ impl Coordinator {
             crate::record::unchanged(seq, &entry, page, decision)
         });
         self.apply(commit, records)
+    }
+
+    /// A page its probe found unchanged whose counterpart's links are not all named here
+    /// yet ([`UnchangedPage::Wait`]): taken out of its host's queue and parked until the
+    /// crawl has nothing else to do ([`Coordinator::release_deferred`]), then probed again
+    /// and decided for good. Other pages of its site, still queued or in flight, may name
+    /// those links meanwhile, and then it need not be downloaded for them.
+    fn defer_to_end(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
+        // Asked again from the start (its HEAD, and its sample if it takes one), with what
+        // was spent so far.
+        if let Some(probe) = entry.probe.take() {
+            entry.probe = Some(Probe {
+                counterpart: probe.counterpart,
+                bytes: probe.bytes,
+                window: probe.window,
+                links_unknown: probe.links_unknown,
+                deferred: true,
+                ..Probe::default()
+            });
+        }
+        let url = super::stored_url(&entry.url, "queue", "a queued URL")?;
+        let mut commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
+        let link = ParkedLink {
+            entry,
+            priority: key.priority,
+            always: true,
+        };
+        let on = super::end_of_crawl_key();
+        let link_key = url_key(url.as_str());
+        self.frontier
+            .hub_or_park(&mut commit, &url, &on, link_key, link)?;
+        self.apply(commit, Vec::new())
     }
 
     /// What a page with the counterpart's text at `entry` might be alone in naming: of the
@@ -334,10 +376,18 @@ impl Coordinator {
                 worth = worth.saturating_add(weight);
             }
         }
-        let min_yield = self.job.config.dedup.hub_min_yield;
+        // Once: the crawl's end, when it is asked again, is the last word. Only a frontier of
+        // this process holds a page back (its parking is local). Then, what is still unnamed
+        // is named by nothing else: the page is fetched for it, whatever it weighs (a page
+        // changed in place behind copies, found only through them).
+        let may_wait = !probe.deferred && self.frontier.knows_undecided();
+        let min_yield = match probe.deferred {
+            true => 0.0,
+            false => self.job.config.dedup.hub_min_yield,
+        };
         Ok((
             unknown,
-            nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield),
+            nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield, may_wait),
         ))
     }
 

@@ -100,6 +100,13 @@ enum Command {
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() {
+    // The crawls' messages, as `nearcrawl crawl` gives them (NEARCRAWL_LOG=debug for more).
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARCRAWL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
     if let Err(error) = run() {
         eprintln!("Error: {error:?}");
         std::process::exit(1);
