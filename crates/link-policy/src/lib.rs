@@ -71,7 +71,10 @@
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+pub use crate::matched::{HubWorth, Matched, MatchedLink, matched_link};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
+
+mod matched;
 
 /// How a duplicate's links are matched with its original's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@ use super::predictions;
 use super::tasks::SeenLinks;
 use super::*;
 use nearcrawl_extract::Link;
+use nearcrawl_link_policy::{HubWorth, Matched, MatchedLink};
 
 impl Coordinator {
     /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
@@ -231,16 +232,6 @@ impl Coordinator {
     }
 }
 
-/// Whether a hub is worth fetching again ([`Coordinator::hub_state`]).
-enum HubState {
-    /// Yes: followed.
-    Worth,
-    /// No: probed like any other page.
-    Declined,
-    /// Not known yet: a link to it waits, parked on this key.
-    Pending(UrlKey),
-}
-
 /// How the links of one page are followed.
 pub(super) struct LinkFollowing<'a> {
     /// The dedup stage's rule for this page's links.
@@ -416,48 +407,48 @@ impl Coordinator {
                 _ => None,
             };
             if let Some(counterpart) = &counterpart {
-                // Followed when the original's target led to new pages (a release's table of
-                // contents); else probed, when its length is known, to see if it changed;
-                // else, while it is not known whether it led to new pages, parked until it is.
+                // What the crawl knows of the counterpart decides the link
+                // (`nearcrawl_link_policy::matched_link`).
                 let key = url_key(counterpart.as_str());
-                let mut hub = match hubs {
+                let hub = match hubs {
                     true => self.frontier.counterpart_hub(counterpart, &key)?,
                     false => Some(false),
                 };
-                // A hub that led to less than itself is probed like any other page: what
-                // it leads to costs less than fetching it again to find out. While that is
-                // not known (the two sites crawled side by side), the link waits for it.
-                let mut yield_park = None;
-                if hub == Some(true) && probing {
-                    match self.hub_state(&key)? {
-                        HubState::Worth => {}
-                        HubState::Declined => {
-                            hub = Some(false);
-                            declined += 1;
-                        }
-                        HubState::Pending(on) if self.frontier.knows_undecided() => {
-                            hub = Some(false);
-                            yield_park = Some(on);
-                        }
-                        HubState::Pending(_) => {}
-                    }
-                }
-                by_hub = hub == Some(true);
-                if !by_hub && how.chain_trap.is_none() {
-                    if probing && self.store.is_seen(&key)? {
-                        probe = Some(Probe {
+                let (worth, hub_links) = match hub == Some(true) && probing {
+                    true => self.hub_worth(&key)?,
+                    false => (HubWorth::Worth, None),
+                };
+                let seen = probing && how.chain_trap.is_none() && self.store.is_seen(&key)?;
+                let (fate, hub_declined) = nearcrawl_link_policy::matched_link(Matched {
+                    hub,
+                    worth,
+                    counterpart_seen: seen,
+                    probing,
+                    trapped: how.chain_trap.is_some(),
+                    local: self.frontier.knows_undecided(),
+                });
+                declined += u32::from(hub_declined);
+                let probe_it = |probe: &mut Option<Probe>, yes: bool| {
+                    if yes {
+                        *probe = Some(Probe {
                             counterpart: counterpart.to_string(),
                             ..Probe::default()
                         });
                     }
-                    // Parked, probe and all, until the counterpart is decided: followed if
-                    // it is a hub, else probed (or dropped, unprobed).
-                    if hub.is_none() {
+                };
+                match fate {
+                    MatchedLink::FollowAsHub => by_hub = true,
+                    MatchedLink::Probe => probe_it(&mut probe, true),
+                    MatchedLink::ParkOnCounterpart { probe: yes } => {
+                        probe_it(&mut probe, yes);
                         park = Some((counterpart.clone(), key, false));
                     }
-                }
-                if let Some(on) = yield_park {
-                    park = Some((counterpart.clone(), on, false));
+                    MatchedLink::ParkOnHubLinks { probe: yes } => {
+                        probe_it(&mut probe, yes);
+                        let on = hub_links.unwrap_or(key);
+                        park = Some((counterpart.clone(), on, false));
+                    }
+                    MatchedLink::Drop => {}
                 }
                 follows = by_hub || probe.is_some() || park.is_some();
             } else if follows
@@ -718,19 +709,20 @@ impl Coordinator {
 
     /// Whether the hub at `key` is worth fetching again on another site ([`HubYield`]): not
     /// when its links are all decided and the new pages among them weigh less than
-    /// `dedup.hub_min_yield` times itself; not known yet while they are not all decided.
-    fn hub_state(&self, key: &UrlKey) -> Result<HubState, EngineError> {
+    /// `dedup.hub_min_yield` times itself; not known yet while they are not all decided
+    /// (then also the key a link waits for them on).
+    fn hub_worth(&self, key: &UrlKey) -> Result<(HubWorth, Option<UrlKey>), EngineError> {
         let dedup = &self.job.config.dedup;
         Ok(match self.store.hub_yield(key)? {
             // A hub marked before yields were kept: fetched, as then.
-            None => HubState::Worth,
+            None => (HubWorth::Worth, None),
             Some((seq, yielded)) if !yielded.complete() => {
-                HubState::Pending(super::hub_yield_key(seq))
+                (HubWorth::Pending, Some(super::hub_yield_key(seq)))
             }
             Some((_, yielded)) => {
                 match yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield) {
-                    true => HubState::Worth,
-                    false => HubState::Declined,
+                    true => (HubWorth::Worth, None),
+                    false => (HubWorth::Declined, None),
                 }
             }
         })
