@@ -21,6 +21,7 @@ use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Relevance, Scope, Seed, SessionParams, Trap, TrapRules,
     UrlPattern,
 };
+use nearcrawl_link_policy::{ReleasedLink, WaitedFor, released_link};
 use nearcrawl_records::{Probe, Record, Released, Report, Sample, SharedJobFigures, Verdict};
 use nearcrawl_redis_job::{JobName, RedisTarget};
 use nearcrawl_store::{
@@ -346,21 +347,26 @@ impl Coordinator {
     }
 }
 
-/// What becomes of a duplicate's parked link: followed when `follow` (as a hub's
-/// counterpart when `hub`: a new chain, fetched rather than probed; a copying site's link as
-/// it is); else asked whether it changed when it carries a probe, as any link to where the
-/// original's leads (`dedup.probe_links`); else dropped.
-fn parked_link_fate(parked: &mut ParkedLink, follow: bool, hub: bool) -> Fate {
-    if follow {
-        if hub {
+/// What becomes of a duplicate's parked link once what it waited for is decided
+/// (`nearcrawl_link_policy::released_link`), applied to it: a hub's counterpart starts a new
+/// chain, fetched rather than probed; a link to wait for a hub's links is parked on
+/// `hub_links`.
+fn parked_link_fate(
+    parked: &mut ParkedLink,
+    decided: WaitedFor,
+    hub_links: Option<UrlKey>,
+) -> Fate {
+    let probe = parked.entry.probe.is_some();
+    match (released_link(decided, parked.always, probe), hub_links) {
+        (ReleasedLink::WaitForHubLinks, Some(on)) => Fate::Park(on),
+        (ReleasedLink::Follow { as_hub: true } | ReleasedLink::WaitForHubLinks, _) => {
             parked.entry.duplicates = 0;
             parked.entry.probe = None;
+            Fate::Follow
         }
-        Fate::Follow
-    } else if parked.entry.probe.is_some() {
-        Fate::Probe
-    } else {
-        Fate::Drop
+        (ReleasedLink::Follow { as_hub: false }, _) => Fate::Follow,
+        (ReleasedLink::Probe, _) => Fate::Probe,
+        (ReleasedLink::Drop, _) => Fate::Drop,
     }
 }
 
@@ -881,7 +887,7 @@ impl Coordinator {
                 continue;
             }
             let released = self.release_links(commit, &record.url, links, |parked| {
-                parked_link_fate(parked, worth, true)
+                parked_link_fate(parked, WaitedFor::HubLinks { worth }, None)
             })?;
             debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
             records[index].released = Some(records[index].released.unwrap_or_default() + released);
@@ -920,15 +926,14 @@ impl Coordinator {
             let wait_on = hub_seq
                 .filter(|_| self.frontier.knows_undecided() && self.hub_yield_rule_on())
                 .map(hub_yield_key);
+            let decided = match hub {
+                true => WaitedFor::Hub {
+                    links_pending: wait_on.is_some(),
+                },
+                false => WaitedFor::Page,
+            };
             let released = self.release_links(commit, &record.url, links, |parked| {
-                if let Some(on) = wait_on
-                    && !parked.always
-                    && parked.entry.probe.is_some()
-                {
-                    return Fate::Park(on);
-                }
-                let follow = hub || parked.always;
-                parked_link_fate(parked, follow, hub)
+                parked_link_fate(parked, decided, wait_on)
             })?;
             debug!(url = %record.url, hub, ?released, "parked links released");
             record.released = Some(released);

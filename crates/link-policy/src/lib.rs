@@ -71,7 +71,9 @@
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-pub use crate::matched::{HubWorth, Matched, MatchedLink, matched_link};
+pub use crate::matched::{
+    HubWorth, Matched, MatchedLink, ReleasedLink, WaitedFor, matched_link, released_link,
+};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
 mod matched;

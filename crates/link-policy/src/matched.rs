@@ -91,6 +91,60 @@ pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
     (fate, declined)
 }
 
+/// What was decided about the page a parked link waited for ([`released_link`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitedFor {
+    /// The page, a hub: its decision queued many new links. `links_pending`: what they lead
+    /// to is to be known before a probed link is followed (`dedup.hub_min_yield`, this
+    /// process's frontier).
+    Hub {
+        /// See [`WaitedFor::Hub`].
+        links_pending: bool,
+    },
+    /// The links of a hub, all decided now: whether it is worth fetching again.
+    HubLinks {
+        /// See [`WaitedFor::HubLinks`].
+        worth: bool,
+    },
+    /// The page, decided, not a hub.
+    Page,
+}
+
+/// The fate of a link released from its parking ([`released_link`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleasedLink {
+    /// Queued to be fetched; `as_hub`: as a hub's counterpart (a new chain of duplicates
+    /// starts there, fetched rather than probed).
+    Follow {
+        /// See [`ReleasedLink::Follow`].
+        as_hub: bool,
+    },
+    /// Queued with its probe.
+    Probe,
+    /// Parked again, until the hub's links are all decided.
+    WaitForHubLinks,
+    /// Not followed.
+    Drop,
+}
+
+/// What becomes of a parked link (`always`: a copying site's link, followed whatever its
+/// counterpart is; `probe`: it carries a probe) once what it waited for is decided.
+pub fn released_link(decided: WaitedFor, always: bool, probe: bool) -> ReleasedLink {
+    let follow = match decided {
+        WaitedFor::Hub {
+            links_pending: true,
+        } if !always && probe => return ReleasedLink::WaitForHubLinks,
+        WaitedFor::Hub { .. } => Some(true),
+        WaitedFor::HubLinks { worth } => worth.then_some(true),
+        WaitedFor::Page => always.then_some(false),
+    };
+    match follow {
+        Some(as_hub) => ReleasedLink::Follow { as_hub },
+        None if probe => ReleasedLink::Probe,
+        None => ReleasedLink::Drop,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +246,41 @@ mod tests {
         ];
         for (facts, fate, declined) in cases {
             assert_eq!(matched_link(facts), (fate, declined), "{facts:?}");
+        }
+    }
+
+    #[test]
+    fn a_parked_link_is_followed_probed_parked_again_or_dropped_when_released() {
+        use ReleasedLink::*;
+        let hub = |links_pending| WaitedFor::Hub { links_pending };
+        let links = |worth| WaitedFor::HubLinks { worth };
+        // (what was decided, always, probe), fate
+        let cases = [
+            // A hub: its copy's link is followed as a hub's counterpart ...
+            ((hub(false), false, false), Follow { as_hub: true }),
+            ((hub(false), false, true), Follow { as_hub: true }),
+            ((hub(false), true, false), Follow { as_hub: true }),
+            // ... unless it carries a probe and what the hub led to is to be known first.
+            ((hub(true), false, true), WaitForHubLinks),
+            ((hub(true), false, false), Follow { as_hub: true }),
+            ((hub(true), true, true), Follow { as_hub: true }),
+            // A hub's links all decided: followed when it is worth fetching again, else
+            // probed (or dropped, unprobed).
+            ((links(true), false, true), Follow { as_hub: true }),
+            ((links(false), false, true), Probe),
+            ((links(false), false, false), Drop),
+            // A page, no hub: a copying site's link is followed as it is; another is probed
+            // or dropped.
+            ((WaitedFor::Page, true, true), Follow { as_hub: false }),
+            ((WaitedFor::Page, false, true), Probe),
+            ((WaitedFor::Page, false, false), Drop),
+        ];
+        for ((decided, always, probe), fate) in cases {
+            assert_eq!(
+                released_link(decided, always, probe),
+                fate,
+                "{decided:?} {always} {probe}"
+            );
         }
     }
 }
