@@ -7,7 +7,9 @@
 #[path = "support/crawl.rs"]
 mod crawl_support;
 
-use crawl_support::{local_config, page, prose, record, records, run, unnamed_requests};
+use crawl_support::{
+    InOrder, in_order, local_config, page, prose, record, records, run, unnamed_requests,
+};
 use nearcrawl_demo_web::{Site, serve};
 use nearcrawl_records::Verdict;
 
@@ -27,17 +29,14 @@ async fn an_unchanged_page_is_fetched_for_its_links_and_no_url_is_made_up() {
             .page("/notes", page("release notes", &prose(72), &[]))
             .page(&path, page("chapter", text, &[]))
     };
-    let old = serve(release("old-name", &prose(73))).await.unwrap();
-    let new = serve(release("new-name", &format!("{} {}", prose(74), prose(75))))
-        .await
-        .unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    config.dedup.probe_links = true;
-    run(&seeds, out.path(), config).await;
-    let records = records(out.path());
+    let new_text = format!("{} {}", prose(74), prose(75));
+    let InOrder {
+        old, new, records, ..
+    } = in_order(
+        release("old-name", &prose(73)),
+        release("new-name", &new_text),
+    )
+    .await;
 
     assert_eq!(unnamed_requests(&new), Vec::<String>::new());
     assert_eq!(unnamed_requests(&old), Vec::<String>::new());
@@ -84,17 +83,8 @@ async fn an_unchanged_page_waits_for_the_crawl_s_end_before_it_is_fetched_for_it
             .page("/toc", page("contents", toc, &["/guide/chapter.html"]))
             .page("/guide/chapter.html", page("chapter", &prose(62), &[]))
     };
-    let old = serve(release(&prose(63))).await.unwrap();
-    let new = serve(release(&format!("{} {}", prose(64), prose(65))))
-        .await
-        .unwrap();
-    let seeds = format!("{}\n{}\n", old.url("/"), new.url("/"));
-    let out = tempfile::tempdir().unwrap();
-    let mut config = local_config();
-    config.limits.concurrency = 1;
-    config.dedup.probe_links = true;
-    run(&seeds, out.path(), config).await;
-    let records = records(out.path());
+    let toc = format!("{} {}", prose(64), prose(65));
+    let InOrder { new, records, .. } = in_order(release(&prose(63)), release(&toc)).await;
 
     assert_eq!(unnamed_requests(&new), Vec::<String>::new());
     let guide = record(&records, &new.url("/guide"));
