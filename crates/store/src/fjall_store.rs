@@ -14,10 +14,12 @@ use crate::{
 /// Bytes a table holds in memory before it writes them to disk.
 const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 
-/// The block cache of [`FjallStore::open`]: fjall's own default, 32 MiB. With filters and
-/// indexes in partitions (see `open_with_cache`), 4 and 8 MiB gave the same pages/s and CPU per
-/// page on the 2-core scaling check as 32 (docs/BENCHMARKS.md, "Scaling with cores").
-pub const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
+/// The block cache of [`FjallStore::open`]: 8 MiB (fjall's own default is 32). With filters
+/// and indexes in partitions (see `open_with_cache`), 4 and 8 MiB gave the same pages/s and
+/// CPU per page on the 2-core scaling check as 32 (docs/BENCHMARKS.md, "Scaling with
+/// cores"), and 8 the same stage times over 200,000 pages; on the text site 8 MiB takes 29 MB
+/// off the crawl's peak memory (docs/BENCHMARKS.md, "Peak memory on the text site").
+pub const DEFAULT_CACHE_BYTES: u64 = 8 << 20;
 
 /// A [`CrawlStore`] in a fjall database directory.
 ///
