@@ -37,6 +37,7 @@ use self::budgets::Traps;
 use crate::archive::{Archive, warc_fetch};
 use crate::config::CrawlConfig;
 use crate::error::EngineError;
+use crate::focus::Focus;
 use crate::frontier::{Frontier, FrontierConfig, Parking, Step, StoreFrontier};
 use crate::progress::Progress;
 use crate::record::Decision;
@@ -294,7 +295,8 @@ struct Coordinator {
     predictions: predictions::Predictions,
     /// The scope's answers to the first links found.
     scope_watch: scope_watch::ScopeWatch,
-    relevance: Option<Relevance>,
+    /// A focused crawl: its topic, and what of it the store keeps.
+    focus: Option<Focus>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage: templates, index, sentence candidates, verification.
     stage: DedupStage,
@@ -325,20 +327,9 @@ struct Coordinator {
     tx: mpsc::UnboundedSender<TaskResult>,
     rx: mpsc::UnboundedReceiver<TaskResult>,
     started: SystemTime,
-    /// A focused crawl: the pages its document frequencies counted when they were last kept
-    /// in the store.
-    focus_saved: u64,
-    /// A focused crawl: the best relevance found, as last kept in the store.
-    focus_best_saved: f32,
     /// A recrawl: the previous job's kept texts, which changed pages are compared with.
     previous_texts: crate::recrawl::PreviousTexts,
 }
-
-/// The store's name for a focused crawl's document frequencies.
-const FOCUS_FREQUENCIES: &str = "focus_df";
-/// The store's name for the best relevance a focused crawl found (4 bytes, an `f32`
-/// little-endian): what its tunnels' bar follows while no page reaches the threshold.
-const FOCUS_BEST: &str = "focus_best";
 
 impl Coordinator {
     /// Whether a hub that led to less than itself is declined (`dedup.hub_min_yield`).
@@ -439,58 +430,6 @@ impl Coordinator {
             })?;
         }
         Ok(())
-    }
-
-    /// A resumed focused crawl goes on with the document frequencies its earlier runs counted
-    /// (as last kept: at most a tenth of the pages, and 16, are counted again).
-    fn resume_focus(&mut self) -> Result<(), EngineError> {
-        let Some(relevance) = &mut self.relevance else {
-            return Ok(());
-        };
-        if let Some(bytes) = self.store.blob(FOCUS_FREQUENCIES)? {
-            let df = nearcrawl_frontier::DocFrequencies::from_bytes(&bytes).map_err(|e| {
-                EngineError::Topic(format!(
-                    "{}: the focused crawl's {e}",
-                    self.job.out_dir.join("state").display()
-                ))
-            })?;
-            self.focus_saved = df.documents();
-            relevance.resume_with(df);
-        }
-        if let Some(bytes) = self.store.blob(FOCUS_BEST)? {
-            let best = <[u8; 4]>::try_from(bytes.as_slice())
-                .map(f32::from_le_bytes)
-                .map_err(|_| {
-                    EngineError::Topic(format!(
-                        "{}: the focused crawl's best relevance is {} bytes, not 4",
-                        self.job.out_dir.join("state").display(),
-                        bytes.len()
-                    ))
-                })?;
-            relevance.resume_best(best);
-            self.focus_best_saved = relevance.best();
-        }
-        Ok(())
-    }
-
-    /// The best relevance found, to keep with this decision when it grew.
-    pub(super) fn focus_best_to_keep(&mut self) -> Option<Vec<u8>> {
-        let best = self.relevance.as_ref()?.best();
-        (best > self.focus_best_saved).then(|| {
-            self.focus_best_saved = best;
-            best.to_le_bytes().to_vec()
-        })
-    }
-
-    /// The document frequencies to keep with this decision, when they have grown by a tenth
-    /// (and 16 pages) since they were last kept.
-    pub(super) fn focus_to_keep(&mut self) -> Option<Vec<u8>> {
-        let df = self.relevance.as_ref()?.frequencies();
-        let n = df.documents();
-        (n >= self.focus_saved + 16.max(self.focus_saved / 10)).then(|| {
-            self.focus_saved = n;
-            df.to_bytes()
-        })
     }
 
     fn open(
@@ -604,7 +543,7 @@ impl Coordinator {
             mirrors: mirrors::Mirrors::default(),
             predictions,
             scope_watch: scope_watch::ScopeWatch::default(),
-            relevance,
+            focus: relevance.map(Focus::new),
             fetcher,
             stage,
             shared,
@@ -621,11 +560,12 @@ impl Coordinator {
             tx,
             rx,
             started: SystemTime::now(),
-            focus_saved: 0,
-            focus_best_saved: 0.0,
             previous_texts: crate::recrawl::PreviousTexts::default(),
         };
-        coordinator.resume_focus()?;
+        if let Some(focus) = &mut coordinator.focus {
+            let state = coordinator.job.out_dir.join("state");
+            focus.resume(coordinator.store.as_ref(), &state)?;
+        }
         coordinator.resume_mirrors()?;
         coordinator.store_sentences(&uniques)?;
         if coordinator.job.redis.is_some() {
@@ -1198,7 +1138,7 @@ impl Coordinator {
                 redis_reconnects,
             });
         }
-        if let Some(relevance) = &self.relevance {
+        if let Some(relevance) = self.focus.as_ref().map(Focus::relevance) {
             report.topic_pages = relevance.frequencies().documents();
             report.topic_best = Some((relevance.best() * 1000.0).round() / 1000.0);
             report.topic = relevance

@@ -83,7 +83,7 @@ impl Coordinator {
                 sitemap: nested,
                 ..QueuedUrl::default()
             };
-            let priority = if nested || self.relevance.is_some() {
+            let priority = if nested || self.focus.is_some() {
                 0
             } else {
                 entry.depth
@@ -160,7 +160,7 @@ impl Coordinator {
             ..QueuedUrl::default()
         };
         // Breadth-first: at its depth; focused: at once (the link that led here was chosen).
-        let priority = match self.relevance {
+        let priority = match self.focus {
             Some(_) => 0,
             None => entry.depth + 1,
         };
@@ -225,7 +225,7 @@ impl Coordinator {
         (anchor, context): (&str, &str),
         url: &Url,
     ) -> u32 {
-        match &self.relevance {
+        match self.focus.as_ref().map(Focus::relevance) {
             Some(relevance) => relevance.link_priority(how.potential, anchor, context, url),
             None => parent.depth + 1,
         }
@@ -377,7 +377,7 @@ impl Coordinator {
                 // (Scored only when still queued: most links lead to pages decided already.)
                 if follows
                     && how.chain_trap.is_none()
-                    && self.relevance.is_some()
+                    && self.focus.is_some()
                     && !pending.contains(&ukey)
                     && self.frontier.raisable(&ukey, 0)
                 {
@@ -537,7 +537,7 @@ impl Coordinator {
                         patterns: patterns.into_pairs(),
                         off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
                         potential: self
-                            .relevance
+                            .focus
                             .as_ref()
                             .map(|_| QueuedUrl::potential_thousandths(how.potential)),
                         ..QueuedUrl::default()

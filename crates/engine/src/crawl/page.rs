@@ -84,7 +84,8 @@ impl Coordinator {
         // A focused crawl: how relevant the page is, and how deep into a tunnel of off-topic
         // pages it lies.
         let scoring = Instant::now();
-        let focus = self.relevance.as_mut().map(|r| {
+        let focus = self.focus.as_mut().map(|focus| {
+            let r = focus.relevance_mut();
             // Counted on the blocking pool; here only when the page came another way.
             let terms =
                 terms.unwrap_or_else(|| TermCounts::of(&format!("{title}\n{}", analysis.text)));
@@ -101,11 +102,8 @@ impl Coordinator {
         if let Some(focus) = focus {
             decided.decision.relevance = Some((focus.relevance * 1000.0).round() / 1000.0);
             decided.decision.off_topic = Some(focus.off_topic);
-            if let Some(bytes) = self.focus_to_keep() {
-                decided.commit.blobs.push((FOCUS_FREQUENCIES.into(), bytes));
-            }
-            if let Some(bytes) = self.focus_best_to_keep() {
-                decided.commit.blobs.push((FOCUS_BEST.into(), bytes));
+            if let Some(focus) = &mut self.focus {
+                decided.commit.blobs.extend(focus.take_to_keep());
             }
         }
 

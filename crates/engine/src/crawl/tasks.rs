@@ -151,7 +151,7 @@ impl Coordinator {
         // A shared job's seen set is the job's, not this store's.
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
         let archives = self.archive.archives();
-        let focused = self.relevance.is_some();
+        let focused = self.focus.is_some();
         let dedup = &self.job.config.dedup;
         let probing = Probing {
             links: dedup.enabled && dedup.probe_links,
