@@ -162,32 +162,26 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
 }
 
 /// The record of a queued URL its probe found unchanged (`page`, the answer that said so:
-/// the HEAD's, or the sample's; both in its `probe`): decided without a GET, its links
-/// its counterpart's (`d`: what became of them).
-pub(crate) fn unchanged(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
+/// the HEAD's, or the sample's; both in its `probe`): decided without a GET, so it names no
+/// link; `prediction`: the link policy's, checked.
+pub(crate) fn unchanged(
+    seq: u64,
+    entry: &QueuedUrl,
+    page: &Fetched,
+    prediction: Option<Prediction>,
+) -> Record {
     Record {
         status: Some(page.status),
         bytes: entry.probe.as_ref().map_or(page.wire_bytes, |p| p.bytes),
         content_type: page.content_type().map(str::to_owned),
         duplicate_of: entry.probe.as_ref().map(|probe| probe.counterpart.clone()),
-        outlinks: d.outlinks,
-        enqueued: d.enqueued,
-        dropped: d.dropped,
-        via_hub: d.via_hub,
-        hubs_declined: d.hubs_declined,
-        mirror_sampled: d.mirror_sampled,
-        mirror_followed: d.mirror_followed,
-        parked: d.parked,
-        probed: d.probed,
-        trapped: d.trapped,
-        trap: d.trap,
         parent: entry.parent,
         link_of: entry.link_of,
         retries: retries(entry),
         fetched_at: Some(rfc3339(page.started)),
         address: peer(page),
         probe: asked_probe(entry),
-        prediction: d.prediction.or_else(|| entry.predicted.clone()),
+        prediction: prediction.or_else(|| entry.predicted.clone()),
         ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
     }
 }

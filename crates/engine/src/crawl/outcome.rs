@@ -285,7 +285,7 @@ impl Coordinator {
             self.predictions.learn(&entry.url, &counterpart, facts);
         }
         let (commit, records) = decided.taking(key, |decision| {
-            crate::record::unchanged(seq, &entry, page, decision)
+            crate::record::unchanged(seq, &entry, page, decision.prediction)
         });
         self.apply(commit, records)
     }
