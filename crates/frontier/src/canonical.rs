@@ -204,24 +204,25 @@ fn is_session_path_param(params: &str) -> bool {
 }
 
 fn canonical_query(query: &str) -> String {
-    let mut pairs: Vec<(String, &str)> = Vec::new();
+    let mut pairs: Vec<String> = Vec::new();
     for pair in query.split('&') {
         if pair.is_empty() {
             continue;
         }
-        let name = pair.split('=').next().unwrap_or_default();
         let mut normalized = String::with_capacity(pair.len());
         normalize_percent(pair, &mut normalized);
-        if is_dropped_param(&name.to_ascii_lowercase()) {
+        // Judged by its name as written out (`p%6B_x` is `pk_x`), so a second pass drops
+        // nothing the first kept.
+        if is_dropped_param(&param_name(&normalized).to_ascii_lowercase()) {
             continue;
         }
-        pairs.push((normalized, name));
+        pairs.push(normalized);
     }
     // Sort by the normalised parameter name only, so repeated names keep their order
     // (`a=2&a=1` is a different list from `a=1&a=2`).
-    pairs.sort_by(|a, b| param_name(&a.0).cmp(param_name(&b.0)));
+    pairs.sort_by(|a, b| param_name(a).cmp(param_name(b)));
     let mut out = String::with_capacity(query.len());
-    for (i, (pair, _)) in pairs.iter().enumerate() {
+    for (i, pair) in pairs.iter().enumerate() {
         if i > 0 {
             out.push('&');
         }
@@ -328,6 +329,11 @@ mod tests {
             (
                 "http://example.com/p?gclid=1&fbclid=2",
                 "http://example.com/p",
+            ),
+            // A tracking name written with escapes (`%6B` is `k`) is still one.
+            (
+                "http://example.com/p?p%6B_campaign=x&id=3",
+                "http://example.com/p?id=3",
             ),
             (
                 "http://example.com/p?PHPSESSID=abc&q=1",
