@@ -122,6 +122,17 @@ fn warcio_check(out: &Path) {
     }
 }
 
+/// A recrawl in which nothing changed received at most 3 % of the bytes the job it crawls
+/// again did.
+fn assert_little_downloaded_again(report: &Report, before: &Report) {
+    assert!(
+        report.bytes_fetched * 100 <= before.bytes_fetched * 3,
+        "nothing changed: {} bytes against {} (at most 3 %)",
+        report.bytes_fetched,
+        before.bytes_fetched
+    );
+}
+
 async fn crawl(site: Site, addr: SocketAddr, out: &Path, previous: Option<&Path>) -> Report {
     let server = serve_on(site, addr).await.unwrap();
     let report = run(&server.url("/"), out, config(previous)).await;
@@ -152,12 +163,7 @@ async fn a_recrawl_asks_with_validators_and_downloads_only_what_changed() {
         (recrawl.previous_pages, recrawl.asked),
         (PAGES + 1, PAGES + 1)
     );
-    assert!(
-        report.bytes_fetched * 100 <= before.bytes_fetched * 3,
-        "nothing changed: {} bytes against {} (at most 3 %)",
-        report.bytes_fetched,
-        before.bytes_fetched
-    );
+    assert_little_downloaded_again(&report, &before);
     assert_eq!(
         recrawl.hosts.values().next().unwrap().not_modified,
         PAGES + 1
@@ -312,12 +318,7 @@ async fn against_nginx_only_what_changed_is_downloaded_whole() {
         config(Some(first.path())),
     )
     .await;
-    assert!(
-        report.bytes_fetched * 100 <= before.bytes_fetched * 3,
-        "nothing changed: {} bytes against {}",
-        report.bytes_fetched,
-        before.bytes_fetched
-    );
+    assert_little_downloaded_again(&report, &before);
     assert!(
         records(same.path())
             .iter()

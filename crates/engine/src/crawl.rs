@@ -55,6 +55,7 @@ mod scope_watch;
 mod sentences;
 mod shared_dedup;
 mod tasks;
+mod unchanged;
 
 use tasks::{Analysed, TaskResult};
 

@@ -2,7 +2,6 @@
 //! or an error record, a response to a redirect, an error, a sitemap, or the dedup stage.
 
 use super::*;
-use nearcrawl_link_policy::UnchangedPage;
 
 /// How a host's answer weighs on its politeness: a server error backs the host off like a
 /// "slow down", since retrying at once only adds load.
@@ -146,7 +145,7 @@ impl Coordinator {
     }
 
     /// Puts a URL back at the end of its host's queue, as `entry`.
-    fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
+    pub(super) fn requeue(&mut self, key: QueueKey, entry: QueuedUrl) -> Result<(), EngineError> {
         let mut commit = Commit::default();
         self.frontier.requeue(&mut commit, key, entry);
         self.apply(commit, Vec::new())
@@ -228,200 +227,6 @@ impl Coordinator {
                 self.requeue(key, entry)
             }
         }
-    }
-
-    /// A probed URL found to have its counterpart's text (`page`: the answer that said so).
-    /// Its body was not downloaded, so it names no link: a crawler asks only for URLs a page,
-    /// a seed, a sitemap or a redirect named, never for its counterpart's links taken to this
-    /// site by path (a mirror's or a new release's paths are not the original's). So it is
-    /// decided `unchanged` only when nothing it might name is new here, or when what it
-    /// might name weighs less than itself (`probe.led_to_less`): every URL its
-    /// counterpart was the first to name on its site (`links`), taken to this site, is one
-    /// the crawl already knows (named by another page) or may not crawl. Otherwise its links
-    /// may lead where nothing else does
-    /// (a release's table of contents, a changed page below a run of unchanged ones): it is
-    /// fetched whole, as a duplicate, and its own links go the way of any duplicate's; the
-    /// probe's answer and the count of such links stay on its record.
-    fn unchanged(
-        &mut self,
-        key: QueueKey,
-        mut entry: QueuedUrl,
-        page: &Fetched,
-        links: &[String],
-    ) -> Result<(), EngineError> {
-        let (unknown, fate) = self.unknown_links_here(&entry, links)?;
-        if let Some(probe) = entry.probe.as_mut() {
-            probe.links_unknown = unknown;
-            probe.led_to_less = fate == UnchangedPage::LedToLess;
-        }
-        match fate {
-            UnchangedPage::FetchForLinks => {
-                debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
-                return self.requeue(key, entry);
-            }
-            UnchangedPage::Wait => {
-                debug!(url = %entry.url, unknown, "unchanged, decided at the crawl's end");
-                return self.defer_to_end(key, entry);
-            }
-            UnchangedPage::Unchanged | UnchangedPage::LedToLess => {}
-        }
-        let seq = self.take_seq();
-        let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
-        if let Some(probe) = &entry.probe {
-            // Its probe found its counterpart's text: a pair to learn from, and a prediction
-            // that named that counterpart right.
-            let counterpart = probe.counterpart.clone();
-            if let Some(prediction) = entry.predicted.clone() {
-                let checked = self.predictions.check(prediction, Some(&counterpart), true);
-                decided.decision.prediction = Some(checked);
-            }
-            // Found unchanged by its length, or by a sample; its links were not read.
-            let tolerance = self.job.config.dedup.probe_tolerance;
-            let facts = nearcrawl_link_policy::CopyFacts::of_lengths(
-                probe.length,
-                probe.counterpart_length,
-                tolerance,
-            );
-            self.predictions.learn(&entry.url, &counterpart, facts);
-        }
-        let (commit, records) = decided.taking(key, |decision| {
-            crate::record::unchanged(seq, &entry, page, decision.prediction)
-        });
-        self.apply(commit, records)
-    }
-
-    /// A page its probe found unchanged whose counterpart's links are not all named here
-    /// yet ([`UnchangedPage::Wait`]): taken out of its host's queue and parked until the
-    /// crawl has nothing else to do ([`Coordinator::release_deferred`]), then probed again
-    /// and decided for good. Other pages of its site, still queued or in flight, may name
-    /// those links meanwhile, and then it need not be downloaded for them.
-    fn defer_to_end(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
-        // Asked again from the start (its HEAD, and its sample if it takes one), with what
-        // was spent so far.
-        if let Some(probe) = entry.probe.take() {
-            entry.probe = Some(Probe {
-                counterpart: probe.counterpart,
-                bytes: probe.bytes,
-                window: probe.window,
-                links_unknown: probe.links_unknown,
-                deferred: true,
-                ..Probe::default()
-            });
-        }
-        let url = super::stored_url(&entry.url, "queue", "a queued URL")?;
-        let mut commit = Commit {
-            taken: vec![key],
-            ..Commit::default()
-        };
-        let link = ParkedLink {
-            entry,
-            priority: key.priority,
-            always: true,
-        };
-        let on = super::end_of_crawl_key();
-        let link_key = url_key(url.as_str());
-        self.frontier
-            .hub_or_park(&mut commit, &url, &on, link_key, link)?;
-        self.apply(commit, Vec::new())
-    }
-
-    /// What a page with the counterpart's text at `entry` might be alone in naming: of the
-    /// URLs its counterpart named first (`links`: path and query on its own site), those
-    /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
-    /// taken to the site of `entry` ([`nearcrawl_url_rules::carry`]), the crawl does not
-    /// know yet and would crawl. Their number, and what the page is worth fetching for
-    /// ([`nearcrawl_link_policy::unchanged_page`]: not when they weigh less than the page
-    /// itself; a page not decided yet weighs as much as the page).
-    /// (A counterpart's links that ended in an error or were refused tell nothing about
-    /// this site's.)
-    fn unknown_links_here(
-        &self,
-        entry: &QueuedUrl,
-        links: &[String],
-    ) -> Result<(u32, UnchangedPage), EngineError> {
-        let (Ok(at), Some(probe)) = (Url::parse(&entry.url), entry.probe.as_ref()) else {
-            return Ok((0, UnchangedPage::Unchanged));
-        };
-        let Ok(counterpart) = Url::parse(&probe.counterpart) else {
-            return Ok((0, UnchangedPage::Unchanged));
-        };
-        let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
-        let none = HashSet::new();
-        let (mut unknown, mut worth) = (0u32, 0u64);
-        for link in links {
-            let Ok(there) = counterpart.join(link) else {
-                continue;
-            };
-            // Where this page's link to it would be: the pair's paths say (a language's
-            // prefix for another's), else the same path.
-            let Some(here) = nearcrawl_url_rules::carry(&there, &counterpart, &at) else {
-                continue;
-            };
-            let (Ok(there), Ok(here)) =
-                (CanonicalUrl::from_url(there), CanonicalUrl::from_url(here))
-            else {
-                continue;
-            };
-            let Some(weight) = self.led_to(&there, own)? else {
-                continue;
-            };
-            let here = match self.sessions.strip(&here) {
-                Some(stripped) => stripped.url,
-                None => here,
-            };
-            if self.admits(&here, entry.depth + 1).is_ok()
-                && !self.is_seen(&here, &url_key(here.as_str()), &none)?
-            {
-                unknown += 1;
-                worth = worth.saturating_add(weight);
-            }
-        }
-        // Once: the crawl's end, when it is asked again, is the last word. Only a frontier of
-        // this process holds a page back (its parking is local). Then, what is still unnamed
-        // is named by nothing else: the page is fetched for it, whatever it weighs (a page
-        // changed in place behind copies, found only through them).
-        let may_wait = !probe.deferred && self.frontier.knows_undecided();
-        let min_yield = match probe.deferred {
-            true => 0.0,
-            false => self.job.config.dedup.hub_min_yield,
-        };
-        Ok((
-            unknown,
-            nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield, may_wait),
-        ))
-    }
-
-    /// What the URL `there` led to, in bytes: the page's length, or the length of the page
-    /// its redirect led to (one hop); `undecided` for a URL not decided yet; `None` when it
-    /// led to no page (an error, a refusal, a redirect elsewhere).
-    fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
-        let key = url_key(there.as_str());
-        if self.store.is_undecided(&key)? {
-            return Ok(Some(undecided));
-        }
-        let Some(declared) = self.store.declared(&key)? else {
-            return Ok(None);
-        };
-        if !declared.is_redirect() {
-            return Ok(Some(declared.length));
-        }
-        // A redirect: its target, when on its site.
-        let Some(target) = declared
-            .links
-            .first()
-            .and_then(|link| there.as_url().join(link).ok())
-            .and_then(|url| CanonicalUrl::from_url(url).ok())
-        else {
-            return Ok(None);
-        };
-        let key = url_key(target.as_str());
-        if self.store.is_undecided(&key)? {
-            return Ok(Some(undecided));
-        }
-        Ok(self
-            .store
-            .declared_length(&key)?
-            .filter(|length| *length > 0))
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
