@@ -52,7 +52,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let now = now();
         let bytes: u64 = fetch.responses.iter().map(|r| r.wire_bytes).sum();
-        self.robots_bytes += bytes;
+        self.counters.fetched_robots(bytes);
         Progress::add(&self.progress.bytes, bytes);
         for response in &fetch.responses {
             self.archive
@@ -330,7 +330,7 @@ impl Coordinator {
             .as_mut()
             .and_then(|a| a.as_mut().ok())
             .and_then(|a| a.declared.take());
-        self.pages_fetched += 1;
+        self.counters.fetched_page();
         Progress::add(&self.progress.pages, 1);
         Progress::add(&self.progress.bytes, page.wire_bytes);
 

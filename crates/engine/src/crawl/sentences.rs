@@ -448,7 +448,8 @@ impl Coordinator {
     /// Writes the changed postings (when the crawl stops, or on opening).
     pub(super) fn write_sentences(&mut self) -> Result<(), EngineError> {
         let mut commit = Commit::default();
-        self.sentences.write_into(&mut commit, self.next_seq);
+        self.sentences
+            .write_into(&mut commit, self.counters.next_seq());
         self.store.commit(commit)?;
         self.sentences.written_out();
         Ok(())

@@ -26,7 +26,7 @@ use crate::error::EngineError;
 /// Admissions of one page refused in a row before the crawl stops with an error.
 const MAX_CONFLICTS: u32 = 64;
 
-fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
+pub(super) fn shared_error(err: nearcrawl_redis_job::JobError) -> EngineError {
     EngineError::Shared(err.to_string())
 }
 

@@ -96,7 +96,7 @@ impl Coordinator {
             priority: key.priority,
             always: true,
         };
-        let on = super::end_of_crawl_key();
+        let on = super::release::end_of_crawl_key();
         let link_key = url_key(url.as_str());
         self.frontier
             .hub_or_park(&mut commit, &url, &on, link_key, link)?;

@@ -1,0 +1,193 @@
+//! A crawl opened: its state read back (or its seeds queued), its parts put together.
+
+use std::collections::HashSet;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use governor::{Quota, RateLimiter};
+use nearcrawl_dedup::{Analyzer, DedupStage};
+use nearcrawl_fingerprint::Fingerprint;
+use nearcrawl_frontier::{Relevance, Scope, SessionParams, TrapRules};
+use nearcrawl_store::Commit;
+use tokio::sync::mpsc;
+use tracing::info;
+
+use super::budgets::Traps;
+use super::counters::JobCounters;
+use super::job::{Job, Parts, shared_parts};
+use super::{Coordinator, SHARED, copied_sites, mirrors, now, predictions, scope_watch, sentences};
+use crate::archive::Archive;
+use crate::error::EngineError;
+use crate::focus::Focus;
+use crate::frontier::{Frontier, FrontierConfig, StoreFrontier};
+use crate::progress::Progress;
+
+impl Coordinator {
+    /// A resumed crawl goes on with the mirrors it was sampling (see [`mirrors::Mirrors`]).
+    fn resume_mirrors(&mut self) -> Result<(), EngineError> {
+        if let Some(bytes) = self.store.blob(mirrors::MIRRORS)? {
+            self.mirrors = mirrors::Mirrors::from_bytes(&bytes).map_err(|e| {
+                nearcrawl_store::StoreError::Corrupt {
+                    table: "blobs",
+                    reason: format!("{}: {e}", mirrors::MIRRORS),
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn open(
+        mut job: Job,
+        parts: Parts,
+        scope: Scope,
+        mut shared: crate::shared::SharedIndex,
+        relevance: Option<Relevance>,
+        progress: Arc<Progress>,
+    ) -> Result<Coordinator, EngineError> {
+        if job.redis.is_some() && job.config.dedup.probe_links {
+            // A worker of a shared job does not know what its fellows fetched (their lengths
+            // and shingles), so its duplicates' links are not probed (docs/SCALE.md).
+            info!("dedup.probe_links does not apply to a job shared through Redis yet: off");
+            job.config.dedup.probe_links = false;
+        }
+        std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
+        let Parts { store, fetcher } = parts;
+        let mut analyzer_config = job.analyzer.clone();
+        analyzer_config.max_links = job.config.links.max_per_page;
+        if relevance.is_some() {
+            // A focused crawl scores a link by the text around it too.
+            analyzer_config.link_reading = nearcrawl_extract::LinkReading::WithContext;
+        }
+        let analyzer = Arc::new(Analyzer::new(analyzer_config));
+        let uniques = store.unique_pages()?;
+        let k = job.analyzer.max_distance;
+        let shared_entries = shared.take_current(&job.config.index, SystemTime::now());
+        if !shared.entries.is_empty() {
+            info!(
+                expired = shared.entries.len(),
+                current = shared_entries.len(),
+                "shared index entries older than index.max_age_days are not matched against"
+            );
+        }
+        let stage = DedupStage::new(
+            analyzer,
+            job.config.dedup.clone(),
+            uniques.iter().map(|u| (Fingerprint::new(u.simhash), u.seq)),
+            shared_entries,
+            SHARED,
+        )
+        .map_err(|source| EngineError::IndexDesign {
+            max_distance: k,
+            source,
+        })?;
+        let counters = JobCounters::resume(store.as_ref())?;
+        let next_seq = counters.next_seq();
+        let next_order = store.counter("next_order")?.unwrap_or(0);
+        let mut shared_dedup = None;
+        let mut shared_faults = None;
+        let frontier: Box<dyn Frontier + Send> = match &job.redis {
+            Some(redis) => {
+                let faults = Arc::new(nearcrawl_redis_job::Faults::default());
+                let (frontier, dedup) =
+                    shared_parts(&job, redis, Arc::clone(&store), Arc::clone(&faults))?;
+                shared_dedup = dedup;
+                shared_faults = Some(faults);
+                Box::new(frontier)
+            }
+            None => Box::new(StoreFrontier::open(
+                Arc::clone(&store),
+                FrontierConfig {
+                    politeness: job.config.politeness.clone(),
+                    obey_robots: job.config.links.obey_robots,
+                    max_pages_per_host: job.config.limits.max_pages_per_host,
+                    by_priority: job.config.focus.is_focused(),
+                    explore_every: job.config.focus.explore_every,
+                },
+                next_order,
+                now(),
+            )?),
+        };
+        let run = store.counter("runs")?.unwrap_or(0);
+        let archive = Archive::open(
+            &job.out_dir,
+            Arc::clone(&store),
+            next_seq,
+            run,
+            job.config
+                .output
+                .warc
+                .then_some(job.config.output.warc_max_bytes),
+            Arc::clone(&progress),
+        )?;
+        // Counted once the outputs are known to agree with the state.
+        store.commit(Commit {
+            counters: vec![("runs".into(), run + 1)],
+            ..Commit::default()
+        })?;
+        let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
+            // No bursts: the cap holds over any second, not on average.
+            .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
+        let sentences = sentences::SentencePostings::open(store.as_ref())?;
+        // A resumed crawl goes on with the URL rules it learned.
+        let predictions =
+            predictions::Predictions::open(&job.config.dedup, job.redis.is_some(), store.as_ref())?;
+        let mut coordinator = Coordinator {
+            job,
+            store,
+            sentences,
+            shared_dedup,
+            shared_faults,
+            scope,
+            traps,
+            sessions: SessionParams::default(),
+            copied_sites: copied_sites::CopiedSites::default(),
+            mirrors: mirrors::Mirrors::default(),
+            predictions,
+            scope_watch: scope_watch::ScopeWatch::default(),
+            focus: relevance.map(Focus::new),
+            fetcher,
+            stage,
+            shared,
+            frontier,
+            counters,
+            archive,
+            limiter,
+            in_flight: 0,
+            stopping: false,
+            progress,
+            tx,
+            rx,
+            started: SystemTime::now(),
+            previous_texts: crate::recrawl::PreviousTexts::default(),
+        };
+        if let Some(focus) = &mut coordinator.focus {
+            let state = coordinator.job.out_dir.join("state");
+            focus.resume(coordinator.store.as_ref(), &state)?;
+        }
+        coordinator.resume_mirrors()?;
+        coordinator.store_sentences(&uniques)?;
+        if coordinator.job.redis.is_some() {
+            // A shared job's seeds were queued by the worker that created it.
+            info!(decided = next_seq, "joined shared job");
+        } else if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
+            coordinator.enqueue_seeds()?;
+        } else {
+            info!(decided = next_seq, "resuming job");
+        }
+        Ok(coordinator)
+    }
+
+    fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
+        let mut commit = Commit::default();
+        let mut pending = HashSet::new();
+        let previous = self.job.config.previous.clone();
+        let seeds = self.job.seeds.clone();
+        for (url, entry, priority) in crate::recrawl::first_queue(previous.as_deref(), &seeds)? {
+            self.queue(&mut commit, &mut pending, &url, entry, priority)?;
+        }
+        self.apply(commit, Vec::new())
+    }
+}

@@ -1,0 +1,348 @@
+//! Parked links released: when the URL, the hub's links or the mirror's samples a link
+//! waited for are decided, as part of the decision that decided them; and at the crawl's
+//! end, what is still parked.
+
+use std::collections::HashSet;
+
+use nearcrawl_link_policy::{ReleasedLink, WaitedFor, released_link};
+use nearcrawl_records::{Record, Released, Verdict};
+use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
+use tracing::{debug, warn};
+
+use super::{Coordinator, stored_url};
+use crate::error::EngineError;
+
+/// What becomes of a duplicate's parked link once what it waited for is decided
+/// (`nearcrawl_link_policy::released_link`), applied to it: a hub's counterpart starts a new
+/// chain, fetched rather than probed; a link to wait for a hub's links is parked on
+/// `hub_links`.
+fn parked_link_fate(
+    parked: &mut ParkedLink,
+    decided: WaitedFor,
+    hub_links: Option<UrlKey>,
+) -> Fate {
+    let probe = parked.entry.probe.is_some();
+    match (released_link(decided, parked.always, probe), hub_links) {
+        (ReleasedLink::WaitForHubLinks, Some(on)) => Fate::Park(on),
+        (ReleasedLink::Follow { as_hub: true } | ReleasedLink::WaitForHubLinks, _) => {
+            parked.entry.duplicates = 0;
+            parked.entry.probe = None;
+            Fate::Follow
+        }
+        (ReleasedLink::Follow { as_hub: false }, _) => Fate::Follow,
+        (ReleasedLink::Probe, _) => Fate::Probe,
+        (ReleasedLink::Drop, _) => Fate::Drop,
+    }
+}
+
+/// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
+/// `seq`) led to is not known yet: its links are not all decided.
+pub(super) fn hub_yield_key(seq: u64) -> UrlKey {
+    url_key(&format!("hub {seq}"))
+}
+
+/// The key a page waiting for the crawl's end is parked on (see
+/// [`Coordinator::defer_to_end`]).
+pub(super) fn end_of_crawl_key() -> UrlKey {
+    url_key("the crawl's end")
+}
+
+/// What becomes of a parked link once what it waited for is decided.
+pub(super) enum Fate {
+    /// Queued to be fetched.
+    Follow,
+    /// Queued to be probed.
+    Probe,
+    /// Not queued.
+    Drop,
+    /// Parked again, on this key.
+    Park(UrlKey),
+}
+
+impl Coordinator {
+    /// The mirrors' samples `commit` decides: when one settles whether its mirror's copies add
+    /// pages of their own, the links that waited for it are followed (they do) or dropped
+    /// (they do not), as part of `commit`, and the sample's record says so (`released`).
+    pub(super) fn settle_mirrors(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+        queued: &[Option<UrlKey>],
+    ) -> Result<(), EngineError> {
+        if !self.mirrors.has_pending() {
+            return Ok(());
+        }
+        let samples = self.job.config.dedup.mirror_samples;
+        for (record, key) in records.iter_mut().zip(queued) {
+            let Some(key) = *key else {
+                continue;
+            };
+            if !self.mirrors.is_pending(&key) {
+                continue;
+            }
+            if record.verdict == Verdict::Redirect {
+                if let Some(target) = record.queued_redirect_target()
+                    && self.mirrors.moved(&key, url_key(target))
+                {
+                    // Its target was queued: its page is the sample.
+                    continue;
+                }
+                // Where the sample leads is another URL's to tell (seen already, refused):
+                // taken as adding a page, so that nothing is lost for it.
+                self.mirrors.added(&key);
+            }
+            let Some((on, adds)) = self.mirrors.decided(&key, samples) else {
+                continue;
+            };
+            let links = self.frontier.release(commit, &record.url, &on, adds)?;
+            let released = self.release_links(commit, &record.url, links, |_| match adds {
+                true => Fate::Follow,
+                false => Fate::Drop,
+            })?;
+            debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
+            record.released = Some(record.released.unwrap_or_default() + released);
+        }
+        Ok(())
+    }
+
+    /// Links released from their parking (on `on`, a URL decided, for messages), as part of
+    /// `commit`: each queued or dropped as `fate` says, unless it was seen meanwhile (the
+    /// links this decision queues already included).
+    fn release_links(
+        &mut self,
+        commit: &mut Commit,
+        on: &str,
+        links: Vec<ParkedLink>,
+        mut fate: impl FnMut(&mut ParkedLink) -> Fate,
+    ) -> Result<Released, EngineError> {
+        let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+        let mut released = Released::default();
+        for mut parked in links {
+            let url = stored_url(
+                &parked.entry.url,
+                "parked",
+                &format!("a link parked on {on}"),
+            )?;
+            let link_key = url_key(url.as_str());
+            if self.is_seen(&url, &link_key, &pending)? {
+                continue;
+            }
+            let fate = fate(&mut parked);
+            match fate {
+                Fate::Follow => released.followed += 1,
+                Fate::Probe => released.probed += 1,
+                Fate::Drop => {
+                    commit.dropped.push(link_key);
+                    released.dropped += 1;
+                    continue;
+                }
+                Fate::Park(on) => {
+                    pending.insert(link_key);
+                    self.frontier
+                        .hub_or_park(commit, &url, &on, link_key, parked)?;
+                    released.parked += 1;
+                    continue;
+                }
+            }
+            self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
+        }
+        Ok(released)
+    }
+
+    /// What the pages `commit` decides add to the hubs that queued them (what a hub led to,
+    /// `dedup.hub_min_yield`), and the size of a hub it decides: its record's. Returns the
+    /// hubs whose links are all decided now: (the record that completed it, the hub's
+    /// sequence number, whether it is worth fetching again).
+    pub(super) fn credit_hubs(
+        &self,
+        commit: &mut Commit,
+        records: &[Record],
+        queued: &[Option<UrlKey>],
+    ) -> Result<Vec<(usize, u64, bool)>, EngineError> {
+        if let Some((_, seq, yielded)) = &mut commit.hub
+            && let Some(record) = records.iter().find(|r| r.seq == *seq)
+        {
+            yielded.bytes = record.bytes;
+        }
+        let dedup = &self.job.config.dedup;
+        let mut completed = Vec::new();
+        if dedup.hub_min_links == 0 {
+            return Ok(completed);
+        }
+        for (index, (record, key)) in records.iter().zip(queued).enumerate() {
+            // Refused on discovery: never queued, so not one of the parent's links.
+            let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
+                continue;
+            };
+            if record.queued_redirect_target().is_some() {
+                // Its target was queued with the link: its decision counts for it.
+                continue;
+            }
+            let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
+                Some(at) => at,
+                None => match self.store.hub_yield_at(parent)? {
+                    Some(yielded) if !yielded.complete() => {
+                        commit.hub_yields.push((parent, yielded));
+                        commit.hub_yields.len() - 1
+                    }
+                    _ => continue,
+                },
+            };
+            let yielded = &mut commit.hub_yields[at].1;
+            if yielded.complete() {
+                continue;
+            }
+            if record.verdict == Verdict::Redirect {
+                // Its target was not queued (seen already, refused, a redirect too many):
+                // where the link leads is another link's to tell, so what the hub led to is
+                // not known, and it is fetched again as before.
+                yielded.count_redirect();
+            } else {
+                let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+                // New content: a page no other is a copy of, or a file that is no page (a
+                // table of downloads leads to its files).
+                let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
+                yielded.count((new && fetched).then_some(record.bytes));
+            }
+            if yielded.complete() {
+                let worth = yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield);
+                completed.push((index, parent, worth));
+            }
+        }
+        Ok(completed)
+    }
+
+    /// The hubs `completed` (see [`Coordinator::credit_hubs`]): the duplicates' links parked
+    /// until what each led to was known are followed, as a hub's counterpart, when it is
+    /// worth fetching again, and probed (or dropped, unprobed) when not. The record that
+    /// completed the hub counts them (`released`).
+    pub(super) fn release_hub_links(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+        completed: Vec<(usize, u64, bool)>,
+    ) -> Result<(), EngineError> {
+        for (index, seq, worth) in completed {
+            let record = &records[index];
+            let links = self
+                .frontier
+                .release(commit, &record.url, &hub_yield_key(seq), worth)?;
+            if links.is_empty() {
+                continue;
+            }
+            let released = self.release_links(commit, &record.url, links, |parked| {
+                parked_link_fate(parked, WaitedFor::HubLinks { worth }, None)
+            })?;
+            debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
+            records[index].released = Some(records[index].released.unwrap_or_default() + released);
+        }
+        Ok(())
+    }
+
+    /// The queued URLs `commit` decides (those of `records` not refused on discovery) are
+    /// decided now: the duplicates' links parked on them are followed, as part of `commit`,
+    /// if the page led to new pages (a hub), and dropped if not. Each URL's record counts
+    /// them (`released`).
+    pub(super) fn release_parked(
+        &mut self,
+        commit: &mut Commit,
+        records: &mut [Record],
+        queued: &[Option<UrlKey>],
+    ) -> Result<(), EngineError> {
+        for (record, key) in records.iter_mut().zip(queued) {
+            let Some(key) = *key else {
+                continue;
+            };
+            if self.frontier.knows_undecided() {
+                // Only a frontier in this store marks URLs undecided.
+                commit.decided.push(key);
+            }
+            let hub_seq = commit
+                .hub
+                .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
+            let hub = hub_seq.is_some();
+            let links = self.frontier.release(commit, &record.url, &key, hub)?;
+            if links.is_empty() {
+                continue;
+            }
+            // A hub just decided: what its links lead to is not known yet. A link that would
+            // be probed otherwise waits for that (`dedup.hub_min_yield`).
+            let wait_on = hub_seq
+                .filter(|_| self.frontier.knows_undecided() && self.hub_yield_rule_on())
+                .map(hub_yield_key);
+            let decided = match hub {
+                true => WaitedFor::Hub {
+                    links_pending: wait_on.is_some(),
+                },
+                false => WaitedFor::Page,
+            };
+            let released = self.release_links(commit, &record.url, links, |parked| {
+                parked_link_fate(parked, decided, wait_on)
+            })?;
+            debug!(url = %record.url, hub, ?released, "parked links released");
+            record.released = Some(released);
+        }
+        Ok(())
+    }
+
+    /// Nothing is queued or in flight, so nothing a link is parked on can be decided any
+    /// more: links still parked (which should not happen: each waits for a URL, a hub's links
+    /// or a mirror's samples, all decided by now) are followed rather than lost. Returns
+    /// whether any was.
+    pub(super) fn release_stranded(&mut self) -> Result<bool, EngineError> {
+        if self.release_deferred()? {
+            return Ok(true);
+        }
+        let keys = self.frontier.parked_keys();
+        if keys.is_empty() {
+            return Ok(false);
+        }
+        let mut commit = Commit::default();
+        let mut followed = 0;
+        for key in keys {
+            let links = self.frontier.release(&mut commit, "", &key, true)?;
+            let released =
+                self.release_links(&mut commit, "the crawl's end", links, |_| Fate::Follow)?;
+            followed += released.followed;
+        }
+        warn!(
+            followed,
+            "links still parked when nothing was left to crawl: followed"
+        );
+        self.apply(commit, Vec::new())?;
+        Ok(followed > 0)
+    }
+
+    /// The crawl has nothing else to do: the pages that waited for its end
+    /// ([`Coordinator::defer_to_end`]) go back to their hosts' queues, to be probed again
+    /// and decided for good. Returns whether there were any.
+    fn release_deferred(&mut self) -> Result<bool, EngineError> {
+        let on = end_of_crawl_key();
+        if !self.frontier.parked_keys().contains(&on) {
+            return Ok(false);
+        }
+        let mut commit = Commit::default();
+        let pages = self.frontier.release(&mut commit, "", &on, false)?;
+        let mut pending = HashSet::new();
+        for page in &pages {
+            let url = stored_url(
+                &page.entry.url,
+                "parked",
+                "a page waiting for the crawl's end",
+            )?;
+            self.queue(
+                &mut commit,
+                &mut pending,
+                &url,
+                page.entry.clone(),
+                page.priority,
+            )?;
+        }
+        debug!(
+            pages = pages.len(),
+            "pages that waited for the crawl's end, queued again"
+        );
+        self.apply(commit, Vec::new())?;
+        Ok(!pages.is_empty())
+    }
+}
