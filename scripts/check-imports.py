@@ -4,8 +4,8 @@
 (`a.rs`, `a/mod.rs`, or for `crate::a::b` the file of `a::b` when there is one). A loop of
 such imports between files of one crate fails. Imports of the crate root (`crate::Thing`,
 a re-export) and `super::` paths are not counted: a root re-exports its modules, and a
-child's `super::` is its parent's business (crates/engine's `Coordinator`, spread over
-`crawl/*.rs`, is the house issue's later step).
+child's `super::` is its parent's business (crates/engine's `crawl/*.rs` are the steps of
+the coordinator in `crawl.rs`, and its components).
 
 Usage: scripts/check-imports.py [CRATES_DIR]   (default: crates)
 """

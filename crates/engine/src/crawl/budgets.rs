@@ -112,3 +112,125 @@ fn counter_name(kind: &str, key: &str) -> String {
     }
     name
 }
+
+#[cfg(test)]
+mod tests {
+    use nearcrawl_frontier::TrapConfig;
+    use nearcrawl_store::MemoryStore;
+
+    use super::*;
+
+    fn traps(store: &Arc<MemoryStore>, config: TrapConfig) -> Traps {
+        let store: Arc<dyn CrawlStore> = Arc::clone(store) as Arc<dyn CrawlStore>;
+        Traps::new(TrapRules::new(config), store)
+    }
+
+    fn pattern(url: &str) -> UrlPattern {
+        UrlPattern::of(&CanonicalUrl::parse(url).unwrap())
+    }
+
+    /// Spends one URL of `url`'s pattern in a commit of its own, which is stored.
+    fn spend(
+        traps: &mut Traps,
+        store: &MemoryStore,
+        url: &str,
+        duplicate_of: Option<&str>,
+    ) -> Result<(), Trap> {
+        let mut commit = Commit::default();
+        let spent = traps
+            .spend(&pattern(url), duplicate_of, &mut commit)
+            .unwrap();
+        store.commit(commit).unwrap();
+        traps.trim();
+        spent
+    }
+
+    #[test]
+    fn a_pattern_s_budget_is_spent_then_refused_and_grows_with_distinct_pages() {
+        let store = Arc::new(MemoryStore::default());
+        let config = TrapConfig {
+            max_pages_per_pattern: 2,
+            pattern_growth: 1,
+            ..TrapConfig::default()
+        };
+        let mut traps = traps(&store, config);
+        let calendar = |day: u32| format!("http://a.example/cal/{day}");
+        assert_eq!(spend(&mut traps, &store, &calendar(1), None), Ok(()));
+        assert_eq!(spend(&mut traps, &store, &calendar(2), None), Ok(()));
+        let refused = spend(&mut traps, &store, &calendar(3), None);
+        assert!(
+            matches!(
+                refused,
+                Err(Trap::PatternBudget {
+                    max: 2,
+                    distinct: 0,
+                    budget: 2,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        // A single URL is no family: no budget.
+        assert_eq!(
+            spend(&mut traps, &store, "http://a.example/about", None),
+            Ok(())
+        );
+        // A distinct page of the pattern fetched: one more URL of it.
+        let mut commit = Commit::default();
+        traps.distinct(&pattern(&calendar(1)), &mut commit).unwrap();
+        store.commit(commit).unwrap();
+        assert_eq!(spend(&mut traps, &store, &calendar(4), None), Ok(()));
+        assert!(spend(&mut traps, &store, &calendar(5), None).is_err());
+    }
+
+    #[test]
+    fn duplicates_links_spend_their_host_s_budget_and_a_refusal_spends_nothing() {
+        let store = Arc::new(MemoryStore::default());
+        let config = TrapConfig {
+            max_duplicate_links: 1,
+            max_pages_per_pattern: 3,
+            pattern_growth: 0,
+            ..TrapConfig::default()
+        };
+        let mut traps = traps(&store, config);
+        let from_copy = Some("b.example");
+        assert_eq!(
+            spend(&mut traps, &store, "http://b.example/p/1", from_copy),
+            Ok(())
+        );
+        let refused = spend(&mut traps, &store, "http://b.example/p/2", from_copy);
+        assert_eq!(refused, Err(Trap::DuplicateLinks { max: 1 }));
+        // Refused by the duplicates' budget: the pattern's was not spent either.
+        assert_eq!(
+            spend(&mut traps, &store, "http://b.example/p/3", None),
+            Ok(())
+        );
+        assert_eq!(
+            spend(&mut traps, &store, "http://b.example/p/4", None),
+            Ok(())
+        );
+        assert!(spend(&mut traps, &store, "http://b.example/p/5", None).is_err());
+    }
+
+    #[test]
+    fn a_resumed_crawl_goes_on_spending_the_budgets_the_store_kept() {
+        let store = Arc::new(MemoryStore::default());
+        let config = TrapConfig {
+            max_pages_per_pattern: 2,
+            pattern_growth: 0,
+            ..TrapConfig::default()
+        };
+        let mut first = traps(&store, config.clone());
+        assert_eq!(
+            spend(&mut first, &store, "http://a.example/n/1", None),
+            Ok(())
+        );
+        drop(first);
+        let mut resumed = traps(&store, config);
+        assert_eq!(
+            spend(&mut resumed, &store, "http://a.example/n/2", None),
+            Ok(())
+        );
+        assert!(spend(&mut resumed, &store, "http://a.example/n/3", None).is_err());
+    }
+}

@@ -40,3 +40,59 @@ impl CopiedSites {
         self.copies.get(&link.origin().ascii_serialization())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_site_copies_another_once_a_page_duplicates_the_one_at_its_path() {
+        let cases: [(&str, &str, bool); 5] = [
+            // Same path and query on another site: a copy.
+            (
+                "http://mirror.example/a/b.html",
+                "http://origin.example/a/b.html",
+                true,
+            ),
+            ("http://m.example/x?id=1", "http://o.example/x?id=1", true),
+            // Another path, another query, or the same site: no evidence of a copied site.
+            (
+                "http://mirror.example/a/c.html",
+                "http://origin.example/a/b.html",
+                false,
+            ),
+            ("http://m.example/x?id=2", "http://o.example/x?id=1", false),
+            (
+                "http://origin.example/b.html",
+                "http://origin.example/a/b.html",
+                false,
+            ),
+        ];
+        for (page, original, copies) in cases {
+            let mut sites = CopiedSites::default();
+            sites.note(&url(page), &url(original));
+            let link = url(page).join("/elsewhere.html").unwrap();
+            let copied = sites.copied(&link).map(Url::as_str);
+            let expected = copies.then(|| url(original).join("/").unwrap());
+            assert_eq!(
+                copied,
+                expected.as_ref().map(Url::as_str),
+                "{page} {original}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_site_found_copied_stays() {
+        let mut sites = CopiedSites::default();
+        sites.note(&url("http://m.example/a"), &url("http://o.example/a"));
+        sites.note(&url("http://m.example/b"), &url("http://p.example/b"));
+        let copied = sites.copied(&url("http://m.example/c")).map(Url::as_str);
+        assert_eq!(copied, Some("http://o.example/"));
+        assert_eq!(sites.copied(&url("http://other.example/c")), None);
+    }
+}

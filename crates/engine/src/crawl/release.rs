@@ -48,6 +48,7 @@ pub(super) fn end_of_crawl_key() -> UrlKey {
 }
 
 /// What becomes of a parked link once what it waited for is decided.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum Fate {
     /// Queued to be fetched.
     Follow,
@@ -344,5 +345,90 @@ impl Coordinator {
         );
         self.apply(commit, Vec::new())?;
         Ok(!pages.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nearcrawl_records::Probe;
+    use nearcrawl_store::QueuedUrl;
+
+    use super::*;
+
+    /// A duplicate's link, three duplicates down, carrying a probe or not.
+    fn parked(probe: bool, always: bool) -> ParkedLink {
+        ParkedLink {
+            entry: QueuedUrl {
+                url: "http://b.example/p".into(),
+                duplicates: 3,
+                probe: probe.then(Probe::default),
+                ..QueuedUrl::default()
+            },
+            priority: 2,
+            always,
+        }
+    }
+
+    #[test]
+    fn a_released_link_is_applied_as_the_policy_says() {
+        let hub_links = Some(hub_yield_key(7));
+        let pending = WaitedFor::Hub {
+            links_pending: true,
+        };
+        // (what was decided, probe, always, where a hub's links are waited for) -> fate,
+        // and whether the link starts a new chain (a hub's counterpart: fetched, not probed).
+        let cases = [
+            (
+                pending,
+                true,
+                false,
+                hub_links,
+                Fate::Park(hub_yield_key(7)),
+                false,
+            ),
+            (pending, true, false, None, Fate::Follow, true),
+            (pending, false, false, hub_links, Fate::Follow, true),
+            (
+                WaitedFor::HubLinks { worth: true },
+                true,
+                false,
+                None,
+                Fate::Follow,
+                true,
+            ),
+            (
+                WaitedFor::HubLinks { worth: false },
+                true,
+                false,
+                None,
+                Fate::Probe,
+                false,
+            ),
+            (
+                WaitedFor::HubLinks { worth: false },
+                false,
+                false,
+                None,
+                Fate::Drop,
+                false,
+            ),
+            (WaitedFor::Page, false, true, None, Fate::Follow, false),
+            (WaitedFor::Page, true, false, None, Fate::Probe, false),
+            (WaitedFor::Page, false, false, None, Fate::Drop, false),
+        ];
+        for (decided, probe, always, on, fate, new_chain) in cases {
+            let mut link = parked(probe, always);
+            let before = link.entry.clone();
+            assert_eq!(
+                parked_link_fate(&mut link, decided, on),
+                fate,
+                "{decided:?}"
+            );
+            if new_chain {
+                assert_eq!((link.entry.duplicates, link.entry.probe), (0, None));
+            } else {
+                assert_eq!(link.entry, before, "{decided:?}");
+            }
+        }
     }
 }
