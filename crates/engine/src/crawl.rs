@@ -23,7 +23,6 @@ use nearcrawl_store::{
     UrlKey, url_key,
 };
 use nearcrawl_text::ExactKey;
-use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 use url::Url;
 
@@ -40,6 +39,7 @@ use crate::warc::{Original, PreparedFetch, WarcWriter};
 mod budgets;
 mod copied_sites;
 mod counters;
+mod in_flight;
 mod job;
 mod links;
 mod mirrors;
@@ -130,11 +130,10 @@ struct Coordinator {
     /// Where finished decisions go: store, records.jsonl, WARC, counters.
     archive: Archive,
     limiter: Option<DefaultDirectRateLimiter>,
-    in_flight: usize,
+    /// The tasks in flight and the channel they report back on.
+    in_flight: in_flight::InFlight,
     stopping: bool,
     progress: Arc<Progress>,
-    tx: mpsc::UnboundedSender<TaskResult>,
-    rx: mpsc::UnboundedReceiver<TaskResult>,
     started: SystemTime,
     /// A recrawl: the previous job's kept texts, which changed pages are compared with.
     previous_texts: crate::recrawl::PreviousTexts,
@@ -227,7 +226,7 @@ impl Coordinator {
             let now = now();
             let wake = self.launch_ready(now)?;
             self.archive.flush_records()?;
-            if self.in_flight == 0 && (self.stopping || wake.is_none()) {
+            if self.in_flight.count() == 0 && (self.stopping || wake.is_none()) {
                 if !self.stopping && !self.page_limit_reached() && self.release_stranded()? {
                     continue;
                 }
@@ -235,10 +234,8 @@ impl Coordinator {
             }
             let sleep_until = wake.unwrap_or(now + Duration::from_secs(3600));
             tokio::select! {
-                result = self.rx.recv() => {
+                result = self.in_flight.finished() => {
                     if let Some(result) = result {
-                        self.in_flight -= 1;
-                        Progress::set(&self.progress.in_flight, self.in_flight as u64);
                         self.handle(result)?;
                     }
                 }
@@ -256,7 +253,7 @@ impl Coordinator {
             .config
             .limits
             .max_pages
-            .is_some_and(|max| self.counters.pages_fetched() + self.in_flight as u64 >= max)
+            .is_some_and(|max| self.counters.pages_fetched() + self.in_flight.count() as u64 >= max)
     }
 
     /// Starts every request that may start now. Returns when to look again: `None` when no
@@ -268,7 +265,7 @@ impl Coordinator {
         let concurrency = self.job.config.concurrency();
         self.frontier.begin_round(now);
         loop {
-            if self.in_flight >= concurrency || self.page_limit_reached() {
+            if self.in_flight.count() >= concurrency || self.page_limit_reached() {
                 // Busy: look again when a request finishes.
                 return Ok(Some(self.frontier.round_wake(now)));
             }

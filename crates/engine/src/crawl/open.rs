@@ -10,11 +10,11 @@ use nearcrawl_dedup::{Analyzer, DedupStage};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{Relevance, Scope, SessionParams, TrapRules};
 use nearcrawl_store::Commit;
-use tokio::sync::mpsc;
 use tracing::info;
 
 use super::budgets::Traps;
 use super::counters::JobCounters;
+use super::in_flight::InFlight;
 use super::job::{Job, Parts, shared_parts};
 use super::{Coordinator, SHARED, copied_sites, mirrors, now, predictions, scope_watch, sentences};
 use crate::archive::Archive;
@@ -128,7 +128,6 @@ impl Coordinator {
         let limiter = NonZeroU32::new(job.config.politeness.global_requests_per_second)
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
-        let (tx, rx) = mpsc::unbounded_channel();
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
         let sentences = sentences::SentencePostings::open(store.as_ref())?;
         // A resumed crawl goes on with the URL rules it learned.
@@ -155,11 +154,9 @@ impl Coordinator {
             counters,
             archive,
             limiter,
-            in_flight: 0,
+            in_flight: InFlight::new(Arc::clone(&progress)),
             stopping: false,
             progress,
-            tx,
-            rx,
             started: SystemTime::now(),
             previous_texts: crate::recrawl::PreviousTexts::default(),
         };

@@ -97,9 +97,8 @@ impl SeenLinks {
 impl Coordinator {
     /// Resolves a host's name in a task of its own.
     pub(super) fn spawn_resolve(&mut self, host: HostId, name: String) {
-        self.in_flight += 1;
         let fetcher = Arc::clone(&self.fetcher);
-        let tx = self.tx.clone();
+        let tx = self.in_flight.start();
         tokio::spawn(async move {
             let addresses = fetcher.resolve(&name).await;
             let _ = tx.send(TaskResult::Resolved { host, addresses });
@@ -108,9 +107,8 @@ impl Coordinator {
 
     /// Fetches a host's robots.txt in a task of its own.
     pub(super) fn spawn_robots(&mut self, host: HostId, origin: Url) {
-        self.in_flight += 1;
         let fetcher = Arc::clone(&self.fetcher);
-        let tx = self.tx.clone();
+        let tx = self.in_flight.start();
         tokio::spawn(async move {
             let fetch = fetcher.fetch_robots(&origin).await;
             let _ = tx.send(TaskResult::Robots { host, fetch });
@@ -120,8 +118,6 @@ impl Coordinator {
     /// Fetches a page in a task of its own, and analyses it on the blocking pool (where its
     /// WARC records are prepared too, when the job archives).
     pub(super) fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl, url: Url) {
-        self.in_flight += 1;
-        Progress::set(&self.progress.in_flight, self.in_flight as u64);
         let fetcher = Arc::clone(&self.fetcher);
         // A probe's HEAD first, then (a large page) parts of it, before the page itself.
         let asking = match &entry.probe {
@@ -157,7 +153,7 @@ impl Coordinator {
             links: dedup.enabled && dedup.probe_links,
             samples: dedup.enabled && dedup.probe_links && dedup.probe_samples,
         };
-        let tx = self.tx.clone();
+        let tx = self.in_flight.start();
         tokio::spawn(async move {
             let clock = Instant::now();
             let result = match &asking {
