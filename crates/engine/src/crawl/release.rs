@@ -20,18 +20,18 @@ fn parked_link_fate(
     parked: &mut ParkedLink,
     decided: WaitedFor,
     hub_links: Option<UrlKey>,
-) -> Fate {
+) -> ParkedFate {
     let probe = parked.entry.probe.is_some();
     match (released_link(decided, parked.always, probe), hub_links) {
-        (ReleasedLink::WaitForHubLinks, Some(on)) => Fate::Park(on),
+        (ReleasedLink::WaitForHubLinks, Some(on)) => ParkedFate::Park(on),
         (ReleasedLink::Follow { as_hub: true } | ReleasedLink::WaitForHubLinks, _) => {
             parked.entry.duplicates = 0;
             parked.entry.probe = None;
-            Fate::Follow
+            ParkedFate::Follow
         }
-        (ReleasedLink::Follow { as_hub: false }, _) => Fate::Follow,
-        (ReleasedLink::Probe, _) => Fate::Probe,
-        (ReleasedLink::Drop, _) => Fate::Drop,
+        (ReleasedLink::Follow { as_hub: false }, _) => ParkedFate::Follow,
+        (ReleasedLink::Probe, _) => ParkedFate::Probe,
+        (ReleasedLink::Drop, _) => ParkedFate::Drop,
     }
 }
 
@@ -49,7 +49,7 @@ pub(super) fn end_of_crawl_key() -> UrlKey {
 
 /// What becomes of a parked link once what it waited for is decided.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Fate {
+enum ParkedFate {
     /// Queued to be fetched.
     Follow,
     /// Queued to be probed.
@@ -97,8 +97,8 @@ impl Coordinator {
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;
             let released = self.release_links(commit, &record.url, links, |_| match adds {
-                true => Fate::Follow,
-                false => Fate::Drop,
+                true => ParkedFate::Follow,
+                false => ParkedFate::Drop,
             })?;
             debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
             record.released = Some(record.released.unwrap_or_default() + released);
@@ -114,7 +114,7 @@ impl Coordinator {
         commit: &mut Commit,
         on: &str,
         links: Vec<ParkedLink>,
-        mut fate: impl FnMut(&mut ParkedLink) -> Fate,
+        mut fate: impl FnMut(&mut ParkedLink) -> ParkedFate,
     ) -> Result<Released, EngineError> {
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let mut released = Released::default();
@@ -130,14 +130,14 @@ impl Coordinator {
             }
             let fate = fate(&mut parked);
             match fate {
-                Fate::Follow => released.followed += 1,
-                Fate::Probe => released.probed += 1,
-                Fate::Drop => {
+                ParkedFate::Follow => released.followed += 1,
+                ParkedFate::Probe => released.probed += 1,
+                ParkedFate::Drop => {
                     commit.dropped.push(link_key);
                     released.dropped += 1;
                     continue;
                 }
-                Fate::Park(on) => {
+                ParkedFate::Park(on) => {
                     pending.insert(link_key);
                     self.frontier
                         .hub_or_park(commit, &url, &on, link_key, parked)?;
@@ -302,8 +302,9 @@ impl Coordinator {
         let mut followed = 0;
         for key in keys {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
-            let released =
-                self.release_links(&mut commit, "the crawl's end", links, |_| Fate::Follow)?;
+            let released = self.release_links(&mut commit, "the crawl's end", links, |_| {
+                ParkedFate::Follow
+            })?;
             followed += released.followed;
         }
         warn!(
@@ -383,17 +384,17 @@ mod tests {
                 true,
                 false,
                 hub_links,
-                Fate::Park(hub_yield_key(7)),
+                ParkedFate::Park(hub_yield_key(7)),
                 false,
             ),
-            (pending, true, false, None, Fate::Follow, true),
-            (pending, false, false, hub_links, Fate::Follow, true),
+            (pending, true, false, None, ParkedFate::Follow, true),
+            (pending, false, false, hub_links, ParkedFate::Follow, true),
             (
                 WaitedFor::HubLinks { worth: true },
                 true,
                 false,
                 None,
-                Fate::Follow,
+                ParkedFate::Follow,
                 true,
             ),
             (
@@ -401,7 +402,7 @@ mod tests {
                 true,
                 false,
                 None,
-                Fate::Probe,
+                ParkedFate::Probe,
                 false,
             ),
             (
@@ -409,12 +410,19 @@ mod tests {
                 false,
                 false,
                 None,
-                Fate::Drop,
+                ParkedFate::Drop,
                 false,
             ),
-            (WaitedFor::Page, false, true, None, Fate::Follow, false),
-            (WaitedFor::Page, true, false, None, Fate::Probe, false),
-            (WaitedFor::Page, false, false, None, Fate::Drop, false),
+            (
+                WaitedFor::Page,
+                false,
+                true,
+                None,
+                ParkedFate::Follow,
+                false,
+            ),
+            (WaitedFor::Page, true, false, None, ParkedFate::Probe, false),
+            (WaitedFor::Page, false, false, None, ParkedFate::Drop, false),
         ];
         for (decided, probe, always, on, fate, new_chain) in cases {
             let mut link = parked(probe, always);
