@@ -1,9 +1,18 @@
 //! The archive: where finished decisions go. One store commit per decision, then its lines
 //! of `records.jsonl` (the store first, so a crash never leaves a record the store cannot
 //! account for), the responses in the WARC files, and the progress counters.
+//!
+//! The WARC files are written on a thread of their own ([`WarcThread`]): a page's request
+//! and response records are compressed where it was analysed, its revisit and metadata
+//! records and the writes are the WARC thread's, and the coordinator only hands them over
+//! (each record's id is known before it is written). Like `records.jsonl`, the WARC files
+//! are buffered: a killed crawl loses the records not yet written out.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use nearcrawl_dedup::Stage;
@@ -15,7 +24,7 @@ use nearcrawl_store::{Commit, CrawlStore};
 use crate::error::EngineError;
 use crate::output::RecordsFile;
 use crate::progress::Progress;
-use crate::warc::{Original, PreparedFetch, WarcFetch, WarcWriter};
+use crate::warc::{Original, PreparedFetch, WarcFetch, WarcJob, WarcWriter};
 
 /// A fetched page as the WARC writer takes it (`head`: its [`Fetched::response_head`]).
 pub(crate) fn warc_fetch<'a>(page: &'a Fetched, head: &'a [u8]) -> WarcFetch<'a> {
@@ -35,7 +44,7 @@ pub(crate) struct Archive {
     store: Arc<dyn CrawlStore>,
     records: RecordsFile,
     /// `None` when WARC output is off.
-    warc: Option<WarcWriter>,
+    warc: Option<WarcThread>,
     warc_dir: PathBuf,
     progress: Arc<Progress>,
 }
@@ -56,7 +65,9 @@ impl Archive {
         let warc_dir = out_dir.join("warc");
         let warc = match warc_max_bytes {
             Some(max) => Some(
-                WarcWriter::new(&warc_dir, run, max).map_err(|e| EngineError::io(&warc_dir, e))?,
+                WarcWriter::new(&warc_dir, run, max)
+                    .and_then(WarcThread::start)
+                    .map_err(|e| EngineError::io(&warc_dir, e))?,
             ),
             None => None,
         };
@@ -105,7 +116,7 @@ impl Archive {
         &mut self,
         page: &Fetched,
         revisit_of: Option<Original<'_>>,
-        metadata: &[(&str, String)],
+        metadata: &[(&'static str, String)],
     ) -> Result<Option<String>, EngineError> {
         self.response_prepared(page, None, revisit_of, metadata)
     }
@@ -117,22 +128,39 @@ impl Archive {
         page: &Fetched,
         prepared: Option<PreparedFetch>,
         revisit_of: Option<Original<'_>>,
-        metadata: &[(&str, String)],
+        metadata: &[(&'static str, String)],
     ) -> Result<Option<String>, EngineError> {
         let Some(warc) = &mut self.warc else {
             return Ok(None);
         };
-        let head = page.response_head();
-        let fetch = warc_fetch(page, &head);
         let clock = Instant::now();
-        let written = match prepared {
-            Some(prepared) => warc.write_prepared(&fetch, prepared, revisit_of, metadata),
-            None => warc.write_fetch(&fetch, revisit_of, metadata),
-        }
-        .map(|written| Some(written.record_id))
-        .map_err(|e| EngineError::io(&self.warc_dir, e));
+        let head = page.response_head();
+        let prepared = match prepared {
+            Some(prepared) => prepared,
+            // Not analysed (a redirect, an error page, a file): prepared here.
+            None => PreparedFetch::new(&warc_fetch(page, &head))
+                .map_err(|e| EngineError::io(&self.warc_dir, e))?,
+        };
+        let job = WarcJob {
+            url: page.url.to_string(),
+            ip: page.remote_addr.map(|a| a.ip().to_string()),
+            response_head: head,
+            prepared,
+            revisit_of: revisit_of.map(|o| {
+                let id = o.record_id.map(str::to_string);
+                (o.url.to_string(), o.date.to_string(), o.not_modified, id)
+            }),
+            metadata: metadata
+                .iter()
+                .map(|(name, value)| (*name, value.clone()))
+                .collect(),
+        };
+        let record_id = job.record_id().to_string();
+        let handed = warc
+            .write(job)
+            .map_err(|e| EngineError::io(&self.warc_dir, e));
         self.progress.add_time(Stage::Warc, clock.elapsed());
-        written
+        handed.map(|()| Some(record_id))
     }
 
     /// Whether responses are archived.
@@ -149,10 +177,145 @@ impl Archive {
     pub(crate) fn finish(&mut self) -> Result<(), EngineError> {
         self.records.flush()?;
         if let Some(warc) = &mut self.warc {
-            warc.flush()
+            warc.finish()
                 .map_err(|e| EngineError::io(&self.warc_dir, e))?;
         }
         self.store.sync()?;
         Ok(())
+    }
+}
+
+/// Fetches' records waiting for the WARC thread at most: enough to ride out a slow write,
+/// few enough that the records in memory stay a few megabytes.
+const WARC_QUEUE: usize = 256;
+
+/// The WARC writer on a thread of its own, below the coordinator's priority. A write error
+/// stops it; the next hand-over (or the end) returns that error, and the crawl stops.
+struct WarcThread {
+    jobs: Option<SyncSender<WarcJob>>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl WarcThread {
+    fn start(mut writer: WarcWriter) -> io::Result<WarcThread> {
+        let (jobs, queued) = sync_channel::<WarcJob>(WARC_QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("nearcrawl-warc".into())
+            .spawn(move || {
+                crate::runtime::below_the_coordinator();
+                for job in queued {
+                    writer.write_job(job)?;
+                }
+                writer.flush()
+            })?;
+        Ok(WarcThread {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands a fetch's records to the thread.
+    fn write(&mut self, job: WarcJob) -> io::Result<()> {
+        let sent = match &self.jobs {
+            Some(jobs) => jobs.send(job).is_ok(),
+            None => false,
+        };
+        match sent {
+            true => Ok(()),
+            // The thread stopped: on its error, said once; then it is gone.
+            false => match self.finish() {
+                Err(e) => Err(e),
+                Ok(()) => Err(io::Error::other("the WARC writer has stopped")),
+            },
+        }
+    }
+
+    /// Writes what was handed over, flushes the file and ends the thread: its first error,
+    /// if it met one.
+    fn finish(&mut self) -> io::Result<()> {
+        self.jobs = None;
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .map_err(|_| io::Error::other("the WARC writer panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for WarcThread {
+    fn drop(&mut self) {
+        // A crawl that ended on another error still writes out what it handed over.
+        let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn job(url: &str) -> WarcJob {
+        let fetch = WarcFetch {
+            url,
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\n\r\n",
+            response_head: b"HTTP/1.1 200 OK\r\n\r\n",
+            payload: b"<p>hello</p>",
+            payload_digest: None,
+        };
+        WarcJob {
+            url: url.into(),
+            ip: None,
+            response_head: fetch.response_head.to_vec(),
+            prepared: PreparedFetch::new(&fetch).unwrap(),
+            revisit_of: None,
+            metadata: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn what_is_handed_over_is_written_by_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut warc = WarcThread::start(WarcWriter::new(dir.path(), 0, 1 << 20).unwrap()).unwrap();
+        for i in 0..(WARC_QUEUE * 2) {
+            warc.write(job(&format!("http://127.0.0.1/{i}"))).unwrap();
+        }
+        warc.finish().unwrap();
+        let file = dir.path().join("nearcrawl-000-00000.warc.gz");
+        let mut text = String::new();
+        io::Read::read_to_string(
+            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(file).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        let responses = text.matches("WARC-Type: response").count();
+        assert_eq!(responses, WARC_QUEUE * 2);
+    }
+
+    #[test]
+    fn a_write_error_on_the_thread_is_returned_to_the_crawl() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("warc");
+        let mut warc = WarcThread::start(WarcWriter::new(&gone, 0, 1 << 20).unwrap()).unwrap();
+        // Its directory removed before the first file is opened: the thread's write fails.
+        std::fs::remove_dir_all(&gone).unwrap();
+        let mut error = None;
+        for i in 0..(WARC_QUEUE * 4) {
+            if let Err(e) = warc.write(job(&format!("http://127.0.0.1/{i}"))) {
+                error = Some(e);
+                break;
+            }
+        }
+        let error = match error {
+            Some(e) => e,
+            None => warc.finish().unwrap_err(),
+        };
+        assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
+        // Said once; then the writer is gone.
+        assert!(warc.write(job("http://127.0.0.1/late")).is_err());
+        assert!(warc.finish().is_ok());
     }
 }

@@ -32,6 +32,12 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// leaves a core idle.
 pub const BLOCKING_THREADS_PER_CORE: usize = 4;
 
+/// Runs the calling thread as the runtime's threads run: below the coordinator (for threads
+/// of the crawl's own, such as the WARC writer's).
+pub(crate) fn below_the_coordinator() {
+    lower_priority(BELOW);
+}
+
 #[cfg(target_os = "linux")]
 fn lower_priority(by: i32) {
     // SAFETY: getpriority/setpriority read and set the calling thread's nice value (Linux:

@@ -284,21 +284,10 @@ impl WarcWriter {
         format!("sha1:{}", base32(&Sha1::digest(bytes)))
     }
 
-    /// Writes request, response (or revisit) and metadata records for one fetch. Returns the
-    /// payload digest and the response's record id.
-    pub fn write_fetch(
-        &mut self,
-        fetch: &WarcFetch<'_>,
-        revisit_of: Option<Original<'_>>,
-        metadata: &[(&str, String)],
-    ) -> io::Result<Written> {
-        let prepared = PreparedFetch::with(&mut self.gzip, fetch)?;
-        self.write_prepared(fetch, prepared, revisit_of, metadata)
-    }
-
-    /// [`WarcWriter::write_fetch`] for a fetch whose response and request records were
-    /// [prepared](PreparedFetch::new) already (on another thread): only a revisit record,
-    /// when there is one, and the metadata record are compressed here.
+    /// Writes request, response (or revisit) and metadata records for one fetch, whose
+    /// response and request records were [prepared](PreparedFetch::new) already (on another
+    /// thread): only a revisit record, when there is one, and the metadata record are
+    /// compressed here. Returns the payload digest and the response's record id.
     pub fn write_prepared(
         &mut self,
         fetch: &WarcFetch<'_>,
@@ -346,6 +335,31 @@ impl WarcWriter {
             payload_digest: prepared.payload_digest,
             record_id: response_id,
         })
+    }
+
+    /// Writes a [`WarcJob`]: as [`WarcWriter::write_prepared`].
+    pub fn write_job(&mut self, job: WarcJob) -> io::Result<Written> {
+        let fetch = WarcFetch {
+            url: &job.url,
+            // Read by the records prepared already, not by what is written here.
+            date: SystemTime::UNIX_EPOCH,
+            ip: job.ip,
+            request_head: &[],
+            response_head: &job.response_head,
+            payload: &[],
+            payload_digest: None,
+        };
+        let revisit_of = job
+            .revisit_of
+            .as_ref()
+            .map(|(url, date, not_modified, record_id)| Original {
+                url,
+                date,
+                not_modified: *not_modified,
+                record_id: record_id.as_deref(),
+            });
+        let metadata: Vec<(&str, String)> = job.metadata;
+        self.write_prepared(&fetch, job.prepared, revisit_of, &metadata)
     }
 
     /// Flushes the current file.
@@ -402,6 +416,31 @@ impl WarcWriter {
             ("Content-Type", "application/warc-fields".to_string()),
         ];
         self.write_record("warcinfo", headers, info.as_bytes())
+    }
+}
+
+/// One fetch's records to write, owned, so that they can be written on another thread than
+/// the one that decided them ([`WarcWriter::write_job`]): the records prepared already, and
+/// what the revisit and metadata records take of the fetch.
+pub struct WarcJob {
+    /// The fetch's URL.
+    pub url: String,
+    /// The server's IP address.
+    pub ip: Option<String>,
+    /// Status line and headers (a revisit record's block).
+    pub response_head: Vec<u8>,
+    /// Its request and response records.
+    pub prepared: PreparedFetch,
+    /// The earlier capture it revisits: URL, date, whether a 304, its record's id.
+    pub revisit_of: Option<(String, String, bool, Option<String>)>,
+    /// The metadata record's fields (none: no metadata record).
+    pub metadata: Vec<(&'static str, String)>,
+}
+
+impl WarcJob {
+    /// The response (or revisit) record's id, known before the job is written.
+    pub fn record_id(&self) -> &str {
+        &self.prepared.response_id
     }
 }
 
@@ -483,8 +522,16 @@ mod tests {
             payload: b"<p>hi</p>",
             payload_digest: None,
         };
-        w.write_fetch(&fetch, None, &[("simhash", "00ff".into())])
-            .unwrap();
+        let job = WarcJob {
+            url: fetch.url.into(),
+            ip: fetch.ip.clone(),
+            response_head: fetch.response_head.to_vec(),
+            prepared: PreparedFetch::new(&fetch).unwrap(),
+            revisit_of: None,
+            metadata: vec![("simhash", "00ff".into())],
+        };
+        let id = job.record_id().to_string();
+        assert_eq!(w.write_job(job).unwrap().record_id, id);
         w.flush().unwrap();
         let path = dir.path().join("nearcrawl-000-00000.warc.gz");
         let mut text = String::new();
