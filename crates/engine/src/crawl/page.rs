@@ -348,6 +348,7 @@ impl Coordinator {
         if let Some(indexed) = &admission.sentences {
             self.sentences
                 .keep(self.store.as_ref(), read_postings, seq, indexed)?;
+            self.sentences.grow(&self.store)?;
             if self.sentences.due() {
                 self.sentences.write_into(commit, seq + 1);
             }

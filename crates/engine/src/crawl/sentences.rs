@@ -6,6 +6,11 @@
 //! grown with them up to 32 MiB), so a fingerprint no page had before (most of a new page's)
 //! costs no store read.
 //!
+//! The filter grows on a thread of its own ([`SentencePostings::grow`]): filling the grown
+//! one reads every key in the store (4 million of them at about 130,000 pages), which held
+//! the coordinator up for half a second and more; meanwhile the old one keeps answering, and
+//! the keys added since are added to the new one before it takes over.
+//!
 //! A killed crawl loses the postings not yet written; the store's `sentences_through` counter
 //! says which kept pages are in, and the next run indexes the others again from their stored
 //! texts.
@@ -113,15 +118,9 @@ impl KeyFilter {
         over_load(self.bits, self.set.load(Ordering::Relaxed))
     }
 
-    /// Adds the store's keys and `held` (keys not written yet).
-    fn fill(
-        &self,
-        store: &dyn CrawlStore,
-        held: impl Iterator<Item = u64>,
-    ) -> Result<(), StoreError> {
-        store.for_each_sentence_key(&mut |key| self.insert(key))?;
-        held.for_each(|key| self.insert(key));
-        Ok(())
+    /// Adds the store's keys.
+    fn fill(&self, store: &dyn CrawlStore) -> Result<(), StoreError> {
+        store.for_each_sentence_key(&mut |key| self.insert(key))
     }
 }
 
@@ -134,6 +133,16 @@ pub(super) struct SentencePostings {
     /// What the blocking pool reads postings by: the filter, and how many batches were
     /// written.
     shared: Arc<Shared>,
+    /// A grown filter being filled from the store's keys, when one is.
+    growing: Option<Growth>,
+}
+
+/// A filter four times larger being filled from the store's keys on a thread of its own, and
+/// the keys added since it started (the ones held then included): it takes over once they
+/// are added to it too, so it holds every key the old one does.
+struct Growth {
+    added: Vec<u64>,
+    filling: std::thread::JoinHandle<Result<KeyFilter, StoreError>>,
 }
 
 /// The part of [`SentencePostings`] the blocking pool reads.
@@ -260,7 +269,7 @@ impl SentencePostings {
         let mut keys = 0u64;
         store.for_each_sentence_key(&mut |_| keys += 1)?;
         let written = Arc::new(KeyFilter::for_keys(keys, bits));
-        written.fill(store, std::iter::empty())?;
+        written.fill(store)?;
         Ok(SentencePostings {
             dirty: foldhash::HashMap::default(),
             shared: Arc::new(Shared {
@@ -268,6 +277,7 @@ impl SentencePostings {
                 generation: AtomicU64::new(0),
             }),
             written,
+            growing: None,
         })
     }
 
@@ -356,19 +366,75 @@ impl SentencePostings {
             };
             posting.add(seq, site, &cutoff);
             self.written.insert(key);
+            if let Some(growth) = &mut self.growing {
+                growth.added.push(key);
+            }
         }
-        if self.written.crowded() {
-            // Four times the bits (about a sixty-fourth of them set then), from the store's
-            // keys and those held: the keys are not counted again.
-            let grown = Arc::new(KeyFilter::with_bits(self.written.bits + 2));
-            grown.fill(store, self.dirty.keys().copied())?;
-            *self
-                .shared
-                .filter
-                .write()
-                .unwrap_or_else(PoisonError::into_inner) = Arc::clone(&grown);
-            self.written = grown;
+        Ok(())
+    }
+
+    /// Grows the key filter when it is crowded: a filter of four times the bits (about a
+    /// sixty-fourth of them set then) is filled from `store`'s keys on a thread of its own,
+    /// and takes over at a later call, once filled, with the keys added meanwhile.
+    pub(super) fn grow(&mut self, store: &Arc<dyn CrawlStore>) -> Result<(), EngineError> {
+        match &self.growing {
+            Some(growth) if growth.filling.is_finished() => self.settle(),
+            Some(_) => Ok(()),
+            None if self.written.crowded() => {
+                let bits = self.written.bits + 2;
+                let fill = {
+                    let store = Arc::clone(store);
+                    move || {
+                        let grown = KeyFilter::with_bits(bits);
+                        grown.fill(store.as_ref())?;
+                        Ok(grown)
+                    }
+                };
+                let added = self.dirty.keys().copied().collect();
+                let thread = std::thread::Builder::new().name("nearcrawl-key-filter".into());
+                let here = fill.clone();
+                let spawned = thread.spawn(move || {
+                    crate::runtime::below_the_coordinator();
+                    fill()
+                });
+                let filling = match spawned {
+                    Ok(filling) => filling,
+                    // No thread to be had: filled here, as it was before the thread.
+                    Err(_) => return self.install(Ok(here()), added),
+                };
+                self.growing = Some(Growth { added, filling });
+                Ok(())
+            }
+            None => Ok(()),
         }
+    }
+
+    /// Waits for a growing filter to be filled, and puts it in place.
+    pub(super) fn settle(&mut self) -> Result<(), EngineError> {
+        match self.growing.take() {
+            Some(growth) => self.install(growth.filling.join(), growth.added),
+            None => Ok(()),
+        }
+    }
+
+    /// Puts a grown filter in place, with the keys `added` since it started filling.
+    fn install(
+        &mut self,
+        filled: std::thread::Result<Result<KeyFilter, StoreError>>,
+        added: Vec<u64>,
+    ) -> Result<(), EngineError> {
+        // A panic while filling is the coordinator's, as when it filled the filter itself.
+        let grown = filled.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        for key in added {
+            grown.insert(key);
+        }
+        let grown = Arc::new(grown);
+        *self
+            .shared
+            .filter
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::clone(&grown);
+        self.written = grown;
         Ok(())
     }
 
@@ -378,7 +444,7 @@ impl SentencePostings {
     /// `fingerprints`.
     pub(super) fn index_unwritten(
         &mut self,
-        store: &dyn CrawlStore,
+        store: &Arc<dyn CrawlStore>,
         uniques: &[UniquePage],
         fingerprints: impl Fn(&str) -> Vec<u128>,
     ) -> Result<(), EngineError> {
@@ -404,7 +470,13 @@ impl SentencePostings {
                 site: nearcrawl_frontier::authority(&url),
                 fingerprints: fingerprints(&text),
             };
-            self.keep(store, ReadPostings::default(), page.seq, &sentences)?;
+            self.keep(
+                store.as_ref(),
+                ReadPostings::default(),
+                page.seq,
+                &sentences,
+            )?;
+            self.grow(store)?;
         }
         Ok(())
     }
@@ -439,14 +511,16 @@ impl Coordinator {
         }
         let stage = &self.stage;
         self.sentences
-            .index_unwritten(self.store.as_ref(), uniques, |text| {
+            .index_unwritten(&self.store, uniques, |text| {
                 stage.sentence_fingerprints(text)
             })?;
         self.write_sentences()
     }
 
-    /// Writes the changed postings (when the crawl stops, or on opening).
+    /// Writes the changed postings (when the crawl stops, or on opening), a growing key
+    /// filter put in place first.
     pub(super) fn write_sentences(&mut self) -> Result<(), EngineError> {
+        self.sentences.settle()?;
         let mut commit = Commit::default();
         self.sentences
             .write_into(&mut commit, self.counters.next_seq());

@@ -10,8 +10,9 @@ use super::*;
 /// the held ones, and never loses one: the candidates stay the in-memory index's.
 #[test]
 fn a_growing_key_filter_loses_no_key() {
-    let store = MemoryStore::default();
-    let mut postings = SentencePostings::open_with(&store, 6).unwrap();
+    let shared: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+    let store = shared.as_ref();
+    let mut postings = SentencePostings::open_with(store, 6).unwrap();
     let mut index = CandidateIndex::new(stage_sentence_cutoff());
     // Fingerprints spread over the whole key space (the filter takes a key's top bits),
     // a fifth of them shared by several pages.
@@ -26,12 +27,14 @@ fn a_growing_key_filter_loses_no_key() {
             .collect();
         let site = format!("s{}.test", seq % 3);
         let read = ReadPostings::default();
-        postings.candidates(&store, &read, &fingerprints).unwrap();
+        postings.candidates(store, &read, &fingerprints).unwrap();
         let indexed = IndexedSentences {
             site: site.clone(),
             fingerprints: fingerprints.clone(),
         };
-        postings.keep(&store, read, seq, &indexed).unwrap();
+        postings.keep(store, read, seq, &indexed).unwrap();
+        // Grown on a thread of its own, put in place at a later page.
+        postings.grow(&shared).unwrap();
         index.insert(seq, &site, &fingerprints);
         if seq % 37 == 0 {
             let mut commit = Commit::default();
@@ -39,11 +42,20 @@ fn a_growing_key_filter_loses_no_key() {
             store.commit(commit).unwrap();
         }
         queries.push(fingerprints);
+        if seq == 200 {
+            // Once mid-way: every key there, the grown filter's or the old one's.
+            for query in &queries {
+                let read = ReadPostings::default();
+                let found = postings.candidates(store, &read, query).unwrap();
+                assert_eq!(found, index.candidates(query), "{query:?}");
+            }
+        }
     }
+    postings.settle().unwrap();
     assert!(postings.written.bits > 6, "the filter grew");
     for query in &queries {
         let found = postings
-            .candidates(&store, &ReadPostings::default(), query)
+            .candidates(store, &ReadPostings::default(), query)
             .unwrap();
         assert_eq!(found, index.candidates(query), "{query:?}");
     }
@@ -109,7 +121,7 @@ fn stored_postings_answer_as_the_memory_index() {
 /// postings) are indexed from their texts, and only those.
 #[test]
 fn unwritten_pages_are_indexed_from_their_texts() {
-    let store = MemoryStore::default();
+    let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
     for (seq, text) in [(3, "a bb ccc"), (5, "dddd")] {
         let record = format!(r#"{{"url":"http://a.test/{seq}","verdict":"unique"}}"#);
         store
@@ -124,11 +136,11 @@ fn unwritten_pages_are_indexed_from_their_texts() {
     // Words as fingerprints: their lengths.
     let words = |text: &str| -> Vec<u128> { text.split(' ').map(|w| w.len() as u128).collect() };
     let uniques = store.unique_pages().unwrap();
-    let mut postings = SentencePostings::open(&store).unwrap();
+    let mut postings = SentencePostings::open(store.as_ref()).unwrap();
     postings.index_unwritten(&store, &uniques, words).unwrap();
     let found = |postings: &SentencePostings, fps: &[u128]| {
         postings
-            .candidates(&store, &ReadPostings::default(), fps)
+            .candidates(store.as_ref(), &ReadPostings::default(), fps)
             .unwrap()
     };
     assert_eq!(found(&postings, &[1, 3]), [(3, 2)]);
@@ -145,7 +157,7 @@ fn unwritten_pages_are_indexed_from_their_texts() {
             ..Commit::default()
         })
         .unwrap();
-    let mut postings = SentencePostings::open(&store).unwrap();
+    let mut postings = SentencePostings::open(store.as_ref()).unwrap();
     postings.index_unwritten(&store, &uniques, words).unwrap();
     assert_eq!(postings.dirty.len(), 1, "only page 5 indexed again");
     assert_eq!(found(&postings, &[1, 4]), [(3, 1), (5, 1)]);
