@@ -205,12 +205,9 @@ impl Coordinator {
             .counters
             .write_into(&mut commit, self.frontier.next_order());
         let taken = commit.taken.clone();
-        let postings_batch = !commit.sentences.is_empty();
         self.archive.commit(commit, &records)?;
         self.counters.landed(counters);
-        if postings_batch {
-            self.sentences.written_out();
-        }
+        self.write_postings_when_due()?;
         self.frontier.committed(&taken)?;
         self.traps.trim();
         Ok(())

@@ -349,9 +349,6 @@ impl Coordinator {
             self.sentences
                 .keep(self.store.as_ref(), read_postings, seq, indexed)?;
             self.sentences.grow(&self.store)?;
-            if self.sentences.due() {
-                self.sentences.write_into(commit, seq + 1);
-            }
         }
         self.progress.add_time(Stage::Index, admitting.elapsed());
         if let Some((simhash, key)) = admission.fingerprint {

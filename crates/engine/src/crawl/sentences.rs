@@ -34,6 +34,7 @@ use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
 use url::Url;
 
+use self::filter::{INITIAL_FILTER_BITS, KeyFilter};
 use super::Coordinator;
 use crate::error::EngineError;
 
@@ -42,87 +43,6 @@ const SENTENCES_THROUGH: &str = "sentences_through";
 
 /// Changed postings held before they are written in one batch (about 100 bytes each).
 const FLUSH_POSTINGS: usize = 1 << 16;
-
-/// Bits of the key filter at most: 2^28 (32 MiB). Past about 16 million keys (half a
-/// million pages) it answers "maybe" for a growing share of new keys, which then cost a
-/// store read: slower, never wrong.
-const FILTER_BITS: u32 = 28;
-
-/// Bits of the key filter at first: 2^22 (512 KiB). It grows four times over whenever more
-/// than one bit in [`FILTER_LOAD`] is set, rebuilt from the store's keys: a short crawl does
-/// not clear 32 MiB of memory it never uses (zeroing it cost 8 % of the CPU of a crawl of
-/// the PostgreSQL manual's 1,169 pages).
-const INITIAL_FILTER_BITS: u32 = 22;
-
-/// The filter grows when more than one bit in this many is set (a new key is then taken
-/// for a stored one, and read, at most once in this many).
-const FILTER_LOAD: u64 = 16;
-
-/// Whether a filter of `2^bits` bits with `set` of them set (or as many keys) is past
-/// [`FILTER_LOAD`] and could still grow.
-fn over_load(bits: u32, set: u64) -> bool {
-    bits < FILTER_BITS && set > (1u64 << bits) / FILTER_LOAD
-}
-
-/// Keys that may have a posting in the store: one bit each, by the key's top bits (keys are
-/// hashes already). No false negatives. Its bits are atomic: the coordinator sets them, the
-/// blocking pool reads them ([`PostingsReader`]).
-struct KeyFilter {
-    words: Box<[AtomicU64]>,
-    bits: u32,
-    /// Bits set (by the coordinator only).
-    set: AtomicU64,
-}
-
-impl KeyFilter {
-    /// An empty filter of `2^bits` bits.
-    fn with_bits(bits: u32) -> KeyFilter {
-        let bits = bits.clamp(6, FILTER_BITS);
-        KeyFilter {
-            words: (0..1usize << (bits - 6))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            bits,
-            set: AtomicU64::new(0),
-        }
-    }
-
-    /// An empty filter large enough for `keys` keys, at least `2^bits` bits.
-    fn for_keys(keys: u64, bits: u32) -> KeyFilter {
-        let mut bits = bits;
-        while over_load(bits, keys) {
-            bits += 2;
-        }
-        KeyFilter::with_bits(bits)
-    }
-
-    fn bit(&self, key: u64) -> (usize, u64) {
-        let bit = key >> (64 - self.bits);
-        ((bit >> 6) as usize, 1 << (bit & 63))
-    }
-
-    fn insert(&self, key: u64) {
-        let (word, mask) = self.bit(key);
-        if self.words[word].fetch_or(mask, Ordering::Relaxed) & mask == 0 {
-            self.set.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn may_contain(&self, key: u64) -> bool {
-        let (word, mask) = self.bit(key);
-        self.words[word].load(Ordering::Relaxed) & mask != 0
-    }
-
-    /// Whether it should grow: too many bits set, and room to grow.
-    fn crowded(&self) -> bool {
-        over_load(self.bits, self.set.load(Ordering::Relaxed))
-    }
-
-    /// Adds the store's keys.
-    fn fill(&self, store: &dyn CrawlStore) -> Result<(), StoreError> {
-        store.for_each_sentence_key(&mut |key| self.insert(key))
-    }
-}
 
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
 /// and the key filter.
@@ -135,11 +55,21 @@ pub(super) struct SentencePostings {
     shared: Arc<Shared>,
     /// A grown filter being filled from the store's keys, when one is.
     growing: Option<Growth>,
+    /// A batch of postings being written to the store, when one is.
+    landing: Option<Landing>,
+}
+
+/// A batch of changed postings being written to the store on a thread of its own
+/// ([`SentencePostings::write_out`]): until it has landed, reads find its postings here.
+struct Landing {
+    postings: Arc<foldhash::HashMap<u64, SentencePosting>>,
+    writing: std::thread::JoinHandle<Result<(), StoreError>>,
 }
 
 /// A filter four times larger being filled from the store's keys on a thread of its own, and
-/// the keys added since it started (the ones held then included): it takes over once they
-/// are added to it too, so it holds every key the old one does.
+/// the keys added since it started (the ones held then, changed or in a batch being
+/// written, included): it takes over once they are added to it too, so it holds every key
+/// the old one does.
 struct Growth {
     added: Vec<u64>,
     filling: std::thread::JoinHandle<Result<KeyFilter, StoreError>>,
@@ -278,6 +208,7 @@ impl SentencePostings {
             }),
             written,
             growing: None,
+            landing: None,
         })
     }
 
@@ -309,8 +240,7 @@ impl SentencePostings {
         }
     }
 
-    /// A batch [`SentencePostings::write_into`] moved into a commit has landed in the store:
-    /// postings read before it may be stale.
+    /// A batch of postings has landed in the store: postings read before it may be stale.
     pub(super) fn written_out(&self) {
         self.shared.generation.fetch_add(1, Ordering::Release);
     }
@@ -326,7 +256,7 @@ impl SentencePostings {
         let mut read = read.0.borrow_mut();
         for &fingerprint in fingerprints {
             let key = sentence_key(fingerprint);
-            if !self.dirty.contains_key(&key)
+            if self.held(key).is_none()
                 && let Entry::Vacant(slot) = read.entry(key)
             {
                 slot.insert(read_stored(&self.written, store, key)?);
@@ -334,11 +264,19 @@ impl SentencePostings {
         }
         Ok(rank_candidates(fingerprints.iter().filter_map(|fp| {
             let key = sentence_key(*fp);
-            self.dirty
-                .get(&key)
+            self.held(key)
                 .or_else(|| read.get(&key).and_then(Option::as_ref))
                 .map(SentencePosting::documents)
         })))
+    }
+
+    /// The posting of `key` held here: changed since the last batch, or in the batch being
+    /// written.
+    fn held(&self, key: u64) -> Option<&SentencePosting> {
+        self.dirty.get(&key).or_else(|| {
+            let landing = self.landing.as_ref()?;
+            landing.postings.get(&key)
+        })
     }
 
     /// Adds page `seq` to the postings of its sentences (each as held, as `read` while
@@ -357,9 +295,13 @@ impl SentencePostings {
             let posting = match self.dirty.entry(key) {
                 Entry::Occupied(held) => held.into_mut(),
                 Entry::Vacant(slot) => {
-                    let posting = match read.remove(&key) {
-                        Some(posting) => posting,
-                        None => read_stored(&self.written, store, key)?,
+                    let landing = self.landing.as_ref();
+                    let posting = match landing.and_then(|l| l.postings.get(&key)) {
+                        Some(posting) => Some(posting.clone()),
+                        None => match read.remove(&key) {
+                            Some(posting) => posting,
+                            None => read_stored(&self.written, store, key)?,
+                        },
                     };
                     slot.insert(posting.unwrap_or_default())
                 }
@@ -390,7 +332,10 @@ impl SentencePostings {
                         Ok(grown)
                     }
                 };
-                let added = self.dirty.keys().copied().collect();
+                // Held here, changed or in a batch being written: perhaps not in the store
+                // when it is read.
+                let landing = self.landing.iter().flat_map(|l| l.postings.keys());
+                let added = self.dirty.keys().chain(landing).copied().collect();
                 let thread = std::thread::Builder::new().name("nearcrawl-key-filter".into());
                 let here = fill.clone();
                 let spawned = thread.spawn(move || {
@@ -486,19 +431,70 @@ impl SentencePostings {
         self.dirty.len() >= FLUSH_POSTINGS
     }
 
-    /// Moves the changed postings into `commit`, with the counter saying that every kept page
-    /// numbered below `through` is in.
-    pub(super) fn write_into(&mut self, commit: &mut Commit, through: u64) {
-        let start = commit.sentences.len();
-        commit.sentences.extend(
-            self.dirty
-                .drain()
-                .map(|(key, posting)| (key, posting.to_bytes())),
-        );
-        // In key order: the store's memtable takes sorted keys faster.
-        commit.sentences[start..].sort_unstable_by_key(|(key, _)| *key);
-        commit.counters.push((SENTENCES_THROUGH.into(), through));
+    /// Writes the changed postings to the store behind the coordinator: on a thread of
+    /// their own, in a commit of their own, with the counter saying that every kept page
+    /// numbered below `through` is in (so call it once those pages' decisions have landed).
+    /// Its postings are held until it has landed ([`SentencePostings::land`]); the batch
+    /// before lands first.
+    pub(super) fn write_out(
+        &mut self,
+        store: &Arc<dyn CrawlStore>,
+        through: u64,
+    ) -> Result<(), EngineError> {
+        self.land(true)?;
+        let postings = Arc::new(std::mem::take(&mut self.dirty));
+        let write = {
+            let (postings, store) = (Arc::clone(&postings), Arc::clone(store));
+            move || {
+                let mut commit = Commit::default();
+                let bytes = postings.iter().map(|(key, p)| (*key, p.to_bytes()));
+                batch_into(&mut commit, bytes, through);
+                store.commit(commit)
+            }
+        };
+        let here = write.clone();
+        let thread = std::thread::Builder::new().name("nearcrawl-postings".into());
+        let spawned = thread.spawn(move || {
+            crate::runtime::below_the_coordinator();
+            write()
+        });
+        match spawned {
+            Ok(writing) => self.landing = Some(Landing { postings, writing }),
+            // No thread to be had: written here.
+            Err(_) => {
+                here()?;
+                self.written_out();
+            }
+        }
+        Ok(())
     }
+
+    /// The batch being written, once it has landed (`wait`: waiting for it): its postings
+    /// are the store's, and those read before it may be stale ([`generation`]).
+    ///
+    /// [`generation`]: SentencePostings::written_out
+    pub(super) fn land(&mut self, wait: bool) -> Result<(), EngineError> {
+        match &self.landing {
+            Some(landing) if wait || landing.writing.is_finished() => {}
+            _ => return Ok(()),
+        }
+        if let Some(landing) = self.landing.take() {
+            // A panic while writing is the coordinator's, as when it wrote the batch itself.
+            let written = landing.writing.join();
+            written.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            self.written_out();
+        }
+        Ok(())
+    }
+}
+
+/// Adds to `commit` the postings given, in key order (the store's memtable takes sorted keys
+/// faster), and the counter saying that every kept page numbered below `through` is in.
+fn batch_into(commit: &mut Commit, postings: impl Iterator<Item = (u64, Vec<u8>)>, through: u64) {
+    let start = commit.sentences.len();
+    commit.sentences.extend(postings);
+    commit.sentences[start..].sort_unstable_by_key(|(key, _)| *key);
+    commit.counters.push((SENTENCES_THROUGH.into(), through));
 }
 
 impl Coordinator {
@@ -521,14 +517,24 @@ impl Coordinator {
     /// filter put in place first.
     pub(super) fn write_sentences(&mut self) -> Result<(), EngineError> {
         self.sentences.settle()?;
-        let mut commit = Commit::default();
         self.sentences
-            .write_into(&mut commit, self.counters.next_seq());
-        self.store.commit(commit)?;
-        self.sentences.written_out();
+            .write_out(&self.store, self.counters.next_seq())?;
+        self.sentences.land(true)
+    }
+
+    /// A decision has landed: a batch of postings written meanwhile is noted as landed, and
+    /// when enough postings changed, they are written out (behind the coordinator).
+    pub(super) fn write_postings_when_due(&mut self) -> Result<(), EngineError> {
+        self.sentences.land(false)?;
+        if self.sentences.due() {
+            // Every page decided so far was kept (or not) in full: all are in.
+            let through = self.counters.next_seq();
+            self.sentences.write_out(&self.store, through)?;
+        }
         Ok(())
     }
 }
 
+mod filter;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 use nearcrawl_store::MemoryStore;
 use nearcrawl_verify::CandidateIndex;
 
+use super::filter::FILTER_BITS;
 use super::*;
 
 /// A key filter started small grows as pages are kept, rebuilt from the store's keys and
@@ -37,9 +38,8 @@ fn a_growing_key_filter_loses_no_key() {
         postings.grow(&shared).unwrap();
         index.insert(seq, &site, &fingerprints);
         if seq % 37 == 0 {
-            let mut commit = Commit::default();
-            postings.write_into(&mut commit, seq + 1);
-            store.commit(commit).unwrap();
+            // Written behind: read from the batch until it has landed.
+            postings.write_out(&shared, seq + 1).unwrap();
         }
         queries.push(fingerprints);
         if seq == 200 {
@@ -52,6 +52,7 @@ fn a_growing_key_filter_loses_no_key() {
         }
     }
     postings.settle().unwrap();
+    postings.land(true).unwrap();
     assert!(postings.written.bits > 6, "the filter grew");
     for query in &queries {
         let found = postings
@@ -66,8 +67,9 @@ fn a_growing_key_filter_loses_no_key() {
 /// opened again.
 #[test]
 fn stored_postings_answer_as_the_memory_index() {
-    let store = MemoryStore::default();
-    let mut postings = SentencePostings::open(&store).unwrap();
+    let shared: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+    let store = shared.as_ref();
+    let mut postings = SentencePostings::open(store).unwrap();
     let mut index = CandidateIndex::new(stage_sentence_cutoff());
     let pages: [(u64, &str, &[u128]); 5] = [
         (1, "a.test", &[1, 2, 3, 4]),
@@ -80,22 +82,22 @@ fn stored_postings_answer_as_the_memory_index() {
     for (n, (seq, site, fingerprints)) in pages.into_iter().enumerate() {
         // As a crawl does: the page judged (its postings read), then kept.
         let read = ReadPostings::default();
-        postings.candidates(&store, &read, fingerprints).unwrap();
+        postings.candidates(store, &read, fingerprints).unwrap();
         let indexed = IndexedSentences {
             site: site.into(),
             fingerprints: fingerprints.to_vec(),
         };
-        postings.keep(&store, read, seq, &indexed).unwrap();
+        postings.keep(store, read, seq, &indexed).unwrap();
         index.insert(seq, site, fingerprints);
         if n % 2 == 1 {
-            let mut commit = Commit::default();
-            postings.write_into(&mut commit, seq + 1);
-            store.commit(commit).unwrap();
+            // Written behind the coordinator: the queries below run before and after it
+            // lands.
+            postings.write_out(&shared, seq + 1).unwrap();
             assert!(postings.dirty.is_empty());
         }
         for query in queries {
             let found = postings
-                .candidates(&store, &ReadPostings::default(), query)
+                .candidates(store, &ReadPostings::default(), query)
                 .unwrap();
             assert_eq!(
                 found,
@@ -104,13 +106,12 @@ fn stored_postings_answer_as_the_memory_index() {
             );
         }
     }
-    let mut commit = Commit::default();
-    postings.write_into(&mut commit, 9);
-    store.commit(commit).unwrap();
-    let reopened = SentencePostings::open(&store).unwrap();
+    postings.write_out(&shared, 9).unwrap();
+    postings.land(true).unwrap();
+    let reopened = SentencePostings::open(store).unwrap();
     for query in queries {
         let found = reopened
-            .candidates(&store, &ReadPostings::default(), query)
+            .candidates(store, &ReadPostings::default(), query)
             .unwrap();
         assert_eq!(found, index.candidates(query), "reopened: {query:?}");
     }
@@ -191,10 +192,8 @@ fn postings_read_off_the_coordinator_agree_until_a_batch_is_written() {
             .unwrap();
     };
     let write = |postings: &mut SentencePostings, through| {
-        let mut commit = Commit::default();
-        postings.write_into(&mut commit, through);
-        store.commit(commit).unwrap();
-        postings.written_out();
+        postings.write_out(&store, through).unwrap();
+        postings.land(true).unwrap();
     };
     keep(&mut postings, &mut index, 1, &[1, 2, 3]);
     keep(&mut postings, &mut index, 2, &[3, 4]);
