@@ -66,7 +66,7 @@ impl Archive {
         let warc = match warc_max_bytes {
             Some(max) => Some(
                 WarcWriter::new(&warc_dir, run, max)
-                    .and_then(WarcThread::start)
+                    .and_then(|writer| WarcThread::start(writer, Arc::clone(&progress)))
                     .map_err(|e| EngineError::io(&warc_dir, e))?,
             ),
             None => None,
@@ -197,14 +197,18 @@ struct WarcThread {
 }
 
 impl WarcThread {
-    fn start(mut writer: WarcWriter) -> io::Result<WarcThread> {
+    /// Starts the thread; the time it spends writing counts in the `warc` stage of
+    /// `progress`.
+    fn start(mut writer: WarcWriter, progress: Arc<Progress>) -> io::Result<WarcThread> {
         let (jobs, queued) = sync_channel::<WarcJob>(WARC_QUEUE);
         let thread = std::thread::Builder::new()
             .name("nearcrawl-warc".into())
             .spawn(move || {
                 crate::runtime::below_the_coordinator();
                 for job in queued {
+                    let clock = Instant::now();
                     writer.write_job(job)?;
+                    progress.add_time(Stage::Warc, clock.elapsed());
                 }
                 writer.flush()
             })?;
@@ -256,6 +260,10 @@ mod tests {
 
     use super::*;
 
+    fn progress() -> Arc<Progress> {
+        Arc::new(Progress::default())
+    }
+
     fn job(url: &str) -> WarcJob {
         let fetch = WarcFetch {
             url,
@@ -279,7 +287,9 @@ mod tests {
     #[test]
     fn what_is_handed_over_is_written_by_the_end() {
         let dir = tempfile::tempdir().unwrap();
-        let mut warc = WarcThread::start(WarcWriter::new(dir.path(), 0, 1 << 20).unwrap()).unwrap();
+        let mut warc =
+            WarcThread::start(WarcWriter::new(dir.path(), 0, 1 << 20).unwrap(), progress())
+                .unwrap();
         for i in 0..(WARC_QUEUE * 2) {
             warc.write(job(&format!("http://127.0.0.1/{i}"))).unwrap();
         }
@@ -299,7 +309,8 @@ mod tests {
     fn a_write_error_on_the_thread_is_returned_to_the_crawl() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("warc");
-        let mut warc = WarcThread::start(WarcWriter::new(&gone, 0, 1 << 20).unwrap()).unwrap();
+        let mut warc =
+            WarcThread::start(WarcWriter::new(&gone, 0, 1 << 20).unwrap(), progress()).unwrap();
         // Its directory removed before the first file is opened: the thread's write fails.
         std::fs::remove_dir_all(&gone).unwrap();
         let mut error = None;
