@@ -6,7 +6,8 @@
 //! and response records are compressed where it was analysed, its revisit and metadata
 //! records and the writes are the WARC thread's, and the coordinator only hands them over
 //! (each record's id is known before it is written). Like `records.jsonl`, the WARC files
-//! are buffered: a killed crawl loses the records not yet written out.
+//! are buffered: a killed crawl loses the records not yet written out, a few pages' at most
+//! (`WARC_QUEUE`).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -185,9 +186,12 @@ impl Archive {
     }
 }
 
-/// Fetches' records waiting for the WARC thread at most: enough to ride out a slow write,
-/// few enough that the records in memory stay a few megabytes.
-const WARC_QUEUE: usize = 256;
+/// Fetches' records waiting for the WARC thread at most. Few: a `kill -9` loses what waits
+/// here besides the file's 8 KiB buffer, and the WARC files should lose no more than a few
+/// pages' records then, as when they were written on the coordinator (a buffer that lost
+/// 80 pages' records was turned down for that, docs/BENCHMARKS.md). When the thread falls
+/// behind, the coordinator waits for it.
+const WARC_QUEUE: usize = 4;
 
 /// The WARC writer on a thread of its own, below the coordinator's priority. A write error
 /// stops it; the next hand-over (or the end) returns that error, and the crawl stops.
