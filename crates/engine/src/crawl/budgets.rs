@@ -125,6 +125,23 @@ mod tests {
         Traps::new(TrapRules::new(config), store)
     }
 
+    /// A new store, and its trap budgets under the rules' defaults but for these: URLs of a
+    /// pattern per host, how many more each distinct page of it adds, duplicates' links
+    /// per host.
+    fn budgets(
+        per_pattern: u32,
+        growth: u32,
+        duplicate_links: u32,
+    ) -> (Arc<MemoryStore>, TrapConfig) {
+        let config = TrapConfig {
+            max_pages_per_pattern: per_pattern,
+            pattern_growth: growth,
+            max_duplicate_links: duplicate_links,
+            ..TrapConfig::default()
+        };
+        (Arc::new(MemoryStore::default()), config)
+    }
+
     fn pattern(url: &str) -> UrlPattern {
         UrlPattern::of(&CanonicalUrl::parse(url).unwrap())
     }
@@ -147,12 +164,7 @@ mod tests {
 
     #[test]
     fn a_pattern_s_budget_is_spent_then_refused_and_grows_with_distinct_pages() {
-        let store = Arc::new(MemoryStore::default());
-        let config = TrapConfig {
-            max_pages_per_pattern: 2,
-            pattern_growth: 1,
-            ..TrapConfig::default()
-        };
+        let (store, config) = budgets(2, 1, 0);
         let mut traps = traps(&store, config);
         let calendar = |day: u32| format!("http://a.example/cal/{day}");
         assert_eq!(spend(&mut traps, &store, &calendar(1), None), Ok(()));
@@ -185,13 +197,7 @@ mod tests {
 
     #[test]
     fn duplicates_links_spend_their_host_s_budget_and_a_refusal_spends_nothing() {
-        let store = Arc::new(MemoryStore::default());
-        let config = TrapConfig {
-            max_duplicate_links: 1,
-            max_pages_per_pattern: 3,
-            pattern_growth: 0,
-            ..TrapConfig::default()
-        };
+        let (store, config) = budgets(3, 0, 1);
         let mut traps = traps(&store, config);
         let from_copy = Some("b.example");
         assert_eq!(
@@ -214,12 +220,7 @@ mod tests {
 
     #[test]
     fn a_resumed_crawl_goes_on_spending_the_budgets_the_store_kept() {
-        let store = Arc::new(MemoryStore::default());
-        let config = TrapConfig {
-            max_pages_per_pattern: 2,
-            pattern_growth: 0,
-            ..TrapConfig::default()
-        };
+        let (store, config) = budgets(2, 0, 0);
         let mut first = traps(&store, config.clone());
         assert_eq!(
             spend(&mut first, &store, "http://a.example/n/1", None),
