@@ -277,6 +277,7 @@ impl Frontier for RedisFrontier {
         for bytes in parked {
             links.push(ParkedLink::decode(&bytes)?);
         }
+        super::in_release_order(&mut links);
         self.settling.push((origin, *key));
         Ok(links)
     }

@@ -308,9 +308,7 @@ impl Frontier for StoreFrontier {
             commit.unparked.push((*key, link_key));
             links.push(link);
         }
-        // The store holds them by a hash of their URLs, which moves with anything in the URL
-        // (a port): queued by priority, then URL, the crawl's order is the same on every run.
-        links.sort_by(|a, b| (a.priority, &a.entry.url).cmp(&(b.priority, &b.entry.url)));
+        super::in_release_order(&mut links);
         Ok(links)
     }
 
