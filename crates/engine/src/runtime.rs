@@ -38,6 +38,49 @@ pub(crate) fn below_the_coordinator() {
     lower_priority(BELOW);
 }
 
+/// Work done behind the coordinator: on a thread of its own, below the coordinator's
+/// priority, or at once on the caller's when no thread can be had.
+pub(crate) enum Behind<T> {
+    Running(std::thread::JoinHandle<T>),
+    Done(T),
+}
+
+impl<T: Send + 'static> Behind<T> {
+    /// Starts `work` on a thread named `name` (or does it here).
+    pub(crate) fn start(
+        name: &str,
+        work: impl FnOnce() -> T + Clone + Send + 'static,
+    ) -> Behind<T> {
+        let here = work.clone();
+        let thread = std::thread::Builder::new().name(name.into());
+        match thread.spawn(move || {
+            below_the_coordinator();
+            work()
+        }) {
+            Ok(running) => Behind::Running(running),
+            Err(_) => Behind::Done(here()),
+        }
+    }
+
+    /// Whether its result is ready.
+    pub(crate) fn is_finished(&self) -> bool {
+        match self {
+            Behind::Running(running) => running.is_finished(),
+            Behind::Done(_) => true,
+        }
+    }
+
+    /// Its result, waited for. A panic there is the caller's, as if it had done the work.
+    pub(crate) fn join(self) -> T {
+        match self {
+            Behind::Running(running) => running
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Behind::Done(done) => done,
+        }
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn lower_priority(by: i32) {
     // SAFETY: getpriority/setpriority read and set the calling thread's nice value (Linux:

@@ -37,6 +37,7 @@ use url::Url;
 use self::filter::{INITIAL_FILTER_BITS, KeyFilter};
 use super::Coordinator;
 use crate::error::EngineError;
+use crate::runtime::Behind;
 
 /// The store's counter: every kept page numbered below it has its postings in the store.
 const SENTENCES_THROUGH: &str = "sentences_through";
@@ -63,7 +64,7 @@ pub(super) struct SentencePostings {
 /// ([`SentencePostings::write_out`]): until it has landed, reads find its postings here.
 struct Landing {
     postings: Arc<foldhash::HashMap<u64, SentencePosting>>,
-    writing: std::thread::JoinHandle<Result<(), StoreError>>,
+    writing: Behind<Result<(), StoreError>>,
 }
 
 /// A filter four times larger being filled from the store's keys on a thread of its own, and
@@ -72,7 +73,7 @@ struct Landing {
 /// the old one does.
 struct Growth {
     added: Vec<u64>,
-    filling: std::thread::JoinHandle<Result<KeyFilter, StoreError>>,
+    filling: Behind<Result<KeyFilter, StoreError>>,
 }
 
 /// The part of [`SentencePostings`] the blocking pool reads.
@@ -324,29 +325,16 @@ impl SentencePostings {
             Some(_) => Ok(()),
             None if self.written.crowded() => {
                 let bits = self.written.bits + 2;
-                let fill = {
-                    let store = Arc::clone(store);
-                    move || {
-                        let grown = KeyFilter::with_bits(bits);
-                        grown.fill(store.as_ref())?;
-                        Ok(grown)
-                    }
-                };
+                let store = Arc::clone(store);
+                let filling = Behind::start("nearcrawl-key-filter", move || {
+                    let grown = KeyFilter::with_bits(bits);
+                    grown.fill(store.as_ref())?;
+                    Ok(grown)
+                });
                 // Held here, changed or in a batch being written: perhaps not in the store
                 // when it is read.
                 let landing = self.landing.iter().flat_map(|l| l.postings.keys());
                 let added = self.dirty.keys().chain(landing).copied().collect();
-                let thread = std::thread::Builder::new().name("nearcrawl-key-filter".into());
-                let here = fill.clone();
-                let spawned = thread.spawn(move || {
-                    crate::runtime::below_the_coordinator();
-                    fill()
-                });
-                let filling = match spawned {
-                    Ok(filling) => filling,
-                    // No thread to be had: filled here, as it was before the thread.
-                    Err(_) => return self.install(Ok(here()), added),
-                };
                 self.growing = Some(Growth { added, filling });
                 Ok(())
             }
@@ -357,19 +345,17 @@ impl SentencePostings {
     /// Waits for a growing filter to be filled, and puts it in place.
     pub(super) fn settle(&mut self) -> Result<(), EngineError> {
         match self.growing.take() {
-            Some(growth) => self.install(growth.filling.join(), growth.added),
+            Some(growth) => {
+                let grown = growth.filling.join()?;
+                self.install(grown, growth.added);
+                Ok(())
+            }
             None => Ok(()),
         }
     }
 
     /// Puts a grown filter in place, with the keys `added` since it started filling.
-    fn install(
-        &mut self,
-        filled: std::thread::Result<Result<KeyFilter, StoreError>>,
-        added: Vec<u64>,
-    ) -> Result<(), EngineError> {
-        // A panic while filling is the coordinator's, as when it filled the filter itself.
-        let grown = filled.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    fn install(&mut self, grown: KeyFilter, added: Vec<u64>) {
         for key in added {
             grown.insert(key);
         }
@@ -380,7 +366,6 @@ impl SentencePostings {
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::clone(&grown);
         self.written = grown;
-        Ok(())
     }
 
     /// Indexes the kept pages whose postings are not in the store (numbered from its
@@ -443,29 +428,14 @@ impl SentencePostings {
     ) -> Result<(), EngineError> {
         self.land(true)?;
         let postings = Arc::new(std::mem::take(&mut self.dirty));
-        let write = {
-            let (postings, store) = (Arc::clone(&postings), Arc::clone(store));
-            move || {
-                let mut commit = Commit::default();
-                let bytes = postings.iter().map(|(key, p)| (*key, p.to_bytes()));
-                batch_into(&mut commit, bytes, through);
-                store.commit(commit)
-            }
-        };
-        let here = write.clone();
-        let thread = std::thread::Builder::new().name("nearcrawl-postings".into());
-        let spawned = thread.spawn(move || {
-            crate::runtime::below_the_coordinator();
-            write()
+        let (batch, store) = (Arc::clone(&postings), Arc::clone(store));
+        let writing = Behind::start("nearcrawl-postings", move || {
+            let mut commit = Commit::default();
+            let bytes = batch.iter().map(|(key, p)| (*key, p.to_bytes()));
+            batch_into(&mut commit, bytes, through);
+            store.commit(commit)
         });
-        match spawned {
-            Ok(writing) => self.landing = Some(Landing { postings, writing }),
-            // No thread to be had: written here.
-            Err(_) => {
-                here()?;
-                self.written_out();
-            }
-        }
+        self.landing = Some(Landing { postings, writing });
         Ok(())
     }
 
@@ -479,9 +449,7 @@ impl SentencePostings {
             _ => return Ok(()),
         }
         if let Some(landing) = self.landing.take() {
-            // A panic while writing is the coordinator's, as when it wrote the batch itself.
-            let written = landing.writing.join();
-            written.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            landing.writing.join()?;
             self.written_out();
         }
         Ok(())
