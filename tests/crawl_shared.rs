@@ -432,3 +432,107 @@ async fn a_focused_job_fetches_the_best_link_of_any_host_first() {
         .count();
     assert_eq!(relevant, 4, "every river page fetched and judged on topic");
 }
+
+/// The link policy in a shared job: three workers learn one rule book through the job's log
+/// and compare with what any of them fetched. A site of 20 articles and a mirror under
+/// another URL scheme (`/m/story?id=N` for `/a/N`, its listing a page of its own, each of
+/// its answers 40 ms late so that the articles are fetched first): the first stories teach
+/// the rule and check it; once it is trusted, the others are not downloaded. With
+/// `predict = "skip"` they are recorded as predicted duplicates without a request; with
+/// `"verify"` each is asked with HEAD against its counterpart's length, which another
+/// worker may have fetched, and decided `unchanged`. Every rule number names one rule,
+/// whichever worker recorded it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_the_url_rules_they_learn() {
+    use nearcrawl_dedup::Predict;
+    const STORIES: usize = 20;
+    let server = LocalRedis::start(false).unwrap();
+    let late = std::time::Duration::from_millis(40);
+    let crawl = |predict: Predict, job: &'static str| {
+        let url = server.url();
+        async move {
+            let mut origin = Site::new();
+            let mut mirror = Site::new();
+            let (mut articles, mut stories) = (Vec::new(), Vec::new());
+            for n in 0..STORIES {
+                let text = prose(700 + n as u64);
+                let (a, m) = (format!("/a/{n}"), format!("/m/story?id={n}"));
+                let none: [String; 0] = [];
+                origin = origin.page(&a, html_page(&format!("Article {n}"), &text, "", &none));
+                mirror = mirror.page(
+                    &m,
+                    html_page(&format!("Article {n}"), &text, "", &none).delayed(late),
+                );
+                articles.push(a);
+                stories.push(m);
+            }
+            origin = origin.page("/list", html_page("articles", &prose(690), "", &articles));
+            mirror = mirror.page(
+                "/index",
+                html_page("stories", &prose(691), "", &stories).delayed(late),
+            );
+            let (origin, mirror) = (serve(origin).await.unwrap(), serve(mirror).await.unwrap());
+            let seeds = format!("{}\n{}\n", origin.url("/list"), mirror.url("/index"));
+            let mut config = shared_config();
+            config.dedup.predict = predict;
+            config.dedup.predict_min_support = 2;
+            config.dedup.predict_min_trust = 0.75;
+            config.dedup.predict_explore = 0;
+            let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+            tokio::join!(
+                shared_worker(&seeds, outs[0].path(), (&url, job, "w0"), config.clone()),
+                shared_worker(&seeds, outs[1].path(), (&url, job, "w1"), config.clone()),
+                shared_worker(&seeds, outs[2].path(), (&url, job, "w2"), config),
+            );
+            let all: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
+            (origin, mirror, all)
+        }
+    };
+    let one_rule_per_number = |records: &[nearcrawl_records::Record]| {
+        let mut rules = std::collections::BTreeMap::<u32, BTreeSet<&str>>::new();
+        for p in records.iter().filter_map(|r| r.prediction.as_ref()) {
+            rules.entry(p.rule_id).or_default().insert(&p.rule);
+        }
+        assert!(rules.values().all(|texts| texts.len() == 1), "{rules:?}");
+    };
+
+    let (origin, mirror, records) = crawl(Predict::Skip, "rules-skip").await;
+    let predicted: Vec<_> = records
+        .iter()
+        .filter(|r| r.verdict == Verdict::Predicted)
+        .collect();
+    assert!(predicted.len() >= 5, "{records:#?}");
+    for record in &predicted {
+        let n = record.url.rsplit('=').next().unwrap();
+        assert_eq!(
+            record.duplicate_of.as_deref(),
+            Some(origin.url(&format!("/a/{n}")).as_str())
+        );
+        assert_eq!(record.prediction.as_ref().unwrap().fate, "skip");
+        assert_eq!(mirror.site.hits(&format!("/m/story?id={n}")), 0);
+    }
+    let checked: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.prediction.as_ref())
+        .collect();
+    assert!(
+        checked
+            .iter()
+            .any(|p| p.fate == "check" && p.right == Some(true))
+    );
+    one_rule_per_number(&records);
+
+    let (_, mirror, records) = crawl(Predict::Verify, "rules-verify").await;
+    let verified: Vec<_> = records
+        .iter()
+        .filter(|r| r.prediction.as_ref().is_some_and(|p| p.fate == "verify"))
+        .collect();
+    assert!(verified.len() >= 5, "{records:#?}");
+    for record in verified {
+        assert_eq!(record.verdict, Verdict::Unchanged, "{record:?}");
+        assert_eq!(record.prediction.as_ref().unwrap().right, Some(true));
+        let path = &record.url[mirror.url("").len()..];
+        assert_eq!(mirror.site.hits(path), 0, "a HEAD only");
+    }
+    one_rule_per_number(&records);
+}

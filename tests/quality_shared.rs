@@ -138,3 +138,42 @@ async fn three_workers_judge_the_labelled_web_as_one_worker_does() {
     let urls: BTreeSet<&str> = decided.iter().map(|r| r.url.as_str()).collect();
     assert_eq!(urls.len(), decided.len(), "no URL decided twice");
 }
+
+/// The link policy in a shared job (`dedup.predict = "skip"`) on held-out text: three workers
+/// learn one rule book through the job's log; whatever they predict is right, and the floors
+/// hold. (How many pages are predicted depends on which worker fetches what first: a copy
+/// fetched before its rule is trusted is not predicted. `tests/crawl_shared.rs` checks that
+/// predictions are made.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_predict_only_true_duplicates() {
+    let server = LocalRedis::start(false).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = RunConfig {
+        web: WebConfig::small(1),
+        english: nearcrawl_quality::Source::GitDocs,
+        workers: Some(Workers {
+            redis: server.url(),
+            count: 3,
+        }),
+        ..RunConfig::default()
+    };
+    config.crawl.dedup.predict = nearcrawl_dedup::Predict::Skip;
+    let m = run(&config, out.path()).await.unwrap();
+    let summary = m.summary();
+    assert_eq!(m.predicted_wrong, 0, "{summary}");
+    assert!(m.precision >= 0.99, "{summary}");
+    assert!(m.coverage >= 0.98, "{summary}");
+    assert!(m.bytes_saved_vs_oracle >= 0.90, "{summary}");
+    assert_eq!(m.unnamed_requests, 0, "{summary}");
+    // Each worker replayed the one log: a rule's number names one rule in every record.
+    let mut rules: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+    for record in records(&out.path().join("dedup")) {
+        if let Some(p) = record.prediction {
+            rules.entry(p.rule_id).or_default().insert(p.rule);
+        }
+    }
+    assert!(!rules.is_empty(), "rules were learned and asked: {summary}");
+    for (id, texts) in &rules {
+        assert_eq!(texts.len(), 1, "rule {id} is one rule: {texts:?}");
+    }
+}

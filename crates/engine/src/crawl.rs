@@ -39,6 +39,7 @@ use crate::warc::{Original, PreparedFetch, WarcWriter};
 mod budgets;
 mod copied_sites;
 mod counters;
+mod declarations;
 mod in_flight;
 mod job;
 mod links;
@@ -106,6 +107,9 @@ struct Coordinator {
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
     /// links they name a counterpart for (see [`predictions::Predictions`]).
     predictions: predictions::Predictions,
+    /// What fetched pages declared: this process's, and a shared job's (see
+    /// [`declarations::Declarations`]).
+    declarations: declarations::Declarations,
     /// The scope's answers to the first links found.
     scope_watch: scope_watch::ScopeWatch,
     /// A focused crawl: its topic, and what of it the store keeps.
@@ -260,6 +264,7 @@ impl Coordinator {
             return Ok(None);
         }
         let concurrency = self.job.config.concurrency();
+        self.predictions.catch_up(false)?;
         self.frontier.begin_round(now);
         loop {
             if self.in_flight.count() >= concurrency || self.page_limit_reached() {
@@ -274,9 +279,10 @@ impl Coordinator {
             };
             let (sessions, store) = (&self.sessions, &self.store);
             let (predictions, probing) = (&mut self.predictions, self.job.config.dedup.probe_links);
+            let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl| {
                 session_veto(sessions, store.as_ref(), entry)
-                    .or_else(|| predictions.at_dispatch(store.as_ref(), entry, probing))
+                    .or_else(|| predictions.at_dispatch(declarations, entry, probing))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),

@@ -259,4 +259,5 @@ mod addresses;
 mod shared;
 mod store;
 pub use shared::RedisFrontier;
+pub(crate) use shared::origin_of;
 pub use store::StoreFrontier;

@@ -249,7 +249,7 @@ pub fn unchanged_page(
 }
 
 /// What is known of a copy a rule is learned from.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CopyFacts {
     /// Whether it had about its original's length (`None`: not known).
     pub same_length: Option<bool>,

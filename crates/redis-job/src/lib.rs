@@ -11,7 +11,10 @@
 //!   the page they depend on is decided ([`frontier`]);
 //! - [`RedisIndex`]: the near-duplicate index (simhash blocks, sentence postings, exact
 //!   keys, the texts verification needs), whose check-and-insert makes exactly one of two
-//!   near-duplicates judged at the same moment the original ([`index`]).
+//!   near-duplicates judged at the same moment the original ([`index`]);
+//! - [`RuleLog`] and [`Declarations`]: the link policy's URL rules, as a log every worker
+//!   replays in one order, and what each fetched page declared for the probes of its
+//!   counterparts ([`learned`]).
 //!
 //! Every step is one Lua script (or one `MGET`) over keys of one hash slot, and every time
 //! comes from the server's clock (`TIME`), never a worker's. [`Redis`] reconnects and
@@ -42,6 +45,7 @@ mod error;
 pub mod frontier;
 pub mod index;
 mod keys;
+pub mod learned;
 #[cfg(any(test, feature = "local-server"))]
 pub mod server;
 
@@ -53,3 +57,4 @@ pub use crate::frontier::{
 };
 pub use crate::index::{Admission, Admitted, PageKeys, RedisIndex, Snapshot, StoredPage};
 pub use crate::keys::{JobName, JobNameError};
+pub use crate::learned::{Declarations, RuleLog};

@@ -128,21 +128,26 @@ async fn run_job(
     coordinator.finish()
 }
 
-/// The frontier of a job shared through Redis, and its index when dedup is on: joins the job
-/// (creating it with this job's politeness if it is new); the worker that creates it queues
-/// the seeds.
+/// What a worker of a job shared through Redis shares with the job's other workers.
+pub(super) struct SharedParts {
+    pub(super) frontier: crate::frontier::RedisFrontier,
+    /// The job's index, when dedup is on.
+    pub(super) dedup: Option<shared_dedup::SharedDedup>,
+    /// The job's URL rules, when dedup is on.
+    pub(super) rules: Option<nearcrawl_redis_job::RuleLog>,
+    /// What the job's fetched pages declared.
+    pub(super) declarations: nearcrawl_redis_job::Declarations,
+}
+
+/// The frontier of a job shared through Redis, and its index and rules when dedup is on:
+/// joins the job (creating it with this job's politeness if it is new); the worker that
+/// creates it queues the seeds.
 pub(super) fn shared_parts(
     job: &Job,
     redis: &RedisJob,
     store: Arc<dyn CrawlStore>,
     faults: Arc<nearcrawl_redis_job::Faults>,
-) -> Result<
-    (
-        crate::frontier::RedisFrontier,
-        Option<shared_dedup::SharedDedup>,
-    ),
-    EngineError,
-> {
+) -> Result<SharedParts, EngineError> {
     let unsupported = |what: &str| {
         EngineError::Shared(format!(
             "{what} is not supported in a job shared through Redis yet"
@@ -199,7 +204,34 @@ pub(super) fn shared_parts(
     } else {
         None
     };
+    let rules = match job.config.dedup.enabled {
+        true => Some(nearcrawl_redis_job::RuleLog::open(
+            shared.redis().reopen().map_err(shared_error)?,
+            redis.job.clone(),
+            &redis.worker,
+            session_number(),
+        )),
+        false => None,
+    };
+    let declarations = nearcrawl_redis_job::Declarations::open(
+        shared.redis().reopen().map_err(shared_error)?,
+        redis.job.clone(),
+    );
     let agent = job.config.fetch.robots_agent().to_string();
     let frontier = crate::frontier::RedisFrontier::open(shared, role, store, agent, seeds)?;
-    Ok((frontier, dedup))
+    Ok(SharedParts {
+        frontier,
+        dedup,
+        rules,
+        declarations,
+    })
+}
+
+/// A number for this run of the worker, unlike its other runs': the time it started and its
+/// process id.
+fn session_number() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }

@@ -38,19 +38,13 @@ impl Coordinator {
     }
 
     pub(super) fn open(
-        mut job: Job,
+        job: Job,
         parts: Parts,
         scope: Scope,
         mut shared: crate::shared::SharedIndex,
         relevance: Option<Relevance>,
         progress: Arc<Progress>,
     ) -> Result<Coordinator, EngineError> {
-        if job.redis.is_some() && job.config.dedup.probe_links {
-            // A worker of a shared job does not know what its fellows fetched (their lengths
-            // and shingles), so its duplicates' links are not probed (docs/SCALE.md).
-            info!("dedup.probe_links does not apply to a job shared through Redis yet: off");
-            job.config.dedup.probe_links = false;
-        }
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
         let mut analyzer_config = job.analyzer.clone();
@@ -86,14 +80,16 @@ impl Coordinator {
         let next_order = store.counter("next_order")?.unwrap_or(0);
         let mut shared_dedup = None;
         let mut shared_faults = None;
+        let (mut shared_rules, mut shared_declarations) = (None, None);
         let frontier: Box<dyn Frontier + Send> = match &job.redis {
             Some(redis) => {
                 let faults = Arc::new(nearcrawl_redis_job::Faults::default());
-                let (frontier, dedup) =
-                    shared_parts(&job, redis, Arc::clone(&store), Arc::clone(&faults))?;
-                shared_dedup = dedup;
+                let parts = shared_parts(&job, redis, Arc::clone(&store), Arc::clone(&faults))?;
+                shared_dedup = parts.dedup;
                 shared_faults = Some(faults);
-                Box::new(frontier)
+                shared_rules = parts.rules.map(predictions::SharedRules::new);
+                shared_declarations = Some(parts.declarations);
+                Box::new(parts.frontier)
             }
             None => Box::new(StoreFrontier::open(
                 Arc::clone(&store),
@@ -130,9 +126,12 @@ impl Coordinator {
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
         let sentences = sentences::SentencePostings::open(store.as_ref())?;
-        // A resumed crawl goes on with the URL rules it learned.
+        // A resumed crawl goes on with the URL rules it learned; a shared job's worker, with
+        // the job's.
         let predictions =
-            predictions::Predictions::open(&job.config.dedup, job.redis.is_some(), store.as_ref())?;
+            predictions::Predictions::open(&job.config.dedup, shared_rules, store.as_ref())?;
+        let declarations =
+            super::declarations::Declarations::new(Arc::clone(&store), shared_declarations);
         let mut coordinator = Coordinator {
             job,
             store,
@@ -145,6 +144,7 @@ impl Coordinator {
             copied_sites: copied_sites::CopiedSites::default(),
             mirrors: mirrors::Mirrors::default(),
             predictions,
+            declarations,
             scope_watch: scope_watch::ScopeWatch::default(),
             focus: relevance.map(Focus::new),
             fetcher,

@@ -170,7 +170,7 @@ impl Coordinator {
         probe.length = result.as_ref().ok().and_then(|page| page.content_length());
         probe.bytes += bytes;
         // The counterpart was queued as a canonical URL: its key is that of its text.
-        let declared = self.store.declared(&url_key(&probe.counterpart))?;
+        let declared = self.declarations.get(&probe.counterpart)?;
         probe.counterpart_length = declared.as_ref().map(|d| d.length);
         if probe.counterpart_length.is_none()
             && probe.waits < PROBE_WAITS
@@ -263,7 +263,7 @@ impl Coordinator {
         };
         let parts = parts.filter(|_| comparable);
         let counterpart = match &parts {
-            Some(_) => self.store.declared(&url_key(&probe.counterpart))?,
+            Some(_) => self.declarations.get(&probe.counterpart)?,
             None => None,
         };
         if let (Some(parts), Some(counterpart)) = (parts, counterpart) {
@@ -395,6 +395,11 @@ impl Coordinator {
                 }
                 _ => None,
             };
+            if let Some(kept) = &kept {
+                // Known to the job's other workers before the decision is: a probe that
+                // finds the decision finds this too.
+                self.declarations.share(&entry.url, kept)?;
+            }
             commit.length = kept.map(|kept| (url_key(&entry.url), kept));
         }
         // Fetched under a learned session parameter: the URL without it is taken too.

@@ -137,14 +137,14 @@ impl Coordinator {
                 .filter(|_| decided.decision.verdict.is_duplicate());
             // Its probe found it unchanged when it was fetched only for its links.
             let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
-            decided.decision.prediction = Some(self.predictions.check(prediction, judged, told));
+            decided.decision.prediction = Some(self.predictions.check(prediction, judged, told)?);
         }
         // Learned once its links are read (below): whether it adds pages of its own.
         let duplicate = decided.decision.verdict.is_duplicate();
         let learn_from = match (&duplicate_of, duplicate && self.predictions.enabled()) {
             (Some(original), true) => {
                 let tolerance = self.job.config.dedup.probe_tolerance;
-                let theirs = self.store.declared_length(&url_key(original))?;
+                let theirs = self.declarations.length(original)?;
                 let facts = CopyFacts::of_lengths(page.content_length(), theirs, tolerance);
                 Some((original.clone(), facts))
             }
@@ -265,7 +265,7 @@ impl Coordinator {
                 adds_pages: decided.adds_pages,
                 ..facts
             };
-            self.predictions.learn(&entry.url, &original, facts);
+            self.predictions.learn(&entry.url, &original, facts)?;
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

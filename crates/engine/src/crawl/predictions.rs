@@ -6,6 +6,14 @@
 //! yet (a queued URL naming that rule by its number), and otherwise every so many changes,
 //! so that a resumed crawl numbers its rules as the queue it finds does; a resumed crawl
 //! may have lost the last few changes' counts, never a rule a queued URL names.
+//!
+//! In a job shared through Redis the book is the job's: every change (a pair learned, a
+//! prediction checked) is an event appended to the job's rule log
+//! ([`nearcrawl_redis_job::RuleLog`]), and each worker's book is the log replayed in its
+//! order, its own events included, so that every worker numbers the rules alike and a queued
+//! URL's rule is the same rule to whichever worker takes it.
+
+use std::time::{Duration, Instant};
 
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::CanonicalUrl;
@@ -13,10 +21,12 @@ use nearcrawl_link_policy::{
     CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
 use nearcrawl_records::{Prediction, Probe, Record, Verdict};
-use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError, url_key};
-use tracing::info;
+use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
+use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::declarations::Declarations;
+use super::shared_dedup::shared_error;
 use crate::error::EngineError;
 
 /// The store's name for the rule book.
@@ -28,6 +38,53 @@ const MAX_RULES: usize = 10_000;
 /// Changes (pairs learned, predictions checked) after which the book is kept again, at
 /// least; or an eighth of its rules, when more.
 const KEEP_EVERY: u32 = 64;
+
+/// A shared job: how long a worker's book may lag the job's log before a page's links or a
+/// queued URL are judged by it.
+const CATCH_UP_EVERY: Duration = Duration::from_millis(50);
+
+/// Events read from the log at once.
+const READ_AT_ONCE: usize = 1024;
+
+/// One change to the rule book, as a shared job's log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+enum RuleEvent {
+    /// The page at `copy` was judged to have the content of `original`.
+    Learned {
+        copy: String,
+        original: String,
+        facts: CopyFacts,
+    },
+    /// A prediction of rule `rule` was checked: `right` or not, and when a verification by
+    /// length of a right one, whether the length told (`verified`).
+    Checked {
+        rule: u32,
+        right: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verified: Option<bool>,
+    },
+}
+
+/// A shared job's rule log and how far this worker's book has replayed it.
+#[derive(Debug)]
+pub(super) struct SharedRules {
+    log: nearcrawl_redis_job::RuleLog,
+    /// Events replayed.
+    read: u64,
+    /// When the log was last read.
+    caught_up: Option<Instant>,
+}
+
+impl SharedRules {
+    pub(super) fn new(log: nearcrawl_redis_job::RuleLog) -> SharedRules {
+        SharedRules {
+            log,
+            read: 0,
+            caught_up: None,
+        }
+    }
+}
 
 /// The policy and what of it the store holds.
 #[derive(Debug)]
@@ -42,6 +99,8 @@ pub(super) struct Predictions {
     /// What was decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
     /// until its step is taken: its URL and that.
     dispatched: Option<(String, ForEntry)>,
+    /// A shared job's log, which the book replays (none: the book is this process's).
+    shared: Option<SharedRules>,
 }
 
 impl Predictions {
@@ -59,32 +118,88 @@ impl Predictions {
             relied_on: 0,
             changes: 0,
             dispatched: None,
+            shared: None,
         })
     }
 
     /// The policy of the job's `dedup` settings, going on with the book `store` kept, if
-    /// any. Off in a baseline crawl (it fetches everything: its rules would only be
-    /// measured) and in a worker of a job shared through Redis (`shared`: its rules would be
-    /// its own alone, docs/SCALE.md).
+    /// any, or in a job shared through Redis with the job's log (`shared`: the book is the
+    /// log replayed, and the store keeps none). Off in a baseline crawl (it fetches
+    /// everything: its rules would only be measured).
     pub(super) fn open(
         dedup: &DedupStageConfig,
-        shared: bool,
+        shared: Option<SharedRules>,
         store: &dyn CrawlStore,
     ) -> Result<Predictions, EngineError> {
         let mut config = dedup.policy();
-        if shared && config.predict != Predict::Off {
-            info!("dedup.predict does not apply to a job shared through Redis yet: off");
-        }
-        if shared || !dedup.enabled {
+        if !dedup.enabled {
             config.predict = Predict::Off;
         }
-        let kept = store.blob(URL_RULES)?;
-        Ok(
+        let kept = match shared {
+            Some(_) => None,
+            None => store.blob(URL_RULES)?,
+        };
+        let mut predictions =
             Predictions::new(config, kept.as_deref()).map_err(|e| StoreError::Corrupt {
                 table: "blobs",
                 reason: format!("{URL_RULES}: {e}"),
-            })?,
-        )
+            })?;
+        if predictions.enabled() {
+            predictions.shared = shared;
+            predictions.catch_up(true)?;
+        }
+        Ok(predictions)
+    }
+
+    /// A shared job: replays the events the job's log gained since the book last read it,
+    /// when it was last read more than [`CATCH_UP_EVERY`] ago (or `now`).
+    pub(super) fn catch_up(&mut self, now: bool) -> Result<(), EngineError> {
+        let Some(shared) = self.shared.as_mut() else {
+            return Ok(());
+        };
+        if !now
+            && shared
+                .caught_up
+                .is_some_and(|at| at.elapsed() < CATCH_UP_EVERY)
+        {
+            return Ok(());
+        }
+        loop {
+            let events = shared
+                .log
+                .read(shared.read, READ_AT_ONCE)
+                .map_err(shared_error)?;
+            for bytes in &events {
+                let event: RuleEvent = serde_json::from_slice(bytes).map_err(|e| {
+                    EngineError::Shared(format!("the job's rule log, event {}: {e}", shared.read))
+                })?;
+                shared.read += 1;
+                apply(&mut self.policy, event);
+            }
+            if events.len() < READ_AT_ONCE {
+                break;
+            }
+        }
+        shared.caught_up = Some(Instant::now());
+        Ok(())
+    }
+
+    /// A change to the book: made here, or in a shared job appended to the job's log and
+    /// made by replaying it (with whatever other workers appended before it).
+    fn change(&mut self, event: RuleEvent) -> Result<(), EngineError> {
+        self.changes += 1;
+        match self.shared.as_mut() {
+            None => {
+                apply(&mut self.policy, event);
+                Ok(())
+            }
+            Some(shared) => {
+                // Strings, numbers and booleans only: serialising cannot fail.
+                let bytes = serde_json::to_vec(&event).unwrap_or_default();
+                shared.log.append(&bytes).map_err(shared_error)?;
+                self.catch_up(true)
+            }
+        }
     }
 
     /// Whether rules are learned and asked at all.
@@ -97,11 +212,16 @@ impl Predictions {
     /// ([`held`]); a verification is a probe of it, and so is a sample, whose HEAD must find
     /// a length the rule's copies have had before its parts are asked (`probing`:
     /// `dedup.probe_links`; else the page is fetched and checked).
-    pub(super) fn for_url(&mut self, store: &dyn CrawlStore, url: &Url, probing: bool) -> ForEntry {
+    pub(super) fn for_url(
+        &mut self,
+        declarations: &Declarations,
+        url: &Url,
+        probing: bool,
+    ) -> ForEntry {
         if !self.enabled() {
             return ForEntry::Unpredicted;
         }
-        let held = |counterpart: &Url| held(store, counterpart);
+        let held = |counterpart: &Url| held(declarations, counterpart);
         // Probed against the counterpart first; a sample only at the lengths in `window`.
         let probed = |fate, e: &Evidence, window| {
             let probe = Probe {
@@ -149,7 +269,7 @@ impl Predictions {
     /// veto); any other prediction waits for its step ([`Predictions::dispatched`]).
     pub(super) fn at_dispatch(
         &mut self,
-        store: &dyn CrawlStore,
+        declarations: &Declarations,
         entry: &QueuedUrl,
         probing: bool,
     ) -> Option<(Verdict, String)> {
@@ -164,7 +284,7 @@ impl Predictions {
             return None;
         }
         let url = Url::parse(&entry.url).ok()?;
-        let decided = self.for_url(store, &url, probing);
+        let decided = self.for_url(declarations, &url, probing);
         let veto = match &decided {
             ForEntry::Skipped(p) => Some((
                 Verdict::Predicted,
@@ -192,14 +312,20 @@ impl Predictions {
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
     /// what is known of it.
-    pub(super) fn learn(&mut self, copy: &str, original: &str, facts: CopyFacts) {
-        if !self.enabled() {
-            return;
+    pub(super) fn learn(
+        &mut self,
+        copy: &str,
+        original: &str,
+        facts: CopyFacts,
+    ) -> Result<(), EngineError> {
+        if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
+            return Ok(());
         }
-        if let (Ok(copy), Ok(original)) = (Url::parse(copy), Url::parse(original)) {
-            self.policy.learn(&copy, &original, facts);
-            self.changes += 1;
-        }
+        self.change(RuleEvent::Learned {
+            copy: copy.to_string(),
+            original: original.to_string(),
+            facts,
+        })
     }
 
     /// A page whose URL had `prediction` was decided: a duplicate of `duplicate_of`, or
@@ -211,21 +337,24 @@ impl Predictions {
         mut prediction: Prediction,
         duplicate_of: Option<&str>,
         unchanged: bool,
-    ) -> Prediction {
+    ) -> Result<Prediction, EngineError> {
         let right = duplicate_of == Some(prediction.counterpart.as_str());
         prediction.right = Some(right);
-        let rule = RuleId::from_number(prediction.rule_id);
-        self.policy.checked(rule, right);
-        if right && prediction.fate == "verify" {
-            self.policy.verified(rule, unchanged);
-        }
-        self.changes += 1;
-        prediction
+        self.change(RuleEvent::Checked {
+            rule: prediction.rule_id,
+            right,
+            verified: (right && prediction.fate == "verify").then_some(unchanged),
+        })?;
+        Ok(prediction)
     }
 
     /// The book to keep with the decision being applied, when a queued URL relies on a rule
     /// the store does not hold yet, or enough changed.
     pub(super) fn take_to_keep(&mut self) -> Option<Vec<u8>> {
+        if self.shared.is_some() {
+            // The job's log is the book.
+            return None;
+        }
         let book = self.policy.book();
         let due = KEEP_EVERY.max(u32::try_from(book.len() / 8).unwrap_or(u32::MAX));
         if self.relied_on <= self.kept_rules && self.changes < due {
@@ -287,13 +416,40 @@ pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
     }
 }
 
+/// Makes `event` in `policy`'s book.
+fn apply(policy: &mut LinkPolicy, event: RuleEvent) {
+    match event {
+        RuleEvent::Learned {
+            copy,
+            original,
+            facts,
+        } => {
+            if let (Ok(copy), Ok(original)) = (Url::parse(&copy), Url::parse(&original)) {
+                policy.learn(&copy, &original, facts);
+            }
+        }
+        RuleEvent::Checked {
+            rule,
+            right,
+            verified,
+        } => {
+            let rule = RuleId::from_number(rule);
+            policy.checked(rule, right);
+            if let Some(told) = verified {
+                policy.verified(rule, told);
+            }
+        }
+    }
+}
+
 /// What the crawl holds of the page at `counterpart`, when it was fetched whole and its
 /// length is known (what a probe of a link predicted to copy it is compared with): that
 /// length, and what a sample compared with its text would cost when its text's shingles
-/// were kept.
-pub(super) fn held(store: &dyn CrawlStore, counterpart: &Url) -> Option<Held> {
+/// were kept. (A store or a shared job's Redis that cannot answer: nothing held, so the link
+/// is fetched.)
+pub(super) fn held(declarations: &Declarations, counterpart: &Url) -> Option<Held> {
     let c = CanonicalUrl::from_url(counterpart.clone()).ok()?;
-    let declared = store.declared(&url_key(c.as_str())).ok()??;
+    let declared = declarations.get(c.as_str()).ok()??;
     (!declared.is_redirect()).then(|| Held {
         length: declared.length,
         sample_cost: (!declared.shingles.is_empty())
@@ -339,11 +495,13 @@ mod tests {
         };
         let mut predictions = Predictions::new(config, None).unwrap();
         assert_eq!(predictions.take_to_keep(), None, "nothing to keep");
-        predictions.learn(
-            "http://n.example/a/1",
-            "http://o.example/a/1",
-            CopyFacts::default(),
-        );
+        predictions
+            .learn(
+                "http://n.example/a/1",
+                "http://o.example/a/1",
+                CopyFacts::default(),
+            )
+            .unwrap();
         assert_eq!(
             predictions.take_to_keep(),
             None,
@@ -359,7 +517,9 @@ mod tests {
         // Read back, the rule has the number the queued URL names.
         let mut resumed = Predictions::new(config, Some(&kept)).unwrap();
         let queued = prediction("check", &evidence);
-        let checked = resumed.check(queued, Some("http://o.example/a/2"), false);
+        let checked = resumed
+            .check(queued, Some("http://o.example/a/2"), false)
+            .unwrap();
         assert_eq!(checked.right, Some(true));
         let stats = resumed.book().stats(evidence.rule).unwrap();
         assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));

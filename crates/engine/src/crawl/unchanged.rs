@@ -50,7 +50,9 @@ impl Coordinator {
             // that named that counterpart right.
             let counterpart = probe.counterpart.clone();
             if let Some(prediction) = entry.predicted.clone() {
-                let checked = self.predictions.check(prediction, Some(&counterpart), true);
+                let checked = self
+                    .predictions
+                    .check(prediction, Some(&counterpart), true)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
@@ -60,7 +62,7 @@ impl Coordinator {
                 probe.counterpart_length,
                 tolerance,
             );
-            self.predictions.learn(&entry.url, &counterpart, facts);
+            self.predictions.learn(&entry.url, &counterpart, facts)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
             crate::record::unchanged(seq, &entry, page, decision.prediction)
@@ -171,14 +173,18 @@ impl Coordinator {
 
     /// What the URL `there` led to, in bytes: the page's length, or the length of the page
     /// its redirect led to (one hop); `undecided` for a URL not decided yet; `None` when it
-    /// led to no page (an error, a refusal, a redirect elsewhere).
+    /// led to no page (an error, a refusal, a redirect elsewhere). In a shared job, a URL no
+    /// worker declared counts as undecided: this worker cannot tell another's undecided URL
+    /// from one that led nowhere, and taking it for undecided fetches more, never less.
     fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
         let key = url_key(there.as_str());
         if self.store.is_undecided(&key)? {
             return Ok(Some(undecided));
         }
-        let Some(declared) = self.store.declared(&key)? else {
-            return Ok(None);
+        let Some(declared) = self.declarations.get(there.as_str())? else {
+            // In a shared job, a page no worker declared may be another worker's, not
+            // decided yet.
+            return Ok(self.declarations.shared().then_some(undecided));
         };
         if !declared.is_redirect() {
             return Ok(Some(declared.length));
@@ -196,9 +202,9 @@ impl Coordinator {
         if self.store.is_undecided(&key)? {
             return Ok(Some(undecided));
         }
-        Ok(self
-            .store
-            .declared_length(&key)?
-            .filter(|length| *length > 0))
+        Ok(match self.declarations.length(target.as_str())? {
+            Some(length) => (length > 0).then_some(length),
+            None => self.declarations.shared().then_some(undecided),
+        })
     }
 }

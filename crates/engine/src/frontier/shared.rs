@@ -92,7 +92,7 @@ fn parse_origin(origin: &str) -> Result<Url, EngineError> {
 }
 
 /// `scheme://authority/` of a URL: the job's name for its host.
-fn origin_of(url: &Url) -> String {
+pub(crate) fn origin_of(url: &Url) -> String {
     format!("{}://{}/", url.scheme(), authority(url))
 }
 

@@ -109,6 +109,8 @@ impl Coordinator {
         how: &LinkFollowing<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
+        // A shared job: the rules other workers' pages taught since.
+        self.predictions.catch_up(false)?;
         let mut page = self.page_links(entry, how)?;
         let follow_nofollow = self.job.config.links.follow_nofollow;
         for link in links {
@@ -142,10 +144,7 @@ impl Coordinator {
         };
         let probing = self.job.config.dedup.probe_links
             && match &how.original {
-                Some(original) => self
-                    .store
-                    .declared_length(&url_key(original.as_str()))?
-                    .is_some(),
+                Some(original) => self.declarations.length(original.as_str())?.is_some(),
                 None => false,
             };
         Ok(PageLinks {
@@ -448,8 +447,9 @@ impl Coordinator {
         // (`dedup.predict`).
         if next.probe.is_none() && !by_hub && park.is_none() && mirror.is_none() {
             let probing = self.job.config.dedup.probe_links;
-            let store = self.store.as_ref();
-            let fate = self.predictions.for_url(store, url.as_url(), probing);
+            let fate = self
+                .predictions
+                .for_url(&self.declarations, url.as_url(), probing);
             if fate.apply_to(&mut next).is_some() {
                 // Not requested: its record says which page it copies.
                 decided.commit.seen.push(ukey);

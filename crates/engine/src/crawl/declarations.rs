@@ -1,0 +1,124 @@
+//! What fetched pages declared ([`Declared`]: their length, their text's shingles, the URLs
+//! of their site they named first), which the probes of their counterparts and the link
+//! policy's predictions are compared with: this process's store, and in a job shared through
+//! Redis the job's declarations too, so that a worker compares with what any worker fetched.
+
+use std::sync::{Arc, Mutex};
+
+use nearcrawl_store::{CrawlStore, Declared, StoreError, url_key};
+use url::Url;
+
+use super::shared_dedup::shared_error;
+use crate::error::EngineError;
+
+/// This process's declarations, and the job's when it is shared.
+pub(super) struct Declarations {
+    store: Arc<dyn CrawlStore>,
+    /// A shared job's: behind a lock so that a read asks through `&self`, as the store's do.
+    shared: Option<Mutex<nearcrawl_redis_job::Declarations>>,
+}
+
+impl std::fmt::Debug for Declarations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Declarations")
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
+}
+
+impl Declarations {
+    /// The declarations `store` keeps, and `shared`'s.
+    pub(super) fn new(
+        store: Arc<dyn CrawlStore>,
+        shared: Option<nearcrawl_redis_job::Declarations>,
+    ) -> Declarations {
+        Declarations {
+            store,
+            shared: shared.map(Mutex::new),
+        }
+    }
+
+    /// Whether the job's declarations are shared: a page not declared here may have been
+    /// fetched by another worker, or not be decided yet.
+    pub(super) fn shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// What the page at `url` (canonical, as queued) declared, if it was fetched whole by
+    /// this process or, in a shared job, by any worker.
+    pub(super) fn get(&self, url: &str) -> Result<Option<Declared>, EngineError> {
+        let key = url_key(url);
+        if let Some(declared) = self.store.declared(&key)? {
+            return Ok(Some(declared));
+        }
+        let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
+            return Ok(None);
+        };
+        let origin = crate::frontier::origin_of(&parsed);
+        let bytes = lock(shared).get(&origin, &key).map_err(shared_error)?;
+        match bytes {
+            None => Ok(None),
+            Some(bytes) => Declared::decode(&bytes).map(Some).ok_or_else(|| {
+                EngineError::Store(StoreError::Corrupt {
+                    table: "the job's declarations",
+                    reason: format!("{url}: {} bytes that are no declaration", bytes.len()),
+                })
+            }),
+        }
+    }
+
+    /// The length the page at `url` declared ([`Declarations::get`]).
+    pub(super) fn length(&self, url: &str) -> Result<Option<u64>, EngineError> {
+        Ok(self.get(url)?.map(|d| d.length))
+    }
+
+    /// In a shared job, makes what the page at `url` declared known to every worker (this
+    /// process's store keeps it with the page's decision).
+    pub(super) fn share(&self, url: &str, declared: &Declared) -> Result<(), EngineError> {
+        let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
+            return Ok(());
+        };
+        let origin = crate::frontier::origin_of(&parsed);
+        lock(shared)
+            .put(&origin, &url_key(url), &declared.encode())
+            .map_err(shared_error)
+    }
+}
+
+/// The lock, whether or not a holder panicked (the connection holds no state of ours).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nearcrawl_store::{Commit, MemoryStore};
+
+    #[test]
+    fn a_page_is_declared_by_the_store_alone_outside_a_shared_job() {
+        let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+        let declared = Declared {
+            length: 1234,
+            shingles: vec![1, 2, 3],
+            links: vec!["/a".into()],
+        };
+        let url = "http://a.test/x";
+        store
+            .commit(Commit {
+                length: Some((url_key(url), declared.clone())),
+                ..Commit::default()
+            })
+            .unwrap();
+        let declarations = Declarations::new(Arc::clone(&store), None);
+        assert!(!declarations.shared());
+        assert_eq!(declarations.get(url).unwrap(), Some(declared.clone()));
+        assert_eq!(declarations.length(url).unwrap(), Some(1234));
+        assert_eq!(declarations.get("http://a.test/y").unwrap(), None);
+        // Nothing to share with.
+        declarations.share("http://a.test/y", &declared).unwrap();
+        assert_eq!(declarations.get("http://a.test/y").unwrap(), None);
+    }
+}
