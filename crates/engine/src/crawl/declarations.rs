@@ -121,4 +121,47 @@ mod tests {
         declarations.share("http://a.test/y", &declared).unwrap();
         assert_eq!(declarations.get("http://a.test/y").unwrap(), None);
     }
+
+    /// Two workers of a shared job: what one fetched the other finds, its own store first.
+    #[test]
+    fn a_shared_job_s_pages_are_declared_to_every_worker() {
+        use nearcrawl_redis_job::server::LocalRedis;
+        use nearcrawl_redis_job::{JobName, Patience, Redis, RedisTarget};
+        let server = LocalRedis::start(false).unwrap();
+        let worker = || {
+            let redis = Redis::connect(
+                RedisTarget::parse(&server.url()).unwrap(),
+                Patience::default(),
+                Arc::default(),
+            )
+            .unwrap();
+            let shared = nearcrawl_redis_job::Declarations::open(redis, JobName::new("d").unwrap());
+            let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+            Declarations::new(store, Some(shared))
+        };
+        let (a, b) = (worker(), worker());
+        assert!(a.shared());
+        let url = "http://a.test/x";
+        let declared = Declared {
+            length: 99,
+            shingles: vec![9; 8],
+            links: vec!["/y".into(), "/z?q=1".into()],
+        };
+        assert_eq!(b.get(url).unwrap(), None);
+        a.share(url, &declared).unwrap();
+        assert_eq!(b.get(url).unwrap(), Some(declared.clone()));
+        assert_eq!(b.length(url).unwrap(), Some(99));
+        assert_eq!(b.get("http://b.test/x").unwrap(), None, "another host's");
+        // Bytes that are no declaration name the URL.
+        let redis = Redis::connect(
+            RedisTarget::parse(&server.url()).unwrap(),
+            Patience::default(),
+            Arc::default(),
+        )
+        .unwrap();
+        let mut raw = nearcrawl_redis_job::Declarations::open(redis, JobName::new("d").unwrap());
+        raw.put("http://a.test/", &url_key(url), b"bad").unwrap();
+        let err = b.get(url).unwrap_err().to_string();
+        assert!(err.contains(url), "{err}");
+    }
 }

@@ -525,4 +525,64 @@ mod tests {
         assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
         assert!(Predictions::new(config, Some(b"not json")).is_err());
     }
+
+    /// Two workers of a shared job: what one learns and checks is the other's too once it
+    /// catches up, under the same rule numbers; a worker that joins later replays it all.
+    #[test]
+    fn workers_of_a_shared_job_hold_one_book() {
+        use nearcrawl_redis_job::server::LocalRedis;
+        use nearcrawl_redis_job::{JobName, Patience, Redis, RedisTarget, RuleLog};
+        let server = LocalRedis::start(false).unwrap();
+        let dedup = DedupStageConfig {
+            predict: Predict::Check,
+            ..DedupStageConfig::default()
+        };
+        let store = nearcrawl_store::MemoryStore::default();
+        let worker = |name: &str, session: u64| {
+            let redis = Redis::connect(
+                RedisTarget::parse(&server.url()).unwrap(),
+                Patience::default(),
+                std::sync::Arc::default(),
+            )
+            .unwrap();
+            let log = RuleLog::open(redis, JobName::new("book").unwrap(), name, session);
+            Predictions::open(&dedup, Some(SharedRules::new(log)), &store).unwrap()
+        };
+        let (mut a, mut b) = (worker("a", 1), worker("b", 1));
+        a.learn(
+            "http://n.example/x/1",
+            "http://o.example/y/1",
+            CopyFacts::default(),
+        )
+        .unwrap();
+        b.learn(
+            "http://m.example/z/1.html",
+            "http://o.example/y/1",
+            CopyFacts::default(),
+        )
+        .unwrap();
+        // b replayed a's pair before its own: the rules are numbered in the log's order.
+        let known = |_: &Url| Some(Held::default());
+        let Fate::Check(evidence) = b.fate(&url("http://n.example/x/2"), &known) else {
+            panic!("b knows a's rule");
+        };
+        let checked = b
+            .check(
+                prediction("check", &evidence),
+                Some("http://o.example/y/2"),
+                false,
+            )
+            .unwrap();
+        assert_eq!(checked.right, Some(true));
+        a.catch_up(true).unwrap();
+        let book = |p: &Predictions| serde_json::to_string(p.book()).unwrap();
+        assert_eq!(book(&a), book(&b));
+        let stats = a.book().stats(evidence.rule).unwrap();
+        assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
+        // A worker joining later (or restarted: a new session) replays the whole log.
+        let c = worker("a", 2);
+        assert_eq!(book(&c), book(&a));
+        // Nothing of a shared book is kept in the store: the log is the book.
+        assert_eq!(a.take_to_keep(), None);
+    }
 }
