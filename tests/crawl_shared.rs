@@ -536,3 +536,81 @@ async fn three_workers_share_the_url_rules_they_learn() {
     }
     one_rule_per_number(&records);
 }
+
+/// Two releases of a manual crawled by three workers, the new one answering first: the old
+/// release's contents page is judged a copy of the new one's, and its links, matched with the
+/// new one's, are probed against their counterparts whichever worker queued and fetched
+/// them (the job's seen set and declarations, not the worker's own). The one chapter that
+/// differs is fetched and kept; the others are found unchanged by a HEAD.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_s_links_are_probed_against_what_other_workers_fetched() {
+    const CHAPTERS: u64 = 8;
+    let server = LocalRedis::start(false).unwrap();
+    let late = std::time::Duration::from_millis(50);
+    let release = |changed: Option<u64>, delay: std::time::Duration| {
+        let chapters: Vec<String> = (0..CHAPTERS).map(|n| format!("/ch{n}.html")).collect();
+        let mut site = Site::new().page(
+            "/index.html",
+            html_page("Contents", &prose(800), "", &chapters).delayed(delay),
+        );
+        for (n, path) in (0..CHAPTERS).zip(&chapters) {
+            let text = match changed == Some(n) {
+                true => prose(900 + n),
+                false => prose(810 + n),
+            };
+            let none: [String; 0] = [];
+            site = site.page(
+                path,
+                html_page(&format!("Chapter {n}"), &text, "", &none).delayed(delay),
+            );
+        }
+        site
+    };
+    let old = serve(release(Some(3), late)).await.unwrap();
+    let new = serve(release(None, std::time::Duration::ZERO))
+        .await
+        .unwrap();
+    let seeds = format!("{}\n{}\n", old.url("/index.html"), new.url("/index.html"));
+    let mut config = shared_config();
+    config.dedup.probe_links = true;
+    let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let url = server.url();
+    tokio::join!(
+        shared_worker(
+            &seeds,
+            outs[0].path(),
+            (&url, "probes", "w0"),
+            config.clone()
+        ),
+        shared_worker(
+            &seeds,
+            outs[1].path(),
+            (&url, "probes", "w1"),
+            config.clone()
+        ),
+        shared_worker(&seeds, outs[2].path(), (&url, "probes", "w2"), config),
+    );
+    let records: Vec<_> = outs.iter().flat_map(|o| records(o.path())).collect();
+    let of = |url: String| {
+        records
+            .iter()
+            .find(|r| r.url == url)
+            .unwrap_or_else(|| panic!("{url} decided: {records:#?}"))
+    };
+    // The new release answers first, so its contents page is most often the original; the
+    // other way round, the new release's chapter 3 differs from the old one's as much.
+    let copy = match of(old.url("/index.html")).verdict.is_duplicate() {
+        true => &old,
+        false => &new,
+    };
+    let contents = of(copy.url("/index.html"));
+    assert!(contents.verdict.is_duplicate(), "{records:#?}");
+    let changed = of(copy.url("/ch3.html"));
+    assert_eq!(changed.verdict, Verdict::Unique, "{changed:?}");
+    assert!(changed.probe.is_some(), "probed first: {changed:?}");
+    let unchanged = records
+        .iter()
+        .filter(|r| r.url.starts_with(&copy.url("/ch")) && r.verdict == Verdict::Unchanged)
+        .count();
+    assert!(unchanged >= 5, "{records:#?}");
+}

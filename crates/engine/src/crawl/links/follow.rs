@@ -280,11 +280,17 @@ impl Coordinator {
                 true => self.frontier.counterpart_hub(&counterpart, &key)?,
                 false => Some(false),
             };
-            let (worth, hub_links) = match hub == Some(true) && page.probing {
+            // What a hub led to is kept by the process that decided it: a shared job's
+            // worker fetches another's hub's counterpart, as it cannot know it led to less.
+            let yields = page.probing && self.frontier.knows_undecided();
+            let (worth, hub_links) = match hub == Some(true) && yields {
                 true => self.hub_worth(&key)?,
                 false => (HubWorth::Worth, None),
             };
-            let seen = page.probing && how.chain_trap.is_none() && self.store.is_seen(&key)?;
+            // Seen by the job: a shared job's seen set is its frontier's, not this store's.
+            let seen = page.probing
+                && how.chain_trap.is_none()
+                && self.frontier.is_seen(&counterpart, &key)?;
             let (fate, hub_declined) = nearcrawl_link_policy::matched_link(Matched {
                 hub,
                 worth,
