@@ -291,6 +291,15 @@ pub fn warc_files(out: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// A worker's configuration in a shared job's tests: local, two connections per host, and
+/// one request at a time per worker (the job's connections are shared out among them).
+pub fn shared_config() -> CrawlConfig {
+    let mut config = local_config();
+    config.politeness.max_connections_per_host = 2;
+    config.limits.concurrency = 1;
+    config
+}
+
 /// Worker `worker` of the job `job` shared through the Redis at `redis`, crawling `seeds`
 /// (seed-list text) into `out` with `config`.
 pub async fn shared_worker(

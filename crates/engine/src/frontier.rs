@@ -115,6 +115,12 @@ pub trait Frontier {
     /// Puts leased `key` back at the end of its host's queue, as `entry` (a retry counts its
     /// attempt there), as part of `commit`.
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl);
+    /// Puts leased `key` back behind everything queued on its host, as `entry` (a page
+    /// waiting for its site's other pages to be decided). A frontier that holds pages back
+    /// in its own parking does that instead; this one requeues.
+    fn requeue_last(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
+        self.requeue(commit, key, entry);
+    }
     /// Starts a round over the hosts at `now`: [`Frontier::next`] then hands out what may
     /// start, host by host, until the round ends with [`Step::Wait`].
     fn begin_round(&mut self, now: Instant);
@@ -207,6 +213,12 @@ pub trait Frontier {
     /// without asking anyone (a link of a copying site may then wait for its counterpart).
     fn knows_undecided(&self) -> bool {
         false
+    }
+    /// The URLs the decision being made queued or parked, when the frontier keeps them out
+    /// of its commit (a frontier kept elsewhere sends them when the decision is committed;
+    /// this process's frontier writes them in the commit, and names none here).
+    fn named_by_decision(&self) -> &[String] {
+        &[]
     }
     /// The keys links are parked on in this process's frontier (none for a frontier kept
     /// elsewhere).

@@ -16,12 +16,12 @@ fn host_outcome(page: &Fetched) -> HostOutcome {
 
 /// Times a probe is asked again while its counterpart is not fetched yet, before its page
 /// is fetched instead.
-const PROBE_WAITS: u8 = 3;
+pub(super) const PROBE_WAITS: u8 = 3;
 
 /// The URLs on the site of the page at `url` that its decision (`commit`) was the first to
 /// name (queued, probed or parked by it), as path and query: what a copy of the page
 /// elsewhere, not downloaded, may be alone in naming on its own site.
-fn named_first(url: &str, commit: &Commit) -> Vec<String> {
+fn named_first(url: &str, commit: &Commit, elsewhere: &[String]) -> Vec<String> {
     // Canonical URLs, as queued: the same site is the same origin text (scheme, host, port
     // as written), and what follows it is the path and query. No URL is parsed again.
     let Some(origin) = url
@@ -35,6 +35,7 @@ fn named_first(url: &str, commit: &Commit) -> Vec<String> {
     let parked = commit.parked.iter().map(|(_, _, link)| &link.entry.url);
     let mut links: Vec<String> = queued
         .chain(parked)
+        .chain(elsewhere)
         .filter_map(|link| link.strip_prefix(origin))
         .filter(|rest| rest.starts_with('/'))
         .map(str::to_owned)
@@ -355,7 +356,7 @@ impl Coordinator {
                 length,
                 ..declared.clone()
             };
-            self.declarations.share(&entry.url, &early)?;
+            self.declarations.share_early(&entry.url, &early)?;
         }
 
         let seq = self.take_seq();
@@ -404,12 +405,14 @@ impl Coordinator {
             let kept = match page.status {
                 200 => page.content_length().map(|length| Declared {
                     length,
-                    links: named_first(&entry.url, &commit),
+                    links: named_first(&entry.url, &commit, self.frontier.named_by_decision()),
                     ..declared.unwrap_or_default()
                 }),
-                301 | 302 | 303 | 307 | 308 => {
-                    Some(Declared::redirect(named_first(&entry.url, &commit)))
-                }
+                301 | 302 | 303 | 307 | 308 => Some(Declared::redirect(named_first(
+                    &entry.url,
+                    &commit,
+                    self.frontier.named_by_decision(),
+                ))),
                 _ => None,
             };
             if let Some(kept) = &kept {
@@ -467,9 +470,15 @@ mod tests {
             ..Commit::default()
         };
         assert_eq!(
-            named_first("http://h.test:8080/a", &commit),
+            named_first("http://h.test:8080/a", &commit, &[]),
             ["/a/c", "/b?x=1"]
         );
-        assert!(named_first("not a url", &commit).is_empty());
+        assert!(named_first("not a url", &commit, &[]).is_empty());
+        // A shared job's frontier keeps what the decision queued out of its commit.
+        let elsewhere = ["http://h.test:8080/z".to_string(), "http://o.test/y".into()];
+        assert_eq!(
+            named_first("http://h.test:8080/a", &Commit::default(), &elsewhere),
+            ["/z"]
+        );
     }
 }

@@ -277,7 +277,12 @@ impl Coordinator {
                 },
                 false => WaitedFor::Page,
             };
+            let local = self.frontier.knows_undecided();
             let released = self.release_links(commit, &record.url, links, |parked| {
+                let decided = match (decided, local, parked.entry.probe.is_some()) {
+                    (WaitedFor::Hub { .. }, false, true) => WaitedFor::HubLinks { worth: false },
+                    _ => decided,
+                };
                 parked_link_fate(parked, decided, wait_on)
             })?;
             debug!(url = %record.url, hub, ?released, "parked links released");

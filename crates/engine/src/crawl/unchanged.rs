@@ -27,6 +27,20 @@ impl Coordinator {
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
+        if let Some(probe) = entry.probe.as_mut()
+            && self.declarations.links_pending(&probe.counterpart)?
+        {
+            // Another worker of a shared job is deciding the counterpart: which links it
+            // names first is not known yet. Asked again once the host's queue comes round to
+            // this URL again, a few times; then fetched whole, for whatever it names.
+            // (Answered, the probe has the page fetched whole when it comes round.)
+            if probe.waits < super::outcome::PROBE_WAITS {
+                probe.waits += 1;
+                probe.asked = false;
+                probe.sample = None;
+            }
+            return self.requeue(key, entry);
+        }
         let (unknown, fate) = self.unknown_links_here(&entry, links)?;
         if let Some(probe) = entry.probe.as_mut() {
             probe.links_unknown = unknown;
@@ -73,20 +87,34 @@ impl Coordinator {
     /// A page its probe found unchanged whose counterpart's links are not all named here
     /// yet ([`UnchangedPage::Wait`]): taken out of its host's queue and parked until the
     /// crawl has nothing else to do ([`Coordinator::release_deferred`]), then probed again
-    /// and decided for good. Other pages of its site, still queued or in flight, may name
+    /// and decided for good (in a shared job, put back behind its host's queued pages). Other pages of its site, still queued or in flight, may name
     /// those links meanwhile, and then it need not be downloaded for them.
     fn defer_to_end(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
         // Asked again from the start (its HEAD, and its sample if it takes one), with what
-        // was spent so far.
+        // was spent so far. In a shared job, whose end no worker sees coming, it goes behind
+        // its host's queue a few times (`waits`) before the time it is the last word.
+        let local = self.frontier.knows_undecided();
         if let Some(probe) = entry.probe.take() {
+            let waits = match local {
+                true => 0,
+                false => probe.waits.saturating_add(1),
+            };
             entry.probe = Some(Probe {
                 counterpart: probe.counterpart,
                 bytes: probe.bytes,
                 window: probe.window,
                 links_unknown: probe.links_unknown,
-                deferred: true,
+                deferred: local || waits > super::outcome::PROBE_WAITS,
+                waits,
                 ..Probe::default()
             });
+        }
+        if !local {
+            // A shared job's frontier holds nothing back: the page goes behind everything
+            // queued on its host, which its fellow workers decide meanwhile.
+            let mut commit = Commit::default();
+            self.frontier.requeue_last(&mut commit, key, entry);
+            return self.apply(commit, Vec::new());
         }
         let url = super::stored_url(&entry.url, "queue", "a queued URL")?;
         let mut commit = Commit {
@@ -156,11 +184,11 @@ impl Coordinator {
                 worth = worth.saturating_add(weight);
             }
         }
-        // Once: the crawl's end, when it is asked again, is the last word. Only a frontier of
-        // this process holds a page back (its parking is local). Then, what is still unnamed
-        // is named by nothing else: the page is fetched for it, whatever it weighs (a page
-        // changed in place behind copies, found only through them).
-        let may_wait = !probe.deferred && self.frontier.knows_undecided();
+        // Once: when it is asked again (at the crawl's end; in a shared job, once its host's
+        // other queued pages came first), that is the last word. Then, what is still
+        // unnamed is named by nothing else: the page is fetched for it, whatever it weighs
+        // (a page changed in place behind copies, found only through them).
+        let may_wait = !probe.deferred;
         let min_yield = match probe.deferred {
             true => 0.0,
             false => self.job.config.dedup.hub_min_yield,

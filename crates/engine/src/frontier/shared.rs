@@ -44,8 +44,9 @@ const BUSY_WAKE: Duration = Duration::from_millis(20);
 struct Held {
     lease: Lease,
     outcome: Option<HostOutcome>,
-    /// To be queued again (a retry, a probe answered): its new entry.
-    requeue: Option<QueuedUrl>,
+    /// To be queued again (a retry, a probe answered): its new entry, and whether behind
+    /// everything queued on its host.
+    requeue: Option<(QueuedUrl, bool)>,
 }
 
 /// The frontier of a shared job: queues, seen set, politeness and robots.txt in Redis.
@@ -60,6 +61,8 @@ pub struct RedisFrontier {
     held: HashMap<QueueKey, Held>,
     /// New URLs of decisions not yet committed, by origin.
     offers: BTreeMap<String, Vec<Offer>>,
+    /// The URLs those decisions queued or parked, as written.
+    named: Vec<String>,
     /// URLs of given-up (or spent) hosts to record as refused.
     refusals: VecDeque<(QueueKey, QueuedUrl, Verdict, String)>,
     /// Robots rules read back from the job, by origin: (version, rules).
@@ -113,6 +116,7 @@ impl RedisFrontier {
             ids: HashMap::new(),
             held: HashMap::new(),
             offers: BTreeMap::new(),
+            named: Vec::new(),
             refusals: VecDeque::new(),
             robots: HashMap::new(),
             seeds,
@@ -247,10 +251,14 @@ impl Frontier for RedisFrontier {
         link: ParkedLink,
     ) -> Result<Parking, EngineError> {
         let origin = origin_of(counterpart.as_url());
+        let url = link.entry.url.clone();
         let parking = self
             .shared()
             .park(&origin, key, &link_key, &link.encode())
             .map_err(shared_error)?;
+        if parking == nearcrawl_redis_job::Parking::Parked {
+            self.named.push(url);
+        }
         Ok(match parking {
             nearcrawl_redis_job::Parking::Hub => Parking::Hub,
             nearcrawl_redis_job::Parking::Parked => Parking::Parked,
@@ -301,12 +309,24 @@ impl Frontier for RedisFrontier {
             .entry(origin_of(url.as_url()))
             .or_default()
             .push(offer);
+        self.named.push(entry.url);
         Ok(())
+    }
+
+    fn named_by_decision(&self) -> &[String] {
+        &self.named
     }
 
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
         if let Some(held) = self.held.get_mut(&key) {
-            held.requeue = Some(entry);
+            held.requeue = Some((entry, false));
+        }
+        commit.taken.push(key);
+    }
+
+    fn requeue_last(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
+        if let Some(held) = self.held.get_mut(&key) {
+            held.requeue = Some((entry, true));
         }
         commit.taken.push(key);
     }
@@ -487,6 +507,7 @@ impl Frontier for RedisFrontier {
     }
 
     fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
+        self.named.clear();
         for (origin, offers) in std::mem::take(&mut self.offers) {
             self.shared()
                 .offer(&origin, &offers)
@@ -500,9 +521,16 @@ impl Frontier for RedisFrontier {
                 continue;
             };
             let requeue = match &held.requeue {
-                Some(entry) => Some(serde_json::to_vec(entry).map_err(|e| {
-                    EngineError::Shared(format!("queue entry of {}: {e}", entry.url))
-                })?),
+                Some((entry, last)) => {
+                    let bytes = serde_json::to_vec(entry).map_err(|e| {
+                        EngineError::Shared(format!("queue entry of {}: {e}", entry.url))
+                    })?;
+                    let priority = match last {
+                        true => u32::MAX,
+                        false => held.lease.priority,
+                    };
+                    Some((priority, bytes))
+                }
                 None => None,
             };
             // A decided URL's parking is settled with its lease, in the same step.
@@ -518,7 +546,7 @@ impl Frontier for RedisFrontier {
                 _ => self.shared().finish(
                     &held.lease,
                     outcome(held.outcome),
-                    requeue.as_deref().map(|e| (held.lease.priority, e)),
+                    requeue.as_ref().map(|(p, e)| (*p, e.as_slice())),
                 ),
             }
             .map_err(shared_error)?;

@@ -283,9 +283,10 @@ impl Coordinator {
             // What a hub led to is kept by the process that decided it: a shared job's
             // worker fetches another's hub's counterpart, as it cannot know it led to less.
             let yields = page.probing && self.frontier.knows_undecided();
-            let (worth, hub_links) = match hub == Some(true) && yields {
-                true => self.hub_worth(&key)?,
-                false => (HubWorth::Worth, None),
+            let (worth, hub_links) = match (hub == Some(true) && page.probing, yields) {
+                (true, true) => self.hub_worth(&key)?,
+                (true, false) => (HubWorth::Declined, None),
+                (false, _) => (HubWorth::Worth, None),
             };
             // Seen by the job: a shared job's seen set is its frontier's, not this store's.
             let seen = page.probing
@@ -429,7 +430,9 @@ impl Coordinator {
                 .frontier
                 .hub_or_park(commit, counterpart, key, ukey, link)?
             {
-                Parking::Hub => by_hub = !*always,
+                Parking::Hub => {
+                    by_hub = !*always && (self.frontier.knows_undecided() || next.probe.is_none())
+                }
                 Parking::Parked => {
                     page.counts.parked += 1;
                     return Ok(());
