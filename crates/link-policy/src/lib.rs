@@ -72,7 +72,8 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 pub use crate::matched::{
-    HubWorth, Matched, MatchedLink, ReleasedLink, WaitedFor, matched_link, released_link,
+    HubWorth, Matched, MatchedLink, ReleasedLink, WaitedFor, decided_hub, follows_hub,
+    matched_link, released_link,
 };
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 

@@ -23,8 +23,10 @@ pub struct Matched {
     pub probing: bool,
     /// A trap rule (the duplicate chain) stops this page's links.
     pub trapped: bool,
-    /// The frontier is this process's: it tells an undecided page from a decided one, and
-    /// may hold a link until a hub's links are all decided.
+    /// The frontier is this process's: it tells an undecided page from a decided one, may
+    /// hold a link until a hub's links are all decided, and counts what each hub led to (a
+    /// shared job's worker does not know what another worker's hub led to: see
+    /// [`follows_hub`]).
     pub local: bool,
 }
 
@@ -70,7 +72,9 @@ pub enum MatchedLink {
 /// that led to less than itself, counted in the page's `hubs_declined`).
 pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
     let asks_worth = facts.hub == Some(true) && facts.probing;
-    let declined = asks_worth && facts.worth == HubWorth::Declined;
+    let probe = !facts.trapped && facts.probing && facts.counterpart_seen;
+    let declined =
+        asks_worth && (facts.worth == HubWorth::Declined || !follows_hub(facts.local, probe));
     // While a hub's links are not all decided, a link of this process's frontier waits for
     // them; one elsewhere follows the hub as before.
     let waits_for_links = asks_worth && facts.worth == HubWorth::Pending && facts.local;
@@ -78,7 +82,6 @@ pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
     if by_hub {
         return (MatchedLink::FollowAsHub, declined);
     }
-    let probe = !facts.trapped && facts.probing && facts.counterpart_seen;
     let fate = if waits_for_links {
         MatchedLink::ParkOnHubLinks { probe }
     } else if facts.hub.is_none() && !facts.trapped {
@@ -89,6 +92,28 @@ pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
         MatchedLink::Drop
     };
     (fate, declined)
+}
+
+/// Whether a duplicate's link to a hub's counterpart is followed as the hub's, fetched for
+/// the new pages it may list (`probe`: the link can be probed against its counterpart
+/// instead). In this process, which counts what each hub led to, yes (unless the hub led to
+/// less than itself: [`HubWorth::Declined`]). In a worker of a shared job, which cannot know
+/// what another worker's hub led to, only when it cannot be probed: probed, a copy found
+/// unchanged is fetched for its links only when what they lead to weighs more than itself,
+/// as any unchanged page.
+pub fn follows_hub(local: bool, probe: bool) -> bool {
+    local || !probe
+}
+
+/// What a parked link learns when the page it waited for is decided a hub: in this process,
+/// a hub (whose links are still to be decided when `links_pending`); in a shared job's
+/// worker, a hub whose worth it cannot know, which a link that carries a probe takes as one
+/// that led to less ([`follows_hub`]).
+pub fn decided_hub(local: bool, links_pending: bool, probe: bool) -> WaitedFor {
+    match follows_hub(local, probe) {
+        true => WaitedFor::Hub { links_pending },
+        false => WaitedFor::HubLinks { worth: false },
+    }
 }
 
 /// What was decided about the page a parked link waited for ([`released_link`]).
@@ -203,9 +228,31 @@ mod tests {
                 ParkOnHubLinks { probe: false },
                 false,
             ),
-            // ... where the frontier can hold it; elsewhere the hub is followed as before.
+            // A shared job's worker does not know what another worker's hub led to: it probes
+            // the link where it can ...
             (
                 facts(Some(true), Pending, true, true, false, false),
+                Probe,
+                true,
+            ),
+            (
+                facts(Some(true), Worth, true, true, false, false),
+                Probe,
+                true,
+            ),
+            // ... and follows the hub where it cannot (the counterpart not seen, a trap).
+            (
+                facts(Some(true), Worth, false, true, false, false),
+                FollowAsHub,
+                false,
+            ),
+            (
+                facts(Some(true), Worth, true, true, true, false),
+                FollowAsHub,
+                false,
+            ),
+            (
+                facts(Some(true), Worth, true, false, false, false),
                 FollowAsHub,
                 false,
             ),
@@ -281,6 +328,45 @@ mod tests {
                 fate,
                 "{decided:?} {always} {probe}"
             );
+        }
+    }
+
+    #[test]
+    fn a_hub_decided_elsewhere_is_probed_where_its_link_can_be() {
+        // (local, links pending, probe), what the link learns, and its fate then (not
+        // `always`)
+        let cases = [
+            (
+                (true, false, true),
+                WaitedFor::Hub {
+                    links_pending: false,
+                },
+                ReleasedLink::Follow { as_hub: true },
+            ),
+            (
+                (true, true, true),
+                WaitedFor::Hub {
+                    links_pending: true,
+                },
+                ReleasedLink::WaitForHubLinks,
+            ),
+            (
+                (false, false, true),
+                WaitedFor::HubLinks { worth: false },
+                ReleasedLink::Probe,
+            ),
+            (
+                (false, false, false),
+                WaitedFor::Hub {
+                    links_pending: false,
+                },
+                ReleasedLink::Follow { as_hub: true },
+            ),
+        ];
+        for ((local, pending, probe), learns, fate) in cases {
+            let decided = decided_hub(local, pending, probe);
+            assert_eq!(decided, learns, "{local} {pending} {probe}");
+            assert_eq!(released_link(decided, false, probe), fate);
         }
     }
 }

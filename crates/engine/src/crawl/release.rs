@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use nearcrawl_link_policy::{ReleasedLink, WaitedFor, released_link};
+use nearcrawl_link_policy::{ReleasedLink, WaitedFor, decided_hub, released_link};
 use nearcrawl_records::{Record, Released, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
@@ -271,17 +271,12 @@ impl Coordinator {
             let wait_on = hub_seq
                 .filter(|_| self.frontier.knows_undecided() && self.hub_yield_rule_on())
                 .map(hub_yield_key);
-            let decided = match hub {
-                true => WaitedFor::Hub {
-                    links_pending: wait_on.is_some(),
-                },
-                false => WaitedFor::Page,
-            };
             let local = self.frontier.knows_undecided();
             let released = self.release_links(commit, &record.url, links, |parked| {
-                let decided = match (decided, local, parked.entry.probe.is_some()) {
-                    (WaitedFor::Hub { .. }, false, true) => WaitedFor::HubLinks { worth: false },
-                    _ => decided,
+                let probe = parked.entry.probe.is_some();
+                let decided = match hub {
+                    true => decided_hub(local, wait_on.is_some(), probe),
+                    false => WaitedFor::Page,
                 };
                 parked_link_fate(parked, decided, wait_on)
             })?;

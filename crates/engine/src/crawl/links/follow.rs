@@ -280,13 +280,12 @@ impl Coordinator {
                 true => self.frontier.counterpart_hub(&counterpart, &key)?,
                 false => Some(false),
             };
-            // What a hub led to is kept by the process that decided it: a shared job's
-            // worker fetches another's hub's counterpart, as it cannot know it led to less.
+            // What a hub led to is counted by the process that decided it (a shared job's
+            // worker asks nothing: `matched_link` knows it cannot know).
             let yields = page.probing && self.frontier.knows_undecided();
-            let (worth, hub_links) = match (hub == Some(true) && page.probing, yields) {
-                (true, true) => self.hub_worth(&key)?,
-                (true, false) => (HubWorth::Declined, None),
-                (false, _) => (HubWorth::Worth, None),
+            let (worth, hub_links) = match hub == Some(true) && yields {
+                true => self.hub_worth(&key)?,
+                false => (HubWorth::Worth, None),
             };
             // Seen by the job: a shared job's seen set is its frontier's, not this store's.
             let seen = page.probing
@@ -431,7 +430,9 @@ impl Coordinator {
                 .hub_or_park(commit, counterpart, key, ukey, link)?
             {
                 Parking::Hub => {
-                    by_hub = !*always && (self.frontier.knows_undecided() || next.probe.is_none())
+                    let local = self.frontier.knows_undecided();
+                    by_hub =
+                        !*always && nearcrawl_link_policy::follows_hub(local, next.probe.is_some())
                 }
                 Parking::Parked => {
                     page.counts.parked += 1;
