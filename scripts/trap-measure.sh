@@ -68,7 +68,7 @@ runs = {r: load(r) for r in ("default", "off")}
 fetched = {r: {x["url"] for x in recs if x.get("status")} for r, recs in runs.items()}
 for r, recs in runs.items():
     verdicts = collections.Counter(x["verdict"] for x in recs)
-    trapped = sum(x.get("trapped", 0) for x in recs)
+    trapped = sum(x.get("link_fates", {}).get("trapped", 0) for x in recs)
     named = sum(1 for x in recs if x.get("trap"))
     print(f"{r}: {len(recs)} records, {len(fetched[r])} URLs fetched, verdicts {dict(verdicts)}, "
           f"links trapped {trapped}, records naming a trap rule {named}")

@@ -44,12 +44,12 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     let listing = record(&records, &mirror.url("/page"));
     assert!(listing.verdict.is_duplicate(), "{listing:?}");
     assert_eq!(
-        listing.links_matched_by,
+        listing.fates().matched_by,
         Some(nearcrawl_link_policy::LinkMatch::Anchor)
     );
     assert_eq!(
-        (listing.mirror_sampled, listing.parked),
-        (Some(2), Some(8)),
+        (listing.fates().mirror_sampled, listing.fates().parked),
+        (2, 8),
         "{listing:?}"
     );
     let sample = record(&records, &mirror.url("/m/story?id=0"));
@@ -165,7 +165,7 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
 
     let new_top = record(&records, &new.url("/"));
     assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
-    assert_eq!(new_top.parked, Some(2), "{new_top:?}");
+    assert_eq!(new_top.fates().parked, 2, "{new_top:?}");
     // The old table of contents led to new pages: a hub. Whether they outweigh it is known
     // once its chapters are decided (`dedup.hub_min_yield`): the link waits again, and the
     // chapter that completes it releases it, followed (the chapters outweigh the table).
@@ -246,8 +246,8 @@ async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it
     let news = record(&records, &new.url("/news"));
     assert_eq!(news.verdict, Verdict::Unique, "{news:?}");
     assert_eq!(
-        news.parked,
-        Some(1),
+        news.fates().parked,
+        1,
         "its link waits for the old chapter: {news:?}"
     );
     let copy = record(&records, &new.url("/chapter"));

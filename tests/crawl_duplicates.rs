@@ -52,7 +52,7 @@ async fn duplicates_are_skipped_with_their_outlinks_and_traps_cut() {
         copy.duplicate_of.as_deref(),
         Some(site.url("/original").as_str())
     );
-    assert_eq!(copy.dropped, Some(1));
+    assert_eq!(copy.fates().dropped, 1);
     assert_eq!(
         site.site.hits("/only-from-copy"),
         0,
@@ -131,7 +131,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let records = records(out.path());
     let top = record(&records, &new.url("/"));
     assert!(top.verdict.is_duplicate(), "{top:?}");
-    assert_eq!(top.probed, Some(2), "{top:?}");
+    assert_eq!(top.fates().probed, 2, "{top:?}");
 
     assert_eq!(crawl_support::unnamed_requests(&new), Vec::<String>::new());
     let intro = record(&records, &new.url("/intro"));
@@ -150,7 +150,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     assert!(intro.bytes > probe.bytes, "the GET's bytes and the probe's");
     assert!(new.site.head_requests().contains(&"/intro".to_string()));
     assert_eq!(new.site.hits("/intro"), 1, "fetched for its links");
-    assert_eq!(intro.probed, Some(1), "its own link: {intro:?}");
+    assert_eq!(intro.fates().probed, 1, "its own link: {intro:?}");
     let three = record(&records, &new.url("/intro/3"));
     assert!(three.verdict.is_duplicate(), "{three:?}");
     assert_eq!(three.probe.as_ref().map(|p| p.links_unknown), Some(1));
@@ -179,7 +179,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     config.dedup.probe_links = false;
     run(&seeds, out.path(), config).await;
     let records = crawl_support::records(out.path());
-    assert_eq!(record(&records, &new.url("/")).dropped, Some(2));
+    assert_eq!(record(&records, &new.url("/")).fates().dropped, 2);
     assert_eq!(new.site.head_requests().len(), heads);
     assert_eq!(new.site.hits("/notes"), 1, "not fetched again");
 }
@@ -332,11 +332,11 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     } = in_order(release(false, Ops::Pages), release(true, Ops::Pages)).await;
 
     let old_table = record(&records, &old.url("/table"));
-    assert_eq!(old_table.enqueued, Some(5), "a hub: {old_table:?}");
+    assert_eq!(old_table.fates().queued, 5, "a hub: {old_table:?}");
     let top = record(&records, &new.url("/"));
     assert!(top.verdict.is_duplicate(), "{top:?}");
-    assert_eq!(top.via_hub, Some(1), "the guide: {top:?}");
-    assert_eq!(top.hubs_declined, Some(1), "the table: {top:?}");
+    assert_eq!(top.fates().via_hub, 1, "the guide: {top:?}");
+    assert_eq!(top.fates().hubs_declined, 1, "the table: {top:?}");
     let table = record(&records, &new.url("/table"));
     assert_eq!(table.verdict, Verdict::Unchanged, "{table:?}");
     let probe = table.probe.as_ref().expect("probed");
@@ -362,7 +362,11 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     run(&seeds, out.path(), config).await;
     let records = crawl_support::records(out.path());
     let top = record(&records, &new.url("/"));
-    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+    assert_eq!(
+        (top.fates().via_hub, top.fates().hubs_declined),
+        (2, 0),
+        "{top:?}"
+    );
     assert_eq!(new.site.hits("/table"), 1, "fetched as a hub this time");
 
     // Links that redirect (no final slash): each target is queued with its link and counts
@@ -381,8 +385,8 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     assert_eq!(target.verdict, Verdict::Unique, "{target:?}");
     let top = record(&records, &new.url("/"));
     assert_eq!(
-        (top.via_hub, top.hubs_declined),
-        (Some(1), Some(1)),
+        (top.fates().via_hub, top.fates().hubs_declined),
+        (1, 1),
         "{top:?}"
     );
     assert_eq!(new.site.hits("/table"), 0, "not fetched");
@@ -395,7 +399,11 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     )
     .await;
     let top = record(&records, &new.url("/"));
-    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+    assert_eq!(
+        (top.fates().via_hub, top.fates().hubs_declined),
+        (2, 0),
+        "{top:?}"
+    );
     assert_eq!(new.site.hits("/table"), 1);
 
     // Side by side: when the new top page is judged, the old table is not decided; its
@@ -423,7 +431,11 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
     let InOrder { new, records, .. } =
         in_order(release(false, Ops::Files), release(true, Ops::Files)).await;
     let top = record(&records, &new.url("/"));
-    assert_eq!((top.via_hub, top.hubs_declined), (Some(2), None), "{top:?}");
+    assert_eq!(
+        (top.fates().via_hub, top.fates().hubs_declined),
+        (2, 0),
+        "{top:?}"
+    );
 }
 
 /// What the operand links of the hub test lead to.

@@ -97,8 +97,8 @@ async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages()
     assert!(off.relevance.unwrap() < 0.05, "{off:?}");
     assert_eq!(off.off_topic, Some(1));
     assert_eq!(
-        off.enqueued,
-        Some(0),
+        off.fates().queued,
+        0,
         "no tunnel: an off-topic page is not expanded"
     );
     assert_eq!(site.site.hits("/off1/more"), 0);
@@ -166,7 +166,7 @@ async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
     let records = records(out.path());
     let seed = record(&records, "/");
     assert!(
-        seed.enqueued == Some(1),
+        seed.fates().queued == 1,
         "a seed is always expanded: {seed:?}"
     );
     assert_eq!(seed.off_topic, Some(0), "a seed starts no tunnel");
@@ -176,7 +176,7 @@ async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
     assert_eq!(site.site.hits("/en/mods/delta"), 1);
     let misc3 = record(&records, "/en/misc3");
     assert_eq!(misc3.off_topic, Some(4));
-    assert_eq!(misc3.enqueued, Some(0), "past the tunnel: {misc3:?}");
+    assert_eq!(misc3.fates().queued, 0, "past the tunnel: {misc3:?}");
     assert_eq!(site.site.hits("/en/misc4"), 0);
 }
 
@@ -359,7 +359,7 @@ async fn a_better_link_to_a_queued_url_moves_it_up_and_names_its_page() {
     rivers_one_at_a_time(&site.url("/"), out.path()).await;
     let records = records(out.path());
     let r = record(&records, "/r");
-    assert_eq!(r.raised, Some(1), "{r:?}");
+    assert_eq!(r.fates().raised, 1, "{r:?}");
     let shares = record(&records, "/shares");
     assert_eq!(
         shares.parent,
@@ -367,7 +367,7 @@ async fn a_better_link_to_a_queued_url_moves_it_up_and_names_its_page() {
         "reached through /r now: {shares:?}"
     );
     assert_eq!(site.site.hits("/shares"), 1, "fetched once");
-    assert_eq!(record(&records, "/").raised, None);
+    assert_eq!(record(&records, "/").fates().raised, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -171,8 +171,8 @@ async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
     let records = crawl_support::records(&out);
     let listing = crawl_support::record(&records, &mirror.url("/page"));
     assert_eq!(
-        (listing.mirror_sampled, listing.parked),
-        (Some(8), Some(2)),
+        (listing.fates().mirror_sampled, listing.fates().parked),
+        (8, 2),
         "{listing:?}"
     );
     finish(start_at(&seeds, &out, 1, &[]));

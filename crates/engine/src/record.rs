@@ -2,7 +2,7 @@
 //! and the record made of it and the fetch's facts for a queued URL.
 
 use nearcrawl_fetch::{FetchFailure, Fetched, Validators};
-use nearcrawl_records::{Prediction, Probe, Record, Verdict, rfc3339};
+use nearcrawl_records::{LinkFates, Prediction, Probe, Record, Verdict, rfc3339};
 use nearcrawl_store::QueuedUrl;
 
 /// What was decided about a response beyond what the fetch itself says: the fields of its
@@ -19,18 +19,7 @@ pub(crate) struct Decision {
     pub(crate) cluster: Option<u64>,
     pub(crate) simhash: Option<String>,
     pub(crate) outlinks: Option<u32>,
-    pub(crate) enqueued: Option<u32>,
-    pub(crate) dropped: Option<u32>,
-    pub(crate) via_hub: Option<u32>,
-    pub(crate) hubs_declined: Option<u32>,
-    pub(crate) mirror_sampled: Option<u32>,
-    pub(crate) mirror_followed: Option<u32>,
-    pub(crate) parked: Option<u32>,
-    pub(crate) probed: Option<u32>,
-    pub(crate) raised: Option<u32>,
-    pub(crate) links_matched_by: Option<nearcrawl_link_policy::LinkMatch>,
-    pub(crate) trapped: Option<u32>,
-    pub(crate) links_over_cap: Option<u32>,
+    pub(crate) link_fates: Option<LinkFates>,
     pub(crate) text_cut_from: Option<u64>,
     pub(crate) little_text: Option<u64>,
     pub(crate) template_chars: Option<u64>,
@@ -59,18 +48,7 @@ impl Decision {
             cluster: None,
             simhash: None,
             outlinks: None,
-            enqueued: None,
-            dropped: None,
-            via_hub: None,
-            hubs_declined: None,
-            mirror_sampled: None,
-            mirror_followed: None,
-            parked: None,
-            probed: None,
-            raised: None,
-            links_matched_by: None,
-            trapped: None,
-            links_over_cap: None,
+            link_fates: None,
             text_cut_from: None,
             little_text: None,
             template_chars: None,
@@ -85,6 +63,12 @@ impl Decision {
             trap: None,
             prediction: None,
         }
+    }
+
+    /// What became of the page's links, counted from none: a decision that follows a page's
+    /// links (or a redirect's target) writes them here.
+    pub(crate) fn fates_mut(&mut self) -> &mut LinkFates {
+        self.link_fates.get_or_insert_with(LinkFates::default)
     }
 
     /// A decision with this verdict, for this reason.
@@ -119,21 +103,10 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
         cluster: d.cluster,
         simhash: d.simhash,
         outlinks: d.outlinks,
-        enqueued: d.enqueued,
-        dropped: d.dropped,
-        via_hub: d.via_hub,
-        hubs_declined: d.hubs_declined,
-        mirror_sampled: d.mirror_sampled,
-        mirror_followed: d.mirror_followed,
-        parked: d.parked,
+        link_fates: d.link_fates,
         released: None,
-        probed: d.probed,
-        raised: d.raised,
         probe: asked_probe(entry),
         prediction: d.prediction.or_else(|| entry.predicted.clone()),
-        links_matched_by: d.links_matched_by,
-        trapped: d.trapped,
-        links_over_cap: d.links_over_cap,
         text_cut_from: d.text_cut_from,
         little_text: d.little_text,
         template_chars: d.template_chars,

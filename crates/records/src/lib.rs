@@ -37,6 +37,7 @@
 
 mod dates;
 mod error;
+mod fates;
 mod kinds;
 mod outputs;
 mod probe;
@@ -46,6 +47,7 @@ mod what_if;
 
 pub use crate::dates::rfc3339;
 pub use crate::error::RecordsError;
+pub use crate::fates::LinkFates;
 pub use crate::kinds::{Change, Released, Verdict};
 pub use crate::outputs::{PREVIOUS_FILE, set_aside, set_aside_named, unfinished_recrawl};
 pub use crate::probe::{Prediction, Probe, Sample};

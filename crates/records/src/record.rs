@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::RecordsError;
+use crate::fates::LinkFates;
 use crate::kinds::{Change, Released, Verdict};
 use crate::probe::{Prediction, Probe};
 
@@ -50,50 +51,14 @@ pub struct Record {
     /// Links found on the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outlinks: Option<u32>,
-    /// URLs queued because of this page (new, in scope, followed).
+    /// What became of the page's links, each under one fate (absent when they were not
+    /// followed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enqueued: Option<u32>,
-    /// New in-scope URLs not queued because the page is a duplicate (the duplicate-chain and
-    /// duplicate-links trap rules, named in `trap`, count here too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dropped: Option<u32>,
-    /// Links of a duplicate followed although the original links to the same place (relative
-    /// to each site), because that place on the original's site led to new pages (a hub,
-    /// `dedup.hub_min_links`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub via_hub: Option<u32>,
-    /// Links of a duplicate to the counterpart of a hub that were probed instead of followed:
-    /// when the hub's links were all decided, the new pages among them weighed less than
-    /// `dedup.hub_min_yield` times the hub itself (a large table listing small pages).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hubs_declined: Option<u32>,
-    /// A mirror's copy (another site, links matched by anchor text): its links whose text
-    /// the original has, followed as samples of the mirror's copies (`dedup.mirror_samples`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mirror_sampled: Option<u32>,
-    /// ... and followed because a sample of the mirror's copies added a page of its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mirror_followed: Option<u32>,
-    /// Links parked until the page they depend on, queued or being fetched, is decided (the
-    /// counterpart's record says what became of them: `released`): a duplicate's links to
-    /// where its original's lead, followed then if that page led to new pages (a hub) and
-    /// dropped if not; and links to a site that copies another path for path, followed then
-    /// whatever that page is, so that the copy is judged against it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parked: Option<u32>,
+    pub link_fates: Option<LinkFates>,
     /// Links of duplicates parked on this URL (their `parked`), released when it was decided:
     /// followed (it is a hub) or dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub released: Option<Released>,
-    /// Links of a duplicate to where the original's lead, queued for a HEAD probe
-    /// (`dedup.probe_links`): fetched only if their length differs from their counterpart's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probed: Option<u32>,
-    /// Focused crawls: links of this page to URLs already queued that it moved up (it gave
-    /// them a better priority than the page that queued them; they are reached through it
-    /// now, and their records name it as `parent`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raised: Option<u32>,
     /// This URL was probed with HEAD before it was fetched (or instead, `unchanged`): its
     /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,19 +68,6 @@ pub struct Record {
     /// was right.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<Prediction>,
-    /// How a duplicate's links were matched with its original's (`duplicate_outlinks =
-    /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor text:
-    /// the two sites' URL schemes differ).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links_matched_by: Option<nearcrawl_link_policy::LinkMatch>,
-    /// New in-scope URLs not queued because a trap rule named in `trap` stopped them (the
-    /// pattern rules: next month, next page, a host's budget of a pattern), left unseen for
-    /// other paths to reach.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trapped: Option<u32>,
-    /// Links past `links.max_per_page`, not read (counted in no other field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub links_over_cap: Option<u32>,
     /// The page's text was longer than `dedup.max_text_bytes`, this many bytes; only its
     /// first `max_text_bytes` were fingerprinted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,7 +166,7 @@ impl Record {
     /// A redirect whose target was queued with it (the target's record names the link it
     /// answered in `link_of`): the target.
     pub fn queued_redirect_target(&self) -> Option<&str> {
-        (self.verdict == Verdict::Redirect && self.enqueued == Some(1))
+        (self.verdict == Verdict::Redirect && self.fates().queued == 1)
             .then_some(self.final_url.as_deref())
             .flatten()
     }
@@ -227,6 +179,11 @@ impl Record {
             .flatten()
             .map(String::as_str)
             .chain(self.final_url.as_deref())
+    }
+
+    /// What became of the page's links (none counted when they were not followed).
+    pub fn fates(&self) -> LinkFates {
+        self.link_fates.unwrap_or_default()
     }
 
     /// A record with only the always-present fields set.
@@ -246,21 +203,10 @@ impl Record {
             cluster: None,
             simhash: None,
             outlinks: None,
-            enqueued: None,
-            dropped: None,
-            via_hub: None,
-            hubs_declined: None,
-            mirror_sampled: None,
-            mirror_followed: None,
-            parked: None,
+            link_fates: None,
             released: None,
-            probed: None,
-            raised: None,
             probe: None,
             prediction: None,
-            links_matched_by: None,
-            trapped: None,
-            links_over_cap: None,
             text_cut_from: None,
             little_text: None,
             template_chars: None,

@@ -351,7 +351,7 @@ impl ReportBuilder {
             self.html_pages += 1;
             self.html_bytes += record.bytes;
         }
-        self.report.outlinks_dropped += u64::from(record.dropped.unwrap_or(0));
+        self.report.outlinks_dropped += u64::from(record.fates().dropped);
         if let Some(prediction) = &record.prediction {
             let fate = self
                 .report
@@ -612,7 +612,10 @@ mod tests {
         unique.dedup_us = Some(10);
         let mut near = fetched(1, "http://a.example/copy", Verdict::Near, 1_000);
         near.dedup_us = Some(30);
-        near.dropped = Some(4);
+        near.link_fates = Some(crate::LinkFates {
+            dropped: 4,
+            ..crate::LinkFates::default()
+        });
         let mut predicted = Record::new(2, "http://m.example/x".into(), 2, Verdict::Predicted);
         predicted.prediction = Some(Prediction {
             fate: "skip".into(),

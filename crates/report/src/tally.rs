@@ -149,7 +149,7 @@ impl Tally {
             now.pages[group] += 1;
             now.bytes[group] += record.bytes;
         }
-        now.dropped += u64::from(record.dropped.unwrap_or(0));
+        now.dropped += u64::from(record.fates().dropped);
         if record.relevance.is_some() {
             now.scored += 1;
             now.on_topic += u64::from(record.off_topic == Some(0));

@@ -90,7 +90,7 @@ impl Coordinator {
             self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
             enqueued += 1;
         }
-        decided.decision.enqueued = Some(enqueued);
+        decided.decision.fates_mut().queued = enqueued;
         Ok(decided)
     }
 
@@ -120,7 +120,7 @@ impl Coordinator {
             }
         };
         decided.decision.final_url = Some(target.to_string());
-        decided.decision.enqueued = Some(0);
+        decided.decision.fates_mut();
         if entry.redirects >= self.job.config.fetch.max_redirects {
             decided.decision.verdict = Verdict::Error;
             decided.decision.error = Some(format!(
@@ -164,7 +164,7 @@ impl Coordinator {
             None => entry.depth + 1,
         };
         self.queue(&mut decided.commit, &mut pending, &target, next, priority)?;
-        decided.decision.enqueued = Some(1);
+        decided.decision.fates_mut().queued = 1;
         Ok(decided)
     }
 

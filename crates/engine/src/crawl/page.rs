@@ -212,16 +212,16 @@ impl Coordinator {
             }
         }
         decided.decision.outlinks = Some(links.len() as u32);
-        decided.decision.links_over_cap = analysis
-            .facts
-            .as_ref()
-            .map(|f| f.links_over_cap)
-            .filter(|n| *n > 0);
+        if let Some(over) = analysis.facts.as_ref().map(|f| f.links_over_cap)
+            && over > 0
+        {
+            decided.decision.fates_mut().over_cap = over;
+        }
         decided.decision.text_cut_from = analysis.text_cut_from.map(|n| n as u64);
         decided.decision.little_text = analysis.little_text.map(|n| n as u64);
         decided.decision.template_chars = analysis.template_chars.map(|n| n as u64);
         if let Follow::NewLinks { by, .. } = &judgement.follow {
-            decided.decision.links_matched_by = Some(*by);
+            decided.decision.fates_mut().matched_by = Some(*by);
         }
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         // A distinct page (kept, with text of its own) earns its URL pattern more budget.
@@ -257,7 +257,7 @@ impl Coordinator {
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;
         } else {
-            decided.decision.enqueued = Some(0);
+            decided.decision.fates_mut();
             decided.decision.trap = follow.chain_trap.as_ref().map(|trap| trap.to_string());
         }
         if let Some((original, facts)) = learn_from {
@@ -272,7 +272,7 @@ impl Coordinator {
             decided.decision.trap = Some(trap.chain([learned]).collect::<Vec<_>>().join("; "));
         }
         if *follow.follow != Follow::All {
-            let dropped = *decided.decision.dropped.get_or_insert(0);
+            let dropped = decided.decision.fates_mut().dropped;
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
         if !self.job.config.dedup.enabled && decided.decision.links.is_none() {

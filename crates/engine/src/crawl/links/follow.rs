@@ -30,26 +30,19 @@ struct LinkCounts {
 }
 
 impl LinkCounts {
-    /// The counts into the page's decision; counts of none are left out of the record.
-    fn write_into(&self, decision: &mut Decision, follow: &Follow) {
-        decision.enqueued = Some(self.enqueued);
-        if *follow != Follow::All {
-            decision.dropped = Some(self.dropped);
-        }
-        for (field, n) in [
-            (&mut decision.via_hub, self.via_hub),
-            (&mut decision.hubs_declined, self.declined),
-            (&mut decision.mirror_sampled, self.sampled),
-            (&mut decision.mirror_followed, self.mirrored),
-            (&mut decision.parked, self.parked),
-            (&mut decision.probed, self.probed),
-            (&mut decision.raised, self.raised),
-            (&mut decision.trapped, self.trapped),
-        ] {
-            if n > 0 {
-                *field = Some(n);
-            }
-        }
+    /// The counts into the page's decision (`link_fates`).
+    fn write_into(&self, decision: &mut Decision) {
+        let fates = decision.fates_mut();
+        fates.queued = self.enqueued;
+        fates.dropped = self.dropped;
+        fates.via_hub = self.via_hub;
+        fates.hubs_declined = self.declined;
+        fates.mirror_sampled = self.sampled;
+        fates.mirror_followed = self.mirrored;
+        fates.parked = self.parked;
+        fates.probed = self.probed;
+        fates.raised = self.raised;
+        fates.trapped = self.trapped;
     }
 }
 
@@ -518,7 +511,7 @@ impl Coordinator {
         if let Some((graph, _)) = graph {
             decided.decision.links = Some(graph);
         }
-        counts.write_into(&mut decided.decision, how.follow);
+        counts.write_into(&mut decided.decision);
         if let Follow::NewLinks { .. } = how.follow {
             decided.adds_pages = Some(counts.new_found > 0);
         }
