@@ -128,3 +128,45 @@ async fn predicted_duplicates_are_right_and_lose_nothing_on_held_out_text() {
         "skipping saves more than the oracle: {report}"
     );
 }
+
+/// The shop web (held-out text): listings with sort, stock-filter and page parameters, a
+/// session id in every listing link, products with print and colour variants. Every
+/// verdict right, nothing lost, the cart never asked for, no URL made up; the session
+/// parameter is learned, so queued URLs that differ from a decided one only by it are
+/// recorded as traps without a request; with `predict = "skip"`, the print versions a URL
+/// rule names are not requested, and none of those predictions is wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shop_s_parameters_cost_no_verdict_and_its_session_ids_are_learned() {
+    use nearcrawl_quality::{ShopConfig, run_shop};
+    for predict in [
+        nearcrawl_dedup::Predict::Verify,
+        nearcrawl_dedup::Predict::Skip,
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let mut config = RunConfig {
+            english: Source::GitDocs,
+            ..RunConfig::default()
+        };
+        config.crawl.dedup.predict = predict;
+        let m = run_shop(ShopConfig::small(3), &config, out.path())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let report = m.summary();
+        assert!(m.precision >= 0.99, "{report}");
+        assert!(m.recall >= 0.95, "{report}");
+        assert!(m.coverage >= 0.995, "{report}");
+        assert_eq!(m.robots_violations, 0, "{report}");
+        assert_eq!(m.unnamed_requests, 0, "{report}");
+        assert_eq!(m.predicted_wrong, 0, "{report}");
+        let records = std::fs::read_to_string(out.path().join("dedup/records.jsonl")).unwrap();
+        let traps = records
+            .lines()
+            .filter(|l| l.contains("\"verdict\":\"trap\""))
+            .count();
+        assert!(traps > 0, "session ids learned: {report}");
+        assert!(m.dedup_pages < m.baseline_pages, "{report}");
+        if predict == nearcrawl_dedup::Predict::Skip {
+            assert!(m.predicted > 0, "{report}");
+        }
+    }
+}

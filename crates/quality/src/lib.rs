@@ -14,6 +14,10 @@
 //! an oracle that skips exactly the true duplicates, coverage of content groups, robots
 //! violations.
 //!
+//! [`build_shop`] serves a shop whose listings take sort, filter, page and session-id
+//! parameters and whose products have print and colour variants; [`run_shop`] measures it
+//! as [`run`] does the labelled web.
+//!
 //! [`run_focused`] measures focused crawling on manuals served behind a portal page
 //! ([`build_focused`]): the harvest rate and recall of a focused crawl per [`Topic`], given as
 //! terms, examples or a description, against a breadth-first crawl of the same web.
@@ -25,6 +29,7 @@ mod measure;
 mod pairs;
 mod real;
 mod run;
+mod shop;
 mod truth;
 mod web;
 
@@ -43,7 +48,8 @@ pub use crate::real::{
 };
 pub use crate::run::{
     RunConfig, RunError, Workers, local_crawl_config, run, run_focused, run_pairs, run_real,
-    run_real_pairs,
+    run_real_pairs, run_shop,
 };
+pub use crate::shop::{ShopConfig, build_shop};
 pub use crate::truth::{Kind, PageTruth, Truth};
 pub use crate::web::{LabelledWeb, SITE_NAMES, WebConfig, build};

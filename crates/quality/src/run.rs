@@ -16,6 +16,7 @@ use crate::focused::{
 };
 use crate::measure::{Measures, measure};
 use crate::real::{RealSize, RealWeb, build_real};
+use crate::shop::{ShopConfig, build_shop};
 use crate::web::{WebConfig, build};
 
 /// What a quality run needs besides the web's size.
@@ -99,6 +100,25 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
     let web = build(config.web, &english, &chinese)
         .await
         .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+    let (dedup, baseline) = crawl_both(&web.seeds, config, out).await?;
+    let truth_path = out.join("truth.jsonl");
+    web.truth
+        .write(&truth_path)
+        .map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
+    Ok(measure(&dedup, &baseline, &web.truth))
+}
+
+/// Builds the shop web of `shop` (its text from `config.english`), runs both crawls under
+/// `out`, and measures. `config.web` is not used.
+pub async fn run_shop(
+    shop: ShopConfig,
+    config: &RunConfig,
+    out: &Path,
+) -> Result<Measures, RunError> {
+    let english = Corpus::load(config.english, shop.english_needed()).map_err(RunError::Corpus)?;
+    let web = build_shop(shop, &english)
+        .await
+        .map_err(|e| RunError::Other(format!("shop web: {e}")))?;
     let (dedup, baseline) = crawl_both(&web.seeds, config, out).await?;
     let truth_path = out.join("truth.jsonl");
     web.truth

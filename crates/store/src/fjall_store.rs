@@ -431,7 +431,7 @@ impl CrawlStore for FjallStore {
         for (seq, yielded) in commit.hub_yields {
             batch.insert(&self.hub_yields, seq.to_be_bytes(), yielded.encode());
         }
-        if let Some((key, declared)) = commit.length {
+        for (key, declared) in commit.length {
             batch.insert(&self.lengths, key, declared.encode());
         }
         for key in commit.decided {

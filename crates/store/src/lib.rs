@@ -471,8 +471,9 @@ pub struct Commit {
     /// Parked links released (followed or dropped): (the URL's key, the link's key).
     pub unparked: Vec<(UrlKey, UrlKey)>,
     /// The page fetched, the `Content-Length` its response declared and where its text is
-    /// kept (see [`CrawlStore::declared`]).
-    pub length: Option<(UrlKey, Declared)>,
+    /// kept (see [`CrawlStore::declared`]): under its URL's key, and under the key of the URL
+    /// without a session parameter it was fetched under.
+    pub length: Vec<(UrlKey, Declared)>,
     /// URLs to mark seen without queueing (decided on discovery, e.g. out of scope).
     pub seen: Vec<UrlKey>,
     /// URLs to mark seen and queue (and undecided, until a commit lists them in `decided`).

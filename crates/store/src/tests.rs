@@ -71,7 +71,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
         shingles: vec![0b1010, 0xff],
         links: vec!["/a?b=1".into(), "/c".into()],
     };
-    commit.length = Some((url_key("http://a.example/1"), declared.clone()));
+    commit.length = vec![(url_key("http://a.example/1"), declared.clone())];
     let probed = QueuedUrl {
         probe: Some(Probe {
             counterpart: "http://b.example:8080/3".into(),

@@ -155,7 +155,7 @@ mod tests {
         let url = "http://a.test/x";
         store
             .commit(Commit {
-                length: Some((url_key(url), declared.clone())),
+                length: vec![(url_key(url), declared.clone())],
                 ..Commit::default()
             })
             .unwrap();

@@ -420,7 +420,16 @@ impl Coordinator {
                 // finds the decision finds this too.
                 self.declarations.share(&entry.url, kept)?;
             }
-            commit.length = kept.map(|kept| (url_key(&entry.url), kept));
+            if let Some(kept) = kept {
+                // Fetched under a learned session parameter: what a URL rule predicts (the
+                // URL without it) finds it too.
+                if let Some(stripped) = self.sessions.strip_str(&entry.url) {
+                    commit
+                        .length
+                        .push((url_key(stripped.url.as_str()), kept.clone()));
+                }
+                commit.length.push((url_key(&entry.url), kept));
+            }
         }
         // Fetched under a learned session parameter: the URL without it is taken too.
         if let Some(stripped) = self.sessions.strip_str(&entry.url) {

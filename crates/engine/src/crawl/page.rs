@@ -137,7 +137,10 @@ impl Coordinator {
                 .filter(|_| decided.decision.verdict.is_duplicate());
             // Its probe found it unchanged when it was fetched only for its links.
             let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
-            decided.decision.prediction = Some(self.predictions.check(prediction, judged, told)?);
+            let checked = self
+                .predictions
+                .check(prediction, judged, told, &self.sessions)?;
+            decided.decision.prediction = Some(checked);
         }
         // Learned once its links are read (below): whether it adds pages of its own.
         let duplicate = decided.decision.verdict.is_duplicate();
@@ -265,7 +268,8 @@ impl Coordinator {
                 adds_pages: decided.adds_pages,
                 ..facts
             };
-            self.predictions.learn(&entry.url, &original, facts)?;
+            self.predictions
+                .learn(&entry.url, &original, facts, &self.sessions)?;
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use nearcrawl_dedup::{DedupStageConfig, Predict};
-use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_frontier::{CanonicalUrl, SessionParams};
 use nearcrawl_link_policy::{
     CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
 };
@@ -311,19 +311,26 @@ impl Predictions {
     }
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
-    /// what is known of it.
+    /// what is known of it. A session parameter the crawl learned is no part of either URL
+    /// (`sessions`): the rule maps the pages, not the visits.
     pub(super) fn learn(
         &mut self,
         copy: &str,
         original: &str,
         facts: CopyFacts,
+        sessions: &SessionParams,
     ) -> Result<(), EngineError> {
         if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
             return Ok(());
         }
+        let without = |url: &str| {
+            sessions
+                .strip_str(url)
+                .map_or_else(|| url.to_string(), |s| s.url.to_string())
+        };
         self.change(RuleEvent::Learned {
-            copy: copy.to_string(),
-            original: original.to_string(),
+            copy: without(copy),
+            original: without(original),
             facts,
         })
     }
@@ -337,8 +344,16 @@ impl Predictions {
         mut prediction: Prediction,
         duplicate_of: Option<&str>,
         unchanged: bool,
+        sessions: &SessionParams,
     ) -> Result<Prediction, EngineError> {
-        let right = duplicate_of == Some(prediction.counterpart.as_str());
+        // The page it was found to copy, as a rule names pages: without a learned session
+        // parameter.
+        let without = |url: &str| {
+            sessions
+                .strip_str(url)
+                .map_or_else(|| url.to_string(), |s| s.url.to_string())
+        };
+        let right = duplicate_of.map(without) == Some(without(&prediction.counterpart));
         prediction.right = Some(right);
         self.change(RuleEvent::Checked {
             rule: prediction.rule_id,
@@ -500,6 +515,7 @@ mod tests {
                 "http://n.example/a/1",
                 "http://o.example/a/1",
                 CopyFacts::default(),
+                &SessionParams::default(),
             )
             .unwrap();
         assert_eq!(
@@ -518,7 +534,12 @@ mod tests {
         let mut resumed = Predictions::new(config, Some(&kept)).unwrap();
         let queued = prediction("check", &evidence);
         let checked = resumed
-            .check(queued, Some("http://o.example/a/2"), false)
+            .check(
+                queued,
+                Some("http://o.example/a/2"),
+                false,
+                &SessionParams::default(),
+            )
             .unwrap();
         assert_eq!(checked.right, Some(true));
         let stats = resumed.book().stats(evidence.rule).unwrap();
@@ -549,16 +570,19 @@ mod tests {
             Predictions::open(&dedup, Some(SharedRules::new(log)), &store).unwrap()
         };
         let (mut a, mut b) = (worker("a", 1), worker("b", 1));
+        let none = SessionParams::default();
         a.learn(
             "http://n.example/x/1",
             "http://o.example/y/1",
             CopyFacts::default(),
+            &none,
         )
         .unwrap();
         b.learn(
             "http://m.example/z/1.html",
             "http://o.example/y/1",
             CopyFacts::default(),
+            &none,
         )
         .unwrap();
         // b replayed a's pair before its own: the rules are numbered in the log's order.
@@ -571,6 +595,7 @@ mod tests {
                 prediction("check", &evidence),
                 Some("http://o.example/y/2"),
                 false,
+                &none,
             )
             .unwrap();
         assert_eq!(checked.right, Some(true));

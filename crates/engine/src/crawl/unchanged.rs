@@ -64,9 +64,9 @@ impl Coordinator {
             // that named that counterpart right.
             let counterpart = probe.counterpart.clone();
             if let Some(prediction) = entry.predicted.clone() {
-                let checked = self
-                    .predictions
-                    .check(prediction, Some(&counterpart), true)?;
+                let checked =
+                    self.predictions
+                        .check(prediction, Some(&counterpart), true, &self.sessions)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
@@ -76,7 +76,8 @@ impl Coordinator {
                 probe.counterpart_length,
                 tolerance,
             );
-            self.predictions.learn(&entry.url, &counterpart, facts)?;
+            self.predictions
+                .learn(&entry.url, &counterpart, facts, &self.sessions)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
             crate::record::unchanged(seq, &entry, page, decision.prediction)

@@ -7,9 +7,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use nearcrawl_engine::JobFile;
 use nearcrawl_quality::{
-    FocusedSize, MinHashBaseline, RealSize, RealWeb, RunConfig, Source, TOPICS, Topic, TopicFrom,
-    WebConfig, Workers, local_crawl_config, run, run_corpus_dedup, run_focused, run_pairs,
-    run_real, run_real_pairs,
+    FocusedSize, MinHashBaseline, RealSize, RealWeb, RunConfig, ShopConfig, Source, TOPICS, Topic,
+    TopicFrom, WebConfig, Workers, local_crawl_config, run, run_corpus_dedup, run_focused,
+    run_pairs, run_real, run_real_pairs, run_shop,
 };
 use nearcrawl_redis_job::server::LocalRedis;
 
@@ -25,7 +25,9 @@ pub struct QualityArgs {
     /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
     /// tuning), llvm-15-16, clang-14-16, handbook-held-out or reference-languages (held
     /// out). Debian's
-    /// documentation packages, installed by scripts/quality-deps.sh.
+    /// documentation packages, installed by scripts/quality-deps.sh. Or "shop": a generated
+    /// shop whose listings take sort, filter, page and session-id parameters (its text
+    /// from --corpus, its size from --size).
     #[arg(long)]
     pub web: Option<String>,
     /// Seed of the web's generator.
@@ -115,6 +117,17 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         workers,
     };
     let (out, runtime) = prepare(out, "quality")?;
+    if real == Some("shop") {
+        if pairs {
+            bail!("--pairs measures the generated web or a real web, not the shop");
+        }
+        let shop = match size {
+            "small" => ShopConfig::small(seed),
+            _ => ShopConfig::large(seed),
+        };
+        let measures = runtime.block_on(run_shop(shop, &run_config, &out))?;
+        return report_measures(&measures, &out);
+    }
     let real = match real {
         Some(name) => Some(real_web(name, size)?),
         None => None,
@@ -136,9 +149,14 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         Some((web, size)) => runtime.block_on(run_real(web, size, &run_config, &out))?,
         None => runtime.block_on(run(&run_config, &out))?,
     };
+    report_measures(&measures, &out)
+}
+
+/// Prints a run's measures and writes them to `out/quality.json`.
+fn report_measures(measures: &nearcrawl_quality::Measures, out: &Path) -> Result<()> {
     print!("{}", measures.summary());
     let path = out.join("quality.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&measures)? + "\n")
+    std::fs::write(&path, serde_json::to_string_pretty(measures)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("measures: {}", path.display());
     Ok(())
