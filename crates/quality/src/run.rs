@@ -17,7 +17,7 @@ use crate::focused::{
 use crate::measure::{Measures, measure};
 use crate::real::{RealSize, RealWeb, build_real};
 use crate::shop::{ShopConfig, build_shop};
-use crate::web::{WebConfig, build};
+use crate::web::{LabelledWeb, WebConfig, build};
 
 /// What a quality run needs besides the web's size.
 #[derive(Debug, Clone)]
@@ -100,6 +100,15 @@ pub async fn run(config: &RunConfig, out: &Path) -> Result<Measures, RunError> {
     let web = build(config.web, &english, &chinese)
         .await
         .map_err(|e| RunError::Other(format!("labelled web: {e}")))?;
+    crawl_and_measure(&web, config, out).await
+}
+
+/// Runs both crawls of a served web under `out`, writes `out/truth.jsonl`, and measures.
+async fn crawl_and_measure(
+    web: &LabelledWeb,
+    config: &RunConfig,
+    out: &Path,
+) -> Result<Measures, RunError> {
     let (dedup, baseline) = crawl_both(&web.seeds, config, out).await?;
     let truth_path = out.join("truth.jsonl");
     web.truth
@@ -119,12 +128,7 @@ pub async fn run_shop(
     let web = build_shop(shop, &english)
         .await
         .map_err(|e| RunError::Other(format!("shop web: {e}")))?;
-    let (dedup, baseline) = crawl_both(&web.seeds, config, out).await?;
-    let truth_path = out.join("truth.jsonl");
-    web.truth
-        .write(&truth_path)
-        .map_err(|e| RunError::Other(format!("{}: {e}", truth_path.display())))?;
-    Ok(measure(&dedup, &baseline, &web.truth))
+    crawl_and_measure(&web, config, out).await
 }
 
 /// Crawls `seeds` with `--no-dedup` (into `out/baseline`) and with dedup (`out/dedup`):

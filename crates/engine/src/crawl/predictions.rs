@@ -13,21 +13,22 @@
 //! order, its own events included, so that every worker numbers the rules alike and a queued
 //! URL's rule is the same rule to whichever worker takes it.
 
-use std::time::{Duration, Instant};
-
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::{CanonicalUrl, SessionParams};
 use nearcrawl_link_policy::{
-    CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook, RuleId,
+    CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook,
 };
 use nearcrawl_records::{Prediction, Probe, Record, Verdict};
 use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
-use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::declarations::Declarations;
-use super::shared_dedup::shared_error;
 use crate::error::EngineError;
+
+mod log;
+
+use log::RuleEvent;
+pub(super) use log::SharedRules;
 
 /// The store's name for the rule book.
 pub(super) const URL_RULES: &str = "url_rules";
@@ -38,53 +39,6 @@ const MAX_RULES: usize = 10_000;
 /// Changes (pairs learned, predictions checked) after which the book is kept again, at
 /// least; or an eighth of its rules, when more.
 const KEEP_EVERY: u32 = 64;
-
-/// A shared job: how long a worker's book may lag the job's log before a page's links or a
-/// queued URL are judged by it.
-const CATCH_UP_EVERY: Duration = Duration::from_millis(50);
-
-/// Events read from the log at once.
-const READ_AT_ONCE: usize = 1024;
-
-/// One change to the rule book, as a shared job's log keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-enum RuleEvent {
-    /// The page at `copy` was judged to have the content of `original`.
-    Learned {
-        copy: String,
-        original: String,
-        facts: CopyFacts,
-    },
-    /// A prediction of rule `rule` was checked: `right` or not, and when a verification by
-    /// length of a right one, whether the length told (`verified`).
-    Checked {
-        rule: u32,
-        right: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verified: Option<bool>,
-    },
-}
-
-/// A shared job's rule log and how far this worker's book has replayed it.
-#[derive(Debug)]
-pub(super) struct SharedRules {
-    log: nearcrawl_redis_job::RuleLog,
-    /// Events replayed.
-    read: u64,
-    /// When the log was last read.
-    caught_up: Option<Instant>,
-}
-
-impl SharedRules {
-    pub(super) fn new(log: nearcrawl_redis_job::RuleLog) -> SharedRules {
-        SharedRules {
-            log,
-            read: 0,
-            caught_up: None,
-        }
-    }
-}
 
 /// The policy and what of it the store holds.
 #[derive(Debug)]
@@ -152,36 +106,12 @@ impl Predictions {
     }
 
     /// A shared job: replays the events the job's log gained since the book last read it,
-    /// when it was last read more than [`CATCH_UP_EVERY`] ago (or `now`).
+    /// when it was last read more than a moment ago (or `now`).
     pub(super) fn catch_up(&mut self, now: bool) -> Result<(), EngineError> {
-        let Some(shared) = self.shared.as_mut() else {
-            return Ok(());
-        };
-        if !now
-            && shared
-                .caught_up
-                .is_some_and(|at| at.elapsed() < CATCH_UP_EVERY)
-        {
-            return Ok(());
+        match self.shared.as_mut() {
+            Some(shared) => shared.catch_up(&mut self.policy, now),
+            None => Ok(()),
         }
-        loop {
-            let events = shared
-                .log
-                .read(shared.read, READ_AT_ONCE)
-                .map_err(shared_error)?;
-            for bytes in &events {
-                let event: RuleEvent = serde_json::from_slice(bytes).map_err(|e| {
-                    EngineError::Shared(format!("the job's rule log, event {}: {e}", shared.read))
-                })?;
-                shared.read += 1;
-                apply(&mut self.policy, event);
-            }
-            if events.len() < READ_AT_ONCE {
-                break;
-            }
-        }
-        shared.caught_up = Some(Instant::now());
-        Ok(())
     }
 
     /// A change to the book: made here, or in a shared job appended to the job's log and
@@ -190,15 +120,10 @@ impl Predictions {
         self.changes += 1;
         match self.shared.as_mut() {
             None => {
-                apply(&mut self.policy, event);
+                event.apply(&mut self.policy);
                 Ok(())
             }
-            Some(shared) => {
-                // Strings, numbers and booleans only: serialising cannot fail.
-                let bytes = serde_json::to_vec(&event).unwrap_or_default();
-                shared.log.append(&bytes).map_err(shared_error)?;
-                self.catch_up(true)
-            }
+            Some(shared) => shared.append(&mut self.policy, &event),
         }
     }
 
@@ -428,32 +353,6 @@ pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
         duplicate_of: entry.predicted.as_ref().map(|p| p.counterpart.clone()),
         error: None,
         ..crate::record::refused(seq, entry, Verdict::Predicted, String::new())
-    }
-}
-
-/// Makes `event` in `policy`'s book.
-fn apply(policy: &mut LinkPolicy, event: RuleEvent) {
-    match event {
-        RuleEvent::Learned {
-            copy,
-            original,
-            facts,
-        } => {
-            if let (Ok(copy), Ok(original)) = (Url::parse(&copy), Url::parse(&original)) {
-                policy.learn(&copy, &original, facts);
-            }
-        }
-        RuleEvent::Checked {
-            rule,
-            right,
-            verified,
-        } => {
-            let rule = RuleId::from_number(rule);
-            policy.checked(rule, right);
-            if let Some(told) = verified {
-                policy.verified(rule, told);
-            }
-        }
     }
 }
 

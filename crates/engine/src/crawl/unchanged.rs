@@ -88,8 +88,9 @@ impl Coordinator {
     /// A page its probe found unchanged whose counterpart's links are not all named here
     /// yet ([`UnchangedPage::Wait`]): taken out of its host's queue and parked until the
     /// crawl has nothing else to do ([`Coordinator::release_deferred`]), then probed again
-    /// and decided for good (in a shared job, put back behind its host's queued pages). Other pages of its site, still queued or in flight, may name
-    /// those links meanwhile, and then it need not be downloaded for them.
+    /// and decided for good (in a shared job, put back behind its host's queued pages). Other
+    /// pages of its site, still queued or in flight, may name those links meanwhile, and then
+    /// it need not be downloaded for them.
     fn defer_to_end(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
         // Asked again from the start (its HEAD, and its sample if it takes one), with what
         // was spent so far. In a shared job, whose end no worker sees coming, it goes behind
