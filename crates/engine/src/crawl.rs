@@ -282,7 +282,7 @@ impl Coordinator {
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl| {
                 session_veto(sessions, store.as_ref(), entry)
-                    .or_else(|| predictions.at_dispatch(declarations, entry, probing))
+                    .or_else(|| predictions.at_dispatch(declarations, entry, probing, sessions))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),

@@ -136,17 +136,24 @@ impl Predictions {
     /// its queue entry: the counterpart a rule names counts when the crawl holds that page
     /// ([`held`]); a verification is a probe of it, and so is a sample, whose HEAD must find
     /// a length the rule's copies have had before its parts are asked (`probing`:
-    /// `dedup.probe_links`; else the page is fetched and checked).
+    /// `dedup.probe_links`; else the page is fetched and checked). A rule learned before a
+    /// session parameter was (its counterpart carrying one) names the page without it
+    /// (`sessions`).
     pub(super) fn for_url(
         &mut self,
         declarations: &Declarations,
         url: &Url,
         probing: bool,
+        sessions: &SessionParams,
     ) -> ForEntry {
         if !self.enabled() {
             return ForEntry::Unpredicted;
         }
-        let held = |counterpart: &Url| held(declarations, counterpart);
+        let page = |counterpart: &Url| match sessions.strip_str(counterpart.as_str()) {
+            Some(stripped) => stripped.url.into_url(),
+            None => counterpart.clone(),
+        };
+        let held = |counterpart: &Url| held(declarations, &page(counterpart));
         // Probed against the counterpart first; a sample only at the lengths in `window`.
         let probed = |fate, e: &Evidence, window| {
             let probe = Probe {
@@ -156,7 +163,11 @@ impl Predictions {
             };
             ForEntry::Queued(prediction(fate, e), Some(probe))
         };
-        match self.fate(url, &held) {
+        let mut fate = self.fate(url, &held);
+        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &mut fate {
+            e.counterpart = page(&e.counterpart);
+        }
+        match fate {
             Fate::Fetch => ForEntry::Unpredicted,
             Fate::Check(e) => ForEntry::Queued(prediction("check", &e), None),
             Fate::Verify(e) if probing => probed("verify", &e, None),
@@ -197,6 +208,7 @@ impl Predictions {
         declarations: &Declarations,
         entry: &QueuedUrl,
         probing: bool,
+        sessions: &SessionParams,
     ) -> Option<(Verdict, String)> {
         self.dispatched = None;
         if !self.enabled()
@@ -209,7 +221,7 @@ impl Predictions {
             return None;
         }
         let url = Url::parse(&entry.url).ok()?;
-        let decided = self.for_url(declarations, &url, probing);
+        let decided = self.for_url(declarations, &url, probing, sessions);
         let veto = match &decided {
             ForEntry::Skipped(p) => Some((
                 Verdict::Predicted,

@@ -450,9 +450,9 @@ impl Coordinator {
         // (`dedup.predict`).
         if next.probe.is_none() && !by_hub && park.is_none() && mirror.is_none() {
             let probing = self.job.config.dedup.probe_links;
-            let fate = self
-                .predictions
-                .for_url(&self.declarations, url.as_url(), probing);
+            let fate =
+                self.predictions
+                    .for_url(&self.declarations, url.as_url(), probing, &self.sessions);
             if fate.apply_to(&mut next).is_some() {
                 // Not requested: its record says which page it copies.
                 decided.commit.seen.push(ukey);
