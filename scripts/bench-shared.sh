@@ -10,6 +10,7 @@
 # Each crawl's line on stderr also gives the pages each worker fetched (the balance).
 # Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and redis-server when missing.
 # Usage: scripts/bench-shared.sh [HOSTS] [PAGES] [RUNS] [WORKERS]   (defaults: 12 1500 3 2)
+# BENCH_FLAGS="--config FILE" passes more flags to every crawl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts="${1:-12}"
@@ -34,6 +35,9 @@ on_exit "kill \$(cat '$work/redis.pid' 2>/dev/null) 2>/dev/null; sleep 0.5"
 sleep 0.3
 redis="redis://127.0.0.1:$redis_port/"
 flags=(--per-host-delay-ms 0 --max-connections-per-host 16 --concurrency 16)
+# BENCH_FLAGS: more flags for every crawl (e.g. "--config FILE").
+read -r -a extra <<<"${BENCH_FLAGS:-}"
+flags+=("${extra[@]}")
 
 # rows and median_row come from scripts/lib/bench.sh; crawl is this script's own.
 pages_of() { python3 -c "import json;print(json.load(open('$1/report.json'))['pages_fetched'])"; }

@@ -54,20 +54,16 @@ impl Declarations {
         let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
             return Ok(None);
         };
-        Ok(shared_get(shared, &parsed, url)?.map(|(declared, _)| declared))
-    }
-
-    /// Whether the page at `url` was declared by another worker of a shared job before its
-    /// decision named its links ([`Declarations::share_early`]): a copy of it found
-    /// unchanged cannot yet tell which of its links are new.
-    pub(super) fn links_pending(&self, url: &str) -> Result<bool, EngineError> {
-        if self.store.declared(&url_key(url))?.is_some() {
-            return Ok(false);
-        }
-        let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
-            return Ok(false);
+        let origin = crate::frontier::origin_of(&parsed);
+        let Some(bytes) = lock(shared).get(&origin, &key).map_err(shared_error)? else {
+            return Ok(None);
         };
-        Ok(shared_get(shared, &parsed, url)?.is_some_and(|(_, complete)| !complete))
+        Declared::decode(&bytes).map(Some).ok_or_else(|| {
+            EngineError::Store(StoreError::Corrupt {
+                table: "the job's declarations",
+                reason: format!("{url}: {} bytes that are no declaration", bytes.len()),
+            })
+        })
     }
 
     /// The length the page at `url` declared ([`Declarations::get`]).
@@ -78,58 +74,14 @@ impl Declarations {
     /// In a shared job, makes what the page at `url` declared known to every worker (this
     /// process's store keeps it with the page's decision).
     pub(super) fn share(&self, url: &str, declared: &Declared) -> Result<(), EngineError> {
-        self.put(url, declared, FINAL)
-    }
-
-    /// In a shared job, makes what the page at `url` declared known to every worker before
-    /// its decision names its links (they are [pending](Declarations::links_pending) until
-    /// [`Declarations::share`]).
-    pub(super) fn share_early(&self, url: &str, declared: &Declared) -> Result<(), EngineError> {
-        self.put(url, declared, EARLY)
-    }
-
-    fn put(&self, url: &str, declared: &Declared, tag: u8) -> Result<(), EngineError> {
         let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
             return Ok(());
         };
         let origin = crate::frontier::origin_of(&parsed);
-        let mut bytes = vec![tag];
-        bytes.extend(declared.encode());
         lock(shared)
-            .put(&origin, &url_key(url), &bytes)
+            .put(&origin, &url_key(url), &declared.encode())
             .map_err(shared_error)
     }
-}
-
-/// The first byte of a shared declaration: made with the page's decision, its links known ...
-const FINAL: u8 = b'f';
-/// ... or before it, its links not known yet.
-const EARLY: u8 = b'e';
-
-/// A shared job's declaration of the page at `url` (`parsed`), and whether it is final.
-fn shared_get(
-    shared: &Mutex<nearcrawl_redis_job::Declarations>,
-    parsed: &Url,
-    url: &str,
-) -> Result<Option<(Declared, bool)>, EngineError> {
-    let origin = crate::frontier::origin_of(parsed);
-    let Some(bytes) = lock(shared)
-        .get(&origin, &url_key(url))
-        .map_err(shared_error)?
-    else {
-        return Ok(None);
-    };
-    let read = match bytes.split_first() {
-        Some((&FINAL, rest)) => Declared::decode(rest).map(|d| (d, true)),
-        Some((&EARLY, rest)) => Declared::decode(rest).map(|d| (d, false)),
-        _ => None,
-    };
-    read.map(Some).ok_or_else(|| {
-        EngineError::Store(StoreError::Corrupt {
-            table: "the job's declarations",
-            reason: format!("{url}: {} bytes that are no declaration", bytes.len()),
-        })
-    })
 }
 
 /// The lock, whether or not a holder panicked (the connection holds no state of ours).
@@ -195,20 +147,8 @@ mod tests {
             links: vec!["/y".into(), "/z?q=1".into()],
         };
         assert_eq!(b.get(url).unwrap(), None);
-        assert!(!b.links_pending(url).unwrap());
-        let early = Declared {
-            links: Vec::new(),
-            ..declared.clone()
-        };
-        a.share_early(url, &early).unwrap();
-        assert_eq!(b.get(url).unwrap(), Some(early));
-        assert!(
-            b.links_pending(url).unwrap(),
-            "its links come with its decision"
-        );
         a.share(url, &declared).unwrap();
         assert_eq!(b.get(url).unwrap(), Some(declared.clone()));
-        assert!(!b.links_pending(url).unwrap());
         assert_eq!(b.length(url).unwrap(), Some(99));
         assert_eq!(b.get("http://b.test/x").unwrap(), None, "another host's");
         // Bytes that are no declaration name the URL.

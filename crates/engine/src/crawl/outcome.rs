@@ -341,24 +341,6 @@ impl Coordinator {
             debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
             return self.retry(key, entry);
         }
-        // A shared job: what a probe of this page's counterparts compares with is the job's
-        // before the page can be another page's original (its admission to the job's index),
-        // so that a copy judged against it at once on another worker probes its links. The
-        // URLs it names first follow with its decision.
-        if let (true, 200, false, Some(length), Some(declared)) = (
-            self.declarations.shared(),
-            page.status,
-            page.truncated,
-            page.content_length(),
-            &declared,
-        ) {
-            let early = Declared {
-                length,
-                ..declared.clone()
-            };
-            self.declarations.share_early(&entry.url, &early)?;
-        }
-
         let seq = self.take_seq();
         let decided = if (300..400).contains(&page.status) && page.status != 304 {
             let decided = self.decide_redirect(&page, &entry, seq)?;

@@ -27,20 +27,6 @@ impl Coordinator {
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
-        if let Some(probe) = entry.probe.as_mut()
-            && self.declarations.links_pending(&probe.counterpart)?
-        {
-            // Another worker of a shared job is deciding the counterpart: which links it
-            // names first is not known yet. Asked again once the host's queue comes round to
-            // this URL again, a few times; then fetched whole, for whatever it names.
-            // (Answered, the probe has the page fetched whole when it comes round.)
-            if probe.waits < super::outcome::PROBE_WAITS {
-                probe.waits += 1;
-                probe.asked = false;
-                probe.sample = None;
-            }
-            return self.requeue(key, entry);
-        }
         let (unknown, fate) = self.unknown_links_here(&entry, links)?;
         if let Some(probe) = entry.probe.as_mut() {
             probe.links_unknown = unknown;

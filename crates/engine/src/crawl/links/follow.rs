@@ -135,9 +135,16 @@ impl Coordinator {
             }
             _ => None,
         };
+        // Where the original's server declares its pages' lengths. In a shared job the
+        // original may be another worker's, not declared yet (it is declared with its
+        // decision, after it was admitted to the job's index): its copy's links are probed,
+        // and a probe waits for its counterpart's declaration as for its fetch.
         let probing = self.job.config.dedup.probe_links
             && match &how.original {
-                Some(original) => self.declarations.length(original.as_str())?.is_some(),
+                Some(original) => {
+                    self.declarations.shared()
+                        || self.declarations.length(original.as_str())?.is_some()
+                }
                 None => false,
             };
         Ok(PageLinks {
