@@ -286,7 +286,11 @@ fn listings(
                 for other in SORTS {
                     links.push((path(other, stock, 1), format!("By {other}")));
                 }
-                links.push((path(sort, !stock, 1), "In stock only".into()));
+                let filter = match stock {
+                    false => "In stock only",
+                    true => "All items",
+                };
+                links.push((path(sort, !stock, 1), filter.into()));
                 let page = Page {
                     title: format!("Range {}, page {}", category + 1, n + 1),
                     body: format!("<ul>{body}</ul>"),
