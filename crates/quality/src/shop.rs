@@ -86,6 +86,7 @@ struct Product {
 
 /// One page of the shop before it is served: its base path (no session id), its text and
 /// its links (base paths; the session ids are added when it is rendered), and its truth.
+#[derive(Clone)]
 struct Page {
     title: String,
     body: String,
@@ -300,9 +301,7 @@ fn listings(
                 if (sort, stock, n) == ("name", false, 0) {
                     let first = Page {
                         truth: PageTruth::index(group()),
-                        title: page.title.clone(),
-                        body: page.body.clone(),
-                        links: page.links.clone(),
+                        ..page.clone()
                     };
                     pages.insert(format!("/c/{category}"), first);
                 }

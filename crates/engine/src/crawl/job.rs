@@ -133,7 +133,7 @@ pub(super) struct SharedParts {
     pub(super) frontier: crate::frontier::RedisFrontier,
     /// The job's index, when dedup is on.
     pub(super) dedup: Option<shared_dedup::SharedDedup>,
-    /// The job's URL rules, when dedup is on.
+    /// The job's URL rules, when dedup and the link policy are on.
     pub(super) rules: Option<nearcrawl_redis_job::RuleLog>,
     /// What the job's fetched pages declared.
     pub(super) declarations: nearcrawl_redis_job::Declarations,
@@ -204,7 +204,9 @@ pub(super) fn shared_parts(
     } else {
         None
     };
-    let rules = match job.config.dedup.enabled {
+    // The rule log, when the link policy learns rules at all.
+    let config = &job.config.dedup;
+    let rules = match config.enabled && config.predict != nearcrawl_dedup::Predict::Off {
         true => Some(nearcrawl_redis_job::RuleLog::open(
             shared.redis().reopen().map_err(shared_error)?,
             redis.job.clone(),

@@ -378,6 +378,8 @@ impl Coordinator {
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
             self.compare_with_previous(record, previous, &mut commit)?;
         }
+        // Fetched under a learned session parameter: the URL without it.
+        let stripped = self.sessions.strip_str(&entry.url);
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too
         // ([`Declared::redirect`]), so that what a page's links led to counts the pages its
@@ -397,15 +399,13 @@ impl Coordinator {
                 ))),
                 _ => None,
             };
-            if let Some(kept) = &kept {
+            if let Some(kept) = kept {
                 // Known to the job's other workers before the decision is: a probe that
                 // finds the decision finds this too.
-                self.declarations.share(&entry.url, kept)?;
-            }
-            if let Some(kept) = kept {
-                // Fetched under a learned session parameter: what a URL rule predicts (the
-                // URL without it) finds it too.
-                if let Some(stripped) = self.sessions.strip_str(&entry.url) {
+                self.declarations.share(&entry.url, &kept)?;
+                // What a URL rule predicts (the URL without the session parameter) finds it
+                // too.
+                if let Some(stripped) = &stripped {
                     commit
                         .length
                         .push((url_key(stripped.url.as_str()), kept.clone()));
@@ -413,8 +413,8 @@ impl Coordinator {
                 commit.length.push((url_key(&entry.url), kept));
             }
         }
-        // Fetched under a learned session parameter: the URL without it is taken too.
-        if let Some(stripped) = self.sessions.strip_str(&entry.url) {
+        // The URL without the session parameter is taken too.
+        if let Some(stripped) = stripped {
             commit.seen.push(url_key(stripped.url.as_str()));
         }
         self.apply(commit, records)?;

@@ -260,14 +260,9 @@ impl Predictions {
         if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
             return Ok(());
         }
-        let without = |url: &str| {
-            sessions
-                .strip_str(url)
-                .map_or_else(|| url.to_string(), |s| s.url.to_string())
-        };
         self.change(RuleEvent::Learned {
-            copy: without(copy),
-            original: without(original),
+            copy: without_sessions(sessions, copy),
+            original: without_sessions(sessions, original),
             facts,
         })
     }
@@ -283,13 +278,8 @@ impl Predictions {
         unchanged: bool,
         sessions: &SessionParams,
     ) -> Result<Prediction, EngineError> {
-        // The page it was found to copy, as a rule names pages: without a learned session
-        // parameter.
-        let without = |url: &str| {
-            sessions
-                .strip_str(url)
-                .map_or_else(|| url.to_string(), |s| s.url.to_string())
-        };
+        // The page it was found to copy, as a rule names pages.
+        let without = |url: &str| without_sessions(sessions, url);
         let right = duplicate_of.map(without) == Some(without(&prediction.counterpart));
         prediction.right = Some(right);
         self.change(RuleEvent::Checked {
@@ -355,6 +345,14 @@ impl ForEntry {
             }
         }
     }
+}
+
+/// `url` as a URL rule names pages: without the session parameters the crawl learned (a
+/// rule maps pages, not visits).
+fn without_sessions(sessions: &SessionParams, url: &str) -> String {
+    sessions
+        .strip_str(url)
+        .map_or_else(|| url.to_string(), |s| s.url.to_string())
 }
 
 /// The record of `entry`, decided without a request as a duplicate of the page its

@@ -16,6 +16,21 @@ fn html_links(doc: u64, links: &[(&str, &str)]) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A duplicate whose links are matched with its original's by anchor text.
+fn assert_matched_by_anchor(copy: &Judgement) {
+    assert!(
+        matches!(
+            &copy.follow,
+            Follow::NewLinks {
+                by: LinkMatch::Anchor,
+                ..
+            }
+        ),
+        "{:?}",
+        copy.verdict
+    );
+}
+
 #[test]
 fn a_duplicates_links_are_followed_as_configured() {
     let first_url = url::Url::parse("http://v1.example.org/guide/a.html").unwrap();
@@ -136,17 +151,7 @@ fn a_mirrors_links_are_matched_by_anchor_text() {
     let mirror = url::Url::parse("http://mirror.example/page/0").unwrap();
     let copy = listing(&mirror, &|i, _| format!("/m/story.php?id={i}"));
     let Ok(copy) = stage.judge("mirror.example", copy, &kept);
-    assert!(
-        matches!(
-            &copy.follow,
-            Follow::NewLinks {
-                by: LinkMatch::Anchor,
-                ..
-            }
-        ),
-        "{:?}",
-        copy.verdict
-    );
+    assert_matched_by_anchor(&copy);
     let at = |target: &str| mirror.join(target).unwrap();
     let follows = |target: &str, anchor: &str| copy.follow.follows(&mirror, &at(target), anchor);
     assert!(!follows("/m/story.php?id=0", "Rivers"), "a copied item");
@@ -190,17 +195,7 @@ fn an_anchor_text_leading_to_more_places_than_on_the_original_is_followed_beyond
     links.extend((0..2).map(|_| ("/ops/1030_saddr_b.html".to_string(), "saddr")));
     links.push(("/ops/1030_saddr_c.html".to_string(), "saddr"));
     let Ok(copy) = stage.judge("origin.example", page(&copy_url, &links), &kept);
-    assert!(
-        matches!(
-            &copy.follow,
-            Follow::NewLinks {
-                by: LinkMatch::Anchor,
-                ..
-            }
-        ),
-        "{:?}",
-        copy.verdict
-    );
+    assert_matched_by_anchor(&copy);
     let follows = |target: &str, anchor: &str| {
         copy.follow
             .follows(&copy_url, &copy_url.join(target).unwrap(), anchor)
