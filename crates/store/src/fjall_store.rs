@@ -4,7 +4,9 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use fjall::config::{PartitioningPolicy, PinningPolicy};
-use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::{
+    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
+};
 
 use crate::{
     Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
@@ -13,6 +15,17 @@ use crate::{
 
 /// Bytes a table holds in memory before it writes them to disk.
 const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
+
+/// Bytes all tables together hold in memory before the fullest writes its own out, however
+/// far it is from [`MAX_MEMTABLE_BYTES`]: seventeen tables of 8 MiB each, with the tables
+/// sealed and waiting for their write, held 61 MB of a text-rich crawl's 138 MB of heap at
+/// its peak (heaptrack; docs/BENCHMARKS.md, "Peak memory on the text site"). A budget of 8
+/// MiB took the peak down by about 30 MB for no measurable CPU.
+pub(crate) const MEMTABLES_BUDGET_BYTES: u64 = 8 << 20;
+
+/// The least a table holds when the budget makes it write out: smaller tables are not worth
+/// a file of their own (the budget is then held by tables already sealed and being written).
+const MIN_ROTATED_BYTES: u64 = 1 << 20;
 
 /// The block cache of [`FjallStore::open`]: 8 MiB (fjall's own default is 32). With filters
 /// and indexes in partitions (see `open_with_cache`), 4 and 8 MiB gave the same pages/s and
@@ -109,10 +122,18 @@ impl FjallStore {
         // The journal uncompressed: fjall compresses values of 4 KiB and more with LZ4 on the
         // committing thread (the crawl's one coordinator), 2.5 % of a text-rich crawl's CPU
         // for a file that lives until its memtable is written out, compressed then.
+        //
+        // One thread writes tables out and compacts them, not one a core up to four: fjall's
+        // first worker hands every compaction it receives back to the queue while others
+        // exist, and with two it spun on that queue whenever the other compacted, 11 % of the
+        // text site's CPU once the memtables' budget made writes out more frequent (perf by
+        // thread; docs/BENCHMARKS.md, "Peak memory on the text site"). One worker kept the
+        // stage times of a 200,000-page crawl.
         let opened = quietly(|| {
             Database::builder(path)
                 .journal_compression(CompressionType::None)
                 .cache_size(cache_bytes)
+                .worker_threads(1)
                 .open()
         });
         let db = match opened {
@@ -176,6 +197,58 @@ impl FjallStore {
             db,
             host_lock: Mutex::new(()),
         })
+    }
+
+    /// Every table, for what concerns them all.
+    fn tables(&self) -> [&Keyspace; 17] {
+        [
+            &self.hosts,
+            &self.queue,
+            &self.seen,
+            &self.exact,
+            &self.records,
+            &self.uniques,
+            &self.texts,
+            &self.link_keys,
+            &self.dropped,
+            &self.hubs,
+            &self.hub_yields,
+            &self.undecided,
+            &self.parked,
+            &self.lengths,
+            &self.counters,
+            &self.blobs,
+            &self.sentences,
+        ]
+    }
+
+    /// Bytes the tables hold in the memtables they write to.
+    pub(crate) fn memtable_bytes(&self) -> u64 {
+        self.tables()
+            .iter()
+            .map(|table| table.tree.active_memtable().size())
+            .sum()
+    }
+
+    /// Writes out the fullest table's memory when all of them together hold more than
+    /// [`MEMTABLES_BUDGET_BYTES`] in the memtables they write to (fjall bounds each table
+    /// alone, not their sum; tables sealed and being written are bounded by fjall, which
+    /// holds writes back while a table has four of them).
+    fn keep_memtables_within_budget(&self) -> Result<(), StoreError> {
+        if self.memtable_bytes() <= MEMTABLES_BUDGET_BYTES {
+            return Ok(());
+        }
+        let fullest = self
+            .tables()
+            .into_iter()
+            .map(|table| (table.tree.active_memtable().size(), table))
+            .max_by_key(|(size, _)| *size);
+        if let Some((size, table)) = fullest
+            && size >= MIN_ROTATED_BYTES
+        {
+            table.rotate_memtable().map_err(|e| self.err_in(table, e))?;
+        }
+        Ok(())
     }
 
     fn err(&self, e: fjall::Error) -> StoreError {
@@ -457,7 +530,8 @@ impl CrawlStore for FjallStore {
         for (key, posting) in commit.sentences {
             batch.insert(&self.sentences, key.to_be_bytes(), posting);
         }
-        batch.commit().map_err(|e| self.err(e))
+        batch.commit().map_err(|e| self.err(e))?;
+        self.keep_memtables_within_budget()
     }
 
     fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
