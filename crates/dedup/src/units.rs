@@ -10,12 +10,21 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::analyze::Analyzer;
 
-/// Verification units of originals kept in memory, at most, over all of them (8 bytes each:
-/// 32 MiB): the originals verified against most recently. Rebuilding an original's units
-/// from its stored text was half of verification's time on a text-rich crawl with a cache of
-/// 512 originals; 4,096 of them (about 2.9 million units there) took a tenth off the crawl's
-/// CPU per page for 25 MB (docs/BENCHMARKS.md).
+/// Verification units of originals kept in memory, at most, over all of them: the originals
+/// verified against most recently. Rebuilding an original's units from its stored text was
+/// half of verification's time on a text-rich crawl with a cache of 512 originals; 4,096 of
+/// them (about 2.9 million units there) took a tenth off the crawl's CPU per page
+/// (docs/BENCHMARKS.md). A unit is held as its number in the cache's [`Vocabulary`], 4 bytes
+/// (16 MiB in all): at 8 bytes, the cache was 28 MB of the text site's 79 MB of heap at its
+/// peak, and a cache of a quarter as many units took verification over 200,000 pages from
+/// about 105 to 155 us a page (docs/BENCHMARKS.md, "Peak memory on the text site").
 pub(crate) const UNITS_CACHE_UNITS: usize = 4 << 20;
+
+/// Distinct units the vocabulary numbers, at most (about 24 bytes each with its table: 6
+/// MiB). Pages of one language use far fewer: the text site's 18,000 pages, made of real
+/// documentation, hold about 14,000 distinct words. An original with a unit past that is
+/// held as its units, 8 bytes each, counted twice.
+const VOCABULARY_UNITS: usize = 1 << 18;
 
 /// The cache; clones share it.
 #[derive(Clone)]
@@ -27,19 +36,87 @@ pub struct UnitsCache {
 /// Units by original, oldest first out.
 #[derive(Default)]
 struct Cache {
-    units: HashMap<u64, Arc<[u64]>>,
+    units: HashMap<u64, Held>,
     order: VecDeque<u64>,
-    /// Units held, over all originals, and at most.
+    /// Units held, over all originals (those held whole counted twice), and at most.
     held: usize,
     capacity: usize,
+    vocabulary: Vocabulary,
+}
+
+/// An original's units as the cache holds them.
+enum Held {
+    /// Each unit's number in the vocabulary.
+    Numbered(Box<[u32]>),
+    /// The units themselves, when the vocabulary had no room for all of them.
+    Whole(Arc<[u64]>),
+}
+
+impl Held {
+    /// Units this counts for against the capacity (a whole unit takes two numbers' room).
+    fn weight(&self) -> usize {
+        match self {
+            Held::Numbered(numbers) => numbers.len(),
+            Held::Whole(units) => 2 * units.len(),
+        }
+    }
+}
+
+/// The distinct units of the cached originals, numbered in the order first met. Never
+/// shrinks: at most `limit` ([`VOCABULARY_UNITS`]) of them.
+#[derive(Default)]
+struct Vocabulary {
+    /// (Seeded, as every table keyed by a hash of a page's text.)
+    numbers: foldhash::HashMap<u64, u32>,
+    units: Vec<u64>,
+    limit: usize,
+}
+
+impl Vocabulary {
+    /// `units` as their numbers, numbering those not met before; `None` when that would
+    /// take the vocabulary past its limit (nothing is numbered then).
+    fn number(&mut self, units: &[u64]) -> Option<Box<[u32]>> {
+        let new = units
+            .iter()
+            .filter(|unit| !self.numbers.contains_key(unit))
+            .count();
+        if self.units.len() + new > self.limit {
+            return None;
+        }
+        let numbered = units
+            .iter()
+            .map(|&unit| {
+                *self.numbers.entry(unit).or_insert_with(|| {
+                    self.units.push(unit);
+                    (self.units.len() - 1) as u32
+                })
+            })
+            .collect();
+        Some(numbered)
+    }
+
+    /// The units numbered `numbers`.
+    fn units(&self, numbers: &[u32]) -> Arc<[u64]> {
+        numbers.iter().map(|&n| self.units[n as usize]).collect()
+    }
 }
 
 impl UnitsCache {
     /// An empty cache of `capacity` units, computing them with `analyzer`.
     pub fn new(analyzer: Arc<Analyzer>, capacity: usize) -> UnitsCache {
+        UnitsCache::with_vocabulary(analyzer, capacity, VOCABULARY_UNITS)
+    }
+
+    /// An empty cache of `capacity` units, numbering at most `vocabulary` distinct ones.
+    fn with_vocabulary(analyzer: Arc<Analyzer>, capacity: usize, vocabulary: usize) -> UnitsCache {
+        let vocabulary = Vocabulary {
+            limit: vocabulary,
+            ..Vocabulary::default()
+        };
         UnitsCache {
             cache: Arc::new(Mutex::new(Cache {
                 capacity,
+                vocabulary,
                 ..Cache::default()
             })),
             analyzer,
@@ -69,9 +146,31 @@ impl UnitsCache {
         Ok(Some(units))
     }
 
+    /// The units of kept page `seq` cached, computed from the text `text` reads when they
+    /// are not (and cached then), without handing them out: for a thread that computes them
+    /// ahead of the one that verifies against them.
+    pub fn warm<E>(
+        &self,
+        seq: u64,
+        text: impl FnOnce() -> Result<Option<String>, E>,
+    ) -> Result<(), E> {
+        if self.lock().units.contains_key(&seq) {
+            return Ok(());
+        }
+        if let Some(text) = text()? {
+            let units: Arc<[u64]> = self.analyzer.units_of(&text).into();
+            self.lock().insert(seq, units);
+        }
+        Ok(())
+    }
+
     /// The cached units of `seq`.
     pub fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
-        self.lock().units.get(&seq).map(Arc::clone)
+        let cache = self.lock();
+        match cache.units.get(&seq)? {
+            Held::Numbered(numbers) => Some(cache.vocabulary.units(numbers)),
+            Held::Whole(units) => Some(Arc::clone(units)),
+        }
     }
 
     /// Units held, over all originals.
@@ -83,7 +182,7 @@ impl UnitsCache {
     /// Units held, counted original by original.
     #[cfg(test)]
     pub(crate) fn counted(&self) -> usize {
-        self.lock().units.values().map(|u| u.len()).sum()
+        self.lock().units.values().map(Held::weight).sum()
     }
 
     /// Whether the units of `seq` are held.
@@ -100,15 +199,93 @@ impl Cache {
         if units.len() > self.capacity || self.units.contains_key(&seq) {
             return;
         }
-        while self.held + units.len() > self.capacity
+        let held = match self.vocabulary.number(&units) {
+            Some(numbers) => Held::Numbered(numbers),
+            None => Held::Whole(units),
+        };
+        let weight = held.weight();
+        if weight > self.capacity {
+            return;
+        }
+        while self.held + weight > self.capacity
             && let Some(oldest) = self.order.pop_front()
         {
             if let Some(removed) = self.units.remove(&oldest) {
-                self.held -= removed.len();
+                self.held -= removed.weight();
             }
         }
-        self.held += units.len();
+        self.held += weight;
         self.order.push_back(seq);
-        self.units.insert(seq, units);
+        self.units.insert(seq, held);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::AnalyzerConfig;
+
+    /// A text of `len` words drawn from `words` distinct ones by `picks`.
+    fn text(picks: &[u8], words: u8) -> String {
+        picks
+            .iter()
+            .map(|p| format!("w{}", p % words))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    proptest::proptest! {
+        /// Whatever the cache holds and however (numbered, or whole once the vocabulary is
+        /// full), it hands back the units computed from the text, and it holds no more than
+        /// its capacity.
+        #[test]
+        fn the_cache_hands_back_the_units_of_the_text(
+            texts in proptest::collection::vec(
+                (proptest::collection::vec(proptest::num::u8::ANY, 0..40), 1u8..60),
+                1..30,
+            ),
+            capacity in 1usize..200,
+            vocabulary in 0usize..80,
+        ) {
+            let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
+            let cache = UnitsCache::with_vocabulary(Arc::clone(&analyzer), capacity, vocabulary);
+            let texts: Vec<String> = texts.iter().map(|(picks, words)| text(picks, *words)).collect();
+            for (seq, text) in texts.iter().enumerate() {
+                let computed = analyzer.units_of(text);
+                let got = cache
+                    .get_or_compute(seq as u64, || Ok::<_, ()>(Some(text.clone())))
+                    .unwrap();
+                proptest::prop_assert_eq!(got.as_deref(), Some(&computed[..]));
+                proptest::prop_assert!(cache.held() <= capacity);
+                proptest::prop_assert_eq!(cache.held(), cache.counted());
+            }
+            for (seq, text) in texts.iter().enumerate() {
+                if let Some(units) = cache.get(seq as u64) {
+                    proptest::prop_assert_eq!(&units[..], &analyzer.units_of(text)[..]);
+                }
+            }
+        }
+    }
+
+    /// Originals are held by their units' numbers while the vocabulary has room, and whole,
+    /// counted twice, once it has none.
+    #[test]
+    fn a_full_vocabulary_holds_originals_whole() {
+        let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
+        let cache = UnitsCache::with_vocabulary(analyzer, 1_000, 6);
+        let read = |text: &'static str| move || Ok::<_, ()>(Some(text.to_string()));
+        cache.warm(0, read("alpha beta gamma alpha beta")).unwrap();
+        assert_eq!(cache.held(), 5, "numbered: one each");
+        cache.warm(1, read("gamma delta epsilon zeta")).unwrap();
+        assert_eq!(cache.held(), 9, "three more words numbered");
+        cache.warm(2, read("eta theta")).unwrap();
+        assert_eq!(cache.held(), 13, "past six words: held whole, two each");
+        cache.warm(3, read("beta gamma delta")).unwrap();
+        assert_eq!(cache.held(), 16, "words already numbered");
+        assert!((0..4).all(|seq| cache.holds(seq)));
+        // Warmed once, not read again.
+        cache
+            .warm(3, || -> Result<_, ()> { panic!("read again") })
+            .unwrap();
     }
 }

@@ -156,9 +156,7 @@ impl PostingsReader {
         let lists = read.values().flatten().map(SentencePosting::documents);
         for (seq, _) in rank_candidates(lists).into_iter().take(self.candidates) {
             let store = self.store.as_ref();
-            self.units
-                .get_or_compute(seq, || store.unique_text(seq))
-                .ok()?;
+            self.units.warm(seq, || store.unique_text(seq)).ok()?;
         }
         Some(Prefetched { generation, read })
     }
