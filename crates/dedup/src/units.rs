@@ -26,6 +26,11 @@ pub(crate) const UNITS_CACHE_UNITS: usize = 4 << 20;
 /// held as its units, 8 bytes each, counted twice.
 const VOCABULARY_UNITS: usize = 1 << 18;
 
+/// Originals whose units the cache also holds as handed out (about 6 kB each on the text
+/// site: 1.5 MB), so that the thread that verifies does not rebuild them from their numbers:
+/// the threads that analyse pages do it for it ([`UnitsCache::warm`]).
+const READY_ORIGINALS: usize = 256;
+
 /// The cache; clones share it.
 #[derive(Clone)]
 pub struct UnitsCache {
@@ -42,6 +47,34 @@ struct Cache {
     held: usize,
     capacity: usize,
     vocabulary: Vocabulary,
+    /// The units of the originals most recently warmed or computed, as handed out: the
+    /// thread that verifies takes them as they are, rather than from their numbers.
+    ready: Ready,
+}
+
+/// At most [`READY_ORIGINALS`] originals' units, the oldest first out.
+#[derive(Default)]
+struct Ready {
+    units: HashMap<u64, Arc<[u64]>>,
+    order: VecDeque<u64>,
+}
+
+impl Ready {
+    fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
+        self.units.get(&seq).map(Arc::clone)
+    }
+
+    fn insert(&mut self, seq: u64, units: Arc<[u64]>) {
+        if self.units.insert(seq, units).is_some() {
+            return;
+        }
+        self.order.push_back(seq);
+        if self.order.len() > READY_ORIGINALS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.units.remove(&oldest);
+        }
+    }
 }
 
 /// An original's units as the cache holds them.
@@ -70,17 +103,22 @@ struct Vocabulary {
     numbers: foldhash::HashMap<u64, u32>,
     units: Vec<u64>,
     limit: usize,
+    /// Units numbered when it was last numbered anew.
+    renumbered: usize,
 }
 
 impl Vocabulary {
     /// `units` as their numbers, numbering those not met before; `None` when that would
     /// take the vocabulary past its limit (nothing is numbered then).
     fn number(&mut self, units: &[u64]) -> Option<Box<[u32]>> {
-        let new = units
+        let mut new: Vec<u64> = units
             .iter()
+            .copied()
             .filter(|unit| !self.numbers.contains_key(unit))
-            .count();
-        if self.units.len() + new > self.limit {
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        if self.units.len() + new.len() > self.limit {
             return None;
         }
         let numbered = units
@@ -154,8 +192,15 @@ impl UnitsCache {
         seq: u64,
         text: impl FnOnce() -> Result<Option<String>, E>,
     ) -> Result<(), E> {
-        if self.lock().units.contains_key(&seq) {
-            return Ok(());
+        {
+            let mut cache = self.lock();
+            if cache.ready.units.contains_key(&seq) {
+                return Ok(());
+            }
+            if let Some(units) = cache.held(seq) {
+                cache.ready.insert(seq, units);
+                return Ok(());
+            }
         }
         if let Some(text) = text()? {
             let units: Arc<[u64]> = self.analyzer.units_of(&text).into();
@@ -167,10 +212,7 @@ impl UnitsCache {
     /// The cached units of `seq`.
     pub fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
         let cache = self.lock();
-        match cache.units.get(&seq)? {
-            Held::Numbered(numbers) => Some(cache.vocabulary.units(numbers)),
-            Held::Whole(units) => Some(Arc::clone(units)),
-        }
+        cache.ready.get(seq).or_else(|| cache.held(seq))
     }
 
     /// Units held, over all originals.
@@ -193,13 +235,63 @@ impl UnitsCache {
 }
 
 impl Cache {
+    /// The units held for `seq`, rebuilt from their numbers when so held.
+    fn held(&self, seq: u64) -> Option<Arc<[u64]>> {
+        match self.units.get(&seq)? {
+            Held::Numbered(numbers) => Some(self.vocabulary.units(numbers)),
+            Held::Whole(units) => Some(Arc::clone(units)),
+        }
+    }
+
+    /// Numbers anew the units of the originals held by number, forgetting those only
+    /// evicted originals had: the vocabulary never shrinks otherwise, and a crawl whose pages
+    /// each hold a word of their own (a page number, a date) would fill it, every original
+    /// after that held whole, at twice the room. One pass over the units held (about 40 ms
+    /// at four million), once each time the vocabulary fills.
+    fn renumber(&mut self) {
+        // Not again before a quarter of the vocabulary has been numbered since the last
+        // time: a web whose held originals alone fill it would pay a pass a page.
+        let limit = self.vocabulary.limit;
+        if self.vocabulary.units.len() < self.vocabulary.renumbered + limit.div_ceil(4) {
+            return;
+        }
+        let mut vocabulary = Vocabulary {
+            limit,
+            ..Vocabulary::default()
+        };
+        for held in self.units.values_mut() {
+            if let Held::Numbered(numbers) = held {
+                let units = self.vocabulary.units(numbers);
+                // No more distinct units than the old vocabulary held, so they fit; were
+                // they not to, the original is held whole.
+                *held = match vocabulary.number(&units) {
+                    Some(renumbered) => Held::Numbered(renumbered),
+                    None => {
+                        self.held += units.len();
+                        Held::Whole(units)
+                    }
+                };
+            }
+        }
+        vocabulary.renumbered = vocabulary.units.len();
+        self.vocabulary = vocabulary;
+    }
+
     /// Keeps `units` for `seq`, the oldest out until they fit; units larger than the whole
     /// cache are not kept, nor a second copy.
     fn insert(&mut self, seq: u64, units: Arc<[u64]>) {
         if units.len() > self.capacity || self.units.contains_key(&seq) {
             return;
         }
-        let held = match self.vocabulary.number(&units) {
+        self.ready.insert(seq, Arc::clone(&units));
+        // Room for them by number first, so that the words only evicted originals had can
+        // be forgotten if the vocabulary is full.
+        self.evict_until(units.len());
+        let numbered = self.vocabulary.number(&units).or_else(|| {
+            self.renumber();
+            self.vocabulary.number(&units)
+        });
+        let held = match numbered {
             Some(numbers) => Held::Numbered(numbers),
             None => Held::Whole(units),
         };
@@ -207,6 +299,14 @@ impl Cache {
         if weight > self.capacity {
             return;
         }
+        self.evict_until(weight);
+        self.held += weight;
+        self.order.push_back(seq);
+        self.units.insert(seq, held);
+    }
+
+    /// Evicts the oldest originals until `weight` more units fit.
+    fn evict_until(&mut self, weight: usize) {
         while self.held + weight > self.capacity
             && let Some(oldest) = self.order.pop_front()
         {
@@ -214,9 +314,6 @@ impl Cache {
                 self.held -= removed.weight();
             }
         }
-        self.held += weight;
-        self.order.push_back(seq);
-        self.units.insert(seq, held);
     }
 }
 
@@ -287,5 +384,29 @@ mod tests {
         cache
             .warm(3, || -> Result<_, ()> { panic!("read again") })
             .unwrap();
+    }
+
+    /// A full vocabulary is numbered anew from the originals still held: the words only
+    /// evicted ones had make room, and every original still reads back as computed.
+    #[test]
+    fn a_full_vocabulary_forgets_the_words_of_evicted_originals() {
+        let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
+        let cache = UnitsCache::with_vocabulary(Arc::clone(&analyzer), 8, 8);
+        let texts = ["a1 a2 a3 a4", "b1 b2 a1 a2", "c1 c2 c3 a2", "d1 d2 d3 d4"];
+        for (seq, text) in texts.iter().enumerate() {
+            cache
+                .warm(seq as u64, || Ok::<_, ()>(Some(text.to_string())))
+                .unwrap();
+        }
+        // Eight units fit: each new original evicts the oldest. The fourth's four new words
+        // fit only once the words that only evicted originals had (a1, a3, a4, b1, b2) are
+        // forgotten.
+        assert!(!cache.holds(0) && !cache.holds(1));
+        assert!(cache.holds(2) && cache.holds(3));
+        assert_eq!(cache.held(), 8, "both held by number");
+        for (seq, text) in texts.iter().enumerate().skip(2) {
+            let units = cache.get(seq as u64).expect("held");
+            assert_eq!(&units[..], &analyzer.units_of(text)[..]);
+        }
     }
 }

@@ -212,6 +212,12 @@ impl Coordinator {
         self.archive.commit(commit, &records)?;
         self.counters.landed(counters);
         self.write_postings_when_due()?;
+        if !taken.is_empty() {
+            // The record lines reach the file before a shared job hears that the URLs are
+            // done: a worker killed in between would leave them in its store only, and no
+            // other worker would decide them again.
+            self.archive.flush_records()?;
+        }
         self.frontier.committed(&taken)?;
         self.traps.trim();
         Ok(())
