@@ -22,8 +22,9 @@ pub(crate) const UNITS_CACHE_UNITS: usize = 4 << 20;
 
 /// Distinct units the vocabulary numbers, at most (about 24 bytes each with its table: 6
 /// MiB). Pages of one language use far fewer: the text site's 18,000 pages, made of real
-/// documentation, hold about 14,000 distinct words. An original with a unit past that is
-/// held as its units, 8 bytes each, counted twice.
+/// documentation, hold about 14,000 distinct words. When it is full, it is numbered anew
+/// from the originals still held; an original that does not fit even then is held as its
+/// units, 8 bytes each, counted twice.
 const VOCABULARY_UNITS: usize = 1 << 18;
 
 /// Originals whose units the cache also holds as handed out (about 6 kB each on the text
@@ -95,8 +96,8 @@ impl Held {
     }
 }
 
-/// The distinct units of the cached originals, numbered in the order first met. Never
-/// shrinks: at most `limit` ([`VOCABULARY_UNITS`]) of them.
+/// The distinct units of the cached originals, numbered in the order first met: at most
+/// `limit` ([`VOCABULARY_UNITS`]) of them, numbered anew when full ([`Cache::renumber`]).
 #[derive(Default)]
 struct Vocabulary {
     /// (Seeded, as every table keyed by a hash of a page's text.)
@@ -197,7 +198,7 @@ impl UnitsCache {
             if cache.ready.units.contains_key(&seq) {
                 return Ok(());
             }
-            if let Some(units) = cache.held(seq) {
+            if let Some(units) = cache.units_of(seq) {
                 cache.ready.insert(seq, units);
                 return Ok(());
             }
@@ -212,7 +213,7 @@ impl UnitsCache {
     /// The cached units of `seq`.
     pub fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
         let cache = self.lock();
-        cache.ready.get(seq).or_else(|| cache.held(seq))
+        cache.ready.get(seq).or_else(|| cache.units_of(seq))
     }
 
     /// Units held, over all originals.
@@ -236,7 +237,7 @@ impl UnitsCache {
 
 impl Cache {
     /// The units held for `seq`, rebuilt from their numbers when so held.
-    fn held(&self, seq: u64) -> Option<Arc<[u64]>> {
+    fn units_of(&self, seq: u64) -> Option<Arc<[u64]>> {
         match self.units.get(&seq)? {
             Held::Numbered(numbers) => Some(self.vocabulary.units(numbers)),
             Held::Whole(units) => Some(Arc::clone(units)),
@@ -246,8 +247,8 @@ impl Cache {
     /// Numbers anew the units of the originals held by number, forgetting those only
     /// evicted originals had: the vocabulary never shrinks otherwise, and a crawl whose pages
     /// each hold a word of their own (a page number, a date) would fill it, every original
-    /// after that held whole, at twice the room. One pass over the units held (about 40 ms
-    /// at four million), once each time the vocabulary fills.
+    /// after that held whole, at twice the room. One pass over the units held, once each time
+    /// the vocabulary fills.
     fn renumber(&mut self) {
         // Not again before a quarter of the vocabulary has been numbered since the last
         // time: a web whose held originals alone fill it would pay a pass a page.
