@@ -193,16 +193,18 @@ enum Command {
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read as it starts (`_RJEM_MALLOC_CONF` in the environment still
-/// overrides them): memory freed is handed back to the system after 200 ms by one background
+/// overrides them): memory freed is handed back to the system after 1 s by one background
 /// thread, instead of after 10 s by whichever thread allocates. A crawl frees as fast as it
 /// allocates (each page's text, tokens and postings), and with the defaults the freed pages
 /// stayed resident: 129 to 134 MB at the peak of the text site's crawl against 122 to 123
-/// (and 109 to 111 against 96 to 100 with a smaller units cache), for the same CPU
+/// with 200 ms. In one set of rounds (medians of three), 200 ms cost 5 % more CPU per page
+/// (pages handed back and faulted in again) and 1 s 1.4 %, for 3 MB more than 200 ms
 /// (docs/BENCHMARKS.md, "Peak memory on the text site").
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static JEMALLOC_OPTIONS: JemallocOptions = JemallocOptions(
-    c"background_thread:true,max_background_threads:1,dirty_decay_ms:200,muzzy_decay_ms:0".as_ptr(),
+    c"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0"
+        .as_ptr(),
 );
 
 /// A C string jemalloc reads at its start (a thin pointer, as C's `const char *`).

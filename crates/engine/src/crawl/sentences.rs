@@ -44,9 +44,10 @@ const SENTENCES_THROUGH: &str = "sentences_through";
 
 /// Changed postings held before they are written in one batch (about 100 bytes each). A
 /// batch is held several times over while it is written (the postings, their bytes, the
-/// store's batch and its memtable): 65,536 of them were 17 MB of the text site's peak heap,
-/// and 16,384 cost no CPU (docs/BENCHMARKS.md, "Peak memory on the text site").
-const FLUSH_POSTINGS: usize = 1 << 14;
+/// store's batch and its memtable), 17 MB of the text site's peak heap; batches of 16,384
+/// took 21 MB off its peak RSS but cost 6 to 8 % more CPU per page (a hot sentence's posting
+/// is written again with every batch): docs/BENCHMARKS.md, "Peak memory on the text site".
+const FLUSH_POSTINGS: usize = 1 << 16;
 
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
 /// and the key filter.
