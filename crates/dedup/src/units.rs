@@ -39,41 +39,73 @@ pub struct UnitsCache {
     analyzer: Arc<Analyzer>,
 }
 
-/// Units by original, oldest first out.
-#[derive(Default)]
+/// The units cached, by original.
 struct Cache {
-    units: HashMap<u64, Held>,
-    order: VecDeque<u64>,
-    /// Units held, over all originals (those held whole counted twice), and at most.
-    held: usize,
-    capacity: usize,
+    /// Weighed in units (those held whole counted twice).
+    units: Oldest<Held>,
     vocabulary: Vocabulary,
     /// The units of the originals most recently warmed or computed, as handed out: the
-    /// thread that verifies takes them as they are, rather than from their numbers.
-    ready: Ready,
+    /// thread that verifies takes them as they are, rather than from their numbers. Weighed
+    /// one an original.
+    ready: Oldest<Arc<[u64]>>,
 }
 
-/// At most [`READY_ORIGINALS`] originals' units, the oldest first out.
-#[derive(Default)]
-struct Ready {
-    units: HashMap<u64, Arc<[u64]>>,
+/// Values by original, the oldest first out once their weights would pass the capacity.
+struct Oldest<V> {
+    values: HashMap<u64, (V, usize)>,
     order: VecDeque<u64>,
+    /// Weight held, and at most.
+    held: usize,
+    capacity: usize,
 }
 
-impl Ready {
-    fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
-        self.units.get(&seq).map(Arc::clone)
+impl<V> Oldest<V> {
+    fn new(capacity: usize) -> Oldest<V> {
+        Oldest {
+            values: HashMap::new(),
+            order: VecDeque::new(),
+            held: 0,
+            capacity,
+        }
     }
 
-    fn insert(&mut self, seq: u64, units: Arc<[u64]>) {
-        if self.units.insert(seq, units).is_some() {
-            return;
-        }
-        self.order.push_back(seq);
-        if self.order.len() > READY_ORIGINALS
+    fn get(&self, seq: u64) -> Option<&V> {
+        self.values.get(&seq).map(|(value, _)| value)
+    }
+
+    fn contains(&self, seq: u64) -> bool {
+        self.values.contains_key(&seq)
+    }
+
+    /// Evicts the oldest until `weight` more fits.
+    fn make_room(&mut self, weight: usize) {
+        while self.held + weight > self.capacity
             && let Some(oldest) = self.order.pop_front()
         {
-            self.units.remove(&oldest);
+            if let Some((_, removed)) = self.values.remove(&oldest) {
+                self.held -= removed;
+            }
+        }
+    }
+
+    /// Keeps `value` of `weight` for `seq`, the oldest out until it fits; a value heavier
+    /// than the whole capacity is not kept, nor a second one for `seq`.
+    fn insert(&mut self, seq: u64, value: V, weight: usize) {
+        if weight > self.capacity || self.contains(seq) {
+            return;
+        }
+        self.make_room(weight);
+        self.held += weight;
+        self.order.push_back(seq);
+        self.values.insert(seq, (value, weight));
+    }
+
+    /// Changes every value with `change`, which returns its new weight.
+    fn change_all(&mut self, mut change: impl FnMut(&mut V) -> usize) {
+        for (value, weight) in self.values.values_mut() {
+            let changed = change(value);
+            self.held = self.held - *weight + changed;
+            *weight = changed;
         }
     }
 }
@@ -112,26 +144,23 @@ impl Vocabulary {
     /// `units` as their numbers, numbering those not met before; `None` when that would
     /// take the vocabulary past its limit (nothing is numbered then).
     fn number(&mut self, units: &[u64]) -> Option<Box<[u32]>> {
-        let mut new: Vec<u64> = units
-            .iter()
-            .copied()
-            .filter(|unit| !self.numbers.contains_key(unit))
-            .collect();
-        new.sort_unstable();
-        new.dedup();
-        if self.units.len() + new.len() > self.limit {
-            return None;
+        let before = self.units.len();
+        let mut numbered = Vec::with_capacity(units.len());
+        for &unit in units {
+            let number = *self.numbers.entry(unit).or_insert_with(|| {
+                self.units.push(unit);
+                (self.units.len() - 1) as u32
+            });
+            if self.units.len() > self.limit {
+                // Past the limit: the units numbered for these are forgotten again.
+                for new in self.units.drain(before..) {
+                    self.numbers.remove(&new);
+                }
+                return None;
+            }
+            numbered.push(number);
         }
-        let numbered = units
-            .iter()
-            .map(|&unit| {
-                *self.numbers.entry(unit).or_insert_with(|| {
-                    self.units.push(unit);
-                    (self.units.len() - 1) as u32
-                })
-            })
-            .collect();
-        Some(numbered)
+        Some(numbered.into_boxed_slice())
     }
 
     /// The units numbered `numbers`.
@@ -154,9 +183,9 @@ impl UnitsCache {
         };
         UnitsCache {
             cache: Arc::new(Mutex::new(Cache {
-                capacity,
+                units: Oldest::new(capacity),
                 vocabulary,
-                ..Cache::default()
+                ready: Oldest::new(READY_ORIGINALS),
             })),
             analyzer,
         }
@@ -195,11 +224,11 @@ impl UnitsCache {
     ) -> Result<(), E> {
         {
             let mut cache = self.lock();
-            if cache.ready.units.contains_key(&seq) {
+            if cache.ready.contains(seq) {
                 return Ok(());
             }
             if let Some(units) = cache.units_of(seq) {
-                cache.ready.insert(seq, units);
+                cache.ready.insert(seq, units, 1);
                 return Ok(());
             }
         }
@@ -213,32 +242,42 @@ impl UnitsCache {
     /// The cached units of `seq`.
     pub fn get(&self, seq: u64) -> Option<Arc<[u64]>> {
         let cache = self.lock();
-        cache.ready.get(seq).or_else(|| cache.units_of(seq))
+        cache
+            .ready
+            .get(seq)
+            .map(Arc::clone)
+            .or_else(|| cache.units_of(seq))
     }
 
     /// Units held, over all originals.
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
-        self.lock().held
+        self.lock().units.held
     }
 
     /// Units held, counted original by original.
     #[cfg(test)]
     pub(crate) fn counted(&self) -> usize {
-        self.lock().units.values().map(Held::weight).sum()
+        let cache = self.lock();
+        cache
+            .units
+            .values
+            .values()
+            .map(|(held, _)| held.weight())
+            .sum()
     }
 
     /// Whether the units of `seq` are held.
     #[cfg(test)]
     pub(crate) fn holds(&self, seq: u64) -> bool {
-        self.lock().units.contains_key(&seq)
+        self.lock().units.contains(seq)
     }
 }
 
 impl Cache {
     /// The units held for `seq`, rebuilt from their numbers when so held.
     fn units_of(&self, seq: u64) -> Option<Arc<[u64]>> {
-        match self.units.get(&seq)? {
+        match self.units.get(seq)? {
             Held::Numbered(numbers) => Some(self.vocabulary.units(numbers)),
             Held::Whole(units) => Some(Arc::clone(units)),
         }
@@ -260,20 +299,19 @@ impl Cache {
             limit,
             ..Vocabulary::default()
         };
-        for held in self.units.values_mut() {
+        let old = &self.vocabulary;
+        self.units.change_all(|held| {
             if let Held::Numbered(numbers) = held {
-                let units = self.vocabulary.units(numbers);
+                let units = old.units(numbers);
                 // No more distinct units than the old vocabulary held, so they fit; were
                 // they not to, the original is held whole.
                 *held = match vocabulary.number(&units) {
                     Some(renumbered) => Held::Numbered(renumbered),
-                    None => {
-                        self.held += units.len();
-                        Held::Whole(units)
-                    }
+                    None => Held::Whole(units),
                 };
             }
-        }
+            held.weight()
+        });
         vocabulary.renumbered = vocabulary.units.len();
         self.vocabulary = vocabulary;
     }
@@ -281,13 +319,13 @@ impl Cache {
     /// Keeps `units` for `seq`, the oldest out until they fit; units larger than the whole
     /// cache are not kept, nor a second copy.
     fn insert(&mut self, seq: u64, units: Arc<[u64]>) {
-        if units.len() > self.capacity || self.units.contains_key(&seq) {
+        if units.len() > self.units.capacity || self.units.contains(seq) {
             return;
         }
-        self.ready.insert(seq, Arc::clone(&units));
+        self.ready.insert(seq, Arc::clone(&units), 1);
         // Room for them by number first, so that the words only evicted originals had can
         // be forgotten if the vocabulary is full.
-        self.evict_until(units.len());
+        self.units.make_room(units.len());
         let numbered = self.vocabulary.number(&units).or_else(|| {
             self.renumber();
             self.vocabulary.number(&units)
@@ -297,24 +335,7 @@ impl Cache {
             None => Held::Whole(units),
         };
         let weight = held.weight();
-        if weight > self.capacity {
-            return;
-        }
-        self.evict_until(weight);
-        self.held += weight;
-        self.order.push_back(seq);
-        self.units.insert(seq, held);
-    }
-
-    /// Evicts the oldest originals until `weight` more units fit.
-    fn evict_until(&mut self, weight: usize) {
-        while self.held + weight > self.capacity
-            && let Some(oldest) = self.order.pop_front()
-        {
-            if let Some(removed) = self.units.remove(&oldest) {
-                self.held -= removed.weight();
-            }
-        }
+        self.units.insert(seq, held, weight);
     }
 }
 

@@ -222,12 +222,16 @@ impl FjallStore {
         ]
     }
 
-    /// Bytes the tables hold in the memtables they write to.
-    pub(crate) fn memtable_bytes(&self) -> u64 {
+    /// Bytes each table holds in the memtable it writes to.
+    fn memtable_sizes(&self) -> [(u64, &Keyspace); 17] {
         self.tables()
-            .iter()
-            .map(|table| table.tree.active_memtable().size())
-            .sum()
+            .map(|table| (table.tree.active_memtable().size(), table))
+    }
+
+    /// Bytes the tables hold in the memtables they write to.
+    #[cfg(test)]
+    pub(crate) fn memtable_bytes(&self) -> u64 {
+        self.memtable_sizes().iter().map(|(size, _)| size).sum()
     }
 
     /// Writes out the fullest table's memory when all of them together hold more than
@@ -237,17 +241,14 @@ impl FjallStore {
     fn keep_memtables_within_budget(&self) -> Result<(), StoreError> {
         // Memtables written to and sealed ones together, one atomic read: within the budget,
         // so is their part (the tables' own sizes are a lock each, 17 per commit).
-        if self.db.write_buffer_size() <= MEMTABLES_BUDGET_BYTES
-            || self.memtable_bytes() <= MEMTABLES_BUDGET_BYTES
-        {
+        if self.db.write_buffer_size() <= MEMTABLES_BUDGET_BYTES {
             return Ok(());
         }
-        let fullest = self
-            .tables()
-            .into_iter()
-            .map(|table| (table.tree.active_memtable().size(), table))
-            .max_by_key(|(size, _)| *size);
-        if let Some((size, table)) = fullest
+        let sizes = self.memtable_sizes();
+        if sizes.iter().map(|(size, _)| size).sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
+            return Ok(());
+        }
+        if let Some(&(size, table)) = sizes.iter().max_by_key(|(size, _)| *size)
             && size >= MIN_ROTATED_BYTES
         {
             table.rotate_memtable().map_err(|e| self.err_in(table, e))?;
