@@ -1,8 +1,9 @@
 //! The sentence-fingerprint postings of kept pages, in the crawl's store: read to find a
 //! page's sentence candidates, updated when a unique page is kept. The store holds them all;
 //! memory holds a bounded part: the postings changed since they were last written (written
-//! together every [`FLUSH_POSTINGS`] postings, in the commit of the page that fills the
-//! batch, or when the crawl stops) and a filter of the keys the store has (one bit each,
+//! together every [`FLUSH_POSTINGS`] postings, behind the coordinator once the decision of
+//! the page that fills the batch has landed, or when the crawl stops; in parts, see
+//! [`batch`]) and a filter of the keys the store has (one bit each,
 //! grown with them up to 32 MiB), so a fingerprint no page had before (most of a new page's)
 //! costs no store read.
 //!
@@ -13,7 +14,7 @@
 //!
 //! A killed crawl loses the postings not yet written; the store's `sentences_through` counter
 //! says which kept pages are in, and the next run indexes the others again from their stored
-//! texts.
+//! texts (minus what a batch cut short wrote of them, [`batch::WrittenPart`]).
 //!
 //! A page's postings are read where the page is analysed, on the blocking pool
 //! ([`PostingsReader::prefetch`]), not on the coordinator: the store is shared, and so is the
@@ -30,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use nearcrawl_dedup::{IndexedSentences, UnitsCache, stage_sentence_cutoff};
-use nearcrawl_store::{Commit, CrawlStore, StoreError, UniquePage};
+use nearcrawl_store::{CrawlStore, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
 use url::Url;
 
@@ -42,11 +43,11 @@ use crate::runtime::Behind;
 /// The store's counter: every kept page numbered below it has its postings in the store.
 const SENTENCES_THROUGH: &str = "sentences_through";
 
-/// Changed postings held before they are written in one batch (about 100 bytes each). A
-/// batch is held several times over while it is written (the postings, their bytes, the
-/// store's batch and its memtable), 17 MB of the text site's peak heap; batches of 16,384
-/// took 21 MB off its peak RSS but cost 6 to 8 % more CPU per page (a hot sentence's posting
-/// is written again with every batch): docs/BENCHMARKS.md, "Peak memory on the text site".
+/// Changed postings held before they are written in one batch (about 100 bytes each).
+/// Batches of 16,384 took 21 MB off the text site's peak RSS but cost 6 to 8 % more CPU per
+/// page (a hot sentence's posting is written again with every batch); a batch is written in
+/// parts instead ([`batch`]), so that only its postings are held whole: docs/BENCHMARKS.md,
+/// "Peak memory on the text site".
 const FLUSH_POSTINGS: usize = 1 << 16;
 
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
@@ -291,10 +292,26 @@ impl SentencePostings {
         seq: u64,
         sentences: &IndexedSentences,
     ) -> Result<(), EngineError> {
+        self.keep_unless_written(store, read, seq, sentences, None)
+    }
+
+    /// [`SentencePostings::keep`], but for the postings that a batch cut short by a killed
+    /// run (`written`) wrote with page `seq` in them already.
+    fn keep_unless_written(
+        &mut self,
+        store: &dyn CrawlStore,
+        read: ReadPostings,
+        seq: u64,
+        sentences: &IndexedSentences,
+        written: Option<batch::WrittenPart>,
+    ) -> Result<(), EngineError> {
         let (site, cutoff) = (SiteHash::of(&sentences.site), stage_sentence_cutoff());
         let mut read = read.0.into_inner();
         for &fingerprint in &sentences.fingerprints {
             let key = sentence_key(fingerprint);
+            if written.is_some_and(|part| part.holds(seq, key)) {
+                continue;
+            }
             let posting = match self.dirty.entry(key) {
                 Entry::Occupied(held) => held.into_mut(),
                 Entry::Vacant(slot) => {
@@ -386,6 +403,7 @@ impl SentencePostings {
             url: String,
         }
         let through = store.counter(SENTENCES_THROUGH)?.unwrap_or(0);
+        let written = batch::WrittenPart::read(store.as_ref(), through)?;
         for page in uniques.iter().filter(|p| p.seq >= through) {
             let (Some(text), Some(record)) =
                 (store.unique_text(page.seq)?, store.record(page.seq)?)
@@ -402,11 +420,12 @@ impl SentencePostings {
                 site: nearcrawl_frontier::authority(&url),
                 fingerprints: fingerprints(&text),
             };
-            self.keep(
+            self.keep_unless_written(
                 store.as_ref(),
                 ReadPostings::default(),
                 page.seq,
                 &sentences,
+                written,
             )?;
             self.grow(store)?;
         }
@@ -432,10 +451,7 @@ impl SentencePostings {
         let postings = Arc::new(std::mem::take(&mut self.dirty));
         let (batch, store) = (Arc::clone(&postings), Arc::clone(store));
         let writing = Behind::start("nearcrawl-postings", move || {
-            let mut commit = Commit::default();
-            let bytes = batch.iter().map(|(key, p)| (*key, p.to_bytes()));
-            batch_into(&mut commit, bytes, through);
-            store.commit(commit)
+            batch::write_batch(store.as_ref(), &batch, through, batch::WRITE_PART, None)
         });
         self.landing = Some(Landing { postings, writing });
         Ok(())
@@ -456,15 +472,6 @@ impl SentencePostings {
         }
         Ok(())
     }
-}
-
-/// Adds to `commit` the postings given, in key order (the store's memtable takes sorted keys
-/// faster), and the counter saying that every kept page numbered below `through` is in.
-fn batch_into(commit: &mut Commit, postings: impl Iterator<Item = (u64, Vec<u8>)>, through: u64) {
-    let start = commit.sentences.len();
-    commit.sentences.extend(postings);
-    commit.sentences[start..].sort_unstable_by_key(|(key, _)| *key);
-    commit.counters.push((SENTENCES_THROUGH.into(), through));
 }
 
 impl Coordinator {
@@ -505,6 +512,7 @@ impl Coordinator {
     }
 }
 
+mod batch;
 mod filter;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The postings against an in-memory index: kept and written in batches, read back, read
 //! off the coordinator, and a damaged one named.
 
-use nearcrawl_store::MemoryStore;
+use nearcrawl_store::{Commit, MemoryStore};
 use nearcrawl_verify::CandidateIndex;
 
 use super::filter::FILTER_BITS;
@@ -162,6 +162,88 @@ fn unwritten_pages_are_indexed_from_their_texts() {
     postings.index_unwritten(&store, &uniques, words).unwrap();
     assert_eq!(postings.dirty.len(), 1, "only page 5 indexed again");
     assert_eq!(found(&postings, &[1, 4]), [(3, 1), (5, 1)]);
+}
+
+/// A store holding kept pages 1 to 6 (their texts and records) and no postings.
+fn kept_pages() -> Arc<dyn CrawlStore> {
+    let store: Arc<dyn CrawlStore> = Arc::new(MemoryStore::default());
+    let texts = [
+        "a bb ccc",
+        "bb dddd",
+        "a ccc eeeee",
+        "ffffff a",
+        "bb ggggggg",
+        "a bb",
+    ];
+    for (seq, text) in (1..).zip(texts) {
+        let record = format!(
+            r#"{{"url":"http://s{}.test/{seq}","verdict":"unique"}}"#,
+            seq % 2
+        );
+        store
+            .commit(Commit {
+                records: vec![(seq, record.into_bytes())],
+                unique: Some(UniquePage { seq, simhash: seq }),
+                unique_text: Some((seq, text.into())),
+                ..Commit::default()
+            })
+            .unwrap();
+    }
+    store
+}
+
+/// Every posting the store holds, as bytes, and its `sentences_through`.
+fn stored(store: &dyn CrawlStore) -> (Vec<(u64, Vec<u8>)>, Option<u64>) {
+    let mut keys = Vec::new();
+    store
+        .for_each_sentence_key(&mut |key| keys.push(key))
+        .unwrap();
+    keys.sort_unstable();
+    let postings = keys
+        .into_iter()
+        .map(|key| (key, store.sentence_posting(key).unwrap().unwrap()))
+        .collect();
+    (postings, store.counter(SENTENCES_THROUGH).unwrap())
+}
+
+/// A batch written in parts holds what one commit would; one cut short after its first part
+/// (a killed run) is completed by the next run, which indexes its pages again from their
+/// texts without adding them a second time to the postings the part wrote.
+#[test]
+fn a_batch_cut_short_between_its_parts_is_completed_without_counting_twice() {
+    // Words as fingerprints: their lengths.
+    let words = |text: &str| -> Vec<u128> { text.split(' ').map(|w| w.len() as u128).collect() };
+    let indexed = |store: &Arc<dyn CrawlStore>| {
+        let mut postings = SentencePostings::open(store.as_ref()).unwrap();
+        let uniques = store.unique_pages().unwrap();
+        postings.index_unwritten(store, &uniques, words).unwrap();
+        postings
+    };
+    let whole = kept_pages();
+    batch::write_batch(whole.as_ref(), &indexed(&whole).dirty, 7, usize::MAX, None).unwrap();
+    let (postings, through) = stored(whole.as_ref());
+    assert_eq!((postings.len(), through), (7, Some(7)));
+
+    let in_parts = kept_pages();
+    batch::write_batch(in_parts.as_ref(), &indexed(&in_parts).dirty, 7, 2, None).unwrap();
+    assert_eq!(stored(in_parts.as_ref()), (postings.clone(), through));
+
+    let cut_short = kept_pages();
+    batch::write_batch(
+        cut_short.as_ref(),
+        &indexed(&cut_short).dirty,
+        7,
+        3,
+        Some(1),
+    )
+    .unwrap();
+    assert_eq!(stored(cut_short.as_ref()).0.len(), 3, "one part written");
+    assert_eq!(stored(cut_short.as_ref()).1, None);
+    let mut again = indexed(&cut_short);
+    assert_eq!(again.dirty.len(), 4, "the postings the part did not write");
+    again.write_out(&cut_short, 7).unwrap();
+    again.land(true).unwrap();
+    assert_eq!(stored(cut_short.as_ref()), (postings, through));
 }
 
 /// Postings read where a page is analysed, off the coordinator, give the candidates the
