@@ -70,6 +70,8 @@ pub struct FjallStore {
     sentences: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
+    /// Seals the memtables the budget sends to be written out.
+    rotator: crate::rotator::Rotator,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -175,7 +177,7 @@ impl FjallStore {
             db.keyspace(table, options)
                 .map_err(|e| store_error(&name, Some(table.to_string()), e))
         };
-        Ok(FjallStore {
+        let mut store = FjallStore {
             hosts: open("hosts")?,
             queue: open("queue")?,
             seen: open("seen")?,
@@ -196,7 +198,12 @@ impl FjallStore {
             path: name.clone(),
             db,
             host_lock: Mutex::new(()),
-        })
+            rotator: crate::rotator::Rotator::none(&name, table_error),
+        };
+        let tables = store.tables().map(Keyspace::clone).to_vec();
+        store.rotator =
+            crate::rotator::Rotator::start(tables, &name, table_error, MIN_ROTATED_BYTES);
+        Ok(store)
     }
 
     /// Every table, for what concerns them all.
@@ -223,15 +230,17 @@ impl FjallStore {
     }
 
     /// Bytes each table holds in the memtable it writes to.
-    fn memtable_sizes(&self) -> [(u64, &Keyspace); 17] {
+    fn memtable_sizes(&self) -> [u64; 17] {
         self.tables()
-            .map(|table| (table.tree.active_memtable().size(), table))
+            .map(|table| table.tree.active_memtable().size())
     }
 
-    /// Bytes the tables hold in the memtables they write to.
+    /// Bytes the tables hold in the memtables they write to, once the tables the budget
+    /// sent to be written out are sealed.
     #[cfg(test)]
     pub(crate) fn memtable_bytes(&self) -> u64 {
-        self.memtable_sizes().iter().map(|(size, _)| size).sum()
+        self.rotator.settle();
+        self.memtable_sizes().iter().sum()
     }
 
     /// Writes out the fullest table's memory when all of them together hold more than
@@ -245,15 +254,17 @@ impl FjallStore {
             return Ok(());
         }
         let sizes = self.memtable_sizes();
-        if sizes.iter().map(|(size, _)| size).sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
+        if sizes.iter().sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
             return Ok(());
         }
-        if let Some(&(size, table)) = sizes.iter().max_by_key(|(size, _)| *size)
-            && size >= MIN_ROTATED_BYTES
-        {
-            table.rotate_memtable().map_err(|e| self.err_in(table, e))?;
+        match (0..sizes.len()).max_by_key(|&table| sizes[table]) {
+            Some(table) if sizes[table] >= MIN_ROTATED_BYTES => {
+                // Sealed on the rotator's thread; until then the next commits find the
+                // tables over the budget still, and ask again (one request waits at most).
+                self.rotator.request(table, MIN_ROTATED_BYTES)
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn err(&self, e: fjall::Error) -> StoreError {
@@ -262,9 +273,15 @@ impl FjallStore {
 
     /// An error reading or writing `table`: a damaged one names its directory.
     fn err_in(&self, table: &Keyspace, e: fjall::Error) -> StoreError {
-        let name = format!("{} ({})", &**table.name(), table.path().display());
-        store_error(&self.path, Some(name), e)
+        table_error(&self.path, table, e)
     }
+}
+
+/// An error reading or writing `table` of the store at `path`: a damaged one names its
+/// directory.
+fn table_error(path: &str, table: &Keyspace, e: fjall::Error) -> StoreError {
+    let name = format!("{} ({})", &**table.name(), table.path().display());
+    store_error(path, Some(name), e)
 }
 
 /// A fjall error as a [`StoreError`]: [`StoreError::Damaged`] when the files are.

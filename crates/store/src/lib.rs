@@ -29,6 +29,7 @@
 
 mod fjall_store;
 mod memory;
+mod rotator;
 
 use std::borrow::Cow;
 use std::fmt;
