@@ -2,6 +2,11 @@
 //! of `records.jsonl` (the store first, so a crash never leaves a record the store cannot
 //! account for), the responses in the WARC files, and the progress counters.
 //!
+//! A decision is committed behind the coordinator ([`CrawlStore::commit_behind`]): the
+//! store's reads see it at once, its own thread lands it, and its lines are appended to
+//! `records.jsonl` once it has landed. A shared job's coordinator waits for the landing
+//! (`in_step`): other workers hear that its URLs are done right after.
+//!
 //! The WARC files are written on a thread of their own ([`WarcThread`]): a page's request
 //! and response records are compressed where it was analysed, its revisit and metadata
 //! records and the writes are the WARC thread's, and the coordinator only hands them over
@@ -9,6 +14,7 @@
 //! are buffered: a killed crawl loses the records not yet written out, a few pages' at most
 //! (`WARC_QUEUE`).
 
+use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,12 +54,17 @@ pub(crate) struct Archive {
     warc: Option<WarcThread>,
     warc_dir: PathBuf,
     progress: Arc<Progress>,
+    /// Decisions committed and not landed yet: each commit's ticket, its records' lines and
+    /// how many of them are errors.
+    unlanded: VecDeque<(u64, Vec<Vec<u8>>, u64)>,
+    /// Each decision waits for its commit to land (a shared job).
+    in_step: bool,
 }
 
 impl Archive {
     /// Opens the outputs in `out_dir` for run number `run`: `records.jsonl` made to hold
     /// exactly the store's `decided` records, and (when `warc_max_bytes` is given) a new
-    /// WARC file series.
+    /// WARC file series. `in_step`: each decision waits for its commit to land.
     pub(crate) fn open(
         out_dir: &Path,
         store: Arc<dyn CrawlStore>,
@@ -61,6 +72,7 @@ impl Archive {
         run: u64,
         warc_max_bytes: Option<u64>,
         progress: Arc<Progress>,
+        in_step: bool,
     ) -> Result<Archive, EngineError> {
         let records = RecordsFile::open(&out_dir.join("records.jsonl"), store.as_ref(), decided)?;
         let warc_dir = out_dir.join("warc");
@@ -78,10 +90,13 @@ impl Archive {
             warc,
             warc_dir,
             progress,
+            unlanded: VecDeque::new(),
+            in_step,
         })
     }
 
-    /// Commits a decision, then appends its records to `records.jsonl`.
+    /// Commits a decision behind the coordinator; its records are appended to
+    /// `records.jsonl` once it has landed (at once in step).
     pub(crate) fn commit(
         &mut self,
         mut commit: Commit,
@@ -97,18 +112,47 @@ impl Archive {
             .extend(records.iter().map(|r| r.seq).zip(lines.iter().cloned()));
         let queued_delta = commit.enqueued.len() as i64 - commit.taken.len() as i64;
         let clock = Instant::now();
-        self.store.commit(commit)?;
+        let ticket = self.store.commit_behind(commit)?;
+        if self.in_step {
+            self.store.wait_landed(ticket)?;
+        }
         let queued = Progress::get(&self.progress.queued) as i64 + queued_delta;
         Progress::set(&self.progress.queued, queued.max(0) as u64);
-        for (record, line) in records.iter().zip(&lines) {
-            self.records.append(line)?;
-            Progress::add(&self.progress.decisions, 1);
-            if record.verdict == Verdict::Error {
-                Progress::add(&self.progress.errors, 1);
-            }
-        }
+        let errors = records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Error)
+            .count() as u64;
+        self.unlanded.push_back((ticket, lines, errors));
+        self.append_landed()?;
         self.progress.add_time(Stage::Commit, clock.elapsed());
         Ok(())
+    }
+
+    /// Appends the records of the decisions landed.
+    fn append_landed(&mut self) -> Result<(), EngineError> {
+        if self.unlanded.is_empty() {
+            return Ok(());
+        }
+        let landed = self.store.landed()?;
+        while self.unlanded.front().is_some_and(|(t, ..)| *t <= landed) {
+            let Some((_, lines, errors)) = self.unlanded.pop_front() else {
+                break;
+            };
+            for line in &lines {
+                self.records.append(line)?;
+            }
+            Progress::add(&self.progress.decisions, lines.len() as u64);
+            Progress::add(&self.progress.errors, errors);
+        }
+        Ok(())
+    }
+
+    /// Waits for every decision committed to land, and appends their records.
+    fn land_all(&mut self) -> Result<(), EngineError> {
+        if let Some((ticket, ..)) = self.unlanded.back() {
+            self.store.wait_landed(*ticket)?;
+        }
+        self.append_landed()
     }
 
     /// Writes a response to the WARC files (when enabled): as a revisit of `revisit_of`
@@ -171,11 +215,13 @@ impl Archive {
 
     /// Pushes buffered record lines to the file.
     pub(crate) fn flush_records(&mut self) -> Result<(), EngineError> {
+        self.append_landed()?;
         self.records.flush()
     }
 
     /// Flushes every output and makes the store durable.
     pub(crate) fn finish(&mut self) -> Result<(), EngineError> {
+        self.land_all()?;
         self.records.flush()?;
         if let Some(warc) = &mut self.warc {
             warc.finish()

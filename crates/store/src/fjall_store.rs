@@ -1,13 +1,16 @@
 //! The on-disk store: one fjall database with a keyspace per table.
 
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fjall::config::{PartitioningPolicy, PinningPolicy};
 use fjall::{
-    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
+    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Slice,
 };
 
+use crate::behind::{self, Behind, Land, Write};
 use crate::{
     Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
     UniquePage, UrlKey, decode_queued, encode_queued, unique_value,
@@ -34,6 +37,31 @@ const MIN_ROTATED_BYTES: u64 = 1 << 20;
 /// off the crawl's peak memory (docs/BENCHMARKS.md, "Peak memory on the text site").
 pub const DEFAULT_CACHE_BYTES: u64 = 8 << 20;
 
+/// The tables' places in [`FjallStore::tables`] (0 is `hosts`, written at once by
+/// [`CrawlStore::host_id`], never by a commit).
+const QUEUE: usize = 1;
+const SEEN: usize = 2;
+const EXACT: usize = 3;
+const RECORDS: usize = 4;
+const UNIQUES: usize = 5;
+const TEXTS: usize = 6;
+const LINK_KEYS: usize = 7;
+const DROPPED: usize = 8;
+const HUBS: usize = 9;
+const HUB_YIELDS: usize = 10;
+const UNDECIDED: usize = 11;
+const PARKED: usize = 12;
+const LENGTHS: usize = 13;
+const COUNTERS: usize = 14;
+const BLOBS: usize = 15;
+const SENTENCES: usize = 16;
+
+/// What [`FjallStore::scan`] calls with each key and value: `false` stops it.
+type Each<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool, StoreError> + 'a;
+
+/// Every key of a table.
+const ALL: (Bound<Vec<u8>>, Bound<Vec<u8>>) = (Bound::Unbounded, Bound::Unbounded);
+
 /// A [`CrawlStore`] in a fjall database directory.
 ///
 /// Tables: `hosts` (authority -> id), `queue` ([`QueueKey`] -> URL), `seen` (URL key),
@@ -44,10 +72,12 @@ pub const DEFAULT_CACHE_BYTES: u64 = 8 << 20;
 /// led to new pages -> its sequence number), `hub_yields` (a hub's sequence number -> what it
 /// led to, [`HubYield`]), `undecided` (URL keys queued and not decided yet), `parked` (the URL
 /// key a link waits for and the link's key -> [`ParkedLink`]), `lengths` (URL key -> declared `Content-Length`), `sentences`
-/// (sentence-fingerprint key -> posting), `counters`, `blobs`. Each commit is one fjall write
-/// batch, handed to the operating system before `commit` returns, so a killed process loses
-/// nothing that was committed (a power cut may lose the last moments; [`CrawlStore::sync`]
-/// fsyncs).
+/// (sentence-fingerprint key -> posting), `counters`, `blobs`. Commits are landed by a thread
+/// of the store's own (`behind.rs`), several to a fjall write batch, each handed to
+/// the operating system before its ticket counts as landed: `commit` returns once its commit
+/// has, so a killed process loses nothing it committed; `commit_behind` returns at once, and
+/// a killed process may lose what has not landed yet (every read sees it meanwhile). A power
+/// cut may lose the last moments; [`CrawlStore::sync`] fsyncs.
 pub struct FjallStore {
     path: String,
     db: Database,
@@ -70,8 +100,8 @@ pub struct FjallStore {
     sentences: Keyspace,
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
-    /// Seals the memtables the budget sends to be written out.
-    rotator: crate::rotator::Rotator,
+    /// Commits not landed yet, and the thread that lands them.
+    behind: Behind,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -198,16 +228,21 @@ impl FjallStore {
             path: name.clone(),
             db,
             host_lock: Mutex::new(()),
-            rotator: crate::rotator::Rotator::none(&name, table_error),
+            behind: Behind::none(),
         };
         let tables = store.tables().map(Keyspace::clone).to_vec();
-        store.rotator =
-            crate::rotator::Rotator::start(tables, &name, table_error, MIN_ROTATED_BYTES);
+        let path: Arc<str> = name.as_str().into();
+        let land: Land = Box::new(move |db, tables, jobs| land(&path, db, tables, jobs));
+        store.behind =
+            Behind::start(store.db.clone(), tables, land).map_err(|e| StoreError::Database {
+                path: name.clone(),
+                reason: format!("no thread to write with: {e}"),
+            })?;
         Ok(store)
     }
 
     /// Every table, for what concerns them all.
-    fn tables(&self) -> [&Keyspace; 17] {
+    fn tables(&self) -> [&Keyspace; behind::TABLES] {
         [
             &self.hosts,
             &self.queue,
@@ -229,42 +264,79 @@ impl FjallStore {
         ]
     }
 
-    /// Bytes each table holds in the memtable it writes to.
-    fn memtable_sizes(&self) -> [u64; 17] {
-        self.tables()
-            .map(|table| table.tree.active_memtable().size())
-    }
-
-    /// Bytes the tables hold in the memtables they write to, once the tables the budget
-    /// sent to be written out are sealed.
+    /// Bytes the tables hold in the memtables they write to, once every commit has landed.
     #[cfg(test)]
     pub(crate) fn memtable_bytes(&self) -> u64 {
-        self.rotator.settle();
-        self.memtable_sizes().iter().sum()
+        self.behind.wait(self.behind.last()).ok();
+        memtable_sizes(&self.tables()).iter().sum()
     }
 
-    /// Writes out the fullest table's memory when all of them together hold more than
-    /// [`MEMTABLES_BUDGET_BYTES`] in the memtables they write to (fjall bounds each table
-    /// alone, not their sum; tables sealed and being written are bounded by fjall, which
-    /// holds writes back while a table has four of them).
-    fn keep_memtables_within_budget(&self) -> Result<(), StoreError> {
-        // Memtables written to and sealed ones together, one atomic read: within the budget,
-        // so is their part (the tables' own sizes are a lock each, 17 per commit).
-        if self.db.write_buffer_size() <= MEMTABLES_BUDGET_BYTES {
-            return Ok(());
-        }
-        let sizes = self.memtable_sizes();
-        if sizes.iter().sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
-            return Ok(());
-        }
-        match (0..sizes.len()).max_by_key(|&table| sizes[table]) {
-            Some(table) if sizes[table] >= MIN_ROTATED_BYTES => {
-                // Sealed on the rotator's thread; until then the next commits find the
-                // tables over the budget still, and ask again (one request waits at most).
-                self.rotator.request(table, MIN_ROTATED_BYTES)
+    /// What `table` holds under `key`: a commit's write not landed yet, or the database's.
+    fn read(&self, table: usize, key: &[u8]) -> Result<Option<Slice>, StoreError> {
+        match self.behind.get(table, key) {
+            Some(pending) => Ok(pending),
+            None => {
+                let keyspace = self.tables()[table];
+                keyspace.get(key).map_err(|e| self.err_in(keyspace, e))
             }
-            _ => Ok(()),
         }
+    }
+
+    /// Whether `table` holds `key`.
+    fn holds(&self, table: usize, key: &[u8]) -> Result<bool, StoreError> {
+        match self.behind.get(table, key) {
+            Some(pending) => Ok(pending.is_some()),
+            None => {
+                let keyspace = self.tables()[table];
+                keyspace
+                    .contains_key(key)
+                    .map_err(|e| self.err_in(keyspace, e))
+            }
+        }
+    }
+
+    /// Calls `each` with the keys and values of `table` in `range`, in key order, the commits
+    /// not landed yet with the database's, until it returns `false`.
+    fn scan(
+        &self,
+        table: usize,
+        range: (Bound<Vec<u8>>, Bound<Vec<u8>>),
+        each: &mut Each<'_>,
+    ) -> Result<(), StoreError> {
+        // The writes not landed, taken before the database is read: a commit that lands
+        // meanwhile is in one or the other.
+        let mut pending = self
+            .behind
+            .range(table, behind::borrowed(&range))
+            .into_iter()
+            .peekable();
+        let keyspace = self.tables()[table];
+        for item in keyspace.range::<Vec<u8>, _>(range) {
+            let (key, value) = item.into_inner().map_err(|e| self.err_in(keyspace, e))?;
+            // The writes not landed up to this key; one of this key replaces its value.
+            let mut replaced = false;
+            while let Some((written, pending_value)) =
+                pending.next_if(|(k, _)| k.as_ref() <= key.as_ref())
+            {
+                replaced |= written == key;
+                if let Some(v) = pending_value
+                    && !each(&written, &v)?
+                {
+                    return Ok(());
+                }
+            }
+            if !replaced && !each(&key, &value)? {
+                return Ok(());
+            }
+        }
+        for (key, value) in pending {
+            if let Some(value) = value
+                && !each(&key, &value)?
+            {
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     fn err(&self, e: fjall::Error) -> StoreError {
@@ -274,6 +346,168 @@ impl FjallStore {
     /// An error reading or writing `table`: a damaged one names its directory.
     fn err_in(&self, table: &Keyspace, e: fjall::Error) -> StoreError {
         table_error(&self.path, table, e)
+    }
+}
+
+/// A commit's writes, in the order a write batch took them (a key written twice keeps the
+/// last).
+fn writes(commit: Commit) -> Vec<Write> {
+    let mut out = Vec::new();
+    let mut put = |table: usize, key: Slice, value: Option<Slice>| {
+        out.push(Write { table, key, value });
+    };
+    let key = |bytes: &[u8]| Slice::from(bytes);
+    for taken in commit.taken {
+        put(QUEUE, key(&taken.to_bytes()), None);
+    }
+    for (seq, record) in commit.records {
+        put(RECORDS, key(&seq.to_be_bytes()), Some(record.into()));
+    }
+    if let Some(page) = commit.unique {
+        put(
+            UNIQUES,
+            key(&page.seq.to_be_bytes()),
+            Some(key(&unique_value(&page))),
+        );
+    }
+    if let Some((exact, seq)) = commit.exact_key {
+        put(EXACT, key(&exact), Some(key(&seq.to_be_bytes())));
+    }
+    if let Some((seq, text)) = commit.unique_text {
+        put(TEXTS, key(&seq.to_be_bytes()), Some(text.into()));
+    }
+    if let Some((seq, keys)) = commit.unique_links {
+        put(
+            LINK_KEYS,
+            key(&seq.to_be_bytes()),
+            Some(crate::encode_keys(&keys).into()),
+        );
+    }
+    for seen in commit.seen {
+        put(SEEN, key(&seen), Some(key(&[])));
+    }
+    for dropped in commit.dropped {
+        put(DROPPED, key(&dropped), Some(key(&[])));
+    }
+    if let Some((hub, seq, yielded)) = commit.hub {
+        put(HUBS, key(&hub), Some(key(&seq.to_be_bytes())));
+        put(
+            HUB_YIELDS,
+            key(&seq.to_be_bytes()),
+            Some(key(&yielded.encode())),
+        );
+    }
+    for (seq, yielded) in commit.hub_yields {
+        put(
+            HUB_YIELDS,
+            key(&seq.to_be_bytes()),
+            Some(key(&yielded.encode())),
+        );
+    }
+    for (url, declared) in commit.length {
+        put(LENGTHS, key(&url), Some(declared.encode().into()));
+    }
+    for decided in commit.decided {
+        put(UNDECIDED, key(&decided), None);
+    }
+    for (on, link, parked) in commit.parked {
+        put(
+            PARKED,
+            key(&[on, link].concat()),
+            Some(parked.encode().into()),
+        );
+    }
+    for (on, link) in commit.unparked {
+        put(PARKED, key(&[on, link].concat()), None);
+    }
+    for (queued, url_key, url) in commit.enqueued {
+        put(SEEN, key(&url_key), Some(key(&[])));
+        put(UNDECIDED, key(&url_key), Some(key(&[])));
+        put(
+            QUEUE,
+            key(&queued.to_bytes()),
+            Some(encode_queued(&url).into()),
+        );
+    }
+    for (name, value) in commit.counters {
+        put(
+            COUNTERS,
+            key(name.as_bytes()),
+            Some(key(&value.to_be_bytes())),
+        );
+    }
+    for (name, value) in commit.blobs {
+        put(BLOBS, key(name.as_bytes()), Some(value.into()));
+    }
+    for (sentence, posting) in commit.sentences {
+        put(
+            SENTENCES,
+            key(&sentence.to_be_bytes()),
+            Some(posting.into()),
+        );
+    }
+    out
+}
+
+/// Lands commits in `tables` of `db` (the store at `path`): their writes in one write batch,
+/// a key written more than once with its last value (a batch gives every write one sequence
+/// number, so two of a key would tie), then the memtables' budget kept.
+fn land(
+    path: &str,
+    db: &Database,
+    tables: &[Keyspace],
+    jobs: &[(u64, Vec<Write>)],
+) -> Result<(), StoreError> {
+    let mut last: BTreeMap<(usize, &Slice), &Option<Slice>> = BTreeMap::new();
+    for write in jobs.iter().flat_map(|(_, writes)| writes) {
+        last.insert((write.table, &write.key), &write.value);
+    }
+    let mut batch = db.batch();
+    for ((table, key), value) in last {
+        match value {
+            Some(value) => batch.insert(&tables[table], key.clone(), value.clone()),
+            None => batch.remove(&tables[table], key.clone()),
+        }
+    }
+    batch.commit().map_err(|e| store_error(path, None, e))?;
+    keep_memtables_within_budget(path, db, tables)
+}
+
+/// Bytes each table holds in the memtable it writes to.
+fn memtable_sizes(tables: &[&Keyspace]) -> Vec<u64> {
+    tables
+        .iter()
+        .map(|table| table.tree.active_memtable().size())
+        .collect()
+}
+
+/// Writes out the fullest table's memory when all of them together hold more than
+/// [`MEMTABLES_BUDGET_BYTES`] in the memtables they write to (fjall bounds each table alone,
+/// not their sum; tables sealed and being written are bounded by fjall, which holds writes
+/// back while a table has four of them). On the writer's thread: sealing a table takes
+/// fjall's version upkeep over every table with it, 4.8 % of the crawl coordinator's CPU
+/// when it committed itself.
+fn keep_memtables_within_budget(
+    path: &str,
+    db: &Database,
+    tables: &[Keyspace],
+) -> Result<(), StoreError> {
+    // Memtables written to and sealed ones together, one atomic read: within the budget, so
+    // is their part (the tables' own sizes are a lock each).
+    if db.write_buffer_size() <= MEMTABLES_BUDGET_BYTES {
+        return Ok(());
+    }
+    let tables: Vec<&Keyspace> = tables.iter().collect();
+    let sizes = memtable_sizes(&tables);
+    if sizes.iter().sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
+        return Ok(());
+    }
+    match (0..sizes.len()).max_by_key(|&table| sizes[table]) {
+        Some(table) if sizes[table] >= MIN_ROTATED_BYTES => tables[table]
+            .rotate_memtable()
+            .map(|_| ())
+            .map_err(|e| table_error(path, tables[table], e)),
+        _ => Ok(()),
     }
 }
 
@@ -370,6 +604,9 @@ impl CrawlStore for FjallStore {
         after: Option<QueueKey>,
         limit: usize,
     ) -> Result<Vec<(QueueKey, QueuedUrl)>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let (first, last) = QueueKey::host_bounds(host);
         let start = match after {
             Some(key) => std::ops::Bound::Excluded(key.to_bytes()),
@@ -377,31 +614,28 @@ impl CrawlStore for FjallStore {
         };
         let end = std::ops::Bound::Included(last.to_bytes());
         let mut out = Vec::new();
-        for item in self.queue.range::<[u8; 16], _>((start, end)).take(limit) {
-            let (k, v) = item.into_inner().map_err(|e| self.err_in(&self.queue, e))?;
-            let key = QueueKey::from_bytes(&k).ok_or(StoreError::Corrupt {
+        let range = (start.map(|k| k.to_vec()), end.map(|k| k.to_vec()));
+        self.scan(QUEUE, range, &mut |k, v| {
+            let key = QueueKey::from_bytes(k).ok_or(StoreError::Corrupt {
                 table: "queue",
                 reason: "bad key".into(),
             })?;
-            out.push((key, decode_queued(&v)?));
-        }
+            out.push((key, decode_queued(v)?));
+            Ok(out.len() < limit)
+        })?;
         Ok(out)
     }
 
     fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError> {
-        self.seen
-            .contains_key(key)
-            .map_err(|e| self.err_in(&self.seen, e))
+        self.holds(SEEN, key)
     }
 
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError> {
-        self.hubs
-            .contains_key(key)
-            .map_err(|e| self.err_in(&self.hubs, e))
+        self.holds(HUBS, key)
     }
 
     fn hub_yield(&self, key: &UrlKey) -> Result<Option<(u64, HubYield)>, StoreError> {
-        let seq = self.hubs.get(key).map_err(|e| self.err_in(&self.hubs, e))?;
+        let seq = self.read(HUBS, key)?;
         // A hub marked by a version without yields has no sequence number.
         let Some(seq) = seq.as_deref().and_then(|v| <[u8; 8]>::try_from(v).ok()) else {
             return Ok(None);
@@ -411,46 +645,37 @@ impl CrawlStore for FjallStore {
     }
 
     fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {
-        self.hub_yields
-            .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.hub_yields, e))?
+        self.read(HUB_YIELDS, &seq.to_be_bytes())?
             .map(|v| HubYield::decode(&v))
             .transpose()
     }
 
     fn is_undecided(&self, key: &UrlKey) -> Result<bool, StoreError> {
-        self.undecided
-            .contains_key(key)
-            .map_err(|e| self.err_in(&self.undecided, e))
+        self.holds(UNDECIDED, key)
     }
 
     fn parked_on(&self, key: &UrlKey) -> Result<Vec<(UrlKey, ParkedLink)>, StoreError> {
         let mut out = Vec::new();
-        for item in self.parked.prefix(key) {
-            let (k, v) = item
-                .into_inner()
-                .map_err(|e| self.err_in(&self.parked, e))?;
+        self.scan(PARKED, behind::prefix_range(key), &mut |k, v| {
             let link: UrlKey = k[16..].try_into().map_err(|_| StoreError::Corrupt {
                 table: "parked",
                 reason: "bad key".into(),
             })?;
-            out.push((link, ParkedLink::decode(&v)?));
-        }
+            out.push((link, ParkedLink::decode(v)?));
+            Ok(true)
+        })?;
         Ok(out)
     }
 
     fn parked_link(&self, key: &UrlKey, link: &UrlKey) -> Result<Option<ParkedLink>, StoreError> {
-        self.parked
-            .get([*key, *link].concat())
-            .map_err(|e| self.err_in(&self.parked, e))?
+        self.read(PARKED, &[*key, *link].concat())?
             .map(|v| ParkedLink::decode(&v))
             .transpose()
     }
 
     fn parked_targets(&self) -> Result<Vec<UrlKey>, StoreError> {
         let mut out: Vec<UrlKey> = Vec::new();
-        for item in self.parked.iter() {
-            let key = item.key().map_err(|e| self.err_in(&self.parked, e))?;
+        self.scan(PARKED, ALL, &mut |key, _| {
             let on: UrlKey = key[..16].try_into().map_err(|_| StoreError::Corrupt {
                 table: "parked",
                 reason: "bad key".into(),
@@ -458,16 +683,13 @@ impl CrawlStore for FjallStore {
             if out.last() != Some(&on) {
                 out.push(on);
             }
-        }
+            Ok(true)
+        })?;
         Ok(out)
     }
 
     fn declared(&self, key: &UrlKey) -> Result<Option<Declared>, StoreError> {
-        match self
-            .lengths
-            .get(key)
-            .map_err(|e| self.err_in(&self.lengths, e))?
-        {
+        match self.read(LENGTHS, key)? {
             Some(v) => Declared::decode(&v)
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
@@ -479,89 +701,31 @@ impl CrawlStore for FjallStore {
     }
 
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError> {
-        match self
-            .exact
-            .get(key)
-            .map_err(|e| self.err_in(&self.exact, e))?
-        {
+        match self.read(EXACT, key)? {
             Some(v) => Ok(Some(be_u64(&v, "exact")?)),
             None => Ok(None),
         }
     }
 
     fn commit(&self, commit: Commit) -> Result<(), StoreError> {
-        let mut batch = self.db.batch();
-        for key in commit.taken {
-            batch.remove(&self.queue, key.to_bytes());
-        }
-        for (seq, record) in commit.records {
-            batch.insert(&self.records, seq.to_be_bytes(), record);
-        }
-        if let Some(page) = commit.unique {
-            batch.insert(&self.uniques, page.seq.to_be_bytes(), unique_value(&page));
-        }
-        if let Some((key, seq)) = commit.exact_key {
-            batch.insert(&self.exact, key, seq.to_be_bytes());
-        }
-        if let Some((seq, text)) = commit.unique_text {
-            batch.insert(&self.texts, seq.to_be_bytes(), text.into_bytes());
-        }
-        if let Some((seq, keys)) = commit.unique_links {
-            batch.insert(
-                &self.link_keys,
-                seq.to_be_bytes(),
-                crate::encode_keys(&keys),
-            );
-        }
-        for key in commit.seen {
-            batch.insert(&self.seen, key, []);
-        }
-        for key in commit.dropped {
-            batch.insert(&self.dropped, key, []);
-        }
-        if let Some((key, seq, yielded)) = commit.hub {
-            batch.insert(&self.hubs, key, seq.to_be_bytes());
-            batch.insert(&self.hub_yields, seq.to_be_bytes(), yielded.encode());
-        }
-        for (seq, yielded) in commit.hub_yields {
-            batch.insert(&self.hub_yields, seq.to_be_bytes(), yielded.encode());
-        }
-        for (key, declared) in commit.length {
-            batch.insert(&self.lengths, key, declared.encode());
-        }
-        for key in commit.decided {
-            batch.remove(&self.undecided, key);
-        }
-        for (on, link, parked) in commit.parked {
-            batch.insert(&self.parked, [on, link].concat(), parked.encode());
-        }
-        for (on, link) in commit.unparked {
-            batch.remove(&self.parked, [on, link].concat());
-        }
-        for (key, url_key, url) in commit.enqueued {
-            batch.insert(&self.seen, url_key, []);
-            batch.insert(&self.undecided, url_key, []);
-            batch.insert(&self.queue, key.to_bytes(), encode_queued(&url));
-        }
-        for (name, value) in commit.counters {
-            batch.insert(&self.counters, name.as_bytes(), value.to_be_bytes());
-        }
-        for (name, value) in commit.blobs {
-            batch.insert(&self.blobs, name.as_bytes(), value);
-        }
-        for (key, posting) in commit.sentences {
-            batch.insert(&self.sentences, key.to_be_bytes(), posting);
-        }
-        batch.commit().map_err(|e| self.err(e))?;
-        self.keep_memtables_within_budget()
+        let ticket = self.behind.push(writes(commit), true)?;
+        self.behind.wait(ticket)
+    }
+
+    fn commit_behind(&self, commit: Commit) -> Result<u64, StoreError> {
+        self.behind.push(writes(commit), false)
+    }
+
+    fn landed(&self) -> Result<u64, StoreError> {
+        self.behind.landed()
+    }
+
+    fn wait_landed(&self, ticket: u64) -> Result<(), StoreError> {
+        self.behind.wait(ticket)
     }
 
     fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .records
-            .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.records, e))?
-            .map(|v| v.to_vec()))
+        Ok(self.read(RECORDS, &seq.to_be_bytes())?.map(|v| v.to_vec()))
     }
 
     fn for_each_record(
@@ -569,21 +733,18 @@ impl CrawlStore for FjallStore {
         from: u64,
         each: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<(), StoreError> {
-        for item in self.records.range(from.to_be_bytes()..) {
-            let (k, v) = item
-                .into_inner()
-                .map_err(|e| self.err_in(&self.records, e))?;
-            each(be_u64(&k, "records")?, &v);
-        }
-        Ok(())
+        let range = (
+            Bound::Included(from.to_be_bytes().to_vec()),
+            Bound::Unbounded,
+        );
+        self.scan(RECORDS, range, &mut |k, v| {
+            each(be_u64(k, "records")?, v);
+            Ok(true)
+        })
     }
 
     fn unique_text(&self, seq: u64) -> Result<Option<String>, StoreError> {
-        match self
-            .texts
-            .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.texts, e))?
-        {
+        match self.read(TEXTS, &seq.to_be_bytes())? {
             Some(v) => String::from_utf8(v.to_vec())
                 .map(Some)
                 .map_err(|_| StoreError::Corrupt {
@@ -596,33 +757,23 @@ impl CrawlStore for FjallStore {
 
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, StoreError> {
         Ok(self
-            .link_keys
-            .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.link_keys, e))?
+            .read(LINK_KEYS, &seq.to_be_bytes())?
             .map(|v| crate::decode_keys(&v)))
     }
 
     fn dropped_unseen(&self) -> Result<u64, StoreError> {
         let mut unseen = 0;
-        for item in self.dropped.iter() {
-            let key = item.key().map_err(|e| self.err_in(&self.dropped, e))?;
-            if !self
-                .seen
-                .contains_key(&key)
-                .map_err(|e| self.err_in(&self.seen, e))?
-            {
+        self.scan(DROPPED, ALL, &mut |key, _| {
+            if !self.holds(SEEN, key)? {
                 unseen += 1;
             }
-        }
+            Ok(true)
+        })?;
         Ok(unseen)
     }
 
     fn unique_simhash(&self, seq: u64) -> Result<Option<u64>, StoreError> {
-        match self
-            .uniques
-            .get(seq.to_be_bytes())
-            .map_err(|e| self.err_in(&self.uniques, e))?
-        {
+        match self.read(UNIQUES, &seq.to_be_bytes())? {
             Some(v) => Ok(Some(be_u64(&v, "uniques")?)),
             None => Ok(None),
         }
@@ -630,24 +781,18 @@ impl CrawlStore for FjallStore {
 
     fn unique_pages(&self) -> Result<Vec<UniquePage>, StoreError> {
         let mut out = Vec::new();
-        for item in self.uniques.iter() {
-            let (k, v) = item
-                .into_inner()
-                .map_err(|e| self.err_in(&self.uniques, e))?;
+        self.scan(UNIQUES, ALL, &mut |k, v| {
             out.push(UniquePage {
-                seq: be_u64(&k, "uniques")?,
-                simhash: be_u64(&v, "uniques")?,
+                seq: be_u64(k, "uniques")?,
+                simhash: be_u64(v, "uniques")?,
             });
-        }
+            Ok(true)
+        })?;
         Ok(out)
     }
 
     fn counter(&self, name: &str) -> Result<Option<u64>, StoreError> {
-        match self
-            .counters
-            .get(name)
-            .map_err(|e| self.err_in(&self.counters, e))?
-        {
+        match self.read(COUNTERS, name.as_bytes())? {
             Some(v) => Ok(Some(be_u64(&v, "counters")?)),
             None => Ok(None),
         }
@@ -655,29 +800,23 @@ impl CrawlStore for FjallStore {
 
     fn sentence_posting(&self, key: u64) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
-            .sentences
-            .get(key.to_be_bytes())
-            .map_err(|e| self.err_in(&self.sentences, e))?
+            .read(SENTENCES, &key.to_be_bytes())?
             .map(|v| v.to_vec()))
     }
 
     fn for_each_sentence_key(&self, each: &mut dyn FnMut(u64)) -> Result<(), StoreError> {
-        for item in self.sentences.iter() {
-            let key = item.key().map_err(|e| self.err_in(&self.sentences, e))?;
-            each(be_u64(&key, "sentences")?);
-        }
-        Ok(())
+        self.scan(SENTENCES, ALL, &mut |key, _| {
+            each(be_u64(key, "sentences")?);
+            Ok(true)
+        })
     }
 
     fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .blobs
-            .get(name)
-            .map_err(|e| self.err_in(&self.blobs, e))?
-            .map(|v| v.to_vec()))
+        Ok(self.read(BLOBS, name.as_bytes())?.map(|v| v.to_vec()))
     }
 
     fn sync(&self) -> Result<(), StoreError> {
+        self.behind.wait(self.behind.last())?;
         self.db
             .persist(PersistMode::SyncAll)
             .map_err(|e| self.err(e))

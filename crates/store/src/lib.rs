@@ -27,9 +27,9 @@
 //! assert_eq!(store.pending(host, None, 10).unwrap().len(), 1);
 //! ```
 
+mod behind;
 mod fjall_store;
 mod memory;
-mod rotator;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -494,7 +494,7 @@ impl Commit {
 }
 
 /// What the store could not do.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The database failed (I/O, corruption, lock held by another process).
@@ -600,6 +600,22 @@ pub trait CrawlStore: Send + Sync {
     fn exact_original(&self, key: &[u8; 16]) -> Result<Option<u64>, StoreError>;
     /// Applies one decision atomically.
     fn commit(&self, commit: Commit) -> Result<(), StoreError>;
+    /// Commits behind the caller where the store can ([`FjallStore`]: a thread of its own
+    /// writes it): every read sees the commit at once, but it is durable (a killed process
+    /// keeps it) only once [`CrawlStore::landed`] has reached the ticket returned. By
+    /// default, [`CrawlStore::commit`], landed at once.
+    fn commit_behind(&self, commit: Commit) -> Result<u64, StoreError> {
+        self.commit(commit).map(|()| 0)
+    }
+    /// The last ticket of [`CrawlStore::commit_behind`] landed: every commit up to it is in.
+    fn landed(&self) -> Result<u64, StoreError> {
+        Ok(u64::MAX)
+    }
+    /// Waits until the commit of `ticket`, and every one before it, has landed.
+    fn wait_landed(&self, ticket: u64) -> Result<(), StoreError> {
+        let _ = ticket;
+        Ok(())
+    }
     /// The record with sequence number `seq`.
     fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError>;
     /// Records with sequence numbers `>= from`, in order, passed to `each`.

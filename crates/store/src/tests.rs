@@ -527,3 +527,5 @@ fn the_tables_together_hold_no_more_than_the_budget_in_memory() {
         Some(value(commits - 1).into_bytes())
     );
 }
+
+mod behind;

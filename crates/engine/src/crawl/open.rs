@@ -115,6 +115,7 @@ impl Coordinator {
                 .warc
                 .then_some(job.config.output.warc_max_bytes),
             Arc::clone(&progress),
+            job.redis.is_some(),
         )?;
         // Counted once the outputs are known to agree with the state.
         store.commit(Commit {
