@@ -13,8 +13,9 @@
 //! thread), at once when someone waits for a commit, and the committer waits when
 //! [`MAX_QUEUED`] commits are queued.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::ops::Bound;
+use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
+use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
@@ -45,10 +46,12 @@ pub(crate) struct Write {
 /// A commit's writes and its ticket.
 type Job = (u64, Vec<Write>);
 
-/// The writes not landed yet, by table and key: the last of each key, with its ticket.
+/// The writes not landed yet, by table and key: the last of each key, with its ticket. A
+/// hash map: a few hundred keys at most, read on every read of the store, scanned in order
+/// only by the store's rare range reads (a host's queue refilled, a URL's parked links).
 #[derive(Default)]
 struct Overlay {
-    tables: [BTreeMap<Slice, (u64, Option<Slice>)>; TABLES],
+    tables: [foldhash::HashMap<Slice, (u64, Option<Slice>)>; TABLES],
     /// The last ticket given.
     last: u64,
 }
@@ -206,13 +209,13 @@ impl Behind {
     ) -> Vec<(Slice, Option<Slice>)> {
         let overlay = self.shared.overlay.read();
         let overlay = overlay.unwrap_or_else(PoisonError::into_inner);
-        if overlay.tables[table].is_empty() {
-            return Vec::new();
-        }
-        overlay.tables[table]
-            .range::<[u8], _>(range)
+        let mut found: Vec<(Slice, Option<Slice>)> = overlay.tables[table]
+            .iter()
+            .filter(|(key, _)| range.contains(key.as_ref()))
             .map(|(key, (_, value))| (key.clone(), value.clone()))
-            .collect()
+            .collect();
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        found
     }
 }
 
@@ -261,8 +264,10 @@ impl Shared {
             for (ticket, writes) in jobs {
                 for write in writes {
                     let table = &mut overlay.tables[write.table];
-                    if table.get(&write.key).is_some_and(|(t, _)| t == ticket) {
-                        table.remove(&write.key);
+                    if let Entry::Occupied(entry) = table.entry(write.key.clone())
+                        && entry.get().0 == *ticket
+                    {
+                        entry.remove();
                     }
                 }
             }

@@ -1,6 +1,5 @@
 //! The on-disk store: one fjall database with a keyspace per table.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -458,15 +457,21 @@ fn land(
     tables: &[Keyspace],
     jobs: &[(u64, Vec<Write>)],
 ) -> Result<(), StoreError> {
-    let mut last: BTreeMap<(usize, &Slice), &Option<Slice>> = BTreeMap::new();
-    for write in jobs.iter().flat_map(|(_, writes)| writes) {
-        last.insert((write.table, &write.key), &write.value);
+    let writes = || jobs.iter().flat_map(|(_, writes)| writes);
+    // Each key's last write, by its place among the writes.
+    let mut last: foldhash::HashMap<(usize, &[u8]), usize> = foldhash::HashMap::default();
+    for (n, write) in writes().enumerate() {
+        last.insert((write.table, write.key.as_ref()), n);
     }
     let mut batch = db.batch();
-    for ((table, key), value) in last {
-        match value {
-            Some(value) => batch.insert(&tables[table], key.clone(), value.clone()),
-            None => batch.remove(&tables[table], key.clone()),
+    for (n, write) in writes().enumerate() {
+        if last.get(&(write.table, write.key.as_ref())) != Some(&n) {
+            continue;
+        }
+        let table = &tables[write.table];
+        match &write.value {
+            Some(value) => batch.insert(table, write.key.clone(), value.clone()),
+            None => batch.remove(table, write.key.clone()),
         }
     }
     batch.commit().map_err(|e| store_error(path, None, e))?;
