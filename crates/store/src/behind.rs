@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use fjall::{Database, Keyspace, Slice};
+use fjall::Slice;
 
 use crate::StoreError;
 
@@ -44,7 +44,7 @@ pub(crate) struct Write {
 }
 
 /// A commit's writes and its ticket.
-type Job = (u64, Vec<Write>);
+pub(crate) type Job = (u64, Vec<Write>);
 
 /// The writes not landed yet, by table and key: the last of each key, with its ticket. A
 /// hash map: a few hundred keys at most, read on every read of the store, scanned in order
@@ -59,8 +59,6 @@ struct Overlay {
 #[derive(Default)]
 struct Queue {
     jobs: VecDeque<Job>,
-    /// Someone waits for a commit: land at once.
-    urgent: bool,
     stopping: bool,
 }
 
@@ -88,17 +86,11 @@ pub(crate) struct Behind {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Lands a batch of commits: one write batch, then whatever the store does after each
-/// commit (its memtables' budget).
-pub(crate) type Land =
-    Box<dyn FnMut(&Database, &[Keyspace], &[Job]) -> Result<(), StoreError> + Send>;
-
 impl Behind {
-    /// A writer landing into `db`'s `tables` with `land`.
+    /// A writer that lands the commits queued with `land`, several at a time, in their
+    /// order (the store's: one write batch, then its memtables' budget).
     pub(crate) fn start(
-        db: Database,
-        tables: Vec<Keyspace>,
-        mut land: Land,
+        mut land: impl FnMut(&[Job]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<Behind, std::io::Error> {
         let shared = Shared::new();
         let writer = Arc::clone(&shared);
@@ -106,7 +98,7 @@ impl Behind {
             .name("nearcrawl-store".into())
             .spawn(move || {
                 while let Some(jobs) = writer.next_jobs() {
-                    let landed = land(&db, &tables, &jobs);
+                    let landed = land(&jobs);
                     writer.landed(&jobs, landed);
                 }
             })?;
@@ -114,14 +106,6 @@ impl Behind {
             shared,
             thread: Some(thread),
         })
-    }
-
-    /// A placeholder while the store opens: no thread; nothing may be pushed to it.
-    pub(crate) fn none() -> Behind {
-        Behind {
-            shared: Shared::new(),
-            thread: None,
-        }
     }
 
     /// Queues a commit's writes, which every read sees from now on; returns its ticket.
@@ -143,7 +127,6 @@ impl Behind {
             // Queued under the overlay's lock: tickets are queued in their order.
             let mut queue = lock(&shared.queue);
             queue.jobs.push_back((ticket, writes));
-            queue.urgent |= urgent;
             (ticket, queue.jobs.len())
         };
         if urgent {
@@ -176,7 +159,6 @@ impl Behind {
             if shared.landed.load(Ordering::Acquire) >= ticket {
                 return Ok(());
             }
-            queue.urgent = true;
             shared.work.notify_one();
             queue = shared
                 .landing
@@ -237,7 +219,6 @@ impl Shared {
         let mut queue = lock(&self.queue);
         loop {
             if !queue.jobs.is_empty() {
-                queue.urgent = false;
                 return Some(queue.jobs.drain(..).collect());
             }
             if queue.stopping {

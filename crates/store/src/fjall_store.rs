@@ -9,7 +9,7 @@ use fjall::{
     AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Slice,
 };
 
-use crate::behind::{self, Behind, Land, Write};
+use crate::behind::{self, Behind, TABLES, Write};
 use crate::{
     Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
     UniquePage, UrlKey, decode_queued, encode_queued, unique_value,
@@ -36,8 +36,28 @@ const MIN_ROTATED_BYTES: u64 = 1 << 20;
 /// off the crawl's peak memory (docs/BENCHMARKS.md, "Peak memory on the text site").
 pub const DEFAULT_CACHE_BYTES: u64 = 8 << 20;
 
-/// The tables' places in [`FjallStore::tables`] (0 is `hosts`, written at once by
-/// [`CrawlStore::host_id`], never by a commit).
+/// The tables, by their places in [`FjallStore::tables`] below.
+const NAMES: [&str; TABLES] = [
+    "hosts",
+    "queue",
+    "seen",
+    "exact",
+    "records",
+    "uniques",
+    "texts",
+    "link_keys",
+    "dropped",
+    "hubs",
+    "hub_yields",
+    "undecided",
+    "parked",
+    "lengths",
+    "counters",
+    "blobs",
+    "sentences",
+];
+/// `hosts`: written at once by [`CrawlStore::host_id`], never by a commit.
+const HOSTS: usize = 0;
 const QUEUE: usize = 1;
 const SEEN: usize = 2;
 const EXACT: usize = 3;
@@ -80,23 +100,8 @@ const ALL: (Bound<Vec<u8>>, Bound<Vec<u8>>) = (Bound::Unbounded, Bound::Unbounde
 pub struct FjallStore {
     path: String,
     db: Database,
-    hosts: Keyspace,
-    queue: Keyspace,
-    seen: Keyspace,
-    exact: Keyspace,
-    records: Keyspace,
-    uniques: Keyspace,
-    texts: Keyspace,
-    link_keys: Keyspace,
-    dropped: Keyspace,
-    hubs: Keyspace,
-    hub_yields: Keyspace,
-    undecided: Keyspace,
-    parked: Keyspace,
-    lengths: Keyspace,
-    counters: Keyspace,
-    blobs: Keyspace,
-    sentences: Keyspace,
+    /// The tables, in the order of [`NAMES`].
+    tables: [Keyspace; TABLES],
     /// Host ids are assigned read-then-write; serialise that.
     host_lock: Mutex<()>,
     /// Commits not landed yet, and the thread that lands them.
@@ -206,68 +211,35 @@ impl FjallStore {
             db.keyspace(table, options)
                 .map_err(|e| store_error(&name, Some(table.to_string()), e))
         };
-        let mut store = FjallStore {
-            hosts: open("hosts")?,
-            queue: open("queue")?,
-            seen: open("seen")?,
-            exact: open("exact")?,
-            records: open("records")?,
-            uniques: open("uniques")?,
-            texts: open("texts")?,
-            link_keys: open("link_keys")?,
-            dropped: open("dropped")?,
-            hubs: open("hubs")?,
-            hub_yields: open("hub_yields")?,
-            undecided: open("undecided")?,
-            parked: open("parked")?,
-            lengths: open("lengths")?,
-            counters: open("counters")?,
-            blobs: open("blobs")?,
-            sentences: open("sentences")?,
+        let opened: Vec<Keyspace> = NAMES
+            .iter()
+            .map(|table| open(table))
+            .collect::<Result<_, _>>()?;
+        let tables: [Keyspace; TABLES] = opened.try_into().map_err(|_| StoreError::Database {
             path: name.clone(),
-            db,
-            host_lock: Mutex::new(()),
-            behind: Behind::none(),
-        };
-        let tables = store.tables().map(Keyspace::clone).to_vec();
-        let path: Arc<str> = name.as_str().into();
-        let land: Land = Box::new(move |db, tables, jobs| land(&path, db, tables, jobs));
-        store.behind =
-            Behind::start(store.db.clone(), tables, land).map_err(|e| StoreError::Database {
+            reason: "tables missing".into(),
+        })?;
+        let (path, writer_db, writer_tables): (Arc<str>, _, _) =
+            (name.as_str().into(), db.clone(), tables.clone());
+        let behind = Behind::start(move |jobs| land(&path, &writer_db, &writer_tables, jobs))
+            .map_err(|e| StoreError::Database {
                 path: name.clone(),
                 reason: format!("no thread to write with: {e}"),
             })?;
-        Ok(store)
-    }
-
-    /// Every table, for what concerns them all.
-    fn tables(&self) -> [&Keyspace; behind::TABLES] {
-        [
-            &self.hosts,
-            &self.queue,
-            &self.seen,
-            &self.exact,
-            &self.records,
-            &self.uniques,
-            &self.texts,
-            &self.link_keys,
-            &self.dropped,
-            &self.hubs,
-            &self.hub_yields,
-            &self.undecided,
-            &self.parked,
-            &self.lengths,
-            &self.counters,
-            &self.blobs,
-            &self.sentences,
-        ]
+        Ok(FjallStore {
+            path: name,
+            db,
+            tables,
+            host_lock: Mutex::new(()),
+            behind,
+        })
     }
 
     /// Bytes the tables hold in the memtables they write to, once every commit has landed.
     #[cfg(test)]
     pub(crate) fn memtable_bytes(&self) -> u64 {
         self.behind.wait(self.behind.last()).ok();
-        memtable_sizes(&self.tables()).iter().sum()
+        memtable_sizes(&self.tables).iter().sum()
     }
 
     /// What `table` holds under `key`: a commit's write not landed yet, or the database's.
@@ -275,7 +247,7 @@ impl FjallStore {
         match self.behind.get(table, key) {
             Some(pending) => Ok(pending),
             None => {
-                let keyspace = self.tables()[table];
+                let keyspace = &self.tables[table];
                 keyspace.get(key).map_err(|e| self.err_in(keyspace, e))
             }
         }
@@ -286,7 +258,7 @@ impl FjallStore {
         match self.behind.get(table, key) {
             Some(pending) => Ok(pending.is_some()),
             None => {
-                let keyspace = self.tables()[table];
+                let keyspace = &self.tables[table];
                 keyspace
                     .contains_key(key)
                     .map_err(|e| self.err_in(keyspace, e))
@@ -309,7 +281,7 @@ impl FjallStore {
             .range(table, behind::borrowed(&range))
             .into_iter()
             .peekable();
-        let keyspace = self.tables()[table];
+        let keyspace = &self.tables[table];
         for item in keyspace.range::<Vec<u8>, _>(range) {
             let (key, value) = item.into_inner().map_err(|e| self.err_in(keyspace, e))?;
             // The writes not landed up to this key; one of this key replaces its value.
@@ -479,7 +451,7 @@ fn land(
 }
 
 /// Bytes each table holds in the memtable it writes to.
-fn memtable_sizes(tables: &[&Keyspace]) -> Vec<u64> {
+fn memtable_sizes(tables: &[Keyspace]) -> Vec<u64> {
     tables
         .iter()
         .map(|table| table.tree.active_memtable().size())
@@ -502,8 +474,7 @@ fn keep_memtables_within_budget(
     if db.write_buffer_size() <= MEMTABLES_BUDGET_BYTES {
         return Ok(());
     }
-    let tables: Vec<&Keyspace> = tables.iter().collect();
-    let sizes = memtable_sizes(&tables);
+    let sizes = memtable_sizes(tables);
     if sizes.iter().sum::<u64>() <= MEMTABLES_BUDGET_BYTES {
         return Ok(());
     }
@@ -511,7 +482,7 @@ fn keep_memtables_within_budget(
         Some(table) if sizes[table] >= MIN_ROTATED_BYTES => tables[table]
             .rotate_memtable()
             .map(|_| ())
-            .map_err(|e| table_error(path, tables[table], e)),
+            .map_err(|e| table_error(path, &tables[table], e)),
         _ => Ok(()),
     }
 }
@@ -567,10 +538,9 @@ fn be_u64(bytes: &[u8], table: &'static str) -> Result<u64, StoreError> {
 impl CrawlStore for FjallStore {
     fn host_id(&self, authority: &str) -> Result<HostId, StoreError> {
         let _guard = self.host_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(id) = self
-            .hosts
+        if let Some(id) = self.tables[HOSTS]
             .get(authority)
-            .map_err(|e| self.err_in(&self.hosts, e))?
+            .map_err(|e| self.err_in(&self.tables[HOSTS], e))?
         {
             let id: [u8; 4] = (*id).try_into().map_err(|_| StoreError::Corrupt {
                 table: "hosts",
@@ -578,17 +548,21 @@ impl CrawlStore for FjallStore {
             })?;
             return Ok(u32::from_be_bytes(id));
         }
-        let next = self.hosts.len().map_err(|e| self.err_in(&self.hosts, e))? as HostId;
-        self.hosts
+        let next = self.tables[HOSTS]
+            .len()
+            .map_err(|e| self.err_in(&self.tables[HOSTS], e))? as HostId;
+        self.tables[HOSTS]
             .insert(authority, next.to_be_bytes())
-            .map_err(|e| self.err_in(&self.hosts, e))?;
+            .map_err(|e| self.err_in(&self.tables[HOSTS], e))?;
         Ok(next)
     }
 
     fn hosts(&self) -> Result<Vec<(HostId, String)>, StoreError> {
         let mut out = Vec::new();
-        for item in self.hosts.iter() {
-            let (k, v) = item.into_inner().map_err(|e| self.err_in(&self.hosts, e))?;
+        for item in self.tables[HOSTS].iter() {
+            let (k, v) = item
+                .into_inner()
+                .map_err(|e| self.err_in(&self.tables[HOSTS], e))?;
             let id: [u8; 4] = (*v).try_into().map_err(|_| StoreError::Corrupt {
                 table: "hosts",
                 reason: "bad id".into(),
