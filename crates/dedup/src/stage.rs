@@ -495,8 +495,9 @@ impl DedupStage {
     }
 
     /// LCS verification of a page's units against kept page `seq`: its resemble rate when
-    /// similar. A page kept without its text (indexed by a job run without verification)
-    /// counts as similar at `fallback`.
+    /// similar (the answer `originals` worked out beforehand, when they did). A page kept
+    /// without its text (indexed by a job run without verification) counts as similar at
+    /// `fallback`.
     fn verified<O: Originals>(
         &mut self,
         units: &[u64],
@@ -504,6 +505,9 @@ impl DedupStage {
         fallback: f64,
         originals: &O,
     ) -> Result<Option<f64>, O::Error> {
+        if let Some(answer) = originals.verified(seq) {
+            return Ok(answer);
+        }
         let Some(other) = self.original_units(seq, originals)? else {
             return Ok(Some(fallback));
         };

@@ -48,6 +48,7 @@ mod open;
 mod outcome;
 mod page;
 mod predictions;
+mod prejudge;
 mod release;
 mod revisits;
 mod scope_watch;
@@ -119,6 +120,9 @@ struct Coordinator {
     stage: DedupStage,
     /// Kept pages by sentence fingerprint: in the store, a bounded part in memory.
     sentences: sentences::SentencePostings,
+    /// The exact keys of the pages kept last, for what the pool read of a page's judgement
+    /// (see [`prejudge`]).
+    admitted: prejudge::Admitted,
     /// A job shared through Redis, dedup on: the job's index, which the stage judges
     /// against instead of this worker's store.
     shared_dedup: Option<shared_dedup::SharedDedup>,
@@ -209,7 +213,11 @@ impl Coordinator {
             .counters
             .write_into(&mut commit, self.frontier.next_order());
         let taken = commit.taken.clone();
+        let kept = commit.exact_key;
         self.archive.commit(commit, &records)?;
+        if let Some((key, seq)) = kept {
+            self.admitted.kept(u128::from_be_bytes(key), seq);
+        }
         self.counters.landed(counters);
         self.write_postings_when_due()?;
         if !taken.is_empty() {

@@ -19,6 +19,14 @@ pub trait Originals {
     /// (sorted, distinct), with how many, most shared first ([`CandidateIndex::candidates`],
     /// or [`nearcrawl_verify::rank_candidates`] over stored postings).
     fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, Self::Error>;
+    /// The page's resemblance to kept page `seq` when it was worked out before the page was
+    /// judged, from the same units ([`Verifier::similarity`] of the page's
+    /// [`Prepared::units`] and the original's): `Some` of that answer, and the stage takes it
+    /// without verifying again; `None` (the default) when it was not.
+    fn verified(&self, seq: u64) -> Option<Option<f64>> {
+        let _ = seq;
+        None
+    }
 }
 
 /// Kept pages in memory.

@@ -9,6 +9,7 @@ use super::*;
 use crate::AnalyzerConfig;
 
 mod links;
+mod prejudged;
 
 const SHARED: u64 = 1 << 63;
 

@@ -38,6 +38,13 @@ impl Declarations {
         }
     }
 
+    /// A shared job's declarations, and `url` parsed (not parsed otherwise: the coordinator
+    /// asks for every page).
+    fn shared_with(&self, url: &str) -> Option<(&Mutex<nearcrawl_redis_job::Declarations>, Url)> {
+        let shared = self.shared.as_ref()?;
+        Some((shared, Url::parse(url).ok()?))
+    }
+
     /// Whether the job's declarations are shared: a page not declared here may have been
     /// fetched by another worker, or not be decided yet.
     pub(super) fn shared(&self) -> bool {
@@ -51,7 +58,8 @@ impl Declarations {
         if let Some(declared) = self.store.declared(&key)? {
             return Ok(Some(declared));
         }
-        let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
+        // Parsed only for a shared job.
+        let Some((shared, parsed)) = self.shared_with(url) else {
             return Ok(None);
         };
         let origin = crate::frontier::origin_of(&parsed);
@@ -74,7 +82,7 @@ impl Declarations {
     /// In a shared job, makes what the page at `url` declared known to every worker (this
     /// process's store keeps it with the page's decision).
     pub(super) fn share(&self, url: &str, declared: &Declared) -> Result<(), EngineError> {
-        let (Some(shared), Ok(parsed)) = (&self.shared, Url::parse(url)) else {
+        let Some((shared, parsed)) = self.shared_with(url) else {
             return Ok(());
         };
         let origin = crate::frontier::origin_of(&parsed);

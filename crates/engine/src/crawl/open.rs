@@ -137,6 +137,7 @@ impl Coordinator {
             job,
             store,
             sentences,
+            admitted: Default::default(),
             shared_dedup,
             shared_faults,
             scope,

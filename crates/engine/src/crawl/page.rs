@@ -6,6 +6,7 @@ use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;
 
+use super::prejudge::{Admitted, Prejudged};
 use super::sentences::{MatchCount, ReadPostings, SentencePostings};
 
 impl Coordinator {
@@ -32,6 +33,7 @@ impl Coordinator {
             took: analysis_time,
             terms,
             postings,
+            prejudged,
             seen,
             ..
         } = analysed;
@@ -52,6 +54,7 @@ impl Coordinator {
                     sentences: &self.sentences,
                     postings: self.sentences.prefetched(postings),
                     matches: MatchCount::default(),
+                    prejudged: prejudged.map(|p| (p, &self.admitted)),
                 };
                 let judgement = self.stage.judge_analysed(analysis, &originals)?;
                 Progress::add(&self.progress.sentence_matches, originals.matches.get());
@@ -253,7 +256,9 @@ impl Coordinator {
             off_topic: focus.map_or(0, |f| f.off_topic),
             seen: seen.as_ref(),
         };
-        if let (Some(original), Ok(page)) = (&follow.original, Url::parse(&entry.url)) {
+        if let Some(original) = &follow.original
+            && let Ok(page) = Url::parse(&entry.url)
+        {
             self.copied_sites.note(&page, original);
             self.mirrors.note_copy(&page, original);
         }
@@ -377,6 +382,8 @@ pub(super) struct StoreOriginals<'a> {
     pub(super) postings: ReadPostings,
     /// The sentence matches the candidates were ranked from ([`Progress::sentence_matches`]).
     pub(super) matches: MatchCount,
+    /// What the pool worked out of the page's judgement, and the pages kept since.
+    pub(super) prejudged: Option<(Prejudged, &'a Admitted)>,
 }
 
 impl Originals for StoreOriginals<'_> {
@@ -385,6 +392,11 @@ impl Originals for StoreOriginals<'_> {
         Ok(self.store.unique_text(seq)?)
     }
     fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
+        if let Some((prejudged, admitted)) = &self.prejudged
+            && let Some(found) = admitted.exact(prejudged, key)
+        {
+            return Ok(found);
+        }
         Ok(self.store.exact_original(&key.0.to_be_bytes())?)
     }
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
@@ -399,5 +411,8 @@ impl Originals for StoreOriginals<'_> {
             .candidates(self.store, &self.postings, fingerprints)?;
         self.matches.add(&candidates);
         Ok(candidates)
+    }
+    fn verified(&self, seq: u64) -> Option<Option<f64>> {
+        self.prejudged.as_ref()?.0.verified(seq)
     }
 }

@@ -77,6 +77,7 @@ impl Coordinator {
             sentences: &self.sentences,
             postings: ReadPostings::default(),
             matches: MatchCount::default(),
+            prejudged: None,
         };
         let judgement = self.stage.judge_analysed(analysis, &originals)?;
         if judgement.verdict != nearcrawl_dedup::Verdict::Unique {

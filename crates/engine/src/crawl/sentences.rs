@@ -130,6 +130,8 @@ pub(super) struct PostingsReader {
 pub(super) struct Prefetched {
     generation: u64,
     read: foldhash::HashMap<u64, Option<SentencePosting>>,
+    /// The kept pages its postings name most, most first, whose units were computed.
+    pub(super) candidates: Vec<u64>,
 }
 
 impl PostingsReader {
@@ -156,11 +158,17 @@ impl PostingsReader {
             }
         }
         let lists = read.values().flatten().map(SentencePosting::documents);
+        let mut candidates = Vec::new();
         for (seq, _) in rank_candidates(lists).into_iter().take(self.candidates) {
             let store = self.store.as_ref();
             self.units.warm(seq, || store.unique_text(seq)).ok()?;
+            candidates.push(seq);
         }
-        Some(Prefetched { generation, read })
+        Some(Prefetched {
+            generation,
+            read,
+            candidates,
+        })
     }
 }
 

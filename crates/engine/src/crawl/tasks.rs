@@ -1,6 +1,7 @@
 //! The work done off the coordinator: each request in a task of its own, each page analysed
 //! on the blocking pool, and what they report back.
 
+use super::prejudge::{Prejudge, Prejudged};
 use super::sentences::{PostingsReader, Prefetched};
 use super::*;
 use nearcrawl_frontier::TermCounts;
@@ -60,6 +61,9 @@ pub(super) struct Analysed {
     /// coordinator (see [`super::sentences`]); none in a shared job, or without
     /// verification.
     pub(super) postings: Option<Prefetched>,
+    /// What of its judgement was worked out here (see [`super::prejudge`]); none where
+    /// its postings were not read.
+    pub(super) prejudged: Option<Prejudged>,
     /// The keys of its links (as canonical URLs) the store had seen when it was analysed
     /// ([`SeenLinks`]); none in a shared job.
     pub(super) seen: Option<SeenLinks>,
@@ -138,11 +142,16 @@ impl Coordinator {
             .filter(|v| !v.is_empty());
         let pages = self.stage.page_analyzer();
         // The pages of a shared job are judged against the job's index, not this store's.
-        let postings = self.shared_dedup.is_none().then(|| {
+        let ahead = self.shared_dedup.is_none().then(|| {
             let units = self.stage.units_cache();
             let candidates = self.stage.config().max_candidates.max(1);
-            self.sentences
-                .reader(Arc::clone(&self.store), units, candidates)
+            let verify = self.stage.analyzer().config().verify_config;
+            Ahead {
+                postings: self
+                    .sentences
+                    .reader(Arc::clone(&self.store), units.clone(), candidates),
+                prejudge: Prejudge::new(Arc::clone(&self.store), &self.admitted, units, verify),
+            }
         });
         // A shared job's seen set is the job's, not this store's.
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
@@ -199,7 +208,7 @@ impl Coordinator {
                         let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page, focused, probing, postings.as_ref())
+                                analyse(&pages, &page, focused, probing, ahead.as_ref())
                                     .with_seen_links(seen_in.as_deref())
                             }))
                             .map_err(panic_message);
@@ -240,6 +249,15 @@ impl Coordinator {
     }
 }
 
+/// What the blocking pool reads and works out of a page's judgement before the coordinator
+/// judges it (a job judged against its own store).
+struct Ahead {
+    /// Its sentences' postings, and its candidates' units.
+    postings: PostingsReader,
+    /// Its exact keys read, and its verification against those candidates.
+    prejudge: Prejudge,
+}
+
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
 fn analyse(
@@ -247,7 +265,7 @@ fn analyse(
     page: &Fetched,
     focused: bool,
     probing: Probing,
-    postings: Option<&PostingsReader>,
+    ahead: Option<&Ahead>,
 ) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
@@ -261,13 +279,17 @@ fn analyse(
     };
     let host = nearcrawl_frontier::authority(&page.url);
     let mut analysis = pages.analyze(&host, extracted);
-    // Its sentences' postings, for its candidates: read here, off the coordinator.
+    // Its sentences' postings, for its candidates, and what it can of its judgement: read
+    // and worked out here, off the coordinator.
     let reading = Instant::now();
-    let postings = match (postings, &analysis.prepared) {
-        (Some(reader), Some(prepared)) => reader.prefetch(&prepared.sentences),
+    let postings = match (ahead, &analysis.prepared) {
+        (Some(ahead), Some(prepared)) => ahead.postings.prefetch(&prepared.sentences),
         _ => None,
     };
-    if postings.is_some() {
+    let candidates = postings.as_ref().map(|p| p.candidates.as_slice());
+    let prejudged =
+        ahead.and_then(|ahead| ahead.prejudge.of(&analysis, candidates.unwrap_or_default()));
+    if ahead.is_some() {
         analysis.times.add(Stage::Verify, reading.elapsed());
     }
     let took = clock.elapsed();
@@ -294,6 +316,7 @@ fn analyse(
         terms,
         declared,
         postings,
+        prejudged,
         seen: None,
     }
 }
