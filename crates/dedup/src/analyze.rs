@@ -111,6 +111,10 @@ pub struct PageAnalysis {
     /// What verification needs of the page, when it was computed where the page was analysed
     /// (off the thread that judges); the stage computes it otherwise.
     pub prepared: Option<Prepared>,
+    /// The keys of its links ([`crate::link_keys`]), what the stage keeps of a unique page
+    /// to match a later copy's links with, when computed where the page was analysed; the
+    /// stage computes them otherwise.
+    pub link_keys: Option<Vec<u64>>,
 }
 
 /// What LCS verification needs of a page: its units and its sentence fingerprints, pure
@@ -311,6 +315,7 @@ impl Analyzer {
         PageAnalysis {
             times,
             prepared: None,
+            link_keys: None,
             little_text,
             main_key: None,
             template_chars: None,

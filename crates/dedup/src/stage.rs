@@ -374,7 +374,10 @@ impl DedupStage {
         if self.config.duplicate_outlinks == DuplicateOutlinks::New
             && let Some(facts) = &analysis.facts
         {
-            admission.links = Some(link_keys(&facts.base, &facts.links));
+            admission.links = Some(match &analysis.link_keys {
+                Some(keys) => keys.clone(),
+                None => link_keys(&facts.base, &facts.links),
+            });
         }
         admission
     }

@@ -10,17 +10,17 @@
 //! The WARC files are written on a thread of their own ([`WarcThread`]): a page's request
 //! and response records are compressed where it was analysed, its revisit and metadata
 //! records and the writes are the WARC thread's, and the coordinator only hands them over
-//! (each record's id is known before it is written). Like `records.jsonl`, the WARC files
-//! are buffered: a killed crawl loses the records not yet written out, a few pages' at most
+//! (each record's id is known before it is written), without waking it for each: it looks
+//! for them every millisecond (`WARC_POLL`). Like `records.jsonl`, the WARC files are
+//! buffered: a killed crawl loses the records not yet written out, a few pages' at most
 //! (`WARC_QUEUE`).
 
 use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nearcrawl_dedup::Stage;
 
@@ -59,7 +59,12 @@ pub(crate) struct Archive {
     unlanded: VecDeque<(u64, Vec<Vec<u8>>, u64)>,
     /// Each decision waits for its commit to land (a shared job).
     in_step: bool,
+    /// When record lines were last pushed to the file.
+    flushed: Instant,
 }
+
+/// How often the lines of `records.jsonl` reach the file at least, when they do not at once.
+const RECORDS_FLUSH: Duration = Duration::from_millis(20);
 
 impl Archive {
     /// Opens the outputs in `out_dir` for run number `run`: `records.jsonl` made to hold
@@ -92,6 +97,7 @@ impl Archive {
             progress,
             unlanded: VecDeque::new(),
             in_step,
+            flushed: Instant::now(),
         })
     }
 
@@ -213,9 +219,16 @@ impl Archive {
         self.warc.is_some()
     }
 
-    /// Pushes buffered record lines to the file.
+    /// Appends the lines of the decisions landed, and pushes them to the file: at once in
+    /// step (other workers hear of each decision right after), else at most every
+    /// [`RECORDS_FLUSH`] (a write per page was 1.5 % of the coordinator's time; a file that
+    /// a killed crawl left behind the store is made whole from it on resuming).
     pub(crate) fn flush_records(&mut self) -> Result<(), EngineError> {
         self.append_landed()?;
+        if !self.in_step && self.flushed.elapsed() < RECORDS_FLUSH {
+            return Ok(());
+        }
+        self.flushed = Instant::now();
         self.records.flush()
     }
 
@@ -237,12 +250,68 @@ impl Archive {
 /// pages' records then, as when they were written on the coordinator (a buffer that lost
 /// 80 pages' records was turned down for that, docs/BENCHMARKS.md). When the thread falls
 /// behind, the coordinator waits for it.
-const WARC_QUEUE: usize = 4;
+const WARC_QUEUE: usize = 16;
+
+/// The thread is woken when this many fetches wait; it looks at the queue every
+/// [`WARC_POLL`] otherwise. Waking it for every fetch was a system call on the coordinator
+/// per page, a tenth of its time (docs/BENCHMARKS.md, "The coordinator's CPU per page").
+const WARC_WAKE: usize = 8;
+
+/// How often the WARC thread looks for fetches handed over without waking it.
+const WARC_POLL: Duration = Duration::from_millis(1);
+
+/// The fetches handed to the WARC thread and not taken yet.
+#[derive(Default)]
+struct Handed {
+    jobs: Vec<WarcJob>,
+    /// No more will be handed over: the thread writes what is left and ends.
+    closed: bool,
+    /// The thread has ended (on an error, or closed).
+    stopped: bool,
+}
+
+/// What the coordinator and the WARC thread share: the fetches handed over, and the
+/// signals that there are many (`work`) or that there is room again (`room`).
+#[derive(Default)]
+struct Queue {
+    handed: Mutex<Handed>,
+    work: Condvar,
+    room: Condvar,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Handed> {
+        self.handed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The thread's next fetches to write, all of those handed over; none once closed and
+    /// empty.
+    fn take(&self) -> Vec<WarcJob> {
+        let mut handed = self.lock();
+        while handed.jobs.is_empty() && !handed.closed {
+            handed = self
+                .work
+                .wait_timeout(handed, WARC_POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let jobs = std::mem::take(&mut handed.jobs);
+        drop(handed);
+        self.room.notify_all();
+        jobs
+    }
+
+    /// The thread has ended: nothing more is taken.
+    fn stopped(&self) {
+        self.lock().stopped = true;
+        self.room.notify_all();
+    }
+}
 
 /// The WARC writer on a thread of its own, below the coordinator's priority. A write error
 /// stops it; the next hand-over (or the end) returns that error, and the crawl stops.
 struct WarcThread {
-    jobs: Option<SyncSender<WarcJob>>,
+    queue: Arc<Queue>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -250,44 +319,62 @@ impl WarcThread {
     /// Starts the thread; the time it spends writing counts in the `warc` stage of
     /// `progress`.
     fn start(mut writer: WarcWriter, progress: Arc<Progress>) -> io::Result<WarcThread> {
-        let (jobs, queued) = sync_channel::<WarcJob>(WARC_QUEUE);
+        let queue = Arc::new(Queue::default());
+        let taken = Arc::clone(&queue);
         let thread = std::thread::Builder::new()
             .name("nearcrawl-warc".into())
             .spawn(move || {
                 crate::runtime::below_the_coordinator();
-                for job in queued {
+                let written = (|| loop {
+                    let jobs = taken.take();
+                    if jobs.is_empty() {
+                        return writer.flush();
+                    }
                     let clock = Instant::now();
-                    writer.write_job(job)?;
+                    for job in jobs {
+                        writer.write_job(job)?;
+                    }
                     progress.add_time(Stage::Warc, clock.elapsed());
-                }
-                writer.flush()
+                })();
+                taken.stopped();
+                written
             })?;
         Ok(WarcThread {
-            jobs: Some(jobs),
+            queue,
             thread: Some(thread),
         })
     }
 
     /// Hands a fetch's records to the thread.
     fn write(&mut self, job: WarcJob) -> io::Result<()> {
-        let sent = match &self.jobs {
-            Some(jobs) => jobs.send(job).is_ok(),
-            None => false,
-        };
-        match sent {
-            true => Ok(()),
+        let mut handed = self.queue.lock();
+        while handed.jobs.len() >= WARC_QUEUE && !handed.stopped {
+            handed = self
+                .queue
+                .room
+                .wait(handed)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if handed.stopped || handed.closed {
+            drop(handed);
             // The thread stopped: on its error, said once; then it is gone.
-            false => match self.finish() {
+            return match self.finish() {
                 Err(e) => Err(e),
                 Ok(()) => Err(io::Error::other("the WARC writer has stopped")),
-            },
+            };
         }
+        handed.jobs.push(job);
+        if handed.jobs.len() >= WARC_WAKE {
+            self.queue.work.notify_one();
+        }
+        Ok(())
     }
 
     /// Writes what was handed over, flushes the file and ends the thread: its first error,
     /// if it met one.
     fn finish(&mut self) -> io::Result<()> {
-        self.jobs = None;
+        self.queue.lock().closed = true;
+        self.queue.work.notify_one();
         match self.thread.take() {
             Some(thread) => thread
                 .join()

@@ -120,6 +120,11 @@ pub(super) fn finish_analysis(
     let template_chars = own.as_ref().map(|o| o.template_chars).filter(|&n| n > 0);
     let mut analysis = judged_text(analyzer, page, own);
     analysis.template_chars = template_chars;
+    // Computed here, on the analysing thread, not on the one that judges.
+    analysis.link_keys = analysis
+        .facts
+        .as_ref()
+        .map(|facts| link_keys(&facts.base, &facts.links));
     analysis
 }
 

@@ -3,7 +3,7 @@
 //! verification against the sentence candidates whose units the pool has just computed
 //! ([`super::sentences::PostingsReader::prefetch`]). The coordinator judges pages one at a
 //! time; what it finds worked out here it takes instead of doing again (docs/BENCHMARKS.md,
-//! "The coordinator's CPU").
+//! "The coordinator's CPU per page").
 //!
 //! A verification is a pure function of the page's units and its candidate's (a kept page's
 //! text never changes), so its answer holds whenever it is taken. An exact key's answer may
