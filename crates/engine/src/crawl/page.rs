@@ -34,6 +34,7 @@ impl Coordinator {
             terms,
             postings,
             prejudged,
+            pattern,
             seen,
             ..
         } = analysed;
@@ -231,11 +232,14 @@ impl Coordinator {
         }
         let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
         // A distinct page (kept, with text of its own) earns its URL pattern more budget.
+        // (The pattern of the URL requested, the entry's, worked out where it was analysed.)
         if !duplicate
             && analysis.little_text.is_none()
-            && let Ok(url) = CanonicalUrl::parse(&entry.url)
+            && let Some(pattern) = pattern.or_else(|| {
+                let url = CanonicalUrl::parse(&entry.url).ok()?;
+                Some(nearcrawl_frontier::UrlPattern::of(&url))
+            })
         {
-            let pattern = nearcrawl_frontier::UrlPattern::of(&url);
             self.traps.distinct(&pattern, &mut decided.commit)?;
         }
         let follow = links::LinkFollowing {

@@ -64,6 +64,9 @@ pub(super) struct Analysed {
     /// What of its judgement was worked out here (see [`super::prejudge`]); none where
     /// its postings were not read.
     pub(super) prejudged: Option<Prejudged>,
+    /// The URL pattern of the page (its trap budget's, earned when it is distinct), worked
+    /// out here.
+    pub(super) pattern: Option<nearcrawl_frontier::UrlPattern>,
     /// The keys of its links (as canonical URLs) the store had seen when it was analysed
     /// ([`SeenLinks`]); none in a shared job.
     pub(super) seen: Option<SeenLinks>,
@@ -317,6 +320,9 @@ fn analyse(
         declared,
         postings,
         prejudged,
+        pattern: CanonicalUrl::from_url(page.url.clone())
+            .ok()
+            .map(|url| nearcrawl_frontier::UrlPattern::of(&url)),
         seen: None,
     }
 }
