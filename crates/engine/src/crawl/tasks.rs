@@ -61,8 +61,8 @@ pub(super) struct Analysed {
     /// coordinator (see [`super::sentences`]); none in a shared job, or without
     /// verification.
     pub(super) postings: Option<Prefetched>,
-    /// What of its judgement was worked out here (see [`super::prejudge`]); none where
-    /// its postings were not read.
+    /// What of its judgement was worked out here (see [`super::prejudge`]); none in a
+    /// shared job, or when a read failed here.
     pub(super) prejudged: Option<Prejudged>,
     /// The URL pattern of the page (its trap budget's, earned when it is distinct), worked
     /// out here.
