@@ -308,6 +308,15 @@ impl Queue {
     }
 }
 
+/// Marks the queue stopped when dropped, on the WARC thread's way out.
+struct Stopped(Arc<Queue>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        self.0.stopped();
+    }
+}
+
 /// The WARC writer on a thread of its own, below the coordinator's priority. A write error
 /// stops it; the next hand-over (or the end) returns that error, and the crawl stops.
 struct WarcThread {
@@ -325,7 +334,10 @@ impl WarcThread {
             .name("nearcrawl-warc".into())
             .spawn(move || {
                 crate::runtime::below_the_coordinator();
-                let written = (|| loop {
+                // Said however the thread ends, a panic included: a coordinator waiting
+                // for room stops waiting.
+                let _stopped = Stopped(Arc::clone(&taken));
+                (|| loop {
                     let jobs = taken.take();
                     if jobs.is_empty() {
                         return writer.flush();
@@ -335,9 +347,7 @@ impl WarcThread {
                         writer.write_job(job)?;
                     }
                     progress.add_time(Stage::Warc, clock.elapsed());
-                })();
-                taken.stopped();
-                written
+                })()
             })?;
         Ok(WarcThread {
             queue,
