@@ -143,10 +143,8 @@ impl Prejudge {
         if analysis.tokens.is_empty() {
             return Some(prejudged);
         }
-        let keys = [Some(analysis.exact_key)]
-            .into_iter()
-            .chain([analysis.main_key.filter(|_| analysis.little_text.is_some())]);
-        for key in keys.flatten() {
+        let main_key = analysis.main_key.filter(|_| analysis.little_text.is_some());
+        for key in [Some(analysis.exact_key), main_key].into_iter().flatten() {
             let found = self.store.exact_original(&key.0.to_be_bytes()).ok()?;
             prejudged.exact.push((key.0, found));
         }
