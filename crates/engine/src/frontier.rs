@@ -115,10 +115,11 @@ pub trait Frontier {
     /// Puts leased `key` back at the end of its host's queue, as `entry` (a retry counts its
     /// attempt there), as part of `commit`.
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl);
-    /// Puts leased `key` back behind everything queued on its host, as `entry` (a page
-    /// waiting for its site's other pages to be decided). A frontier that holds pages back
-    /// in its own parking does that instead; this one requeues.
-    fn requeue_last(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
+    /// Puts leased `key` back, as `entry`, to be handed out once the job has nothing else
+    /// queued or in flight (a page waiting for its site's other pages to be decided). A
+    /// frontier kept elsewhere (a shared job's) holds it back there; the default requeues it
+    /// (this process's frontier is not asked: such pages are parked in it).
+    fn requeue_at_end(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
         self.requeue(commit, key, entry);
     }
     /// Starts a round over the hosts at `now`: [`Frontier::next`] then hands out what may

@@ -303,7 +303,7 @@ pub struct Status {
     pub seeded: bool,
     /// Hosts ever announced.
     pub hosts: u64,
-    /// Hosts with work queued or leased now.
+    /// Hosts with work queued or leased now (what waits for the job's end included).
     pub hosts_with_work: u64,
     /// URLs queued.
     pub queued: u64,
@@ -373,6 +373,12 @@ pub enum Parking {
 /// How many hosts one [`SharedFrontier::next_step`] asks before answering `Wait`.
 const PICKS_PER_NEXT: usize = 16;
 
+/// A URL given back ([`SharedFrontier::finish`]) at this priority or more waits for the job's
+/// end: it is handed out only once no host has anything else queued or leased (a page that
+/// waits for the rest of the job to be decided). Until then its host is out of the ready set,
+/// and the job is not over. Offers' priorities (`u32`) never reach it.
+pub const JOB_END_PRIORITY: u64 = 1 << 32;
+
 /// One worker's handle on the job's shared frontier.
 pub struct SharedFrontier {
     redis: Redis,
@@ -380,6 +386,9 @@ pub struct SharedFrontier {
     worker: String,
     settings: Settings,
     scripts: Scripts,
+    /// The job's end was reached (as the last pick said): URLs that waited for it may be
+    /// leased.
+    ending: bool,
 }
 
 impl std::fmt::Debug for SharedFrontier {
@@ -445,6 +454,7 @@ impl SharedFrontier {
             worker: worker.to_string(),
             settings: settings.clone(),
             scripts: Scripts::new(),
+            ending: false,
         };
         let what = "join";
         let job_key = frontier.keys.job("job");
@@ -748,10 +758,7 @@ impl SharedFrontier {
                         match self.acquire_address(&address, &host)? {
                             Place::Held(held) => hold = Some(held),
                             Place::WaitUntil(at) => {
-                                let hint = Hint {
-                                    at: Some(at),
-                                    head: None,
-                                };
+                                let hint = Hint { at, head: None };
                                 self.schedule(&host, &stamp, hint)?;
                                 continue;
                             }
@@ -787,7 +794,8 @@ impl SharedFrontier {
 
     fn pick(&mut self) -> Result<Picked, JobError> {
         let what = "pick";
-        let keys = ["job", "ready", "stamps", "workers", "heads"].map(|s| self.keys.job(s));
+        let keys =
+            ["job", "ready", "stamps", "workers", "heads", "ending"].map(|s| self.keys.job(s));
         let script = &self.scripts.pick;
         let claim = self.settings.claim_ms;
         let by_priority = u8::from(self.settings.by_priority);
@@ -805,10 +813,13 @@ impl SharedFrontier {
         let items = parts(what, reply)?;
         let now = int(what, &at(what, &items, 1)?)?;
         Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
-            "host" => Picked::Host {
-                host: text(what, &at(what, &items, 2)?)?,
-                stamp: text(what, &at(what, &items, 3)?)?,
-            },
+            "host" => {
+                self.ending = text(what, &at(what, &items, 4)?)? == "1";
+                Picked::Host {
+                    host: text(what, &at(what, &items, 2)?)?,
+                    stamp: text(what, &at(what, &items, 3)?)?,
+                }
+            }
             "wait" => Picked::Wait(until(now, int(what, &at(what, &items, 2)?)?)),
             "seed" => Picked::Other(Next::Seed),
             "done" => Picked::Other(Next::Done),
@@ -820,12 +831,10 @@ impl SharedFrontier {
     /// Asks `host` for a URL; returns the step (if any) and when the host may next give work.
     fn take(&mut self, host: &str, stamp: &str) -> Result<(Option<Next>, Hint), JobError> {
         let what = "take";
-        let items = self.host_script(what, |s| &s.take, host, &[])?;
+        let ending = vec![u8::from(self.ending) + b'0'];
+        let items = self.host_script(what, |s| &s.take, host, &[ending])?;
         let now = int(what, &at(what, &items, 1)?)?;
-        let hint_at = |at: i64| Hint {
-            at: (at >= 0).then_some(at),
-            head: None,
-        };
+        let hint_at = |at: i64| Hint { at, head: None };
         Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
             "lease" => {
                 let lease = Lease {
@@ -871,18 +880,20 @@ impl SharedFrontier {
     }
 
     fn schedule(&mut self, host: &str, stamp: &str, hint: Hint) -> Result<(), JobError> {
-        let [ready, stamps, heads] = ["ready", "stamps", "heads"].map(|s| self.keys.job(s));
+        let [ready, stamps, heads, job, ending] =
+            ["ready", "stamps", "heads", "job", "ending"].map(|s| self.keys.job(s));
         let script = &self.scripts.schedule;
-        let at = hint.at.unwrap_or(-1);
         let head = head_arg(hint.head);
         self.redis.run("schedule", |con| {
             script
                 .key(&ready)
                 .key(&stamps)
                 .key(&heads)
+                .key(&job)
+                .key(&ending)
                 .arg(host)
                 .arg(stamp)
-                .arg(at)
+                .arg(hint.at)
                 .arg(&head)
                 .invoke::<Value>(con)
         })?;
@@ -890,13 +901,14 @@ impl SharedFrontier {
     }
 
     /// `lease` is done with: `outcome` says how the request went, and `requeue` (priority,
-    /// entry) puts the URL back in its queue to be fetched again later (a retry). The host is
-    /// announced again when it has work left.
+    /// entry) puts the URL back in its queue to be fetched again later (a retry; from
+    /// [`JOB_END_PRIORITY`] on, once the job has nothing else to do). The host is announced
+    /// again when it has work left.
     pub fn finish(
         &mut self,
         lease: &Lease,
         outcome: Outcome,
-        requeue: Option<(u32, &[u8])>,
+        requeue: Option<(u64, &[u8])>,
     ) -> Result<Finished, JobError> {
         self.finish_step(lease, outcome, requeue, false)
     }
@@ -916,7 +928,7 @@ impl SharedFrontier {
         &mut self,
         lease: &Lease,
         outcome: Outcome,
-        requeue: Option<(u32, &[u8])>,
+        requeue: Option<(u64, &[u8])>,
         settle: bool,
     ) -> Result<Finished, JobError> {
         let what = "finish";
@@ -926,7 +938,9 @@ impl SharedFrontier {
             self.release_address(hold, outcome)?;
         }
         let (outcome, retry_after) = addresses::outcome_args(outcome);
-        let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| (i64::from(p), e));
+        let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| {
+            (i64::try_from(p).unwrap_or(i64::MAX), e)
+        });
         let extra = [
             lease.key.as_bytes().to_vec(),
             lease.token.to_string().into_bytes(),
@@ -958,10 +972,11 @@ impl SharedFrontier {
                     let head = int(what, &at(what, &items, 4)?)?;
                     self.announce_heads(&[(&lease.host, Some(hint as u64), Some(head))])?;
                 } else {
-                    // Nothing queued or leased: the host leaves the ready set now rather
-                    // than at the time its lease would have ended.
+                    // Nothing queued or leased (or only what waits for the job's end): the
+                    // host leaves the ready set now rather than at the time its lease would
+                    // have ended.
                     let hint = Hint {
-                        at: None,
+                        at: hint,
                         head: None,
                     };
                     self.schedule(&lease.host, &lease.stamp, hint)?;
@@ -1103,9 +1118,13 @@ fn status(redis: &mut Redis, keys: &Keys) -> Result<Status, JobError> {
     let job: Vec<(String, String)> = redis.run("status", |con| {
         redis::cmd("HGETALL").arg(&job_key).query(con)
     })?;
-    let hosts_with_work: u64 = redis.run("status", |con| {
-        redis::cmd("ZCARD").arg(keys.job("ready")).query(con)
+    let (ready, ending): (u64, u64) = redis.run("status", |con| {
+        Ok((
+            redis::cmd("ZCARD").arg(keys.job("ready")).query(con)?,
+            redis::cmd("SCARD").arg(keys.job("ending")).query(con)?,
+        ))
     })?;
+    let hosts_with_work = ready + ending;
     let hosts: Vec<String> = redis.run("status", |con| {
         redis::cmd("SMEMBERS").arg(keys.job("hosts")).query(con)
     })?;
@@ -1156,11 +1175,11 @@ enum Picked {
     Other(Next),
 }
 
-/// When a host may next give work, by the server's clock (None: it has nothing queued or
-/// leased).
+/// When a host may next give work, by the server's clock: -1 when it has nothing queued or
+/// leased, -2 when all it has queued waits for the job's end ([`JOB_END_PRIORITY`]).
 #[derive(Clone, Copy)]
 struct Hint {
-    at: Option<i64>,
+    at: i64,
     /// The priority of its next URL, when the step read it (-1: none).
     head: Option<i64>,
 }
@@ -1239,7 +1258,7 @@ mod tests {
             panic!("y should pick the host")
         };
         let (taken, hint) = y.take(&host, &stamp).unwrap();
-        assert!(taken.is_none() && hint.at.is_some(), "wait for x's lease");
+        assert!(taken.is_none() && hint.at >= 0, "wait for x's lease");
         x.finish(&lease, Outcome::Answered, None).unwrap();
         y.schedule(&host, &stamp, hint).unwrap();
         // The host is looked at now, found empty, and the job is done.

@@ -553,3 +553,79 @@ fn by_priority_the_best_next_url_comes_first_across_hosts() {
         }
     }
 }
+
+/// The next lease, waiting as told (10 s at most); `None` when the job is over.
+fn next_lease(frontier: &mut SharedFrontier) -> Option<Lease> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        match frontier.next_step().unwrap() {
+            Next::Fetch(lease) => return Some(lease),
+            Next::Wait(wait) => std::thread::sleep(wait.min(Duration::from_millis(20))),
+            Next::Done => return None,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    panic!("no lease and no end in 10 s");
+}
+
+/// Asks for work for 100 ms: the answer is always to wait.
+fn only_waits(frontier: &mut SharedFrontier) {
+    for _ in 0..10 {
+        match frontier.next_step().unwrap() {
+            Next::Wait(_) => std::thread::sleep(Duration::from_millis(10)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn a_url_given_back_for_the_jobs_end_waits_for_everything_else(url: &str) {
+    // No claim: a host picked by one worker is at once the other's to pick.
+    let settings = Settings {
+        claim_ms: 0,
+        ..open_settings()
+    };
+    let (mut a, _) = join(url, "end", "a", settings.clone());
+    let (mut b, _) = join(url, "end", "b", settings);
+    // Node 0 on h0, node 1 on h1, both leased.
+    offer_nodes(&mut a, &[0, 1], 2);
+    a.seeded().unwrap();
+    let mut leases = vec![next_lease(&mut a).unwrap(), next_lease(&mut a).unwrap()];
+    leases.sort_by_key(entry_node);
+    let (waiting, other) = (leases.remove(0), leases.remove(0));
+    assert_eq!((entry_node(&waiting), entry_node(&other)), (0, 1));
+    let back = nearcrawl_redis_job::JOB_END_PRIORITY;
+    a.finish(&waiting, Outcome::Answered, Some((back, b"end")))
+        .unwrap();
+    // While node 1 is in flight, the other worker neither gets node 0 nor takes the job for
+    // over.
+    only_waits(&mut b);
+    // Node 1 names node 2 (on h0): queued as usual, it comes before node 0 too.
+    offer_nodes(&mut a, &[2], 2);
+    a.finish(&other, Outcome::Answered, None).unwrap();
+    let named = next_lease(&mut b).unwrap();
+    assert_eq!(entry_node(&named), 2);
+    only_waits(&mut a);
+    b.finish(&named, Outcome::Answered, None).unwrap();
+    // Nothing else is queued or in flight: the job's end. Node 0 comes back as given back.
+    let again = next_lease(&mut b).unwrap();
+    assert_eq!(
+        (again.key.as_str(), again.entry.as_slice()),
+        (waiting.key.as_str(), &b"end"[..])
+    );
+    only_waits(&mut a);
+    b.finish(&again, Outcome::Answered, None).unwrap();
+    assert!(next_lease(&mut a).is_none());
+    assert!(next_lease(&mut b).is_none());
+}
+
+#[test]
+fn a_url_given_back_for_the_jobs_end_waits_for_everything_else_on_one_server() {
+    let server = LocalRedis::start(false).unwrap();
+    a_url_given_back_for_the_jobs_end_waits_for_everything_else(&server.url());
+}
+
+#[test]
+fn a_url_given_back_for_the_jobs_end_waits_for_everything_else_on_a_cluster() {
+    let cluster = LocalCluster::start(3).unwrap();
+    a_url_given_back_for_the_jobs_end_waits_for_everything_else(&cluster.url());
+}

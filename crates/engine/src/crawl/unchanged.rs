@@ -72,36 +72,31 @@ impl Coordinator {
     }
 
     /// A page its probe found unchanged whose counterpart's links are not all named here
-    /// yet ([`UnchangedPage::Wait`]): taken out of its host's queue and parked until the
-    /// crawl has nothing else to do ([`Coordinator::release_deferred`]), then probed again
-    /// and decided for good (in a shared job, put back behind its host's queued pages). Other
-    /// pages of its site, still queued or in flight, may name those links meanwhile, and then
-    /// it need not be downloaded for them.
+    /// yet ([`UnchangedPage::Wait`]): held back until the crawl has nothing else to do, then
+    /// probed again and decided for good. Here it is taken out of its host's queue and
+    /// parked ([`Coordinator::release_deferred`] brings it back). In a shared job, it goes
+    /// back to its host's queue in Redis, to be handed out only once no worker has anything
+    /// else queued or in flight ([`Frontier::requeue_at_end`]). Other pages of its site,
+    /// still queued or in flight, may name those links meanwhile, and then it need not be
+    /// downloaded for them. (Going behind its host's queue a few times first, deciding it
+    /// "led to less" once what its counterpart's links weigh was known, lost a page linked
+    /// only from its neighbours' next and previous links: docs/QUALITY.md item 25.)
     fn defer_to_end(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
         // Asked again from the start (its HEAD, and its sample if it takes one), with what
-        // was spent so far. In a shared job, whose end no worker sees coming, it goes behind
-        // its host's queue a few times (`waits`) before the time it is the last word.
-        let local = self.frontier.knows_undecided();
+        // was spent so far; then it may not wait again.
         if let Some(probe) = entry.probe.take() {
-            let waits = match local {
-                true => 0,
-                false => probe.waits.saturating_add(1),
-            };
             entry.probe = Some(Probe {
                 counterpart: probe.counterpart,
                 bytes: probe.bytes,
                 window: probe.window,
                 links_unknown: probe.links_unknown,
-                deferred: local || waits > super::outcome::PROBE_WAITS,
-                waits,
+                deferred: true,
                 ..Probe::default()
             });
         }
-        if !local {
-            // A shared job's frontier holds nothing back: the page goes behind everything
-            // queued on its host, which its fellow workers decide meanwhile.
+        if !self.frontier.knows_undecided() {
             let mut commit = Commit::default();
-            self.frontier.requeue_last(&mut commit, key, entry);
+            self.frontier.requeue_at_end(&mut commit, key, entry);
             return self.apply(commit, Vec::new());
         }
         let url = super::stored_url(&entry.url, "queue", "a queued URL")?;

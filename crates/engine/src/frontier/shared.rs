@@ -44,9 +44,18 @@ const BUSY_WAKE: Duration = Duration::from_millis(20);
 struct Held {
     lease: Lease,
     outcome: Option<HostOutcome>,
-    /// To be queued again (a retry, a probe answered): its new entry, and whether behind
-    /// everything queued on its host.
-    requeue: Option<(QueuedUrl, bool)>,
+    /// To be queued again (a retry, a probe answered): its new entry, and where.
+    requeue: Option<(QueuedUrl, Requeue)>,
+}
+
+/// Where a leased URL goes back in its host's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Requeue {
+    /// At its priority.
+    InPlace,
+    /// Behind everything queued in the job: handed out once nothing else is queued or
+    /// leased ([`nearcrawl_redis_job::JOB_END_PRIORITY`]).
+    AtJobEnd,
 }
 
 /// The frontier of a shared job: queues, seen set, politeness and robots.txt in Redis.
@@ -319,14 +328,14 @@ impl Frontier for RedisFrontier {
 
     fn requeue(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
         if let Some(held) = self.held.get_mut(&key) {
-            held.requeue = Some((entry, false));
+            held.requeue = Some((entry, Requeue::InPlace));
         }
         commit.taken.push(key);
     }
 
-    fn requeue_last(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
+    fn requeue_at_end(&mut self, commit: &mut Commit, key: QueueKey, entry: QueuedUrl) {
         if let Some(held) = self.held.get_mut(&key) {
-            held.requeue = Some((entry, true));
+            held.requeue = Some((entry, Requeue::AtJobEnd));
         }
         commit.taken.push(key);
     }
@@ -521,13 +530,14 @@ impl Frontier for RedisFrontier {
                 continue;
             };
             let requeue = match &held.requeue {
-                Some((entry, last)) => {
+                Some((entry, place)) => {
                     let bytes = serde_json::to_vec(entry).map_err(|e| {
                         EngineError::Shared(format!("queue entry of {}: {e}", entry.url))
                     })?;
-                    let priority = match last {
-                        true => u32::MAX,
-                        false => held.lease.priority,
+                    let priority = u64::from(held.lease.priority);
+                    let priority = match place {
+                        Requeue::InPlace => priority,
+                        Requeue::AtJobEnd => nearcrawl_redis_job::JOB_END_PRIORITY + priority,
                     };
                     Some((priority, bytes))
                 }

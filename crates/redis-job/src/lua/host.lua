@@ -53,7 +53,8 @@ local function backoff(fails)
   return math.max(math.min(S.backoff_initial_ms * (2 ^ exp), S.backoff_max_ms), delay())
 end
 
--- When the host may next give work: -1 when it has nothing queued or leased.
+-- When the host may next give work: -1 when it has nothing queued or leased, -2 when all it
+-- has queued waits for the job's end (END_TIER) and nothing is leased.
 local function hint(now)
   local first_lease = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
   local lease_end = nil
@@ -62,6 +63,7 @@ local function hint(now)
     return lease_end or -1
   end
   if field('parked', 0) == 1 then return now end
+  if head() >= END_TIER then return lease_end or -2 end
   if field('active', 0) >= S.max_conn then return lease_end or now end
   return math.max(field('nb', 0), now)
 end

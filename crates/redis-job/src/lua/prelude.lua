@@ -1,4 +1,7 @@
 -- Shared by every script: the server's clock in milliseconds, and small helpers.
+-- A queued URL of this priority or more waits for the job's end: it is handed out only once
+-- no host has anything else queued or leased (a page that waits for the rest of the job).
+local END_TIER = 4294967296
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -1,5 +1,5 @@
 -- Leases the host's next URL, if politeness and robots.txt allow it now. ARGV after the
--- settings: none. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed,
+-- settings: '1' once the job's end is reached (URLs queued for it may be leased), else '0'. Returns {'lease', now, key, token, entry, hint, robots version, reclaimed,
 -- the priority of the next URL (-1: none), the leased URL's priority},
 -- {'spent', now, reclaimed} (the host's pages fetched and in flight reached
 -- max_pages_per_host: the caller drains its queue),
@@ -15,6 +15,10 @@ end
 if field('parked', 0) == 1 then return {'parked', now, reclaimed} end
 if S.max_pages > 0 and field('fetched', 0) + field('active', 0) >= S.max_pages then
   return {'spent', now, reclaimed}
+end
+if head() >= END_TIER and ARGV[FIRST_ARG] ~= '1' then
+  -- What is queued waits for the job's end: the host waits for it (hint -2) or its leases.
+  return {'wait', now, hint(now), reclaimed}
 end
 if S.obey_robots and field('robots_until', 0) <= now then
   local lease = field('robots_lease', 0)
