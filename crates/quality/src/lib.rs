@@ -41,7 +41,7 @@ pub use crate::focused::{
     FocusedSize, FocusedWeb, Harvest, Manual, RECALL_TARGET, TOPICS, Topic, TopicFrom,
     TopicMeasure, build_focused, harvest_svg, measure_harvest,
 };
-pub use crate::measure::{KindCounts, Labels, Measures, content_bound, measure};
+pub use crate::measure::{KindCounts, Labels, Measures, content_bound, copy_bound, measure};
 pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs, measure_real_pairs};
 pub use crate::real::{
     RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,

@@ -90,6 +90,13 @@ pub struct Measures {
     /// `(baseline - dedup) / (baseline - content bound)` in bytes.
     #[serde(default)]
     pub bytes_saved_vs_content_bound: f64,
+    /// Bytes of the copy bound: every page the truth calls a copy skipped at no cost, every
+    /// other page fetched ([`copy_bound`]).
+    #[serde(default)]
+    pub copy_bound_bytes: u64,
+    /// `(baseline - dedup) / (baseline - copy bound)` in bytes.
+    #[serde(default)]
+    pub bytes_saved_vs_copy_bound: f64,
     /// Pages recorded as predicted duplicates without a request (`dedup.predict = "skip"`)
     /// that the truth can score ...
     #[serde(default)]
@@ -236,6 +243,7 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     let (dedup_pages, dedup_bytes) = pages_and_bytes(dedup);
     let unnamed = unnamed_requests(dedup, baseline);
     let content_bound_bytes = content_bound(baseline, truth);
+    let copy_bound_bytes = copy_bound(baseline, truth);
     // Predicted duplicates, never fetched: scored against the truth like verdicts.
     let (mut predicted, mut predicted_wrong) = (0, 0);
     for record in dedup.iter().filter(|r| r.verdict == Verdict::Predicted) {
@@ -293,6 +301,11 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
             baseline_bytes.saturating_sub(dedup_bytes),
             baseline_bytes.saturating_sub(content_bound_bytes),
         ),
+        copy_bound_bytes,
+        bytes_saved_vs_copy_bound: ratio(
+            baseline_bytes.saturating_sub(dedup_bytes),
+            baseline_bytes.saturating_sub(copy_bound_bytes),
+        ),
         unnamed_requests: unnamed.len() as u64,
         unnamed_examples: unnamed
             .iter()
@@ -349,6 +362,44 @@ pub fn content_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
         }
     }
     fetched.iter().map(|u| by_url[u].bytes).sum()
+}
+
+/// The bytes of the copy bound: a crawl that skips, at no cost, every page the truth calls a
+/// copy and fetches every other page the `--no-dedup` crawl fetched. Of each scored content
+/// group it fetches the smallest page, or none when the group holds a page the truth leaves
+/// unscored: that page is fetched, as every unscored page is (partly translated, borderline,
+/// a listing: it holds text no other page has), and the group's scored pages are its
+/// copies. Links are not followed, so discovery costs nothing: this is what skipping copies
+/// can save at most. The content-aware bound also skips unscored pages, which no group
+/// requires.
+pub fn copy_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
+    let (_, total) = pages_and_bytes(baseline);
+    // Group -> (bytes of its scored pages, its smallest scored page).
+    let mut scored: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut with_unscored: HashSet<u64> = HashSet::new();
+    for record in baseline.iter().filter(|r| r.fetched_page()) {
+        match truth.get(&record.url) {
+            Some(t) if t.scored => {
+                let (sum, least) = scored.entry(t.group).or_insert((0, u64::MAX));
+                *sum += record.bytes;
+                *least = (*least).min(record.bytes);
+            }
+            Some(t) => {
+                with_unscored.insert(t.group);
+            }
+            None => {}
+        }
+    }
+    let skipped: u64 = scored
+        .iter()
+        .map(
+            |(group, &(sum, least))| match with_unscored.contains(group) {
+                true => sum,
+                false => sum - least,
+            },
+        )
+        .sum();
+    total.saturating_sub(skipped)
 }
 
 /// Dijkstra over the baseline's link graph (`by_url`) from `starts` (URL, cost so far), a
@@ -487,7 +538,7 @@ impl Measures {
             "precision {:.3} ({} of {} duplicate verdicts wrong), recall {:.3} ({} of {} missed)\n\
              bytes: baseline {}, dedup {}, oracle {}: saved {:.1} % of what the oracle saves \
              ({:.1} % of the strict oracle's, {} bytes; {:.1} % of the content-aware bound's, \
-             {} bytes)\n\
+             {} bytes; {:.1} % of the copy bound's, {} bytes)\n\
              pages: baseline {}, dedup {}, oracle {}\n\
              coverage {:.3} ({} content groups lost), robots violations {}, \
              requests for URLs nothing named {}\n",
@@ -505,6 +556,8 @@ impl Measures {
             self.strict_oracle_bytes,
             100.0 * self.bytes_saved_vs_content_bound,
             self.content_bound_bytes,
+            100.0 * self.bytes_saved_vs_copy_bound,
+            self.copy_bound_bytes,
             self.baseline_pages,
             self.dedup_pages,
             self.oracle_pages,
@@ -615,6 +668,8 @@ mod tests {
         // Knowing each URL's content: the seed, one page of the a/b group (a), c by b (the
         // cheapest path to it) and d from a; not the big page.
         assert_eq!(m.content_bound_bytes, 10 + 100 + 100 + 50 + 50);
+        // Skipping copies at no cost: the big page (the seed's group) and one of a and b.
+        assert_eq!(m.copy_bound_bytes, m.baseline_bytes - 1000 - 100);
     }
 
     /// A group whose scored page is a copy of a page the truth leaves unscored (a language's
@@ -655,6 +710,8 @@ mod tests {
         assert_eq!(m.groups_lost, 1);
         // Knowing each URL's content: the seed and one page of the group.
         assert_eq!(m.content_bound_bytes, 10 + 100);
+        // Skipping copies: the unscored page is fetched, its copy skipped.
+        assert_eq!(m.copy_bound_bytes, 10 + 100);
     }
 
     #[test]
