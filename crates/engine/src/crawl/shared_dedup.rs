@@ -85,6 +85,10 @@ impl SharedDedup {
             analysis.prepared = Some(Prepared::of(&analysis));
         }
         let mut id = None;
+        // This URL's own admission, made by a worker whose lease on it ended before it
+        // finished (it died between admitting the page and queueing its links): not an
+        // original of the page, which is kept under it.
+        let mut own = None;
         let mut conflicts = 0;
         loop {
             let has_text = !analysis.tokens.is_empty();
@@ -100,6 +104,7 @@ impl SharedDedup {
             let candidates = snapshot
                 .near
                 .iter()
+                .filter(|&&(id, _, _)| Some(id) != own)
                 .map(|&(id, fingerprint, distance)| Match {
                     fingerprint: Fingerprint::new(fingerprint),
                     payload: id,
@@ -112,11 +117,19 @@ impl SharedDedup {
                 probe: &probe,
                 pages: RefCell::new(HashMap::new()),
                 matches: MatchCount::default(),
+                hidden: own,
             };
             let judgement = stage.judge_with_candidates(analysis, candidates, &originals)?;
             let matches = originals.matches.get();
             if let Some(nearcrawl_dedup::Original::Kept(of)) = judgement.original {
                 let original_url = originals.page(of)?.map(|p| p.url);
+                if own.is_none() && original_url.as_deref() == Some(url) {
+                    // Judged again without it; if unique, admitted under it (an admission
+                    // already made answers as before), and its links are queued this time.
+                    (own, id) = (Some(of), Some(of));
+                    analysis = judgement.analysis;
+                    continue;
+                }
                 return Ok(SharedJudgement {
                     judgement,
                     kept: None,
@@ -204,6 +217,8 @@ struct IndexOriginals<'a> {
     pages: RefCell<HashMap<u64, Option<StoredPage>>>,
     /// The sentence matches the candidates were ranked from.
     matches: MatchCount,
+    /// A kept page that is no original of this one: its own earlier admission.
+    hidden: Option<u64>,
 }
 
 impl IndexOriginals<'_> {
@@ -229,6 +244,7 @@ impl Originals for IndexOriginals<'_> {
         Ok(self
             .snapshot
             .exact
+            .filter(|&id| Some(id) != self.hidden)
             .filter(|_| self.probe.exact.as_deref() == Some(&key.0.to_be_bytes()[..])))
     }
 
@@ -249,7 +265,8 @@ impl Originals for IndexOriginals<'_> {
             })
             .filter_map(SentencePosting::from_bytes)
             .collect();
-        let candidates = rank_candidates(postings.iter().map(SentencePosting::documents));
+        let mut candidates = rank_candidates(postings.iter().map(SentencePosting::documents));
+        candidates.retain(|&(id, _)| Some(id) != self.hidden);
         self.matches.add(&candidates);
         Ok(candidates)
     }
@@ -258,6 +275,63 @@ impl Originals for IndexOriginals<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker of job `job` on the Redis at `url`: its index, and a dedup stage of its own.
+    fn worker(url: &str, name: &str) -> (SharedDedup, DedupStage) {
+        use nearcrawl_redis_job::{JobName, Patience, Redis, RedisTarget};
+        let redis = Redis::connect(
+            RedisTarget::parse(url).unwrap(),
+            Patience::default(),
+            Default::default(),
+        )
+        .unwrap();
+        let config = nearcrawl_dedup::AnalyzerConfig::default();
+        let k = config.max_distance;
+        let index = RedisIndex::open(redis, JobName::new("own").unwrap(), name, k).unwrap();
+        let analyzer = std::sync::Arc::new(nearcrawl_dedup::Analyzer::new(config));
+        let stage = DedupStage::new(
+            analyzer,
+            nearcrawl_dedup::DedupStageConfig::default(),
+            [],
+            [],
+            super::super::SHARED,
+        )
+        .unwrap();
+        (SharedDedup::new(index, true), stage)
+    }
+
+    #[test]
+    fn a_page_admitted_by_a_worker_that_died_is_kept_again_not_a_copy_of_itself() {
+        let server = nearcrawl_redis_job::server::LocalRedis::start(false).unwrap();
+        let text: String = (0..12)
+            .map(|i| format!("Sentence {i} tells of the river, the stone and lantern {i}. "))
+            .collect();
+        let (mut dead, mut dead_stage) = worker(&server.url(), "dead");
+        let analysis = dead_stage.analyzer().analyze_text(&text);
+        let first = dead
+            .judge(&mut dead_stage, analysis, "http://h.test/p4", "h.test")
+            .unwrap();
+        let Some(kept) = first.kept else {
+            panic!("kept: {:?}", first.judgement.verdict)
+        };
+        // The worker died before queueing the page's links; its lease ended, and another
+        // worker fetched the URL again: the same page, kept under the same admission, so
+        // its links are queued as a unique page's.
+        let (mut other, mut stage) = worker(&server.url(), "other");
+        let analysis = stage.analyzer().analyze_text(&text);
+        let again = other
+            .judge(&mut stage, analysis, "http://h.test/p4", "h.test")
+            .unwrap();
+        assert_eq!(again.judgement.verdict, nearcrawl_dedup::Verdict::Unique);
+        assert_eq!(again.kept, Some(kept));
+        // Another URL with the same text is still its copy.
+        let analysis = stage.analyzer().analyze_text(&text);
+        let copy = other
+            .judge(&mut stage, analysis, "http://h.test/copy", "h.test")
+            .unwrap();
+        assert_ne!(copy.judgement.verdict, nearcrawl_dedup::Verdict::Unique);
+        assert_eq!(copy.original_url.as_deref(), Some("http://h.test/p4"));
+    }
 
     #[test]
     fn link_keys_round_trip_and_absent_stays_absent() {
