@@ -374,10 +374,8 @@ impl DedupStage {
         if self.config.duplicate_outlinks == DuplicateOutlinks::New
             && let Some(facts) = &analysis.facts
         {
-            admission.links = Some(match &analysis.link_keys {
-                Some(keys) => keys.clone(),
-                None => link_keys(&facts.base, &facts.links),
-            });
+            let keys = analysis.link_keys.clone();
+            admission.links = Some(keys.unwrap_or_else(|| link_keys(&facts.base, &facts.links)));
         }
         admission
     }

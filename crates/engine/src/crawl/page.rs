@@ -235,10 +235,7 @@ impl Coordinator {
         // (The pattern of the URL requested, the entry's, worked out where it was analysed.)
         if !duplicate
             && analysis.little_text.is_none()
-            && let Some(pattern) = pattern.or_else(|| {
-                let url = CanonicalUrl::parse(&entry.url).ok()?;
-                Some(nearcrawl_frontier::UrlPattern::of(&url))
-            })
+            && let Some(pattern) = pattern
         {
             self.traps.distinct(&pattern, &mut decided.commit)?;
         }

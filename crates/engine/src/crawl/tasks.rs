@@ -65,7 +65,8 @@ pub(super) struct Analysed {
     /// shared job, or when a read failed here.
     pub(super) prejudged: Option<Prejudged>,
     /// The URL pattern of the page (its trap budget's, earned when it is distinct), worked
-    /// out here.
+    /// out here; none for a URL that is not canonical (the coordinator's parse would fail
+    /// too: the URL requested is the entry's).
     pub(super) pattern: Option<nearcrawl_frontier::UrlPattern>,
     /// The keys of its links (as canonical URLs) the store had seen when it was analysed
     /// ([`SeenLinks`]); none in a shared job.
