@@ -139,3 +139,48 @@ async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
     run(&site.url("/"), out.path(), config).await;
     assert_eq!(crawl_support::records(out.path()).len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_record_keeps_each_pages_link_graph_in_a_dedup_crawl() {
+    let other = serve(Site::new().page("/", page("other", &prose(40), &[])))
+        .await
+        .unwrap();
+    let text = prose(41);
+    let site = serve(
+        Site::new()
+            .page(
+                "/",
+                page(
+                    "home",
+                    &prose(42),
+                    &[&other.url("/"), "/skip/me", "/a", "/copy"],
+                ),
+            )
+            .page("/a", page("a", &text, &["/"]))
+            .page("/copy", page("copy", &text, &["/only-the-copy-names-this"]))
+            .page("/only-the-copy-names-this", page("x", &prose(43), &[])),
+    )
+    .await
+    .unwrap();
+    let mut config = local_config();
+    config.scope.exclude = vec!["/skip/".into()];
+    config.links.record = true;
+    let out = tempfile::tempdir().unwrap();
+    run(&site.url("/"), out.path(), config.clone()).await;
+    let found = records(out.path());
+    let links = |path: &str| record(&found, path).links.clone();
+    // In scope and admitted, seen before or not; the other host and the excluded path not.
+    assert_eq!(links("/"), Some(vec![site.url("/a"), site.url("/copy")]));
+    assert_eq!(links("/a"), Some(vec![site.url("/")]));
+    // A duplicate's links are its graph too, whatever became of them.
+    assert!(record(&found, "/copy").verdict.is_duplicate());
+    assert_eq!(
+        links("/copy"),
+        Some(vec![site.url("/only-the-copy-names-this")])
+    );
+    // Off by default in a dedup crawl.
+    let out = tempfile::tempdir().unwrap();
+    config.links.record = false;
+    run(&site.url("/"), out.path(), config).await;
+    assert!(records(out.path()).iter().all(|r| r.links.is_none()));
+}

@@ -45,6 +45,10 @@ pub struct LinksConfig {
     /// Links read per page, in document order; the rest are counted in the page's record
     /// (`links_over_cap`) and not followed.
     pub max_per_page: usize,
+    /// Record each fetched page's link graph in its record (`links`): every in-scope URL its
+    /// links name that the scope and trap rules admit, followed or not (a learned session
+    /// parameter taken out). Always on in `--no-dedup` crawls.
+    pub record: bool,
 }
 
 impl Default for LinksConfig {
@@ -55,6 +59,7 @@ impl Default for LinksConfig {
             follow_canonical: true,
             sitemaps: false,
             max_per_page: nearcrawl_dedup::MAX_LINKS,
+            record: false,
         }
     }
 }
@@ -142,5 +147,11 @@ impl CrawlConfig {
         } else {
             self.limits.concurrency
         }
+    }
+
+    /// Whether each fetched page's record holds its link graph (`links.record`, or a
+    /// `--no-dedup` crawl).
+    pub fn records_links(&self) -> bool {
+        self.links.record || !self.dedup.enabled
     }
 }

@@ -438,19 +438,21 @@ fn cheapest_paths<'a>(
     (order, prev)
 }
 
-/// The records of `dedup` that made a request (a GET or a probe) for a URL the `--no-dedup`
-/// crawl's graph does not name: every URL that crawl decided was queued because a seed, a
-/// page, a sitemap or a redirect named it, and its pages' `links` are every in-scope URL they
-/// name. A request for anything else was made up.
-fn unnamed_requests<'a>(dedup: &'a [Record], baseline: &[Record]) -> Vec<&'a Record> {
+/// The records of `dedup` that made a request (a GET or a probe) for a URL neither crawl's
+/// graph names: every URL a crawl decided was queued because a seed, a page, a sitemap or a
+/// redirect named it, and its pages' `links` are every in-scope URL they name (the dedup
+/// crawl's too, run with `links.record`: it may fetch pages the baseline did not, and follow
+/// what they name). A request for anything else was made up.
+fn unnamed_requests<'a>(dedup: &'a [Record], baseline: &'a [Record]) -> Vec<&'a Record> {
+    let graph = |r: &'a Record| {
+        let links = r.links.iter().flatten().map(String::as_str);
+        r.final_url.as_deref().into_iter().chain(links)
+    };
     let named: HashSet<&str> = baseline
         .iter()
-        .flat_map(|r| {
-            let links = r.links.iter().flatten().map(String::as_str);
-            std::iter::once(r.url.as_str())
-                .chain(r.final_url.as_deref())
-                .chain(links)
-        })
+        .map(|r| r.url.as_str())
+        .chain(baseline.iter().flat_map(graph))
+        .chain(dedup.iter().flat_map(graph))
         .collect();
     dedup
         .iter()
@@ -733,5 +735,22 @@ mod tests {
         assert_eq!(m.unnamed_requests, 1);
         assert_eq!(m.unnamed_examples, [("/made-up".to_string(), 404)]);
         assert_eq!(measure(&baseline, &baseline, &truth).unnamed_requests, 0);
+    }
+
+    #[test]
+    fn a_request_for_a_url_only_the_dedup_crawls_own_pages_named_is_not_made_up() {
+        let baseline = vec![page(0, "/seed", 10, &["/a"]), page(1, "/a", 100, &[])];
+        // The dedup crawl fetched /a under another session's URL, which names /b; the
+        // baseline never fetched that page, so only the dedup crawl's graph names /b.
+        let mut dedup = vec![baseline[0].clone(), page(1, "/a?visit=2", 100, &["/b"])];
+        dedup[0].links = Some(vec!["/a".into(), "/a?visit=2".into()]);
+        dedup.push(page(2, "/b", 100, &[]));
+        let truth = ByPath(HashMap::new());
+        assert_eq!(measure(&dedup, &baseline, &truth).unnamed_requests, 0);
+        // Without its graph (a crawl run without `links.record`), /a?visit=2 and /b count.
+        for record in &mut dedup {
+            record.links = None;
+        }
+        assert_eq!(measure(&dedup, &baseline, &truth).unnamed_requests, 2);
     }
 }

@@ -144,6 +144,9 @@ async fn crawl_both(
     for (name, enabled) in [("baseline", false), ("dedup", true)] {
         let mut crawl_config = config.crawl.clone();
         crawl_config.dedup.enabled = enabled;
+        // The dedup crawl's own link graph too: a URL it requests was named if either
+        // crawl's pages name it ([`crate::measure`]'s requests for URLs nothing named).
+        crawl_config.links.record = true;
         if !enabled {
             // The oracle replays the baseline in its order: one request at a time, the same
             // order on every run, whatever the dedup crawl's concurrency.

@@ -82,8 +82,9 @@ pub struct Record {
     /// one page per host, keeps them, so its verdict on the same two pages may differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_chars: Option<u64>,
-    /// Baseline (`--no-dedup`) crawls only: every in-scope URL the page links to and would
-    /// follow, seen before or not; the link graph `nearcrawl what-if` replays.
+    /// Baseline (`--no-dedup`) crawls, and crawls with `links.record`: every in-scope URL the
+    /// page links to and would follow, seen before or not; the link graph `nearcrawl
+    /// what-if` replays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<String>>,
     /// The page that linked here (its `seq`).

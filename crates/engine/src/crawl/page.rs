@@ -285,7 +285,7 @@ impl Coordinator {
             let dropped = decided.decision.fates_mut().dropped;
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
-        if !self.job.config.dedup.enabled && decided.decision.links.is_none() {
+        if self.job.config.records_links() && decided.decision.links.is_none() {
             decided.decision.links = Some(Vec::new());
         }
 

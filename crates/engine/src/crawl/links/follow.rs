@@ -55,8 +55,8 @@ struct PageLinks<'a> {
     counts: LinkCounts,
     /// The URL patterns on the path from a seed to this page.
     path: PatternPath,
-    /// A baseline crawl keeps its whole in-scope link graph, for the exact what-if: the
-    /// links in order, and which are in it.
+    /// A baseline crawl (or one told to, `links.record`) keeps its whole in-scope link
+    /// graph, for the exact what-if and audits: the links in order, and which are in it.
     graph: Option<(Vec<String>, HashSet<UrlKey>)>,
     /// A mirror's copy (another site, links matched by anchor text): the page and its
     /// original. Its links whose text the original has are its mirror's to sample.
@@ -152,7 +152,7 @@ impl Coordinator {
             fired: how.chain_trap.iter().cloned().collect(),
             counts: LinkCounts::default(),
             path: PatternPath::from_pairs(entry.patterns.clone()),
-            graph: (!self.job.config.dedup.enabled).then(Default::default),
+            graph: self.job.config.records_links().then(Default::default),
             mirror_of,
             hubs: self.job.config.dedup.hub_min_links > 0,
             probing,
@@ -194,7 +194,7 @@ impl Coordinator {
         {
             follows = false;
         }
-        // The scope's answer, asked once: before the seen check in a baseline crawl (its
+        // The scope's answer, asked once: before the seen check when the graph is kept (its
         // graph holds seen links too), after it otherwise (most links are seen).
         let depth = entry.depth + 1;
         let admitted = page.graph.is_some().then(|| self.admits(&url, depth));
