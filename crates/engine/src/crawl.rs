@@ -31,7 +31,7 @@ use self::shared_dedup::shared_error;
 use crate::archive::{Archive, warc_fetch};
 use crate::error::EngineError;
 use crate::focus::Focus;
-use crate::frontier::{Frontier, Parking, Step};
+use crate::frontier::{Frontier, Parking, Seen, Step};
 use crate::progress::Progress;
 use crate::record::Decision;
 use crate::warc::{Original, PreparedFetch, WarcWriter};
@@ -68,15 +68,16 @@ const MAX_SITEMAP_URLS: usize = 50_000;
 const SHARED: u64 = 1 << 63;
 
 /// Why `entry` must not be fetched, if its URL without the session parameters learned for
-/// its host was fetched (or queued) already.
+/// its host was fetched (or queued) already (`seen`: the frontier's answer, the job's in a
+/// shared job).
 fn session_veto(
     sessions: &SessionParams,
-    store: &dyn CrawlStore,
+    seen: &Seen<'_>,
     entry: &QueuedUrl,
 ) -> Option<(Verdict, String)> {
     let stripped = sessions.strip_str(&entry.url)?;
     // A store error here only costs a fetch; the decision that follows will report it.
-    if !store.is_seen(&url_key(stripped.url.as_str())).ok()? {
+    if !seen(&stripped.url).ok()? {
         return None;
     }
     let reason = format!(
@@ -99,8 +100,6 @@ struct Coordinator {
     scope: Scope,
     /// The trap rules and the per-host budgets they spend.
     traps: Traps,
-    /// Session parameters learned per host from duplicates.
-    sessions: SessionParams,
     /// Sites found to copy others, path for path (see [`copied_sites::CopiedSites`]).
     copied_sites: copied_sites::CopiedSites,
     /// Mirrors and whether their copies add pages of their own (see [`mirrors::Mirrors`]).
@@ -209,6 +208,11 @@ impl Coordinator {
         if let Some(bytes) = self.predictions.take_to_keep() {
             commit.blobs.push((predictions::URL_RULES.into(), bytes));
         }
+        if let Some(bytes) = self.predictions.sessions_to_keep() {
+            commit
+                .blobs
+                .push((predictions::SESSION_PARAMS.into(), bytes));
+        }
         let counters = self
             .counters
             .write_into(&mut commit, self.frontier.next_order());
@@ -291,12 +295,12 @@ impl Coordinator {
                 let clock = governor::clock::DefaultClock::default();
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
-            let (sessions, store) = (&self.sessions, &self.store);
-            let (predictions, probing) = (&mut self.predictions, self.job.config.dedup.probe_links);
+            let predictions = &mut self.predictions;
+            let probing = self.job.config.dedup.probe_links;
             let declarations = &self.declarations;
-            let mut veto = |entry: &QueuedUrl| {
-                session_veto(sessions, store.as_ref(), entry)
-                    .or_else(|| predictions.at_dispatch(declarations, entry, probing, sessions))
+            let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
+                session_veto(predictions.sessions(), seen, entry)
+                    .or_else(|| predictions.at_dispatch(declarations, entry, probing))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),

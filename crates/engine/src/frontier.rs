@@ -75,8 +75,13 @@ pub enum Parking {
     Decided,
 }
 
-/// The coordinator's last word on a URL about to be fetched: why not, if not.
-pub type Veto<'a> = dyn FnMut(&QueuedUrl) -> Option<(Verdict, String)> + 'a;
+/// The coordinator's last word on a URL about to be fetched: why not, if not. It may ask
+/// the frontier whether another URL was queued or decided before ([`Seen`]).
+pub type Veto<'a> = dyn FnMut(&QueuedUrl, &Seen<'_>) -> Option<(Verdict, String)> + 'a;
+
+/// [`Frontier::is_seen`] while the frontier hands a URL out: in a shared job, the job's
+/// answer (another worker may have queued or decided it), not this worker's store's.
+pub type Seen<'a> = dyn Fn(&CanonicalUrl) -> Result<bool, EngineError> + 'a;
 
 /// The frontier as the coordinator uses it.
 pub trait Frontier {

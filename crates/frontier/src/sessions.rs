@@ -125,6 +125,25 @@ impl SessionParams {
         self.strip(&CanonicalUrl::parse(url).ok()?)
     }
 
+    /// Takes `name` as learned for `host` (an authority, as [`CanonicalUrl::authority`]
+    /// gives it), as learned elsewhere: another worker of a shared job, or a run of this
+    /// job before it was resumed. Returns whether it was new here.
+    pub fn adopt(&mut self, host: &str, name: &str) -> bool {
+        let learned = &mut self.hosts.entry(host.to_string()).or_default().learned;
+        learned.insert(name.to_string())
+    }
+
+    /// Every (host, parameter) learned, in order.
+    pub fn learned(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = self
+            .hosts
+            .iter()
+            .flat_map(|(host, h)| h.learned.iter().map(|name| (host.clone(), name.clone())))
+            .collect();
+        all.sort();
+        all
+    }
+
     /// Whether any host has learned parameters.
     pub fn is_empty(&self) -> bool {
         self.hosts.values().all(|h| h.learned.is_empty())
@@ -181,6 +200,24 @@ mod tests {
             }
         }
         assert!(learned.is_empty());
+    }
+
+    #[test]
+    fn a_parameter_learned_elsewhere_is_adopted_without_evidence() {
+        let mut learned = SessionParams::default();
+        assert!(learned.adopt("a.org", "k"));
+        assert!(!learned.adopt("a.org", "k"), "adopted once");
+        assert_eq!(learned.learned(), [("a.org".to_string(), "k".to_string())]);
+        let stripped = learned.strip(&url("http://a.org/y?k=1a2b3c4d5e&page=2"));
+        assert_eq!(stripped.unwrap().url, url("http://a.org/y?page=2"));
+        // Learned here, as one it was told of: not learned again.
+        let (a, b) = (
+            url("http://a.org/x?k=1a2b3c4d5e"),
+            url("http://a.org/x?k=6f7a8b9c0d"),
+        );
+        assert_eq!(learned.observe(&a, &b), None);
+        assert_eq!(learned.observe(&a, &b), None);
+        assert_eq!(learned.strip(&url("http://b.org/y?k=1a2b3c4d5e")), None);
     }
 
     #[test]

@@ -260,16 +260,22 @@ impl Coordinator {
         &mut self,
         entry: &QueuedUrl,
         original: Option<&str>,
-    ) -> Option<String> {
-        let this = CanonicalUrl::parse(&entry.url).ok()?;
-        let original = CanonicalUrl::parse(original?).ok()?;
-        let name = self.sessions.observe(&this, &original)?;
+    ) -> Result<Option<String>, EngineError> {
+        let (Ok(this), Some(Ok(original))) = (
+            CanonicalUrl::parse(&entry.url),
+            original.map(CanonicalUrl::parse),
+        ) else {
+            return Ok(None);
+        };
+        let Some(name) = self.predictions.observe_session(&this, &original)? else {
+            return Ok(None);
+        };
         info!(host = %this.authority(), param = %name, "learned a session parameter");
-        Some(format!(
+        Ok(Some(format!(
             "trap: session parameter {name} learned for this host ({} duplicates differ from \
              their originals only in its value); stripped from its URLs from now on",
             nearcrawl_frontier::EVIDENCE
-        ))
+        )))
     }
 
     /// A focused crawl: moves the queued URL `url` up to `priority`, reached now from the

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use governor::{Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, DedupStage};
 use nearcrawl_fingerprint::Fingerprint;
-use nearcrawl_frontier::{Relevance, Scope, SessionParams, TrapRules};
+use nearcrawl_frontier::{Relevance, Scope, TrapRules};
 use nearcrawl_store::Commit;
 use tracing::info;
 
@@ -142,7 +142,6 @@ impl Coordinator {
             shared_faults,
             scope,
             traps,
-            sessions: SessionParams::default(),
             copied_sites: copied_sites::CopiedSites::default(),
             mirrors: mirrors::Mirrors::default(),
             predictions,

@@ -379,7 +379,7 @@ impl Coordinator {
             self.compare_with_previous(record, previous, &mut commit)?;
         }
         // Fetched under a learned session parameter: the URL without it.
-        let stripped = self.sessions.strip_str(&entry.url);
+        let stripped = self.predictions.sessions().strip_str(&entry.url);
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too
         // ([`Declared::redirect`]), so that what a page's links led to counts the pages its
@@ -400,16 +400,16 @@ impl Coordinator {
                 _ => None,
             };
             if let Some(kept) = kept {
-                // Known to the job's other workers before the decision is: a probe that
-                // finds the decision finds this too.
-                self.declarations.share(&entry.url, &kept)?;
                 // What a URL rule predicts (the URL without the session parameter) finds it
-                // too.
+                // too. Known to the job's other workers before the decision is: a probe that
+                // finds the decision finds this too.
                 if let Some(stripped) = &stripped {
+                    self.declarations.share(stripped.url.as_str(), &kept)?;
                     commit
                         .length
                         .push((url_key(stripped.url.as_str()), kept.clone()));
                 }
+                self.declarations.share(&entry.url, &kept)?;
                 commit.length.push((url_key(&entry.url), kept));
             }
         }

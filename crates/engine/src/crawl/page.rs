@@ -141,9 +141,7 @@ impl Coordinator {
                 .filter(|_| decided.decision.verdict.is_duplicate());
             // Its probe found it unchanged when it was fetched only for its links.
             let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
-            let checked = self
-                .predictions
-                .check(prediction, judged, told, &self.sessions)?;
+            let checked = self.predictions.check(prediction, judged, told)?;
             decided.decision.prediction = Some(checked);
         }
         // Learned once its links are read (below): whether it adds pages of its own.
@@ -168,7 +166,7 @@ impl Coordinator {
                 .similarity
                 .map(|similarity| (similarity * 1000.0).round() / 1000.0);
             Progress::add(&self.progress.duplicates, 1);
-            learned = self.learn_session_param(entry, decided.decision.duplicate_of.as_deref());
+            learned = self.learn_session_param(entry, decided.decision.duplicate_of.as_deref())?;
             debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
         decided.decision.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
@@ -274,8 +272,7 @@ impl Coordinator {
                 adds_pages: decided.adds_pages,
                 ..facts
             };
-            self.predictions
-                .learn(&entry.url, &original, facts, &self.sessions)?;
+            self.predictions.learn(&entry.url, &original, facts)?;
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

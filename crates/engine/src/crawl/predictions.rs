@@ -27,11 +27,14 @@ use crate::error::EngineError;
 
 mod log;
 
-use log::RuleEvent;
 pub(super) use log::SharedRules;
+use log::{Book, RuleEvent};
 
 /// The store's name for the rule book.
 pub(super) const URL_RULES: &str = "url_rules";
+
+/// The store's name for the session parameters learned: (host, name) pairs, as JSON.
+pub(super) const SESSION_PARAMS: &str = "session_params";
 
 /// Rules held at most: past it, pairs add support to the rules held and teach no new one.
 const MAX_RULES: usize = 10_000;
@@ -55,6 +58,11 @@ pub(super) struct Predictions {
     dispatched: Option<(String, ForEntry)>,
     /// A shared job's log, which the book replays (none: the book is this process's).
     shared: Option<SharedRules>,
+    /// Session parameters learned per host from duplicates: a rule book of their own (a
+    /// parameter whose value changes nothing), shared and kept like the URL rules.
+    sessions: SessionParams,
+    /// Whether a session parameter was learned since the store last kept them.
+    sessions_changed: bool,
 }
 
 impl Predictions {
@@ -73,6 +81,8 @@ impl Predictions {
             changes: 0,
             dispatched: None,
             shared: None,
+            sessions: SessionParams::default(),
+            sessions_changed: false,
         })
     }
 
@@ -98,7 +108,19 @@ impl Predictions {
                 table: "blobs",
                 reason: format!("{URL_RULES}: {e}"),
             })?;
-        if predictions.enabled() {
+        if shared.is_none()
+            && let Some(bytes) = store.blob(SESSION_PARAMS)?
+        {
+            let learned: Vec<(String, String)> =
+                serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+                    table: "blobs",
+                    reason: format!("{SESSION_PARAMS}: {e}"),
+                })?;
+            for (host, name) in learned {
+                predictions.sessions.adopt(&host, &name);
+            }
+        }
+        if dedup.enabled {
             predictions.shared = shared;
             predictions.catch_up(true)?;
         }
@@ -108,8 +130,12 @@ impl Predictions {
     /// A shared job: replays the events the job's log gained since the book last read it,
     /// when it was last read more than a moment ago (or `now`).
     pub(super) fn catch_up(&mut self, now: bool) -> Result<(), EngineError> {
+        let book = Book {
+            policy: &mut self.policy,
+            sessions: &mut self.sessions,
+        };
         match self.shared.as_mut() {
-            Some(shared) => shared.catch_up(&mut self.policy, now),
+            Some(shared) => shared.catch_up(book, now),
             None => Ok(()),
         }
     }
@@ -118,13 +144,56 @@ impl Predictions {
     /// made by replaying it (with whatever other workers appended before it).
     fn change(&mut self, event: RuleEvent) -> Result<(), EngineError> {
         self.changes += 1;
+        let mut book = Book {
+            policy: &mut self.policy,
+            sessions: &mut self.sessions,
+        };
         match self.shared.as_mut() {
             None => {
-                event.apply(&mut self.policy);
+                event.apply(&mut book);
                 Ok(())
             }
-            Some(shared) => shared.append(&mut self.policy, &event),
+            Some(shared) => shared.append(book, &event),
         }
+    }
+
+    /// The session parameters learned, this process's and (in a shared job) the other
+    /// workers'.
+    pub(super) fn sessions(&self) -> &SessionParams {
+        &self.sessions
+    }
+
+    /// A duplicate at `duplicate` of the page at `original`: evidence of a session
+    /// parameter ([`SessionParams::observe`]). One learned is the job's: appended to a
+    /// shared job's log, or kept in the store with the next decision. Returns its name.
+    pub(super) fn observe_session(
+        &mut self,
+        duplicate: &CanonicalUrl,
+        original: &CanonicalUrl,
+    ) -> Result<Option<String>, EngineError> {
+        let Some(name) = self.sessions.observe(duplicate, original) else {
+            return Ok(None);
+        };
+        self.sessions_changed = true;
+        if self.shared.is_some() {
+            let host = duplicate.authority();
+            let event = RuleEvent::Session {
+                host,
+                name: name.clone(),
+            };
+            self.change(event)?;
+        }
+        Ok(Some(name))
+    }
+
+    /// The session parameters to keep with the decision being applied, when one was
+    /// learned since they were last kept (a shared job's log keeps them).
+    pub(super) fn sessions_to_keep(&mut self) -> Option<Vec<u8>> {
+        if !std::mem::take(&mut self.sessions_changed) || self.shared.is_some() {
+            return None;
+        }
+        // Strings only: serialising cannot fail.
+        Some(serde_json::to_vec(&self.sessions.learned()).unwrap_or_default())
     }
 
     /// Whether rules are learned and asked at all.
@@ -137,18 +206,17 @@ impl Predictions {
     /// ([`held`]); a verification is a probe of it, and so is a sample, whose HEAD must find
     /// a length the rule's copies have had before its parts are asked (`probing`:
     /// `dedup.probe_links`; else the page is fetched and checked). A rule learned before a
-    /// session parameter was (its counterpart carrying one) names the page without it
-    /// (`sessions`).
+    /// session parameter was (its counterpart carrying one) names the page without it.
     pub(super) fn for_url(
         &mut self,
         declarations: &Declarations,
         url: &Url,
         probing: bool,
-        sessions: &SessionParams,
     ) -> ForEntry {
         if !self.enabled() {
             return ForEntry::Unpredicted;
         }
+        let sessions = &self.sessions;
         let page = |counterpart: &Url| match sessions.strip_str(counterpart.as_str()) {
             Some(stripped) => stripped.url.into_url(),
             None => counterpart.clone(),
@@ -163,7 +231,7 @@ impl Predictions {
             };
             ForEntry::Queued(prediction(fate, e), Some(probe))
         };
-        let mut fate = self.fate(url, &held);
+        let mut fate = fate(&mut self.policy, &mut self.relied_on, url, &held);
         if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &mut fate {
             e.counterpart = page(&e.counterpart);
         }
@@ -188,15 +256,6 @@ impl Predictions {
         self.policy.book().predict(url).map(|p| p.counterpart)
     }
 
-    /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
-    fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
-        let fate = self.policy.fate(url, known);
-        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &fate {
-            self.relied_on = self.relied_on.max(e.rule.index() + 1);
-        }
-        fate
-    }
-
     /// The fate of a queued URL about to be handed out that no rule had a prediction to act
     /// on for when it was found (its link was found before the pairs that teach the rule
     /// were judged, or while its rule was only to be checked: a language's chapters found on
@@ -208,7 +267,6 @@ impl Predictions {
         declarations: &Declarations,
         entry: &QueuedUrl,
         probing: bool,
-        sessions: &SessionParams,
     ) -> Option<(Verdict, String)> {
         self.dispatched = None;
         if !self.enabled()
@@ -221,7 +279,7 @@ impl Predictions {
             return None;
         }
         let url = Url::parse(&entry.url).ok()?;
-        let decided = self.for_url(declarations, &url, probing, sessions);
+        let decided = self.for_url(declarations, &url, probing);
         let veto = match &decided {
             ForEntry::Skipped(p) => Some((
                 Verdict::Predicted,
@@ -248,21 +306,20 @@ impl Predictions {
     }
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
-    /// what is known of it. A session parameter the crawl learned is no part of either URL
-    /// (`sessions`): the rule maps the pages, not the visits.
+    /// what is known of it. A session parameter the crawl learned is no part of either URL:
+    /// the rule maps the pages, not the visits.
     pub(super) fn learn(
         &mut self,
         copy: &str,
         original: &str,
         facts: CopyFacts,
-        sessions: &SessionParams,
     ) -> Result<(), EngineError> {
         if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
             return Ok(());
         }
         self.change(RuleEvent::Learned {
-            copy: without_sessions(sessions, copy),
-            original: without_sessions(sessions, original),
+            copy: without_sessions(&self.sessions, copy),
+            original: without_sessions(&self.sessions, original),
             facts,
         })
     }
@@ -276,10 +333,9 @@ impl Predictions {
         mut prediction: Prediction,
         duplicate_of: Option<&str>,
         unchanged: bool,
-        sessions: &SessionParams,
     ) -> Result<Prediction, EngineError> {
         // The page it was found to copy, as a rule names pages.
-        let without = |url: &str| without_sessions(sessions, url);
+        let without = |url: &str| without_sessions(&self.sessions, url);
         let right = duplicate_of.map(without) == Some(without(&prediction.counterpart));
         prediction.right = Some(right);
         self.change(RuleEvent::Checked {
@@ -307,6 +363,12 @@ impl Predictions {
         self.changes = 0;
         // Strings and integers only: serialising cannot fail.
         Some(serde_json::to_vec(book).unwrap_or_default())
+    }
+
+    /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
+    #[cfg(test)]
+    fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
+        fate(&mut self.policy, &mut self.relied_on, url, known)
     }
 
     /// The book, as it stands.
@@ -345,6 +407,15 @@ impl ForEntry {
             }
         }
     }
+}
+
+/// [`LinkPolicy::fate`], noting in `relied_on` the rule a queued URL will rely on.
+fn fate(policy: &mut LinkPolicy, relied_on: &mut usize, url: &Url, known: &dyn Known) -> Fate {
+    let fate = policy.fate(url, known);
+    if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &fate {
+        *relied_on = (*relied_on).max(e.rule.index() + 1);
+    }
+    fate
 }
 
 /// `url` as a URL rule names pages: without the session parameters the crawl learned (a
@@ -424,7 +495,6 @@ mod tests {
                 "http://n.example/a/1",
                 "http://o.example/a/1",
                 CopyFacts::default(),
-                &SessionParams::default(),
             )
             .unwrap();
         assert_eq!(
@@ -443,17 +513,54 @@ mod tests {
         let mut resumed = Predictions::new(config, Some(&kept)).unwrap();
         let queued = prediction("check", &evidence);
         let checked = resumed
-            .check(
-                queued,
-                Some("http://o.example/a/2"),
-                false,
-                &SessionParams::default(),
-            )
+            .check(queued, Some("http://o.example/a/2"), false)
             .unwrap();
         assert_eq!(checked.right, Some(true));
         let stats = resumed.book().stats(evidence.rule).unwrap();
         assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
         assert!(Predictions::new(config, Some(b"not json")).is_err());
+    }
+
+    /// A session parameter learned is kept with the next decision, once, and a resumed job
+    /// strips it from the start.
+    #[test]
+    fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
+        use nearcrawl_store::{Commit, MemoryStore};
+        let dedup = DedupStageConfig::default();
+        let store = MemoryStore::default();
+        let mut predictions = Predictions::open(&dedup, None, &store).unwrap();
+        let url = |u: &str| CanonicalUrl::parse(u).unwrap();
+        let (one, two) = (
+            url("http://s.example/p?visit=1a2b3c4d5e"),
+            url("http://s.example/p?visit=6f7a8b9c0d"),
+        );
+        assert_eq!(predictions.observe_session(&one, &two).unwrap(), None);
+        assert_eq!(predictions.sessions_to_keep(), None, "nothing learned yet");
+        assert_eq!(
+            predictions.observe_session(&one, &two).unwrap(),
+            Some("visit".into())
+        );
+        let kept = predictions.sessions_to_keep().expect("learned: kept");
+        assert_eq!(predictions.sessions_to_keep(), None, "kept once");
+        let commit = Commit {
+            blobs: vec![(SESSION_PARAMS.into(), kept)],
+            ..Commit::default()
+        };
+        store.commit(commit).unwrap();
+        let resumed = Predictions::open(&dedup, None, &store).unwrap();
+        let stripped = resumed
+            .sessions()
+            .strip(&url("http://s.example/q?visit=77aa88bb99&page=2"));
+        assert_eq!(stripped.unwrap().url.as_str(), "http://s.example/q?page=2");
+        let corrupt = Commit {
+            blobs: vec![(SESSION_PARAMS.into(), b"not json".to_vec())],
+            ..Commit::default()
+        };
+        store.commit(corrupt).unwrap();
+        let error = Predictions::open(&dedup, None, &store)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(SESSION_PARAMS), "{error}");
     }
 
     /// Two workers of a shared job: what one learns and checks is the other's too once it
@@ -479,19 +586,16 @@ mod tests {
             Predictions::open(&dedup, Some(SharedRules::new(log)), &store).unwrap()
         };
         let (mut a, mut b) = (worker("a", 1), worker("b", 1));
-        let none = SessionParams::default();
         a.learn(
             "http://n.example/x/1",
             "http://o.example/y/1",
             CopyFacts::default(),
-            &none,
         )
         .unwrap();
         b.learn(
             "http://m.example/z/1.html",
             "http://o.example/y/1",
             CopyFacts::default(),
-            &none,
         )
         .unwrap();
         // b replayed a's pair before its own: the rules are numbered in the log's order.
@@ -504,7 +608,6 @@ mod tests {
                 prediction("check", &evidence),
                 Some("http://o.example/y/2"),
                 false,
-                &none,
             )
             .unwrap();
         assert_eq!(checked.right, Some(true));
@@ -518,5 +621,16 @@ mod tests {
         assert_eq!(book(&c), book(&a));
         // Nothing of a shared book is kept in the store: the log is the book.
         assert_eq!(a.take_to_keep(), None);
+        // A session parameter one worker learns is every worker's, without evidence of its
+        // own; a worker joining later has it too.
+        let visit = |token: &str| CanonicalUrl::parse(&format!("http://s.example/p?visit={token}"));
+        let (one, two) = (visit("1a2b3c4d5e").unwrap(), visit("6f7a8b9c0d").unwrap());
+        assert_eq!(a.observe_session(&one, &two).unwrap(), None);
+        assert_eq!(a.observe_session(&one, &two).unwrap(), Some("visit".into()));
+        assert_eq!(a.sessions_to_keep(), None, "the log keeps it");
+        b.catch_up(true).unwrap();
+        let stripped = b.sessions().strip(&visit("77aa88bb99").unwrap()).unwrap();
+        assert_eq!(stripped.url.as_str(), "http://s.example/p");
+        assert_eq!(worker("c", 1).sessions().learned(), a.sessions().learned());
     }
 }

@@ -50,9 +50,9 @@ impl Coordinator {
             // that named that counterpart right.
             let counterpart = probe.counterpart.clone();
             if let Some(prediction) = entry.predicted.clone() {
-                let checked =
-                    self.predictions
-                        .check(prediction, Some(&counterpart), true, &self.sessions)?;
+                let checked = self
+                    .predictions
+                    .check(prediction, Some(&counterpart), true)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
@@ -62,8 +62,7 @@ impl Coordinator {
                 probe.counterpart_length,
                 tolerance,
             );
-            self.predictions
-                .learn(&entry.url, &counterpart, facts, &self.sessions)?;
+            self.predictions.learn(&entry.url, &counterpart, facts)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
             crate::record::unchanged(seq, &entry, page, decision.prediction)
@@ -156,7 +155,7 @@ impl Coordinator {
             let Some(weight) = self.led_to(&there, own)? else {
                 continue;
             };
-            let here = match self.sessions.strip(&here) {
+            let here = match self.predictions.sessions().strip(&here) {
                 Some(stripped) => stripped.url,
                 None => here,
             };

@@ -56,7 +56,7 @@ fn round(frontier: &mut StoreFrontier, now: Instant) -> Vec<Step> {
     frontier.begin_round(now);
     let mut steps = Vec::new();
     loop {
-        let step = frontier.next(now, &mut no_gate, &mut |_| None).unwrap();
+        let step = frontier.next(now, &mut no_gate, &mut |_, _| None).unwrap();
         let wait = matches!(step, Step::Wait(_));
         steps.push(step);
         if wait {
@@ -251,7 +251,7 @@ fn the_gate_holds_a_ready_request_without_losing_it() {
     commit(&f, c);
     f.begin_round(t0);
     let later = t0 + Duration::from_millis(250);
-    let step = f.next(t0, &mut || Some(later), &mut |_| None).unwrap();
+    let step = f.next(t0, &mut || Some(later), &mut |_, _| None).unwrap();
     assert!(matches!(step, Step::Wait(Some(at)) if at == later));
     assert_eq!(urls(&round(&mut f, later)), ["http://a.example/1"]);
 }
@@ -460,7 +460,7 @@ fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
         // One fetch at a time, each finished before the next.
         for _ in 0..queue.len() {
             f.begin_round(t0);
-            let step = f.next(t0, &mut no_gate, &mut |_| None).unwrap();
+            let step = f.next(t0, &mut no_gate, &mut |_, _| None).unwrap();
             let Step::Fetch { host, key, url, .. } = step else {
                 panic!("{step:?}")
             };

@@ -177,7 +177,7 @@ impl Coordinator {
         let Ok(url) = CanonicalUrl::from_url(link.url) else {
             return Ok(());
         };
-        let url = match self.sessions.strip(&url) {
+        let url = match self.predictions.sessions().strip(&url) {
             Some(stripped) => stripped.url,
             None => url,
         };
@@ -457,9 +457,9 @@ impl Coordinator {
         // (`dedup.predict`).
         if next.probe.is_none() && !by_hub && park.is_none() && mirror.is_none() {
             let probing = self.job.config.dedup.probe_links;
-            let fate =
-                self.predictions
-                    .for_url(&self.declarations, url.as_url(), probing, &self.sessions);
+            let fate = self
+                .predictions
+                .for_url(&self.declarations, url.as_url(), probing);
             if fate.apply_to(&mut next).is_some() {
                 // Not requested: its record says which page it copies.
                 decided.commit.seen.push(ukey);
@@ -569,7 +569,7 @@ impl Coordinator {
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
         let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
         let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
-        Some(match self.sessions.strip(&counterpart) {
+        Some(match self.predictions.sessions().strip(&counterpart) {
             Some(stripped) => stripped.url,
             None => counterpart,
         })

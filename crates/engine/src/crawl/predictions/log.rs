@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use nearcrawl_frontier::SessionParams;
 use nearcrawl_link_policy::{CopyFacts, LinkPolicy, RuleId};
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -36,6 +37,15 @@ pub(super) enum RuleEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verified: Option<bool>,
     },
+    /// The query parameter `name` was learned to be a session parameter of `host` (an
+    /// authority): stripped from its URLs by every worker from then on.
+    Session { host: String, name: String },
+}
+
+/// What the job's log replays into: the rule book, and the session parameters learned.
+pub(super) struct Book<'a> {
+    pub(super) policy: &'a mut LinkPolicy,
+    pub(super) sessions: &'a mut SessionParams,
 }
 
 /// A shared job's rule log and how far this worker's book has replayed it.
@@ -57,13 +67,9 @@ impl SharedRules {
         }
     }
 
-    /// Replays into `policy` the events the log gained since it was last read, when that
+    /// Replays into `book` the events the log gained since it was last read, when that
     /// was more than [`CATCH_UP_EVERY`] ago (or `now`).
-    pub(super) fn catch_up(
-        &mut self,
-        policy: &mut LinkPolicy,
-        now: bool,
-    ) -> Result<(), EngineError> {
+    pub(super) fn catch_up(&mut self, mut book: Book<'_>, now: bool) -> Result<(), EngineError> {
         if !now
             && self
                 .caught_up
@@ -81,7 +87,7 @@ impl SharedRules {
                     EngineError::Shared(format!("the job's rule log, event {}: {e}", self.read))
                 })?;
                 self.read += 1;
-                event.apply(policy);
+                event.apply(&mut book);
             }
             if events.len() < READ_AT_ONCE {
                 break;
@@ -91,22 +97,19 @@ impl SharedRules {
         Ok(())
     }
 
-    /// Appends `event` to the log, then replays into `policy` what the log holds up to it.
-    pub(super) fn append(
-        &mut self,
-        policy: &mut LinkPolicy,
-        event: &RuleEvent,
-    ) -> Result<(), EngineError> {
+    /// Appends `event` to the log, then replays into `book` what the log holds up to it.
+    pub(super) fn append(&mut self, book: Book<'_>, event: &RuleEvent) -> Result<(), EngineError> {
         // Strings, numbers and booleans only: serialising cannot fail.
         let bytes = serde_json::to_vec(event).unwrap_or_default();
         self.log.append(&bytes).map_err(shared_error)?;
-        self.catch_up(policy, true)
+        self.catch_up(book, true)
     }
 }
 
 impl RuleEvent {
-    /// Makes the change in `policy`'s book.
-    pub(super) fn apply(self, policy: &mut LinkPolicy) {
+    /// Makes the change in `book`.
+    pub(super) fn apply(self, book: &mut Book<'_>) {
+        let policy = &mut *book.policy;
         match self {
             RuleEvent::Learned {
                 copy,
@@ -127,6 +130,9 @@ impl RuleEvent {
                 if let Some(told) = verified {
                     policy.verified(rule, told);
                 }
+            }
+            RuleEvent::Session { host, name } => {
+                book.sessions.adopt(&host, &name);
             }
         }
     }
@@ -159,19 +165,36 @@ mod tests {
                 right: false,
                 verified: None,
             },
+            RuleEvent::Session {
+                host: "m.example".into(),
+                name: "visit".into(),
+            },
         ];
         let config = nearcrawl_link_policy::PolicyConfig {
             predict: nearcrawl_dedup::Predict::Check,
             ..nearcrawl_link_policy::PolicyConfig::default()
         };
         let (mut direct, mut replayed) = (LinkPolicy::new(config), LinkPolicy::new(config));
+        let mut sessions = [SessionParams::default(), SessionParams::default()];
+        let [direct_sessions, replayed_sessions] = &mut sessions;
         for event in events {
             let bytes = serde_json::to_vec(&event).unwrap();
             let read: RuleEvent = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(read, event);
-            event.apply(&mut direct);
-            read.apply(&mut replayed);
+            event.apply(&mut Book {
+                policy: &mut direct,
+                sessions: direct_sessions,
+            });
+            read.apply(&mut Book {
+                policy: &mut replayed,
+                sessions: replayed_sessions,
+            });
         }
+        assert_eq!(sessions[0].learned(), sessions[1].learned());
+        assert_eq!(
+            sessions[1].learned(),
+            [("m.example".to_string(), "visit".to_string())]
+        );
         let book = |p: &LinkPolicy| serde_json::to_string(p.book()).unwrap();
         assert_eq!(book(&direct), book(&replayed));
         let stats = direct.book().stats(RuleId::from_number(0)).unwrap();

@@ -4,15 +4,16 @@
 //! back.
 
 use nearcrawl_fetch::RobotsRules;
+use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_records::Verdict;
 use nearcrawl_redis_job::{Lease, Outcome};
-use nearcrawl_store::{HostId, QueueKey, QueuedUrl};
+use nearcrawl_store::{HostId, QueueKey, QueuedUrl, url_key};
 use tracing::warn;
 use url::Url;
 
 use super::{DRAIN_BATCH, Held, RedisFrontier, shared_error};
 use crate::error::EngineError;
-use crate::frontier::{Step, Veto, refuse};
+use crate::frontier::{Frontier, Step, Veto, refuse};
 
 impl RedisFrontier {
     /// The job's robots.txt rules for `origin` at `version`, read back once per version.
@@ -122,7 +123,8 @@ impl RedisFrontier {
             let reason = "disallowed by robots.txt".to_string();
             return Ok(refuse(key, entry, Verdict::RobotsDisallowed, reason));
         }
-        if let Some((verdict, reason)) = veto(&entry) {
+        let seen = |url: &CanonicalUrl| self.is_seen(url, &url_key(url.as_str()));
+        if let Some((verdict, reason)) = veto(&entry, &seen) {
             return Ok(refuse(key, entry, verdict, reason));
         }
         let hold = self.held.get(&key).and_then(|h| h.lease.address.clone());

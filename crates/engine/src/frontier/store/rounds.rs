@@ -4,8 +4,9 @@
 
 use std::time::Instant;
 
+use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_records::Verdict;
-use nearcrawl_store::HostId;
+use nearcrawl_store::{HostId, url_key};
 use url::Url;
 
 use super::{IDLE, RobotsState, StoreFrontier, forget};
@@ -64,7 +65,9 @@ impl StoreFrontier {
             let reason = "disallowed by robots.txt".to_string();
             return Some(refuse(key, entry, Verdict::RobotsDisallowed, reason));
         }
-        if let Some((verdict, reason)) = veto(&entry) {
+        let store = &self.store;
+        let seen = |url: &CanonicalUrl| Ok(store.is_seen(&url_key(url.as_str()))?);
+        if let Some((verdict, reason)) = veto(&entry, &seen) {
             return Some(refuse(key, entry, verdict, reason));
         }
         host.politeness.start(now, &self.config.politeness);
