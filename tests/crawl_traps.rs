@@ -319,10 +319,11 @@ async fn session_ids_in_every_link_cost_a_few_fetches_per_page() {
     // Known name: stripped by canonicalisation, every page fetched once.
     assert_eq!(fetched(&site, "/k/"), PAGES as usize);
     // Unknown name: learned from the first duplicates, then stripped from links and from
-    // URLs queued before.
+    // URLs queued before; the pages fetched under it before it was learned are held under
+    // their URLs without it (42 fetches when they were fetched again under those).
     let unknown = fetched(&site, "/u/");
     assert!(
-        (PAGES as usize..=3 * PAGES as usize).contains(&unknown),
+        (PAGES as usize..=PAGES as usize + PAGES as usize / 4).contains(&unknown),
         "{unknown} fetches of {PAGES} pages"
     );
     let unique = records

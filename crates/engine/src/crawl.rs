@@ -213,6 +213,10 @@ impl Coordinator {
                 .blobs
                 .push((predictions::SESSION_PARAMS.into(), bytes));
         }
+        // Pages fetched under a session parameter learned since: held under the URL without.
+        for url in self.predictions.take_stripped() {
+            self.held_without_session(&mut commit, &url)?;
+        }
         let counters = self
             .counters
             .write_into(&mut commit, self.frontier.next_order());
@@ -232,6 +236,19 @@ impl Coordinator {
         }
         self.frontier.committed(&taken)?;
         self.traps.trim();
+        Ok(())
+    }
+
+    /// `url` is a page the crawl holds under another URL, a session parameter's: taken as
+    /// seen with `commit`, and in a shared job by the job (so no worker fetches it again).
+    fn held_without_session(
+        &mut self,
+        commit: &mut Commit,
+        url: &CanonicalUrl,
+    ) -> Result<(), EngineError> {
+        let key = url_key(url.as_str());
+        commit.seen.push(key);
+        self.frontier.claim_refused(url, &key)?;
         Ok(())
     }
 

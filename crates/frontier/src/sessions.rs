@@ -22,17 +22,27 @@
 //! assert_eq!(stripped.url.as_str(), "http://a.org/r?lang=en");
 //! ```
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use crate::canonical::CanonicalUrl;
 
 /// Duplicate pairs differing only in one parameter before it is learned for the host.
 pub const EVIDENCE: u32 = 2;
 
+/// URLs fetched with a token in their query remembered at most (see
+/// [`SessionParams::fetched`]): the most recent.
+pub const REMEMBERED: usize = 16_384;
+
 /// Hosts' learned session parameters and the evidence gathered so far.
 #[derive(Debug, Default)]
 pub struct SessionParams {
     hosts: HashMap<String, HostEvidence>,
+    /// URLs fetched with a token in their query (a session parameter not learned yet,
+    /// perhaps), the most recent [`REMEMBERED`].
+    fetched: VecDeque<CanonicalUrl>,
+    /// Those of them a parameter learned since strips: the URLs without it, to be taken as
+    /// seen ([`SessionParams::take_stripped`]).
+    stripped: Vec<CanonicalUrl>,
 }
 
 #[derive(Debug, Default)]
@@ -82,7 +92,54 @@ impl SessionParams {
             return None;
         }
         host.learned.insert((*name).to_string());
+        self.strip_fetched(&duplicate.authority(), name);
         Some((*name).to_string())
+    }
+
+    /// The page at `url` was fetched: remembered when a value of its query looks like a
+    /// token and no parameter learned strips it, so that once one is learned the URL
+    /// without it counts as fetched ([`SessionParams::take_stripped`]). A site's first
+    /// visits come before the duplicates that teach its session parameter; without this,
+    /// each of their pages would be fetched once more under the URL without it.
+    pub fn fetched(&mut self, url: &str) {
+        let Some((_, query)) = url.split_once('?') else {
+            return;
+        };
+        if !pairs(Some(query)).iter().any(|(_, value)| is_token(value)) {
+            return;
+        }
+        let Ok(url) = CanonicalUrl::parse(url) else {
+            return;
+        };
+        if self.strip(&url).is_some() {
+            return;
+        }
+        if self.fetched.len() >= REMEMBERED {
+            self.fetched.pop_front();
+        }
+        self.fetched.push_back(url);
+    }
+
+    /// The URLs remembered as fetched ([`SessionParams::fetched`]) that a parameter learned
+    /// since strips, without it: pages the crawl holds under another URL.
+    pub fn take_stripped(&mut self) -> Vec<CanonicalUrl> {
+        std::mem::take(&mut self.stripped)
+    }
+
+    /// Moves the remembered URLs of `host` that carry `name` to [`SessionParams::stripped`],
+    /// without it.
+    fn strip_fetched(&mut self, host: &str, name: &str) {
+        let (mut kept, mut stripped) = (VecDeque::new(), Vec::new());
+        for url in std::mem::take(&mut self.fetched) {
+            let carries = url.authority() == host
+                && pairs(url.as_url().query()).iter().any(|(n, _)| *n == name);
+            match carries.then(|| self.strip(&url)).flatten() {
+                Some(without) => stripped.push(without.url),
+                None => kept.push_back(url),
+            }
+        }
+        self.fetched = kept;
+        self.stripped.extend(stripped);
     }
 
     /// `url` without the session parameters learned for its host, if it has any.
@@ -130,7 +187,11 @@ impl SessionParams {
     /// job before it was resumed. Returns whether it was new here.
     pub fn adopt(&mut self, host: &str, name: &str) -> bool {
         let learned = &mut self.hosts.entry(host.to_string()).or_default().learned;
-        learned.insert(name.to_string())
+        let new = learned.insert(name.to_string());
+        if new {
+            self.strip_fetched(host, name);
+        }
+        new
     }
 
     /// Every (host, parameter) learned, in order.
@@ -200,6 +261,45 @@ mod tests {
             }
         }
         assert!(learned.is_empty());
+    }
+
+    #[test]
+    fn pages_fetched_before_their_session_parameter_was_learned_are_held_without_it() {
+        let mut learned = SessionParams::default();
+        for fetched in [
+            "http://a.org/p/1?visit=1a2b3c4d5e",
+            "http://a.org/p/2?visit=6f7a8b9c0d&colour=red",
+            "http://a.org/p/3?page=2",
+            "http://a.org/p/4",
+            "http://b.org/p/5?visit=1a2b3c4d5e",
+            "http://a.org/p/6?other=1a2b3c4d5e",
+        ] {
+            learned.fetched(fetched);
+        }
+        assert!(learned.take_stripped().is_empty(), "nothing learned yet");
+        let (a, b) = (
+            url("http://a.org/x?visit=1a2b3c4d5e"),
+            url("http://a.org/x?visit=6f7a8b9c0d"),
+        );
+        assert_eq!(learned.observe(&a, &b), None);
+        assert_eq!(learned.observe(&a, &b), Some("visit".into()));
+        let held: Vec<String> = learned
+            .take_stripped()
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(held, ["http://a.org/p/1", "http://a.org/p/2?colour=red"]);
+        assert!(learned.take_stripped().is_empty(), "taken once");
+        // Once learned, a URL it strips is not remembered (its stripped form was taken when
+        // it was fetched); another host's learns on its own, here adopted.
+        learned.fetched("http://a.org/p/7?visit=0a0b0c0d0e1");
+        assert!(learned.adopt("b.org", "visit"));
+        let held: Vec<String> = learned
+            .take_stripped()
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(held, ["http://b.org/p/5"]);
     }
 
     #[test]

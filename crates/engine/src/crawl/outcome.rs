@@ -378,8 +378,12 @@ impl Coordinator {
         if let (Some(previous), Some(record)) = (&entry.previous, records.first_mut()) {
             self.compare_with_previous(record, previous, &mut commit)?;
         }
-        // Fetched under a learned session parameter: the URL without it.
+        // Fetched under a learned session parameter: the URL without it. Otherwise
+        // remembered, for one learned later.
         let stripped = self.predictions.sessions().strip_str(&entry.url);
+        if stripped.is_none() && page.status == 200 {
+            self.predictions.fetched(&entry.url);
+        }
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too
         // ([`Declared::redirect`]), so that what a page's links led to counts the pages its
@@ -415,7 +419,7 @@ impl Coordinator {
         }
         // The URL without the session parameter is taken too.
         if let Some(stripped) = stripped {
-            commit.seen.push(url_key(stripped.url.as_str()));
+            self.held_without_session(&mut commit, &stripped.url)?;
         }
         self.apply(commit, records)?;
         if parked {

@@ -63,6 +63,8 @@ pub(super) struct Predictions {
     sessions: SessionParams,
     /// Whether a session parameter was learned since the store last kept them.
     sessions_changed: bool,
+    /// Whether session parameters are learned at all (from duplicates: not in a baseline).
+    learns_sessions: bool,
 }
 
 impl Predictions {
@@ -83,6 +85,7 @@ impl Predictions {
             shared: None,
             sessions: SessionParams::default(),
             sessions_changed: false,
+            learns_sessions: false,
         })
     }
 
@@ -121,6 +124,7 @@ impl Predictions {
             }
         }
         if dedup.enabled {
+            predictions.learns_sessions = true;
             predictions.shared = shared;
             predictions.catch_up(true)?;
         }
@@ -184,6 +188,20 @@ impl Predictions {
             self.change(event)?;
         }
         Ok(Some(name))
+    }
+
+    /// The page at `url` was fetched whole: remembered for a session parameter learned
+    /// later ([`SessionParams::fetched`]).
+    pub(super) fn fetched(&mut self, url: &str) {
+        if self.learns_sessions {
+            self.sessions.fetched(url);
+        }
+    }
+
+    /// The URLs, without a session parameter learned since, of pages fetched under it
+    /// before: seen already, to be taken with the decision being applied.
+    pub(super) fn take_stripped(&mut self) -> Vec<CanonicalUrl> {
+        self.sessions.take_stripped()
     }
 
     /// The session parameters to keep with the decision being applied, when one was
