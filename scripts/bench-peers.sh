@@ -3,19 +3,22 @@
 # instead"), on the text-rich web of scripts/bench-text.sh: HOSTS nginx hosts of PAGES pages
 # of real documentation sentences, 16 requests in flight, output on disk (BENCH_OUT, default
 # /dev/shm: scripts/lib/bench.sh), RUNS rounds alternating:
-#   nearcrawl (dedup and WARC on), spider-rs (spider_cli: a process per host, as its CLI
-#   crawls one domain; exact-URL dedup only, no WARC), wget2 -r --max-threads=16,
+#   nearcrawl (dedup and WARC on), spider-rs (the `spider` crate, scripts/peers/spider-crawl:
+#   one process, a `Website` per host, 16 requests in flight shared among them; exact-URL
+#   dedup only, no WARC), wget2 -r --max-threads=16,
 #   wget -r --warc-file, Scrapy 2.x (16 requests; and writing WARC through warcio), and
 #   Crawlee's CheerioCrawler (16 at once).
 # Installs what is missing under target/bench-peers/ (nothing system-wide but wget, wget2 and
-# nginx from Debian): Scrapy and warcio from PyPI in a venv, Crawlee from npm, spider_cli from
-# crates.io (cargo install, a few minutes the first time).
+# nginx from Debian): Scrapy and warcio from PyPI in a venv, Crawlee from npm, the `spider`
+# crate from crates.io (scripts/peers/spider-crawl built with its lock file, a few minutes the
+# first time; spider_cli too for PEERS=spider-cli).
 # Prints one row per crawl and the medians: pages, wall s, pages/s, CPU ms per page, peak RSS.
-# Check the pages column: spider_cli 2.53.9 fetched only part of the web in most rounds here
-# (docs/BENCHMARKS.md, "Against the crawlers users pick instead").
+# Check the pages column: spider_cli 2.53.9 (PEERS=spider-cli, a process per host) fetched only
+# part of the web in most rounds here (docs/BENCHMARKS.md, "Against the crawlers users pick
+# instead"); the crate (default features) fetches all of it.
 # Usage: scripts/bench-peers.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 4)
-# PEERS="nearcrawl spider wget2" runs only those (names: nearcrawl spider wget2 wget-warc
-# scrapy scrapy-warc crawlee).
+# PEERS="nearcrawl spider wget2" runs only those (names: nearcrawl spider spider-cli wget2
+# wget-warc scrapy scrapy-warc crawlee).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts="${1:-12}"
@@ -34,8 +37,12 @@ nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 tools="$PWD/target/bench-peers"
 mkdir -p "$tools"
 wants() { [[ " $peers " == *" $1 "* ]]; }
-if wants spider && [ ! -x "$tools/bin/spider" ]; then
+if wants spider-cli && [ ! -x "$tools/bin/spider" ]; then
     cargo install --quiet --locked spider_cli --version "$SPIDER_VERSION" --root "$tools" >&2
+fi
+if wants spider; then
+    cargo build --quiet --release --locked --manifest-path scripts/peers/spider-crawl/Cargo.toml \
+        --target-dir "$tools/spider-crawl" >&2
 fi
 if { wants scrapy || wants scrapy-warc; } && ! "$tools/venv/bin/python" -c 'import scrapy, warcio' 2>/dev/null; then
     python3 -m venv "$tools/venv" >&2
@@ -50,8 +57,15 @@ work="$(mktemp -d /tmp/nearcrawl-peers.XXXXXX)"
 on_exit "rm -rf '$work'"
 serve_text_site "$work" "$hosts" "$pages" "$port"
 
-# spider-rs: one spider_cli process per host, all at once; pages: the links it visited.
+# spider-rs: the `spider` crate, every host at once in one process (scripts/peers/spider-crawl).
 crawl_spider() {
+    out_dir
+    read -r wall user sys rss < <(measure "$tools/spider-crawl/release/spider-crawl" "$work/seeds.txt" 16)
+    record "spider-rs (spider crate)" "$(cat "$work/out.txt")" "$wall" "$user" "$sys" "$rss"
+}
+
+# spider_cli: one process per host, all at once; pages: the links it visited.
+crawl_spider_cli() {
     out_dir
     rm -rf "$bench_out/spider"; mkdir -p "$bench_out/spider"
     read -r wall user sys rss < <(measure sh -c '
@@ -87,7 +101,8 @@ for ((round = 1; round <= runs; round++)); do
     for peer in $peers; do
         case "$peer" in
             nearcrawl) crawl dedup; names+=("nearcrawl (dedup)") ;;
-            spider) crawl_spider; names+=("spider-rs (spider_cli)") ;;
+            spider) crawl_spider; names+=("spider-rs (spider crate)") ;;
+            spider-cli) crawl_spider_cli; names+=("spider-rs (spider_cli)") ;;
             wget2) crawl_wget2 --span-hosts; names+=("wget2 -r") ;;
             wget-warc) crawl_wget_warc --span-hosts; names+=("wget -r --warc-file") ;;
             scrapy) crawl_scrapy; names+=("Scrapy") ;;

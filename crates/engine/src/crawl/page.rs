@@ -36,12 +36,13 @@ impl Coordinator {
             prejudged,
             pattern,
             seen,
+            canonical_links,
             ..
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
         // A shared job judges against the job's index (and admits there); otherwise the
         // kept pages are this crawl's, in its store.
-        let (judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
+        let (mut judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
             Some(dedup) => {
                 let shared = dedup.judge(&mut self.stage, analysis, &entry.url, &host)?;
                 Progress::add(&self.progress.sentence_matches, shared.matches);
@@ -196,24 +197,37 @@ impl Coordinator {
             _ => self.traps.rules.check_chain(chain).err(),
         };
         let expands = focus.is_none_or(|f| f.expands);
-        let mut links: Vec<Link> = Vec::new();
-        if let Some(facts) = &analysis.facts {
-            links.extend(facts.links.iter().cloned());
-            if let Some(canonical) = facts
+        // The page's links, taken from its analysis (kept already, if unique), each with its
+        // canonical URL as the pool worked it out (or here, when it did not).
+        let mut links: Vec<(Link, Option<CanonicalUrl>)> = Vec::new();
+        if let Some(facts) = judgement.analysis.facts.as_mut() {
+            let found = std::mem::take(&mut facts.links);
+            let canonical = match canonical_links {
+                Some(canonical) if canonical.len() == found.len() => canonical,
+                _ => found
+                    .iter()
+                    .map(|l| CanonicalUrl::from_url(l.url.clone()).ok())
+                    .collect(),
+            };
+            links.extend(found.into_iter().zip(canonical));
+        }
+        let analysis = &judgement.analysis;
+        if let Some(facts) = &analysis.facts
+            && let Some(canonical) = facts
                 .canonical
                 .as_ref()
                 .and_then(|c| CanonicalUrl::from_url(c.clone()).ok())
-                && canonical.as_str() != entry.url
-            {
-                decided.decision.canonical = Some(canonical.to_string());
-                if self.job.config.links.follow_canonical {
-                    links.push(Link {
-                        url: canonical.into_url(),
-                        text: String::new(),
-                        nofollow: false,
-                        context: String::new(),
-                    });
-                }
+            && canonical.as_str() != entry.url
+        {
+            decided.decision.canonical = Some(canonical.to_string());
+            if self.job.config.links.follow_canonical {
+                let link = Link {
+                    url: canonical.as_url().clone(),
+                    text: String::new(),
+                    nofollow: false,
+                    context: String::new(),
+                };
+                links.push((link, Some(canonical)));
             }
         }
         decided.decision.outlinks = Some(links.len() as u32);

@@ -321,6 +321,8 @@ impl SentencePostings {
                 continue;
             }
             let posting = match self.dirty.entry(key) {
+                // Changed already: its key is in the filter (and, while a filter grows,
+                // among the keys it will take: held when it started, or added since).
                 Entry::Occupied(held) => held.into_mut(),
                 Entry::Vacant(slot) => {
                     let landing = self.landing.as_ref();
@@ -331,14 +333,14 @@ impl SentencePostings {
                             None => read_stored(&self.written, store, key)?,
                         },
                     };
+                    self.written.insert(key);
+                    if let Some(growth) = &mut self.growing {
+                        growth.added.push(key);
+                    }
                     slot.insert(posting.unwrap_or_default())
                 }
             };
             posting.add(seq, site, &cutoff);
-            self.written.insert(key);
-            if let Some(growth) = &mut self.growing {
-                growth.added.push(key);
-            }
         }
         Ok(())
     }

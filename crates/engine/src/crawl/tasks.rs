@@ -71,6 +71,9 @@ pub(super) struct Analysed {
     /// The keys of its links (as canonical URLs) the store had seen when it was analysed
     /// ([`SeenLinks`]); none in a shared job.
     pub(super) seen: Option<SeenLinks>,
+    /// Its links as canonical URLs, in the order of its facts' links (`None` for one that
+    /// is not a URL the crawl can fetch), worked out here rather than on the coordinator.
+    pub(super) canonical_links: Option<Vec<Option<CanonicalUrl>>>,
 }
 
 /// The URL keys of a page's links that the crawl had seen when the page was analysed,
@@ -81,13 +84,13 @@ pub(super) struct Analysed {
 pub(super) struct SeenLinks(foldhash::HashSet<UrlKey>);
 
 impl SeenLinks {
-    /// The keys of `links`, as canonical URLs, that `store` has seen.
-    fn read(store: &dyn CrawlStore, links: &[nearcrawl_extract::Link]) -> SeenLinks {
+    /// The keys of `links` (canonical URLs) that `store` has seen.
+    fn read<'a>(
+        store: &dyn CrawlStore,
+        links: impl Iterator<Item = &'a CanonicalUrl>,
+    ) -> SeenLinks {
         let mut seen = foldhash::HashSet::default();
-        for link in links {
-            let Ok(url) = CanonicalUrl::from_url(link.url.clone()) else {
-                continue;
-            };
+        for url in links {
             let key = url_key(url.as_str());
             if !seen.contains(&key) && matches!(store.is_seen(&key), Ok(true)) {
                 seen.insert(key);
@@ -213,7 +216,7 @@ impl Coordinator {
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 analyse(&pages, &page, focused, probing, ahead.as_ref())
-                                    .with_seen_links(seen_in.as_deref())
+                                    .with_links(seen_in.as_deref())
                             }))
                             .map_err(panic_message);
                         let preparing = Instant::now();
@@ -325,15 +328,26 @@ fn analyse(
             .ok()
             .map(|url| nearcrawl_frontier::UrlPattern::of(&url)),
         seen: None,
+        canonical_links: None,
     }
 }
 
 impl Analysed {
-    /// Reads which of its links `store` has seen ([`SeenLinks`]), when given one.
-    fn with_seen_links(mut self, store: Option<&dyn CrawlStore>) -> Analysed {
-        if let (Some(store), Some(facts)) = (store, &self.analysis.facts) {
-            self.seen = Some(SeenLinks::read(store, &facts.links));
+    /// Works out its links' canonical URLs, and which of them `store` has seen
+    /// ([`SeenLinks`]), when given one.
+    fn with_links(mut self, store: Option<&dyn CrawlStore>) -> Analysed {
+        let Some(facts) = &self.analysis.facts else {
+            return self;
+        };
+        let canonical: Vec<Option<CanonicalUrl>> = facts
+            .links
+            .iter()
+            .map(|link| CanonicalUrl::from_url(link.url.clone()).ok())
+            .collect();
+        if let Some(store) = store {
+            self.seen = Some(SeenLinks::read(store, canonical.iter().flatten()));
         }
+        self.canonical_links = Some(canonical);
         self
     }
 
@@ -421,7 +435,11 @@ mod tests {
             link("HTTP://A.TEST/seen#other"),
             link("http://a.test/new"),
         ];
-        let found = SeenLinks::read(&store, &links);
+        let canonical: Vec<CanonicalUrl> = links
+            .iter()
+            .map(|l| CanonicalUrl::from_url(l.url.clone()).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        let found = SeenLinks::read(&store, canonical.iter());
         assert!(found.contains(&url_key(seen.as_str())));
         let new = CanonicalUrl::parse("http://a.test/new").unwrap_or_else(|e| panic!("{e}"));
         assert!(!found.contains(&url_key(new.as_str())));

@@ -98,7 +98,7 @@ impl Coordinator {
         &mut self,
         entry: &QueuedUrl,
         seq: u64,
-        links: Vec<Link>,
+        links: Vec<(Link, Option<CanonicalUrl>)>,
         how: &LinkFollowing<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
@@ -106,11 +106,15 @@ impl Coordinator {
         self.predictions.catch_up(false)?;
         let mut page = self.page_links(entry, how)?;
         let follow_nofollow = self.job.config.links.follow_nofollow;
-        for link in links {
+        for (link, url) in links {
             if link.nofollow && !follow_nofollow {
                 continue;
             }
-            self.follow_link(entry, seq, link, how, &mut page, decided)?;
+            // Not a URL the crawl can fetch.
+            let Some(url) = url else {
+                continue;
+            };
+            self.follow_link(entry, seq, (link, url), how, &mut page, decided)?;
         }
         self.close_links(entry, seq, how, page, decided);
         Ok(())
@@ -159,12 +163,12 @@ impl Coordinator {
         })
     }
 
-    /// Follows one of the page's links.
+    /// Follows one of the page's links, whose URL is `url` as a canonical URL.
     fn follow_link(
         &mut self,
         entry: &QueuedUrl,
         seq: u64,
-        link: Link,
+        (link, url): (Link, CanonicalUrl),
         how: &LinkFollowing<'_>,
         page: &mut PageLinks<'_>,
         decided: &mut Decided,
@@ -174,9 +178,6 @@ impl Coordinator {
             None => Followed::New,
         };
         let mut follows = followed != Followed::No;
-        let Ok(url) = CanonicalUrl::from_url(link.url) else {
-            return Ok(());
-        };
         let url = match self.predictions.sessions().strip(&url) {
             Some(stripped) => stripped.url,
             None => url,
