@@ -89,6 +89,27 @@ fn session_veto(
     Some((Verdict::Trap, reason))
 }
 
+/// Why `entry` must not be fetched, if its host has learned session parameters and the page
+/// at its URL is held under another URL, a session parameter's (queued before that page was
+/// fetched, or before the parameter was learned).
+fn held_veto(
+    sessions: &SessionParams,
+    declarations: &declarations::Declarations,
+    entry: &QueuedUrl,
+) -> Option<(Verdict, String)> {
+    if !sessions.learned_on(&entry.url) {
+        return None;
+    }
+    // A store or Redis error here only costs a fetch.
+    if !declarations.held(&entry.url).ok()? {
+        return None;
+    }
+    let reason = "trap: this page was fetched under a session parameter learned on this host; \
+                  its URL without it names the same page"
+        .to_string();
+    Some((Verdict::Trap, reason))
+}
+
 /// Now, by the scheduling clock: tokio's, so paused time in tests pauses politeness too.
 fn now() -> Instant {
     tokio::time::Instant::now().into_std()
@@ -240,7 +261,9 @@ impl Coordinator {
     }
 
     /// `url` is a page the crawl holds under another URL, a session parameter's: taken as
-    /// seen with `commit`, and in a shared job by the job (so no worker fetches it again).
+    /// seen with `commit`, and in a shared job by the job (so no worker queues it again),
+    /// and marked held, so that a worker that queued it before does not fetch it
+    /// ([`held_veto`]).
     fn held_without_session(
         &mut self,
         commit: &mut Commit,
@@ -249,7 +272,7 @@ impl Coordinator {
         let key = url_key(url.as_str());
         commit.seen.push(key);
         self.frontier.claim_refused(url, &key)?;
-        Ok(())
+        self.declarations.hold(url.as_str(), commit)
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -317,6 +340,7 @@ impl Coordinator {
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
                 session_veto(predictions.sessions(), seen, entry)
+                    .or_else(|| held_veto(predictions.sessions(), declarations, entry))
                     .or_else(|| predictions.at_dispatch(declarations, entry, probing))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use nearcrawl_store::{CrawlStore, Declared, StoreError, url_key};
+use nearcrawl_store::{Commit, CrawlStore, Declared, StoreError, url_key};
 use url::Url;
 
 use super::shared_dedup::shared_error;
@@ -79,6 +79,21 @@ impl Declarations {
         Ok(self.get(url)?.map(|d| d.length))
     }
 
+    /// Marks the page at `url` (a canonical URL) as held under another URL, a session
+    /// parameter's: with `commit` in this process's store, and at once in a shared job's.
+    pub(super) fn hold(&self, url: &str, commit: &mut Commit) -> Result<(), EngineError> {
+        let marker = held_marker(url);
+        self.share(&marker, &Declared::default())?;
+        commit.length.push((url_key(&marker), Declared::default()));
+        Ok(())
+    }
+
+    /// Whether the page at `url` is held under another URL ([`Declarations::hold`]), by
+    /// this process or, in a shared job, by any worker.
+    pub(super) fn held(&self, url: &str) -> Result<bool, EngineError> {
+        Ok(self.get(&held_marker(url))?.is_some())
+    }
+
     /// In a shared job, makes what the page at `url` declared known to every worker (this
     /// process's store keeps it with the page's decision).
     pub(super) fn share(&self, url: &str, declared: &Declared) -> Result<(), EngineError> {
@@ -90,6 +105,13 @@ impl Declarations {
             .put(&origin, &url_key(url), &declared.encode())
             .map_err(shared_error)
     }
+}
+
+/// The key that marks the page at `url` as held under another URL
+/// ([`Declarations::hold`]): the URL with a fragment, which no canonical URL has, so that it
+/// is never a page's own declaration.
+fn held_marker(url: &str) -> String {
+    format!("{url}#nearcrawl-held")
 }
 
 /// The lock, whether or not a holder panicked (the connection holds no state of ours).
@@ -127,6 +149,17 @@ mod tests {
         // Nothing to share with.
         declarations.share("http://a.test/y", &declared).unwrap();
         assert_eq!(declarations.get("http://a.test/y").unwrap(), None);
+        // Held under another URL: a mark of its own, not the page's declaration.
+        let mut commit = Commit::default();
+        declarations.hold("http://a.test/z", &mut commit).unwrap();
+        assert!(
+            !declarations.held("http://a.test/z").unwrap(),
+            "with the commit"
+        );
+        store.commit(commit).unwrap();
+        assert!(declarations.held("http://a.test/z").unwrap());
+        assert_eq!(declarations.get("http://a.test/z").unwrap(), None);
+        assert!(!declarations.held(url).unwrap(), "declared is not held");
     }
 
     /// Two workers of a shared job: what one fetched the other finds, its own store first.
@@ -159,6 +192,11 @@ mod tests {
         assert_eq!(b.get(url).unwrap(), Some(declared.clone()));
         assert_eq!(b.length(url).unwrap(), Some(99));
         assert_eq!(b.get("http://b.test/x").unwrap(), None, "another host's");
+        // Held by one worker: at once for the other.
+        a.hold("http://a.test/held", &mut Commit::default())
+            .unwrap();
+        assert!(b.held("http://a.test/held").unwrap());
+        assert!(!b.held(url).unwrap());
         // Bytes that are no declaration name the URL.
         let redis = Redis::connect(
             RedisTarget::parse(&server.url()).unwrap(),
