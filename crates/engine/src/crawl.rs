@@ -67,46 +67,37 @@ const MAX_SITEMAP_URLS: usize = 50_000;
 /// Tag of index payloads that point into the shared index rather than this job's records.
 const SHARED: u64 = 1 << 63;
 
-/// Why `entry` must not be fetched, if its URL without the session parameters learned for
-/// its host was fetched (or queued) already (`seen`: the frontier's answer, the job's in a
-/// shared job).
+/// Why `entry` must not be fetched, when its host has learned session parameters: its URL
+/// without them was fetched (or queued) already (`seen`: the frontier's answer, the job's in
+/// a shared job), or it is such a URL without them and its page is held under one
+/// ([`declarations::Declarations::held`]: queued before that page was fetched, or before
+/// the parameter was learned).
 fn session_veto(
     sessions: &SessionParams,
     seen: &Seen<'_>,
-    entry: &QueuedUrl,
-) -> Option<(Verdict, String)> {
-    let stripped = sessions.strip_str(&entry.url)?;
-    // A store error here only costs a fetch; the decision that follows will report it.
-    if !seen(&stripped.url).ok()? {
-        return None;
-    }
-    let reason = format!(
-        "trap: the session parameter {} (learned on this host from duplicates that differ \
-         only in it) is all that tells this URL from {}, decided already",
-        stripped.params.join(", "),
-        stripped.url
-    );
-    Some((Verdict::Trap, reason))
-}
-
-/// Why `entry` must not be fetched, if its host has learned session parameters and the page
-/// at its URL is held under another URL, a session parameter's (queued before that page was
-/// fetched, or before the parameter was learned).
-fn held_veto(
-    sessions: &SessionParams,
     declarations: &declarations::Declarations,
     entry: &QueuedUrl,
 ) -> Option<(Verdict, String)> {
-    if !sessions.learned_on(&entry.url) {
+    if sessions.is_empty() {
         return None;
     }
-    // A store or Redis error here only costs a fetch.
-    if !declarations.held(&entry.url).ok()? {
-        return None;
-    }
-    let reason = "trap: this page was fetched under a session parameter learned on this host; \
-                  its URL without it names the same page"
-        .to_string();
+    let url = CanonicalUrl::parse(&entry.url).ok()?;
+    // A store or Redis error here only costs a fetch; the decision that follows will report
+    // it.
+    let reason = match sessions.strip(&url) {
+        Some(stripped) if seen(&stripped.url).ok()? => format!(
+            "trap: the session parameter {} (learned on this host from duplicates that \
+             differ only in it) is all that tells this URL from {}, decided already",
+            stripped.params.join(", "),
+            stripped.url
+        ),
+        None if sessions.learned_on(&url) && declarations.held(url.as_str()).ok()? => {
+            "trap: this page was fetched under a session parameter learned on this host; its \
+             URL without it names the same page"
+                .to_string()
+        }
+        _ => return None,
+    };
     Some((Verdict::Trap, reason))
 }
 
@@ -263,7 +254,7 @@ impl Coordinator {
     /// `url` is a page the crawl holds under another URL, a session parameter's: taken as
     /// seen with `commit`, and in a shared job by the job (so no worker queues it again),
     /// and marked held, so that a worker that queued it before does not fetch it
-    /// ([`held_veto`]).
+    /// ([`session_veto`]).
     fn held_without_session(
         &mut self,
         commit: &mut Commit,
@@ -339,8 +330,7 @@ impl Coordinator {
             let probing = self.job.config.dedup.probe_links;
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
-                session_veto(predictions.sessions(), seen, entry)
-                    .or_else(|| held_veto(predictions.sessions(), declarations, entry))
+                session_veto(predictions.sessions(), seen, declarations, entry)
                     .or_else(|| predictions.at_dispatch(declarations, entry, probing))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {

@@ -205,15 +205,13 @@ impl SessionParams {
         all
     }
 
-    /// Whether the host of `url` (a canonical URL's string) has learned parameters.
-    pub fn learned_on(&self, url: &str) -> bool {
-        if self.is_empty() {
-            return false;
-        }
-        url::Url::parse(url).is_ok_and(|url| {
-            let host = crate::canonical::authority(&url);
-            self.hosts.get(&host).is_some_and(|h| !h.learned.is_empty())
-        })
+    /// Whether the host of `url` has learned parameters.
+    pub fn learned_on(&self, url: &CanonicalUrl) -> bool {
+        !self.is_empty()
+            && self
+                .hosts
+                .get(&url.authority())
+                .is_some_and(|h| !h.learned.is_empty())
     }
 
     /// Whether any host has learned parameters.
@@ -311,8 +309,8 @@ mod tests {
             .map(|u| u.to_string())
             .collect();
         assert_eq!(held, ["http://b.org/p/5"]);
-        assert!(learned.learned_on("http://b.org/other"));
-        assert!(!learned.learned_on("http://c.org/p/5?visit=1a2b3c4d5e"));
+        assert!(learned.learned_on(&url("http://b.org/other")));
+        assert!(!learned.learned_on(&url("http://c.org/p/5?visit=1a2b3c4d5e")));
     }
 
     #[test]

@@ -134,30 +134,31 @@ impl Predictions {
     /// A shared job: replays the events the job's log gained since the book last read it,
     /// when it was last read more than a moment ago (or `now`).
     pub(super) fn catch_up(&mut self, now: bool) -> Result<(), EngineError> {
+        match self.book_and_log() {
+            (book, Some(shared)) => shared.catch_up(book, now),
+            (_, None) => Ok(()),
+        }
+    }
+
+    /// What a change is made in, and the shared job's log it goes through, if any.
+    fn book_and_log(&mut self) -> (Book<'_>, Option<&mut SharedRules>) {
         let book = Book {
             policy: &mut self.policy,
             sessions: &mut self.sessions,
         };
-        match self.shared.as_mut() {
-            Some(shared) => shared.catch_up(book, now),
-            None => Ok(()),
-        }
+        (book, self.shared.as_mut())
     }
 
     /// A change to the book: made here, or in a shared job appended to the job's log and
     /// made by replaying it (with whatever other workers appended before it).
     fn change(&mut self, event: RuleEvent) -> Result<(), EngineError> {
         self.changes += 1;
-        let mut book = Book {
-            policy: &mut self.policy,
-            sessions: &mut self.sessions,
-        };
-        match self.shared.as_mut() {
-            None => {
+        match self.book_and_log() {
+            (mut book, None) => {
                 event.apply(&mut book);
                 Ok(())
             }
-            Some(shared) => shared.append(book, &event),
+            (book, Some(shared)) => shared.append(book, &event),
         }
     }
 
