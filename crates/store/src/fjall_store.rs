@@ -75,6 +75,11 @@ const COUNTERS: usize = 14;
 const BLOBS: usize = 15;
 const SENTENCES: usize = 16;
 
+/// The tables whose reads (nearly) always find their key: those keyed by a decision's
+/// sequence number, read only for decisions made, and the sentence postings, read only for
+/// keys the crawl's own filter of them lets through (`crawl/sentences.rs` in the engine).
+const READS_HIT: [usize; 5] = [RECORDS, UNIQUES, TEXTS, LINK_KEYS, SENTENCES];
+
 /// What [`FjallStore::scan`] calls with each key and value: `false` stops it.
 type Each<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool, StoreError> + 'a;
 
@@ -201,19 +206,28 @@ impl FjallStore {
         // partitions are small blocks that any shard caches; the filters (about 1.25 bytes a
         // key) stay in memory with their tables, checked on every read without a cache
         // lookup: partitioned too, the crawl ran 5 % slower on 2 cores.
-        let options = || {
-            KeyspaceCreateOptions::default()
-                .max_memtable_size(MAX_MEMTABLE_BYTES)
-                .filter_block_pinning_policy(PinningPolicy::all(true))
-                .index_block_partitioning_policy(PartitioningPolicy::all(true))
+        //
+        // A table whose reads find what they ask for ([`READS_HIT`]) builds no filter for its
+        // last level, where most of its keys are (fjall's `expect_point_read_hits`): a read
+        // that reaches the last level finds its key there whatever a filter says. The
+        // sentence postings' filters were a third of what a long crawl's memory grew by.
+        let options = |hits: bool| {
+            move || {
+                KeyspaceCreateOptions::default()
+                    .max_memtable_size(MAX_MEMTABLE_BYTES)
+                    .filter_block_pinning_policy(PinningPolicy::all(true))
+                    .index_block_partitioning_policy(PartitioningPolicy::all(true))
+                    .expect_point_read_hits(hits)
+            }
         };
-        let open = |table: &str| {
-            db.keyspace(table, options)
+        let open = |(n, table): (usize, &&str)| {
+            db.keyspace(table, options(READS_HIT.contains(&n)))
                 .map_err(|e| store_error(&name, Some(table.to_string()), e))
         };
         let opened: Vec<Keyspace> = NAMES
             .iter()
-            .map(|table| open(table))
+            .enumerate()
+            .map(open)
             .collect::<Result<_, _>>()?;
         let tables: [Keyspace; TABLES] = opened.try_into().map_err(|_| StoreError::Database {
             path: name.clone(),
