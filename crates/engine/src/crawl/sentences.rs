@@ -3,8 +3,8 @@
 //! memory holds a bounded part: the postings changed since they were last written (written
 //! together every [`FLUSH_POSTINGS`] postings, behind the coordinator once the decision of
 //! the page that fills the batch has landed, or when the crawl stops; in parts, see
-//! [`batch`]) and a filter of the keys the store has (one bit each,
-//! grown with them up to 32 MiB), so a fingerprint no page had before (most of a new page's)
+//! [`batch`]) and a filter of the keys the store has (a blocked Bloom
+//! filter, three bits each in one word, grown with them up to 32 MiB: [`filter`]), so a fingerprint no page had before (most of a new page's)
 //! costs no store read.
 //!
 //! The filter grows on a thread of its own ([`SentencePostings::grow`]): filling the grown
@@ -346,7 +346,7 @@ impl SentencePostings {
     }
 
     /// Grows the key filter when it is crowded: a filter of four times the bits (about a
-    /// sixty-fourth of them set then) is filled from `store`'s keys on a thread of its own,
+    /// tenth of them set then) is filled from `store`'s keys on a thread of its own,
     /// and takes over at a later call, once filled, with the keys added meanwhile.
     pub(super) fn grow(&mut self, store: &Arc<dyn CrawlStore>) -> Result<(), EngineError> {
         match &self.growing {
