@@ -353,7 +353,9 @@ fn the_key_filter_has_no_false_negatives() {
 #[test]
 fn the_key_filter_at_its_load_answers_maybe_once_in_sixteen() {
     let key = |i: u64| {
-        let mut n = i.wrapping_add(0x1234_5678).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut n = i
+            .wrapping_add(0x1234_5678)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
         n ^= n >> 29;
         n.wrapping_mul(0xbf58_476d_1ce4_e5b9)
     };
@@ -367,7 +369,10 @@ fn the_key_filter_at_its_load_answers_maybe_once_in_sixteen() {
         assert!((0..keys).all(|i| filter.may_contain(key(i))), "{bits} bits");
         // Taken for the 1-bit filter's 2^bits / 16 keys at its load: 2.5 times as many.
         let per_bit = keys as f64 / (1u64 << bits) as f64;
-        assert!((0.14..0.17).contains(&per_bit), "{bits} bits: {per_bit} keys a bit");
+        assert!(
+            (0.14..0.17).contains(&per_bit),
+            "{bits} bits: {per_bit} keys a bit"
+        );
         let tried = 200_000u64;
         let maybe = (0..tried)
             .filter(|&i| filter.may_contain(key(1 << 40 | i)))
