@@ -1,6 +1,7 @@
-//! The crawl loop: one coordinator owns the frontier, the index and the store; fetches and
-//! page analysis run as tasks and report back. Every decision is one store commit, then one
-//! line of `records.jsonl`.
+//! The crawl loop: one coordinator routes between the components that own the crawl's
+//! state (the frontier, the judge with the dedup stage's index and postings, the link
+//! policy's predictions, the traps, the archive); fetches and page analysis run as tasks and
+//! report back. Every decision is one store commit, then one line of `records.jsonl`.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -8,21 +9,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use governor::DefaultDirectRateLimiter;
-use nearcrawl_dedup::{
-    DedupStage, Extracted, Follow, Followed, Originals, PageAnalysis, PageAnalyzer, Stage,
-};
+use nearcrawl_dedup::{Extracted, Follow, Followed, PageAnalysis, PageAnalyzer, Stage};
 use nearcrawl_extract::{Sitemap, read_sitemap};
 use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, RobotsFetch};
-use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Scope, SessionParams, Trap, TrapRules, UrlPattern,
 };
 use nearcrawl_records::{Probe, Record, Report, Sample, SharedJobFigures, Verdict};
 use nearcrawl_store::{
-    Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, UniquePage,
-    UrlKey, url_key,
+    Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, UrlKey,
+    url_key,
 };
-use nearcrawl_text::ExactKey;
 use tracing::{debug, info, warn};
 use url::Url;
 
@@ -42,6 +39,7 @@ mod counters;
 mod declarations;
 mod in_flight;
 mod job;
+mod judge;
 mod links;
 mod mirrors;
 mod open;
@@ -127,13 +125,9 @@ struct Coordinator {
     /// A focused crawl: its topic, and what of it the store keeps.
     focus: Option<Focus>,
     fetcher: Arc<dyn Fetch>,
-    /// The dedup stage: templates, index, sentence candidates, verification.
-    stage: DedupStage,
-    /// Kept pages by sentence fingerprint: in the store, a bounded part in memory.
-    sentences: sentences::SentencePostings,
-    /// The exact keys of the pages kept last, for what the pool read of a page's judgement
-    /// (see [`prejudge`]).
-    admitted: prejudge::Admitted,
+    /// The dedup stage and the kept pages' sentence postings: judges a page, keeps a
+    /// unique one (see [`judge::Judge`]).
+    judge: judge::Judge,
     /// A job shared through Redis, dedup on: the job's index, which the stage judges
     /// against instead of this worker's store.
     shared_dedup: Option<shared_dedup::SharedDedup>,
@@ -236,10 +230,12 @@ impl Coordinator {
         let kept = commit.exact_key;
         self.archive.commit(commit, &records)?;
         if let Some((key, seq)) = kept {
-            self.admitted.kept(u128::from_be_bytes(key), seq);
+            self.judge.kept(u128::from_be_bytes(key), seq);
         }
         self.counters.landed(counters);
-        self.write_postings_when_due()?;
+        // Every page decided so far was kept (or not) in full: all are in.
+        self.judge
+            .write_postings_when_due(self.counters.next_seq())?;
         if !taken.is_empty() {
             // The record lines reach the file before a shared job hears that the URLs are
             // done: a worker killed in between would leave them in its store only, and no
@@ -420,13 +416,13 @@ impl Coordinator {
 
     /// Flushes outputs and writes the report.
     fn finish(mut self) -> Result<Report, EngineError> {
-        self.write_sentences()?;
+        self.judge.write_sentences(self.counters.next_seq())?;
         self.archive.finish()?;
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,
                 &self.shared,
-                self.stage.index(),
+                self.judge.stage().index(),
                 SHARED,
                 self.store.as_ref(),
             )?;
@@ -446,7 +442,7 @@ impl Coordinator {
             let figures = crate::recrawl::figures(previous, self.store.as_ref())?;
             report.recrawl = Some(figures);
         }
-        report.fingerprint_index = crate::report::index_figures(self.stage.index());
+        report.fingerprint_index = crate::report::index_figures(self.judge.stage().index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();
             report.shared_job = Some(SharedJobFigures {

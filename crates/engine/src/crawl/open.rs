@@ -16,7 +16,7 @@ use super::budgets::Traps;
 use super::counters::JobCounters;
 use super::in_flight::InFlight;
 use super::job::{Job, Parts, shared_parts};
-use super::{Coordinator, SHARED, copied_sites, mirrors, now, predictions, scope_watch, sentences};
+use super::{Coordinator, SHARED, copied_sites, judge, mirrors, now, predictions, scope_watch};
 use crate::archive::Archive;
 use crate::error::EngineError;
 use crate::focus::Focus;
@@ -126,7 +126,7 @@ impl Coordinator {
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
-        let sentences = sentences::SentencePostings::open(store.as_ref())?;
+        let judge = judge::Judge::open(Arc::clone(&store), stage)?;
         // A resumed crawl goes on with the URL rules it learned; a shared job's worker, with
         // the job's.
         let predictions =
@@ -136,8 +136,7 @@ impl Coordinator {
         let mut coordinator = Coordinator {
             job,
             store,
-            sentences,
-            admitted: Default::default(),
+            judge,
             shared_dedup,
             shared_faults,
             scope,
@@ -149,7 +148,6 @@ impl Coordinator {
             scope_watch: scope_watch::ScopeWatch::default(),
             focus: relevance.map(Focus::new),
             fetcher,
-            stage,
             shared,
             frontier,
             counters,
@@ -166,7 +164,8 @@ impl Coordinator {
             focus.resume(coordinator.store.as_ref(), &state)?;
         }
         coordinator.resume_mirrors()?;
-        coordinator.store_sentences(&uniques)?;
+        let through = coordinator.counters.next_seq();
+        coordinator.judge.store_sentences(&uniques, through)?;
         if coordinator.job.redis.is_some() {
             // A shared job's seeds were queued by the worker that created it.
             info!(decided = next_seq, "joined shared job");

@@ -6,8 +6,7 @@ use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;
 
-use super::prejudge::{Admitted, Prejudged};
-use super::sentences::{MatchCount, ReadPostings, SentencePostings};
+use super::sentences::ReadPostings;
 
 impl Coordinator {
     /// The stored record of an earlier decision.
@@ -44,23 +43,16 @@ impl Coordinator {
         // kept pages are this crawl's, in its store.
         let (mut judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
             Some(dedup) => {
-                let shared = dedup.judge(&mut self.stage, analysis, &entry.url, &host)?;
+                let shared = dedup.judge(self.judge.stage_mut(), analysis, &entry.url, &host)?;
                 Progress::add(&self.progress.sentence_matches, shared.matches);
                 let judgement = shared.judgement;
                 let outcome = (shared.kept, shared.original_url);
                 (judgement, ReadPostings::default(), Some(outcome))
             }
             None => {
-                let originals = StoreOriginals {
-                    store: self.store.as_ref(),
-                    sentences: &self.sentences,
-                    postings: self.sentences.prefetched(postings),
-                    matches: MatchCount::default(),
-                    prejudged: prejudged.map(|p| (p, &self.admitted)),
-                };
-                let judgement = self.stage.judge_analysed(analysis, &originals)?;
-                Progress::add(&self.progress.sentence_matches, originals.matches.get());
-                (judgement, originals.postings, None)
+                let judged = self.judge.judge(analysis, postings, prejudged)?;
+                Progress::add(&self.progress.sentence_matches, judged.matches);
+                (judged.judgement, judged.postings, None)
             }
         };
         let analysis = &judgement.analysis;
@@ -352,9 +344,8 @@ impl Coordinator {
 }
 
 impl Coordinator {
-    /// Keeps page `seq` of `host`, judged unique: its fingerprints, text, sentence postings
-    /// (`read_postings`: those read while judging it) and link keys join the index and reach
-    /// the store with `commit`.
+    /// Keeps page `seq` of `host`, judged unique ([`super::judge::Judge::keep`]), its time
+    /// counted as the index stage's.
     pub(super) fn keep_unique(
         &mut self,
         seq: u64,
@@ -364,67 +355,9 @@ impl Coordinator {
         commit: &mut Commit,
     ) -> Result<(), EngineError> {
         let admitting = Instant::now();
-        let admission = self.stage.admit(seq, host, judgement);
-        // Its sentence postings, read from the store with the page added.
-        if let Some(indexed) = &admission.sentences {
-            self.sentences
-                .keep(self.store.as_ref(), read_postings, seq, indexed)?;
-            self.sentences.grow(&self.store)?;
-        }
+        self.judge
+            .keep(seq, host, judgement, read_postings, commit)?;
         self.progress.add_time(Stage::Index, admitting.elapsed());
-        if let Some((simhash, key)) = admission.fingerprint {
-            commit.unique = Some(UniquePage {
-                seq,
-                simhash: simhash.bits(),
-            });
-            commit.exact_key = Some((key.0.to_be_bytes(), seq));
-        }
-        commit.unique_text = admission.text.map(|text| (seq, text));
-        commit.unique_links = admission.links.map(|keys| (seq, keys));
         Ok(())
-    }
-}
-
-/// The crawl's store as the dedup stage reads it: the texts, exact keys, simhashes and
-/// link keys of the unique pages it admitted.
-/// Sentence postings read while judging are kept for when the page is kept.
-pub(super) struct StoreOriginals<'a> {
-    pub(super) store: &'a dyn CrawlStore,
-    pub(super) sentences: &'a SentencePostings,
-    pub(super) postings: ReadPostings,
-    /// The sentence matches the candidates were ranked from ([`Progress::sentence_matches`]).
-    pub(super) matches: MatchCount,
-    /// What the pool worked out of the page's judgement, and the pages kept since.
-    pub(super) prejudged: Option<(Prejudged, &'a Admitted)>,
-}
-
-impl Originals for StoreOriginals<'_> {
-    type Error = EngineError;
-    fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
-        Ok(self.store.unique_text(seq)?)
-    }
-    fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
-        if let Some((prejudged, admitted)) = &self.prejudged
-            && let Some(found) = admitted.exact(prejudged, key)
-        {
-            return Ok(found);
-        }
-        Ok(self.store.exact_original(&key.0.to_be_bytes())?)
-    }
-    fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
-        Ok(self.store.unique_simhash(seq)?.map(Fingerprint::new))
-    }
-    fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
-        Ok(self.store.link_keys(seq)?)
-    }
-    fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {
-        let candidates = self
-            .sentences
-            .candidates(self.store, &self.postings, fingerprints)?;
-        self.matches.add(&candidates);
-        Ok(candidates)
-    }
-    fn verified(&self, seq: u64) -> Option<Option<f64>> {
-        self.prejudged.as_ref()?.0.verified(seq)
     }
 }

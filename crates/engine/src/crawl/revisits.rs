@@ -3,8 +3,6 @@
 //! page's record marked with how it came back, a changed one measured against its previous
 //! text.
 
-use super::page::StoreOriginals;
-use super::sentences::{MatchCount, ReadPostings};
 use super::*;
 use nearcrawl_store::Previous;
 
@@ -71,23 +69,15 @@ impl Coordinator {
         let Some(text) = self.previous_texts.text(&dir, previous)? else {
             return Ok(false);
         };
-        let analysis = self.stage.analyzer().analyze_text(&text);
-        let originals = StoreOriginals {
-            store: self.store.as_ref(),
-            sentences: &self.sentences,
-            postings: ReadPostings::default(),
-            matches: MatchCount::default(),
-            prejudged: None,
-        };
-        let judgement = self.stage.judge_analysed(analysis, &originals)?;
+        let judged = self.judge.judge_text(&text)?;
+        let judgement = judged.judgement;
         if judgement.verdict != nearcrawl_dedup::Verdict::Unique {
             return Ok(false);
         }
         let host = url::Url::parse(url)
             .map(|u| nearcrawl_frontier::authority(&u))
             .unwrap_or_default();
-        let read = originals.postings;
-        self.keep_unique(seq, &host, &judgement, read, commit)?;
+        self.keep_unique(seq, &host, &judgement, judged.postings, commit)?;
         Ok(true)
     }
 }

@@ -36,7 +36,6 @@ use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key}
 use url::Url;
 
 use self::filter::{INITIAL_FILTER_BITS, KeyFilter};
-use super::Coordinator;
 use crate::error::EngineError;
 use crate::runtime::Behind;
 
@@ -479,44 +478,6 @@ impl SentencePostings {
         if let Some(landing) = self.landing.take() {
             landing.writing.join()?;
             self.written_out();
-        }
-        Ok(())
-    }
-}
-
-impl Coordinator {
-    /// On opening a job: its kept pages whose postings are not in the store (a killed run's
-    /// last ones, or every page of a store from before the postings) are indexed from their
-    /// stored texts and written.
-    pub(super) fn store_sentences(&mut self, uniques: &[UniquePage]) -> Result<(), EngineError> {
-        if !self.stage.analyzer().config().verify {
-            return Ok(());
-        }
-        let stage = &self.stage;
-        self.sentences
-            .index_unwritten(&self.store, uniques, |text| {
-                stage.sentence_fingerprints(text)
-            })?;
-        self.write_sentences()
-    }
-
-    /// Writes the changed postings (when the crawl stops, or on opening), a growing key
-    /// filter put in place first.
-    pub(super) fn write_sentences(&mut self) -> Result<(), EngineError> {
-        self.sentences.settle()?;
-        self.sentences
-            .write_out(&self.store, self.counters.next_seq())?;
-        self.sentences.land(true)
-    }
-
-    /// A decision has landed: a batch of postings written meanwhile is noted as landed, and
-    /// when enough postings changed, they are written out (behind the coordinator).
-    pub(super) fn write_postings_when_due(&mut self) -> Result<(), EngineError> {
-        self.sentences.land(false)?;
-        if self.sentences.due() {
-            // Every page decided so far was kept (or not) in full: all are in.
-            let through = self.counters.next_seq();
-            self.sentences.write_out(&self.store, through)?;
         }
         Ok(())
     }

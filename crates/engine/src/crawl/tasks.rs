@@ -147,18 +147,11 @@ impl Coordinator {
                 last_modified: p.last_modified.clone(),
             })
             .filter(|v| !v.is_empty());
-        let pages = self.stage.page_analyzer();
+        let pages = self.judge.stage().page_analyzer();
         // The pages of a shared job are judged against the job's index, not this store's.
         let ahead = self.shared_dedup.is_none().then(|| {
-            let units = self.stage.units_cache();
-            let candidates = self.stage.config().max_candidates.max(1);
-            let verify = self.stage.analyzer().config().verify_config;
-            Ahead {
-                postings: self
-                    .sentences
-                    .reader(Arc::clone(&self.store), units.clone(), candidates),
-                prejudge: Prejudge::new(Arc::clone(&self.store), &self.admitted, units, verify),
-            }
+            let (postings, prejudge) = self.judge.ahead();
+            Ahead { postings, prejudge }
         });
         // A shared job's seen set is the job's, not this store's.
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
