@@ -62,8 +62,9 @@ impl Judge {
         &mut self.stage
     }
 
-    /// What the blocking pool reads a page's postings with, and works out what it can of
-    /// its judgement with (at most `candidates` candidates' units computed).
+    /// What the blocking pool reads a page's postings with (the units of at most
+    /// `dedup.max_candidates` of the candidates they name computed), and works out what it
+    /// can of its judgement with.
     pub(super) fn ahead(&self) -> (PostingsReader, Prejudge) {
         let units = self.stage.units_cache();
         let candidates = self.stage.config().max_candidates.max(1);

@@ -3,9 +3,9 @@
 //! memory holds a bounded part: the postings changed since they were last written (written
 //! together every [`FLUSH_POSTINGS`] postings, behind the coordinator once the decision of
 //! the page that fills the batch has landed, or when the crawl stops; in parts, see
-//! [`batch`]) and a filter of the keys the store has (a blocked Bloom
-//! filter, three bits each in one word, grown with them up to 32 MiB: [`filter`]), so a fingerprint no page had before (most of a new page's)
-//! costs no store read.
+//! [`batch`]) and a filter of the keys the store has (a blocked Bloom filter, three bits
+//! each in one word, grown with them up to 32 MiB: [`filter`]), so a fingerprint no page had
+//! before (most of a new page's) costs no store read.
 //!
 //! The filter grows on a thread of its own ([`SentencePostings::grow`]): filling the grown
 //! one reads every key in the store (4 million of them at about 130,000 pages), which held
