@@ -12,7 +12,9 @@ use nearcrawl_engine::{CrawlConfig, Job, Progress, crawl};
 use nearcrawl_frontier::parse_seeds;
 use nearcrawl_records::{Record, Report, Verdict};
 
-/// A configuration for local tests: no politeness delay, short timeouts, fast back-off.
+/// A configuration for local tests: no politeness delay, short timeouts, fast back-off; the
+/// judge on a thread of its own, as on a machine of many cores (`limits.judge_thread`, whose
+/// `auto` keeps it on the coordinator's on this 2-core one; the CLI's tests run it there).
 pub fn local_config() -> CrawlConfig {
     let mut config = CrawlConfig::default();
     config.politeness.per_host_delay_ms = 0;
@@ -21,6 +23,7 @@ pub fn local_config() -> CrawlConfig {
     config.fetch.connect_timeout_ms = 2_000;
     config.fetch.total_timeout_ms = 2_000;
     config.limits.concurrency = 4;
+    config.limits.judge_thread = nearcrawl_engine::JudgeThread::On;
     config
 }
 

@@ -348,6 +348,22 @@ impl DedupStage {
     /// and remembered as an original. Returns what the caller persists so that
     /// [`Originals`] can answer for it.
     pub fn admit(&mut self, seq: u64, host: &str, judgement: &Judgement) -> Admission {
+        let admission = self.admission(seq, host, judgement);
+        self.index_admitted(&admission);
+        admission
+    }
+
+    /// Indexes a page admitted elsewhere ([`DedupStage::admission`]): its simhash joins the
+    /// index under the admission's id.
+    pub fn index_admitted(&mut self, admission: &Admission) {
+        if let Some((simhash, _)) = admission.fingerprint {
+            self.index.insert(simhash, admission.seq);
+        }
+    }
+
+    /// What keeping a page judged unique under id `seq` adds, the index left as it is:
+    /// [`DedupStage::admit`] is this, then [`DedupStage::index_admitted`].
+    pub fn admission(&self, seq: u64, host: &str, judgement: &Judgement) -> Admission {
         let analysis = &judgement.analysis;
         let mut admission = Admission {
             seq,
@@ -357,7 +373,6 @@ impl DedupStage {
             links: None,
         };
         if !analysis.tokens.is_empty() {
-            self.index.insert(analysis.simhash, seq);
             admission.fingerprint = Some((analysis.simhash, analysis.exact_key));
             if self.pages.analyzer.config().verify {
                 let fingerprints = match &analysis.prepared {

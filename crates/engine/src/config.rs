@@ -7,7 +7,7 @@ use nearcrawl_fetch::FetchConfig;
 use nearcrawl_frontier::{FocusConfig, PolitenessConfig, ScopeConfig, TrapConfig};
 use serde::{Deserialize, Serialize};
 
-/// `[limits]`: when a job stops.
+/// `[limits]`: when a job stops, and how its work is spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
@@ -17,6 +17,40 @@ pub struct LimitsConfig {
     pub max_pages_per_host: Option<u64>,
     /// Requests in flight at once, all hosts together (0: the default, 16).
     pub concurrency: usize,
+    /// Where pages are judged: on a thread of their own, or on the coordinator's.
+    pub judge_thread: JudgeThread,
+}
+
+/// `limits.judge_thread`: whether the dedup stage judges pages (and keeps the unique ones)
+/// on a thread of its own, beside the coordinator that decides them, rather than on the
+/// coordinator's. Its own thread takes a third of the coordinator's work off it, which is
+/// what bounds a crawl's pages/s on many cores, for more CPU a page in all (the threads
+/// hand each page over): docs/BENCHMARKS.md, "The judge on a thread of its own". Shared
+/// jobs and recrawls judge on the coordinator's thread whatever the setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JudgeThread {
+    /// On its own thread where the crawl may use [`JudgeThread::AUTO_CORES`] cores or more.
+    #[default]
+    Auto,
+    /// Always on its own thread.
+    On,
+    /// Always on the coordinator's.
+    Off,
+}
+
+impl JudgeThread {
+    /// The cores from which `auto` judges on a thread of its own.
+    pub const AUTO_CORES: usize = 4;
+
+    /// Whether pages are judged on a thread of their own, with `cores` to use.
+    pub fn away(self, cores: usize) -> bool {
+        match self {
+            JudgeThread::Auto => cores >= JudgeThread::AUTO_CORES,
+            JudgeThread::On => true,
+            JudgeThread::Off => false,
+        }
+    }
 }
 
 impl Default for LimitsConfig {
@@ -25,6 +59,7 @@ impl Default for LimitsConfig {
             max_pages: None,
             max_pages_per_host: None,
             concurrency: 16,
+            judge_thread: JudgeThread::default(),
         }
     }
 }

@@ -126,8 +126,8 @@ struct Coordinator {
     focus: Option<Focus>,
     fetcher: Arc<dyn Fetch>,
     /// The dedup stage and the kept pages' sentence postings: judges a page, keeps a
-    /// unique one (see [`judge::Judge`]).
-    judge: judge::Judge,
+    /// unique one (see [`judge::Judge`]), here or on a thread of its own.
+    judge: judge::Judging,
     /// A job shared through Redis, dedup on: the job's index, which the stage judges
     /// against instead of this worker's store.
     shared_dedup: Option<shared_dedup::SharedDedup>,
@@ -234,8 +234,7 @@ impl Coordinator {
         }
         self.counters.landed(counters);
         // Every page decided so far was kept (or not) in full: all are in.
-        self.judge
-            .write_postings_when_due(self.counters.next_seq())?;
+        self.judge.landed(self.counters.next_seq())?;
         if !taken.is_empty() {
             // The record lines reach the file before a shared job hears that the URLs are
             // done: a worker killed in between would leave them in its store only, and no
@@ -268,6 +267,16 @@ impl Coordinator {
 
     async fn run(&mut self, shutdown: impl Future<Output = ()>) -> Result<(), EngineError> {
         tokio::pin!(shutdown);
+        // Pages are judged on a thread of their own (`limits.judge_thread`), but in a shared
+        // job (judged against the job's index) and in a recrawl (whose unchanged pages are
+        // judged from their previous text, on the coordinator).
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if self.job.config.limits.judge_thread.away(cores)
+            && self.shared_dedup.is_none()
+            && self.job.config.previous.is_none()
+        {
+            self.judge.send_away(Arc::clone(&self.progress));
+        }
         loop {
             let now = now();
             let wake = self.launch_ready(now)?;
@@ -411,18 +420,21 @@ impl Coordinator {
                 }
                 Err(failure) => self.handle_failure(host, key, entry, failure),
             },
+            TaskResult::JudgeFailed(e) => Err(e),
         }
     }
 
     /// Flushes outputs and writes the report.
     fn finish(mut self) -> Result<Report, EngineError> {
-        self.judge.write_sentences(self.counters.next_seq())?;
+        let through = self.counters.next_seq();
+        let judge = self.judge.back()?;
+        judge.write_sentences(through)?;
         self.archive.finish()?;
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,
                 &self.shared,
-                self.judge.stage().index(),
+                judge.stage().index(),
                 SHARED,
                 self.store.as_ref(),
             )?;
@@ -442,7 +454,7 @@ impl Coordinator {
             let figures = crate::recrawl::figures(previous, self.store.as_ref())?;
             report.recrawl = Some(figures);
         }
-        report.fingerprint_index = crate::report::index_figures(self.judge.stage().index());
+        report.fingerprint_index = crate::report::index_figures(judge.stage().index());
         if let (Some(redis), Some(faults)) = (&self.job.redis, &self.shared_faults) {
             let (redis_retries, redis_reconnects) = faults.snapshot();
             report.shared_job = Some(SharedJobFigures {

@@ -71,6 +71,9 @@ pub enum EngineError {
     },
     /// A focused crawl's topic cannot be built (an example cannot be had, or says nothing).
     Topic(String),
+    /// The dedup stage's judge, on a thread of its own, stopped: why (its first error's
+    /// message, when an error stopped it).
+    Judge(String),
     /// An output file (records, report, a previous job's outputs) cannot be read or written.
     Records(RecordsError),
     /// The job configuration file cannot be read, or says something it may not.
@@ -99,6 +102,7 @@ impl fmt::Display for EngineError {
             EngineError::Scope(e) => e.fmt(f),
             EngineError::HttpClient(e) => e.fmt(f),
             EngineError::Topic(reason) => f.write_str(reason),
+            EngineError::Judge(why) => write!(f, "the dedup stage's judge stopped: {why}"),
             EngineError::Shared(reason) => write!(f, "shared job: {reason}"),
             EngineError::IndexDesign {
                 max_distance,
@@ -149,6 +153,7 @@ impl std::error::Error for EngineError {
             EngineError::Records(e) => e.source(),
             EngineError::SharedIndexUrls { .. }
             | EngineError::Topic(_)
+            | EngineError::Judge(_)
             | EngineError::Shared(_)
             | EngineError::NotACrawl { .. }
             | EngineError::Config { .. }

@@ -60,8 +60,8 @@ mod shared;
 mod warc;
 
 pub use crate::config::{
-    CrawlConfig, DedupStageConfig, DuplicateOutlinks, LimitsConfig, LinksConfig, OutputConfig,
-    RedisConfig,
+    CrawlConfig, DedupStageConfig, DuplicateOutlinks, JudgeThread, LimitsConfig, LinksConfig,
+    OutputConfig, RedisConfig,
 };
 pub use crate::corpus::for_each_kept_text;
 pub use crate::crawl::{Job, Parts, RedisJob, crawl, crawl_with};

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use nearcrawl_dedup::{DedupStage, Judgement, Originals, PageAnalysis};
+use nearcrawl_dedup::{
+    Admission, DedupStage, IndexedSentences, Judgement, Originals, PageAnalysis,
+};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_store::{Commit, CrawlStore, UniquePage};
 use nearcrawl_text::ExactKey;
@@ -16,6 +18,10 @@ use nearcrawl_text::ExactKey;
 use super::prejudge::{Admitted, Prejudge, Prejudged};
 use super::sentences::{MatchCount, PostingsReader, Prefetched, ReadPostings, SentencePostings};
 use crate::error::EngineError;
+
+mod away;
+
+pub(super) use away::{Away, Judging, hand_over};
 
 /// The dedup stage's state, and what judging a page reads besides the store.
 pub(super) struct Judge {
@@ -27,6 +33,47 @@ pub(super) struct Judge {
     /// The exact keys of the pages kept last, for what the pool read of a page's judgement
     /// (see [`super::prejudge`]).
     admitted: Admitted,
+    /// Pages kept whose commits the store's reads may not find yet (the judge on a thread
+    /// of its own keeps a page before the coordinator commits it: [`away`]).
+    pending: Pending,
+}
+
+/// What the store will answer for kept pages not committed yet: a handful at most.
+#[derive(Default)]
+struct Pending(Vec<Admission>);
+
+impl Pending {
+    fn page(&self, seq: u64) -> Option<&Admission> {
+        self.0.iter().find(|a| a.seq == seq)
+    }
+
+    fn exact(&self, key: ExactKey) -> Option<u64> {
+        let found = self
+            .0
+            .iter()
+            .find(|a| a.fingerprint.is_some_and(|(_, k)| k == key));
+        found.map(|a| a.seq)
+    }
+
+    /// Page `seq` is committed: the store answers for it.
+    fn landed(&mut self, seq: u64) {
+        self.0.retain(|a| a.seq != seq);
+    }
+}
+
+/// Adds what keeping a page (`admission`: its id, fingerprints, text and link keys) writes
+/// to the store to `commit`, its decision's.
+pub(super) fn commit_admission(admission: Admission, commit: &mut Commit) {
+    let seq = admission.seq;
+    if let Some((simhash, key)) = admission.fingerprint {
+        commit.unique = Some(UniquePage {
+            seq,
+            simhash: simhash.bits(),
+        });
+        commit.exact_key = Some((key.0.to_be_bytes(), seq));
+    }
+    commit.unique_text = admission.text.map(|text| (seq, text));
+    commit.unique_links = admission.links.map(|keys| (seq, keys));
 }
 
 /// A page judged: the stage's judgement, the sentence postings read for it (kept with it if
@@ -50,6 +97,7 @@ impl Judge {
             stage,
             sentences,
             admitted: Admitted::default(),
+            pending: Pending::default(),
         })
     }
 
@@ -86,6 +134,7 @@ impl Judge {
     ) -> Result<Judged, EngineError> {
         let originals = StoreOriginals {
             store: self.store.as_ref(),
+            pending: &self.pending,
             sentences: &self.sentences,
             postings: self.sentences.prefetched(postings),
             matches: MatchCount::default(),
@@ -116,28 +165,34 @@ impl Judge {
         postings: ReadPostings,
         commit: &mut Commit,
     ) -> Result<(), EngineError> {
-        let admission = self.stage.admit(seq, host, judgement);
-        // Its sentence postings, read from the store with the page added.
-        if let Some(indexed) = &admission.sentences {
+        let mut admission = self.stage.admission(seq, host, judgement);
+        let sentences = admission.sentences.take();
+        self.index(&admission, sentences, postings)?;
+        commit_admission(admission, commit);
+        Ok(())
+    }
+
+    /// Indexes page `admission` (its simhash; its sentence postings, from `postings` read
+    /// while judging it).
+    fn index(
+        &mut self,
+        admission: &Admission,
+        sentences: Option<IndexedSentences>,
+        postings: ReadPostings,
+    ) -> Result<(), EngineError> {
+        self.stage.index_admitted(admission);
+        if let Some(indexed) = &sentences {
             self.sentences
-                .keep(self.store.as_ref(), postings, seq, indexed)?;
+                .keep(self.store.as_ref(), postings, admission.seq, indexed)?;
             self.sentences.grow(&self.store)?;
         }
-        if let Some((simhash, key)) = admission.fingerprint {
-            commit.unique = Some(UniquePage {
-                seq,
-                simhash: simhash.bits(),
-            });
-            commit.exact_key = Some((key.0.to_be_bytes(), seq));
-        }
-        commit.unique_text = admission.text.map(|text| (seq, text));
-        commit.unique_links = admission.links.map(|keys| (seq, keys));
         Ok(())
     }
 
     /// Page `seq`, kept under exact key `key`, is committed (the store's reads find it).
     pub(super) fn kept(&mut self, key: u128, seq: u64) {
         self.admitted.kept(key, seq);
+        self.pending.landed(seq);
     }
 
     /// On opening a job: its kept pages whose postings are not in the store (a killed run's
@@ -184,6 +239,8 @@ impl Judge {
 /// Sentence postings read while judging are kept for when the page is kept.
 struct StoreOriginals<'a> {
     store: &'a dyn CrawlStore,
+    /// Kept pages the store may not answer for yet.
+    pending: &'a Pending,
     sentences: &'a SentencePostings,
     postings: ReadPostings,
     /// The sentence matches the candidates were ranked from
@@ -196,9 +253,15 @@ struct StoreOriginals<'a> {
 impl Originals for StoreOriginals<'_> {
     type Error = EngineError;
     fn text(&self, seq: u64) -> Result<Option<String>, EngineError> {
+        if let Some(kept) = self.pending.page(seq) {
+            return Ok(kept.text.clone());
+        }
         Ok(self.store.unique_text(seq)?)
     }
     fn exact(&self, key: ExactKey) -> Result<Option<u64>, EngineError> {
+        if let Some(seq) = self.pending.exact(key) {
+            return Ok(Some(seq));
+        }
         if let Some((prejudged, admitted)) = &self.prejudged
             && let Some(found) = admitted.exact(prejudged, key)
         {
@@ -207,9 +270,15 @@ impl Originals for StoreOriginals<'_> {
         Ok(self.store.exact_original(&key.0.to_be_bytes())?)
     }
     fn simhash(&self, seq: u64) -> Result<Option<Fingerprint>, EngineError> {
+        if let Some(kept) = self.pending.page(seq) {
+            return Ok(kept.fingerprint.map(|(simhash, _)| simhash));
+        }
         Ok(self.store.unique_simhash(seq)?.map(Fingerprint::new))
     }
     fn link_keys(&self, seq: u64) -> Result<Option<Vec<u64>>, EngineError> {
+        if let Some(kept) = self.pending.page(seq) {
+            return Ok(kept.links.clone());
+        }
         Ok(self.store.link_keys(seq)?)
     }
     fn sentence_candidates(&self, fingerprints: &[u128]) -> Result<Vec<(u64, usize)>, EngineError> {

@@ -126,7 +126,7 @@ impl Coordinator {
             // No bursts: the cap holds over any second, not on average.
             .map(|rate| RateLimiter::direct(Quota::per_second(rate).allow_burst(NonZeroU32::MIN)));
         let traps = Traps::new(TrapRules::new(job.config.traps.clone()), Arc::clone(&store));
-        let judge = judge::Judge::open(Arc::clone(&store), stage)?;
+        let judge = judge::Judging::here(judge::Judge::open(Arc::clone(&store), stage)?);
         // A resumed crawl goes on with the URL rules it learned; a shared job's worker, with
         // the job's.
         let predictions =
@@ -165,7 +165,10 @@ impl Coordinator {
         }
         coordinator.resume_mirrors()?;
         let through = coordinator.counters.next_seq();
-        coordinator.judge.store_sentences(&uniques, through)?;
+        coordinator
+            .judge
+            .local()?
+            .store_sentences(&uniques, through)?;
         if coordinator.job.redis.is_some() {
             // A shared job's seeds were queued by the worker that created it.
             info!(decided = next_seq, "joined shared job");

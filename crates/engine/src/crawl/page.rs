@@ -36,21 +36,37 @@ impl Coordinator {
             pattern,
             seen,
             canonical_links,
+            judged,
             ..
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
+        let mut judge_time = Duration::ZERO;
+        // What keeping the page writes, when the judge on its thread kept it.
+        let mut admission = None;
         // A shared job judges against the job's index (and admits there); otherwise the
-        // kept pages are this crawl's, in its store.
-        let (mut judgement, read_postings, shared) = match self.shared_dedup.as_mut() {
-            Some(dedup) => {
-                let shared = dedup.judge(self.judge.stage_mut(), analysis, &entry.url, &host)?;
+        // kept pages are this crawl's, in its store: judged on the judge's thread (a unique
+        // page kept there once it has its number), or here.
+        let (mut judgement, read_postings, shared) = match (judged, self.shared_dedup.as_mut()) {
+            (Some(away), _) => {
+                Progress::add(&self.progress.sentence_matches, away.matches);
+                judge_time = away.took;
+                let (judgement, kept) = away.judgement(analysis);
+                if let Some((ticket, kept)) = kept {
+                    self.judge.keep_away(ticket, Some(seq));
+                    admission = Some(kept);
+                }
+                (judgement, ReadPostings::default(), None)
+            }
+            (None, Some(dedup)) => {
+                let stage = self.judge.local()?.stage_mut();
+                let shared = dedup.judge(stage, analysis, &entry.url, &host)?;
                 Progress::add(&self.progress.sentence_matches, shared.matches);
                 let judgement = shared.judgement;
                 let outcome = (shared.kept, shared.original_url);
                 (judgement, ReadPostings::default(), Some(outcome))
             }
-            None => {
-                let judged = self.judge.judge(analysis, postings, prejudged)?;
+            (None, None) => {
+                let judged = self.judge.local()?.judge(analysis, postings, prejudged)?;
                 Progress::add(&self.progress.sentence_matches, judged.matches);
                 (judged.judgement, judged.postings, None)
             }
@@ -151,6 +167,10 @@ impl Coordinator {
         self.progress.add_times(&analysis.times);
         if judgement.verdict == nearcrawl_dedup::Verdict::Unique && shared.is_some() {
             // Admitted to the job's index already.
+        } else if let Some(mut kept) = admission {
+            // Kept on the judge's thread: its writes go with the decision.
+            kept.seq = seq;
+            super::judge::commit_admission(kept, &mut decided.commit);
         } else if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
             self.keep_unique(seq, &host, &judgement, read_postings, &mut decided.commit)?;
         } else {
@@ -162,7 +182,8 @@ impl Coordinator {
             learned = self.learn_session_param(entry, decided.decision.duplicate_of.as_deref())?;
             debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
-        decided.decision.dedup_us = Some((analysis_time + clock.elapsed()).as_micros() as u64);
+        let dedup_time = analysis_time + judge_time + clock.elapsed();
+        decided.decision.dedup_us = Some(dedup_time.as_micros() as u64);
         Progress::add(
             &self.progress.dedup_micros,
             decided.decision.dedup_us.unwrap_or(0),
@@ -356,6 +377,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         let admitting = Instant::now();
         self.judge
+            .local()?
             .keep(seq, host, judgement, read_postings, commit)?;
         self.progress.add_time(Stage::Index, admitting.elapsed());
         Ok(())

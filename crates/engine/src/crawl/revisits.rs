@@ -69,7 +69,8 @@ impl Coordinator {
         let Some(text) = self.previous_texts.text(&dir, previous)? else {
             return Ok(false);
         };
-        let judged = self.judge.judge_text(&text)?;
+        // A recrawl's judge is here (see `Coordinator::run`).
+        let judged = self.judge.local()?.judge_text(&text)?;
         let judgement = judged.judgement;
         if judgement.verdict != nearcrawl_dedup::Verdict::Unique {
             return Ok(false);

@@ -1,6 +1,7 @@
 //! The work done off the coordinator: each request in a task of its own, each page analysed
 //! on the blocking pool, and what they report back.
 
+use super::judge::{Away, hand_over};
 use super::prejudge::{Prejudge, Prejudged};
 use super::sentences::{PostingsReader, Prefetched};
 use super::*;
@@ -42,6 +43,9 @@ pub(super) enum TaskResult {
         /// Its WARC response and request records, prepared with the analysis.
         warc: Option<PreparedFetch>,
     },
+    /// The judge, on a thread of its own, failed: the crawl stops (see
+    /// [`super::judge::Judging`]).
+    JudgeFailed(EngineError),
 }
 
 /// A page as the blocking pool hands it back.
@@ -74,6 +78,9 @@ pub(super) struct Analysed {
     /// Its links as canonical URLs, in the order of its facts' links (`None` for one that
     /// is not a URL the crawl can fetch), worked out here rather than on the coordinator.
     pub(super) canonical_links: Option<Vec<Option<CanonicalUrl>>>,
+    /// Its judgement, when the judge is on a thread of its own (it judged the page between
+    /// the pool and the coordinator).
+    pub(super) judged: Option<Away>,
 }
 
 /// The URL keys of a page's links that the crawl had seen when the page was analysed,
@@ -147,7 +154,9 @@ impl Coordinator {
                 last_modified: p.last_modified.clone(),
             })
             .filter(|v| !v.is_empty());
-        let pages = self.judge.stage().page_analyzer();
+        let pages = self.judge.page_analyzer();
+        // Where an analysed page goes: to the judge, when it is on a thread of its own.
+        let to_judge = self.judge.inbox();
         // The pages of a shared job are judged against the job's index, not this store's.
         let ahead = self.shared_dedup.is_none().then(|| {
             let (postings, prejudge) = self.judge.ahead();
@@ -185,9 +194,10 @@ impl Coordinator {
                 });
                 return;
             }
-            // The page's result to the coordinator, from wherever it is ready.
+            // The page's result to the coordinator (through the judge, when it judges
+            // it), from wherever it is ready.
             let finish = move |result, analysis, warc| {
-                let _ = tx.send(TaskResult::Page {
+                let page = TaskResult::Page {
                     host: id,
                     key,
                     entry,
@@ -195,7 +205,8 @@ impl Coordinator {
                     analysis,
                     fetch_time,
                     warc,
-                });
+                };
+                hand_over(to_judge.as_ref(), page, tx);
             };
             match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
@@ -322,6 +333,7 @@ fn analyse(
             .map(|url| nearcrawl_frontier::UrlPattern::of(&url)),
         seen: None,
         canonical_links: None,
+        judged: None,
     }
 }
 
