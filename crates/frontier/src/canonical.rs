@@ -165,11 +165,8 @@ impl CanonicalUrl {
 
 /// `host[:port]` of a URL (the port only when it is not the scheme's default).
 pub fn authority(url: &Url) -> String {
-    let host = url.host_str().unwrap_or_default();
-    match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_string(),
-    }
+    // As the URL writes them: its host and, when not the scheme's default, its port.
+    url[url::Position::BeforeHost..url::Position::AfterPort].to_string()
 }
 
 impl fmt::Display for CanonicalUrl {
@@ -301,6 +298,30 @@ fn utf8_len(first: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A URL's authority is its host, and its port when not the scheme's default, as the
+    /// host and port say them; no user, no path.
+    #[test]
+    fn the_authority_is_the_host_and_a_port_of_its_own() {
+        for url in [
+            "http://h.test/a",
+            "http://h.test:8080/a?b",
+            "https://h.test:443/",
+            "http://user:pw@h.test:81/x",
+            "http://[::1]:8080/",
+            "http://127.0.0.1/",
+            "HTTP://H.TEST:80/",
+            "file:///etc/hosts",
+        ] {
+            let url = Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            let host = url.host_str().unwrap_or_default();
+            let expected = match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            };
+            assert_eq!(authority(&url), expected, "{url}");
+        }
+    }
 
     #[test]
     fn canonical_forms() {

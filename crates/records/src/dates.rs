@@ -5,6 +5,22 @@ pub fn rfc3339(time: std::time::SystemTime) -> String {
     let secs = time
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    // A crawl dates thousands of records a second: the last second's text is kept.
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, String)> = const {
+            std::cell::RefCell::new((u64::MAX, String::new()))
+        };
+    }
+    LAST.with_borrow_mut(|(last, text)| {
+        if *last != secs {
+            *text = format_rfc3339(secs);
+            *last = secs;
+        }
+        text.clone()
+    })
+}
+
+fn format_rfc3339(secs: u64) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
     format!(
@@ -45,5 +61,13 @@ mod tests {
             rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
             "2026-11-18T11:06:40Z"
         );
+        // The same second again, and the one after: each its own text.
+        let second = UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        assert_eq!(rfc3339(second), "2026-11-18T11:06:40Z");
+        assert_eq!(
+            rfc3339(second + Duration::from_millis(1500)),
+            "2026-11-18T11:06:41Z"
+        );
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
     }
 }

@@ -105,10 +105,14 @@ const DISTINCT: &str = "pattern-distinct";
 
 /// A budget's counter: the kind and a hash of what it counts (patterns can be long).
 fn counter_name(kind: &str, key: &str) -> String {
-    use std::fmt::Write as _;
-    let mut name = format!("{kind}:");
-    for byte in url_key(key) {
-        let _ = write!(name, "{byte:02x}");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hash = url_key(key);
+    let mut name = String::with_capacity(kind.len() + 1 + 2 * hash.len());
+    name.push_str(kind);
+    name.push(':');
+    for byte in hash {
+        name.push(char::from(HEX[usize::from(byte >> 4)]));
+        name.push(char::from(HEX[usize::from(byte & 15)]));
     }
     name
 }
@@ -119,6 +123,15 @@ mod tests {
     use nearcrawl_store::MemoryStore;
 
     use super::*;
+
+    /// A counter's name is its kind and the key's hash in lower-case hex, two digits a byte.
+    #[test]
+    fn a_counter_is_named_by_its_kind_and_its_keys_hash_in_hex() {
+        let key = "http://h.test/p/*.html";
+        let hex: String = url_key(key).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(counter_name("pattern", key), format!("pattern:{hex}"));
+        assert_eq!(counter_name(DISTINCT, "").len(), DISTINCT.len() + 1 + hex.len());
+    }
 
     fn traps(store: &Arc<MemoryStore>, config: TrapConfig) -> Traps {
         let store: Arc<dyn CrawlStore> = Arc::clone(store) as Arc<dyn CrawlStore>;

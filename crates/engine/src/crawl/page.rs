@@ -8,9 +8,19 @@ use nearcrawl_link_policy::CopyFacts;
 
 use super::sentences::ReadPostings;
 
+/// What a duplicate's decision reads of its original's record: where it is and how it was
+/// archived (its other fields are skipped, not parsed).
+#[derive(serde::Deserialize)]
+struct OriginalRecord {
+    url: String,
+    fetched_at: Option<String>,
+    payload_digest: Option<String>,
+    warc_record_id: Option<String>,
+}
+
 impl Coordinator {
-    /// The stored record of an earlier decision.
-    pub(super) fn record_of(&self, seq: u64) -> Result<Option<Record>, EngineError> {
+    /// What a duplicate reads of the stored record of an earlier decision.
+    fn original_record(&self, seq: u64) -> Result<Option<OriginalRecord>, EngineError> {
         Ok(self
             .store
             .record(seq)?
@@ -123,7 +133,7 @@ impl Coordinator {
         // The original's record, read once: its URL and payload digest (in a shared job the
         // original may be another worker's: its URL is the index's).
         let original = match (judgement.original, &shared) {
-            (Some(nearcrawl_dedup::Original::Kept(seq)), None) => self.record_of(seq)?,
+            (Some(nearcrawl_dedup::Original::Kept(seq)), None) => self.original_record(seq)?,
             _ => None,
         };
         match judgement.original {
