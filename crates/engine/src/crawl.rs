@@ -1,7 +1,9 @@
 //! The crawl loop: one coordinator routes between the components that own the crawl's
 //! state (the frontier, the judge with the dedup stage's index and postings, the link
 //! policy's predictions, the traps, the archive); fetches and page analysis run as tasks and
-//! report back. Every decision is one store commit, then one line of `records.jsonl`.
+//! report back, a page through the judge when it judges on a thread of its own
+//! ([`judge::Judging`]). Every decision is one store commit, then one line of
+//! `records.jsonl`.
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -130,7 +130,10 @@ mod tests {
         let key = "http://h.test/p/*.html";
         let hex: String = url_key(key).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(counter_name("pattern", key), format!("pattern:{hex}"));
-        assert_eq!(counter_name(DISTINCT, "").len(), DISTINCT.len() + 1 + hex.len());
+        assert_eq!(
+            counter_name(DISTINCT, "").len(),
+            DISTINCT.len() + 1 + hex.len()
+        );
     }
 
     fn traps(store: &Arc<MemoryStore>, config: TrapConfig) -> Traps {
