@@ -116,16 +116,32 @@ fn check_complete(out: &Path, site: &RunningSite) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_jobs_resume_without_losing_or_repeating_urls() {
+    killed_and_resumed(&[]).await;
+}
+
+/// The same with the dedup stage's judge on a thread of its own (`limits.judge_thread`),
+/// which keeps pages before their commits: a kill loses none of them either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_jobs_with_the_judge_away_resume_without_losing_or_repeating_urls() {
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), "[limits]\njudge_thread = \"on\"\n").unwrap();
+    let path = config.path().to_str().unwrap();
+    killed_and_resumed(&["--config", path]).await;
+}
+
+/// A job killed four times mid-crawl and run to its end, with `extra` flags: every URL
+/// decided once, only pages in flight at a kill fetched again.
+async fn killed_and_resumed(extra: &[&str]) {
     let (site, dir) = tree_job().await;
     let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
     let kills = [5, 17, 31, 44];
     for at in kills {
-        let mut child = start(&seeds, &out);
+        let mut child = start_with(&seeds, &out, extra);
         wait_for_records(&out, at).await;
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
     }
-    let summary = finish(start(&seeds, &out));
+    let summary = finish(start_with(&seeds, &out, extra));
     assert!(summary.contains(&format!("{PAGES} decisions")), "{summary}");
     check_complete(&out, &site);
     let page_fetches: usize = (1..=PAGES)
