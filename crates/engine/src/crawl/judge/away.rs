@@ -1,11 +1,12 @@
 //! The judge on a thread of its own, so that judging a page and keeping a unique one leave
-//! the coordinator's thread (docs/BENCHMARKS.md, "The judge on a thread of its own").
+//! the coordinator's thread (docs/BENCHMARKS.md, "Session 47: the judge on a thread of its
+//! own").
 //!
 //! A page analysed on the blocking pool goes to the judge rather than to the coordinator;
 //! the judge judges it against the pages kept before it and hands it on, its judgement
 //! attached ([`Away`]). A duplicate is done with there. A unique page is kept under the
 //! record number its decision takes, which only the coordinator knows (a decision's links
-//! take numbers too): the judge waits for it ([`ToJudge::Keep`]), judging nothing else
+//! take numbers too): the judge waits for that word ([`Word`]), judging nothing else
 //! meanwhile, so that every page is judged against every page decided before it, as on the
 //! coordinator. It keeps the page (its simhash and sentence postings indexed) while the
 //! coordinator finishes the page's decision and commits it; until the commit's landing is
@@ -13,9 +14,10 @@
 //! thread does the rest of each decision while the judge keeps the page and judges the
 //! next.
 //!
-//! What the coordinator says of its commits (the kept pages' exact keys, how far every
-//! page is decided) travels with the next page it keeps, or with [`ToJudge::Finish`]: a
-//! message a kept page, not a message a commit.
+//! What the coordinator notes of its commits (the kept pages' exact keys, how far every
+//! page is decided) travels with its next word, or its last at [`ToJudge::Finish`]: a word
+//! a kept page, not a message a commit. Its words go on a queue that wakes the judge only
+//! when the judge waits for one ([`Words`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
