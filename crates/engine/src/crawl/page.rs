@@ -11,22 +11,39 @@ use super::sentences::ReadPostings;
 /// What a duplicate's decision reads of its original's record: where it is and how it was
 /// archived (its other fields are skipped, not parsed).
 #[derive(serde::Deserialize)]
-struct OriginalRecord {
+pub(super) struct OriginalRecord {
     url: String,
     fetched_at: Option<String>,
     payload_digest: Option<String>,
     warc_record_id: Option<String>,
 }
 
-impl Coordinator {
-    /// What a duplicate reads of the stored record of an earlier decision.
-    fn original_record(&self, seq: u64) -> Result<Option<OriginalRecord>, EngineError> {
-        Ok(self
-            .store
+impl OriginalRecord {
+    /// What `store` holds of record `seq`'s (a decision's record never changes once
+    /// committed).
+    pub(super) fn read(store: &dyn CrawlStore, seq: u64) -> Result<Option<Self>, EngineError> {
+        Ok(store
             .record(seq)?
             .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
     }
 
+    /// The length the original declared when it was fetched (what a copy's length is
+    /// compared with, [`super::declarations::Declarations::length`]), as `store` has it.
+    pub(super) fn declared_length(&self, store: &dyn CrawlStore) -> Option<u64> {
+        store.declared_length(&url_key(&self.url)).ok().flatten()
+    }
+}
+
+/// What was read of a duplicate's original where it was judged (by the judge on its
+/// thread): its record and the length it declared, each when the store had it then (both
+/// are written once, with the original's decision).
+#[derive(Default)]
+pub(super) struct OriginalRead {
+    pub(super) record: Option<OriginalRecord>,
+    pub(super) length: Option<u64>,
+}
+
+impl Coordinator {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn decide_page(
         &mut self,
@@ -51,15 +68,18 @@ impl Coordinator {
         } = analysed;
         let host = nearcrawl_frontier::authority(&page.url);
         let mut judge_time = Duration::ZERO;
+        // What the judge on its thread read of a duplicate's original.
+        let mut original_read = OriginalRead::default();
         // What keeping the page writes, when the judge on its thread kept it.
         let mut admission = None;
         // A shared job judges against the job's index (and admits there); otherwise the
         // kept pages are this crawl's, in its store: judged on the judge's thread (a unique
         // page kept there once it has its number), or here.
         let (mut judgement, read_postings, shared) = match (judged, self.shared_dedup.as_mut()) {
-            (Some(away), _) => {
+            (Some(mut away), _) => {
                 Progress::add(&self.progress.sentence_matches, away.matches);
                 judge_time = away.took;
+                original_read = std::mem::take(&mut away.original_read);
                 let (judgement, kept) = away.judgement(analysis);
                 if let Some((ticket, kept)) = kept {
                     self.judge.keep_away(ticket, Some(seq));
@@ -133,7 +153,10 @@ impl Coordinator {
         // The original's record, read once: its URL and payload digest (in a shared job the
         // original may be another worker's: its URL is the index's).
         let original = match (judgement.original, &shared) {
-            (Some(nearcrawl_dedup::Original::Kept(seq)), None) => self.original_record(seq)?,
+            (Some(nearcrawl_dedup::Original::Kept(seq)), None) => match original_read.record {
+                Some(record) => Some(record),
+                None => OriginalRecord::read(self.store.as_ref(), seq)?,
+            },
             _ => None,
         };
         match judgement.original {
@@ -168,7 +191,10 @@ impl Coordinator {
         let learn_from = match (&duplicate_of, duplicate && self.predictions.enabled()) {
             (Some(original), true) => {
                 let tolerance = self.job.config.dedup.probe_tolerance;
-                let theirs = self.declarations.length(original)?;
+                let theirs = match original_read.length {
+                    Some(length) => Some(length),
+                    None => self.declarations.length(original)?,
+                };
                 let facts = CopyFacts::of_lengths(page.content_length(), theirs, tolerance);
                 Some((original.clone(), facts))
             }

@@ -30,6 +30,7 @@ use nearcrawl_dedup::{
 };
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::super::page::{OriginalRead, OriginalRecord};
 use super::super::prejudge::Prejudge;
 use super::super::sentences::{PostingsReader, ReadPostings};
 use super::super::tasks::TaskResult;
@@ -105,6 +106,8 @@ pub(in crate::crawl) struct Away {
     /// A unique page: its fingerprints, text and link keys, under the number its
     /// decision gives it.
     admission: Option<Admission>,
+    /// A duplicate: what was read of its original here, off the coordinator.
+    pub(in crate::crawl) original_read: OriginalRead,
     /// The sentence matches its candidates were ranked from.
     pub(in crate::crawl) matches: u64,
     /// Judging it took.
@@ -507,6 +510,17 @@ fn judge_page(
         analysis,
     } = judgement;
     analysed.analysis = analysis;
+    // A duplicate's original's record and declared length, read here for its decision (a
+    // failed read is the coordinator's to make again, and to report).
+    let original_read = match original {
+        Some(Original::Kept(seq)) if verdict != Verdict::Unique => {
+            let store = judge.store.as_ref();
+            let record = OriginalRecord::read(store, seq).ok().flatten();
+            let length = record.as_ref().and_then(|r| r.declared_length(store));
+            OriginalRead { record, length }
+        }
+        _ => OriginalRead::default(),
+    };
     analysed.judged = Some(Away {
         ticket,
         verdict,
@@ -515,6 +529,7 @@ fn judge_page(
         similarity,
         follow,
         admission,
+        original_read,
         matches,
         took: clock.elapsed(),
     });
