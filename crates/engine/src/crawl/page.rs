@@ -28,7 +28,8 @@ impl OriginalRecord {
     }
 
     /// The length the original declared when it was fetched (what a copy's length is
-    /// compared with, [`super::declarations::Declarations::length`]), as `store` has it.
+    /// compared with, [`super::declarations::Declarations::length`]), as `store` has it:
+    /// `None` too when the read fails (the coordinator then reads it again, and reports).
     pub(super) fn declared_length(&self, store: &dyn CrawlStore) -> Option<u64> {
         store.declared_length(&url_key(&self.url)).ok().flatten()
     }
