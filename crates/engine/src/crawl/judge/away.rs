@@ -49,10 +49,11 @@ pub(in crate::crawl) enum ToJudge {
 }
 
 /// What the coordinator says of the pages it decides, on a queue that wakes the judge only
-/// when it waits for it: a page the judge found unique (`ticket`) is decided, kept as
-/// record `seq` or not kept at all (`None`); with what it noted since it last said.
+/// when it waits for it: the page the judge found unique under `ticket` is decided, kept as
+/// record `seq` or not kept at all (`None`) (no ticket: its last word, notes only); with
+/// what it noted since it last said.
 struct Word {
-    ticket: u64,
+    ticket: Option<u64>,
     seq: Option<u64>,
     notes: Notes,
 }
@@ -239,7 +240,11 @@ impl Judging {
     pub(in crate::crawl) fn keep_away(&mut self, ticket: u64, seq: Option<u64>) {
         if let Some(away) = &mut self.away {
             let notes = std::mem::take(&mut away.notes);
-            let word = Word { ticket, seq, notes };
+            let word = Word {
+                ticket: Some(ticket),
+                seq,
+                notes,
+            };
             away.words.push(word, &away.judge);
         }
     }
@@ -268,7 +273,7 @@ impl Judging {
     pub(in crate::crawl) fn back(&mut self) -> Result<&mut Judge, EngineError> {
         if let Some(mut away) = self.away.take() {
             let word = Word {
-                ticket: 0,
+                ticket: None,
                 seq: None,
                 notes: std::mem::take(&mut away.notes),
             };
@@ -393,19 +398,14 @@ impl JudgeLoop {
     /// Takes the coordinator's words so far: a unique page kept, notes applied.
     fn hear(&mut self) {
         for word in self.words.take() {
-            let kept = match (self.waiting.take(), word.seq) {
-                (Some(page), Some(seq)) if page.ticket == word.ticket => Some((page, seq)),
-                (page, _) => {
-                    // Not about the page waiting (the last word's, at the end): it waits on.
-                    if word.ticket == 0 {
-                        self.waiting = page;
-                    }
-                    None
-                }
-            };
+            // A word about the page waiting ends its wait, kept or not.
+            let about = word.ticket.and_then(|ticket| {
+                let page = self.waiting.take_if(|page| page.ticket == ticket)?;
+                Some((page, word.seq?))
+            });
             let clock = Instant::now();
             let judge = &mut self.judge;
-            let done = note(judge, word.notes).and_then(|()| match kept {
+            let done = note(judge, word.notes).and_then(|()| match about {
                 Some((page, seq)) => keep(judge, page, seq),
                 None => Ok(()),
             });
@@ -456,7 +456,11 @@ fn keep(judge: &mut Judge, page: Waiting, seq: u64) -> Result<(), EngineError> {
     } = page;
     admission.seq = seq;
     judge.index(&admission, sentences, postings)?;
-    judge.pending.0.push(admission);
+    // Answered for until its commit, noted by its exact key, lands; a page without text has
+    // none, and is nobody's original.
+    if admission.fingerprint.is_some() {
+        judge.pending.0.push(admission);
+    }
     Ok(())
 }
 
