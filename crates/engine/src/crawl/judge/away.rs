@@ -550,8 +550,10 @@ fn judge_page(
 }
 
 /// Hands `result` (a page the pool analysed) to the judge at `inbox`, when it is away and
-/// the page is one its decision judges; otherwise, or when the judge is gone, to the
-/// coordinator on `reply`.
+/// the page is one its decision judges (an analysed 200 that is no sitemap: the pages
+/// `Coordinator::handle_page` hands to `decide_page`, which tells the judge whether it
+/// keeps a unique one); otherwise, or when the judge is gone, to the coordinator on
+/// `reply`.
 pub(in crate::crawl) fn hand_over(
     inbox: Option<&mpsc::Sender<ToJudge>>,
     result: TaskResult,
