@@ -144,6 +144,15 @@ impl Prepared {
 pub const MIN_NEAR_TOKENS: usize = 30;
 
 impl PageAnalysis {
+    /// Frees what only judging the page needed (its text blocks, tokens and verification
+    /// units), keeping its facts, text, fingerprints and keys: for a page judged on one
+    /// thread and decided on another, which would otherwise free them.
+    pub fn shed_judging(&mut self) {
+        self.extraction = None;
+        self.tokens = Tokens::default();
+        self.prepared = None;
+    }
+
     /// The units of LCS verification: one hash per token (stop words included), and one per
     /// character of a Han token, as the paper compares characters: a segmenter's word is one
     /// or several characters, and a translated paragraph should weigh what it holds, not how

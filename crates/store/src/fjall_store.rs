@@ -10,6 +10,7 @@ use fjall::{
 };
 
 use crate::behind::{self, Behind, TABLES, Write};
+use crate::key_filter::SeenFilter;
 use crate::{
     Commit, CrawlStore, Declared, HostId, HubYield, ParkedLink, QueueKey, QueuedUrl, StoreError,
     UniquePage, UrlKey, decode_queued, encode_queued, unique_value,
@@ -111,6 +112,8 @@ pub struct FjallStore {
     host_lock: Mutex<()>,
     /// Commits not landed yet, and the thread that lands them.
     behind: Behind,
+    /// A filter of the keys of the `seen` table: most links name a URL never seen.
+    seen: SeenFilter,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -240,13 +243,36 @@ impl FjallStore {
                 path: name.clone(),
                 reason: format!("no thread to write with: {e}"),
             })?;
-        Ok(FjallStore {
+        let store = FjallStore {
             path: name,
             db,
             tables,
             host_lock: Mutex::new(()),
             behind,
-        })
+            seen: SeenFilter::new(),
+        };
+        store.scan(SEEN, ALL, &mut |key, _| {
+            let key: &UrlKey = key.try_into().map_err(|_| StoreError::Corrupt {
+                table: "seen",
+                reason: format!("a key of {} bytes", key.len()),
+            })?;
+            store.seen.insert(key);
+            Ok(true)
+        })?;
+        Ok(store)
+    }
+
+    /// Queues a commit's writes (`urgent`: the caller waits for them), its seen URLs noted
+    /// in the filter of them first.
+    fn push(&self, writes: Vec<Write>, urgent: bool) -> Result<u64, StoreError> {
+        for write in &writes {
+            if write.table == SEEN
+                && let Ok(key) = <&UrlKey>::try_from(write.key.as_ref())
+            {
+                self.seen.insert(key);
+            }
+        }
+        self.behind.push(writes, urgent)
     }
 
     /// Bytes the tables hold in the memtables they write to, once every commit has landed.
@@ -269,6 +295,9 @@ impl FjallStore {
 
     /// Whether `table` holds `key`.
     fn holds(&self, table: usize, key: &[u8]) -> Result<bool, StoreError> {
+        if table == SEEN && !self.seen.may_hold(key) {
+            return Ok(false);
+        }
         match self.behind.get(table, key) {
             Some(pending) => Ok(pending.is_some()),
             None => {
@@ -701,12 +730,12 @@ impl CrawlStore for FjallStore {
     }
 
     fn commit(&self, commit: Commit) -> Result<(), StoreError> {
-        let ticket = self.behind.push(writes(commit), true)?;
+        let ticket = self.push(writes(commit), true)?;
         self.behind.wait(ticket)
     }
 
     fn commit_behind(&self, commit: Commit) -> Result<u64, StoreError> {
-        self.behind.push(writes(commit), false)
+        self.push(writes(commit), false)
     }
 
     fn landed(&self) -> Result<u64, StoreError> {

@@ -29,6 +29,7 @@
 
 mod behind;
 mod fjall_store;
+mod key_filter;
 mod memory;
 
 use std::borrow::Cow;
@@ -38,6 +39,7 @@ use nearcrawl_records::{Prediction, Probe};
 use serde::{Deserialize, Serialize};
 
 pub use crate::fjall_store::{DEFAULT_CACHE_BYTES, FjallStore};
+pub use crate::key_filter::{FILTER_BITS, INITIAL_FILTER_BITS, KeyFilter};
 pub use crate::memory::MemoryStore;
 
 /// A host's number in the store (hosts are numbered in order of discovery).

@@ -31,11 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use nearcrawl_dedup::{IndexedSentences, UnitsCache, stage_sentence_cutoff};
-use nearcrawl_store::{CrawlStore, StoreError, UniquePage};
+use nearcrawl_store::{CrawlStore, INITIAL_FILTER_BITS, KeyFilter, StoreError, UniquePage};
 use nearcrawl_verify::{SentencePosting, SiteHash, rank_candidates, sentence_key};
 use url::Url;
 
-use self::filter::{INITIAL_FILTER_BITS, KeyFilter};
 use crate::error::EngineError;
 use crate::runtime::Behind;
 
@@ -484,6 +483,5 @@ impl SentencePostings {
 }
 
 mod batch;
-mod filter;
 #[cfg(test)]
 mod tests;

@@ -514,6 +514,8 @@ fn judge_page(
         analysis,
     } = judgement;
     analysed.analysis = analysis;
+    // Freed here, not on the coordinator (2 % of its time over 100,000 pages).
+    analysed.analysis.shed_judging();
     // A duplicate's original's record and declared length, read here for its decision (a
     // failed read is the coordinator's to make again, and to report).
     let original_read = match original {

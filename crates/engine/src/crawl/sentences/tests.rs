@@ -4,7 +4,6 @@
 use nearcrawl_store::{Commit, MemoryStore};
 use nearcrawl_verify::CandidateIndex;
 
-use super::filter::FILTER_BITS;
 use super::*;
 
 /// A key filter started small grows as pages are kept, rebuilt from the store's keys and
@@ -327,63 +326,4 @@ fn a_damaged_posting_is_an_error_naming_its_key() {
         error.contains("sentences") && error.contains("0000000000000005"),
         "{error}"
     );
-}
-
-#[test]
-fn the_key_filter_has_no_false_negatives() {
-    let filter = KeyFilter::with_bits(FILTER_BITS);
-    let keys: Vec<u64> = (0..10_000u64)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
-    keys.iter().for_each(|&k| filter.insert(k));
-    assert!(keys.iter().all(|&k| filter.may_contain(k)));
-    let set = filter.set.load(Ordering::Relaxed);
-    assert!((29_000..=30_000).contains(&set), "three bits each: {set}");
-    let others = (10_000..20_000u64)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .filter(|&k| filter.may_contain(k))
-        .count();
-    assert!(others < 10, "{others} false positives of 10,000");
-}
-
-/// Filled up to the load it grows at, the filter takes about one new key in sixteen for a
-/// stored one (what a key costs in store reads), and holds about 2.5 times the keys a
-/// filter of one bit a key would at the same share; a filter made for a number of keys
-/// is not past its load with them.
-#[test]
-fn the_key_filter_at_its_load_answers_maybe_once_in_sixteen() {
-    let key = |i: u64| {
-        let mut n = i
-            .wrapping_add(0x1234_5678)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        n ^= n >> 29;
-        n.wrapping_mul(0xbf58_476d_1ce4_e5b9)
-    };
-    for bits in [12u32, 16, 20] {
-        let filter = KeyFilter::with_bits(bits);
-        let mut keys = 0u64;
-        while !filter.crowded() {
-            filter.insert(key(keys));
-            keys += 1;
-        }
-        assert!((0..keys).all(|i| filter.may_contain(key(i))), "{bits} bits");
-        // Taken for the 1-bit filter's 2^bits / 16 keys at its load: 2.5 times as many.
-        let per_bit = keys as f64 / (1u64 << bits) as f64;
-        assert!(
-            (0.14..0.17).contains(&per_bit),
-            "{bits} bits: {per_bit} keys a bit"
-        );
-        let tried = 200_000u64;
-        let maybe = (0..tried)
-            .filter(|&i| filter.may_contain(key(1 << 40 | i)))
-            .count() as f64
-            / tried as f64;
-        assert!((0.04..0.07).contains(&maybe), "{bits} bits: {maybe} maybe");
-        // Made for as many keys as it held short of its load: big enough for them.
-        let held = keys - 1;
-        let made = KeyFilter::for_keys(held, 6);
-        assert!(made.bits >= bits, "{} bits for {held} keys", made.bits);
-        (0..held).for_each(|i| made.insert(key(i)));
-        assert!(!made.crowded(), "{} bits for {held} keys", made.bits);
-    }
 }
