@@ -185,7 +185,12 @@ impl Archive {
             return Ok(None);
         };
         let clock = Instant::now();
-        let head = page.response_head();
+        // A revisit record's block, and what a response not prepared yet holds; a prepared
+        // response holds its own (written out again here, it was 0.7 % of the coordinator).
+        let head = match (&prepared, &revisit_of) {
+            (Some(_), None) => Vec::new(),
+            _ => page.response_head(),
+        };
         let prepared = match prepared {
             Some(prepared) => prepared,
             // Not analysed (a redirect, an error page, a file): prepared here.

@@ -427,7 +427,7 @@ pub struct WarcJob {
     pub url: String,
     /// The server's IP address.
     pub ip: Option<String>,
-    /// Status line and headers (a revisit record's block).
+    /// Status line and headers: a revisit record's block (empty when it is none).
     pub response_head: Vec<u8>,
     /// Its request and response records.
     pub prepared: PreparedFetch,
