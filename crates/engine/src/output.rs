@@ -9,6 +9,12 @@ use nearcrawl_store::CrawlStore;
 
 use crate::error::EngineError;
 
+/// Bytes of records held before they are written to the file (unless flushed sooner, as
+/// the archive does every 20 ms): a record is about a kilobyte, and with the default 8 KiB a
+/// write to the file every eight records was 1.8 % of the coordinator's time (a kill loses
+/// nothing by it: the file is made whole from the store on resuming).
+const RECORDS_BUFFER: usize = 128 << 10;
+
 /// The append-only records file.
 pub struct RecordsFile {
     path: PathBuf,
@@ -68,7 +74,7 @@ impl RecordsFile {
         }
         file.set_len(keep).map_err(io)?;
         file.seek(SeekFrom::End(0)).map_err(io)?;
-        let mut out = BufWriter::new(file);
+        let mut out = BufWriter::with_capacity(RECORDS_BUFFER, file);
         if lines < decided {
             let mut failed = None;
             store.for_each_record(lines, &mut |seq, bytes| {
