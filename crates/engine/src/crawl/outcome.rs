@@ -319,7 +319,7 @@ impl Coordinator {
         key: QueueKey,
         entry: QueuedUrl,
         page: Fetched,
-        mut analysis: Option<Result<Analysed, String>>,
+        mut analysis: Option<Result<Box<Analysed>, String>>,
         warc: Option<PreparedFetch>,
     ) -> Result<(), EngineError> {
         let now = now();

@@ -50,7 +50,7 @@ impl Coordinator {
         &mut self,
         page: &Fetched,
         entry: &QueuedUrl,
-        analysed: Analysed,
+        analysed: Box<Analysed>,
         warc: Option<PreparedFetch>,
         seq: u64,
     ) -> Result<Decided, EngineError> {
@@ -66,7 +66,7 @@ impl Coordinator {
             canonical_links,
             judged,
             ..
-        } = analysed;
+        } = *analysed;
         let host = nearcrawl_frontier::authority(&page.url);
         let mut judge_time = Duration::ZERO;
         // What the judge on its thread read of a duplicate's original.

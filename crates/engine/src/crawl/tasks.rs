@@ -37,7 +37,7 @@ pub(super) enum TaskResult {
         /// The page analysed on the blocking pool (extracted, its host's template removed,
         /// tokenized), or the panic that stopped it; `None` when the response is not an HTML
         /// or text page.
-        analysis: Option<Result<Analysed, String>>,
+        analysis: Option<Result<Box<Analysed>, String>>,
         /// From sending the request to the body's last byte.
         fetch_time: Duration,
         /// Its WARC response and request records, prepared with the analysis.
@@ -251,7 +251,7 @@ impl Coordinator {
                                 analysed.charge_cpu(after.saturating_sub(before));
                             }
                         }
-                        finish(Ok(page), Some(analysis), warc);
+                        finish(Ok(page), Some(analysis.map(Box::new)), warc);
                     }));
                 }
                 other => finish(other, None, None),
