@@ -106,7 +106,7 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
         link_fates: d.link_fates,
         released: None,
         probe: asked_probe(entry),
-        prediction: d.prediction.or_else(|| entry.predicted.clone()),
+        prediction: d.prediction.or_else(|| entry.predicted.as_deref().cloned()),
         text_cut_from: d.text_cut_from,
         little_text: d.little_text,
         template_chars: d.template_chars,
@@ -154,7 +154,7 @@ pub(crate) fn unchanged(
         fetched_at: Some(rfc3339(page.started)),
         address: peer(page),
         probe: asked_probe(entry),
-        prediction: prediction.or_else(|| entry.predicted.clone()),
+        prediction: prediction.or_else(|| entry.predicted.as_deref().cloned()),
         ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
     }
 }
@@ -187,7 +187,7 @@ pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: Str
         link_of: entry.link_of,
         retries: retries(entry),
         probe: asked_probe(entry),
-        prediction: entry.predicted.clone(),
+        prediction: entry.predicted.as_deref().cloned(),
         error: Some(reason),
         ..Record::new(seq, entry.url.clone(), entry.depth, verdict)
     }
@@ -195,7 +195,7 @@ pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: Str
 
 /// The probe a queued URL had before its request, if it was asked.
 fn asked_probe(entry: &QueuedUrl) -> Option<Probe> {
-    entry.probe.clone().filter(|probe| probe.asked)
+    entry.probe.as_deref().filter(|probe| probe.asked).cloned()
 }
 
 /// Bytes a queued URL's probe received before its request.

@@ -165,7 +165,7 @@ pub(crate) fn first_queue(
             let entry = QueuedUrl {
                 url: revisit.url.to_string(),
                 depth: revisit.depth,
-                previous: Some(revisit.previous),
+                previous: Some(Box::new(revisit.previous)),
                 ..QueuedUrl::default()
             };
             push(revisit.url, entry, priority);

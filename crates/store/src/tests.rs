@@ -73,11 +73,11 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     };
     commit.length = vec![(url_key("http://a.example/1"), declared.clone())];
     let probed = QueuedUrl {
-        probe: Some(Probe {
+        probe: Some(Box::new(Probe {
             counterpart: "http://b.example:8080/3".into(),
             counterpart_length: Some(4_321),
             ..Probe::default()
-        }),
+        })),
         ..queued("http://a.example/3", 2)
     };
     commit.enqueue(

@@ -184,7 +184,7 @@ impl Coordinator {
                 .filter(|_| decided.decision.verdict.is_duplicate());
             // Its probe found it unchanged when it was fetched only for its links.
             let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
-            let checked = self.predictions.check(prediction, judged, told)?;
+            let checked = self.predictions.check(*prediction, judged, told)?;
             decided.decision.prediction = Some(checked);
         }
         // Learned once its links are read (below): whether it adds pages of its own.

@@ -416,12 +416,12 @@ impl ForEntry {
         match self {
             ForEntry::Unpredicted => None,
             ForEntry::Queued(prediction, probe) => {
-                entry.probe = probe;
-                entry.predicted = Some(prediction);
+                entry.probe = probe.map(Box::new);
+                entry.predicted = Some(Box::new(prediction));
                 None
             }
             ForEntry::Skipped(prediction) => {
-                entry.predicted = Some(prediction.clone());
+                entry.predicted = Some(Box::new(prediction.clone()));
                 Some(prediction)
             }
         }

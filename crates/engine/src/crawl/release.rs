@@ -351,7 +351,6 @@ impl Coordinator {
 
 #[cfg(test)]
 mod tests {
-    use nearcrawl_records::Probe;
     use nearcrawl_store::QueuedUrl;
 
     use super::*;
@@ -362,7 +361,7 @@ mod tests {
             entry: QueuedUrl {
                 url: "http://b.example/p".into(),
                 duplicates: 3,
-                probe: probe.then(Probe::default),
+                probe: probe.then(Box::default),
                 ..QueuedUrl::default()
             },
             priority: 2,

@@ -52,7 +52,7 @@ impl Coordinator {
             if let Some(prediction) = entry.predicted.clone() {
                 let checked = self
                     .predictions
-                    .check(prediction, Some(&counterpart), true)?;
+                    .check(*prediction, Some(&counterpart), true)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
@@ -84,14 +84,14 @@ impl Coordinator {
         // Asked again from the start (its HEAD, and its sample if it takes one), with what
         // was spent so far; then it may not wait again.
         if let Some(probe) = entry.probe.take() {
-            entry.probe = Some(Probe {
+            entry.probe = Some(Box::new(Probe {
                 counterpart: probe.counterpart,
                 bytes: probe.bytes,
                 window: probe.window,
                 links_unknown: probe.links_unknown,
                 deferred: true,
                 ..Probe::default()
-            });
+            }));
         }
         if !self.frontier.knows_undecided() {
             let mut commit = Commit::default();

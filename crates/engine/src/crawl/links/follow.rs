@@ -408,7 +408,7 @@ impl Coordinator {
             url: url.to_string(),
             depth: entry.depth + 1,
             parent: Some(seq),
-            probe,
+            probe: probe.map(Box::new),
             duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
             patterns: patterns.into_pairs(),
             off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
