@@ -133,7 +133,8 @@ const SEEN_FIRST_BITS: u32 = 20;
 
 /// A layer of the seen URLs' filter is full when more than this share of its bits, in
 /// sixteenths, is set: a new key finds its three bits set in it about once in 64 times
-/// (0.25 cubed), and a key never seen is looked for in every layer (about 10 bits a key).
+/// (0.25 cubed), and a key never seen is looked for in every layer. A full layer holds a
+/// key in about 10 bits; all of them, 10 to 40 by how full the newest one is.
 const SEEN_LOAD_SIXTEENTHS: u64 = 4;
 
 /// The URL keys the store's `seen` table holds, so that a URL never seen (most of the links
