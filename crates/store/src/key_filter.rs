@@ -3,13 +3,13 @@
 //! line's read for a lookup, as a filter of one bit a key). The crawl's sentence postings
 //! keep one of their keys (`crawl/sentences.rs` in the engine); the store keeps layers of
 //! them for its seen URLs ([`SeenFilter`]).
+//!
 //! For the same share of "maybe" answers to new keys (one in sixteen at most) it holds about
 //! 2.5 times the keys of a filter of one bit a key in the same memory: the pool web's 4.2
 //! million keys fit in 8 MiB, where one bit a key needed 32 (docs/BENCHMARKS.md, "Memory
 //! over a million pages").
 
 use std::sync::atomic::{AtomicU64, Ordering};
-
 use std::sync::{PoisonError, RwLock};
 
 use crate::{CrawlStore, StoreError, UrlKey};
@@ -58,9 +58,10 @@ fn word_mask(key: u64) -> u64 {
     (0..BITS_PER_KEY).fold(0, |mask, i| mask | 1 << ((n >> (6 * i)) & 63))
 }
 
-/// Keys that may have a posting in the store: three bits each, in the word the key's top
-/// bits pick (keys are hashes already). No false negatives. Its bits are atomic: the
-/// coordinator sets them, the blocking pool reads them (the engine's `PostingsReader`).
+/// Keys that may be in a table of the store: three bits each, in the word the key's top bits
+/// pick (keys are hashes already). No false negatives. Its bits are atomic: one thread sets
+/// them (the coordinator, committing), others read them (the engine's `PostingsReader` on
+/// the blocking pool).
 pub struct KeyFilter {
     words: Box<[AtomicU64]>,
     /// Its size: `2^bits` bits.
