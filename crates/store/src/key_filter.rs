@@ -20,7 +20,7 @@ use crate::{CrawlStore, StoreError, UrlKey};
 pub const FILTER_BITS: u32 = 28;
 
 /// Bits of the key filter at first: 2^22 (512 KiB). It grows four times over whenever it is
-/// past its load ([`over_load`]), rebuilt from the store's keys: a short crawl does not clear
+/// past its load, rebuilt from the store's keys: a short crawl does not clear
 /// 32 MiB of memory it never uses (zeroing it cost 8 % of the CPU of a crawl of the
 /// PostgreSQL manual's 1,169 pages).
 pub const INITIAL_FILTER_BITS: u32 = 22;
