@@ -33,10 +33,15 @@ const BITS_PER_KEY: u32 = 3;
 /// times then (0.375 cubed is 0.053; words loaded more than the mean add a little).
 const FILTER_LOAD_SIXTEENTHS: u64 = 6;
 
+/// Whether more than `sixteenths` of a filter of `2^bits` bits are set, `set` of them.
+fn past(bits: u32, set: u64, sixteenths: u64) -> bool {
+    set * 16 > (1u64 << bits) * sixteenths
+}
+
 /// Whether a filter of `2^bits` bits with `set` of them set is past its load and could
 /// still grow.
 fn over_load(bits: u32, set: u64) -> bool {
-    bits < FILTER_BITS && set * 16 > (1u64 << bits) * FILTER_LOAD_SIXTEENTHS
+    bits < FILTER_BITS && past(bits, set, FILTER_LOAD_SIXTEENTHS)
 }
 
 /// The bits `keys` keys are expected to set in a filter of `2^bits` bits (fewer than three
@@ -120,7 +125,7 @@ impl KeyFilter {
 
     /// Whether more than `sixteenths` of its bits are set, grown as far as it can be or not.
     fn loaded(&self, sixteenths: u64) -> bool {
-        self.set.load(Ordering::Relaxed) * 16 > (1u64 << self.bits) * sixteenths
+        past(self.bits, self.set.load(Ordering::Relaxed), sixteenths)
     }
 
     /// Adds the keys of the store's sentence postings.

@@ -39,7 +39,7 @@ use nearcrawl_records::{Prediction, Probe};
 use serde::{Deserialize, Serialize};
 
 pub use crate::fjall_store::{DEFAULT_CACHE_BYTES, FjallStore};
-pub use crate::key_filter::{FILTER_BITS, INITIAL_FILTER_BITS, KeyFilter};
+pub use crate::key_filter::{INITIAL_FILTER_BITS, KeyFilter};
 pub use crate::memory::MemoryStore;
 
 /// A host's number in the store (hosts are numbered in order of discovery).
