@@ -14,10 +14,11 @@ use crate::analyze::Analyzer;
 /// verified against most recently. Rebuilding an original's units from its stored text was
 /// half of verification's time on a text-rich crawl with a cache of 512 originals; 4,096 of
 /// them (about 2.9 million units there) took a tenth off the crawl's CPU per page
-/// (docs/BENCHMARKS.md). A unit is held as its number in the cache's [`Vocabulary`], 4 bytes
-/// (16 MiB in all): at 8 bytes, the cache was 28 MB of the text site's 79 MB of heap at its
-/// peak, and a cache of a quarter as many units took verification over 200,000 pages from
-/// about 105 to 155 us a page (docs/BENCHMARKS.md, "Peak memory on the text site").
+/// (docs/BENCHMARKS.md). A unit is held as its number in the cache's [`Vocabulary`], in one to
+/// three bytes ([`Numbers`]; at most 12 MiB in all, about 7 on the text site): at 8 bytes, the
+/// cache was 28 MB of the text site's 79 MB of heap at its peak, and a cache of a quarter as
+/// many units took verification over 200,000 pages from about 105 to 155 us a page
+/// (docs/BENCHMARKS.md, "Peak memory on the text site").
 pub(crate) const UNITS_CACHE_UNITS: usize = 4 << 20;
 
 /// Distinct units the vocabulary numbers, at most (about 24 bytes each with its table: 6
@@ -113,7 +114,7 @@ impl<V> Oldest<V> {
 /// An original's units as the cache holds them.
 enum Held {
     /// Each unit's number in the vocabulary.
-    Numbered(Box<[u32]>),
+    Numbered(Numbers),
     /// The units themselves, when the vocabulary had no room for all of them.
     Whole(Arc<[u64]>),
 }
@@ -122,9 +123,60 @@ impl Held {
     /// Units this counts for against the capacity (a whole unit takes two numbers' room).
     fn weight(&self) -> usize {
         match self {
-            Held::Numbered(numbers) => numbers.len(),
+            Held::Numbered(numbers) => numbers.count(),
             Held::Whole(units) => 2 * units.len(),
         }
+    }
+}
+
+/// Numbers below 2^21, seven bits a byte, lowest first, the top bit of each byte but the last
+/// set: a number below 128 in one byte, below 16,384 in two. The vocabulary numbers units in
+/// the order first met, so the words every page has are met first and take one byte; on the
+/// text site (about 14,000 distinct words) no number takes three, and the cache's 4 million
+/// units take about 7 MiB where 4 bytes each took 16.
+struct Numbers {
+    bytes: Box<[u8]>,
+    count: u32,
+}
+
+impl Numbers {
+    /// Numbers of at most 21 bits ([`VOCABULARY_UNITS`] is far below that).
+    fn encode(numbers: impl ExactSizeIterator<Item = u32>) -> Numbers {
+        let count = numbers.len() as u32;
+        let mut bytes = Vec::with_capacity(2 * numbers.len());
+        for mut number in numbers {
+            debug_assert!(number < 1 << 21);
+            while number >= 0x80 {
+                bytes.push((number as u8 & 0x7f) | 0x80);
+                number >>= 7;
+            }
+            bytes.push(number as u8);
+        }
+        Numbers {
+            bytes: bytes.into_boxed_slice(),
+            count,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.count as usize
+    }
+
+    /// The numbers, in order.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut bytes = self.bytes.iter();
+        std::iter::from_fn(move || {
+            let mut number = 0u32;
+            let mut shift = 0;
+            loop {
+                let byte = *bytes.next()?;
+                number |= u32::from(byte & 0x7f) << shift;
+                if byte & 0x80 == 0 {
+                    return Some(number);
+                }
+                shift += 7;
+            }
+        })
     }
 }
 
@@ -143,7 +195,7 @@ struct Vocabulary {
 impl Vocabulary {
     /// `units` as their numbers, numbering those not met before; `None` when that would
     /// take the vocabulary past its limit (nothing is numbered then).
-    fn number(&mut self, units: &[u64]) -> Option<Box<[u32]>> {
+    fn number(&mut self, units: &[u64]) -> Option<Numbers> {
         let before = self.units.len();
         let mut numbered = Vec::with_capacity(units.len());
         for &unit in units {
@@ -160,12 +212,14 @@ impl Vocabulary {
             }
             numbered.push(number);
         }
-        Some(numbered.into_boxed_slice())
+        Some(Numbers::encode(numbered.into_iter()))
     }
 
     /// The units numbered `numbers`.
-    fn units(&self, numbers: &[u32]) -> Arc<[u64]> {
-        numbers.iter().map(|&n| self.units[n as usize]).collect()
+    fn units(&self, numbers: &Numbers) -> Arc<[u64]> {
+        let mut units = Vec::with_capacity(numbers.count());
+        units.extend(numbers.iter().map(|n| self.units[n as usize]));
+        units.into()
     }
 }
 
@@ -354,6 +408,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Numbers read back as written, in at most three bytes each.
+        #[test]
+        fn numbers_read_back(numbers in proptest::collection::vec(0u32..1 << 21, 0..200)) {
+            let encoded = Numbers::encode(numbers.iter().copied());
+            proptest::prop_assert_eq!(encoded.count(), numbers.len());
+            proptest::prop_assert!(encoded.bytes.len() <= 3 * numbers.len());
+            proptest::prop_assert_eq!(encoded.iter().collect::<Vec<_>>(), numbers);
+        }
+
         /// Whatever the cache holds and however (numbered, or whole once the vocabulary is
         /// full), it hands back the units computed from the text, and it holds no more than
         /// its capacity.
@@ -384,6 +447,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A number below 128 takes one byte, below 16,384 two, and three up to 2^21.
+    #[test]
+    fn small_numbers_take_few_bytes() {
+        for (number, bytes) in [(0, 1), (127, 1), (128, 2), (16_383, 2), (16_384, 3)] {
+            let numbers = Numbers::encode([number].into_iter());
+            assert_eq!(numbers.bytes.len(), bytes, "{number}");
+        }
+        let top = (1 << 21) - 1;
+        assert_eq!(Numbers::encode([top].into_iter()).iter().next(), Some(top));
     }
 
     /// Originals are held by their units' numbers while the vocabulary has room, and whole,
