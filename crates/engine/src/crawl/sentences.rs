@@ -45,8 +45,15 @@ const SENTENCES_THROUGH: &str = "sentences_through";
 /// Batches of 16,384 took 21 MB off the text site's peak RSS but cost 6 to 8 % more CPU per
 /// page (a hot sentence's posting is written again with every batch); a batch is written in
 /// parts instead ([`batch`]), so that only its postings are held whole: docs/BENCHMARKS.md,
-/// "Peak memory on the text site".
-const FLUSH_POSTINGS: usize = 1 << 16;
+/// "Peak memory on the text site". Below [`DIRTY_CAPACITY`] by what a page or two adds, so
+/// that the table holding them never doubles.
+const FLUSH_POSTINGS: usize = 48 << 10;
+
+/// The changed postings' table is made for this many: the most a table of 2^16 slots holds
+/// (seven eighths of them), so a batch of [`FLUSH_POSTINGS`] fits without the table growing
+/// to 2^17 slots. At 65,536 postings a batch, it had: 7.3 MB for the batch being written and
+/// as much for the one filling (docs/BENCHMARKS.md, "Peak memory on the text site").
+const DIRTY_CAPACITY: usize = 7 << 13;
 
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
 /// and the key filter.
@@ -170,6 +177,11 @@ impl PostingsReader {
     }
 }
 
+/// An empty table of changed postings, made for [`DIRTY_CAPACITY`] of them.
+fn changed_postings() -> foldhash::HashMap<u64, SentencePosting> {
+    foldhash::HashMap::with_capacity_and_hasher(DIRTY_CAPACITY, Default::default())
+}
+
 /// The posting of `key` from the store, when the filter says it may be there.
 fn read_stored(
     written: &KeyFilter,
@@ -211,7 +223,7 @@ impl SentencePostings {
         let written = Arc::new(KeyFilter::for_keys(keys, bits));
         written.fill(store)?;
         Ok(SentencePostings {
-            dirty: foldhash::HashMap::default(),
+            dirty: changed_postings(),
             shared: Arc::new(Shared {
                 filter: RwLock::new(Arc::clone(&written)),
                 generation: AtomicU64::new(0),
@@ -456,7 +468,7 @@ impl SentencePostings {
         through: u64,
     ) -> Result<(), EngineError> {
         self.land(true)?;
-        let postings = Arc::new(std::mem::take(&mut self.dirty));
+        let postings = Arc::new(std::mem::replace(&mut self.dirty, changed_postings()));
         let (batch, store) = (Arc::clone(&postings), Arc::clone(store));
         let writing = Behind::start("nearcrawl-postings", move || {
             batch::write_batch(store.as_ref(), &batch, through, batch::WRITE_PART, None)

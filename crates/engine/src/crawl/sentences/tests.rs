@@ -327,3 +327,12 @@ fn a_damaged_posting_is_an_error_naming_its_key() {
         "{error}"
     );
 }
+
+/// The changed postings' table is made at the most its slots hold, so that it does not double
+/// for a batch (and the page or two that fill it past [`FLUSH_POSTINGS`]).
+#[test]
+fn a_batch_fits_the_table_made_for_it() {
+    let table = changed_postings();
+    assert_eq!(table.capacity(), DIRTY_CAPACITY, "no more slots than asked for");
+    assert!(FLUSH_POSTINGS + 8_192 <= DIRTY_CAPACITY);
+}
