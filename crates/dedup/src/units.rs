@@ -15,7 +15,7 @@ use crate::analyze::Analyzer;
 /// half of verification's time on a text-rich crawl with a cache of 512 originals; 4,096 of
 /// them (about 2.9 million units there) took a tenth off the crawl's CPU per page
 /// (docs/BENCHMARKS.md). A unit is held as its number in the cache's [`Vocabulary`], in one to
-/// three bytes ([`Numbers`]; at most 12 MiB in all, about 7 on the text site): at 8 bytes, the
+/// three bytes ([`Numbers`]; at most 12 MiB in all, about 8 on the text site): at 8 bytes, the
 /// cache was 28 MB of the text site's 79 MB of heap at its peak, and a cache of a quarter as
 /// many units took verification over 200,000 pages from about 105 to 155 us a page
 /// (docs/BENCHMARKS.md, "Peak memory on the text site").
@@ -133,7 +133,7 @@ impl Held {
 /// set: a number below 128 in one byte, below 16,384 in two. The vocabulary numbers units in
 /// the order first met, so the words every page has are met first and take one byte; on the
 /// text site (about 14,000 distinct words) no number takes three, and the cache's 4 million
-/// units take about 7 MiB where 4 bytes each took 16.
+/// units take about 8 MiB where 4 bytes each took 16 (the crawl's peak RSS fell by 8 MB).
 struct Numbers {
     bytes: Box<[u8]>,
     count: u32,

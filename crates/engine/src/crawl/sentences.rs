@@ -54,6 +54,10 @@ const FLUSH_POSTINGS: usize = 48 << 10;
 /// to 2^17 slots. At 65,536 postings a batch, it had: 7.3 MB for the batch being written and
 /// as much for the one filling (docs/BENCHMARKS.md, "Peak memory on the text site").
 const DIRTY_CAPACITY: usize = 7 << 13;
+const _: () = assert!(
+    FLUSH_POSTINGS + 8_192 <= DIRTY_CAPACITY,
+    "room for the pages that fill it"
+);
 
 /// The postings of the crawl's kept pages: the store's, the changed ones not yet written,
 /// and the key filter.
