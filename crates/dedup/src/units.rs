@@ -140,18 +140,22 @@ struct Numbers {
 }
 
 impl Numbers {
-    /// Numbers of at most 21 bits ([`VOCABULARY_UNITS`] is far below that).
+    /// Appends `number` (at most 21 bits: [`VOCABULARY_UNITS`] is far below that) to `bytes`.
+    fn push(bytes: &mut Vec<u8>, mut number: u32) {
+        debug_assert!(number < 1 << 21);
+        while number >= 0x80 {
+            bytes.push((number as u8 & 0x7f) | 0x80);
+            number >>= 7;
+        }
+        bytes.push(number as u8);
+    }
+
+    /// `numbers`, each [`Numbers::push`]ed.
+    #[cfg(test)]
     fn encode(numbers: impl ExactSizeIterator<Item = u32>) -> Numbers {
         let count = numbers.len() as u32;
-        let mut bytes = Vec::with_capacity(2 * numbers.len());
-        for mut number in numbers {
-            debug_assert!(number < 1 << 21);
-            while number >= 0x80 {
-                bytes.push((number as u8 & 0x7f) | 0x80);
-                number >>= 7;
-            }
-            bytes.push(number as u8);
-        }
+        let mut bytes = Vec::new();
+        numbers.for_each(|number| Numbers::push(&mut bytes, number));
         Numbers {
             bytes: bytes.into_boxed_slice(),
             count,
@@ -197,7 +201,7 @@ impl Vocabulary {
     /// take the vocabulary past its limit (nothing is numbered then).
     fn number(&mut self, units: &[u64]) -> Option<Numbers> {
         let before = self.units.len();
-        let mut numbered = Vec::with_capacity(units.len());
+        let mut bytes = Vec::with_capacity(2 * units.len());
         for &unit in units {
             let number = *self.numbers.entry(unit).or_insert_with(|| {
                 self.units.push(unit);
@@ -210,9 +214,12 @@ impl Vocabulary {
                 }
                 return None;
             }
-            numbered.push(number);
+            Numbers::push(&mut bytes, number);
         }
-        Some(Numbers::encode(numbered.into_iter()))
+        Some(Numbers {
+            bytes: bytes.into_boxed_slice(),
+            count: units.len() as u32,
+        })
     }
 
     /// The units numbered `numbers`.
