@@ -179,15 +179,17 @@ impl Tally {
         // Pages judged, and pages a probe found to have their counterpart's text.
         let judged = record.fetched_page()
             && (record.verdict == Verdict::Unique || record.verdict.is_duplicate());
+        // Parsed once, for the rules and the host.
+        let url = url::Url::parse(&record.url).ok();
         if (judged || record.verdict == Verdict::Unchanged)
-            && let Ok(url) = url::Url::parse(&record.url)
+            && let Some(url) = &url
         {
             let original = record
                 .duplicate_of
                 .as_deref()
                 .and_then(|u| url::Url::parse(u).ok());
             self.rules.observe(Observation {
-                url: &url,
+                url,
                 bytes: record.bytes,
                 duplicate_of: original.as_ref(),
                 cluster: record.cluster,
@@ -196,10 +198,14 @@ impl Tally {
         if let Some(us) = record.dedup_us {
             self.dedup_time[(63 - us.max(1).leading_zeros() as usize).min(23)] += 1;
         }
-        let host = url::Url::parse(&record.url)
-            .map(|u| nearcrawl_frontier::authority(&u))
-            .unwrap_or_else(|_| "(unparsable URL)".into());
-        let h = self.hosts.entry(host.clone()).or_default();
+        let host = url
+            .as_ref()
+            .map(nearcrawl_frontier::authority)
+            .unwrap_or_else(|| "(unparsable URL)".into());
+        let h = match self.hosts.get_mut(&host) {
+            Some(h) => h,
+            None => self.hosts.entry(host.clone()).or_default(),
+        };
         if record.status.is_some() {
             h.pages += 1;
             h.bytes += record.bytes;
