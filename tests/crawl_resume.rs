@@ -506,3 +506,58 @@ async fn a_killed_recrawl_is_resumed_by_the_same_command_and_loses_nothing() {
     );
     assert!(out.join("previous-1").exists() && !out.join("previous-2").exists());
 }
+
+/// A queued URL whose stored text does not parse (a damaged or hand-edited state) is an error
+/// record naming it, never a request and never a stopped crawl: the rest is crawled to its end.
+/// One is queued first on the site's host (it goes out to be fetched and is recorded there),
+/// one on a host of its own (no origin to ask robots.txt of: recorded by the frontier).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_url_that_does_not_parse_is_an_error_record_and_the_crawl_goes_on() {
+    let (_site, dir) = tree_job().await;
+    let (seeds, out) = (dir.path().join("seeds.txt"), dir.path().join("out"));
+    finish(start_with(&seeds, &out, &["--max-pages", "10"]));
+    let broken = ["http://not a host/p/1", "http://[not an address/"];
+    {
+        use nearcrawl_store::CrawlStore;
+        let store = nearcrawl_store::FjallStore::open(&out.join("state")).unwrap();
+        let hosts = store.hosts().unwrap();
+        assert_eq!(hosts.len(), 1, "{hosts:?}");
+        let own = store.host_id("broken.invalid").unwrap();
+        let mut commit = nearcrawl_store::Commit::default();
+        for (host, url) in [hosts[0].0, own].into_iter().zip(broken) {
+            let key = nearcrawl_store::QueueKey {
+                host,
+                priority: 0,
+                order: u64::MAX / 2,
+            };
+            let entry = nearcrawl_store::QueuedUrl {
+                url: url.to_string(),
+                depth: 1,
+                ..nearcrawl_store::QueuedUrl::default()
+            };
+            commit.enqueue(key, nearcrawl_store::url_key(url), entry);
+        }
+        store.commit(commit).unwrap();
+    }
+    finish(start(&seeds, &out));
+    let records = crawl_support::records(&out);
+    for url in broken {
+        let bad: Vec<_> = records.iter().filter(|r| r.url == url).collect();
+        assert_eq!(bad.len(), 1, "one record for {url}");
+        assert_eq!(bad[0].verdict, nearcrawl_records::Verdict::Error, "{url}");
+        assert_eq!(bad[0].status, None, "never requested: {:?}", bad[0]);
+        let error = bad[0].error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("stored URL does not parse"),
+            "{url}: {error}"
+        );
+    }
+    // Every page of the site decided once, besides.
+    let pages: HashSet<&str> = records
+        .iter()
+        .filter(|r| !broken.contains(&r.url.as_str()))
+        .map(|r| r.url.as_str())
+        .collect();
+    assert_eq!(pages.len(), PAGES);
+    assert_eq!(records.len(), PAGES + broken.len());
+}

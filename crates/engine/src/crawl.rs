@@ -344,14 +344,9 @@ impl Coordinator {
                 Step::Wait(wake) => return Ok(wake),
                 Step::Resolve { host, name } => self.spawn_resolve(host, name),
                 Step::Robots { host, origin } => self.spawn_robots(host, origin),
-                Step::Fetch {
-                    host,
-                    key,
-                    entry,
-                    url,
-                } => {
+                Step::Fetch { host, key, entry } => {
                     let entry = self.predictions.dispatched(entry);
-                    self.spawn_page(host, key, entry, url)
+                    self.spawn_page(host, key, entry)
                 }
                 Step::Refuse {
                     key,
@@ -367,14 +362,19 @@ impl Coordinator {
                         }
                         _ => self.refused(&entry, verdict, reason),
                     };
-                    let commit = Commit {
-                        taken: vec![key],
-                        ..Commit::default()
-                    };
-                    self.apply(commit, vec![record])?;
+                    self.apply_taken(key, record)?;
                 }
             }
         }
+    }
+
+    /// Applies the one record of the queued URL under `key`, taking it from the queue.
+    fn apply_taken(&mut self, key: QueueKey, record: Record) -> Result<(), EngineError> {
+        let commit = Commit {
+            taken: vec![key],
+            ..Commit::default()
+        };
+        self.apply(commit, vec![record])
     }
 
     /// The record of a queued URL decided without a request, under the next number.
@@ -422,6 +422,18 @@ impl Coordinator {
                 }
                 Err(failure) => self.handle_failure(host, key, entry, failure),
             },
+            TaskResult::Unparsable {
+                host,
+                key,
+                entry,
+                reason,
+            } => {
+                // No request was made: the host's budget is given back as for an answer.
+                self.frontier
+                    .finished(host, Some(key), HostOutcome::Answered, now());
+                let record = self.refused(&entry, Verdict::Error, reason);
+                self.apply_taken(key, record)
+            }
             TaskResult::JudgeFailed(e) => Err(e),
         }
     }

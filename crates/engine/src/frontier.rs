@@ -36,7 +36,9 @@ pub enum Step {
         /// Its origin.
         origin: Url,
     },
-    /// Fetch `url`: leased until [`Frontier::finished`] is told how it ended.
+    /// Fetch the queued URL: leased until [`Frontier::finished`] is told how it ended. Its
+    /// text is parsed where it is fetched, off the deciding thread (a stored URL that does
+    /// not parse is recorded as an error there).
     Fetch {
         /// The host.
         host: HostId,
@@ -44,8 +46,6 @@ pub enum Step {
         key: QueueKey,
         /// The queued URL.
         entry: QueuedUrl,
-        /// The URL, parsed.
-        url: Url,
     },
     /// Do not fetch this queued URL: record it with this verdict and reason (and take its key).
     Refuse {

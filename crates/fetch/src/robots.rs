@@ -103,14 +103,31 @@ impl RobotsRules {
 
     /// Whether `url` may be fetched. `/robots.txt` itself is always allowed.
     pub fn allows(&self, url: &Url) -> bool {
+        self.allows_text(url.as_str())
+    }
+
+    /// [`RobotsRules::allows`] for a URL as its text (a parsed URL's serialization, as a
+    /// crawl's queue holds it), without parsing it here.
+    pub fn allows_text(&self, url: &str) -> bool {
         if self.is_unavailable() {
             return false;
         }
         match &self.robot {
-            Some(robot) => url.path() == "/robots.txt" || robot.allowed(url.as_str()),
+            Some(robot) => path_of(url) == "/robots.txt" || robot.allowed(url),
             None => true,
         }
     }
+}
+
+/// The path of a URL's serialization: from the first `/` after its authority up to its
+/// query or fragment (`/` when it has none).
+fn path_of(url: &str) -> &str {
+    let Some(after_scheme) = url.find("://").map(|i| &url[i + 3..]) else {
+        return url;
+    };
+    let rest = after_scheme.find('/').map_or("", |i| &after_scheme[i..]);
+    let path = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
+    if path.is_empty() { "/" } else { path }
 }
 
 /// The robots.txt fetch for one host: the rules, and the responses that carried them (for
@@ -190,6 +207,38 @@ mod tests {
 
     fn allows(rules: &RobotsRules, path: &str) -> bool {
         rules.allows(&Url::parse(&format!("http://example.com{path}")).unwrap())
+    }
+
+    /// The path read from a URL's text is the one its parse gives.
+    #[test]
+    fn path_of_a_url_text_is_its_parsed_path() {
+        for text in [
+            "http://example.com",
+            "http://example.com/",
+            "http://example.com/robots.txt",
+            "http://example.com/robots.txt?x=1",
+            "https://user:pw@example.com:8080/a/b.html?q=/c#frag",
+            "http://example.com?x=/robots.txt",
+            "http://[::1]:80/robots.txt#top",
+            "http://example.com/%E2%82%AC/x;y",
+        ] {
+            let url = Url::parse(text).unwrap();
+            assert_eq!(path_of(url.as_str()), url.path(), "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn path_of_agrees_with_the_parse(
+            host in "[a-z]{1,8}(\\.[a-z]{1,4})?",
+            path in "(/[a-zA-Z0-9._~%!$&'()*+,;=:@-]{0,6}){0,4}",
+            query in proptest::option::of("[a-zA-Z0-9=&/?:@-]{0,10}"),
+        ) {
+            let text = format!("http://{host}{path}{}", query.map(|q| format!("?{q}")).unwrap_or_default());
+            if let Ok(url) = Url::parse(&text) {
+                proptest::prop_assert_eq!(path_of(url.as_str()), url.path());
+            }
+        }
     }
 
     #[test]

@@ -122,13 +122,7 @@ impl Coordinator {
         }
         let address = self.frontier.address_of(id);
         let record = crate::record::failed(self.take_seq(), &entry, &failure, address);
-        self.apply(
-            Commit {
-                taken: vec![key],
-                ..Commit::default()
-            },
-            vec![record],
-        )?;
+        self.apply_taken(key, record)?;
         if parked {
             let reason = format!(
                 "host parked after repeated failures (last: {})",

@@ -43,6 +43,14 @@ pub(super) enum TaskResult {
         /// Its WARC response and request records, prepared with the analysis.
         warc: Option<PreparedFetch>,
     },
+    /// A queued URL whose text does not parse (a damaged store's): recorded as an error,
+    /// never requested.
+    Unparsable {
+        host: HostId,
+        key: QueueKey,
+        entry: QueuedUrl,
+        reason: String,
+    },
     /// The judge, on a thread of its own, failed: the crawl stops (see
     /// [`super::judge::Judging`]).
     JudgeFailed(EngineError),
@@ -135,7 +143,8 @@ impl Coordinator {
 
     /// Fetches a page in a task of its own, and analyses it on the blocking pool (where its
     /// WARC records are prepared too, when the job archives).
-    pub(super) fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl, url: Url) {
+    /// The URL is parsed here, in the task, not on the coordinator.
+    pub(super) fn spawn_page(&mut self, id: HostId, key: QueueKey, entry: QueuedUrl) {
         let fetcher = Arc::clone(&self.fetcher);
         // A probe's HEAD first, then (a large page) parts of it, before the page itself.
         let asking = match &entry.probe {
@@ -173,6 +182,19 @@ impl Coordinator {
         };
         let tx = self.in_flight.start();
         tokio::spawn(async move {
+            let url = match Url::parse(&entry.url) {
+                Ok(url) => url,
+                Err(e) => {
+                    let reason = format!("stored URL does not parse: {e}");
+                    let _ = tx.send(TaskResult::Unparsable {
+                        host: id,
+                        key,
+                        entry,
+                        reason,
+                    });
+                    return;
+                }
+            };
             let clock = Instant::now();
             let result = match &asking {
                 Asking::Head => fetcher.head(&url).await,

@@ -195,9 +195,11 @@ impl StoreFrontier {
             host.cursor = Some(*last);
         }
         if host.origin.is_none() {
+            // From the first queued URL that parses: one that does not (a damaged store's)
+            // is recorded as an error when its turn comes.
             host.origin = loaded
-                .first()
-                .and_then(|(_, e)| Url::parse(&e.url).ok())
+                .iter()
+                .find_map(|(_, e)| Url::parse(&e.url).ok())
                 .and_then(|u| u.join("/").ok());
         }
         let in_flight = &host.in_flight_keys;

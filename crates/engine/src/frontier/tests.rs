@@ -71,7 +71,7 @@ fn urls(steps: &[Step]) -> Vec<String> {
         .filter_map(|s| match s {
             Step::Resolve { name, .. } => Some(format!("resolve {name}")),
             Step::Robots { origin, .. } => Some(format!("robots {origin}")),
-            Step::Fetch { url, .. } => Some(url.to_string()),
+            Step::Fetch { entry, .. } => Some(entry.url.clone()),
             Step::Refuse { entry, reason, .. } => Some(format!("refuse {} ({reason})", entry.url)),
             Step::Wait(_) => None,
         })
@@ -340,7 +340,7 @@ fn fetched(steps: &[Step]) -> Vec<(String, Option<u64>)> {
     steps
         .iter()
         .filter_map(|s| match s {
-            Step::Fetch { url, entry, .. } => Some((url.to_string(), entry.parent)),
+            Step::Fetch { entry, .. } => Some((entry.url.clone(), entry.parent)),
             _ => None,
         })
         .collect()
@@ -461,11 +461,11 @@ fn by_priority_one_fetch_in_n_goes_to_the_host_fetched_least() {
         for _ in 0..queue.len() {
             f.begin_round(t0);
             let step = f.next(t0, &mut no_gate, &mut |_, _| None).unwrap();
-            let Step::Fetch { host, key, url, .. } = step else {
+            let Step::Fetch { host, key, entry } = step else {
                 panic!("{step:?}")
             };
             f.finished(host, Some(key), HostOutcome::Answered, t0);
-            order.push(url.to_string());
+            order.push(entry.url);
         }
         order
     };

@@ -9,7 +9,6 @@ use nearcrawl_records::Verdict;
 use nearcrawl_redis_job::{Lease, Outcome};
 use nearcrawl_store::{HostId, QueueKey, QueuedUrl, url_key};
 use tracing::warn;
-use url::Url;
 
 use super::{DRAIN_BATCH, Held, RedisFrontier, shared_error};
 use crate::error::EngineError;
@@ -21,7 +20,7 @@ impl RedisFrontier {
         &mut self,
         origin: &str,
         version: u64,
-        url: &Url,
+        url: &str,
     ) -> Result<bool, EngineError> {
         if version == 0 {
             return Ok(true);
@@ -35,7 +34,10 @@ impl RedisFrontier {
             let rules = RobotsRules::from_shared(&self.agent, &bytes);
             self.robots.insert(origin.to_string(), (version, rules));
         }
-        Ok(self.robots.get(origin).is_none_or(|(_, r)| r.allows(url)))
+        Ok(self
+            .robots
+            .get(origin)
+            .is_none_or(|(_, r)| r.allows_text(url)))
     }
 
     /// Gives back the place in its address's budget that `host`'s robots.txt request held.
@@ -112,14 +114,7 @@ impl RedisFrontier {
                 return Ok(refuse(key, entry, Verdict::Error, reason));
             }
         };
-        let url = match Url::parse(&entry.url) {
-            Ok(url) => url,
-            Err(e) => {
-                let reason = format!("stored URL does not parse: {e}");
-                return Ok(refuse(key, entry, Verdict::Error, reason));
-            }
-        };
-        if !self.allows(&origin, version, &url)? {
+        if !self.allows(&origin, version, &entry.url)? {
             let reason = "disallowed by robots.txt".to_string();
             return Ok(refuse(key, entry, Verdict::RobotsDisallowed, reason));
         }
@@ -131,11 +126,6 @@ impl RedisFrontier {
         if let Some(hold) = hold {
             self.shared().address_started(&hold).map_err(shared_error)?;
         }
-        Ok(Step::Fetch {
-            host,
-            key,
-            entry,
-            url,
-        })
+        Ok(Step::Fetch { host, key, entry })
     }
 }

@@ -36,7 +36,17 @@ impl StoreFrontier {
             if matches!(host.robots, RobotsState::Fetching) {
                 return None;
             }
-            let origin = host.origin.clone()?;
+            let Some(origin) = host.origin.clone() else {
+                // None of the host's queued URLs loaded so far parses (see `refill`): the
+                // first is recorded as an error, never requested, and the next are loaded.
+                let (key, entry) = host.buffer.pop_first()?;
+                forget(&mut self.queued_at, key, &entry);
+                let reason = match Url::parse(&entry.url) {
+                    Err(e) => format!("stored URL does not parse: {e}"),
+                    Ok(_) => "stored URL names no origin".to_string(),
+                };
+                return Some(refuse(key, entry, Verdict::Error, reason));
+            };
             host.robots = RobotsState::Fetching;
             host.politeness.start(now, politeness);
             self.addresses.start(id, now, politeness);
@@ -44,13 +54,6 @@ impl StoreFrontier {
         }
         let (key, entry) = host.buffer.pop_first()?;
         forget(&mut self.queued_at, key, &entry);
-        let url = match Url::parse(&entry.url) {
-            Ok(url) => url,
-            Err(e) => {
-                let reason = format!("stored URL does not parse: {e}");
-                return Some(refuse(key, entry, Verdict::Error, reason));
-            }
-        };
         if let Some(max) = self.config.max_pages_per_host
             && host.fetched >= max
         {
@@ -60,7 +63,7 @@ impl StoreFrontier {
         if obey
             && !host
                 .robots_ready(now)
-                .is_none_or(|rules| rules.allows(&url))
+                .is_none_or(|rules| rules.allows_text(&entry.url))
         {
             let reason = "disallowed by robots.txt".to_string();
             return Some(refuse(key, entry, Verdict::RobotsDisallowed, reason));
@@ -77,7 +80,6 @@ impl StoreFrontier {
             host: id,
             key,
             entry,
-            url,
         })
     }
 
