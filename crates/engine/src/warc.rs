@@ -177,15 +177,17 @@ fn record_member(
     headers: &[(&str, String)],
     block: &[u8],
 ) -> io::Result<Vec<u8>> {
-    let mut head = format!("WARC/1.1\r\nWARC-Type: {kind}\r\n");
+    use std::fmt::Write as _;
+    let room: usize = headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
+    let mut head = String::with_capacity(room + 128);
+    // Writing to a String does not fail.
+    let _ = write!(head, "WARC/1.1\r\nWARC-Type: {kind}\r\n");
     for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        let _ = write!(head, "{name}: {value}\r\n");
     }
-    head.push_str(&format!(
-        "WARC-Block-Digest: {}\r\n",
-        WarcWriter::digest(block)
-    ));
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
+    let digest = WarcWriter::digest(block);
+    let _ = write!(head, "WARC-Block-Digest: {digest}\r\n");
+    let _ = write!(head, "Content-Length: {}\r\n\r\n", block.len());
     Ok(gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"]))
 }
 

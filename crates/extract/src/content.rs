@@ -74,8 +74,8 @@ impl Extraction {
     }
 }
 
-fn join<'a>(blocks: impl Iterator<Item = &'a TextBlock>) -> String {
-    let mut out = String::new();
+fn join<'a>(blocks: impl Iterator<Item = &'a TextBlock> + Clone) -> String {
+    let mut out = String::with_capacity(blocks.clone().map(|b| b.text.len() + 1).sum());
     for block in blocks {
         if !out.is_empty() {
             out.push('\n');

@@ -77,11 +77,14 @@ pub fn content_tokens<'a>(tokens: &'a Tokens, config: &FeatureConfig) -> Vec<Tok
         return tokens.iter().collect();
     }
     let buffer = tokens.joined();
-    tokens
-        .placed()
-        .filter(|(start, t)| !is_stop_word_at(buffer, *start, t.text.len()))
-        .map(|(_, t)| t)
-        .collect()
+    let mut kept = Vec::with_capacity(tokens.len());
+    kept.extend(
+        tokens
+            .placed()
+            .filter(|(start, t)| !is_stop_word_at(buffer, *start, t.text.len()))
+            .map(|(_, t)| t),
+    );
+    kept
 }
 
 /// Distinct weighted features of a token stream, heaviest first (ties by text).

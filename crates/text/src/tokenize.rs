@@ -243,7 +243,8 @@ pub fn tokenize(text: &str) -> Tokens {
         // Words and their separators take at most the text's length and a half (one-letter
         // words between single spaces take it all, plus one).
         joined: String::with_capacity(normalized.len() + normalized.len() / 2 + 1),
-        ends: Vec::with_capacity(normalized.len() / 6),
+        // About one token in five bytes of prose: room for one in four, not grown by doubling.
+        ends: Vec::with_capacity(normalized.len() / 4 + 1),
     };
     runs(&normalized, |run| match run {
         Run::Word(word) => tokens.push(word, TokenKind::Word),
