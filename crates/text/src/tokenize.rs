@@ -243,7 +243,7 @@ pub fn tokenize(text: &str) -> Tokens {
         // Words and their separators take at most the text's length and a half (one-letter
         // words between single spaces take it all, plus one).
         joined: String::with_capacity(normalized.len() + normalized.len() / 2 + 1),
-        // About one token in five bytes of prose: room for one in four, not grown by doubling.
+        // Room for a token in four bytes: one in six was too few for prose, grown by doubling.
         ends: Vec::with_capacity(normalized.len() / 4 + 1),
     };
     runs(&normalized, |run| match run {
