@@ -260,9 +260,12 @@ fn distance_bits(distance: usize) -> (u32, u32) {
     )
 }
 
+/// The four bytes at `at` (one load, one bounds check).
 #[inline(always)]
 fn read_u32(data: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]])
+    data.get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 #[inline(always)]
@@ -299,6 +302,7 @@ fn deflate_fixed(table: &mut [u16], data: &[u8], out: &mut Vec<u8>) {
     out.reserve(data.len() - data.len() / 4 + 16);
     let bits_used = (usize::BITS - data.len().leading_zeros()).clamp(MIN_HASH_BITS, HASH_BITS);
     let table = &mut table[..1 << bits_used];
+    let mask = table.len() - 1;
     // Brought into the cache a line after another (see HASH_BITS).
     std::hint::black_box(table.chunks(32).fold(0u16, |a, line| a ^ line[0]));
     let mut bits = Bits {
@@ -311,7 +315,7 @@ fn deflate_fixed(table: &mut [u16], data: &[u8], out: &mut Vec<u8>) {
     let mut pos = 0;
     while pos + MIN_MATCH <= data.len() {
         let word = read_u32(data, pos);
-        let slot = &mut table[hash(word, bits_used)];
+        let slot = &mut table[hash(word, bits_used) & mask];
         let distance = usize::from((pos as u16).wrapping_sub(*slot));
         *slot = pos as u16;
         if distance != 0
