@@ -7,10 +7,12 @@
 //! clears a 128 KiB hash table and a 64 KiB symbol buffer: 2 % of a text-rich crawl's CPU,
 //! more than compressing a request record takes (docs/BENCHMARKS.md). [`Members`] deflates
 //! the same way (RFC 1951: one block of fixed Huffman codes, matches of 4 to 258 bytes found
-//! by one probe of a table of 4-byte hashes) with a table that is never cleared: an entry
-//! left by an earlier member names a position that is either past the current one (ignored)
-//! or inside the current member's input, where its bytes are compared like any other
-//! candidate's, so a stale entry costs a missed match at worst, never a wrong one. Input that
+//! by one probe of a table of 4-byte hashes) with a table that is never cleared. An entry
+//! holds the low 16 bits of a position; the distance it gives is taken only when it points
+//! inside the current member's input and within deflate's window, and then its bytes are
+//! compared like any candidate's, so an entry left by an earlier member costs a missed match
+//! at worst, never a wrong one. Each member uses as much of the table as its length calls
+//! for, swept into the cache first (a cold table cost what zlib's reset had). Input that
 //! does not compress is written in stored blocks, at 5 bytes per 65,535 of overhead.
 //!
 //! ```
