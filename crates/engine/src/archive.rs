@@ -194,8 +194,7 @@ impl Archive {
         let prepared = match prepared {
             Some(prepared) => prepared,
             // Not analysed (a redirect, an error page, a file): prepared here.
-            None => PreparedFetch::new(&warc_fetch(page, &head))
-                .map_err(|e| EngineError::io(&self.warc_dir, e))?,
+            None => PreparedFetch::new(&warc_fetch(page, &head)),
         };
         let job = WarcJob {
             url: page.url.to_string(),
@@ -430,7 +429,7 @@ mod tests {
             url: url.into(),
             ip: None,
             response_head: fetch.response_head.to_vec(),
-            prepared: PreparedFetch::new(&fetch).unwrap(),
+            prepared: PreparedFetch::new(&fetch),
             revisit_of: None,
             metadata: Vec::new(),
         }

@@ -114,11 +114,11 @@ thread_local! {
 
 impl PreparedFetch {
     /// Prepares `fetch`'s records on this thread.
-    pub fn new(fetch: &WarcFetch<'_>) -> io::Result<PreparedFetch> {
+    pub fn new(fetch: &WarcFetch<'_>) -> PreparedFetch {
         GZIP.with_borrow_mut(|gzip| PreparedFetch::with(gzip, fetch))
     }
 
-    fn with(gzip: &mut GzipMembers, fetch: &WarcFetch<'_>) -> io::Result<PreparedFetch> {
+    fn with(gzip: &mut GzipMembers, fetch: &WarcFetch<'_>) -> PreparedFetch {
         let payload_digest = match fetch.payload_digest {
             Some(digest) => digest.to_string(),
             None => WarcWriter::digest(fetch.payload),
@@ -130,11 +130,9 @@ impl PreparedFetch {
             response: Vec::new(),
             request: Vec::new(),
         };
-        let mut block = Vec::with_capacity(fetch.response_head.len() + fetch.payload.len());
-        block.extend_from_slice(fetch.response_head);
-        block.extend_from_slice(fetch.payload);
         let headers = response_headers(fetch, &prepared);
-        prepared.response = record_member(gzip, "response", &headers, &block)?;
+        let block = [fetch.response_head, fetch.payload];
+        prepared.response = record_member(gzip, "response", &headers, &block);
         let mut headers = vec![
             ("WARC-Record-ID", record_id(fetch.url)),
             ("WARC-Date", prepared.date.clone()),
@@ -146,8 +144,8 @@ impl PreparedFetch {
             ),
         ];
         headers.extend(fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone())));
-        prepared.request = record_member(gzip, "request", &headers, fetch.request_head)?;
-        Ok(prepared)
+        prepared.request = record_member(gzip, "request", &headers, &[fetch.request_head]);
+        prepared
     }
 }
 
@@ -170,13 +168,21 @@ fn response_headers(
     headers
 }
 
-/// One record as a gzip member: its head (type, headers, block digest, length), its block.
+/// [`WarcWriter::digest`] of `parts` joined, without joining them.
+fn digest_of(parts: &[&[u8]]) -> String {
+    let mut sha1 = Sha1::new();
+    parts.iter().for_each(|part| sha1.update(part));
+    format!("sha1:{}", base32(&sha1.finalize()))
+}
+
+/// One record as a gzip member: its head (type, headers, block digest, length), its block
+/// (the parts given, joined once, by the member).
 fn record_member(
     gzip: &mut GzipMembers,
     kind: &str,
     headers: &[(&str, String)],
-    block: &[u8],
-) -> io::Result<Vec<u8>> {
+    block: &[&[u8]],
+) -> Vec<u8> {
     use std::fmt::Write as _;
     let room: usize = headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
     let mut head = String::with_capacity(room + 128);
@@ -185,10 +191,15 @@ fn record_member(
     for (name, value) in headers {
         let _ = write!(head, "{name}: {value}\r\n");
     }
-    let digest = WarcWriter::digest(block);
+    let digest = digest_of(block);
+    let length: usize = block.iter().map(|part| part.len()).sum();
     let _ = write!(head, "WARC-Block-Digest: {digest}\r\n");
-    let _ = write!(head, "Content-Length: {}\r\n\r\n", block.len());
-    Ok(gzip.member(&[head.as_bytes(), block, b"\r\n\r\n"]))
+    let _ = write!(head, "Content-Length: {length}\r\n\r\n");
+    let mut parts = Vec::with_capacity(block.len() + 2);
+    parts.push(head.as_bytes());
+    parts.extend_from_slice(block);
+    parts.push(b"\r\n\r\n");
+    gzip.member(&parts)
 }
 
 /// A record id: a version-4-shaped UUID from the hash of a process-wide counter, the time and
@@ -230,7 +241,7 @@ impl WarcWriter {
 
     /// SHA-1 of a payload in the WARC's `sha1:BASE32` form.
     pub fn digest(bytes: &[u8]) -> String {
-        format!("sha1:{}", base32(&Sha1::digest(bytes)))
+        digest_of(&[bytes])
     }
 
     /// Writes request, response (or revisit) and metadata records for one fetch, whose
@@ -325,7 +336,7 @@ impl WarcWriter {
         headers: Vec<(&str, String)>,
         block: &[u8],
     ) -> io::Result<()> {
-        let member = record_member(&mut self.gzip, kind, &headers, block)?;
+        let member = record_member(&mut self.gzip, kind, &headers, &[block]);
         self.write_member(&member)
     }
 
@@ -475,7 +486,7 @@ mod tests {
             url: fetch.url.into(),
             ip: fetch.ip.clone(),
             response_head: fetch.response_head.to_vec(),
-            prepared: PreparedFetch::new(&fetch).unwrap(),
+            prepared: PreparedFetch::new(&fetch),
             revisit_of: None,
             metadata: vec![("simhash", "00ff".into())],
         };

@@ -251,10 +251,9 @@ impl Coordinator {
                             .then(|| {
                                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                     let head = page.response_head();
-                                    PreparedFetch::new(&warc_fetch(&page, &head)).ok()
+                                    PreparedFetch::new(&warc_fetch(&page, &head))
                                 }))
                                 .ok()
-                                .flatten()
                             })
                             .flatten();
                         if let Ok(analysed) = &mut analysis {
