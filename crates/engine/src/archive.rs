@@ -26,7 +26,7 @@ use nearcrawl_dedup::Stage;
 
 use nearcrawl_fetch::Fetched;
 use nearcrawl_records::{Record, Verdict};
-use nearcrawl_store::{Commit, CrawlStore};
+use nearcrawl_store::{Bytes, Commit, CrawlStore};
 
 use crate::error::EngineError;
 use crate::output::RecordsFile;
@@ -56,7 +56,10 @@ pub(crate) struct Archive {
     progress: Arc<Progress>,
     /// Decisions committed and not landed yet: each commit's ticket, its records' lines and
     /// how many of them are errors.
-    unlanded: VecDeque<(u64, Vec<Vec<u8>>, u64)>,
+    unlanded: VecDeque<(u64, Vec<Bytes>, u64)>,
+    /// Where each record is serialised before it is copied, once, into the line that the
+    /// store and `records.jsonl` share.
+    line: Vec<u8>,
     /// Each decision waits for its commit to land (a shared job).
     in_step: bool,
     /// When record lines were last pushed to the file.
@@ -96,6 +99,7 @@ impl Archive {
             warc_dir,
             progress,
             unlanded: VecDeque::new(),
+            line: Vec::new(),
             in_step,
             flushed: Instant::now(),
         })
@@ -108,10 +112,15 @@ impl Archive {
         mut commit: Commit,
         records: &[Record],
     ) -> Result<(), EngineError> {
-        let lines: Vec<Vec<u8>> = records
+        let line = &mut self.line;
+        let lines: Vec<Bytes> = records
             .iter()
-            // A record holds strings and numbers only: serialising cannot fail.
-            .map(|record| serde_json::to_vec(record).unwrap_or_default())
+            .map(|record| {
+                line.clear();
+                // A record holds strings and numbers only: serialising cannot fail.
+                let _ = serde_json::to_writer(&mut *line, record);
+                Bytes::from(line.as_slice())
+            })
             .collect();
         commit
             .records

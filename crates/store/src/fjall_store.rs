@@ -389,7 +389,7 @@ fn writes(commit: Commit) -> Vec<Write> {
         put(QUEUE, key(&taken.to_bytes()), None);
     }
     for (seq, record) in commit.records {
-        put(RECORDS, key(&seq.to_be_bytes()), Some(record.into()));
+        put(RECORDS, key(&seq.to_be_bytes()), Some(record));
     }
     if let Some(page) = commit.unique {
         put(

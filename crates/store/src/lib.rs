@@ -41,6 +41,10 @@ use serde::{Deserialize, Serialize};
 pub use crate::fjall_store::{DEFAULT_CACHE_BYTES, FjallStore};
 pub use crate::key_filter::{INITIAL_FILTER_BITS, KeyFilter};
 pub use crate::memory::MemoryStore;
+/// An immutable byte string shared by counting references (the database's own value type):
+/// what a commit hands over is kept by the writes not yet landed and by the caller without a
+/// copy.
+pub use fjall::Slice as Bytes;
 
 /// A host's number in the store (hosts are numbered in order of discovery).
 pub type HostId = u32;
@@ -445,7 +449,7 @@ pub struct Commit {
     /// The queue entry that was decided (removed).
     pub taken: Vec<QueueKey>,
     /// Decision records, by sequence number (the record's JSON line, without newline).
-    pub records: Vec<(u64, Vec<u8>)>,
+    pub records: Vec<(u64, Bytes)>,
     /// A unique page's fingerprint.
     pub unique: Option<UniquePage>,
     /// A unique page's exact-duplicate key and its sequence number.

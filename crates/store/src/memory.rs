@@ -21,7 +21,7 @@ struct Inner {
     queue: BTreeMap<QueueKey, QueuedUrl>,
     seen: HashSet<UrlKey>,
     exact: HashMap<[u8; 16], u64>,
-    records: BTreeMap<u64, Vec<u8>>,
+    records: BTreeMap<u64, crate::Bytes>,
     uniques: BTreeMap<u64, u64>,
     texts: HashMap<u64, String>,
     link_keys: HashMap<u64, Vec<u64>>,
@@ -188,7 +188,7 @@ impl CrawlStore for MemoryStore {
     }
 
     fn record(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.lock().records.get(&seq).cloned())
+        Ok(self.lock().records.get(&seq).map(|r| r.to_vec()))
     }
 
     fn for_each_record(

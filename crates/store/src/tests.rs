@@ -52,7 +52,7 @@ fn exercise(store: &dyn CrawlStore) -> (Vec<(HostId, String)>, Vec<String>, Vec<
     // Decide the first: record, unique fingerprint, exact key, one new outlink.
     let mut commit = Commit::default();
     commit.taken.push(pending[0].0);
-    commit.records.push((0, br#"{"seq":0}"#.to_vec()));
+    commit.records.push((0, br#"{"seq":0}"#.into()));
     commit.unique = Some(UniquePage {
         seq: 0,
         simhash: 0xABCD,
@@ -502,7 +502,7 @@ fn the_tables_together_hold_no_more_than_the_budget_in_memory() {
             store
                 .commit(Commit {
                     unique_text: Some((seq, value(seq))),
-                    records: vec![(seq, value(seq).into_bytes())],
+                    records: vec![(seq, value(seq).into_bytes().into())],
                     blobs: vec![(format!("blob {seq}").into(), value(seq).into_bytes())],
                     ..Commit::default()
                 })

@@ -126,7 +126,7 @@ fn unwritten_pages_are_indexed_from_their_texts() {
         let record = format!(r#"{{"url":"http://a.test/{seq}","verdict":"unique"}}"#);
         store
             .commit(Commit {
-                records: vec![(seq, record.into_bytes())],
+                records: vec![(seq, record.into_bytes().into())],
                 unique: Some(UniquePage { seq, simhash: 1 }),
                 unique_text: Some((seq, text.into())),
                 ..Commit::default()
@@ -181,7 +181,7 @@ fn kept_pages() -> Arc<dyn CrawlStore> {
         );
         store
             .commit(Commit {
-                records: vec![(seq, record.into_bytes())],
+                records: vec![(seq, record.into_bytes().into())],
                 unique: Some(UniquePage { seq, simhash: seq }),
                 unique_text: Some((seq, text.into())),
                 ..Commit::default()
