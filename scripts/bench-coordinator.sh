@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The speed issue's two-core proxy: the coordinator's own CPU per decision. Crawls PAGES
+# generated pages (scripts/lib/endless.sh: endless_site, dedup and WARC on, 32 connections,
+# no delay) with the judge on a thread of its own (`[limits] judge_thread = "on"`, as on the
+# many-core machines the proxy stands for), reads the coordinator's thread (the process's
+# main thread, which blocks on the crawl) `utime + stime` from /proc and the decisions made
+# (the --metrics endpoint's nearcrawl_decisions_total) every 0.2 s until the crawl ends, and
+# prints two figures: its CPU over the whole run per record written (the reports written
+# after the crawl included), and its CPU per decision between a tenth and nine tenths of
+# the decisions (the crawl's steady state: what bounds its pages/s where the coordinator is
+# the bottleneck).
+# Usage: scripts/bench-coordinator.sh [PAGES] [RUNS]      (defaults: 100000, 3)
+# NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" alternates builds, RUNS rounds each,
+# and prints each one's rounds and median (default: target/release/nearcrawl alone).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pages="${1:-100000}"
+runs="${2:-3}"
+bins="${NEARCRAWL_BINS:-target/release/nearcrawl}"
+out="$(mktemp -d /tmp/nearcrawl-coordinator.XXXXXX)"
+printf '[limits]\njudge_thread = "on"\n' > "$out/job.toml"
+export CONFIG="$out/job.toml"
+source scripts/lib/endless.sh
+ticks=$(getconf CLK_TCK)
+declare -A rounds
+for ((round = 1; round <= runs; round++)); do
+    for bin in $bins; do
+        NEARCRAWL="$bin" endless_crawl "$pages" "$out" 18520 18521
+        cpu=0
+        : > "$out/samples.txt"
+        while kill -0 "$crawler" 2>/dev/null; do
+            # Fields 14 and 15 of the thread's stat, counted after the name's closing ")".
+            stat=$(cat "/proc/$crawler/task/$crawler/stat" 2>/dev/null || true)
+            if [ -n "$stat" ]; then
+                cpu=$(printf '%s' "${stat##*) }" | awk '{print $12 + $13}')
+                decided=$(curl -s 127.0.0.1:18521/metrics | awk '/^nearcrawl_decisions_total/ {print $2}')
+                echo "$cpu ${decided:-}" >> "$out/samples.txt"
+            fi
+            sleep 0.2
+        done
+        wait "$crawler" || { echo "$bin: the crawl failed (see $out/crawl.txt)" >&2; exit 1; }
+        kill "$server" 2>/dev/null || true
+        wait "$server" 2>/dev/null || true
+        records=$(wc -l < "$out/crawl/records.jsonl")
+        # The steady state: the samples nearest a tenth and nine tenths of the decisions.
+        steady=$(awk -v r="$records" -v t="$ticks" '
+            NF == 2 && !lo && $2 >= r / 10 { lo = 1; c0 = $1; d0 = $2 }
+            NF == 2 && $2 <= 9 * r / 10 { c1 = $1; d1 = $2 }
+            END { if (d1 > d0) printf "%.4f", 1000 * (c1 - c0) / t / (d1 - d0); else print "-" }
+        ' "$out/samples.txt")
+        line=$(awk -v c="$cpu" -v t="$ticks" -v r="$records" -v s="$steady" \
+            'BEGIN {printf "%.2f %d %.4f %s", c / t, r, 1000 * c / t / r, s}')
+        echo "round $round, $bin: coordinator CPU s, records, ms per record, steady ms per decision: $line" >&2
+        rounds[$bin]+="$line"$'\n'
+    done
+done
+echo "| build | coordinator CPU s (each round) | median | ms per record | steady ms per decision (each round) | median |"
+echo "|---|---|---|---|---|---|"
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for bin in $bins; do
+    lines="${rounds[$bin]}"
+    cpu=$(printf '%s' "$lines" | awk '{print $1}' | median)
+    records=$(printf '%s' "$lines" | awk '{print $2}' | median)
+    steady=$(printf '%s' "$lines" | awk '{print $4}' | median)
+    each=$(printf '%s' "$lines" | awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}')
+    each_steady=$(printf '%s' "$lines" | awk '{printf "%s%s", (NR > 1 ? ", " : ""), $4}')
+    per=$(awk -v c="$cpu" -v r="$records" 'BEGIN {printf "%.4f", 1000 * c / r}')
+    echo "| $bin | $each | $cpu | $per | $each_steady | $steady |"
+done
+rm -rf "$out"
