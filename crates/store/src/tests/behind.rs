@@ -99,7 +99,7 @@ impl Step {
             records: self
                 .record
                 .iter()
-                .map(|&(seq, b)| (seq, vec![b; 3]))
+                .map(|&(seq, b)| (seq, vec![b; 3].into()))
                 .collect(),
             counters: self
                 .counter
@@ -197,7 +197,7 @@ fn a_store_closed_with_commits_not_landed_keeps_them() {
         let store = FjallStore::open(dir.path()).unwrap();
         for seq in 0..500u64 {
             let commit = Commit {
-                records: vec![(seq, seq.to_be_bytes().to_vec())],
+                records: vec![(seq, seq.to_be_bytes().as_slice().into())],
                 ..Commit::default()
             };
             store.commit_behind(commit).unwrap();
