@@ -380,7 +380,25 @@ impl FjallStore {
 /// A commit's writes, in the order a write batch took them (a key written twice keeps the
 /// last).
 fn writes(commit: Commit) -> Vec<Write> {
-    let mut out = Vec::new();
+    // Room for every write first: growing the vector as it fills was a quarter of this
+    // function's time on the coordinator (a decision's commit holds tens of writes, three
+    // for each link it queues).
+    let c = &commit;
+    let room = 6
+        + c.taken.len()
+        + c.records.len()
+        + c.seen.len()
+        + c.dropped.len()
+        + c.hub_yields.len()
+        + c.length.len()
+        + c.decided.len()
+        + c.parked.len()
+        + c.unparked.len()
+        + 3 * c.enqueued.len()
+        + c.counters.len()
+        + c.blobs.len()
+        + c.sentences.len();
+    let mut out = Vec::with_capacity(room);
     let mut put = |table: usize, key: Slice, value: Option<Slice>| {
         out.push(Write { table, key, value });
     };
@@ -474,6 +492,11 @@ fn writes(commit: Commit) -> Vec<Write> {
             Some(posting.into()),
         );
     }
+    debug_assert!(
+        out.len() <= room,
+        "{} writes for room for {room}",
+        out.len()
+    );
     out
 }
 
