@@ -33,7 +33,7 @@ for ((round = 1; round <= runs; round++)); do
             stat=$(cat "/proc/$crawler/task/$crawler/stat" 2>/dev/null || true)
             if [ -n "$stat" ]; then
                 cpu=$(printf '%s' "${stat##*) }" | awk '{print $12 + $13}')
-                decided=$(curl -s 127.0.0.1:18521/metrics | awk '/^nearcrawl_decisions_total/ {print $2}')
+                decided=$( (curl -s 127.0.0.1:18521/metrics || true) | awk '/^nearcrawl_decisions_total/ {print $2}')
                 echo "$cpu ${decided:-}" >> "$out/samples.txt"
             fi
             sleep 0.2
