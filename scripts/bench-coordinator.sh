@@ -56,15 +56,16 @@ for ((round = 1; round <= runs; round++)); do
 done
 echo "| build | coordinator CPU s (each round) | median | ms per record | steady ms per decision (each round) | median |"
 echo "|---|---|---|---|---|---|"
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for bin in $bins; do
-    lines="${rounds[$bin]}"
-    cpu=$(printf '%s' "$lines" | awk '{print $1}' | median)
-    records=$(printf '%s' "$lines" | awk '{print $2}' | median)
-    steady=$(printf '%s' "$lines" | awk '{print $4}' | median)
-    each=$(printf '%s' "$lines" | awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}')
-    each_steady=$(printf '%s' "$lines" | awk '{printf "%s%s", (NR > 1 ? ", " : ""), $4}')
-    per=$(awk -v c="$cpu" -v r="$records" 'BEGIN {printf "%.4f", 1000 * c / r}')
-    echo "| $bin | $each | $cpu | $per | $each_steady | $steady |"
+    # Medians as the lower middle round (of four rounds, the second).
+    printf '%s' "${rounds[$bin]}" | python3 -c "
+import sys
+rows = [l.split() for l in sys.stdin if l.strip()]
+cpu, steady = [r[0] for r in rows], [r[3] for r in rows]
+low = lambda xs: sorted(xs, key=lambda x: float(x) if x != '-' else 0)[(len(xs) - 1) // 2]
+records = int(low([r[1] for r in rows]))
+print('| %s | %s | %s | %.4f | %s | %s |' % (sys.argv[1], ', '.join(cpu), low(cpu),
+      1000 * float(low(cpu)) / records, ', '.join(steady), low(steady)))
+" "$bin"
 done
 rm -rf "$out"
