@@ -5,14 +5,17 @@
 //! whose `Content-Length` is about the counterpart's says the page is unchanged. A length says
 //! little on its own: a release's page whose code is highlighted anew changes by 5 to 13 % with
 //! the same text, while a rewritten one can keep its length within 5 %. So a large page is
-//! sampled: [`SAMPLE_PARTS`] parts of [`SAMPLE_PART_BYTES`] spread over it, their text (markup
-//! stripped, [`fragment_text`]) cut into shingles of three words, each part matched when most
+//! sampled: [`SAMPLE_PARTS`] parts of [`SAMPLE_PART_BYTES`] spread over it, their words (markup
+//! stripped as [`fragment_text`] strips it, read in place: `words`) cut into shingles of
+//! three, each part matched when most
 //! of its shingles are among the counterpart's. The counterpart's are taken from its whole
 //! page the same way when it is fetched, into a Bloom filter of [`FILTER_BITS_PER_SHINGLE`]
 //! bits per shingle ([`shingle_filter`]: about half a byte per word of the page), as the text
 //! a crawl keeps of a page is its main content only, often one section of a manual page.
 //! Unchanged when at most one in four of the parts with text did not match (two at least
 //! with text); else the page is fetched.
+
+mod words;
 
 /// Parts of a page a sample asks for.
 pub const SAMPLE_PARTS: u64 = 4;
@@ -146,7 +149,7 @@ impl SampleCheck {
 /// is compared with, as a Bloom filter: [`FILTER_BITS_PER_SHINGLE`] bits per shingle (64 at
 /// least), three set by each. Empty for a page without three words.
 pub fn shingle_filter(body: &[u8]) -> Vec<u8> {
-    let units = nearcrawl_text::unit_hashes(&fragment_text(body));
+    let units = words::word_hashes(body);
     let count = units.len().saturating_sub(SHINGLE - 1);
     if count == 0 {
         return Vec::new();
@@ -173,7 +176,7 @@ pub fn check_sample(parts: &[Vec<u8>], counterpart: &[u8]) -> SampleCheck {
                 .all(|bit| counterpart[bit / 8] & (1 << (bit % 8)) != 0)
     };
     for part in parts {
-        let units = nearcrawl_text::unit_hashes(&fragment_text(part));
+        let units = words::word_hashes(part);
         // The first and last words may be cut by the range's ends.
         let inner = units.get(1..units.len().saturating_sub(1)).unwrap_or(&[]);
         let (mut all, mut found) = (0usize, 0usize);
@@ -218,15 +221,8 @@ pub fn fragment_text(bytes: &[u8]) -> String {
         Ok(text) => std::borrow::Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
     };
-    // Cut inside a tag: its end comes before any start.
-    let find = |byte: u8| memchr::memchr(byte, html.as_bytes());
-    let start = match (find(b'<'), find(b'>')) {
-        (Some(lt), Some(gt)) if gt < lt => gt + 1,
-        (None, Some(gt)) => gt + 1,
-        _ => 0,
-    };
     let mut out = String::with_capacity(html.len());
-    let mut rest = &html[start..];
+    let mut rest = &html[tag_cut_start(&html)..];
     // Text copied a run at a time up to the next `<` or `&` (ASCII: never inside a longer
     // UTF-8 character).
     while let Some(at) = memchr::memchr2(b'<', b'&', rest.as_bytes()) {
@@ -246,6 +242,17 @@ pub fn fragment_text(bytes: &[u8]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Where the text of a piece of HTML starts: after the end of a tag it was cut inside (a
+/// `>` before any `<`), else at its start.
+fn tag_cut_start(html: &str) -> usize {
+    let find = |byte: u8| memchr::memchr(byte, html.as_bytes());
+    match (find(b'<'), find(b'>')) {
+        (Some(lt), Some(gt)) if gt < lt => gt + 1,
+        (None, Some(gt)) => gt + 1,
+        _ => 0,
+    }
 }
 
 /// The character reference at the start of `text` (which starts with `&`): what it stands for
@@ -382,12 +389,12 @@ mod tests {
     fn a_filter_holds_its_pages_shingles_and_few_others() {
         let kept = shingle_filter(text(0, 8_000).as_bytes());
         assert_eq!(kept.len(), 7_998 * FILTER_BITS_PER_SHINGLE / 8);
-        let units = nearcrawl_text::unit_hashes(&text(0, 8_000));
+        let units = words::word_hashes(text(0, 8_000).as_bytes());
         assert!(
             shingles(&units)
                 .all(|s| filter_bits(s, kept.len()).all(|b| kept[b / 8] & (1 << (b % 8)) != 0))
         );
-        let others = nearcrawl_text::unit_hashes(&text(50_000, 8_000));
+        let others = words::word_hashes(text(50_000, 8_000).as_bytes());
         let false_yes = shingles(&others)
             .filter(|&s| filter_bits(s, kept.len()).all(|b| kept[b / 8] & (1 << (b % 8)) != 0))
             .count();
