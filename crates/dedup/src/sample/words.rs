@@ -165,6 +165,7 @@ fn hash_chunks(word: &[u8], case: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::fragment_text;
+    use super::super::tests::cut_html;
     use super::*;
 
     /// The words of a text read a character at a time: the reference.
@@ -210,31 +211,8 @@ mod tests {
         /// The words read in place are the words of `fragment_text`'s text read a character
         /// at a time, on markup, references and multi-byte characters cut anywhere.
         #[test]
-        fn words_read_in_place_are_the_texts_words(
-            pieces in proptest::collection::vec(
-                proptest::prop_oneof![
-                    proptest::prelude::Just("<p class=\"a\">".to_string()),
-                    proptest::prelude::Just("</span>".to_string()),
-                    proptest::prelude::Just("&amp;".to_string()),
-                    proptest::prelude::Just("&#233;".to_string()),
-                    proptest::prelude::Just("&#x41;".to_string()),
-                    proptest::prelude::Just("&#20013;".to_string()),
-                    proptest::prelude::Just("&bogus;".to_string()),
-                    proptest::prelude::Just("& ".to_string()),
-                    proptest::prelude::Just("<".to_string()),
-                    proptest::prelude::Just(">".to_string()),
-                    "[a-zA-Z0-9éÉß中\u{301}ǅ .;]{0,14}",
-                ],
-                0..40,
-            ),
-            cut_start in 0usize..8,
-            cut_end in 0usize..8,
-        ) {
-            let html = pieces.concat();
-            let bytes = html.as_bytes();
-            let end = bytes.len().saturating_sub(cut_end).max(cut_start.min(bytes.len()));
-            let cut = &bytes[cut_start.min(bytes.len())..end];
-            proptest::prop_assert_eq!(word_hashes(cut), words_by_char(&fragment_text(cut)));
+        fn words_read_in_place_are_the_texts_words(cut in cut_html()) {
+            proptest::prop_assert_eq!(word_hashes(&cut), words_by_char(&fragment_text(&cut)));
         }
 
         /// Any bytes: no panic, and the same words as their text's.
