@@ -216,43 +216,70 @@ fn shingles(units: &[u64]) -> impl Iterator<Item = u64> + '_ {
 /// too), character references decoded (the common named ones and numeric ones; any other is
 /// a space), each tag a word break.
 pub fn fragment_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    read_fragment(bytes, &mut out);
+    out
+}
+
+/// What reads a piece of HTML as [`read_fragment`] walks it.
+trait Fragment {
+    /// A run of text between markup: `then_breaks` when what follows it is a tag or the end,
+    /// not a reference that may continue its last word.
+    fn text(&mut self, text: &str, then_breaks: bool);
+    /// A tag (a word break).
+    fn tag(&mut self);
+    /// A character reference's character (a space for an unknown one).
+    fn char(&mut self, c: char);
+}
+
+/// [`fragment_text`]'s reader: the text as it is read, each tag a space.
+impl Fragment for String {
+    fn text(&mut self, text: &str, _then_breaks: bool) {
+        self.push_str(text);
+    }
+    fn tag(&mut self) {
+        self.push(' ');
+    }
+    fn char(&mut self, c: char) {
+        self.push(c);
+    }
+}
+
+/// Walks a piece of HTML cut anywhere: a tag cut at the start skipped, then runs of text, tags
+/// and references in their order to `reader`, up to a tag cut at the end.
+fn read_fragment(bytes: &[u8], reader: &mut impl Fragment) {
     // Valid UTF-8 checked the fast way first (`from_utf8_lossy` reads a chunk at a time).
     let html = match std::str::from_utf8(bytes) {
         Ok(text) => std::borrow::Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
     };
-    let mut out = String::with_capacity(html.len());
-    let mut rest = &html[tag_cut_start(&html)..];
-    // Text copied a run at a time up to the next `<` or `&` (ASCII: never inside a longer
-    // UTF-8 character).
-    while let Some(at) = memchr::memchr2(b'<', b'&', rest.as_bytes()) {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if rest.starts_with('<') {
-            out.push(' ');
-            match memchr::memchr(b'>', rest.as_bytes()) {
-                Some(end) => rest = &rest[end + 1..],
-                None => return out,
-            }
-        } else {
-            let (decoded, used) = reference(rest);
-            out.push(decoded.unwrap_or(' '));
-            rest = &rest[used..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Where the text of a piece of HTML starts: after the end of a tag it was cut inside (a
-/// `>` before any `<`), else at its start.
-fn tag_cut_start(html: &str) -> usize {
+    // Cut inside a tag: its end comes before any start.
     let find = |byte: u8| memchr::memchr(byte, html.as_bytes());
-    match (find(b'<'), find(b'>')) {
+    let start = match (find(b'<'), find(b'>')) {
         (Some(lt), Some(gt)) if gt < lt => gt + 1,
         (None, Some(gt)) => gt + 1,
         _ => 0,
+    };
+    let mut rest = &html[start..];
+    // Text handed over a run at a time up to the next `<` or `&` (ASCII: never inside a
+    // longer UTF-8 character).
+    while let Some(at) = memchr::memchr2(b'<', b'&', rest.as_bytes()) {
+        let is_tag = rest.as_bytes()[at] == b'<';
+        reader.text(&rest[..at], is_tag);
+        rest = &rest[at..];
+        if is_tag {
+            reader.tag();
+            match memchr::memchr(b'>', rest.as_bytes()) {
+                Some(end) => rest = &rest[end + 1..],
+                None => return,
+            }
+        } else {
+            let (decoded, used) = reference(rest);
+            reader.char(decoded.unwrap_or(' '));
+            rest = &rest[used..];
+        }
     }
+    reader.text(rest, true);
 }
 
 /// The character reference at the start of `text` (which starts with `&`): what it stands for

@@ -11,39 +11,18 @@
 
 use nearcrawl_text::is_han;
 
-use super::{reference, tag_cut_start};
+use super::{Fragment, read_fragment};
 
 /// The hashes of the words of a piece of HTML cut anywhere (raw bytes, markup included), in
 /// their order.
 pub(super) fn word_hashes(bytes: &[u8]) -> Vec<u64> {
-    // Valid UTF-8 checked the fast way first, as `fragment_text` does.
-    let html = match std::str::from_utf8(bytes) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
     let mut words = Words {
-        units: Vec::with_capacity(html.len() / 8),
+        units: Vec::with_capacity(bytes.len() / 8),
         word: String::new(),
     };
-    let mut rest = &html[tag_cut_start(&html)..];
-    while let Some(at) = memchr::memchr2(b'<', b'&', rest.as_bytes()) {
-        let is_tag = rest.as_bytes()[at] == b'<';
-        words.text(&rest[..at], is_tag);
-        rest = &rest[at..];
-        if is_tag {
-            words.end();
-            match memchr::memchr(b'>', rest.as_bytes()) {
-                Some(end) => rest = &rest[end + 1..],
-                None => return words.finish(),
-            }
-        } else {
-            let (decoded, used) = reference(rest);
-            words.char(decoded.unwrap_or(' '));
-            rest = &rest[used..];
-        }
-    }
-    words.text(rest, true);
-    words.finish()
+    read_fragment(bytes, &mut words);
+    words.end();
+    words.units
 }
 
 /// The words read so far.
@@ -54,9 +33,8 @@ struct Words {
     word: String,
 }
 
-impl Words {
-    /// Reads a piece of text between markup: `then_breaks` when what follows it is a break
-    /// (a tag, the end), not a reference that may continue its last word.
+impl Fragment for Words {
+    /// Reads a piece of text between markup.
     fn text(&mut self, text: &str, then_breaks: bool) {
         let bytes = text.as_bytes();
         let mut i = 0;
@@ -91,6 +69,10 @@ impl Words {
         }
     }
 
+    fn tag(&mut self) {
+        self.end();
+    }
+
     /// Reads one character (not ASCII, or a reference's).
     fn char(&mut self, c: char) {
         if is_han(c) {
@@ -103,18 +85,15 @@ impl Words {
             self.end();
         }
     }
+}
 
+impl Words {
     /// Ends the word being read, if any.
     fn end(&mut self) {
         if !self.word.is_empty() {
             self.units.push(word_hash(self.word.as_bytes()));
             self.word.clear();
         }
-    }
-
-    fn finish(mut self) -> Vec<u64> {
-        self.end();
-        self.units
     }
 }
 
