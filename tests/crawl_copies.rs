@@ -11,16 +11,17 @@ mod crawl_support;
 use std::time::Duration;
 
 use crawl_support::{
-    local_config, page, prose, record, records, run, side_by_side, site_and_mirror,
+    anchored_page, local_config, page, prose, record, records, run, side_by_side, site_and_mirror,
 };
 use nearcrawl_demo_web::{Site, serve};
 use nearcrawl_records::Verdict;
 
 /// A mirror's copies are sampled (`dedup.mirror_samples`): its listing copies the site's, so
-/// its stories, copies of the site's articles by their titles, would not be followed; the first
-/// two are, as samples, and the rest wait for them (parked). When a sample adds a page of its
-/// own, the rest are followed, and every page only the mirror has is found. When the samples
-/// add nothing, the rest are dropped. Without samples, no story is fetched.
+/// its stories, copies of the site's articles by their titles, would not be followed; they
+/// wait, parked on the pair of sites, and two are drawn as samples (no URL rule predicts their
+/// counterparts yet, so in the order found). When a sample adds a page of its own, the rest are
+/// followed, and every page only the mirror has is found. When the samples add nothing, the
+/// rest are dropped. Without samples, no story is fetched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     let crawl = |extras: &'static [usize], samples: u32, via_redirects: bool| async move {
@@ -47,17 +48,11 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
         listing.fates().matched_by,
         Some(nearcrawl_link_policy::LinkMatch::Anchor)
     );
-    assert_eq!(
-        (listing.fates().mirror_sampled, listing.fates().parked),
-        (2, 8),
-        "{listing:?}"
-    );
+    assert_eq!(listing.fates().parked, 10, "{listing:?}");
+    assert_eq!(listing.released.map(|r| r.sampled), Some(2), "{listing:?}");
     let sample = record(&records, &mirror.url("/m/story?id=0"));
     assert!(sample.verdict.is_duplicate(), "{sample:?}");
-    let released = records
-        .iter()
-        .find_map(|r| r.released)
-        .expect("the parked stories released");
+    let released = settled(&records).expect("the parked stories released");
     assert_eq!((released.followed, released.dropped), (8, 0));
     assert_eq!(stories, 10, "every story fetched");
     for n in [0, 7] {
@@ -66,7 +61,7 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     }
 
     let (_, records, stories) = crawl(&[], 2, false).await;
-    let released = records.iter().find_map(|r| r.released).unwrap();
+    let released = settled(&records).unwrap();
     assert_eq!((released.followed, released.dropped), (0, 8));
     assert_eq!(stories, 2, "the samples only");
 
@@ -80,9 +75,109 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     let notes = record(&records, &mirror.url("/extra/7"));
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
     let (_, records, stories) = crawl(&[], 2, true).await;
-    let released = records.iter().find_map(|r| r.released).unwrap();
+    let released = settled(&records).unwrap();
     assert_eq!((released.followed, released.dropped), (0, 8));
     assert_eq!(stories, 2, "the samples only");
+}
+
+/// The links parked on the pair of sites settled: the record that says how many of them were
+/// followed and how many dropped once the samples were decided.
+fn settled(records: &[nearcrawl_records::Record]) -> Option<nearcrawl_records::Released> {
+    records
+        .iter()
+        .filter_map(|r| r.released)
+        .find(|r| r.followed + r.dropped > 0)
+}
+
+/// A mirror's samples are drawn at least cost: a pair of seeds, the mirror's story 99 and the
+/// site's article 99, teaches the rule `/m/story?id={1} -> /a/{1}`, so each story parked on
+/// the pair of sites (the mirror's listing copies the site's) has a counterpart whose length
+/// is known once it is decided. The two stories drawn are the two whose counterparts are
+/// shortest, not the first two found; the one with a page of its own is among them, so the
+/// rest are followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirrors_samples_are_its_cheapest_copies() {
+    // Paragraphs per story: stories 4 and 2 are the shortest.
+    let lengths = [5, 9, 2, 7, 1, 8, 3, 10, 4, 6];
+    let title = |n: usize| format!("Article number {n}");
+    let story = |n: usize, paragraphs: usize| {
+        let mut w = nearcrawl_demo_web::Writer::new(700 + n as u64, 3000);
+        (0..paragraphs)
+            .map(|_| w.paragraph())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let links = |href: &dyn Fn(usize) -> String| -> Vec<(String, String)> {
+        (0..10).map(|n| (href(n), title(n))).collect()
+    };
+    let none: &[(&str, &str)] = &[];
+    let listing = prose(600);
+    let delay = Duration::from_millis(20);
+    let mut origin = Site::new()
+        .page(
+            "/list",
+            anchored_page("articles", &listing, &links(&|n| format!("/a/{n}"))),
+        )
+        .page("/a/99", anchored_page(&title(99), &story(99, 4), none));
+    let mut mirror = Site::new()
+        .page(
+            "/page",
+            anchored_page(
+                "articles",
+                &listing,
+                &links(&|n| format!("/m/story?id={n}")),
+            ),
+        )
+        .page(
+            "/m/story?id=99",
+            anchored_page(&title(99), &story(99, 4), none),
+        )
+        .page("/extra/4", anchored_page("notes", &prose(601), none));
+    for (n, &paragraphs) in lengths.iter().enumerate() {
+        let text = story(n, paragraphs);
+        let article = anchored_page(&title(n), &text, none).delayed(delay);
+        origin = origin.page(&format!("/a/{n}"), article);
+        let notes: Vec<(String, String)> = match n {
+            4 => vec![("/extra/4".to_string(), "Readers' notes".to_string())],
+            _ => Vec::new(),
+        };
+        let copy = anchored_page(&title(n), &text, &notes);
+        mirror = mirror.page(&format!("/m/story?id={n}"), copy);
+    }
+    let origin = serve(origin).await.unwrap();
+    let mirror = serve(mirror).await.unwrap();
+    let seeds = [
+        origin.url("/a/99"),
+        mirror.url("/m/story?id=99"),
+        origin.url("/list"),
+        mirror.url("/page"),
+    ]
+    .join("\n");
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.concurrency = 1;
+    config.dedup.mirror_samples = 2;
+    run(&seeds, out.path(), config).await;
+    let records = records(out.path());
+
+    let taught = record(&records, &mirror.url("/m/story?id=99"));
+    assert!(taught.verdict.is_duplicate(), "{taught:?}");
+    let listing = record(&records, &mirror.url("/page"));
+    assert!(listing.verdict.is_duplicate(), "{listing:?}");
+    assert_eq!(listing.fates().parked, 10, "{listing:?}");
+    let mut sampled: Vec<&str> = records
+        .iter()
+        .filter(|r| r.url.contains("/m/story?id=") && r.url != taught.url)
+        .take(2)
+        .map(|r| r.url.as_str())
+        .collect();
+    sampled.sort_unstable();
+    let cheapest = [mirror.url("/m/story?id=2"), mirror.url("/m/story?id=4")];
+    assert_eq!(sampled, cheapest, "{records:#?}");
+    let released = settled(&records).expect("the parked stories released");
+    assert_eq!((released.followed, released.dropped), (8, 0));
+    let notes = record(&records, &mirror.url("/extra/4"));
+    assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
 }
 
 /// A link parked on something that can no longer be decided (here planted in the state of a

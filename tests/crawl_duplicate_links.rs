@@ -181,6 +181,7 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
         config.dedup.predict_explore = 0;
         // Every story followed, so that the rule has copies to learn from.
         config.dedup.mirror_samples = 100;
+        config.dedup.mirror_sample_share = 1.0;
         run(&seeds, out.path(), config).await;
         (origin, mirror, records(out.path()))
     };

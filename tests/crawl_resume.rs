@@ -157,12 +157,12 @@ async fn killed_and_resumed(extra: &[&str]) {
     assert_eq!(report["queued"], 0);
 }
 
-/// A mirror's copies being sampled when the crawl is killed: the samples and the links parked
-/// on them are kept in the store, and the resumed crawl settles the mirror (a sampled copy adds
-/// a page of its own) and follows the parked copies too.
+/// A mirror's copies being sampled when the crawl is killed: the links parked on the pair of
+/// sites and the samples drawn from them are kept in the store, and the resumed crawl settles
+/// the mirror (a sampled copy adds a page of its own) and follows the parked copies too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
-    let (origin, mirror) = crawl_support::site_and_mirror(&[3], Duration::from_millis(40), false);
+    let (origin, mirror) = crawl_support::site_and_mirror(&[1], Duration::from_millis(40), false);
     let (origin, mirror) = (serve(origin).await.unwrap(), serve(mirror).await.unwrap());
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");
@@ -170,41 +170,37 @@ async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
     std::fs::write(&seeds, list).unwrap();
     let out = dir.path().join("out");
     let mut child = start_at(&seeds, &out, 1, &[]);
-    // Killed once the mirror's listing is decided: eight stories sampled, two parked.
-    let listing_url = mirror.url("/page");
+    // Killed once the samples are drawn: the ten stories parked on the pair of sites, three
+    // of them (a quarter, `dedup.mirror_sample_share`) queued as samples, in the order found.
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(out.join("records.jsonl"))
-        .is_ok_and(|t| t.contains(&format!("\"{listing_url}\"")))
+        .is_ok_and(|t| t.contains("\"sampled\":3"))
     {
-        assert!(
-            Instant::now() < deadline,
-            "the mirror's listing never decided"
-        );
+        assert!(Instant::now() < deadline, "the samples never drawn");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let records = crawl_support::records(&out);
     let listing = crawl_support::record(&records, &mirror.url("/page"));
-    assert_eq!(
-        (listing.fates().mirror_sampled, listing.fates().parked),
-        (8, 2),
-        "{listing:?}"
-    );
+    assert_eq!(listing.fates().parked, 10, "{listing:?}");
     finish(start_at(&seeds, &out, 1, &[]));
     let records = crawl_support::records(&out);
     for n in 0..10 {
         let url = mirror.url(&format!("/m/story?id={n}"));
         assert!(records.iter().any(|r| r.url == url), "story {n} decided");
     }
-    let notes = crawl_support::record(&records, &mirror.url("/extra/3"));
+    let notes = crawl_support::record(&records, &mirror.url("/extra/1"));
     assert_eq!(
         notes.verdict,
         nearcrawl_records::Verdict::Unique,
         "{notes:?}"
     );
-    let released = records.iter().find_map(|r| r.released);
-    assert_eq!(released.map(|r| r.followed), Some(2), "the parked stories");
+    let released = records
+        .iter()
+        .filter_map(|r| r.released)
+        .find(|r| r.followed + r.dropped > 0);
+    assert_eq!(released.map(|r| r.followed), Some(7), "the parked stories");
 }
 
 /// A focused crawl resumes too: the tunnel and the potential each queued URL was given are

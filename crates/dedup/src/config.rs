@@ -52,11 +52,15 @@ pub struct DedupStageConfig {
     pub hub_min_yield: f64,
     /// With `duplicate_outlinks = "new"`: a mirror's copies sampled. A duplicate on another
     /// site than its original whose links are matched by anchor text (a mirror: another URL
-    /// scheme) does not follow a link whose text the original has; the first this many such
-    /// links of a mirror are followed all the same, and when one of those copies adds a page
-    /// of its own (a link its original lacks), the mirror's copies are followed from then on
-    /// (the links found meanwhile wait for the samples, parked). 0: none.
+    /// scheme) does not follow a link whose text the original has; such links wait, parked on
+    /// their pair of sites, and up to this many of them per mirror are drawn as samples and
+    /// followed (the cheapest: those whose counterparts are the shortest, once none is still
+    /// being fetched); when one of those copies adds a page of its own (a link its original
+    /// lacks), the mirror's copies are followed from then on. 0: none.
     pub mirror_samples: u32,
+    /// The share of a mirror's parked links drawn as samples (rounded up, at most
+    /// `mirror_samples`): a mirror of few links is sampled once or twice.
+    pub mirror_sample_share: f64,
     /// With `duplicate_outlinks = "new"`: a duplicate's link to where the original's leads
     /// (not followed as new) is probed with HEAD when the original's target declared its
     /// `Content-Length`, and fetched when the probe says its length differs (the page
@@ -111,6 +115,10 @@ pub const HUB_MIN_YIELD: f64 = 1.0;
 /// goes unnoticed by eight samples one time in six (0.8^8).
 pub const MIRROR_SAMPLES: u32 = 8;
 
+/// Default [`DedupStageConfig::mirror_sample_share`]: a quarter, so that a language's
+/// fourteen chapters are sampled four times, not eight (docs/QUALITY.md, item 31).
+pub const MIRROR_SAMPLE_SHARE: f64 = 0.25;
+
 impl Default for DedupStageConfig {
     fn default() -> Self {
         let policy = nearcrawl_link_policy::PolicyConfig::default();
@@ -121,6 +129,7 @@ impl Default for DedupStageConfig {
             hub_min_links: HUB_MIN_LINKS,
             hub_min_yield: HUB_MIN_YIELD,
             mirror_samples: MIRROR_SAMPLES,
+            mirror_sample_share: MIRROR_SAMPLE_SHARE,
             probe_links: true,
             probe_tolerance: PROBE_TOLERANCE,
             probe_samples: true,
@@ -157,6 +166,8 @@ pub struct DedupConfig {
     pub hub_min_yield: f64,
     /// See [`DedupStageConfig::mirror_samples`].
     pub mirror_samples: u32,
+    /// See [`DedupStageConfig::mirror_sample_share`].
+    pub mirror_sample_share: f64,
     /// Probe a duplicate's links to where the original's lead (see
     /// [`DedupStageConfig::probe_links`]).
     pub probe_links: bool,
@@ -195,6 +206,7 @@ impl Default for DedupConfig {
             hub_min_links: stage.hub_min_links,
             hub_min_yield: stage.hub_min_yield,
             mirror_samples: stage.mirror_samples,
+            mirror_sample_share: stage.mirror_sample_share,
             probe_links: stage.probe_links,
             probe_tolerance: stage.probe_tolerance,
             probe_samples: stage.probe_samples,
@@ -337,6 +349,7 @@ impl DedupConfig {
             hub_min_links: self.hub_min_links,
             hub_min_yield: self.hub_min_yield,
             mirror_samples: self.mirror_samples,
+            mirror_sample_share: self.mirror_sample_share,
             probe_links: self.probe_links,
             probe_tolerance: self.probe_tolerance,
             probe_samples: self.probe_samples,

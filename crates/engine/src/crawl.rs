@@ -209,6 +209,7 @@ impl Coordinator {
             let completed = self.credit_hubs(&mut commit, &records, &queued)?;
             self.release_hub_links(&mut commit, &mut records, completed)?;
             self.settle_mirrors(&mut commit, &mut records, &queued)?;
+            self.draw_mirror_samples(&mut commit, records.last_mut(), false)?;
         }
         if let Some(bytes) = self.mirrors.take_changed() {
             commit.blobs.push((mirrors::MIRRORS.into(), bytes));

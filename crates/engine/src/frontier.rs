@@ -205,6 +205,18 @@ pub trait Frontier {
         link_key: UrlKey,
         link: ParkedLink,
     ) -> Result<Parking, EngineError>;
+    /// Takes the link with key `link` out of its parking on `key` (one of a mirror's links
+    /// drawn as a sample), as part of `commit`, which may have parked it: `None` when it is
+    /// not parked there. Only this process's frontier parks a mirror's links.
+    fn unpark(
+        &mut self,
+        commit: &mut Commit,
+        key: &UrlKey,
+        link: &UrlKey,
+    ) -> Result<Option<ParkedLink>, EngineError> {
+        let _ = (commit, key, link);
+        Ok(None)
+    }
     /// `commit` decides the URL `url` (key `key`; `hub`: it led to many new pages): the
     /// links parked on it, taken out of their parking as part of `commit`. The caller follows
     /// them if `hub`, drops them if not.

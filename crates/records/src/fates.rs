@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkFates {
     /// Queued to be fetched: new and in scope, or a duplicate's link followed all the same
-    /// (`via_hub`, `mirror_sampled` and `mirror_followed` count among these). A redirect
+    /// (`via_hub` and `mirror_followed` count among these). A redirect
     /// queues its target here.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub queued: u32,
@@ -56,11 +56,9 @@ pub struct LinkFates {
     /// small pages), or, in a job shared through Redis, another worker counted it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hubs_declined: u32,
-    /// Of `queued`: a mirror's copy's links whose text its original has, followed as samples
-    /// of the mirror's copies (`dedup.mirror_samples`) ...
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub mirror_sampled: u32,
-    /// ... and followed because a sample of the mirror's copies added a page of its own.
+    /// Of `queued`: a mirror's copy's links whose text its original has, followed because a
+    /// sample of the mirror's copies added a page of its own (until then they are `parked`
+    /// on the pair of sites, candidates for its samples: [`crate::Released::sampled`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub mirror_followed: u32,
     /// A duplicate: how its links were matched with its original's (`duplicate_outlinks =

@@ -135,6 +135,11 @@ pub struct Released {
     /// fetching again is known once its links are all decided (`dedup.hub_min_yield`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub parked: u32,
+    /// Queued as a mirror's samples: links parked on a pair of sites (a mirror's copies'
+    /// links whose text the original has), drawn once this decision left none of their
+    /// counterparts waiting, the shortest counterparts first (`dedup.mirror_samples`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sampled: u32,
 }
 
 impl std::ops::Add for Released {
@@ -147,6 +152,7 @@ impl std::ops::Add for Released {
             probed: self.probed + other.probed,
             dropped: self.dropped + other.dropped,
             parked: self.parked + other.parked,
+            sampled: self.sampled + other.sampled,
         }
     }
 }

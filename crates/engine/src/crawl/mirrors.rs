@@ -5,16 +5,23 @@
 //! URL schemes differ (a mirror, `nearcrawl_link_policy::LinkMatch::Anchor`), and a link whose text
 //! the original has is not followed: it presumably leads to the mirror's copy of a page
 //! already kept. A mirror that adds a link to a page of its own in some of its copies (a
-//! "readers' notes" page) hides that page behind copies never fetched. So the first
-//! `dedup.mirror_samples` such links of a mirror (per pair of sites) are followed as samples;
+//! "readers' notes" page) hides that page behind copies never fetched. So such links are
+//! parked on their pair of sites as candidates, and a few are drawn as samples, fetched whole:
 //! once a sample turns out to add a page (a copy with a link the original lacks, or not a
-//! copy at all), the mirror's copies are followed from then on, and the links that waited
-//! for the samples (parked on the pair) are released; when every sample added nothing, they
-//! are dropped, and so are the mirror's further such links.
+//! copy at all), the mirror's copies are followed from then on and the parked links
+//! released; when every sample added nothing, they are dropped, and so are the mirror's
+//! further such links.
+//!
+//! A sample is exploration, paid at the least cost for what it tells ([`draw`]): drawn once
+//! every candidate's counterpart on the original's site (a URL rule's prediction) is decided,
+//! the shortest counterpart first, a share of the pair's candidates ([`Budget`]: a quarter,
+//! at most 8, by default). Drawn in the order the links were found,
+//! sixteen requests at once took a language's preface and largest chapters (1.2 MB) to
+//! sample a pair of fourteen links (docs/QUALITY.md, item 30).
 //!
 //! The mirrors sampled (a few entries each) are kept in the store as a blob, so that a resumed
-//! crawl goes on where it stopped; how each pair of sites copies (at the same paths or not) is
-//! counted in memory.
+//! crawl goes on where it stopped; the candidates not drawn, and how each pair of sites
+//! copies (at the same paths or not), are held in memory.
 
 use std::collections::HashMap;
 
@@ -30,14 +37,66 @@ pub(super) const MIRRORS: &str = "mirrors";
 pub(super) enum MirrorLink {
     /// The mirror's copies add pages: followed.
     Follow,
-    /// Followed as one of the mirror's samples (of this pair: [`Mirrors::sampled`] once it is
-    /// queued).
-    Sample(usize),
-    /// The samples are not all decided: parked on this key until they are.
-    Park(UrlKey),
+    /// Not known yet whether they do: parked on the pair's key `on` until it is, a candidate
+    /// for its samples ([`Mirrors::candidate`] once it is parked).
+    Park { on: UrlKey, pair: usize },
     /// The samples added nothing (or the site copies the other path for path, as a release
     /// does: no mirror): not followed.
     Drop,
+}
+
+/// What a candidate's sample would cost: its counterpart's length, once it is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Cost {
+    /// Its counterpart was fetched, and declared this length.
+    Known(u64),
+    /// Its counterpart is decided without a length (not fetched, no `Content-Length`), or
+    /// none is predicted.
+    Unknown,
+    /// Its counterpart is queued or being fetched.
+    Waiting,
+}
+
+/// How many samples a pair of sites takes: `share` of its candidates, rounded up, at most
+/// `cap` (`dedup.mirror_sample_share`, `dedup.mirror_samples`). A mirror of a few links is
+/// sampled once or twice (each sample is a large part of what the pair could save); one of
+/// many, `cap` times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Budget {
+    pub(super) cap: u32,
+    pub(super) share: f64,
+}
+
+impl Budget {
+    /// The samples a pair of sites with `candidates` candidates takes.
+    pub(super) fn of(self, candidates: u32) -> u32 {
+        // A share outside [0, 1] (or none) is taken at its nearest bound (0).
+        let share = self.share.clamp(0.0, 1.0);
+        ((f64::from(candidates) * share).ceil() as u32).min(self.cap)
+    }
+}
+
+/// Which of a pair's candidates (their costs, in the order found) to draw as `needed`
+/// samples: none while a counterpart is still [`Cost::Waiting`], unless `now` (nothing else
+/// is left to crawl: each counts as [`Cost::Unknown`]); otherwise the cheapest, known lengths
+/// shortest first, then unknown ones, each in the order found.
+pub(super) fn draw(costs: &[Cost], needed: usize, now: bool) -> Vec<usize> {
+    if needed == 0 || (!now && costs.contains(&Cost::Waiting)) {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by_key(|&at| (costs[at].min(Cost::Unknown), at));
+    order.truncate(needed);
+    order
+}
+
+/// A sample drawn: the candidate `link`, parked on `on`, of the pair `pair`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Drawn {
+    pub(super) on: UrlKey,
+    pub(super) link: UrlKey,
+    pub(super) pair: usize,
+    pub(super) cost: Cost,
 }
 
 /// The mirrors sampled, the samples not decided yet, and how each pair of sites copies.
@@ -54,9 +113,25 @@ pub(super) struct Mirrors {
     /// scheme). Not kept in the store: a resumed crawl counts afresh.
     #[serde(skip)]
     copies: HashMap<(String, String), (u32, u32)>,
+    /// The candidates of pairs not settled, not drawn yet. Not kept in the store: a resumed
+    /// crawl draws among those found since (the others wait for their pair's samples).
+    #[serde(skip)]
+    candidates: Vec<Candidate>,
     /// Changed since last kept in the store.
     #[serde(skip)]
     dirty: bool,
+}
+
+/// A link parked on its pair of sites, which may be drawn as a sample.
+#[derive(Debug)]
+struct Candidate {
+    pair: usize,
+    link: UrlKey,
+    /// Its URL, whose counterpart on the original's site a URL rule predicts (the rule may be
+    /// learned after the link was found: from the very pair that made it a candidate).
+    url: String,
+    /// Its cost once known (a decided page stays decided); [`Cost::Waiting`] until then.
+    cost: Cost,
 }
 
 /// A sample not decided yet.
@@ -84,12 +159,23 @@ struct MirrorPair {
     adding: u32,
     /// Whether its copies add pages, once known.
     adds: Option<bool>,
+    /// Its links parked as candidates so far (drawn or not): what its [`Budget`] is of.
+    #[serde(default)]
+    candidates: u32,
 }
 
 impl MirrorPair {
     /// The key its waiting links are parked on.
     fn key(&self) -> UrlKey {
         url_key(&format!("mirror {} of {}", self.copy, self.original))
+    }
+
+    /// Samples it still takes.
+    fn wanted(&self, budget: Budget) -> usize {
+        match self.adds {
+            Some(_) => 0,
+            None => (budget.of(self.candidates) as usize).saturating_sub(self.samples.len()),
+        }
     }
 }
 
@@ -134,9 +220,8 @@ impl Mirrors {
     }
 
     /// What happens to a link of `page`, a copy of `original` on another site, to a page of
-    /// `page`'s own site, whose anchor text the original has, with `samples` samples per
-    /// mirror.
-    pub(super) fn link(&mut self, page: &Url, original: &Url, samples: u32) -> MirrorLink {
+    /// `page`'s own site, whose anchor text the original has.
+    pub(super) fn link(&mut self, page: &Url, original: &Url) -> MirrorLink {
         let sites = origins(page, original);
         let at = match self.index.get(&sites) {
             // Sampled already: a mirror.
@@ -154,8 +239,10 @@ impl Mirrors {
                     decided: 0,
                     adding: 0,
                     adds: None,
+                    candidates: 0,
                 });
                 self.index.insert(sites, self.pairs.len() - 1);
+                self.dirty = true;
                 self.pairs.len() - 1
             }
         };
@@ -163,12 +250,88 @@ impl Mirrors {
         match pair.adds {
             Some(true) => MirrorLink::Follow,
             Some(false) => MirrorLink::Drop,
-            None if pair.samples.len() < samples as usize => MirrorLink::Sample(at),
-            None => MirrorLink::Park(pair.key()),
+            None => MirrorLink::Park {
+                on: pair.key(),
+                pair: at,
+            },
         }
     }
 
-    /// The link with key `link` was queued as a sample of the pair [`Mirrors::link`] named.
+    /// The link to `url` (key `link`) was parked on the pair [`Mirrors::link`] named: a
+    /// candidate for its samples.
+    pub(super) fn candidate(&mut self, pair: usize, link: UrlKey, url: &str) {
+        let Some(p) = self.pairs.get_mut(pair) else {
+            return;
+        };
+        p.candidates += 1;
+        self.dirty = true;
+        if p.adds.is_none() && !self.candidates.iter().any(|c| c.link == link) {
+            self.candidates.push(Candidate {
+                pair,
+                link,
+                url: url.to_owned(),
+                cost: Cost::Waiting,
+            });
+        }
+    }
+
+    /// Whether a pair of sites has candidates to draw and takes more samples.
+    pub(super) fn wants_samples(&self, budget: Budget) -> bool {
+        !self.candidates.is_empty() && self.pairs.iter().any(|p| p.wanted(budget) > 0)
+    }
+
+    /// The samples to draw now ([`draw`]), as `budget` allows; `now`, nothing else
+    /// is left to crawl. `cost` tells what sampling a candidate (by URL) costs now, as far as
+    /// is known: asked until a length is. The drawn are candidates no more; each is
+    /// [`Mirrors::sampled`] once queued.
+    pub(super) fn draws<E>(
+        &mut self,
+        budget: Budget,
+        now: bool,
+        mut cost: impl FnMut(&str) -> Result<Cost, E>,
+    ) -> Result<Vec<Drawn>, E> {
+        let mut drawn = Vec::new();
+        for (at, pair) in self.pairs.iter().enumerate() {
+            let needed = pair.wanted(budget);
+            if needed == 0 {
+                continue;
+            }
+            let mut of_pair = Vec::new();
+            for (index, candidate) in self.candidates.iter_mut().enumerate() {
+                if candidate.pair != at {
+                    continue;
+                }
+                let costs = match candidate.cost {
+                    known @ Cost::Known(_) => known,
+                    _ => cost(&candidate.url)?,
+                };
+                candidate.cost = costs;
+                of_pair.push((index, costs));
+            }
+            let costs: Vec<Cost> = of_pair.iter().map(|(_, c)| *c).collect();
+            for chosen in draw(&costs, needed, now) {
+                let (index, cost) = of_pair[chosen];
+                drawn.push((
+                    index,
+                    Drawn {
+                        on: pair.key(),
+                        link: self.candidates[index].link,
+                        pair: at,
+                        cost,
+                    },
+                ));
+            }
+        }
+        // Taken out from the last, so that the indices before stay; drawn cheapest first.
+        let mut taken: Vec<usize> = drawn.iter().map(|(index, _)| *index).collect();
+        taken.sort_unstable_by(|a, b| b.cmp(a));
+        for index in taken {
+            self.candidates.remove(index);
+        }
+        Ok(drawn.into_iter().map(|(_, drawn)| drawn).collect())
+    }
+
+    /// The link with key `link` was queued as a sample of the pair `pair`.
     pub(super) fn sampled(&mut self, pair: usize, link: UrlKey) {
         if let Some(p) = self.pairs.get_mut(pair) {
             p.samples.push(link);
@@ -212,10 +375,10 @@ impl Mirrors {
         }
     }
 
-    /// The URL at `key` is decided. When it was the sample that settles its pair, with
-    /// `samples` samples per mirror: the key the pair's links wait on, and whether the
-    /// mirror's copies add pages.
-    pub(super) fn decided(&mut self, key: &UrlKey, samples: u32) -> Option<(UrlKey, bool)> {
+    /// The URL at `key` is decided. When it was the sample that settles its pair (as
+    /// `budget` has it): the key the pair's links wait on, and whether the mirror's copies add
+    /// pages.
+    pub(super) fn decided(&mut self, key: &UrlKey, budget: Budget) -> Option<(UrlKey, bool)> {
         let index = self.pending.iter().position(|p| p.key == *key)?;
         let Pending { pair: at, adds, .. } = self.pending.swap_remove(index);
         self.dirty = true;
@@ -227,15 +390,15 @@ impl Mirrors {
         }
         let settled = if pair.adding > 0 {
             true
-        } else if pair.decided as usize >= pair.samples.len()
-            && pair.samples.len() >= samples as usize
-        {
+        } else if pair.decided as usize >= pair.samples.len() && pair.wanted(budget) == 0 {
             false
         } else {
             return None;
         };
         pair.adds = Some(settled);
-        Some((pair.key(), settled))
+        let on = pair.key();
+        self.candidates.retain(|c| c.pair != at);
+        Some((on, settled))
     }
 }
 
@@ -250,36 +413,112 @@ fn origins(page: &Url, original: &Url) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Cost::{Known, Unknown, Waiting};
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
     }
 
     #[test]
-    fn samples_then_waits_then_follows_once_a_sample_adds_a_page() {
+    fn a_pair_samples_a_share_of_its_candidates() {
+        // (candidates, cap, share) -> samples
+        let cases = [
+            (0, 8, 0.25, 0),
+            (1, 8, 0.25, 1),
+            (4, 8, 0.25, 1),
+            (5, 8, 0.25, 2),
+            (14, 8, 0.25, 4),
+            (32, 8, 0.25, 8),
+            (500, 8, 0.25, 8),
+            (14, 2, 0.25, 2),
+            (14, 0, 0.25, 0),
+            (10, 100, 1.0, 10),
+            (10, 100, 7.0, 10),
+            (10, 8, -1.0, 0),
+            (10, 8, f64::NAN, 0),
+        ];
+        for (candidates, cap, share, samples) in cases {
+            let budget = Budget { cap, share };
+            assert_eq!(budget.of(candidates), samples, "{candidates}, {budget:?}");
+        }
+    }
+
+    #[test]
+    fn samples_are_drawn_cheapest_first_once_no_counterpart_is_waiting() {
+        // (costs in the order found, needed, now) -> drawn
+        let cases: [(&[Cost], usize, bool, &[usize]); 8] = [
+            (&[Known(300), Known(11), Known(90)], 2, false, &[1, 2]),
+            (&[Known(300), Waiting, Known(90)], 1, false, &[]),
+            // Nothing else left: a waiting one counts as unknown.
+            (&[Known(300), Waiting, Known(90)], 2, true, &[2, 0]),
+            (&[Unknown, Known(300), Unknown], 2, false, &[1, 0]),
+            (&[Unknown, Unknown, Unknown], 2, false, &[0, 1]),
+            (&[Known(5), Known(5)], 1, false, &[0]),
+            (&[Known(5)], 3, false, &[0]),
+            (&[Known(5)], 0, true, &[]),
+        ];
+        for (costs, needed, now, drawn) in cases {
+            assert_eq!(draw(costs, needed, now), drawn, "{costs:?} {needed} {now}");
+        }
+    }
+
+    /// A mirror `m.test` of `o.test` (a copy at another path), and what its links get.
+    fn mirror() -> (Mirrors, Url, Url) {
         let (mirror, origin) = (url("http://m.test/a"), url("http://o.test/a"));
         let mut mirrors = Mirrors::default();
         mirrors.note_copy(&mirror, &url("http://o.test/b"));
-        let keys: Vec<UrlKey> = (0..4).map(|i| url_key(&format!("k{i}"))).collect();
-        for key in &keys[..2] {
-            let MirrorLink::Sample(pair) = mirrors.link(&mirror, &origin, 2) else {
-                panic!("a sample");
+        (mirrors, mirror, origin)
+    }
+
+    const EIGHT: Budget = Budget {
+        cap: 8,
+        share: 0.25,
+    };
+
+    fn keys(n: usize) -> Vec<UrlKey> {
+        (0..n).map(|i| url_key(&format!("k{i}"))).collect()
+    }
+
+    #[test]
+    fn the_cheapest_candidate_is_sampled_then_the_mirror_followed_once_it_adds_a_page() {
+        let (mut mirrors, mirror, origin) = mirror();
+        let links = keys(5);
+        for (i, link) in links.iter().enumerate() {
+            let MirrorLink::Park { on, pair } = mirrors.link(&mirror, &origin) else {
+                panic!("parked as a candidate");
             };
-            mirrors.sampled(pair, *key);
+            assert_eq!(on, url_key("mirror http://m.test of http://o.test"));
+            mirrors.candidate(pair, *link, &format!("http://m.test/c{i}"));
         }
-        let MirrorLink::Park(on) = mirrors.link(&mirror, &origin, 2) else {
-            panic!("parked once the samples are taken");
+        assert!(mirrors.wants_samples(EIGHT));
+        // Five candidates: two samples, once every counterpart is decided.
+        let lengths = [300, 40, 90, 7, 500];
+        let waiting = |_: &str| Ok::<_, ()>(Waiting);
+        assert_eq!(mirrors.draws(EIGHT, false, waiting), Ok(vec![]));
+        let decided = |url: &str| {
+            let at: usize = url.trim_start_matches("http://m.test/c").parse().unwrap();
+            Ok::<_, ()>(Known(lengths[at]))
         };
-        assert!(mirrors.is_pending(&keys[0]));
+        let drawn = mirrors.draws(EIGHT, false, decided).unwrap();
+        let taken: Vec<UrlKey> = drawn.iter().map(|d| d.link).collect();
+        assert_eq!(taken, [links[3], links[1]], "7 and 40 bytes");
+        assert_eq!(drawn[0].cost, Known(7));
+        for d in &drawn {
+            mirrors.sampled(d.pair, d.link);
+        }
+        assert!(!mirrors.wants_samples(EIGHT));
+        assert!(mirrors.is_pending(&links[3]));
         assert_eq!(
-            mirrors.decided(&keys[0], 2),
+            mirrors.decided(&links[3], EIGHT),
             None,
             "one of two, nothing added"
         );
-        mirrors.added(&keys[1]);
-        assert_eq!(mirrors.decided(&keys[1], 2), Some((on, true)));
-        assert_eq!(mirrors.link(&mirror, &origin, 2), MirrorLink::Follow);
-        assert_eq!(mirrors.decided(&keys[3], 2), None, "not a sample");
+        mirrors.added(&links[1]);
+        let on = drawn[0].on;
+        assert_eq!(mirrors.decided(&links[1], EIGHT), Some((on, true)));
+        assert_eq!(mirrors.link(&mirror, &origin), MirrorLink::Follow);
+        assert_eq!(mirrors.decided(&links[0], EIGHT), None, "not a sample");
+        assert!(!mirrors.wants_samples(EIGHT), "no candidates left");
     }
 
     #[test]
@@ -289,38 +528,53 @@ mod tests {
         // A copy at the same path, then two at others: a mirror after all.
         mirrors.note_copy(&url("http://m.test/x"), &url("http://o.test/x"));
         assert_eq!(
-            mirrors.link(&mirror, &origin, 2),
+            mirrors.link(&mirror, &origin),
             MirrorLink::Drop,
             "a release"
         );
         mirrors.note_copy(&url("http://m.test/y"), &url("http://o.test/z"));
         mirrors.note_copy(&url("http://m.test/y?2"), &url("http://o.test/z"));
-        let (a, b) = (url_key("a"), url_key("b"));
-        assert_eq!(mirrors.link(&mirror, &origin, 2), MirrorLink::Sample(0));
+        let links = keys(6);
+        for link in &links {
+            let MirrorLink::Park { pair, .. } = mirrors.link(&mirror, &origin) else {
+                panic!("parked");
+            };
+            mirrors.candidate(pair, *link, "http://m.test/c");
+        }
+        // No counterpart predicted: drawn in the order found.
+        let drawn = mirrors
+            .draws(EIGHT, false, |_| Ok::<_, ()>(Unknown))
+            .unwrap();
         assert_eq!(
-            mirrors.link(&mirror, &origin, 2),
-            MirrorLink::Sample(0),
-            "not queued yet"
+            drawn.iter().map(|d| d.link).collect::<Vec<_>>(),
+            &links[..2]
         );
-        mirrors.sampled(0, a);
-        mirrors.sampled(0, b);
+        for d in &drawn {
+            mirrors.sampled(d.pair, d.link);
+        }
         assert!(mirrors.take_changed().is_some());
         assert!(mirrors.take_changed().is_none(), "unchanged since");
-        assert_eq!(mirrors.decided(&a, 2), None);
+        assert_eq!(mirrors.decided(&links[0], EIGHT), None);
         // Kept and read back with one sample undecided: the crawl goes on from there.
         let bytes = mirrors.take_changed().unwrap();
         let mut resumed = Mirrors::from_bytes(&bytes).unwrap();
-        assert!(resumed.is_pending(&b) && !resumed.is_pending(&a));
-        let on = match resumed.link(&mirror, &origin, 2) {
-            MirrorLink::Park(on) => on,
-            other => panic!("{other:?}"),
+        assert!(resumed.is_pending(&links[1]) && !resumed.is_pending(&links[0]));
+        let MirrorLink::Park { on, .. } = resumed.link(&mirror, &origin) else {
+            panic!("still parked");
         };
-        assert_eq!(resumed.decided(&b, 2), Some((on, false)));
-        assert_eq!(resumed.link(&mirror, &origin, 2), MirrorLink::Drop);
+        assert!(
+            !resumed.wants_samples(EIGHT),
+            "its candidates were in memory"
+        );
+        assert_eq!(resumed.decided(&links[1], EIGHT), Some((on, false)));
+        assert_eq!(resumed.link(&mirror, &origin), MirrorLink::Drop);
         // Another pair of sites starts over.
         let elsewhere = url("http://n.test/");
         resumed.note_copy(&elsewhere, &url("http://o.test/other"));
-        assert_eq!(resumed.link(&elsewhere, &origin, 2), MirrorLink::Sample(1));
+        assert!(matches!(
+            resumed.link(&elsewhere, &origin),
+            MirrorLink::Park { pair: 1, .. }
+        ));
         assert!(Mirrors::from_bytes(b"{").is_err());
     }
 }

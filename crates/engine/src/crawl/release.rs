@@ -4,11 +4,14 @@
 
 use std::collections::HashSet;
 
+use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_link_policy::{ReleasedLink, WaitedFor, decided_hub, released_link};
 use nearcrawl_records::{Record, Released, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
+use url::Url;
 
+use super::mirrors::{Budget, Cost, Drawn};
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
 
@@ -73,7 +76,7 @@ impl Coordinator {
         if !self.mirrors.has_pending() {
             return Ok(());
         }
-        let samples = self.job.config.dedup.mirror_samples;
+        let budget = self.mirror_budget();
         for (record, key) in records.iter_mut().zip(queued) {
             let Some(key) = *key else {
                 continue;
@@ -92,7 +95,7 @@ impl Coordinator {
                 // taken as adding a page, so that nothing is lost for it.
                 self.mirrors.added(&key);
             }
-            let Some((on, adds)) = self.mirrors.decided(&key, samples) else {
+            let Some((on, adds)) = self.mirrors.decided(&key, budget) else {
                 continue;
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;
@@ -104,6 +107,83 @@ impl Coordinator {
             record.released = Some(record.released.unwrap_or_default() + released);
         }
         Ok(())
+    }
+
+    /// How many samples a mirror takes (`dedup.mirror_samples`, `dedup.mirror_sample_share`).
+    fn mirror_budget(&self) -> Budget {
+        let dedup = &self.job.config.dedup;
+        Budget {
+            cap: dedup.mirror_samples,
+            share: dedup.mirror_sample_share,
+        }
+    }
+
+    /// A mirror's samples drawn ([`super::mirrors::Mirrors::draws`]), as part of `commit`, which
+    /// `record`'s decision makes (it says how many, `released.sampled`): taken out of their
+    /// parking on their pair of sites and queued. `now`: nothing else is left to crawl, so
+    /// no counterpart is waited for. Returns how many were drawn.
+    pub(super) fn draw_mirror_samples(
+        &mut self,
+        commit: &mut Commit,
+        record: Option<&mut Record>,
+        now: bool,
+    ) -> Result<u32, EngineError> {
+        let budget = self.mirror_budget();
+        if !self.mirrors.wants_samples(budget) {
+            return Ok(0);
+        }
+        let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
+        let (store, predictions) = (&self.store, &self.predictions);
+        // What sampling a candidate costs: its counterpart's length, the counterpart as a URL
+        // rule predicts it, once decided.
+        let drawn = self.mirrors.draws(budget, now, |url| {
+            let counterpart = (Url::parse(url).ok())
+                .and_then(|url| predictions.counterpart_of(&url))
+                .and_then(|c| CanonicalUrl::from_url(c).ok());
+            let Some(counterpart) = counterpart else {
+                return Ok::<_, EngineError>(Cost::Unknown);
+            };
+            let key = url_key(counterpart.as_str());
+            if pending.contains(&key) || store.is_undecided(&key)? {
+                return Ok(Cost::Waiting);
+            }
+            Ok(match store.declared_length(&key)? {
+                Some(length) => Cost::Known(length),
+                None => Cost::Unknown,
+            })
+        })?;
+        let mut sampled = 0;
+        for Drawn {
+            on,
+            link,
+            pair,
+            cost,
+        } in drawn
+        {
+            let Some(parked) = self.frontier.unpark(commit, &on, &link)? else {
+                continue;
+            };
+            let url = stored_url(&parked.entry.url, "parked", "a mirror's sample")?;
+            // Reached another way meanwhile: fetched all the same, its pair's candidate no
+            // more.
+            if self.is_seen(&url, &link, &pending)? {
+                continue;
+            }
+            debug!(%url, ?cost, "a mirror's sample drawn");
+            self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
+            self.mirrors.sampled(pair, link);
+            sampled += 1;
+        }
+        if let Some(record) = record
+            && sampled > 0
+        {
+            let drawn = Released {
+                sampled,
+                ..Released::default()
+            };
+            record.released = Some(record.released.unwrap_or_default() + drawn);
+        }
+        Ok(sampled)
     }
 
     /// Links released from their parking (on `on`, a URL decided, for messages), as part of
@@ -292,6 +372,12 @@ impl Coordinator {
     /// whether any was.
     pub(super) fn release_stranded(&mut self) -> Result<bool, EngineError> {
         if self.release_deferred()? {
+            return Ok(true);
+        }
+        // A mirror's candidates whose counterparts never came: sampled now.
+        let mut commit = Commit::default();
+        if self.draw_mirror_samples(&mut commit, None, true)? > 0 {
+            self.apply(commit, Vec::new())?;
             return Ok(true);
         }
         let keys = self.frontier.parked_keys();

@@ -294,6 +294,28 @@ impl Frontier for StoreFrontier {
         Ok(Parking::Parked)
     }
 
+    fn unpark(
+        &mut self,
+        commit: &mut Commit,
+        key: &UrlKey,
+        link: &UrlKey,
+    ) -> Result<Option<ParkedLink>, EngineError> {
+        let parked_here = |(on, l, _): &(UrlKey, UrlKey, ParkedLink)| on == key && l == link;
+        if let Some(at) = commit.parked.iter().rposition(parked_here) {
+            let (_, _, parked) = commit.parked.remove(at);
+            commit.parked.retain(|p| !parked_here(p));
+            return Ok(Some(parked));
+        }
+        if !self.parked_on.contains(key) {
+            return Ok(None);
+        }
+        let parked = self.store.parked_link(key, link)?;
+        if parked.is_some() {
+            commit.unparked.push((*key, *link));
+        }
+        Ok(parked)
+    }
+
     fn release(
         &mut self,
         commit: &mut Commit,

@@ -25,7 +25,6 @@ struct LinkCounts {
     declined: u32,
     /// Links queued that lead where the page's original does not.
     new_found: u32,
-    sampled: u32,
     mirrored: u32,
 }
 
@@ -37,7 +36,6 @@ impl LinkCounts {
         fates.dropped = self.dropped;
         fates.via_hub = self.via_hub;
         fates.hubs_declined = self.declined;
-        fates.mirror_sampled = self.sampled;
         fates.mirror_followed = self.mirrored;
         fates.parked = self.parked;
         fates.probed = self.probed;
@@ -78,7 +76,8 @@ impl PageLinks<'_> {
 }
 
 /// How a link the page's rule does not follow as new may be followed still: as a hub's
-/// counterpart, probed, parked until something is decided, or as a mirror's sample.
+/// counterpart, probed, parked until something is decided (a mirror's link, a candidate for
+/// its samples).
 #[derive(Default)]
 struct Plan {
     follows: bool,
@@ -343,11 +342,14 @@ impl Coordinator {
             && let Some((base, original)) = page.mirror_of
             && nearcrawl_dedup::same_site(base, url.as_url())
         {
-            let samples = self.job.config.dedup.mirror_samples;
-            match self.mirrors.link(base, original, samples) {
-                MirrorLink::Park(on) => plan.park = Some((url.clone(), on, false)),
+            match self.mirrors.link(base, original) {
                 MirrorLink::Drop => {}
-                other => plan.mirror = Some(other),
+                fate => {
+                    if let MirrorLink::Park { on, .. } = fate {
+                        plan.park = Some((url.clone(), on, false));
+                    }
+                    plan.mirror = Some(fate);
+                }
             }
             plan.follows = plan.park.is_some() || plan.mirror.is_some();
         }
@@ -436,6 +438,9 @@ impl Coordinator {
                         !*always && nearcrawl_link_policy::follows_hub(local, next.probe.is_some())
                 }
                 Parking::Parked => {
+                    if let Some(MirrorLink::Park { pair, .. }) = mirror {
+                        self.mirrors.candidate(pair, ukey, url.as_str());
+                    }
                     page.counts.parked += 1;
                     return Ok(());
                 }
@@ -478,10 +483,6 @@ impl Coordinator {
         }
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
         match mirror {
-            Some(MirrorLink::Sample(pair)) => {
-                self.mirrors.sampled(pair, ukey);
-                page.counts.sampled += 1;
-            }
             Some(MirrorLink::Follow) => page.counts.mirrored += 1,
             // Where its original leads too, taken to the original's site (a language's link
             // to its own copy of a section): no page its original does not lead to.
