@@ -33,6 +33,14 @@ impl Coordinator {
                     reason: format!("{}: {e}", mirrors::MIRRORS),
                 }
             })?;
+            let store = &self.store;
+            self.mirrors.resume_candidates(|key| {
+                let parked = store.parked_on(key)?;
+                let urls = parked
+                    .into_iter()
+                    .map(|(link, parked)| (link, parked.entry.url));
+                Ok::<_, EngineError>(urls.collect())
+            })?;
         }
         Ok(())
     }
