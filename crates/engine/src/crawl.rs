@@ -36,14 +36,12 @@ use crate::record::Decision;
 use crate::warc::{Original, PreparedFetch, WarcWriter};
 
 mod budgets;
-mod copied_sites;
 mod counters;
 mod declarations;
 mod in_flight;
 mod job;
 mod judge;
 mod links;
-mod mirrors;
 mod open;
 mod outcome;
 mod page;
@@ -112,10 +110,10 @@ struct Coordinator {
     scope: Scope,
     /// The trap rules and the per-host budgets they spend.
     traps: Traps,
-    /// Sites found to copy others, path for path (see [`copied_sites::CopiedSites`]).
-    copied_sites: copied_sites::CopiedSites,
-    /// Mirrors and whether their copies add pages of their own (see [`mirrors::Mirrors`]).
-    mirrors: mirrors::Mirrors,
+    /// Sites found to copy others, path for path (see [`nearcrawl_link_policy::CopiedSites`]).
+    copied_sites: nearcrawl_link_policy::CopiedSites,
+    /// Mirrors and whether their copies add pages of their own (see [`nearcrawl_link_policy::Mirrors`]).
+    mirrors: nearcrawl_link_policy::Mirrors,
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
     /// links they name a counterpart for (see [`predictions::Predictions`]).
     predictions: predictions::Predictions,
@@ -212,7 +210,9 @@ impl Coordinator {
             self.draw_mirror_samples(&mut commit, records.last_mut(), false)?;
         }
         if let Some(bytes) = self.mirrors.take_changed() {
-            commit.blobs.push((mirrors::MIRRORS.into(), bytes));
+            commit
+                .blobs
+                .push((nearcrawl_link_policy::MIRRORS.into(), bytes));
         }
         if let Some(bytes) = self.predictions.take_to_keep() {
             commit.blobs.push((predictions::URL_RULES.into(), bytes));

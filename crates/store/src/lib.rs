@@ -425,14 +425,10 @@ fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
     *n == N::default()
 }
 
-/// The seen-set key of a canonical URL: 128-bit xxh3, collision odds negligible at any crawl
-/// size.
-pub type UrlKey = [u8; 16];
-
-/// The seen-set key of a canonical URL.
-pub fn url_key(url: &str) -> UrlKey {
-    xxhash_rust::xxh3::xxh3_128(url.as_bytes()).to_be_bytes()
-}
+/// The seen-set key of a canonical URL: the link policy's (128-bit xxh3, collision odds
+/// negligible at any crawl size), so that the links it parks and the places they wait on are
+/// the store's keys.
+pub use nearcrawl_link_policy::{Key as UrlKey, key as url_key};
 
 /// A unique page's entry in the fingerprint table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

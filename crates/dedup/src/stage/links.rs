@@ -3,6 +3,8 @@
 
 use super::*;
 
+pub use nearcrawl_link_policy::{Followed, same_site};
+
 /// Which links of a judged page are followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Follow {
@@ -94,24 +96,6 @@ impl Follow {
             }
         }
     }
-}
-
-/// Whether a link is followed, and why ([`Follow::followed`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Followed {
-    /// Not followed.
-    No,
-    /// It leads somewhere new (or every link is followed).
-    New,
-    /// Only for leading beyond the original's count of places for its anchor text.
-    Surplus,
-}
-
-/// Whether two URLs are on one site: same scheme, host and port.
-pub fn same_site(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// Where a link from `page` leads, as compared across sites: the path and query when it

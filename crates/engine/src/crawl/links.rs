@@ -3,7 +3,6 @@
 
 use super::tasks::SeenLinks;
 use super::*;
-use nearcrawl_link_policy::HubWorth;
 
 mod follow;
 
@@ -311,26 +310,5 @@ impl Coordinator {
         };
         self.frontier
             .raise(&mut decided.commit, &ukey, next, priority)
-    }
-
-    /// Whether the hub at `key` is worth fetching again on another site ([`HubYield`]): not
-    /// when its links are all decided and the new pages among them weigh less than
-    /// `dedup.hub_min_yield` times itself; not known yet while they are not all decided
-    /// (then also the key a link waits for them on).
-    fn hub_worth(&self, key: &UrlKey) -> Result<(HubWorth, Option<UrlKey>), EngineError> {
-        let dedup = &self.job.config.dedup;
-        Ok(match self.store.hub_yield(key)? {
-            // A hub marked before yields were kept: fetched, as then.
-            None => (HubWorth::Worth, None),
-            Some((seq, yielded)) if !yielded.complete() => {
-                (HubWorth::Pending, Some(super::release::hub_yield_key(seq)))
-            }
-            Some((_, yielded)) => {
-                match yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield) {
-                    true => (HubWorth::Worth, None),
-                    false => (HubWorth::Declined, None),
-                }
-            }
-        })
     }
 }

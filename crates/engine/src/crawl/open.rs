@@ -16,7 +16,7 @@ use super::budgets::Traps;
 use super::counters::JobCounters;
 use super::in_flight::InFlight;
 use super::job::{Job, Parts, shared_parts};
-use super::{Coordinator, SHARED, copied_sites, judge, mirrors, now, predictions, scope_watch};
+use super::{Coordinator, SHARED, judge, now, predictions, scope_watch};
 use crate::archive::Archive;
 use crate::error::EngineError;
 use crate::focus::Focus;
@@ -24,13 +24,13 @@ use crate::frontier::{Frontier, FrontierConfig, StoreFrontier};
 use crate::progress::Progress;
 
 impl Coordinator {
-    /// A resumed crawl goes on with the mirrors it was sampling (see [`mirrors::Mirrors`]).
+    /// A resumed crawl goes on with the mirrors it was sampling (see [`nearcrawl_link_policy::Mirrors`]).
     fn resume_mirrors(&mut self) -> Result<(), EngineError> {
-        if let Some(bytes) = self.store.blob(mirrors::MIRRORS)? {
-            self.mirrors = mirrors::Mirrors::from_bytes(&bytes).map_err(|e| {
+        if let Some(bytes) = self.store.blob(nearcrawl_link_policy::MIRRORS)? {
+            self.mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
                 nearcrawl_store::StoreError::Corrupt {
                     table: "blobs",
-                    reason: format!("{}: {e}", mirrors::MIRRORS),
+                    reason: format!("{}: {e}", nearcrawl_link_policy::MIRRORS),
                 }
             })?;
             let store = &self.store;
@@ -149,8 +149,8 @@ impl Coordinator {
             shared_faults,
             scope,
             traps,
-            copied_sites: copied_sites::CopiedSites::default(),
-            mirrors: mirrors::Mirrors::default(),
+            copied_sites: nearcrawl_link_policy::CopiedSites::default(),
+            mirrors: nearcrawl_link_policy::Mirrors::default(),
             predictions,
             declarations,
             scope_watch: scope_watch::ScopeWatch::default(),

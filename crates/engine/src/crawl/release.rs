@@ -5,38 +5,15 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{ReleasedLink, WaitedFor, decided_hub, released_link};
+use nearcrawl_link_policy::{Parked, Release, WaitedFor, decided_hub, released_link};
 use nearcrawl_records::{Record, Released, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
 use url::Url;
 
-use super::mirrors::{Budget, Cost, Drawn};
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
-
-/// What becomes of a duplicate's parked link once what it waited for is decided
-/// (`nearcrawl_link_policy::released_link`), applied to it: a hub's counterpart starts a new
-/// chain, fetched rather than probed; a link to wait for a hub's links is parked on
-/// `hub_links`.
-fn parked_link_fate(
-    parked: &mut ParkedLink,
-    decided: WaitedFor,
-    hub_links: Option<UrlKey>,
-) -> ParkedFate {
-    let probe = parked.entry.probe.is_some();
-    match (released_link(decided, parked.always, probe), hub_links) {
-        (ReleasedLink::WaitForHubLinks, Some(on)) => ParkedFate::Park(on),
-        (ReleasedLink::Follow { as_hub: true } | ReleasedLink::WaitForHubLinks, _) => {
-            parked.entry.duplicates = 0;
-            parked.entry.probe = None;
-            ParkedFate::Follow
-        }
-        (ReleasedLink::Follow { as_hub: false }, _) => ParkedFate::Follow,
-        (ReleasedLink::Probe, _) => ParkedFate::Probe,
-        (ReleasedLink::Drop, _) => ParkedFate::Drop,
-    }
-}
+use nearcrawl_link_policy::{Budget, Cost, Drawn};
 
 /// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
 /// `seq`) led to is not known yet: its links are not all decided.
@@ -48,19 +25,6 @@ pub(super) fn hub_yield_key(seq: u64) -> UrlKey {
 /// [`Coordinator::defer_to_end`]).
 pub(super) fn end_of_crawl_key() -> UrlKey {
     url_key("the crawl's end")
-}
-
-/// What becomes of a parked link once what it waited for is decided.
-#[derive(Debug, PartialEq, Eq)]
-enum ParkedFate {
-    /// Queued to be fetched.
-    Follow,
-    /// Queued to be probed.
-    Probe,
-    /// Not queued.
-    Drop,
-    /// Parked again, on this key.
-    Park(UrlKey),
 }
 
 impl Coordinator {
@@ -99,10 +63,8 @@ impl Coordinator {
                 continue;
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;
-            let released = self.release_links(commit, &record.url, links, |_| match adds {
-                true => ParkedFate::Follow,
-                false => ParkedFate::Drop,
-            })?;
+            let mirror = (WaitedFor::Mirror { adds }, None);
+            let released = self.release_links(commit, &record.url, links, |_| mirror)?;
             debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
             record.released = Some(record.released.unwrap_or_default() + released);
         }
@@ -118,7 +80,7 @@ impl Coordinator {
         }
     }
 
-    /// A mirror's samples drawn ([`super::mirrors::Mirrors::draws`]), as part of `commit`, which
+    /// A mirror's samples drawn ([`nearcrawl_link_policy::Mirrors::draws`]), as part of `commit`, which
     /// `record`'s decision makes (it says how many, `released.sampled`): taken out of their
     /// parking on their pair of sites and queued. `now`: nothing else is left to crawl, so
     /// no counterpart is waited for. Returns how many were drawn.
@@ -187,14 +149,16 @@ impl Coordinator {
     }
 
     /// Links released from their parking (on `on`, a URL decided, for messages), as part of
-    /// `commit`: each queued or dropped as `fate` says, unless it was seen meanwhile (the
-    /// links this decision queues already included).
+    /// `commit`, once what each waited for is decided (`decided`: what, and where a link waits
+    /// for a hub's links, if it may): each queued, parked again or dropped as the link policy
+    /// says ([`released_link`]), unless it was seen meanwhile (the links this decision queues
+    /// already included).
     fn release_links(
         &mut self,
         commit: &mut Commit,
         on: &str,
         links: Vec<ParkedLink>,
-        mut fate: impl FnMut(&mut ParkedLink) -> ParkedFate,
+        mut decided: impl FnMut(&ParkedLink) -> (WaitedFor, Option<UrlKey>),
     ) -> Result<Released, EngineError> {
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let mut released = Released::default();
@@ -208,16 +172,27 @@ impl Coordinator {
             if self.is_seen(&url, &link_key, &pending)? {
                 continue;
             }
-            let fate = fate(&mut parked);
-            match fate {
-                ParkedFate::Follow => released.followed += 1,
-                ParkedFate::Probe => released.probed += 1,
-                ParkedFate::Drop => {
+            let (waited, hub_links) = decided(&parked);
+            let link = Parked {
+                always: parked.always,
+                probe: parked.entry.probe.is_some(),
+            };
+            match released_link(waited, link, hub_links) {
+                Release::Follow { new_chain } => {
+                    if new_chain {
+                        // A hub's counterpart starts a new chain: fetched, not probed.
+                        parked.entry.duplicates = 0;
+                        parked.entry.probe = None;
+                    }
+                    released.followed += 1;
+                }
+                Release::Probe => released.probed += 1,
+                Release::Drop => {
                     commit.dropped.push(link_key);
                     released.dropped += 1;
                     continue;
                 }
-                ParkedFate::Park(on) => {
+                Release::Park(on) => {
                     pending.insert(link_key);
                     self.frontier
                         .hub_or_park(commit, &url, &on, link_key, parked)?;
@@ -311,9 +286,8 @@ impl Coordinator {
             if links.is_empty() {
                 continue;
             }
-            let released = self.release_links(commit, &record.url, links, |parked| {
-                parked_link_fate(parked, WaitedFor::HubLinks { worth }, None)
-            })?;
+            let decided = (WaitedFor::HubLinks { worth }, None);
+            let released = self.release_links(commit, &record.url, links, |_| decided)?;
             debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
             records[index].released = Some(records[index].released.unwrap_or_default() + released);
         }
@@ -354,11 +328,10 @@ impl Coordinator {
             let local = self.frontier.knows_undecided();
             let released = self.release_links(commit, &record.url, links, |parked| {
                 let probe = parked.entry.probe.is_some();
-                let decided = match hub {
-                    true => decided_hub(local, wait_on.is_some(), probe),
-                    false => WaitedFor::Page,
-                };
-                parked_link_fate(parked, decided, wait_on)
+                match hub {
+                    true => (decided_hub(local, wait_on.is_some(), probe), wait_on),
+                    false => (WaitedFor::Page, None),
+                }
             })?;
             debug!(url = %record.url, hub, ?released, "parked links released");
             record.released = Some(released);
@@ -388,9 +361,8 @@ impl Coordinator {
         let mut followed = 0;
         for key in keys {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
-            let released = self.release_links(&mut commit, "the crawl's end", links, |_| {
-                ParkedFate::Follow
-            })?;
+            let end = (WaitedFor::CrawlEnd, None);
+            let released = self.release_links(&mut commit, "the crawl's end", links, |_| end)?;
             followed += released.followed;
         }
         warn!(
@@ -432,96 +404,5 @@ impl Coordinator {
         );
         self.apply(commit, Vec::new())?;
         Ok(!pages.is_empty())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use nearcrawl_store::QueuedUrl;
-
-    use super::*;
-
-    /// A duplicate's link, three duplicates down, carrying a probe or not.
-    fn parked(probe: bool, always: bool) -> ParkedLink {
-        ParkedLink {
-            entry: QueuedUrl {
-                url: "http://b.example/p".into(),
-                duplicates: 3,
-                probe: probe.then(Box::default),
-                ..QueuedUrl::default()
-            },
-            priority: 2,
-            always,
-        }
-    }
-
-    #[test]
-    fn a_released_link_is_applied_as_the_policy_says() {
-        let hub_links = Some(hub_yield_key(7));
-        let pending = WaitedFor::Hub {
-            links_pending: true,
-        };
-        // (what was decided, probe, always, where a hub's links are waited for) -> fate,
-        // and whether the link starts a new chain (a hub's counterpart: fetched, not probed).
-        let cases = [
-            (
-                pending,
-                true,
-                false,
-                hub_links,
-                ParkedFate::Park(hub_yield_key(7)),
-                false,
-            ),
-            (pending, true, false, None, ParkedFate::Follow, true),
-            (pending, false, false, hub_links, ParkedFate::Follow, true),
-            (
-                WaitedFor::HubLinks { worth: true },
-                true,
-                false,
-                None,
-                ParkedFate::Follow,
-                true,
-            ),
-            (
-                WaitedFor::HubLinks { worth: false },
-                true,
-                false,
-                None,
-                ParkedFate::Probe,
-                false,
-            ),
-            (
-                WaitedFor::HubLinks { worth: false },
-                false,
-                false,
-                None,
-                ParkedFate::Drop,
-                false,
-            ),
-            (
-                WaitedFor::Page,
-                false,
-                true,
-                None,
-                ParkedFate::Follow,
-                false,
-            ),
-            (WaitedFor::Page, true, false, None, ParkedFate::Probe, false),
-            (WaitedFor::Page, false, false, None, ParkedFate::Drop, false),
-        ];
-        for (decided, probe, always, on, fate, new_chain) in cases {
-            let mut link = parked(probe, always);
-            let before = link.entry.clone();
-            assert_eq!(
-                parked_link_fate(&mut link, decided, on),
-                fate,
-                "{decided:?}"
-            );
-            if new_chain {
-                assert_eq!((link.entry.duplicates, link.entry.probe), (0, None));
-            } else {
-                assert_eq!(link.entry, before, "{decided:?}");
-            }
-        }
     }
 }

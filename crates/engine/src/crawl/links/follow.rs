@@ -1,12 +1,11 @@
 //! A page's links followed: each queued, parked, probed, predicted, refused or dropped, and
 //! the page's record counting what became of them.
 
-use super::super::mirrors::MirrorLink;
 use super::super::predictions;
 use super::super::*;
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::{HubWorth, Matched, MatchedLink};
+use nearcrawl_link_policy::{Crawl, Found, FoundOn, HubWorth, found_link};
 
 /// What became of one page's links, for its record.
 #[derive(Debug, Default)]
@@ -56,14 +55,8 @@ struct PageLinks<'a> {
     /// A baseline crawl (or one told to, `links.record`) keeps its whole in-scope link
     /// graph, for the exact what-if and audits: the links in order, and which are in it.
     graph: Option<(Vec<String>, HashSet<UrlKey>)>,
-    /// A mirror's copy (another site, links matched by anchor text): the page and its
-    /// original. Its links whose text the original has are its mirror's to sample.
-    mirror_of: Option<(&'a Url, &'a Url)>,
-    /// Whether a duplicate's link may be followed as a hub's counterpart.
-    hubs: bool,
-    /// Whether a duplicate's link may be probed: where the original's server declares its
-    /// pages' lengths.
-    probing: bool,
+    /// What the link policy knows of the page, the same for each of its links.
+    on: FoundOn<'a>,
 }
 
 impl PageLinks<'_> {
@@ -73,20 +66,6 @@ impl PageLinks<'_> {
             self.fired.push(trap);
         }
     }
-}
-
-/// How a link the page's rule does not follow as new may be followed still: as a hub's
-/// counterpart, probed, parked until something is decided (a mirror's link, a candidate for
-/// its samples).
-#[derive(Default)]
-struct Plan {
-    follows: bool,
-    by_hub: bool,
-    probe: Option<Probe>,
-    /// Parked on a key until the page there is decided: the page, the key, and whether it
-    /// is followed then whatever it was (`ParkedLink::always`).
-    park: Option<(CanonicalUrl, UrlKey, bool)>,
-    mirror: Option<MirrorLink>,
 }
 
 impl Coordinator {
@@ -126,17 +105,21 @@ impl Coordinator {
         how: &'h LinkFollowing<'_>,
     ) -> Result<PageLinks<'h>, EngineError> {
         let samples = self.job.config.dedup.mirror_samples;
-        let mirror_of = match (how.follow, how.base, &how.original) {
-            (Follow::NewLinks { by, .. }, Some(base), Some(original))
-                if *by == nearcrawl_link_policy::LinkMatch::Anchor
+        let copy_of = match (how.base, &how.original) {
+            (Some(base), Some(original)) => Some((base, original)),
+            _ => None,
+        };
+        // A mirror's copy (another site, links matched by anchor text): its links whose text
+        // the original has are its mirror's to sample.
+        let mirror = match (how.follow, copy_of) {
+            (Follow::NewLinks { by, .. }, Some((base, original))) => {
+                *by == nearcrawl_link_policy::LinkMatch::Anchor
                     && samples > 0
                     && how.chain_trap.is_none()
                     && self.frontier.knows_undecided()
-                    && !nearcrawl_dedup::same_site(base, original) =>
-            {
-                Some((base, original))
+                    && !nearcrawl_dedup::same_site(base, original)
             }
-            _ => None,
+            _ => false,
         };
         // Where the original's server declares its pages' lengths. In a shared job the
         // original may be another worker's, not declared yet (it is declared with its
@@ -156,9 +139,14 @@ impl Coordinator {
             counts: LinkCounts::default(),
             path: PatternPath::from_pairs(entry.patterns.clone()),
             graph: self.job.config.records_links().then(Default::default),
-            mirror_of,
-            hubs: self.job.config.dedup.hub_min_links > 0,
-            probing,
+            on: FoundOn {
+                copy_of,
+                trapped: how.chain_trap.is_some(),
+                hubs: self.job.config.dedup.hub_min_links > 0,
+                probing,
+                local: self.frontier.knows_undecided(),
+                mirror,
+            },
         })
     }
 
@@ -176,24 +164,11 @@ impl Coordinator {
             Some(base) => how.follow.followed(base, &link.url, &link.text),
             None => Followed::New,
         };
-        let mut follows = followed != Followed::No;
         let url = match self.predictions.sessions().strip(&url) {
             Some(stripped) => stripped.url,
             None => url,
         };
         let ukey = url_key(url.as_str());
-        // Followed for leading beyond the original's places for its text, on another site
-        // than the original's: not when its counterpart there was crawled (a release's
-        // copy judged against another page of the previous release), which then goes the
-        // way of any matched link (hub, probe, park).
-        if followed == Followed::Surplus
-            && let (Some(base), Some(original)) = (how.base, &how.original)
-            && !nearcrawl_dedup::same_site(base, original)
-            && let Some(counterpart) = self.counterpart(base, original, url.as_url())
-            && self.store.is_seen(&url_key(counterpart.as_str()))?
-        {
-            follows = false;
-        }
         // The scope's answer, asked once: before the seen check when the graph is kept (its
         // graph holds seen links too), after it otherwise (most links are seen).
         let depth = entry.depth + 1;
@@ -207,11 +182,12 @@ impl Coordinator {
         if seen_before || self.is_seen(&url, &ukey, &page.pending)? {
             // Moved up by the first of this page's links to it only.
             // (Scored only when still queued: most links lead to pages decided already.)
-            if follows
+            if followed != Followed::No
                 && how.chain_trap.is_none()
                 && self.focus.is_some()
                 && !page.pending.contains(&ukey)
                 && self.frontier.raisable(&ukey, 0)
+                && nearcrawl_link_policy::follows(&self.asked(), &page.on, &url, followed)?
             {
                 let words = (link.text.as_str(), link.context.as_str());
                 let priority = self.priority_of(entry, how, words, url.as_url());
@@ -225,12 +201,28 @@ impl Coordinator {
             return Ok(());
         }
         page.pending.insert(ukey);
-        let plan = self.plan(&url, how, follows, page)?;
-        let skip = how.chain_trap.is_some() || !plan.follows;
+        let asked = Asked {
+            frontier: self.frontier.as_ref(),
+            store: self.store.as_ref(),
+            sessions: self.predictions.sessions(),
+            dedup: &self.job.config.dedup,
+        };
+        let found = found_link(
+            &asked,
+            &self.copied_sites,
+            &mut self.mirrors,
+            &page.on,
+            &url,
+            followed,
+        )?;
+        page.counts.declined += u32::from(found.hub_declined);
+        let fate = found.fate;
+        let skip = how.chain_trap.is_some() || matches!(fate, Found::Drop);
+        let waits = matches!(fate, Found::Wait { always: false, .. });
         let at = (depth, seq);
         match admitted.unwrap_or_else(|| self.admits(&url, depth)) {
             // A duplicate's links were never really discovered: no records for them.
-            Err(_) if skip || plan.park.as_ref().is_some_and(|(_, _, always)| !always) => {}
+            Err(_) if skip || waits => {}
             Err((verdict, reason)) => {
                 if verdict == Verdict::OutOfScope {
                     self.watch_scope(Some(&reason));
@@ -245,118 +237,13 @@ impl Coordinator {
                 self.watch_scope(None);
                 let words = (link.text.as_str(), link.context.as_str());
                 let link = (url, ukey, followed);
-                self.queue_link(entry, seq, link, words, how, plan, page, decided)?;
+                self.queue_link(entry, seq, link, words, how, fate, page, decided)?;
             }
         }
         Ok(())
     }
 
-    /// How a new link to `url` not followed as new (`follows` false) may be followed still,
-    /// by what the crawl knows of its counterpart on the original's site
-    /// (`nearcrawl_link_policy::matched_link`); and whether a followed link of a site that
-    /// copies another waits for its counterpart there, or is a mirror's sample.
-    fn plan(
-        &mut self,
-        url: &CanonicalUrl,
-        how: &LinkFollowing<'_>,
-        follows: bool,
-        page: &mut PageLinks<'_>,
-    ) -> Result<Plan, EngineError> {
-        let mut plan = Plan {
-            follows,
-            ..Plan::default()
-        };
-        // Where the original's link to the same place (relative to each site) led, for a
-        // new link not followed as new, when a hub or a probe could still follow it.
-        let counterpart = match (follows, how.base, &how.original) {
-            (false, Some(base), Some(original)) if page.hubs || page.probing => {
-                self.counterpart(base, original, url.as_url())
-            }
-            _ => None,
-        };
-        if let Some(counterpart) = counterpart {
-            let key = url_key(counterpart.as_str());
-            let hub = match page.hubs {
-                true => self.frontier.counterpart_hub(&counterpart, &key)?,
-                false => Some(false),
-            };
-            // What a hub led to is counted by the process that decided it (a shared job's
-            // worker asks nothing: `matched_link` knows it cannot know).
-            let yields = page.probing && self.frontier.knows_undecided();
-            let (worth, hub_links) = match hub == Some(true) && yields {
-                true => self.hub_worth(&key)?,
-                false => (HubWorth::Worth, None),
-            };
-            // Seen by the job: a shared job's seen set is its frontier's, not this store's.
-            let seen = page.probing
-                && how.chain_trap.is_none()
-                && self.frontier.is_seen(&counterpart, &key)?;
-            let (fate, hub_declined) = nearcrawl_link_policy::matched_link(Matched {
-                hub,
-                worth,
-                counterpart_seen: seen,
-                probing: page.probing,
-                trapped: how.chain_trap.is_some(),
-                local: self.frontier.knows_undecided(),
-            });
-            page.counts.declined += u32::from(hub_declined);
-            let probe = |yes: bool| {
-                yes.then(|| Probe {
-                    counterpart: counterpart.to_string(),
-                    ..Probe::default()
-                })
-            };
-            match fate {
-                MatchedLink::FollowAsHub => plan.by_hub = true,
-                MatchedLink::Probe => plan.probe = probe(true),
-                MatchedLink::ParkOnCounterpart { probe: yes } => {
-                    plan.probe = probe(yes);
-                    plan.park = Some((counterpart, key, false));
-                }
-                MatchedLink::ParkOnHubLinks { probe: yes } => {
-                    plan.probe = probe(yes);
-                    plan.park = Some((counterpart, hub_links.unwrap_or(key), false));
-                }
-                MatchedLink::Drop => {}
-            }
-            plan.follows = plan.by_hub || plan.probe.is_some() || plan.park.is_some();
-        } else if follows
-            && how.chain_trap.is_none()
-            && self.frontier.knows_undecided()
-            && let Some(first) = self.copied_sites.copied(url.as_url()).and_then(|copied| {
-                // Path for path: from the copying site's root to the copied one's.
-                let mut root = url.as_url().clone();
-                root.set_path("/");
-                root.set_query(None);
-                self.counterpart(&root, copied, url.as_url())
-            })
-        {
-            let key = url_key(first.as_str());
-            if self.frontier.counterpart_hub(&first, &key)?.is_none() {
-                plan.park = Some((first, key, true));
-            }
-        }
-        // A mirror's copy's link to its own site whose text the original has.
-        if !plan.follows
-            && plan.park.is_none()
-            && let Some((base, original)) = page.mirror_of
-            && nearcrawl_dedup::same_site(base, url.as_url())
-        {
-            match self.mirrors.link(base, original) {
-                MirrorLink::Drop => {}
-                fate => {
-                    if let MirrorLink::Park { on, .. } = fate {
-                        plan.park = Some((url.clone(), on, false));
-                    }
-                    plan.mirror = Some(fate);
-                }
-            }
-            plan.follows = plan.park.is_some() || plan.mirror.is_some();
-        }
-        Ok(plan)
-    }
-
-    /// Queues (or parks, or predicts) a link the scope admits, as `plan` says, unless a trap
+    /// Queues (or parks, or predicts) a link the scope admits, as its `fate` says, unless a trap
     /// rule stops it.
     #[allow(clippy::too_many_arguments)]
     fn queue_link(
@@ -366,7 +253,7 @@ impl Coordinator {
         (url, ukey, followed): (CanonicalUrl, UrlKey, Followed),
         words: (&str, &str),
         how: &LinkFollowing<'_>,
-        plan: Plan,
+        fate: Found<CanonicalUrl>,
         page: &mut PageLinks<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
@@ -399,18 +286,10 @@ impl Coordinator {
                 return Ok(());
             }
         }
-        let Plan {
-            mut by_hub,
-            probe,
-            park,
-            mirror,
-            ..
-        } = plan;
         let mut next = QueuedUrl {
             url: url.to_string(),
             depth: entry.depth + 1,
             parent: Some(seq),
-            probe: probe.map(Box::new),
             duplicates: u8::try_from(how.chain).unwrap_or(u8::MAX),
             patterns: patterns.into_pairs(),
             off_topic: u8::try_from(how.off_topic).unwrap_or(u8::MAX),
@@ -420,35 +299,57 @@ impl Coordinator {
                 .map(|_| QueuedUrl::potential_thousandths(how.potential)),
             ..QueuedUrl::default()
         };
+        let probe = |counterpart: CanonicalUrl| {
+            Box::new(Probe {
+                counterpart: counterpart.to_string(),
+                ..Probe::default()
+            })
+        };
         let priority = self.priority_of(entry, how, words, url.as_url());
-        if let Some((counterpart, key, always)) = &park {
-            let link = ParkedLink {
-                entry: next.clone(),
-                priority,
-                always: *always,
-            };
-            let commit = &mut decided.commit;
-            match self
-                .frontier
-                .hub_or_park(commit, counterpart, key, ukey, link)?
-            {
-                Parking::Hub => {
-                    let local = self.frontier.knows_undecided();
-                    by_hub =
-                        !*always && nearcrawl_link_policy::follows_hub(local, next.probe.is_some())
-                }
-                Parking::Parked => {
-                    if let Some(MirrorLink::Park { pair, .. }) = mirror {
-                        self.mirrors.candidate(pair, ukey, url.as_str());
+        // Only a link fetched as any other is asked of the URL rules.
+        let asks_rules = matches!(fate, Found::Fetch);
+        let mirrored = matches!(fate, Found::FetchMirror);
+        let mut by_hub = false;
+        match fate {
+            Found::Drop | Found::Fetch | Found::FetchMirror => {}
+            Found::FetchAsHub => by_hub = true,
+            Found::Probe { counterpart } => next.probe = Some(probe(counterpart)),
+            Found::Wait {
+                page: waited,
+                on,
+                probe: probed,
+                always,
+                sample_of,
+            } => {
+                next.probe = probed.map(probe);
+                let link = ParkedLink {
+                    entry: next.clone(),
+                    priority,
+                    always,
+                };
+                let commit = &mut decided.commit;
+                match self
+                    .frontier
+                    .hub_or_park(commit, &waited, &on, ukey, link)?
+                {
+                    Parking::Hub => {
+                        let local = self.frontier.knows_undecided();
+                        let probed = next.probe.is_some();
+                        by_hub = !always && nearcrawl_link_policy::follows_hub(local, probed)
                     }
-                    page.counts.parked += 1;
-                    return Ok(());
-                }
-                Parking::Decided if *always || next.probe.is_some() => {}
-                Parking::Decided => {
-                    decided.commit.dropped.push(ukey);
-                    page.counts.dropped += 1;
-                    return Ok(());
+                    Parking::Parked => {
+                        if let Some(pair) = sample_of {
+                            self.mirrors.candidate(pair, ukey, url.as_str());
+                        }
+                        page.counts.parked += 1;
+                        return Ok(());
+                    }
+                    Parking::Decided if always || next.probe.is_some() => {}
+                    Parking::Decided => {
+                        decided.commit.dropped.push(ukey);
+                        page.counts.dropped += 1;
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -461,7 +362,7 @@ impl Coordinator {
         }
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
-        if next.probe.is_none() && !by_hub && park.is_none() && mirror.is_none() {
+        if asks_rules {
             let probing = self.job.config.dedup.probe_links;
             let fate = self
                 .predictions
@@ -482,14 +383,12 @@ impl Coordinator {
             page.counts.enqueued += 1;
         }
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
-        match mirror {
-            Some(MirrorLink::Follow) => page.counts.mirrored += 1,
-            // Where its original leads too, taken to the original's site (a language's link
-            // to its own copy of a section): no page its original does not lead to.
-            _ if followed != Followed::No && !self.leads_as_original(how, url.as_url()) => {
-                page.counts.new_found += 1
-            }
-            _ => {}
+        if mirrored {
+            page.counts.mirrored += 1;
+        } else if followed != Followed::No && !self.leads_as_original(how, url.as_url()) {
+            // (Where its original leads too, taken to the original's site, a language's link
+            // to its own copy of a section, it leads to no page its original does not.)
+            page.counts.new_found += 1;
         }
         Ok(())
     }
@@ -565,15 +464,96 @@ impl Coordinator {
     }
 
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-    /// `original`: its path and query under the original's scheme, host and port, the start
-    /// of the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]). Only
-    /// for a `target` on the duplicate's own site.
+    /// `original` ([`counterpart`]).
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
-        let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
-        Some(match self.predictions.sessions().strip(&counterpart) {
-            Some(stripped) => stripped.url,
-            None => counterpart,
+        counterpart(self.predictions.sessions(), page, original, target)
+    }
+
+    /// What the link policy asks of the crawl about the links found.
+    fn asked(&self) -> Asked<'_> {
+        Asked {
+            frontier: self.frontier.as_ref(),
+            store: self.store.as_ref(),
+            sessions: self.predictions.sessions(),
+            dedup: &self.job.config.dedup,
+        }
+    }
+}
+
+/// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
+/// `original`: its path and query under the original's scheme, host and port, the start of
+/// the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]), without the
+/// session parameters learned on its host. Only for a `target` on the duplicate's own site.
+fn counterpart(
+    sessions: &SessionParams,
+    page: &Url,
+    original: &Url,
+    target: &Url,
+) -> Option<CanonicalUrl> {
+    let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
+    let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
+    Some(match sessions.strip(&counterpart) {
+        Some(stripped) => stripped.url,
+        None => counterpart,
+    })
+}
+
+/// What the link policy asks of the crawl about a found link ([`Crawl`]): the frontier's
+/// answers (the job's, in a shared job), this process's store's, and the session
+/// parameters learned.
+struct Asked<'a> {
+    frontier: &'a (dyn Frontier + Send),
+    store: &'a dyn CrawlStore,
+    sessions: &'a SessionParams,
+    dedup: &'a nearcrawl_dedup::DedupStageConfig,
+}
+
+impl Crawl for Asked<'_> {
+    type Url = CanonicalUrl;
+    type Error = EngineError;
+
+    fn url<'u>(&self, url: &'u CanonicalUrl) -> &'u Url {
+        url.as_url()
+    }
+
+    fn key(&self, url: &CanonicalUrl) -> UrlKey {
+        url_key(url.as_str())
+    }
+
+    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
+        counterpart(self.sessions, page, original, target)
+    }
+
+    fn hub(&self, url: &CanonicalUrl) -> Result<Option<bool>, EngineError> {
+        self.frontier.counterpart_hub(url, &url_key(url.as_str()))
+    }
+
+    /// Not worth it when its links are all decided and the new pages among them weigh less
+    /// than `dedup.hub_min_yield` times itself ([`HubYield`]); not known yet while they are
+    /// not all decided (then also the key a link waits for them on).
+    fn hub_worth(&self, url: &CanonicalUrl) -> Result<(HubWorth, Option<UrlKey>), EngineError> {
+        let dedup = self.dedup;
+        Ok(match self.store.hub_yield(&url_key(url.as_str()))? {
+            // A hub marked before yields were kept: fetched, as then.
+            None => (HubWorth::Worth, None),
+            Some((seq, yielded)) if !yielded.complete() => (
+                HubWorth::Pending,
+                Some(super::super::release::hub_yield_key(seq)),
+            ),
+            Some((_, yielded)) => {
+                match yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield) {
+                    true => (HubWorth::Worth, None),
+                    false => (HubWorth::Declined, None),
+                }
+            }
         })
+    }
+
+    fn seen(&self, url: &CanonicalUrl) -> Result<bool, EngineError> {
+        self.frontier.is_seen(url, &url_key(url.as_str()))
+    }
+
+    fn seen_here(&self, url: &CanonicalUrl) -> Result<bool, EngineError> {
+        Ok(self.store.is_seen(&url_key(url.as_str()))?)
     }
 }

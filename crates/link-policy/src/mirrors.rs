@@ -2,7 +2,7 @@
 //! adds pages of its own in its copies.
 //!
 //! A duplicate's links are matched with its original's by anchor text when the two sites'
-//! URL schemes differ (a mirror, `nearcrawl_link_policy::LinkMatch::Anchor`), and a link whose text
+//! URL schemes differ (a mirror, [`crate::LinkMatch::Anchor`]), and a link whose text
 //! the original has is not followed: it presumably leads to the mirror's copy of a page
 //! already kept. A mirror that adds a link to a page of its own in some of its copies (a
 //! "readers' notes" page) hides that page behind copies never fetched. So such links are
@@ -25,21 +25,26 @@
 
 use std::collections::HashMap;
 
-use nearcrawl_store::{UrlKey, url_key};
+use crate::keys::Key;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 /// The store's name for the mirrors' state.
-pub(super) const MIRRORS: &str = "mirrors";
+pub const MIRRORS: &str = "mirrors";
 
 /// What happens to a mirror's copy's link whose anchor text the original has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MirrorLink {
+pub enum MirrorLink {
     /// The mirror's copies add pages: followed.
     Follow,
     /// Not known yet whether they do: parked on the pair's key `on` until it is, a candidate
     /// for its samples ([`Mirrors::candidate`] once it is parked).
-    Park { on: UrlKey, pair: usize },
+    Park {
+        /// The key of its pair of sites, which the link is parked on.
+        on: Key,
+        /// The pair, in the order the mirrors were found.
+        pair: usize,
+    },
     /// The samples added nothing (or the site copies the other path for path, as a release
     /// does: no mirror): not followed.
     Drop,
@@ -47,7 +52,7 @@ pub(super) enum MirrorLink {
 
 /// What a candidate's sample would cost: its counterpart's length, once it is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Cost {
+pub enum Cost {
     /// Its counterpart was fetched, and declared this length.
     Known(u64),
     /// Its counterpart is decided without a length (not fetched, no `Content-Length`), or
@@ -62,14 +67,16 @@ pub(super) enum Cost {
 /// sampled once or twice (each sample is a large part of what the pair could save); one of
 /// many, `cap` times.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Budget {
-    pub(super) cap: u32,
-    pub(super) share: f64,
+pub struct Budget {
+    /// The most samples a pair takes.
+    pub cap: u32,
+    /// The share of a pair's candidates it samples.
+    pub share: f64,
 }
 
 impl Budget {
     /// The samples a pair of sites with `candidates` candidates takes.
-    pub(super) fn of(self, candidates: u32) -> u32 {
+    pub fn of(self, candidates: u32) -> u32 {
         // A share outside [0, 1] (or none) is taken at its nearest bound (0).
         let share = self.share.clamp(0.0, 1.0);
         ((f64::from(candidates) * share).ceil() as u32).min(self.cap)
@@ -80,7 +87,7 @@ impl Budget {
 /// samples: none while a counterpart is still [`Cost::Waiting`], unless `now` (nothing else
 /// is left to crawl: each counts as [`Cost::Unknown`]); otherwise the cheapest, known lengths
 /// shortest first, then unknown ones, each in the order found.
-pub(super) fn draw(costs: &[Cost], needed: usize, now: bool) -> Vec<usize> {
+pub fn draw(costs: &[Cost], needed: usize, now: bool) -> Vec<usize> {
     if needed == 0 || (!now && costs.contains(&Cost::Waiting)) {
         return Vec::new();
     }
@@ -92,16 +99,20 @@ pub(super) fn draw(costs: &[Cost], needed: usize, now: bool) -> Vec<usize> {
 
 /// A sample drawn: the candidate `link`, parked on `on`, of the pair `pair`.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Drawn {
-    pub(super) on: UrlKey,
-    pub(super) link: UrlKey,
-    pub(super) pair: usize,
-    pub(super) cost: Cost,
+pub struct Drawn {
+    /// The key it is parked on, its pair's.
+    pub on: Key,
+    /// Its URL's key.
+    pub link: Key,
+    /// Its pair.
+    pub pair: usize,
+    /// What sampling it costs, as far as known.
+    pub cost: Cost,
 }
 
 /// The mirrors sampled, the samples not decided yet, and how each pair of sites copies.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct Mirrors {
+pub struct Mirrors {
     pairs: Vec<MirrorPair>,
     /// The samples not decided yet (a few per mirror: looked through in turn).
     pending: Vec<Pending>,
@@ -127,7 +138,7 @@ pub(super) struct Mirrors {
 #[derive(Debug)]
 struct Candidate {
     pair: usize,
-    link: UrlKey,
+    link: Key,
     /// Its URL, whose counterpart on the original's site a URL rule predicts (the rule may be
     /// learned after the link was found: from the very pair that made it a candidate).
     url: String,
@@ -138,7 +149,7 @@ struct Candidate {
 /// A sample not decided yet.
 #[derive(Debug, Serialize, Deserialize)]
 struct Pending {
-    key: UrlKey,
+    key: Key,
     /// Its pair, in [`Mirrors::pairs`].
     pair: usize,
     /// Its page added a page (told when its links are followed, before it is decided).
@@ -153,7 +164,7 @@ struct MirrorPair {
     /// The copied site's origin.
     original: String,
     /// The samples' URL keys, in the order they were followed.
-    samples: Vec<UrlKey>,
+    samples: Vec<Key>,
     /// Those decided.
     decided: u32,
     /// Those that added a page.
@@ -167,8 +178,8 @@ struct MirrorPair {
 
 impl MirrorPair {
     /// The key its waiting links are parked on.
-    fn key(&self) -> UrlKey {
-        url_key(&format!("mirror {} of {}", self.copy, self.original))
+    fn key(&self) -> Key {
+        crate::key(&format!("mirror {} of {}", self.copy, self.original))
     }
 
     /// Samples it still takes.
@@ -182,7 +193,7 @@ impl MirrorPair {
 
 impl Mirrors {
     /// The state as kept in the store (see [`Mirrors::take_changed`]).
-    pub(super) fn from_bytes(bytes: &[u8]) -> Result<Mirrors, String> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Mirrors, String> {
         let mut mirrors: Mirrors = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         if mirrors
             .pending
@@ -200,8 +211,8 @@ impl Mirrors {
     /// `page` was judged a copy of `original`: on another site, its pair of sites counts
     /// whether the copy is at the original's path (a site copying another path for path, a
     /// release, is no mirror: its links are matched by where they lead).
-    pub(super) fn note_copy(&mut self, page: &Url, original: &Url) {
-        if nearcrawl_dedup::same_site(page, original) {
+    pub fn note_copy(&mut self, page: &Url, original: &Url) {
+        if crate::same_site(page, original) {
             return;
         }
         let (same, other) = self.copies.entry(origins(page, original)).or_default();
@@ -212,7 +223,7 @@ impl Mirrors {
     }
 
     /// The stored form, when it changed since last asked.
-    pub(super) fn take_changed(&mut self) -> Option<Vec<u8>> {
+    pub fn take_changed(&mut self) -> Option<Vec<u8>> {
         if !std::mem::take(&mut self.dirty) {
             return None;
         }
@@ -222,7 +233,7 @@ impl Mirrors {
 
     /// What happens to a link of `page`, a copy of `original` on another site, to a page of
     /// `page`'s own site, whose anchor text the original has.
-    pub(super) fn link(&mut self, page: &Url, original: &Url) -> MirrorLink {
+    pub fn link(&mut self, page: &Url, original: &Url) -> MirrorLink {
         let sites = origins(page, original);
         let at = match self.index.get(&sites) {
             // Sampled already: a mirror.
@@ -260,7 +271,7 @@ impl Mirrors {
 
     /// The link to `url` (key `link`) was parked on the pair [`Mirrors::link`] named: a
     /// candidate for its samples.
-    pub(super) fn candidate(&mut self, pair: usize, link: UrlKey, url: &str) {
+    pub fn candidate(&mut self, pair: usize, link: Key, url: &str) {
         let Some(p) = self.pairs.get_mut(pair) else {
             return;
         };
@@ -279,9 +290,9 @@ impl Mirrors {
     /// A resumed crawl's candidates: the links still parked on each pair of sites not
     /// settled, as `parked_on` (the store) lists them by the pair's key, with their URLs.
     /// They were counted when first parked.
-    pub(super) fn resume_candidates<E>(
+    pub fn resume_candidates<E>(
         &mut self,
-        mut parked_on: impl FnMut(&UrlKey) -> Result<Vec<(UrlKey, String)>, E>,
+        mut parked_on: impl FnMut(&Key) -> Result<Vec<(Key, String)>, E>,
     ) -> Result<(), E> {
         for (at, pair) in self.pairs.iter().enumerate() {
             if pair.adds.is_some() {
@@ -302,7 +313,7 @@ impl Mirrors {
     }
 
     /// Whether a pair of sites has candidates to draw and takes more samples.
-    pub(super) fn wants_samples(&self, budget: Budget) -> bool {
+    pub fn wants_samples(&self, budget: Budget) -> bool {
         !self.candidates.is_empty() && self.pairs.iter().any(|p| p.wanted(budget) > 0)
     }
 
@@ -310,7 +321,7 @@ impl Mirrors {
     /// is left to crawl. `cost` tells what sampling a candidate (by URL) costs now, as far as
     /// is known: asked until a length is. The drawn are candidates no more; each is
     /// [`Mirrors::sampled`] once queued.
-    pub(super) fn draws<E>(
+    pub fn draws<E>(
         &mut self,
         budget: Budget,
         now: bool,
@@ -358,7 +369,7 @@ impl Mirrors {
     }
 
     /// The link with key `link` was queued as a sample of the pair `pair`.
-    pub(super) fn sampled(&mut self, pair: usize, link: UrlKey) {
+    pub fn sampled(&mut self, pair: usize, link: Key) {
         if let Some(p) = self.pairs.get_mut(pair) {
             p.samples.push(link);
             self.pending.push(Pending {
@@ -371,17 +382,17 @@ impl Mirrors {
     }
 
     /// Whether any sample is not decided yet.
-    pub(super) fn has_pending(&self) -> bool {
+    pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
 
     /// Whether the URL with this key is a sample not decided yet.
-    pub(super) fn is_pending(&self, key: &UrlKey) -> bool {
+    pub fn is_pending(&self, key: &Key) -> bool {
         self.pending.iter().any(|p| p.key == *key)
     }
 
     /// The sample at `key` added a page (its links are being followed).
-    pub(super) fn added(&mut self, key: &UrlKey) {
+    pub fn added(&mut self, key: &Key) {
         if let Some(pending) = self.pending.iter_mut().find(|p| p.key == *key) {
             pending.adds = true;
             self.dirty = true;
@@ -390,7 +401,7 @@ impl Mirrors {
 
     /// The sample at `from` redirected to a URL queued with it, at `to`: that URL's page is
     /// the sample now. False when `from` is no sample waiting.
-    pub(super) fn moved(&mut self, from: &UrlKey, to: UrlKey) -> bool {
+    pub fn moved(&mut self, from: &Key, to: Key) -> bool {
         match self.pending.iter_mut().find(|p| p.key == *from) {
             Some(pending) => {
                 pending.key = to;
@@ -404,7 +415,7 @@ impl Mirrors {
     /// The URL at `key` is decided. When it was the sample that settles its pair (as
     /// `budget` has it): the key the pair's links wait on, and whether the mirror's copies add
     /// pages.
-    pub(super) fn decided(&mut self, key: &UrlKey, budget: Budget) -> Option<(UrlKey, bool)> {
+    pub fn decided(&mut self, key: &Key, budget: Budget) -> Option<(Key, bool)> {
         let index = self.pending.iter().position(|p| p.key == *key)?;
         let Pending { pair: at, adds, .. } = self.pending.swap_remove(index);
         self.dirty = true;

@@ -63,8 +63,8 @@ const EIGHT: Budget = Budget {
     share: 0.25,
 };
 
-fn keys(n: usize) -> Vec<UrlKey> {
-    (0..n).map(|i| url_key(&format!("k{i}"))).collect()
+fn keys(n: usize) -> Vec<Key> {
+    (0..n).map(|i| crate::key(&format!("k{i}"))).collect()
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn the_cheapest_candidate_is_sampled_then_the_mirror_followed_once_it_adds_a_pag
         let MirrorLink::Park { on, pair } = mirrors.link(&mirror, &origin) else {
             panic!("parked as a candidate");
         };
-        assert_eq!(on, url_key("mirror http://m.test of http://o.test"));
+        assert_eq!(on, crate::key("mirror http://m.test of http://o.test"));
         mirrors.candidate(pair, *link, &format!("http://m.test/c{i}"));
     }
     assert!(mirrors.wants_samples(EIGHT));
@@ -88,7 +88,7 @@ fn the_cheapest_candidate_is_sampled_then_the_mirror_followed_once_it_adds_a_pag
         Ok::<_, ()>(Known(lengths[at]))
     };
     let drawn = mirrors.draws(EIGHT, false, decided).unwrap();
-    let taken: Vec<UrlKey> = drawn.iter().map(|d| d.link).collect();
+    let taken: Vec<Key> = drawn.iter().map(|d| d.link).collect();
     assert_eq!(taken, [links[3], links[1]], "7 and 40 bytes");
     assert_eq!(drawn[0].cost, Known(7));
     for d in &drawn {
@@ -156,10 +156,10 @@ fn samples_that_add_nothing_drop_the_mirrors_links_and_the_state_reads_back() {
     );
     // The four links not drawn are still parked on the pair: candidates again, though
     // the pair takes no more samples (two of six).
-    let parked: Vec<(UrlKey, String)> = (links[2..].iter())
+    let parked: Vec<(Key, String)> = (links[2..].iter())
         .map(|link| (*link, "http://m.test/c".to_owned()))
         .collect();
-    let listed = |key: &UrlKey| Ok::<_, ()>(if *key == on { parked.clone() } else { vec![] });
+    let listed = |key: &Key| Ok::<_, ()>(if *key == on { parked.clone() } else { vec![] });
     resumed.resume_candidates(listed).unwrap();
     assert!(!resumed.wants_samples(EIGHT), "two samples of six");
     let more = Budget { cap: 8, share: 0.5 };

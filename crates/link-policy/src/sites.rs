@@ -1,8 +1,15 @@
-//! Sites found to copy others path for path, and where a link's counterpart is on them.
+//! Sites: whether two URLs are on one, and the sites found to copy others path for path.
 
 use std::collections::HashMap;
 
 use url::Url;
+
+/// Whether two URLs are on one site: same scheme, host and port.
+pub fn same_site(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
 
 /// Sites found to copy others path for path (a mirror, a new release of a manual): once a
 /// page of site B is judged a duplicate of the page at the same path (and query) on site A, a
@@ -11,14 +18,14 @@ use url::Url;
 /// original and its links followed, and both sites crawled in full. One such duplicate is
 /// enough: taking a site for a copy costs nothing but order.
 #[derive(Debug, Default)]
-pub(super) struct CopiedSites {
+pub struct CopiedSites {
     /// Copying site -> the copied site's root URL (origins).
     copies: HashMap<String, Url>,
 }
 
 impl CopiedSites {
     /// `page` was judged a duplicate of `original`.
-    pub(super) fn note(&mut self, page: &Url, original: &Url) {
+    pub fn note(&mut self, page: &Url, original: &Url) {
         let b = page.origin().ascii_serialization();
         if b == original.origin().ascii_serialization()
             || page.path() != original.path()
@@ -35,8 +42,8 @@ impl CopiedSites {
     }
 
     /// A URL of the site `link`'s site copies, if it copies one (the place to build
-    /// `link`'s counterpart on, with `Coordinator::counterpart`).
-    pub(super) fn copied(&self, link: &Url) -> Option<&Url> {
+    /// `link`'s counterpart on, with `nearcrawl_url_rules::carry`).
+    pub fn copied(&self, link: &Url) -> Option<&Url> {
         self.copies.get(&link.origin().ascii_serialization())
     }
 }

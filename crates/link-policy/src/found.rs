@@ -1,0 +1,268 @@
+//! The fate of a link when it is found, before any rule's prediction: dropped, fetched, fetched
+//! as a hub's counterpart or as a mirror's page, probed against its counterpart, or parked
+//! until a page or a mirror's samples are decided ([`found_link`]).
+//!
+//! A duplicate's link that leads where its original's link leads (relative to each site: its
+//! counterpart) is not followed as new; what the crawl knows of the counterpart decides
+//! whether it is followed all the same ([`matched_link`]). A link of a site found to copy
+//! another path for path waits for its counterpart there to be judged first. A mirror's
+//! link whose anchor text the original has waits for the mirror's samples. What the crawl
+//! knows is asked through [`Crawl`], only when the fate turns on it (an answer may cost a
+//! read of the store).
+
+use url::Url;
+
+use crate::keys::Key;
+use crate::matched::{HubWorth, Matched, MatchedLink, matched_link};
+use crate::mirrors::{MirrorLink, Mirrors};
+use crate::sites::{CopiedSites, same_site};
+
+/// Whether the dedup stage's rule for a page's links follows a link, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Followed {
+    /// Not followed.
+    No,
+    /// It leads somewhere new (or every link is followed).
+    New,
+    /// Only for leading beyond the original's count of places for its anchor text.
+    Surplus,
+}
+
+/// What the crawl knows that a found link's fate may turn on.
+pub trait Crawl {
+    /// A URL as the crawler holds it (its canonical form).
+    type Url: Clone;
+    /// What asking may fail with.
+    type Error;
+    /// The URL `url` is.
+    fn url<'u>(&self, url: &'u Self::Url) -> &'u Url;
+    /// Its key.
+    fn key(&self, url: &Self::Url) -> Key;
+    /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
+    /// `original` (the path the two pages do not share swapped), if there is one.
+    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Self::Url>;
+    /// Whether the page at `url` is a hub: `Some(true)`, its decision queued many new links;
+    /// `Some(false)`, decided and not; `None`, not decided yet.
+    fn hub(&self, url: &Self::Url) -> Result<Option<bool>, Self::Error>;
+    /// What the hub at `url` led to, and while its links are not all decided the key a link
+    /// waits for them on.
+    fn hub_worth(&self, url: &Self::Url) -> Result<(HubWorth, Option<Key>), Self::Error>;
+    /// Whether the job has seen `url` (queued or decided it).
+    fn seen(&self, url: &Self::Url) -> Result<bool, Self::Error>;
+    /// Whether this process's store has seen `url`.
+    fn seen_here(&self, url: &Self::Url) -> Result<bool, Self::Error>;
+}
+
+/// What is known of the page whose links are being followed, the same for each of them.
+#[derive(Debug, Clone, Copy)]
+pub struct FoundOn<'a> {
+    /// A duplicate of a page this crawl kept: its URL (its links' base) and its original's.
+    pub copy_of: Option<(&'a Url, &'a Url)>,
+    /// A trap rule (the chain of duplicates) stops its links.
+    pub trapped: bool,
+    /// A duplicate's link may be followed as a hub's counterpart (`dedup.hub_min_links`).
+    pub hubs: bool,
+    /// A duplicate's link may be probed: where the original's server declares its pages'
+    /// lengths (`dedup.probe_links`).
+    pub probing: bool,
+    /// The frontier is this process's: it tells an undecided page from a decided one.
+    pub local: bool,
+    /// A mirror's copy (links matched by anchor text, on another site than its original's):
+    /// its links to its own site whose text the original has are the mirror's samples to
+    /// decide (`dedup.mirror_samples`).
+    pub mirror: bool,
+}
+
+/// A found link's fate ([`found_link`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found<U> {
+    /// Not followed: a duplicate's link that leads where its original's does.
+    Drop,
+    /// Fetched (and asked of the URL rules first).
+    Fetch,
+    /// Fetched as a hub's counterpart: a new chain of duplicates starts there, fetched, not
+    /// probed.
+    FetchAsHub,
+    /// Fetched: a mirror whose copies add pages of their own.
+    FetchMirror,
+    /// Queued with a probe against its counterpart.
+    Probe {
+        /// The page it is probed against.
+        counterpart: U,
+    },
+    /// Parked until `page` (key `on`) is decided, or a hub's links or a mirror's samples.
+    Wait {
+        /// The page waited for.
+        page: U,
+        /// The key the link is parked on.
+        on: Key,
+        /// The page it is probed against once released, if it is.
+        probe: Option<U>,
+        /// Followed whatever the page turns out to be (a copying site's link, waiting only
+        /// so that its counterpart is judged first).
+        always: bool,
+        /// A candidate for the samples of this pair of sites ([`Mirrors`]).
+        sample_of: Option<usize>,
+    },
+}
+
+/// A found link's fate, and whether a hub was declined for it (a hub that led to less than
+/// itself, counted in the page's `hubs_declined`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundFate<U> {
+    /// The fate.
+    pub fate: Found<U>,
+    /// See [`FoundFate`].
+    pub hub_declined: bool,
+}
+
+/// Whether the link to `url`, found on the page `on`, is followed as new: as the dedup
+/// stage's rule says (`followed`), except a link followed for leading beyond the original's
+/// places for its text, on another site than the original's, when its counterpart there was
+/// crawled (a release's copy judged against another page of the previous release): that
+/// goes the way of any matched link (hub, probe, park).
+pub fn follows<C: Crawl>(
+    crawl: &C,
+    on: &FoundOn<'_>,
+    url: &C::Url,
+    followed: Followed,
+) -> Result<bool, C::Error> {
+    if followed == Followed::Surplus
+        && let Some((base, original)) = on.copy_of
+        && !same_site(base, original)
+        && let Some(counterpart) = crawl.counterpart(base, original, crawl.url(url))
+        && crawl.seen_here(&counterpart)?
+    {
+        return Ok(false);
+    }
+    Ok(followed != Followed::No)
+}
+
+/// The fate of the link to `url`, not seen before, found on the page `on` and `followed` (or
+/// not) by the dedup stage's rule for it: what the crawl knows of its counterpart
+/// ([`matched_link`]), the sites found to copy others (`sites`) and the mirrors sampled
+/// (`mirrors`) decide it.
+pub fn found_link<C: Crawl>(
+    crawl: &C,
+    sites: &CopiedSites,
+    mirrors: &mut Mirrors,
+    on: &FoundOn<'_>,
+    url: &C::Url,
+    followed: Followed,
+) -> Result<FoundFate<C::Url>, C::Error> {
+    let target = crawl.url(url);
+    let follows = follows(crawl, on, url, followed)?;
+    let mut fate = FoundFate {
+        fate: match follows {
+            true => Found::Fetch,
+            false => Found::Drop,
+        },
+        hub_declined: false,
+    };
+    // Where the original's link to the same place (relative to each site) led, for a new
+    // link not followed as new, when a hub or a probe could still follow it.
+    let counterpart = match (follows, on.copy_of) {
+        (false, Some((base, original))) if on.hubs || on.probing => {
+            crawl.counterpart(base, original, target)
+        }
+        _ => None,
+    };
+    if let Some(counterpart) = counterpart {
+        fate = matched(crawl, on, counterpart)?;
+    } else if follows
+        && !on.trapped
+        && on.local
+        && let Some(first) = sites.copied(target).and_then(|copied| {
+            // Path for path: from the copying site's root to the copied one's.
+            let mut root = target.clone();
+            root.set_path("/");
+            root.set_query(None);
+            crawl.counterpart(&root, copied, target)
+        })
+        && crawl.hub(&first)?.is_none()
+    {
+        let on = crawl.key(&first);
+        fate.fate = Found::Wait {
+            page: first,
+            on,
+            probe: None,
+            always: true,
+            sample_of: None,
+        };
+    }
+    // A mirror's copy's link to its own site whose text the original has.
+    if matches!(fate.fate, Found::Drop)
+        && on.mirror
+        && let Some((base, original)) = on.copy_of
+        && same_site(base, target)
+    {
+        fate.fate = match mirrors.link(base, original) {
+            MirrorLink::Drop => Found::Drop,
+            MirrorLink::Follow => Found::FetchMirror,
+            MirrorLink::Park { on, pair } => Found::Wait {
+                page: url.clone(),
+                on,
+                probe: None,
+                always: false,
+                sample_of: Some(pair),
+            },
+        };
+    }
+    Ok(fate)
+}
+
+/// The fate of a duplicate's link matched with its original's, whose counterpart is
+/// `counterpart`.
+fn matched<C: Crawl>(
+    crawl: &C,
+    on: &FoundOn<'_>,
+    counterpart: C::Url,
+) -> Result<FoundFate<C::Url>, C::Error> {
+    let hub = match on.hubs {
+        true => crawl.hub(&counterpart)?,
+        false => Some(false),
+    };
+    // What a hub led to is counted by the process that decided it (a shared job's worker
+    // asks nothing: `matched_link` knows it cannot know).
+    let (worth, hub_links) = match hub == Some(true) && on.probing && on.local {
+        true => crawl.hub_worth(&counterpart)?,
+        false => (HubWorth::Worth, None),
+    };
+    // Seen by the job: a shared job's seen set is its frontier's, not this store's.
+    let seen = on.probing && !on.trapped && crawl.seen(&counterpart)?;
+    let (matched, hub_declined) = matched_link(Matched {
+        hub,
+        worth,
+        counterpart_seen: seen,
+        probing: on.probing,
+        trapped: on.trapped,
+        local: on.local,
+    });
+    let key = crawl.key(&counterpart);
+    let probe = |yes: bool| yes.then(|| counterpart.clone());
+    let fate = match matched {
+        MatchedLink::FollowAsHub => Found::FetchAsHub,
+        MatchedLink::Probe => Found::Probe {
+            counterpart: counterpart.clone(),
+        },
+        MatchedLink::ParkOnCounterpart { probe: yes } => Found::Wait {
+            probe: probe(yes),
+            page: counterpart.clone(),
+            on: key,
+            always: false,
+            sample_of: None,
+        },
+        MatchedLink::ParkOnHubLinks { probe: yes } => Found::Wait {
+            probe: probe(yes),
+            page: counterpart.clone(),
+            on: hub_links.unwrap_or(key),
+            always: false,
+            sample_of: None,
+        },
+        MatchedLink::Drop => Found::Drop,
+    };
+    Ok(FoundFate { fate, hub_declined })
+}
+
+#[cfg(test)]
+mod tests;
