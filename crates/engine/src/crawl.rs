@@ -30,7 +30,7 @@ use self::shared_dedup::shared_error;
 use crate::archive::{Archive, warc_fetch};
 use crate::error::EngineError;
 use crate::focus::Focus;
-use crate::frontier::{Frontier, Parking, Seen, Step};
+use crate::frontier::{Frontier, Seen, Step};
 use crate::progress::Progress;
 use crate::record::Decision;
 use crate::warc::{Original, PreparedFetch, WarcWriter};

@@ -63,17 +63,9 @@ pub enum Step {
     Wait(Option<Instant>),
 }
 
-/// What became of a duplicate's link to where its original's link leads, by what is known of
-/// that place on the original's site (the counterpart): see [`Frontier::hub_or_park`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Parking {
-    /// The counterpart led to new pages (a hub): the link is followed now.
-    Hub,
-    /// The counterpart is not decided yet: the link waits for it ([`Frontier::release`]).
-    Parked,
-    /// The counterpart was decided and led to nothing new: the link is dropped.
-    Decided,
-}
+/// What [`Frontier::hub_or_park`] found of the page a link would wait for: the link
+/// policy's (`nearcrawl_link_policy::parking_answered` decides the link's fate from it).
+pub use nearcrawl_link_policy::Parking;
 
 /// The coordinator's last word on a URL about to be fetched: why not, if not. It may ask
 /// the frontier whether another URL was queued or decided before ([`Seen`]).

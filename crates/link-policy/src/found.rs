@@ -13,8 +13,9 @@
 use url::Url;
 
 use crate::keys::Key;
-use crate::matched::{HubWorth, Matched, MatchedLink, matched_link};
+use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
 use crate::mirrors::{MirrorLink, Mirrors};
+use crate::released::{Parked, Release};
 use crate::sites::{CopiedSites, same_site};
 
 /// Whether the dedup stage's rule for a page's links follows a link, and why.
@@ -104,6 +105,40 @@ pub enum Found<U> {
         /// A candidate for the samples of this pair of sites ([`Mirrors`]).
         sample_of: Option<usize>,
     },
+}
+
+/// What the frontier found of the page a link would wait for ([`Found::Wait`]), when it was
+/// asked to park the link there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parking {
+    /// The page was decided a hub (it led to new pages).
+    Hub,
+    /// The page is not decided yet: the link waits for it, parked.
+    Parked,
+    /// The page was decided (or never queued) and is not a hub.
+    Decided,
+}
+
+/// The fate of a link that would wait ([`Found::Wait`]), once the frontier said what it found
+/// of the page it would wait for: `None` while it waits, parked; else as a parked link's once
+/// released ([`Release`]): followed as a hub's counterpart (a new chain) where a hub is
+/// followed ([`follows_hub`]), else followed as it is (with its probe, if it carries one);
+/// a page decided and no hub drops it, unless it is followed `always` or carries a probe.
+pub fn parking_answered(answer: Parking, link: Parked, local: bool) -> Option<Release> {
+    let Parked { always, probe } = link;
+    let as_it_is = match probe {
+        true => Release::Probe,
+        false => Release::Follow { new_chain: false },
+    };
+    match answer {
+        Parking::Parked => None,
+        Parking::Hub if !always && follows_hub(local, probe) => {
+            Some(Release::Follow { new_chain: true })
+        }
+        Parking::Hub => Some(as_it_is),
+        Parking::Decided if always || probe => Some(as_it_is),
+        Parking::Decided => Some(Release::Drop),
+    }
 }
 
 /// A found link's fate, and whether a hub was declined for it (a hub that led to less than

@@ -84,7 +84,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::found::{Crawl, Followed, Found, FoundFate, FoundOn, follows, found_link};
+pub use crate::found::{
+    Crawl, Followed, Found, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
+};
 pub use crate::keys::{Key, key};
 pub use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, MirrorLink, Mirrors, draw};

@@ -359,16 +359,9 @@ impl Scripts {
     }
 }
 
-/// What [`SharedFrontier::park`] did with a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Parking {
-    /// The URL it would wait for led to new pages: follow the link now.
-    Hub,
-    /// The link waits for the URL's decision.
-    Parked,
-    /// The URL was decided (or never queued) and is not a hub: drop the link.
-    Decided,
-}
+/// What [`SharedFrontier::park`] did with a link: the link policy's answer
+/// (`nearcrawl_link_policy::parking_answered` decides the link's fate from it).
+pub use nearcrawl_link_policy::Parking;
 
 /// How many hosts one [`SharedFrontier::next_step`] asks before answering `Wait`.
 const PICKS_PER_NEXT: usize = 16;

@@ -265,14 +265,10 @@ impl Frontier for RedisFrontier {
             .shared()
             .park(&origin, key, &link_key, &link.encode())
             .map_err(shared_error)?;
-        if parking == nearcrawl_redis_job::Parking::Parked {
+        if parking == Parking::Parked {
             self.named.push(url);
         }
-        Ok(match parking {
-            nearcrawl_redis_job::Parking::Hub => Parking::Hub,
-            nearcrawl_redis_job::Parking::Parked => Parking::Parked,
-            nearcrawl_redis_job::Parking::Decided => Parking::Decided,
-        })
+        Ok(parking)
     }
 
     fn release(

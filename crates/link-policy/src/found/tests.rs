@@ -451,3 +451,79 @@ fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() 
         "it adds pages"
     );
 }
+
+#[test]
+fn a_link_that_would_wait_is_decided_by_what_the_frontier_found_of_its_page() {
+    use Parking::{Decided, Hub};
+    use Release::{Drop, Follow, Probe};
+    let link = |always, probe| Parked { always, probe };
+    // (what it protects, the frontier's answer, the link: always, probe; local), fate
+    let cases = [
+        (
+            "a link whose page is not decided waits, parked",
+            Parking::Parked,
+            link(false, true),
+            true,
+            None,
+        ),
+        (
+            "a table of contents' copy's link, its counterpart decided a hub meanwhile: a new chain",
+            Hub,
+            link(false, false),
+            true,
+            Some(Follow { new_chain: true }),
+        ),
+        (
+            "... probe and all, in this process, which counts what the hub led to",
+            Hub,
+            link(false, true),
+            true,
+            Some(Follow { new_chain: true }),
+        ),
+        (
+            "a shared job's worker cannot know what another's hub led to: it probes",
+            Hub,
+            link(false, true),
+            false,
+            Some(Probe),
+        ),
+        (
+            "... and follows the hub where it cannot probe",
+            Hub,
+            link(false, false),
+            false,
+            Some(Follow { new_chain: true }),
+        ),
+        (
+            "a copying site's link is followed as it is, its counterpart a hub or not",
+            Hub,
+            link(true, false),
+            true,
+            Some(Follow { new_chain: false }),
+        ),
+        (
+            "a copying site's link whose counterpart was decided meanwhile is followed",
+            Decided,
+            link(true, false),
+            true,
+            Some(Follow { new_chain: false }),
+        ),
+        (
+            "a copy's link whose counterpart was decided, no hub, is probed against it",
+            Decided,
+            link(false, true),
+            true,
+            Some(Probe),
+        ),
+        (
+            "... or dropped, with no probe to tell",
+            Decided,
+            link(false, false),
+            true,
+            Some(Drop),
+        ),
+    ];
+    for (what, answer, link, local, fate) in cases {
+        assert_eq!(parking_answered(answer, link, local), fate, "{what}");
+    }
+}

@@ -5,7 +5,9 @@ use super::super::predictions;
 use super::super::*;
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::{Crawl, Found, FoundOn, HubWorth, found_link};
+use nearcrawl_link_policy::{
+    Crawl, Found, FoundOn, HubWorth, Parked, Release, found_link, parking_answered,
+};
 
 /// What became of one page's links, for its record.
 #[derive(Debug, Default)]
@@ -328,28 +330,27 @@ impl Coordinator {
                     always,
                 };
                 let commit = &mut decided.commit;
-                match self
-                    .frontier
-                    .hub_or_park(commit, &waited, &on, ukey, link)?
-                {
-                    Parking::Hub => {
-                        let local = self.frontier.knows_undecided();
-                        let probed = next.probe.is_some();
-                        by_hub = !always && nearcrawl_link_policy::follows_hub(local, probed)
-                    }
-                    Parking::Parked => {
+                let answer = (self.frontier).hub_or_park(commit, &waited, &on, ukey, link)?;
+                let parked = Parked {
+                    always,
+                    probe: next.probe.is_some(),
+                };
+                let local = self.frontier.knows_undecided();
+                match parking_answered(answer, parked, local) {
+                    None => {
                         if let Some(pair) = sample_of {
                             self.mirrors.candidate(pair, ukey, url.as_str());
                         }
                         page.counts.parked += 1;
                         return Ok(());
                     }
-                    Parking::Decided if always || next.probe.is_some() => {}
-                    Parking::Decided => {
+                    Some(Release::Drop) => {
                         decided.commit.dropped.push(ukey);
                         page.counts.dropped += 1;
                         return Ok(());
                     }
+                    Some(Release::Follow { new_chain: true }) => by_hub = true,
+                    Some(_) => {}
                 }
             }
         }
