@@ -2,8 +2,9 @@
 """The crate graph tells the truth (the house issue), checked on `cargo metadata`:
 
 - the crates that read a job's outputs (`nearcrawl-records`, `nearcrawl-corpus`,
-  `nearcrawl-report`) pull in none of the crawler's machinery: no async runtime, HTTP client,
-  store engine or Redis client, through any normal dependency;
+  `nearcrawl-report`) and the link policy (`nearcrawl-link-policy`, a pure state machine)
+  pull in none of the crawler's machinery: no async runtime, HTTP client, store engine or
+  Redis client, through any normal dependency;
 - no crate depends on `nearcrawl-engine` (the crawler) but the `nearcrawl` binary and the
   evaluation harness (`nearcrawl-quality`, which runs crawls to measure them);
 - the shipped `nearcrawl` binary carries no evaluation harness: `nearcrawl-quality` (its own
@@ -19,6 +20,8 @@ import subprocess
 import sys
 
 READERS = ["nearcrawl-records", "nearcrawl-corpus", "nearcrawl-report"]
+# The link policy is a pure state machine: no runtime, HTTP, store engine or Redis either.
+PURE = ["nearcrawl-link-policy"]
 CRAWLER_ONLY = ["tokio", "reqwest", "hyper", "fjall", "redis"]
 ENGINE = "nearcrawl-engine"
 MAY_USE_ENGINE = {"nearcrawl", "nearcrawl-quality"}
@@ -58,7 +61,8 @@ def main():
         return path
 
     breaches = []
-    for crate, banned_list in [(r, CRAWLER_ONLY) for r in READERS] + [(SHIPPED, LAB_ONLY)]:
+    checked = [(r, CRAWLER_ONLY) for r in READERS + PURE] + [(SHIPPED, LAB_ONLY)]
+    for crate, banned_list in checked:
         path = reached(crate)
         for banned in banned_list:
             if banned in path:
@@ -70,7 +74,7 @@ def main():
         print(breach, file=sys.stderr)
     if breaches:
         sys.exit(1)
-    print(f"crate graph: {', '.join(READERS)} without {', '.join(CRAWLER_ONLY)}; "
+    print(f"crate graph: {', '.join(READERS + PURE)} without {', '.join(CRAWLER_ONLY)}; "
           f"{ENGINE} used only by {', '.join(sorted(MAY_USE_ENGINE))}; "
           f"{SHIPPED} without {', '.join(LAB_ONLY)}")
 

@@ -36,6 +36,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 ./scripts/check-crate-graph.py
 # No file of the crawler (crates/engine) or of the tests over 600 lines (the house issue).
 ./scripts/check-file-sizes.py
+# The link policy decides every link's fate: the engine reads no link setting of its own.
+./scripts/check-link-settings.py
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches

@@ -91,6 +91,19 @@ pub struct DedupStageConfig {
 }
 
 impl DedupStageConfig {
+    /// The settings of a link's fate apart from the URL rules'.
+    pub fn links(&self) -> nearcrawl_link_policy::LinkSettings {
+        nearcrawl_link_policy::LinkSettings {
+            hub_min_links: self.hub_min_links,
+            hub_min_yield: self.hub_min_yield,
+            mirror_samples: self.mirror_samples,
+            mirror_sample_share: self.mirror_sample_share,
+            probe_links: self.probe_links,
+            probe_tolerance: self.probe_tolerance,
+            probe_samples: self.probe_samples,
+        }
+    }
+
     /// The link policy's settings.
     pub fn policy(&self) -> nearcrawl_link_policy::PolicyConfig {
         nearcrawl_link_policy::PolicyConfig {

@@ -110,10 +110,9 @@ struct Coordinator {
     scope: Scope,
     /// The trap rules and the per-host budgets they spend.
     traps: Traps,
-    /// Sites found to copy others, path for path (see [`nearcrawl_link_policy::CopiedSites`]).
-    copied_sites: nearcrawl_link_policy::CopiedSites,
-    /// Mirrors and whether their copies add pages of their own (see [`nearcrawl_link_policy::Mirrors`]).
-    mirrors: nearcrawl_link_policy::Mirrors,
+    /// The link policy's state and settings: every link's fate is asked of it (see
+    /// [`nearcrawl_link_policy::Decider`]).
+    links: nearcrawl_link_policy::Decider,
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
     /// links they name a counterpart for (see [`predictions::Predictions`]).
     predictions: predictions::Predictions,
@@ -150,13 +149,6 @@ struct Coordinator {
     started: SystemTime,
     /// A recrawl: the previous job's kept texts, which changed pages are compared with.
     previous_texts: crate::recrawl::PreviousTexts,
-}
-
-impl Coordinator {
-    /// Whether a hub that led to less than itself is declined (`dedup.hub_min_yield`).
-    fn hub_yield_rule_on(&self) -> bool {
-        HubYield::rule_on(self.job.config.dedup.hub_min_yield)
-    }
 }
 
 /// A URL the store holds (in `table`, as `what`), parsed again: one that does not parse is
@@ -209,7 +201,7 @@ impl Coordinator {
             self.settle_mirrors(&mut commit, &mut records, &queued)?;
             self.draw_mirror_samples(&mut commit, records.last_mut(), false)?;
         }
-        if let Some(bytes) = self.mirrors.take_changed() {
+        if let Some(bytes) = self.links.mirrors().take_changed() {
             commit
                 .blobs
                 .push((nearcrawl_link_policy::MIRRORS.into(), bytes));
@@ -335,7 +327,7 @@ impl Coordinator {
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
             let predictions = &mut self.predictions;
-            let probing = self.job.config.dedup.probe_links;
+            let probing = self.links.probes();
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
                 session_veto(predictions.sessions(), seen, declarations, entry)

@@ -12,6 +12,7 @@
 
 use url::Url;
 
+use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
 use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
 use crate::mirrors::{MirrorLink, Mirrors};
@@ -45,9 +46,9 @@ pub trait Crawl {
     /// Whether the page at `url` is a hub: `Some(true)`, its decision queued many new links;
     /// `Some(false)`, decided and not; `None`, not decided yet.
     fn hub(&self, url: &Self::Url) -> Result<Option<bool>, Self::Error>;
-    /// What the hub at `url` led to, and while its links are not all decided the key a link
-    /// waits for them on.
-    fn hub_worth(&self, url: &Self::Url) -> Result<(HubWorth, Option<Key>), Self::Error>;
+    /// What the hub at `url` (its record's number) led to, as far as counted; `None` for a
+    /// hub marked before what hubs led to was kept.
+    fn hub_yield(&self, url: &Self::Url) -> Result<Option<(u64, HubYield)>, Self::Error>;
     /// Whether the job has seen `url` (queued or decided it).
     fn seen(&self, url: &Self::Url) -> Result<bool, Self::Error>;
     /// Whether this process's store has seen `url`.
@@ -61,8 +62,9 @@ pub struct FoundOn<'a> {
     pub copy_of: Option<(&'a Url, &'a Url)>,
     /// A trap rule (the chain of duplicates) stops its links.
     pub trapped: bool,
-    /// A duplicate's link may be followed as a hub's counterpart (`dedup.hub_min_links`).
-    pub hubs: bool,
+    /// When a duplicate's link may be followed as a hub's counterpart (`dedup.hub_min_links`,
+    /// `dedup.hub_min_yield`).
+    pub hubs: HubRule,
     /// A duplicate's link may be probed: where the original's server declares its pages'
     /// lengths (`dedup.probe_links`).
     pub probing: bool,
@@ -197,7 +199,7 @@ pub fn found_link<C: Crawl>(
     // Where the original's link to the same place (relative to each site) led, for a new
     // link not followed as new, when a hub or a probe could still follow it.
     let counterpart = match (follows, on.copy_of) {
-        (false, Some((base, original))) if on.hubs || on.probing => {
+        (false, Some((base, original))) if on.hubs.on() || on.probing => {
             crawl.counterpart(base, original, target)
         }
         _ => None,
@@ -253,14 +255,14 @@ fn matched<C: Crawl>(
     on: &FoundOn<'_>,
     counterpart: C::Url,
 ) -> Result<FoundFate<C::Url>, C::Error> {
-    let hub = match on.hubs {
+    let hub = match on.hubs.on() {
         true => crawl.hub(&counterpart)?,
         false => Some(false),
     };
     // What a hub led to is counted by the process that decided it (a shared job's worker
     // asks nothing: `matched_link` knows it cannot know).
     let (worth, hub_links) = match hub == Some(true) && on.probing && on.local {
-        true => crawl.hub_worth(&counterpart)?,
+        true => on.hubs.worth(crawl.hub_yield(&counterpart)?),
         false => (HubWorth::Worth, None),
     };
     // Seen by the job: a shared job's seen set is its frontier's, not this store's.

@@ -84,9 +84,11 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::decider::{Decider, LinkSettings, PageFacts};
 pub use crate::found::{
     Crawl, Followed, Found, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
 };
+pub use crate::hubs::{HubRule, HubYield, hub_links_key};
 pub use crate::keys::{Key, key};
 pub use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, MirrorLink, Mirrors, draw};
@@ -98,7 +100,9 @@ pub use crate::sites::{CopiedSites, same_site};
 pub use crate::unchanged::{UnchangedPage, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
+mod decider;
 mod found;
+mod hubs;
 mod keys;
 mod matched;
 mod mirrors;

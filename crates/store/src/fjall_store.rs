@@ -705,7 +705,12 @@ impl CrawlStore for FjallStore {
 
     fn hub_yield_at(&self, seq: u64) -> Result<Option<HubYield>, StoreError> {
         self.read(HUB_YIELDS, &seq.to_be_bytes())?
-            .map(|v| HubYield::decode(&v))
+            .map(|v| {
+                HubYield::decode(&v).map_err(|reason| StoreError::Corrupt {
+                    table: "hub_yields",
+                    reason,
+                })
+            })
             .transpose()
     }
 

@@ -24,17 +24,19 @@ use crate::frontier::{Frontier, FrontierConfig, StoreFrontier};
 use crate::progress::Progress;
 
 impl Coordinator {
-    /// A resumed crawl goes on with the mirrors it was sampling (see [`nearcrawl_link_policy::Mirrors`]).
+    /// A resumed crawl goes on with the mirrors it was sampling (see
+    /// [`nearcrawl_link_policy::Mirrors`]).
     fn resume_mirrors(&mut self) -> Result<(), EngineError> {
         if let Some(bytes) = self.store.blob(nearcrawl_link_policy::MIRRORS)? {
-            self.mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
+            let mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
                 nearcrawl_store::StoreError::Corrupt {
                     table: "blobs",
                     reason: format!("{}: {e}", nearcrawl_link_policy::MIRRORS),
                 }
             })?;
+            self.links.resume_mirrors(mirrors);
             let store = &self.store;
-            self.mirrors.resume_candidates(|key| {
+            self.links.mirrors().resume_candidates(|key| {
                 let parked = store.parked_on(key)?;
                 let urls = parked
                     .into_iter()
@@ -141,6 +143,7 @@ impl Coordinator {
             predictions::Predictions::open(&job.config.dedup, shared_rules, store.as_ref())?;
         let declarations =
             super::declarations::Declarations::new(Arc::clone(&store), shared_declarations);
+        let links = nearcrawl_link_policy::Decider::new(job.config.dedup.links());
         let mut coordinator = Coordinator {
             job,
             store,
@@ -149,8 +152,7 @@ impl Coordinator {
             shared_faults,
             scope,
             traps,
-            copied_sites: nearcrawl_link_policy::CopiedSites::default(),
-            mirrors: nearcrawl_link_policy::Mirrors::default(),
+            links,
             predictions,
             declarations,
             scope_watch: scope_watch::ScopeWatch::default(),

@@ -191,8 +191,8 @@ impl Coordinator {
         result: Result<Fetched, FetchFailure>,
         counterpart: Declared,
     ) -> Result<(), EngineError> {
-        let tolerance = self.job.config.dedup.probe_tolerance;
-        let sampling = self.job.config.dedup.probe_samples;
+        let tolerance = self.links.probe_tolerance();
+        let sampling = self.links.samples();
         let Some(probe) = entry.probe.as_mut() else {
             return self.requeue(key, entry);
         };
@@ -382,8 +382,7 @@ impl Coordinator {
         // the URLs of its site it named first; a redirect's target too
         // ([`Declared::redirect`]), so that what a page's links led to counts the pages its
         // redirecting links led to.
-        let dedup = &self.job.config.dedup;
-        if dedup.enabled && dedup.probe_links && !page.truncated {
+        if self.job.config.dedup.enabled && self.links.probes() && !page.truncated {
             let kept = match page.status {
                 200 => page.content_length().map(|length| Declared {
                     length,

@@ -191,12 +191,11 @@ impl Coordinator {
         let duplicate = decided.decision.verdict.is_duplicate();
         let learn_from = match (&duplicate_of, duplicate && self.predictions.enabled()) {
             (Some(original), true) => {
-                let tolerance = self.job.config.dedup.probe_tolerance;
                 let theirs = match original_read.length {
                     Some(length) => Some(length),
                     None => self.declarations.length(original)?,
                 };
-                let facts = CopyFacts::of_lengths(page.content_length(), theirs, tolerance);
+                let facts = self.links.copy_facts(page.content_length(), theirs);
                 Some((original.clone(), facts))
             }
             _ => None,
@@ -322,8 +321,7 @@ impl Coordinator {
         if let Some(original) = &follow.original
             && let Ok(page) = Url::parse(&entry.url)
         {
-            self.copied_sites.note(&page, original);
-            self.mirrors.note_copy(&page, original);
+            self.links.note_copy(&page, original);
         }
         if !nofollow && expands {
             self.follow_links(entry, seq, links, &follow, &mut decided)?;

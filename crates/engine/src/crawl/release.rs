@@ -5,7 +5,9 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{Parked, Release, WaitedFor, decided_hub, released_link};
+use nearcrawl_link_policy::{
+    Parked, Release, WaitedFor, decided_hub, hub_links_key, released_link,
+};
 use nearcrawl_records::{Record, Released, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
@@ -14,12 +16,6 @@ use url::Url;
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
 use nearcrawl_link_policy::{Budget, Cost, Drawn};
-
-/// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
-/// `seq`) led to is not known yet: its links are not all decided.
-pub(super) fn hub_yield_key(seq: u64) -> UrlKey {
-    url_key(&format!("hub {seq}"))
-}
 
 /// The key a page waiting for the crawl's end is parked on (see
 /// [`Coordinator::defer_to_end`]).
@@ -37,7 +33,7 @@ impl Coordinator {
         records: &mut [Record],
         queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
-        if !self.mirrors.has_pending() {
+        if !self.links.mirrors().has_pending() {
             return Ok(());
         }
         let budget = self.mirror_budget();
@@ -45,21 +41,21 @@ impl Coordinator {
             let Some(key) = *key else {
                 continue;
             };
-            if !self.mirrors.is_pending(&key) {
+            if !self.links.mirrors().is_pending(&key) {
                 continue;
             }
             if record.verdict == Verdict::Redirect {
                 if let Some(target) = record.queued_redirect_target()
-                    && self.mirrors.moved(&key, url_key(target))
+                    && self.links.mirrors().moved(&key, url_key(target))
                 {
                     // Its target was queued: its page is the sample.
                     continue;
                 }
                 // Where the sample leads is another URL's to tell (seen already, refused):
                 // taken as adding a page, so that nothing is lost for it.
-                self.mirrors.added(&key);
+                self.links.mirrors().added(&key);
             }
-            let Some((on, adds)) = self.mirrors.decided(&key, budget) else {
+            let Some((on, adds)) = self.links.mirrors().decided(&key, budget) else {
                 continue;
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;
@@ -71,13 +67,9 @@ impl Coordinator {
         Ok(())
     }
 
-    /// How many samples a mirror takes (`dedup.mirror_samples`, `dedup.mirror_sample_share`).
+    /// How many samples a mirror takes.
     fn mirror_budget(&self) -> Budget {
-        let dedup = &self.job.config.dedup;
-        Budget {
-            cap: dedup.mirror_samples,
-            share: dedup.mirror_sample_share,
-        }
+        self.links.mirror_budget()
     }
 
     /// A mirror's samples drawn ([`nearcrawl_link_policy::Mirrors::draws`]), as part of `commit`, which
@@ -91,14 +83,14 @@ impl Coordinator {
         now: bool,
     ) -> Result<u32, EngineError> {
         let budget = self.mirror_budget();
-        if !self.mirrors.wants_samples(budget) {
+        if !self.links.mirrors().wants_samples(budget) {
             return Ok(0);
         }
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let (store, predictions) = (&self.store, &self.predictions);
         // What sampling a candidate costs: its counterpart's length, the counterpart as a URL
         // rule predicts it, once decided.
-        let drawn = self.mirrors.draws(budget, now, |url| {
+        let drawn = self.links.mirrors().draws(budget, now, |url| {
             let counterpart = (Url::parse(url).ok())
                 .and_then(|url| predictions.counterpart_of(&url))
                 .and_then(|c| CanonicalUrl::from_url(c).ok());
@@ -133,7 +125,7 @@ impl Coordinator {
             }
             debug!(%url, ?cost, "a mirror's sample drawn");
             self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
-            self.mirrors.sampled(pair, link);
+            self.links.mirrors().sampled(pair, link);
             sampled += 1;
         }
         if let Some(record) = record
@@ -205,8 +197,8 @@ impl Coordinator {
         Ok(released)
     }
 
-    /// What the pages `commit` decides add to the hubs that queued them (what a hub led to,
-    /// `dedup.hub_min_yield`), and the size of a hub it decides: its record's. Returns the
+    /// What the pages `commit` decides add to the hubs that queued them (what a hub led to),
+    /// and the size of a hub it decides: its record's. Returns the
     /// hubs whose links are all decided now: (the record that completed it, the hub's
     /// sequence number, whether it is worth fetching again).
     pub(super) fn credit_hubs(
@@ -220,9 +212,9 @@ impl Coordinator {
         {
             yielded.bytes = record.bytes;
         }
-        let dedup = &self.job.config.dedup;
+        let hubs = self.links.hubs();
         let mut completed = Vec::new();
-        if dedup.hub_min_links == 0 {
+        if !hubs.on() {
             return Ok(completed);
         }
         for (index, (record, key)) in records.iter().zip(queued).enumerate() {
@@ -261,7 +253,7 @@ impl Coordinator {
                 yielded.count((new && fetched).then_some(record.bytes));
             }
             if yielded.complete() {
-                let worth = yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield);
+                let worth = hubs.worth_fetching(yielded);
                 completed.push((index, parent, worth));
             }
         }
@@ -282,7 +274,7 @@ impl Coordinator {
             let record = &records[index];
             let links = self
                 .frontier
-                .release(commit, &record.url, &hub_yield_key(seq), worth)?;
+                .release(commit, &record.url, &hub_links_key(seq), worth)?;
             if links.is_empty() {
                 continue;
             }
@@ -321,10 +313,10 @@ impl Coordinator {
                 continue;
             }
             // A hub just decided: what its links lead to is not known yet. A link that would
-            // be probed otherwise waits for that (`dedup.hub_min_yield`).
+            // be probed otherwise waits for that, where hubs are declined.
             let wait_on = hub_seq
-                .filter(|_| self.frontier.knows_undecided() && self.hub_yield_rule_on())
-                .map(hub_yield_key);
+                .filter(|_| self.frontier.knows_undecided() && self.links.hubs().declines())
+                .map(hub_links_key);
             let local = self.frontier.knows_undecided();
             let released = self.release_links(commit, &record.url, links, |parked| {
                 let probe = parked.entry.probe.is_some();

@@ -175,10 +175,10 @@ impl Coordinator {
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
         let archives = self.archive.archives();
         let focused = self.focus.is_some();
-        let dedup = &self.job.config.dedup;
+        let probes = self.job.config.dedup.enabled && self.links.probes();
         let probing = Probing {
-            links: dedup.enabled && dedup.probe_links,
-            samples: dedup.enabled && dedup.probe_links && dedup.probe_samples,
+            links: probes,
+            samples: probes && self.links.samples(),
         };
         let tx = self.in_flight.start();
         tokio::spawn(async move {

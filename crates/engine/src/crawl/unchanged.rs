@@ -56,12 +56,7 @@ impl Coordinator {
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
-            let tolerance = self.job.config.dedup.probe_tolerance;
-            let facts = nearcrawl_link_policy::CopyFacts::of_lengths(
-                probe.length,
-                probe.counterpart_length,
-                tolerance,
-            );
+            let facts = (self.links).copy_facts(probe.length, probe.counterpart_length);
             self.predictions.learn(&entry.url, &counterpart, facts)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
@@ -171,10 +166,7 @@ impl Coordinator {
         // unnamed is named by nothing else: the page is fetched for it, whatever it weighs
         // (a page changed in place behind copies, found only through them).
         let may_wait = !probe.deferred;
-        let min_yield = match probe.deferred {
-            true => 0.0,
-            false => self.job.config.dedup.hub_min_yield,
-        };
+        let min_yield = self.links.unchanged_min_yield(probe.deferred);
         Ok((
             unknown,
             nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield, may_wait),

@@ -38,12 +38,21 @@ impl Crawl for Known {
     fn hub(&self, url: &Url) -> Result<Option<bool>, Infallible> {
         Ok(self.hubs.get(url.as_str()).copied())
     }
-    fn hub_worth(&self, url: &Url) -> Result<(HubWorth, Option<Key>), Infallible> {
-        let worth = self.worth.get(url.as_str()).copied();
-        Ok(match worth.unwrap_or(HubWorth::Worth) {
-            HubWorth::Pending => (HubWorth::Pending, Some(hub_links())),
-            worth => (worth, None),
-        })
+    fn hub_yield(&self, url: &Url) -> Result<Option<(u64, HubYield)>, Infallible> {
+        // A hub of 10 kB that queued three links: all decided and 30 kB of new pages
+        // (worth fetching again), 3 kB (declined), or one decided (pending).
+        let (decided, page_bytes) = match self.worth.get(url.as_str()) {
+            Some(HubWorth::Declined) => (3, 3_000),
+            Some(HubWorth::Pending) => (1, 10_000),
+            _ => (3, 30_000),
+        };
+        let yielded = HubYield {
+            decided,
+            pages: decided,
+            page_bytes,
+            ..HubYield::new(10_000, 3)
+        };
+        Ok(Some((1, yielded)))
     }
     fn seen(&self, url: &Url) -> Result<bool, Infallible> {
         Ok(self.seen.contains(url.as_str()))
@@ -53,10 +62,16 @@ impl Crawl for Known {
     }
 }
 
-/// The key a hub's links are waited for on.
+/// The key a hub's links are waited for on (the hub's record is number 1).
 fn hub_links() -> Key {
-    crate::key("hub 1")
+    crate::hub_links_key(1)
 }
+
+/// Hubs of three links, fetched again when they led to as much as themselves.
+const HUBS: HubRule = HubRule {
+    min_links: 3,
+    min_yield: 1.0,
+};
 
 /// The new release's table of contents, a copy of the old one's.
 const NEW: &str = "http://new.test/doc/index.html";
@@ -79,7 +94,7 @@ fn on<'a>(page: Page, new: &'a Url, old: &'a Url) -> FoundOn<'a> {
     let unique = FoundOn {
         copy_of: None,
         trapped: false,
-        hubs: true,
+        hubs: HUBS,
         probing: true,
         local: true,
         mirror: false,
@@ -89,7 +104,7 @@ fn on<'a>(page: Page, new: &'a Url, old: &'a Url) -> FoundOn<'a> {
         Page::Copy(hubs, probing, local, trapped) => FoundOn {
             copy_of: Some((new, old)),
             trapped,
-            hubs,
+            hubs: if hubs { HUBS } else { HubRule::default() },
             probing,
             local,
             mirror: false,
@@ -98,7 +113,7 @@ fn on<'a>(page: Page, new: &'a Url, old: &'a Url) -> FoundOn<'a> {
         Page::Mirror => FoundOn {
             copy_of: Some((new, old)),
             mirror: true,
-            hubs: false,
+            hubs: HubRule::default(),
             probing: false,
             ..unique
         },

@@ -5,9 +5,7 @@ use super::super::predictions;
 use super::super::*;
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::{
-    Crawl, Found, FoundOn, HubWorth, Parked, Release, found_link, parking_answered,
-};
+use nearcrawl_link_policy::{Crawl, Found, FoundOn, PageFacts, Parked, Release, parking_answered};
 
 /// What became of one page's links, for its record.
 #[derive(Debug, Default)]
@@ -106,28 +104,19 @@ impl Coordinator {
         entry: &QueuedUrl,
         how: &'h LinkFollowing<'_>,
     ) -> Result<PageLinks<'h>, EngineError> {
-        let samples = self.job.config.dedup.mirror_samples;
         let copy_of = match (how.base, &how.original) {
             (Some(base), Some(original)) => Some((base, original)),
             _ => None,
         };
-        // A mirror's copy (another site, links matched by anchor text): its links whose text
-        // the original has are its mirror's to sample.
-        let mirror = match (how.follow, copy_of) {
-            (Follow::NewLinks { by, .. }, Some((base, original))) => {
-                *by == nearcrawl_link_policy::LinkMatch::Anchor
-                    && samples > 0
-                    && how.chain_trap.is_none()
-                    && self.frontier.knows_undecided()
-                    && !nearcrawl_dedup::same_site(base, original)
-            }
-            _ => false,
+        let matched_by = match how.follow {
+            Follow::NewLinks { by, .. } => Some(*by),
+            _ => None,
         };
         // Where the original's server declares its pages' lengths. In a shared job the
         // original may be another worker's, not declared yet (it is declared with its
         // decision, after it was admitted to the job's index): its copy's links are probed,
         // and a probe waits for its counterpart's declaration as for its fetch.
-        let probing = self.job.config.dedup.probe_links
+        let original_declared = self.links.probes()
             && match &how.original {
                 Some(original) => {
                     self.declarations.shared()
@@ -135,20 +124,20 @@ impl Coordinator {
                 }
                 None => false,
             };
+        let on = self.links.found_on(PageFacts {
+            copy_of,
+            matched_by,
+            trapped: how.chain_trap.is_some(),
+            original_declared,
+            local: self.frontier.knows_undecided(),
+        });
         Ok(PageLinks {
             pending: HashSet::new(),
             fired: how.chain_trap.iter().cloned().collect(),
             counts: LinkCounts::default(),
             path: PatternPath::from_pairs(entry.patterns.clone()),
             graph: self.job.config.records_links().then(Default::default),
-            on: FoundOn {
-                copy_of,
-                trapped: how.chain_trap.is_some(),
-                hubs: self.job.config.dedup.hub_min_links > 0,
-                probing,
-                local: self.frontier.knows_undecided(),
-                mirror,
-            },
+            on,
         })
     }
 
@@ -207,16 +196,8 @@ impl Coordinator {
             frontier: self.frontier.as_ref(),
             store: self.store.as_ref(),
             sessions: self.predictions.sessions(),
-            dedup: &self.job.config.dedup,
         };
-        let found = found_link(
-            &asked,
-            &self.copied_sites,
-            &mut self.mirrors,
-            &page.on,
-            &url,
-            followed,
-        )?;
+        let found = self.links.found(&asked, &page.on, &url, followed)?;
         page.counts.declined += u32::from(found.hub_declined);
         let fate = found.fate;
         let skip = how.chain_trap.is_some() || matches!(fate, Found::Drop);
@@ -339,7 +320,7 @@ impl Coordinator {
                 match parking_answered(answer, parked, local) {
                     None => {
                         if let Some(pair) = sample_of {
-                            self.mirrors.candidate(pair, ukey, url.as_str());
+                            self.links.mirrors().candidate(pair, ukey, url.as_str());
                         }
                         page.counts.parked += 1;
                         return Ok(());
@@ -364,7 +345,7 @@ impl Coordinator {
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
         if asks_rules {
-            let probing = self.job.config.dedup.probe_links;
+            let probing = self.links.probes();
             let fate = self
                 .predictions
                 .for_url(&self.declarations, url.as_url(), probing);
@@ -410,8 +391,7 @@ impl Coordinator {
             fired,
             ..
         } = page;
-        let hub_min = self.job.config.dedup.hub_min_links;
-        if hub_min > 0 && counts.enqueued >= hub_min {
+        if self.links.hubs().is_hub(counts.enqueued) {
             // Its own size is its record's, known when the decision is applied. Each link it
             // queued (fetched, probed, or moved up in a focused crawl) is decided in time.
             let yielded = HubYield::new(0, counts.enqueued + counts.probed + counts.raised);
@@ -426,9 +406,13 @@ impl Coordinator {
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
-        let key = self.mirrors.has_pending().then(|| url_key(&entry.url));
+        let key = self
+            .links
+            .mirrors()
+            .has_pending()
+            .then(|| url_key(&entry.url));
         if let Some(key) = key
-            && self.mirrors.is_pending(&key)
+            && self.links.mirrors().is_pending(&key)
         {
             let adds = match how.follow {
                 Follow::All => true,
@@ -436,7 +420,7 @@ impl Coordinator {
                 Follow::None => false,
             };
             if adds {
-                self.mirrors.added(&key);
+                self.links.mirrors().added(&key);
             }
         }
         if !fired.is_empty() {
@@ -476,7 +460,6 @@ impl Coordinator {
             frontier: self.frontier.as_ref(),
             store: self.store.as_ref(),
             sessions: self.predictions.sessions(),
-            dedup: &self.job.config.dedup,
         }
     }
 }
@@ -506,7 +489,6 @@ struct Asked<'a> {
     frontier: &'a (dyn Frontier + Send),
     store: &'a dyn CrawlStore,
     sessions: &'a SessionParams,
-    dedup: &'a nearcrawl_dedup::DedupStageConfig,
 }
 
 impl Crawl for Asked<'_> {
@@ -529,25 +511,8 @@ impl Crawl for Asked<'_> {
         self.frontier.counterpart_hub(url, &url_key(url.as_str()))
     }
 
-    /// Not worth it when its links are all decided and the new pages among them weigh less
-    /// than `dedup.hub_min_yield` times itself ([`HubYield`]); not known yet while they are
-    /// not all decided (then also the key a link waits for them on).
-    fn hub_worth(&self, url: &CanonicalUrl) -> Result<(HubWorth, Option<UrlKey>), EngineError> {
-        let dedup = self.dedup;
-        Ok(match self.store.hub_yield(&url_key(url.as_str()))? {
-            // A hub marked before yields were kept: fetched, as then.
-            None => (HubWorth::Worth, None),
-            Some((seq, yielded)) if !yielded.complete() => (
-                HubWorth::Pending,
-                Some(super::super::release::hub_yield_key(seq)),
-            ),
-            Some((_, yielded)) => {
-                match yielded.worth_fetching(dedup.hub_min_links, dedup.hub_min_yield) {
-                    true => (HubWorth::Worth, None),
-                    false => (HubWorth::Declined, None),
-                }
-            }
-        })
+    fn hub_yield(&self, url: &CanonicalUrl) -> Result<Option<(u64, HubYield)>, EngineError> {
+        Ok(self.store.hub_yield(&url_key(url.as_str()))?)
     }
 
     fn seen(&self, url: &CanonicalUrl) -> Result<bool, EngineError> {
