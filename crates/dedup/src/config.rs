@@ -111,6 +111,7 @@ impl DedupStageConfig {
             min_support: self.predict_min_support,
             min_trust: self.predict_min_trust,
             explore: self.predict_explore,
+            probes: self.probe_links,
         }
     }
 }

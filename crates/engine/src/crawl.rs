@@ -327,11 +327,10 @@ impl Coordinator {
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
             let predictions = &mut self.predictions;
-            let probing = self.links.probes();
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
                 session_veto(predictions.sessions(), seen, declarations, entry)
-                    .or_else(|| predictions.at_dispatch(declarations, entry, probing))
+                    .or_else(|| predictions.at_dispatch(declarations, entry))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),

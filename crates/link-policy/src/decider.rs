@@ -163,16 +163,6 @@ impl Decider {
     pub fn copy_facts(&self, copy: Option<u64>, original: Option<u64>) -> CopyFacts {
         CopyFacts::of_lengths(copy, original, self.settings().probe_tolerance)
     }
-
-    /// The least a page found unchanged must lead to, against its own size, to be fetched
-    /// for its links ([`crate::unchanged_page`]): once it waited for the crawl's end
-    /// (`deferred`), whatever it leads to.
-    pub fn unchanged_min_yield(&self, deferred: bool) -> f64 {
-        match deferred {
-            true => 0.0,
-            false => self.settings().hub_min_yield,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -281,12 +271,6 @@ mod tests {
         assert_eq!(
             decider.copy_facts(Some(1_021), Some(1_000)).same_length,
             Some(false)
-        );
-        assert_eq!(decider.unchanged_min_yield(false), 1.0);
-        assert_eq!(
-            decider.unchanged_min_yield(true),
-            0.0,
-            "the last word: whatever it weighs"
         );
         let off = Decider::default();
         assert!(!off.hubs().is_hub(1_000) && !off.hubs().declines());

@@ -54,7 +54,13 @@
 //! use url::Url;
 //!
 //! let url = |s: &str| Url::parse(s).unwrap();
-//! let config = PolicyConfig { predict: Predict::Skip, min_support: 2, min_trust: 0.75, explore: 0 };
+//! let config = PolicyConfig {
+//!     predict: Predict::Skip,
+//!     min_support: 2,
+//!     min_trust: 0.75,
+//!     explore: 0,
+//!     probes: true,
+//! };
 //! let mut policy = LinkPolicy::new(config);
 //! // Two of the mirror's stories were judged copies of the origin's articles.
 //! for n in [1, 2] {
@@ -97,7 +103,7 @@ pub use crate::rules::{
     CopyFacts, Decision, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, Predict, decide,
 };
 pub use crate::sites::{CopiedSites, same_site};
-pub use crate::unchanged::{UnchangedPage, unchanged_page};
+pub use crate::unchanged::{Named, UnchangedPage, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
 mod decider;

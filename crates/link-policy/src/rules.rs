@@ -39,6 +39,15 @@ pub struct PolicyConfig {
     /// One trusted prediction in this many is fetched whole to keep measuring its rule (0:
     /// none).
     pub explore: u32,
+    /// The crawler probes (HEAD, `Range`) a link against its counterpart (`dedup.probe_links`):
+    /// without probes, a prediction to verify or sample is only checked.
+    #[serde(default = "probes_by_default")]
+    pub probes: bool,
+}
+
+/// Probes are on unless a configuration says otherwise.
+fn probes_by_default() -> bool {
+    true
 }
 
 impl Default for PolicyConfig {
@@ -48,6 +57,7 @@ impl Default for PolicyConfig {
             min_support: 3,
             min_trust: 0.9,
             explore: 8,
+            probes: true,
         }
     }
 }
@@ -65,6 +75,14 @@ pub struct Evidence {
     pub held: Held,
     /// The rule's support and checked predictions when it was asked.
     pub stats: RuleStats,
+}
+
+impl Evidence {
+    /// The lengths a page must have for its sample to be asked: those the rule's copies have
+    /// had, around the counterpart's ([`RuleStats::length_window`]).
+    pub fn sample_window(&self) -> Option<(u64, u64)> {
+        self.stats.length_window(self.held.length)
+    }
 }
 
 /// A link's fate. See the crate's documentation.
@@ -280,9 +298,11 @@ impl LinkPolicy {
         };
         match decide(stats, held, &self.config, explore_turn) {
             Decision::Check => Fate::Check(evidence),
-            Decision::Verify => Fate::Verify(evidence),
+            Decision::Verify if self.config.probes => Fate::Verify(evidence),
+            Decision::Sample if self.config.probes => Fate::Sample(evidence),
+            // Trusted (or worth a sample) all the same, but nothing to check cheaply with.
+            Decision::Verify | Decision::Sample => Fate::Check(evidence),
             Decision::Skip => Fate::Skip(evidence),
-            Decision::Sample => Fate::Sample(evidence),
         }
     }
 
@@ -445,6 +465,7 @@ mod tests {
             min_support: 1,
             min_trust: 0.5,
             explore: 4,
+            probes: true,
         };
         let mut policy = LinkPolicy::new(config);
         let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
@@ -477,6 +498,7 @@ mod tests {
             min_support: 1,
             min_trust: 0.5,
             explore: 0,
+            probes: true,
         };
         let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         let (n1, o1) = (url("http://n.example/1"), url("http://o.example/1"));
@@ -512,6 +534,31 @@ mod tests {
         policy.learn(&n1, &o1, facts(true, false));
         policy.learn(&n1, &o1, facts(true, true));
         assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    }
+
+    #[test]
+    fn without_probes_a_prediction_to_verify_or_sample_is_only_checked() {
+        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let config = |probes| PolicyConfig {
+            predict: Predict::Verify,
+            min_support: 1,
+            min_trust: 0.5,
+            explore: 0,
+            probes,
+        };
+        let same = CopyFacts {
+            same_length: Some(true),
+            adds_pages: Some(false),
+            ratio: None,
+        };
+        let known = |_: &Url| Some(Held::default());
+        for (probes, verified) in [(true, true), (false, false)] {
+            let mut policy = LinkPolicy::new(config(probes));
+            policy.learn(&url("http://n.example/1"), &url("http://o.example/1"), same);
+            let fate = policy.fate(&url("http://n.example/2"), &known);
+            assert_eq!(matches!(fate, Fate::Verify(_)), verified, "probes {probes}");
+            assert_eq!(matches!(fate, Fate::Check(_)), !verified, "probes {probes}");
+        }
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub(super) struct Predictions {
     changes: u32,
     /// What was decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
     /// until its step is taken: its URL and that.
-    dispatched: Option<(String, ForEntry)>,
+    dispatched: Option<(String, Fate)>,
     /// A shared job's log, which the book replays (none: the book is this process's).
     shared: Option<SharedRules>,
     /// Session parameters learned per host from duplicates: a rule book of their own (a
@@ -220,20 +220,13 @@ impl Predictions {
         self.policy.enabled()
     }
 
-    /// What the policy's fate for a URL not fetched yet (see [`LinkPolicy::fate`]) makes of
-    /// its queue entry: the counterpart a rule names counts when the crawl holds that page
-    /// ([`held`]); a verification is a probe of it, and so is a sample, whose HEAD must find
-    /// a length the rule's copies have had before its parts are asked (`probing`:
-    /// `dedup.probe_links`; else the page is fetched and checked). A rule learned before a
-    /// session parameter was (its counterpart carrying one) names the page without it.
-    pub(super) fn for_url(
-        &mut self,
-        declarations: &Declarations,
-        url: &Url,
-        probing: bool,
-    ) -> ForEntry {
+    /// The policy's fate for a URL not fetched yet (see [`LinkPolicy::fate`]): the
+    /// counterpart a rule names counts when the crawl holds that page ([`held`]). A rule
+    /// learned before a session parameter was (its counterpart carrying one) names the page
+    /// without it. [`apply`] carries it out on the URL's queue entry.
+    pub(super) fn for_url(&mut self, declarations: &Declarations, url: &Url) -> Fate {
         if !self.enabled() {
-            return ForEntry::Unpredicted;
+            return Fate::Fetch;
         }
         let sessions = &self.sessions;
         let page = |counterpart: &Url| match sessions.strip_str(counterpart.as_str()) {
@@ -241,29 +234,11 @@ impl Predictions {
             None => counterpart.clone(),
         };
         let held = |counterpart: &Url| held(declarations, &page(counterpart));
-        // Probed against the counterpart first; a sample only at the lengths in `window`.
-        let probed = |fate, e: &Evidence, window| {
-            let probe = Probe {
-                counterpart: counterpart(e),
-                window,
-                ..Probe::default()
-            };
-            ForEntry::Queued(prediction(fate, e), Some(probe))
-        };
         let mut fate = fate(&mut self.policy, &mut self.relied_on, url, &held);
         if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &mut fate {
             e.counterpart = page(&e.counterpart);
         }
-        match fate {
-            Fate::Fetch => ForEntry::Unpredicted,
-            Fate::Check(e) => ForEntry::Queued(prediction("check", &e), None),
-            Fate::Verify(e) if probing => probed("verify", &e, None),
-            Fate::Sample(e) if probing => {
-                probed("sample", &e, e.stats.length_window(e.held.length))
-            }
-            Fate::Verify(e) | Fate::Sample(e) => ForEntry::Queued(prediction("check", &e), None),
-            Fate::Skip(e) => ForEntry::Skipped(prediction("skip", &e)),
-        }
+        fate
     }
 
     /// The page the most trusted rule says `url` copies, whatever its trust (`None` with
@@ -285,7 +260,6 @@ impl Predictions {
         &mut self,
         declarations: &Declarations,
         entry: &QueuedUrl,
-        probing: bool,
     ) -> Option<(Verdict, String)> {
         self.dispatched = None;
         if !self.enabled()
@@ -298,13 +272,15 @@ impl Predictions {
             return None;
         }
         let url = Url::parse(&entry.url).ok()?;
-        let decided = self.for_url(declarations, &url, probing);
+        let decided = self.for_url(declarations, &url);
         let veto = match &decided {
-            ForEntry::Skipped(p) => Some((
+            Fate::Skip(e) => Some((
                 Verdict::Predicted,
                 format!(
                     "predicted: {} copies {} by the URL rule {}",
-                    entry.url, p.counterpart, p.rule
+                    entry.url,
+                    counterpart(e),
+                    e.rule_text
                 ),
             )),
             _ => None,
@@ -314,12 +290,12 @@ impl Predictions {
     }
 
     /// The queued URL `entry`, handed out to be fetched or decided, with what
-    /// [`Predictions::at_dispatch`] decided for it ([`ForEntry::apply_to`]).
+    /// [`Predictions::at_dispatch`] decided for it ([`apply`]).
     pub(super) fn dispatched(&mut self, mut entry: QueuedUrl) -> QueuedUrl {
         if let Some((url, decided)) = self.dispatched.take()
             && url == entry.url
         {
-            decided.apply_to(&mut entry);
+            apply(decided, &mut entry);
         }
         entry
     }
@@ -397,33 +373,33 @@ impl Predictions {
     }
 }
 
-/// What the link policy's fate makes of a URL's queue entry ([`Predictions::for_url`]).
-#[derive(Debug)]
-pub(super) enum ForEntry {
-    /// No prediction to act on: the entry as it was.
-    Unpredicted,
-    /// Queued with this prediction, checked when the page is decided; probed against its
-    /// counterpart first with this probe, if any.
-    Queued(Prediction, Option<Probe>),
-    /// Not to be requested: recorded as a predicted duplicate ([`predicted_record`]).
-    Skipped(Prediction),
-}
-
-impl ForEntry {
-    /// Gives `entry` its prediction (and its probe); the prediction of a URL not to be
-    /// requested, for its record.
-    pub(super) fn apply_to(self, entry: &mut QueuedUrl) -> Option<Prediction> {
-        match self {
-            ForEntry::Unpredicted => None,
-            ForEntry::Queued(prediction, probe) => {
-                entry.probe = probe.map(Box::new);
-                entry.predicted = Some(Box::new(prediction));
-                None
-            }
-            ForEntry::Skipped(prediction) => {
-                entry.predicted = Some(Box::new(prediction.clone()));
-                Some(prediction)
-            }
+/// Carries the link policy's fate for a URL (see [`Predictions::for_url`]) out on its queue
+/// entry: its prediction, checked when the page is decided, and for a verification or a
+/// sample its probe against the counterpart (a sample's HEAD must find a length the rule's
+/// copies have had before its parts are asked). Returns the prediction of a URL not to be
+/// requested ([`Fate::Skip`]), for its record ([`predicted_record`]).
+pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
+    let probe = |e: &Evidence, window| {
+        Some(Box::new(Probe {
+            counterpart: counterpart(e),
+            window,
+            ..Probe::default()
+        }))
+    };
+    let (name, e, probe) = match &fate {
+        Fate::Fetch => return None,
+        Fate::Check(e) => ("check", e, None),
+        Fate::Verify(e) => ("verify", e, probe(e, None)),
+        Fate::Sample(e) => ("sample", e, probe(e, e.sample_window())),
+        Fate::Skip(e) => ("skip", e, None),
+    };
+    let prediction = prediction(name, e);
+    entry.predicted = Some(Box::new(prediction.clone()));
+    match fate {
+        Fate::Skip(_) => Some(prediction),
+        _ => {
+            entry.probe = probe;
+            None
         }
     }
 }

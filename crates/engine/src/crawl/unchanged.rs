@@ -5,7 +5,7 @@
 //! unchanged_page` decides which).
 
 use super::*;
-use nearcrawl_link_policy::UnchangedPage;
+use nearcrawl_link_policy::{Named, UnchangedPage};
 
 impl Coordinator {
     /// A probed URL found to have its counterpart's text (`page`: the answer that said so).
@@ -110,15 +110,10 @@ impl Coordinator {
         self.apply(commit, Vec::new())
     }
 
-    /// What a page with the counterpart's text at `entry` might be alone in naming: of the
-    /// URLs its counterpart named first (`links`: path and query on its own site), those
-    /// that led to a page there (fetched, redirected to one, or not decided yet) and that,
-    /// taken to the site of `entry` ([`nearcrawl_url_rules::carry`]), the crawl does not
-    /// know yet and would crawl. Their number, and what the page is worth fetching for
-    /// ([`nearcrawl_link_policy::unchanged_page`]: not when they weigh less than the page
-    /// itself; a page not decided yet weighs as much as the page).
-    /// (A counterpart's links that ended in an error or were refused tell nothing about
-    /// this site's.)
+    /// What a page with the counterpart's text at `entry` might be alone in naming, of the
+    /// URLs its counterpart named first (`links`), and what it is worth fetching for
+    /// ([`nearcrawl_link_policy::unchanged_links`]; a page not decided yet weighs as much as
+    /// the page).
     fn unknown_links_here(
         &self,
         entry: &QueuedUrl,
@@ -131,46 +126,12 @@ impl Coordinator {
             return Ok((0, UnchangedPage::Unchanged));
         };
         let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
-        let none = HashSet::new();
-        let (mut unknown, mut worth) = (0u32, 0u64);
-        for link in links {
-            let Ok(there) = counterpart.join(link) else {
-                continue;
-            };
-            // Where this page's link to it would be: the pair's paths say (a language's
-            // prefix for another's), else the same path.
-            let Some(here) = nearcrawl_url_rules::carry(&there, &counterpart, &at) else {
-                continue;
-            };
-            let (Ok(there), Ok(here)) =
-                (CanonicalUrl::from_url(there), CanonicalUrl::from_url(here))
-            else {
-                continue;
-            };
-            let Some(weight) = self.led_to(&there, own)? else {
-                continue;
-            };
-            let here = match self.predictions.sessions().strip(&here) {
-                Some(stripped) => stripped.url,
-                None => here,
-            };
-            if self.admits(&here, entry.depth + 1).is_ok()
-                && !self.is_seen(&here, &url_key(here.as_str()), &none)?
-            {
-                unknown += 1;
-                worth = worth.saturating_add(weight);
-            }
-        }
-        // Once: when it is asked again (at the crawl's end; in a shared job, once its host's
-        // other queued pages came first), that is the last word. Then, what is still
-        // unnamed is named by nothing else: the page is fetched for it, whatever it weighs
-        // (a page changed in place behind copies, found only through them).
-        let may_wait = !probe.deferred;
-        let min_yield = self.links.unchanged_min_yield(probe.deferred);
-        Ok((
-            unknown,
-            nearcrawl_link_policy::unchanged_page(unknown, worth, own, min_yield, may_wait),
-        ))
+        let here = NamedHere {
+            crawl: self,
+            depth: entry.depth + 1,
+        };
+        let rule = (self.links.hubs().min_yield, probe.deferred);
+        nearcrawl_link_policy::unchanged_links(&here, &at, &counterpart, links, own, rule)
     }
 
     /// What the URL `there` led to, in bytes: the page's length, or the length of the page
@@ -208,5 +169,34 @@ impl Coordinator {
             Some(length) => (length > 0).then_some(length),
             None => self.declarations.shared().then_some(undecided),
         })
+    }
+}
+
+/// What the crawl knows of the pages an unchanged page's counterpart named first, for the
+/// link policy ([`Named`]): links found at `depth`.
+struct NamedHere<'a> {
+    crawl: &'a Coordinator,
+    depth: u32,
+}
+
+impl Named for NamedHere<'_> {
+    type Url = CanonicalUrl;
+    type Error = EngineError;
+
+    fn canonical(&self, url: Url) -> Option<CanonicalUrl> {
+        CanonicalUrl::from_url(url).ok()
+    }
+
+    fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
+        self.crawl.led_to(there, undecided)
+    }
+
+    fn unknown(&self, here: CanonicalUrl) -> Result<bool, EngineError> {
+        let here = match self.crawl.predictions.sessions().strip(&here) {
+            Some(stripped) => stripped.url,
+            None => here,
+        };
+        Ok(self.crawl.admits(&here, self.depth).is_ok()
+            && !(self.crawl).is_seen(&here, &url_key(here.as_str()), &HashSet::new())?)
     }
 }

@@ -345,11 +345,8 @@ impl Coordinator {
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
         if asks_rules {
-            let probing = self.links.probes();
-            let fate = self
-                .predictions
-                .for_url(&self.declarations, url.as_url(), probing);
-            if fate.apply_to(&mut next).is_some() {
+            let fate = self.predictions.for_url(&self.declarations, url.as_url());
+            if predictions::apply(fate, &mut next).is_some() {
                 // Not requested: its record says which page it copies.
                 decided.commit.seen.push(ukey);
                 let seq = self.take_seq();
