@@ -7,6 +7,7 @@ use url::Url;
 
 use crate::found::{Crawl, Followed, FoundFate, FoundOn, found_link};
 use crate::hubs::HubRule;
+use crate::keys::Key;
 use crate::mirrors::{Budget, Mirrors};
 use crate::sites::{CopiedSites, same_site};
 use crate::{CopyFacts, LinkMatch};
@@ -123,6 +124,42 @@ impl Decider {
         followed: Followed,
     ) -> Result<FoundFate<C::Url>, C::Error> {
         found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed)
+    }
+
+    /// The page at `key` had its links followed: when it is a mirror's sample, whether it
+    /// added a page (`adds`: it was no copy at all, or it links where its original does not)
+    /// is what the sample tells.
+    pub fn links_followed(&mut self, key: &Key, adds: bool) {
+        if adds && self.mirrors.is_pending(key) {
+            self.mirrors.added(key);
+        }
+    }
+
+    /// The URL at `key` was decided; `redirect`: as a redirect, whose target was queued with
+    /// it at `queued_target`, or not. When it was a mirror's sample that settles its pair of
+    /// sites: the key the pair's links wait on, and whether they are followed (the mirror's
+    /// copies add pages) or dropped. A sample that redirected to a URL queued with it passes
+    /// its part to that URL's page; one whose target is another URL's to tell (seen already,
+    /// refused) is taken as adding a page, so that nothing is lost for it.
+    pub fn sample_decided(
+        &mut self,
+        key: &Key,
+        redirect: bool,
+        queued_target: Option<Key>,
+    ) -> Option<(Key, bool)> {
+        if !self.mirrors.is_pending(key) {
+            return None;
+        }
+        if redirect {
+            if let Some(target) = queued_target
+                && self.mirrors.moved(key, target)
+            {
+                return None;
+            }
+            self.mirrors.added(key);
+        }
+        let budget = self.mirror_budget();
+        self.mirrors.decided(key, budget)
     }
 
     /// How many samples a mirror takes.
@@ -275,5 +312,91 @@ mod tests {
         let off = Decider::default();
         assert!(!off.hubs().is_hub(1_000) && !off.hubs().declines());
         assert_eq!(off.mirror_budget().of(14), 0);
+    }
+
+    #[test]
+    fn a_mirror_s_sample_settles_its_pair_when_decided() {
+        let (copy, original) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
+        // A mirror with one sample drawn of one candidate.
+        let sampled = |sample: Key| {
+            let mut decider = Decider::new(ON);
+            decider.note_copy(&copy, &original);
+            let on = decider.found_on(PageFacts {
+                copy_of: Some((&copy, &original)),
+                matched_by: Some(LinkMatch::Anchor),
+                trapped: false,
+                original_declared: false,
+                local: true,
+            });
+            assert!(on.mirror);
+            let crate::MirrorLink::Park { pair, .. } = decider.mirrors().link(&copy, &original)
+            else {
+                panic!("a candidate");
+            };
+            decider
+                .mirrors()
+                .candidate(pair, sample, "http://m.test/story/2/");
+            let budget = decider.mirror_budget();
+            let drawn =
+                (decider.mirrors()).draws(budget, true, |_| Ok::<_, ()>(crate::Cost::Unknown));
+            assert_eq!(drawn.map(|d| d.len()), Ok(1));
+            decider.mirrors().sampled(pair, sample);
+            decider
+        };
+        let (sample, target) = (crate::key("sample"), crate::key("target"));
+        let pair = crate::key("mirror http://m.test of http://o.test");
+        // (what it protects, its links added a page, decided as a redirect, its queued target)
+        let cases = [
+            (
+                "a sample that added nothing: the mirror's links dropped",
+                false,
+                false,
+                None,
+                Some((pair, false)),
+            ),
+            (
+                "a sample that added a page: the mirror's links followed",
+                true,
+                false,
+                None,
+                Some((pair, true)),
+            ),
+            (
+                "a sample that redirected elsewhere: taken as adding, nothing lost",
+                false,
+                true,
+                None,
+                Some((pair, true)),
+            ),
+            (
+                "a sample that redirected to a URL queued with it: that page is the sample",
+                false,
+                true,
+                Some(target),
+                None,
+            ),
+        ];
+        for (what, adds, redirect, queued_target, settled) in cases {
+            let mut decider = sampled(sample);
+            decider.links_followed(&sample, adds);
+            assert_eq!(
+                decider.sample_decided(&sample, redirect, queued_target),
+                settled,
+                "{what}"
+            );
+        }
+        // The redirect's target decided in its place settles the pair.
+        let mut decider = sampled(sample);
+        assert_eq!(decider.sample_decided(&sample, true, Some(target)), None);
+        decider.links_followed(&target, true);
+        assert_eq!(
+            decider.sample_decided(&target, false, None),
+            Some((pair, true))
+        );
+        // A page that is no sample settles nothing.
+        assert_eq!(
+            decider.sample_decided(&crate::key("other"), false, None),
+            None
+        );
     }
 }

@@ -36,26 +36,13 @@ impl Coordinator {
         if !self.links.mirrors().has_pending() {
             return Ok(());
         }
-        let budget = self.mirror_budget();
         for (record, key) in records.iter_mut().zip(queued) {
             let Some(key) = *key else {
                 continue;
             };
-            if !self.links.mirrors().is_pending(&key) {
-                continue;
-            }
-            if record.verdict == Verdict::Redirect {
-                if let Some(target) = record.queued_redirect_target()
-                    && self.links.mirrors().moved(&key, url_key(target))
-                {
-                    // Its target was queued: its page is the sample.
-                    continue;
-                }
-                // Where the sample leads is another URL's to tell (seen already, refused):
-                // taken as adding a page, so that nothing is lost for it.
-                self.links.mirrors().added(&key);
-            }
-            let Some((on, adds)) = self.links.mirrors().decided(&key, budget) else {
+            let redirect = record.verdict == Verdict::Redirect;
+            let target = record.queued_redirect_target().map(url_key);
+            let Some((on, adds)) = self.links.sample_decided(&key, redirect, target) else {
                 continue;
             };
             let links = self.frontier.release(commit, &record.url, &on, adds)?;

@@ -403,22 +403,13 @@ impl Coordinator {
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
-        let key = self
-            .links
-            .mirrors()
-            .has_pending()
-            .then(|| url_key(&entry.url));
-        if let Some(key) = key
-            && self.links.mirrors().is_pending(&key)
-        {
+        if self.links.mirrors().has_pending() {
             let adds = match how.follow {
                 Follow::All => true,
                 Follow::NewLinks { .. } => counts.new_found > 0,
                 Follow::None => false,
             };
-            if adds {
-                self.links.mirrors().added(&key);
-            }
+            self.links.links_followed(&url_key(&entry.url), adds);
         }
         if !fired.is_empty() {
             let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
