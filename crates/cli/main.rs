@@ -127,6 +127,14 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Feed a crawl's link-policy journal (OUT/policy-events.jsonl, written with
+    /// `[links] policy_events = true`) to the link policy alone, and check that it decides
+    /// every link as the crawl did: prints the events and fates replayed, or names the line
+    /// where the policy decided otherwise.
+    PolicyReplay {
+        /// The journal.
+        file: PathBuf,
+    },
     /// Print every pair of fingerprints within Hamming distance k of each other (clustering
     /// input). FILE holds one 64-bit fingerprint per line, as 16 hex digits (optionally 0x-prefixed);
     /// blank lines and lines starting with # are skipped. Output: "LINE_A LINE_B DISTANCE" per
@@ -301,6 +309,7 @@ fn run() -> Result<()> {
             config: config.as_deref(),
         }),
         Command::NearPairs { file, design } => near_pairs_command(&file, &design),
+        Command::PolicyReplay { file } => policy_replay_command(&file),
         Command::Fingerprint {
             files,
             explain,
@@ -329,6 +338,25 @@ fn what_if_command(dir: &Path) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     // The crawl's HTML report gains the what-if figures.
     nearcrawl_report::write(dir)?;
+    Ok(())
+}
+
+fn policy_replay_command(file: &Path) -> Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut replay = nearcrawl_link_policy::Replay::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let event: nearcrawl_link_policy::Event =
+            serde_json::from_str(line).with_context(|| format!("{}: not an event", at()))?;
+        if let Err(diverged) = replay.feed(event) {
+            bail!("{}: the policy decided otherwise: {diverged}", at());
+        }
+    }
+    println!(
+        "{} events, {} fates decided again, all as the crawl decided them",
+        replay.events, replay.fates
+    );
     Ok(())
 }
 

@@ -85,6 +85,10 @@ pub struct LinksConfig {
     /// links name that the scope and trap rules admit, followed or not (a learned session
     /// parameter taken out). Always on in `--no-dedup` crawls.
     pub record: bool,
+    /// Write the link policy's input events (what the crawl knew of each link found, the
+    /// answers to what the policy asked, the fate carried out) to `OUT/policy-events.jsonl`,
+    /// for `nearcrawl policy-replay` to feed to the policy alone. Not in a shared job.
+    pub policy_events: bool,
 }
 
 impl Default for LinksConfig {
@@ -96,6 +100,7 @@ impl Default for LinksConfig {
             sitemaps: false,
             max_per_page: nearcrawl_dedup::MAX_LINKS,
             record: false,
+            policy_events: false,
         }
     }
 }

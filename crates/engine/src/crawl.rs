@@ -40,6 +40,7 @@ mod counters;
 mod declarations;
 mod in_flight;
 mod job;
+mod journal;
 mod judge;
 mod links;
 mod open;
@@ -113,6 +114,9 @@ struct Coordinator {
     /// The link policy's state and settings: every link's fate is asked of it (see
     /// [`nearcrawl_link_policy::Decider`]).
     links: nearcrawl_link_policy::Decider,
+    /// Where the link policy's input events go, when they are journaled
+    /// (`links.policy_events`).
+    journal: Option<journal::Journal>,
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
     /// links they name a counterpart for (see [`predictions::Predictions`]).
     predictions: predictions::Predictions,
@@ -201,7 +205,7 @@ impl Coordinator {
             self.settle_mirrors(&mut commit, &mut records, &queued)?;
             self.draw_mirror_samples(&mut commit, records.last_mut(), false)?;
         }
-        if let Some(bytes) = self.links.mirrors().take_changed() {
+        if let Some(bytes) = self.links.mirrors_to_keep() {
             commit
                 .blobs
                 .push((nearcrawl_link_policy::MIRRORS.into(), bytes));
@@ -217,6 +221,9 @@ impl Coordinator {
         // Pages fetched under a session parameter learned since: held under the URL without.
         for url in self.predictions.take_stripped() {
             self.held_without_session(&mut commit, &url)?;
+        }
+        if let Some(journal) = &mut self.journal {
+            journal.write(self.links.take_events())?;
         }
         let counters = self
             .counters
@@ -436,6 +443,10 @@ impl Coordinator {
         let judge = self.judge.back()?;
         judge.write_sentences(through)?;
         self.archive.finish()?;
+        if let Some(journal) = &mut self.journal {
+            journal.write(self.links.take_events())?;
+            journal.flush()?;
+        }
         if let Some(dir) = &self.job.shared_index {
             crate::shared::save(
                 dir,

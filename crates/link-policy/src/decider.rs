@@ -2,39 +2,18 @@
 //! it every link's fate and what each of its settings means, and reads no link setting of its
 //! own.
 
-use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+
 use url::Url;
 
 use crate::found::{Crawl, Followed, FoundFate, FoundOn, found_link};
 use crate::hubs::HubRule;
+use crate::journal::{Event, FoundEvent, Recorder};
 use crate::keys::Key;
-use crate::mirrors::{Budget, Mirrors};
+use crate::mirrors::{Budget, Cost, Drawn, Mirrors};
+use crate::settings::LinkSettings;
 use crate::sites::{CopiedSites, same_site};
 use crate::{CopyFacts, LinkMatch};
-
-/// The settings a link's fate turns on, apart from the URL rules' ([`crate::PolicyConfig`]);
-/// the job file's `[dedup]` keys of the same names document each. The default has every
-/// mechanism off.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LinkSettings {
-    /// A page whose links led to at least this many new pages is a hub (0: none is).
-    pub hub_min_links: u32,
-    /// A hub that led to less than this many times itself is not fetched again (0: every hub
-    /// is).
-    pub hub_min_yield: f64,
-    /// The most samples a mirror takes (0: mirrors are not sampled).
-    pub mirror_samples: u32,
-    /// The share of a mirror's candidates it samples.
-    pub mirror_sample_share: f64,
-    /// A duplicate's link is probed (HEAD, then `Range` for a large page) against its
-    /// counterpart.
-    pub probe_links: bool,
-    /// How far a probed page's length may be from its counterpart's, as a fraction of it,
-    /// for the page to be taken as unchanged.
-    pub probe_tolerance: f64,
-    /// A large probed page is sampled before it is fetched.
-    pub probe_samples: bool,
-}
 
 /// What the crawler knows of a page whose links it follows, for [`Decider::found_on`].
 #[derive(Debug, Clone, Copy)]
@@ -58,8 +37,11 @@ pub struct PageFacts<'a> {
 #[derive(Debug, Default)]
 pub struct Decider {
     settings: LinkSettings,
-    sites: CopiedSites,
-    mirrors: Mirrors,
+    pub(crate) sites: CopiedSites,
+    pub(crate) mirrors: Mirrors,
+    /// The events fed since last taken, when the crawl journals them
+    /// ([`Decider::keep_journal`]).
+    journal: Option<Vec<Event>>,
 }
 
 impl Decider {
@@ -75,10 +57,25 @@ impl Decider {
         self.settings
     }
 
-    /// The mirrors sampled, to read back or to keep ([`Mirrors::from_bytes`],
-    /// [`Mirrors::take_changed`]) and to settle.
-    pub fn mirrors(&mut self) -> &mut Mirrors {
-        &mut self.mirrors
+    /// The mirrors sampled, in their stored form, when they changed since last asked
+    /// ([`Mirrors::take_changed`]).
+    pub fn mirrors_to_keep(&mut self) -> Option<Vec<u8>> {
+        self.mirrors.take_changed()
+    }
+
+    /// Whether a mirror was found (sampled or to be).
+    pub fn has_mirrors(&self) -> bool {
+        !self.mirrors.is_empty()
+    }
+
+    /// Whether a mirror's sample is not decided yet.
+    pub fn samples_pending(&self) -> bool {
+        self.mirrors.has_pending()
+    }
+
+    /// Whether a mirror has candidates to draw and takes more samples.
+    pub fn wants_samples(&self) -> bool {
+        self.mirrors.wants_samples(self.mirror_budget())
     }
 
     /// A resumed crawl goes on with the mirrors it was sampling.
@@ -86,10 +83,98 @@ impl Decider {
         self.mirrors = mirrors;
     }
 
+    /// A resumed crawl's mirror candidates read back: `parked_on` lists the links parked on
+    /// a pair's key, with their URLs ([`Mirrors::resume_candidates`]).
+    pub fn resume_candidates<E>(
+        &mut self,
+        mut parked_on: impl FnMut(&Key) -> Result<Vec<(Key, String)>, E>,
+    ) -> Result<(), E> {
+        let mut listed = Vec::new();
+        self.mirrors.resume_candidates(|on| {
+            let links = parked_on(on)?;
+            listed.push((*on, links.clone()));
+            Ok(links)
+        })?;
+        self.note(|| Event::Resume { listed });
+        Ok(())
+    }
+
+    /// From now on, every event the policy is fed is journaled, for [`Decider::take_events`]
+    /// (a crawl writes them to a file, and [`crate::Replay`] feeds them to the policy alone),
+    /// starting with the settings and, when resumed, the mirrors it goes on with.
+    pub fn keep_journal(&mut self) {
+        let mirrors = self.mirrors.to_bytes();
+        let mirrors =
+            (!self.mirrors.is_empty()).then(|| String::from_utf8_lossy(&mirrors).into_owned());
+        self.journal = Some(vec![Event::Start {
+            settings: self.settings,
+            mirrors,
+        }]);
+    }
+
+    /// The events journaled since last taken.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Journals the event `event` makes, when the crawl journals.
+    fn note(&mut self, event: impl FnOnce() -> Event) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(event());
+        }
+    }
+
     /// `page` was judged a copy of `original`: what the sites copied and the mirrors learn.
     pub fn note_copy(&mut self, page: &Url, original: &Url) {
         self.sites.note(page, original);
         self.mirrors.note_copy(page, original);
+        self.note(|| Event::Copy {
+            page: page.to_string(),
+            original: original.to_string(),
+        });
+    }
+
+    /// The link to `url` (key `link`) was parked as a candidate for the samples of the pair
+    /// `pair` ([`Mirrors::candidate`]).
+    pub fn candidate(&mut self, pair: usize, link: Key, url: &str) {
+        self.mirrors.candidate(pair, link, url);
+        self.note(|| Event::Candidate {
+            pair,
+            link,
+            url: url.to_owned(),
+        });
+    }
+
+    /// The mirrors' samples to draw now, as the mirror budget allows ([`Mirrors::draws`]);
+    /// `now`: nothing else is left to crawl; `cost`: what sampling a candidate (by URL)
+    /// costs, as far as the crawl knows.
+    pub fn draw<E>(
+        &mut self,
+        now: bool,
+        mut cost: impl FnMut(&str) -> Result<Cost, E>,
+    ) -> Result<Vec<Drawn>, E> {
+        let budget = self.mirror_budget();
+        let mut costs = Vec::new();
+        let drawn = self.mirrors.draws(budget, now, |url| {
+            let answer = cost(url)?;
+            costs.push((url.to_owned(), answer));
+            Ok(answer)
+        })?;
+        self.note(|| Event::Draw {
+            now,
+            costs,
+            drawn: drawn.clone(),
+        });
+        Ok(drawn)
+    }
+
+    /// The drawn sample `link` of the pair `pair` was queued ([`Mirrors::sampled`]).
+    pub fn sampled(&mut self, pair: usize, link: Key) {
+        self.mirrors.sampled(pair, link);
+        self.note(|| Event::Sampled { pair, link });
     }
 
     /// What the policy knows of a page whose links are followed, the same for each link.
@@ -123,7 +208,22 @@ impl Decider {
         url: &C::Url,
         followed: Followed,
     ) -> Result<FoundFate<C::Url>, C::Error> {
-        found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed)
+        if self.journal.is_none() {
+            return found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed);
+        }
+        let mut event = FoundEvent::new(on, crawl.url(url), followed);
+        let recorder = Recorder {
+            crawl,
+            answers: RefCell::new(Vec::new()),
+        };
+        let found = found_link(&recorder, &self.sites, &mut self.mirrors, on, url, followed)?;
+        event.answers = recorder.answers.into_inner();
+        event.fate = FoundFate {
+            fate: found.fate.clone().map(|u| crawl.url(&u).to_string()),
+            hub_declined: found.hub_declined,
+        };
+        self.note(|| Event::Found(Box::new(event)));
+        Ok(found)
     }
 
     /// The page at `key` had its links followed: when it is a mirror's sample, whether it
@@ -132,6 +232,7 @@ impl Decider {
     pub fn links_followed(&mut self, key: &Key, adds: bool) {
         if adds && self.mirrors.is_pending(key) {
             self.mirrors.added(key);
+            self.note(|| Event::LinksFollowed { key: *key, adds });
         }
     }
 
@@ -150,6 +251,23 @@ impl Decider {
         if !self.mirrors.is_pending(key) {
             return None;
         }
+        let settled = self.settle(key, redirect, queued_target);
+        self.note(|| Event::SampleDecided {
+            key: *key,
+            redirect,
+            target: queued_target,
+            settled,
+        });
+        settled
+    }
+
+    /// See [`Decider::sample_decided`], for a sample not decided yet.
+    fn settle(
+        &mut self,
+        key: &Key,
+        redirect: bool,
+        queued_target: Option<Key>,
+    ) -> Option<(Key, bool)> {
         if redirect {
             if let Some(target) = queued_target
                 && self.mirrors.moved(key, target)
@@ -329,18 +447,14 @@ mod tests {
                 local: true,
             });
             assert!(on.mirror);
-            let crate::MirrorLink::Park { pair, .. } = decider.mirrors().link(&copy, &original)
+            let crate::MirrorLink::Park { pair, .. } = decider.mirrors.link(&copy, &original)
             else {
                 panic!("a candidate");
             };
-            decider
-                .mirrors()
-                .candidate(pair, sample, "http://m.test/story/2/");
-            let budget = decider.mirror_budget();
-            let drawn =
-                (decider.mirrors()).draws(budget, true, |_| Ok::<_, ()>(crate::Cost::Unknown));
+            decider.candidate(pair, sample, "http://m.test/story/2/");
+            let drawn = decider.draw(true, |_| Ok::<_, ()>(crate::Cost::Unknown));
             assert_eq!(drawn.map(|d| d.len()), Ok(1));
-            decider.mirrors().sampled(pair, sample);
+            decider.sampled(pair, sample);
             decider
         };
         let (sample, target) = (crate::key("sample"), crate::key("target"));

@@ -10,6 +10,7 @@
 //! knows is asked through [`Crawl`], only when the fate turns on it (an answer may cost a
 //! read of the store).
 
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::hubs::{HubRule, HubYield};
@@ -20,7 +21,8 @@ use crate::released::{Parked, Release};
 use crate::sites::{CopiedSites, same_site};
 
 /// Whether the dedup stage's rule for a page's links follows a link, and why.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Followed {
     /// Not followed.
     No,
@@ -77,7 +79,8 @@ pub struct FoundOn<'a> {
 }
 
 /// A found link's fate ([`found_link`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Found<U> {
     /// Not followed: a duplicate's link that leads where its original's does.
     Drop,
@@ -143,9 +146,37 @@ pub fn parking_answered(answer: Parking, link: Parked, local: bool) -> Option<Re
     }
 }
 
+impl<U> Found<U> {
+    /// The same fate, its URLs mapped by `f`.
+    pub fn map<V>(self, mut f: impl FnMut(U) -> V) -> Found<V> {
+        match self {
+            Found::Drop => Found::Drop,
+            Found::Fetch => Found::Fetch,
+            Found::FetchAsHub => Found::FetchAsHub,
+            Found::FetchMirror => Found::FetchMirror,
+            Found::Probe { counterpart } => Found::Probe {
+                counterpart: f(counterpart),
+            },
+            Found::Wait {
+                page,
+                on,
+                probe,
+                always,
+                sample_of,
+            } => Found::Wait {
+                page: f(page),
+                on,
+                probe: probe.map(f),
+                always,
+                sample_of,
+            },
+        }
+    }
+}
+
 /// A found link's fate, and whether a hub was declined for it (a hub that led to less than
 /// itself, counted in the page's `hubs_declined`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoundFate<U> {
     /// The fate.
     pub fate: Found<U>,

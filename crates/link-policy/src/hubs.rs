@@ -1,6 +1,8 @@
 //! A hub's credit: what the pages a hub queued turned out to be, and whether it is worth
 //! fetching again on another site ([`HubRule`]).
 
+use serde::{Deserialize, Serialize};
+
 use crate::keys::Key;
 use crate::matched::HubWorth;
 
@@ -12,7 +14,7 @@ pub fn hub_links_key(seq: u64) -> Key {
 
 /// When a page is a hub, and when a hub is worth fetching again (`dedup.hub_min_links`,
 /// `dedup.hub_min_yield`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct HubRule {
     /// A page whose links led to at least this many new pages is a hub (0: none is).
     pub min_links: u32,
@@ -66,7 +68,7 @@ impl HubRule {
 /// release's copy of a hub is fetched for the new pages it may list; a hub that led to less
 /// than itself (a 1.5 MB instruction table listing a hundred operand pages of 7 kB) is worth
 /// a probe, not a fetch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct HubYield {
     /// The hub's own size (bytes received).
     pub bytes: u64,

@@ -12,7 +12,14 @@
 //! - when a link fetched as any other is asked of the URL rules (`rules.rs`,
 //!   [`LinkPolicy::fate`], below);
 //! - when what a parked link waited for is decided (`released.rs`, [`released_link`]);
-//! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_page`]).
+//! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
+//!
+//! The crawler holds one [`Decider`] (`decider.rs`): the state above and the link settings
+//! (`settings.rs`, [`LinkSettings`]); it asks it every fate and reads no link setting itself.
+//! A crawl may journal the policy's input events (`journal.rs`, [`Event`]: what the crawl
+//! knew, its answers to what the policy asked, the fate carried out), and [`Replay`]
+//! (`replay.rs`) feeds a journal to the policy alone and names where it would decide
+//! otherwise.
 //!
 //! Every page the dedup stage judges a duplicate of a kept page teaches a URL rule
 //! ([`nearcrawl_url_rules`]: a mirror's `/story/{1}/` for the origin's `/a/{1}.html`, a new
@@ -90,18 +97,21 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::decider::{Decider, LinkSettings, PageFacts};
+pub use crate::decider::{Decider, PageFacts};
 pub use crate::found::{
     Crawl, Followed, Found, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
 };
 pub use crate::hubs::{HubRule, HubYield, hub_links_key};
+pub use crate::journal::{Answer, Event, FoundEvent};
 pub use crate::keys::{Key, key};
 pub use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, MirrorLink, Mirrors, draw};
 pub use crate::released::{Parked, Release, WaitedFor, decided_hub, released_link};
+pub use crate::replay::{Diverged, Replay};
 pub use crate::rules::{
     CopyFacts, Decision, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, Predict, decide,
 };
+pub use crate::settings::LinkSettings;
 pub use crate::sites::{CopiedSites, same_site};
 pub use crate::unchanged::{Named, UnchangedPage, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
@@ -109,11 +119,14 @@ pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 mod decider;
 mod found;
 mod hubs;
+mod journal;
 mod keys;
 mod matched;
 mod mirrors;
 mod released;
+mod replay;
 mod rules;
+mod settings;
 mod sites;
 mod unchanged;
 

@@ -51,7 +51,8 @@ pub enum MirrorLink {
 }
 
 /// What a candidate's sample would cost: its counterpart's length, once it is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Cost {
     /// Its counterpart was fetched, and declared this length.
     Known(u64),
@@ -98,7 +99,7 @@ pub fn draw(costs: &[Cost], needed: usize, now: bool) -> Vec<usize> {
 }
 
 /// A sample drawn: the candidate `link`, parked on `on`, of the pair `pair`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drawn {
     /// The key it is parked on, its pair's.
     pub on: Key,
@@ -220,6 +221,17 @@ impl Mirrors {
             true => *same += 1,
             false => *other += 1,
         }
+    }
+
+    /// The stored form, as it stands.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Strings and integers only: serialising cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Whether no mirror was found yet.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
     }
 
     /// The stored form, when it changed since last asked.

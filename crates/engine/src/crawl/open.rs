@@ -35,8 +35,13 @@ impl Coordinator {
                 }
             })?;
             self.links.resume_mirrors(mirrors);
+        }
+        if self.journal.is_some() {
+            self.links.keep_journal();
+        }
+        if self.links.has_mirrors() {
             let store = &self.store;
-            self.links.mirrors().resume_candidates(|key| {
+            self.links.resume_candidates(|key| {
                 let parked = store.parked_on(key)?;
                 let urls = parked
                     .into_iter()
@@ -144,6 +149,12 @@ impl Coordinator {
         let declarations =
             super::declarations::Declarations::new(Arc::clone(&store), shared_declarations);
         let links = nearcrawl_link_policy::Decider::new(job.config.dedup.links());
+        // A shared job's policy decides with what other workers' policies learned: its events
+        // are not this process's alone.
+        let journal = match job.config.links.policy_events && job.redis.is_none() {
+            true => Some(super::journal::Journal::open(&job.out_dir)?),
+            false => None,
+        };
         let mut coordinator = Coordinator {
             job,
             store,
@@ -153,6 +164,7 @@ impl Coordinator {
             scope,
             traps,
             links,
+            journal,
             predictions,
             declarations,
             scope_watch: scope_watch::ScopeWatch::default(),

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
-use nearcrawl_link_policy::{Budget, Cost, Drawn};
+use nearcrawl_link_policy::{Cost, Drawn};
 
 /// The key a page waiting for the crawl's end is parked on (see
 /// [`Coordinator::defer_to_end`]).
@@ -33,7 +33,7 @@ impl Coordinator {
         records: &mut [Record],
         queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
-        if !self.links.mirrors().has_pending() {
+        if !self.links.samples_pending() {
             return Ok(());
         }
         for (record, key) in records.iter_mut().zip(queued) {
@@ -54,13 +54,8 @@ impl Coordinator {
         Ok(())
     }
 
-    /// How many samples a mirror takes.
-    fn mirror_budget(&self) -> Budget {
-        self.links.mirror_budget()
-    }
-
-    /// A mirror's samples drawn ([`nearcrawl_link_policy::Mirrors::draws`]), as part of `commit`, which
-    /// `record`'s decision makes (it says how many, `released.sampled`): taken out of their
+    /// A mirror's samples drawn ([`nearcrawl_link_policy::Decider::draw`]), as part of
+    /// `commit`, which `record`'s decision makes (it says how many, `released.sampled`): taken out of their
     /// parking on their pair of sites and queued. `now`: nothing else is left to crawl, so
     /// no counterpart is waited for. Returns how many were drawn.
     pub(super) fn draw_mirror_samples(
@@ -69,15 +64,14 @@ impl Coordinator {
         record: Option<&mut Record>,
         now: bool,
     ) -> Result<u32, EngineError> {
-        let budget = self.mirror_budget();
-        if !self.links.mirrors().wants_samples(budget) {
+        if !self.links.wants_samples() {
             return Ok(0);
         }
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let (store, predictions) = (&self.store, &self.predictions);
         // What sampling a candidate costs: its counterpart's length, the counterpart as a URL
         // rule predicts it, once decided.
-        let drawn = self.links.mirrors().draws(budget, now, |url| {
+        let drawn = self.links.draw(now, |url| {
             let counterpart = (Url::parse(url).ok())
                 .and_then(|url| predictions.counterpart_of(&url))
                 .and_then(|c| CanonicalUrl::from_url(c).ok());
@@ -112,7 +106,7 @@ impl Coordinator {
             }
             debug!(%url, ?cost, "a mirror's sample drawn");
             self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
-            self.links.mirrors().sampled(pair, link);
+            self.links.sampled(pair, link);
             sampled += 1;
         }
         if let Some(record) = record

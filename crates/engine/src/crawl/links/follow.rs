@@ -320,7 +320,7 @@ impl Coordinator {
                 match parking_answered(answer, parked, local) {
                     None => {
                         if let Some(pair) = sample_of {
-                            self.links.mirrors().candidate(pair, ukey, url.as_str());
+                            self.links.candidate(pair, ukey, url.as_str());
                         }
                         page.counts.parked += 1;
                         return Ok(());
@@ -403,7 +403,7 @@ impl Coordinator {
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
-        if self.links.mirrors().has_pending() {
+        if self.links.samples_pending() {
             let adds = match how.follow {
                 Follow::All => true,
                 Follow::NewLinks { .. } => counts.new_found > 0,

@@ -1,0 +1,255 @@
+//! The policy's input events, as a crawl journals them ([`crate::Decider::keep_journal`]):
+//! every event carries what the crawl knew (the page's facts, the crawl's answers to what the
+//! policy asked, [`Answer`]) and the fate the crawl carried out, so that the policy fed them
+//! alone ([`crate::Replay`]) can tell where it would decide otherwise.
+//!
+//! A crawl writes one event per JSON line; a resumed crawl starts again with [`Event::Start`],
+//! which carries the state it resumed from.
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::found::{Crawl, Followed, FoundFate, FoundOn};
+use crate::hubs::{HubRule, HubYield};
+use crate::keys::Key;
+use crate::mirrors::{Cost, Drawn};
+use crate::settings::LinkSettings;
+
+/// One input to the policy, with what the crawl knew and what was decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// The crawl started (or resumed) with these settings and, resumed, the mirrors it was
+    /// sampling (their stored form).
+    Start {
+        /// The settings.
+        settings: LinkSettings,
+        /// The mirrors' stored form, when resumed with some.
+        mirrors: Option<String>,
+    },
+    /// A resumed crawl's mirror candidates, read back from the links parked on each pair:
+    /// per pair's key, the links (key and URL).
+    Resume {
+        /// See [`Event::Resume`].
+        listed: Vec<(Key, Vec<(Key, String)>)>,
+    },
+    /// `page` was judged a copy of `original`.
+    Copy {
+        /// The copy.
+        page: String,
+        /// Its original.
+        original: String,
+    },
+    /// A link found on a page, and its fate.
+    Found(Box<FoundEvent>),
+    /// A link parked as a candidate for the samples of the pair `pair`.
+    Candidate {
+        /// The pair.
+        pair: usize,
+        /// The link's key.
+        link: Key,
+        /// Its URL.
+        url: String,
+    },
+    /// A mirror's samples drawn: what each candidate's sample cost, as the crawl answered,
+    /// and what was drawn.
+    Draw {
+        /// Nothing else was left to crawl.
+        now: bool,
+        /// The crawl's answers, in the order asked: a candidate's URL and its cost.
+        costs: Vec<(String, Cost)>,
+        /// The samples drawn.
+        drawn: Vec<Drawn>,
+    },
+    /// A drawn sample was queued.
+    Sampled {
+        /// Its pair.
+        pair: usize,
+        /// Its key.
+        link: Key,
+    },
+    /// A page's links were followed; `adds`: it added a page of its own.
+    LinksFollowed {
+        /// The page's key.
+        key: Key,
+        /// See [`Event::LinksFollowed`].
+        adds: bool,
+    },
+    /// A URL was decided (as a redirect, whose target was queued at `target`, or not), and
+    /// what it settled of a mirror's samples.
+    SampleDecided {
+        /// Its key.
+        key: Key,
+        /// Decided as a redirect.
+        redirect: bool,
+        /// The redirect's target, queued with it.
+        target: Option<Key>,
+        /// The pair's key and whether its links are followed, when it settled one.
+        settled: Option<(Key, bool)>,
+    },
+}
+
+/// A link found: the page's facts, the link, the crawl's answers, and its fate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoundEvent {
+    /// The duplicate's URL and its original's, when the page is one.
+    pub copy_of: Option<(String, String)>,
+    /// See [`FoundOn::trapped`].
+    pub trapped: bool,
+    /// See [`FoundOn::hubs`].
+    pub hubs: HubRule,
+    /// See [`FoundOn::probing`].
+    pub probing: bool,
+    /// See [`FoundOn::local`].
+    pub local: bool,
+    /// See [`FoundOn::mirror`].
+    pub mirror: bool,
+    /// The link's URL.
+    pub url: String,
+    /// The dedup stage's rule for it.
+    pub followed: Followed,
+    /// What the policy asked the crawl, in order, and the answers.
+    pub answers: Vec<Answer>,
+    /// Its fate (URLs as the crawl wrote them).
+    pub fate: FoundFate<String>,
+}
+
+/// A question the policy asked the crawl ([`Crawl`]), and the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "asked", rename_all = "kebab-case")]
+pub enum Answer {
+    /// [`Crawl::counterpart`].
+    Counterpart {
+        /// The target.
+        target: String,
+        /// The answer.
+        answer: Option<String>,
+    },
+    /// [`Crawl::hub`].
+    Hub {
+        /// The URL.
+        url: String,
+        /// The answer.
+        answer: Option<bool>,
+    },
+    /// [`Crawl::hub_yield`].
+    HubYield {
+        /// The URL.
+        url: String,
+        /// The answer.
+        answer: Option<(u64, HubYield)>,
+    },
+    /// [`Crawl::seen`].
+    Seen {
+        /// The URL.
+        url: String,
+        /// The answer.
+        answer: bool,
+    },
+    /// [`Crawl::seen_here`].
+    SeenHere {
+        /// The URL.
+        url: String,
+        /// The answer.
+        answer: bool,
+    },
+}
+
+impl FoundEvent {
+    /// The event of a link to `url` found on `on`, before it is decided.
+    pub(crate) fn new(on: &FoundOn<'_>, url: &Url, followed: Followed) -> FoundEvent {
+        FoundEvent {
+            copy_of: on
+                .copy_of
+                .map(|(page, original)| (page.to_string(), original.to_string())),
+            trapped: on.trapped,
+            hubs: on.hubs,
+            probing: on.probing,
+            local: on.local,
+            mirror: on.mirror,
+            url: url.to_string(),
+            followed,
+            answers: Vec::new(),
+            fate: FoundFate {
+                fate: crate::Found::Drop,
+                hub_declined: false,
+            },
+        }
+    }
+}
+
+/// A crawl whose answers are noted ([`Answer`]) as it gives them.
+pub(crate) struct Recorder<'c, C> {
+    pub(crate) crawl: &'c C,
+    pub(crate) answers: RefCell<Vec<Answer>>,
+}
+
+impl<C: Crawl> Recorder<'_, C> {
+    fn text(&self, url: &C::Url) -> String {
+        self.crawl.url(url).to_string()
+    }
+
+    fn note(&self, answer: Answer) {
+        self.answers.borrow_mut().push(answer);
+    }
+}
+
+impl<C: Crawl> Crawl for Recorder<'_, C> {
+    type Url = C::Url;
+    type Error = C::Error;
+
+    fn url<'u>(&self, url: &'u C::Url) -> &'u Url {
+        self.crawl.url(url)
+    }
+
+    fn key(&self, url: &C::Url) -> Key {
+        self.crawl.key(url)
+    }
+
+    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<C::Url> {
+        let answer = self.crawl.counterpart(page, original, target);
+        self.note(Answer::Counterpart {
+            target: target.to_string(),
+            answer: answer.as_ref().map(|u| self.text(u)),
+        });
+        answer
+    }
+
+    fn hub(&self, url: &C::Url) -> Result<Option<bool>, C::Error> {
+        let answer = self.crawl.hub(url)?;
+        self.note(Answer::Hub {
+            url: self.text(url),
+            answer,
+        });
+        Ok(answer)
+    }
+
+    fn hub_yield(&self, url: &C::Url) -> Result<Option<(u64, HubYield)>, C::Error> {
+        let answer = self.crawl.hub_yield(url)?;
+        self.note(Answer::HubYield {
+            url: self.text(url),
+            answer,
+        });
+        Ok(answer)
+    }
+
+    fn seen(&self, url: &C::Url) -> Result<bool, C::Error> {
+        let answer = self.crawl.seen(url)?;
+        self.note(Answer::Seen {
+            url: self.text(url),
+            answer,
+        });
+        Ok(answer)
+    }
+
+    fn seen_here(&self, url: &C::Url) -> Result<bool, C::Error> {
+        let answer = self.crawl.seen_here(url)?;
+        self.note(Answer::SeenHere {
+            url: self.text(url),
+            answer,
+        });
+        Ok(answer)
+    }
+}

@@ -1,0 +1,243 @@
+//! The policy fed a crawl's journal alone ([`Replay`]): each event's decision made again from
+//! what the crawl knew, the crawl's answers given back in the order they were given
+//! (`Answers`), and compared with the fate the crawl carried out.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use url::Url;
+
+use crate::decider::Decider;
+use crate::found::{Crawl, FoundFate, FoundOn};
+use crate::hubs::HubYield;
+use crate::journal::{Answer, Event, FoundEvent};
+use crate::keys::Key;
+use crate::mirrors::Mirrors;
+
+/// Where a replay decided otherwise than the crawl did, or could not go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diverged(pub String);
+
+impl std::fmt::Display for Diverged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Diverged {}
+
+/// The crawl's answers, given back in the order they were given.
+struct Answers {
+    left: RefCell<VecDeque<Answer>>,
+}
+
+impl Answers {
+    /// The next answer, which must be to the question `asked` (the same kind, the same URL).
+    fn next(&self, asked: &Answer) -> Result<Answer, Diverged> {
+        let next = self.left.borrow_mut().pop_front();
+        let same = |a: &Answer, b: &Answer| match (a, b) {
+            (Answer::Counterpart { target: x, .. }, Answer::Counterpart { target: y, .. })
+            | (Answer::Hub { url: x, .. }, Answer::Hub { url: y, .. })
+            | (Answer::HubYield { url: x, .. }, Answer::HubYield { url: y, .. })
+            | (Answer::Seen { url: x, .. }, Answer::Seen { url: y, .. })
+            | (Answer::SeenHere { url: x, .. }, Answer::SeenHere { url: y, .. }) => x == y,
+            _ => false,
+        };
+        match next {
+            Some(answer) if same(&answer, asked) => Ok(answer),
+            Some(answer) => Err(Diverged(format!(
+                "the policy asked {asked:?} where the crawl had answered {answer:?}"
+            ))),
+            None => Err(Diverged(format!(
+                "the policy asked {asked:?}, which the crawl was never asked"
+            ))),
+        }
+    }
+}
+
+fn parse(url: &str) -> Result<Url, Diverged> {
+    Url::parse(url).map_err(|e| Diverged(format!("a URL of the journal, {url:?}: {e}")))
+}
+
+impl Crawl for Answers {
+    type Url = Url;
+    type Error = Diverged;
+
+    fn url<'u>(&self, url: &'u Url) -> &'u Url {
+        url
+    }
+
+    fn key(&self, url: &Url) -> Key {
+        crate::key(url.as_str())
+    }
+
+    fn counterpart(&self, _page: &Url, _original: &Url, target: &Url) -> Option<Url> {
+        let asked = Answer::Counterpart {
+            target: target.to_string(),
+            answer: None,
+        };
+        // A divergence here shows at the next question, or in the fate.
+        match self.next(&asked) {
+            Ok(Answer::Counterpart { answer, .. }) => answer.and_then(|u| Url::parse(&u).ok()),
+            _ => None,
+        }
+    }
+
+    fn hub(&self, url: &Url) -> Result<Option<bool>, Diverged> {
+        let url = url.to_string();
+        match self.next(&Answer::Hub { url, answer: None })? {
+            Answer::Hub { answer, .. } => Ok(answer),
+            _ => unreachable!("next answers the question asked"),
+        }
+    }
+
+    fn hub_yield(&self, url: &Url) -> Result<Option<(u64, HubYield)>, Diverged> {
+        let url = url.to_string();
+        match self.next(&Answer::HubYield { url, answer: None })? {
+            Answer::HubYield { answer, .. } => Ok(answer),
+            _ => unreachable!("next answers the question asked"),
+        }
+    }
+
+    fn seen(&self, url: &Url) -> Result<bool, Diverged> {
+        let url = url.to_string();
+        match self.next(&Answer::Seen { url, answer: false })? {
+            Answer::Seen { answer, .. } => Ok(answer),
+            _ => unreachable!("next answers the question asked"),
+        }
+    }
+
+    fn seen_here(&self, url: &Url) -> Result<bool, Diverged> {
+        let url = url.to_string();
+        match self.next(&Answer::SeenHere { url, answer: false })? {
+            Answer::SeenHere { answer, .. } => Ok(answer),
+            _ => unreachable!("next answers the question asked"),
+        }
+    }
+}
+
+/// The policy fed a crawl's journal alone: each event's decision made again from what the
+/// crawl knew, and compared with the one the crawl carried out.
+#[derive(Debug, Default)]
+pub struct Replay {
+    decider: Decider,
+    /// Fates decided again (links found, samples drawn and settled).
+    pub fates: u64,
+    /// Events fed.
+    pub events: u64,
+}
+
+impl Replay {
+    /// A replay not started yet (the journal's first event is [`Event::Start`]).
+    pub fn new() -> Replay {
+        Replay::default()
+    }
+
+    /// Feeds one event; an error says how the policy decided otherwise.
+    pub fn feed(&mut self, event: Event) -> Result<(), Diverged> {
+        self.events += 1;
+        match event {
+            Event::Start { settings, mirrors } => {
+                self.decider = Decider::new(settings);
+                if let Some(stored) = mirrors {
+                    let mirrors = Mirrors::from_bytes(stored.as_bytes())
+                        .map_err(|e| Diverged(format!("the mirrors resumed from: {e}")))?;
+                    self.decider.resume_mirrors(mirrors);
+                }
+            }
+            Event::Resume { listed } => {
+                let listed = |on: &Key| {
+                    let links = listed.iter().find(|(key, _)| key == on);
+                    Ok::<_, Diverged>(links.map(|(_, links)| links.clone()).unwrap_or_default())
+                };
+                self.decider.mirrors.resume_candidates(listed)?;
+            }
+            Event::Copy { page, original } => {
+                self.decider.note_copy(&parse(&page)?, &parse(&original)?);
+            }
+            Event::Found(found) => self.found(*found)?,
+            Event::Candidate { pair, link, url } => self.decider.candidate(pair, link, &url),
+            Event::Draw { now, costs, drawn } => {
+                let mut answers = costs.into_iter();
+                let mut cost = |url: &str| match answers.next() {
+                    Some((asked, cost)) if asked == url => Ok(cost),
+                    other => Err(Diverged(format!(
+                        "the policy asked the cost of {url}, the crawl had answered {other:?}"
+                    ))),
+                };
+                let again = self.decider.draw(now, &mut cost)?;
+                self.fates += 1;
+                if again != drawn {
+                    return Err(Diverged(format!(
+                        "drew {again:?}, where the crawl drew {drawn:?}"
+                    )));
+                }
+            }
+            Event::Sampled { pair, link } => self.decider.sampled(pair, link),
+            Event::LinksFollowed { key, adds } => self.decider.links_followed(&key, adds),
+            Event::SampleDecided {
+                key,
+                redirect,
+                target,
+                settled,
+            } => {
+                let again = self.decider.sample_decided(&key, redirect, target);
+                self.fates += 1;
+                if again != settled {
+                    return Err(Diverged(format!(
+                        "a sample settled {again:?}, where the crawl's settled {settled:?}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn found(&mut self, event: FoundEvent) -> Result<(), Diverged> {
+        let copy_of = match &event.copy_of {
+            Some((page, original)) => Some((parse(page)?, parse(original)?)),
+            None => None,
+        };
+        let on = FoundOn {
+            copy_of: copy_of.as_ref().map(|(page, original)| (page, original)),
+            trapped: event.trapped,
+            hubs: event.hubs,
+            probing: event.probing,
+            local: event.local,
+            mirror: event.mirror,
+        };
+        let answers = Answers {
+            left: RefCell::new(event.answers.into()),
+        };
+        let url = parse(&event.url)?;
+        let again = crate::found::found_link(
+            &answers,
+            &self.decider.sites,
+            &mut self.decider.mirrors,
+            &on,
+            &url,
+            event.followed,
+        )?;
+        self.fates += 1;
+        let again = FoundFate {
+            fate: again.fate.map(|u| u.to_string()),
+            hub_declined: again.hub_declined,
+        };
+        if again != event.fate {
+            return Err(Diverged(format!(
+                "{} found: {again:?}, where the crawl decided {:?}",
+                event.url, event.fate
+            )));
+        }
+        if let Some(left) = answers.left.borrow().front() {
+            return Err(Diverged(format!(
+                "{} found: the crawl had been asked {left:?} besides",
+                event.url
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! A crawl's journal fed to the policy alone: the same fates, and a changed answer noticed.
+
+use std::convert::Infallible;
+
+use super::*;
+use crate::{Decider, Followed, Found, LinkSettings, PageFacts};
+
+/// A crawl that holds the old release's chapter, decided and no hub, seen.
+struct Old;
+
+impl Crawl for Old {
+    type Url = Url;
+    type Error = Infallible;
+    fn url<'u>(&self, url: &'u Url) -> &'u Url {
+        url
+    }
+    fn key(&self, url: &Url) -> Key {
+        crate::key(url.as_str())
+    }
+    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Url> {
+        nearcrawl_url_rules::carry(target, page, original)
+    }
+    fn hub(&self, _: &Url) -> Result<Option<bool>, Infallible> {
+        Ok(Some(false))
+    }
+    fn hub_yield(&self, _: &Url) -> Result<Option<(u64, HubYield)>, Infallible> {
+        Ok(None)
+    }
+    fn seen(&self, _: &Url) -> Result<bool, Infallible> {
+        Ok(true)
+    }
+    fn seen_here(&self, _: &Url) -> Result<bool, Infallible> {
+        Ok(true)
+    }
+}
+
+fn url(s: &str) -> Url {
+    Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+#[test]
+fn a_journal_replays_to_the_same_fates_and_a_changed_answer_diverges() {
+    let settings = LinkSettings {
+        hub_min_links: 3,
+        hub_min_yield: 1.0,
+        probe_links: true,
+        ..LinkSettings::default()
+    };
+    let mut decider = Decider::new(settings);
+    decider.keep_journal();
+    let (new, old) = (url("http://new.test/a.html"), url("http://old.test/a.html"));
+    decider.note_copy(&new, &old);
+    let on = decider.found_on(PageFacts {
+        copy_of: Some((&new, &old)),
+        matched_by: Some(crate::LinkMatch::Target),
+        trapped: false,
+        original_declared: true,
+        local: true,
+    });
+    let link = url("http://new.test/b.html");
+    let Ok(found) = decider.found(&Old, &on, &link, Followed::No);
+    assert!(matches!(found.fate, Found::Probe { .. }), "{found:?}");
+    let events = decider.take_events();
+    assert!(matches!(events[0], Event::Start { .. }));
+    assert_eq!(events.len(), 3, "start, copy, found");
+    // Fed alone, through their JSON lines.
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap_or_default())
+        .collect();
+    let mut replay = Replay::new();
+    for line in &lines {
+        let event: Event = serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(replay.feed(event), Ok(()));
+    }
+    assert_eq!((replay.events, replay.fates), (3, 1));
+    // The counterpart said not seen: the policy drops the link, where the crawl probed it.
+    let mut replay = Replay::new();
+    for event in events {
+        let event = match event {
+            Event::Found(mut found) => {
+                for answer in &mut found.answers {
+                    if let Answer::Seen { answer, .. } = answer {
+                        *answer = false;
+                    }
+                }
+                Event::Found(found)
+            }
+            other => other,
+        };
+        let fed = replay.feed(event);
+        if replay.fates == 1 {
+            let Err(Diverged(why)) = fed else {
+                panic!("the changed answer went unnoticed");
+            };
+            assert!(why.contains("http://new.test/b.html found"), "{why}");
+        }
+    }
+}
