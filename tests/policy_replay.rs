@@ -45,6 +45,11 @@ fn replays(out: &Path, at_least: u64) {
         .lines()
         .map(str::to_owned)
         .collect();
+    // Links found, the URL rules asked, and what they learned from.
+    for kind in ["found", "rule-fate", "learned"] {
+        let event = format!(r#""event":"{kind}""#);
+        assert!(lines.iter().any(|l| l.contains(&event)), "no {kind} event");
+    }
     let at = lines
         .iter()
         .position(|l| l.contains(r#""event":"found""#) && l.contains(r#""asked":"#))

@@ -224,6 +224,7 @@ impl Coordinator {
         }
         if let Some(journal) = &mut self.journal {
             journal.write(self.links.take_events())?;
+            journal.write(self.predictions.take_events())?;
         }
         let counters = self
             .counters
@@ -445,6 +446,7 @@ impl Coordinator {
         self.archive.finish()?;
         if let Some(journal) = &mut self.journal {
             journal.write(self.links.take_events())?;
+            journal.write(self.predictions.take_events())?;
             journal.flush()?;
         }
         if let Some(dir) = &self.job.shared_index {

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::evidence::{CopyFacts, Fate, Held, PolicyConfig};
 use crate::found::{Crawl, Followed, FoundFate, FoundOn};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
@@ -77,6 +78,49 @@ pub enum Event {
         /// See [`Event::LinksFollowed`].
         adds: bool,
     },
+    /// The URL rules' policy started (or resumed) with this configuration and book (as
+    /// stored), holding at most `limit` rules.
+    Rules {
+        /// The configuration.
+        config: PolicyConfig,
+        /// The book, as stored.
+        book: String,
+        /// See [`Event::Rules`].
+        limit: Option<usize>,
+    },
+    /// The rules learned from the copy at `copy` of `original`.
+    Learned {
+        /// The copy's URL, as rules name pages.
+        copy: String,
+        /// Its original's.
+        original: String,
+        /// What is known of the copy.
+        facts: CopyFacts,
+    },
+    /// A prediction of the rule `rule` (its number) was checked: `right` or not.
+    Checked {
+        /// See [`Event::Checked`].
+        rule: u32,
+        /// See [`Event::Checked`].
+        right: bool,
+    },
+    /// A verification of a right prediction of the rule `rule` ended: the length `told`.
+    Verified {
+        /// See [`Event::Verified`].
+        rule: u32,
+        /// See [`Event::Verified`].
+        told: bool,
+    },
+    /// A URL asked of the rules: what the crawl held of the counterparts the policy asked
+    /// about, in order, and the fate.
+    RuleFate {
+        /// The URL.
+        url: String,
+        /// The counterparts asked about, and what the crawl held of each.
+        held: Vec<(String, Option<Held>)>,
+        /// The fate.
+        fate: FateRecord,
+    },
     /// A URL was decided (as a redirect, whose target was queued at `target`, or not), and
     /// what it settled of a mirror's samples.
     SampleDecided {
@@ -89,6 +133,36 @@ pub enum Event {
         /// The pair's key and whether its links are followed, when it settled one.
         settled: Option<(Key, bool)>,
     },
+}
+
+/// A rule's fate as journaled: its kind (`fetch`, `check`, `verify`, `sample`, `skip`), and
+/// for all but `fetch` the rule (its number) and the counterpart it named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FateRecord {
+    /// The kind.
+    pub fate: String,
+    /// The rule's number.
+    pub rule: Option<u32>,
+    /// The counterpart.
+    pub counterpart: Option<String>,
+}
+
+impl FateRecord {
+    /// The record of `fate`.
+    pub fn of(fate: &Fate) -> FateRecord {
+        let (name, evidence) = match fate {
+            Fate::Fetch => ("fetch", None),
+            Fate::Check(e) => ("check", Some(e)),
+            Fate::Verify(e) => ("verify", Some(e)),
+            Fate::Sample(e) => ("sample", Some(e)),
+            Fate::Skip(e) => ("skip", Some(e)),
+        };
+        FateRecord {
+            fate: name.to_owned(),
+            rule: evidence.map(|e| e.rule.number()),
+            counterpart: evidence.map(|e| e.counterpart.to_string()),
+        }
+    }
 }
 
 /// A link found: the page's facts, the link, the crawl's answers, and its fate.

@@ -10,7 +10,7 @@
 //!   for path (`sites.rs`, [`CopiedSites`]) and the mirrors sampled (`mirrors.rs`,
 //!   [`Mirrors`]), whose state the policy owns;
 //! - when a link fetched as any other is asked of the URL rules (`rules.rs`,
-//!   [`LinkPolicy::fate`], below);
+//!   [`LinkPolicy::fate`], below; what its fate is made of in `evidence.rs`);
 //! - when what a parked link waited for is decided (`released.rs`, [`released_link`]);
 //! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
 //!
@@ -98,6 +98,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::decider::{Decider, PageFacts};
+pub use crate::evidence::{CopyFacts, Decision, Evidence, Fate, Held, PolicyConfig, Predict};
 pub use crate::found::{
     Crawl, Followed, Found, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
 };
@@ -108,15 +109,14 @@ pub use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_li
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, MirrorLink, Mirrors, draw};
 pub use crate::released::{Parked, Release, WaitedFor, decided_hub, released_link};
 pub use crate::replay::{Diverged, Replay};
-pub use crate::rules::{
-    CopyFacts, Decision, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, Predict, decide,
-};
+pub use crate::rules::{Known, LinkPolicy, decide};
 pub use crate::settings::LinkSettings;
 pub use crate::sites::{CopiedSites, same_site};
 pub use crate::unchanged::{Named, UnchangedPage, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
 mod decider;
+mod evidence;
 mod found;
 mod hubs;
 mod journal;

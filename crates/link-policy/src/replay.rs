@@ -10,9 +10,11 @@ use url::Url;
 use crate::decider::Decider;
 use crate::found::{Crawl, FoundFate, FoundOn};
 use crate::hubs::HubYield;
-use crate::journal::{Answer, Event, FoundEvent};
+use crate::journal::{Answer, Event, FateRecord, FoundEvent};
 use crate::keys::Key;
 use crate::mirrors::Mirrors;
+use crate::rules::LinkPolicy;
+use nearcrawl_url_rules::{RuleBook, RuleId};
 
 /// Where a replay decided otherwise than the crawl did, or could not go on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +123,8 @@ impl Crawl for Answers {
 #[derive(Debug, Default)]
 pub struct Replay {
     decider: Decider,
+    /// The URL rules' policy, once started ([`Event::Rules`]).
+    rules: Option<LinkPolicy>,
     /// Fates decided again (links found, samples drawn and settled).
     pub fates: u64,
     /// Events fed.
@@ -151,6 +155,59 @@ impl Replay {
                     Ok::<_, Diverged>(links.map(|(_, links)| links.clone()).unwrap_or_default())
                 };
                 self.decider.mirrors.resume_candidates(listed)?;
+            }
+            Event::Rules {
+                config,
+                book,
+                limit,
+            } => {
+                let mut book: RuleBook = serde_json::from_str(&book)
+                    .map_err(|e| Diverged(format!("the rule book resumed from: {e}")))?;
+                if let Some(limit) = limit {
+                    book.set_limit(limit);
+                }
+                self.rules = Some(LinkPolicy::with_book(config, book));
+            }
+            Event::Learned {
+                copy,
+                original,
+                facts,
+            } => {
+                let (copy, original) = (parse(&copy)?, parse(&original)?);
+                self.rules()?.learn(&copy, &original, facts);
+            }
+            Event::Checked { rule, right } => {
+                self.rules()?.checked(RuleId::from_number(rule), right);
+            }
+            Event::Verified { rule, told } => {
+                self.rules()?.verified(RuleId::from_number(rule), told);
+            }
+            Event::RuleFate { url, held, fate } => {
+                let asked = RefCell::new(VecDeque::from(held));
+                let diverged = RefCell::new(None);
+                let known = |counterpart: &Url| {
+                    let next = asked.borrow_mut().pop_front();
+                    match next {
+                        Some((was, held)) if was == counterpart.as_str() => held,
+                        other => {
+                            diverged.borrow_mut().get_or_insert(format!(
+                                "the policy asked what the crawl held of {counterpart}, the \
+                                 crawl had answered {other:?}"
+                            ));
+                            None
+                        }
+                    }
+                };
+                let again = FateRecord::of(&self.rules()?.fate(&parse(&url)?, &known));
+                self.fates += 1;
+                if let Some(why) = diverged.into_inner() {
+                    return Err(Diverged(format!("{url} asked of the rules: {why}")));
+                }
+                if again != fate {
+                    return Err(Diverged(format!(
+                        "{url} asked of the rules: {again:?}, where the crawl decided {fate:?}"
+                    )));
+                }
             }
             Event::Copy { page, original } => {
                 self.decider.note_copy(&parse(&page)?, &parse(&original)?);
@@ -191,6 +248,12 @@ impl Replay {
             }
         }
         Ok(())
+    }
+
+    /// The URL rules' policy, started.
+    fn rules(&mut self) -> Result<&mut LinkPolicy, Diverged> {
+        (self.rules.as_mut())
+            .ok_or_else(|| Diverged("a rule's event before the rules started".into()))
     }
 
     fn found(&mut self, event: FoundEvent) -> Result<(), Diverged> {

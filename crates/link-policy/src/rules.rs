@@ -3,116 +3,13 @@
 //! counterpart ([`Held`]) into a [`Decision`], and [`LinkPolicy::fate`] into a [`Fate`] with
 //! its [`Evidence`].
 
-use serde::{Deserialize, Serialize};
-use url::Url;
+use std::cell::RefCell;
 
 use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
+use url::Url;
 
-/// What a trusted prediction is used for (`dedup.predict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Predict {
-    /// Rules are neither learned nor asked: every link is fetched as before.
-    Off,
-    /// Rules are learned and checked against the pages fetched, never trusted: every link is
-    /// fetched, its record says what was predicted and whether it was right.
-    Check,
-    /// A trusted rule's prediction is verified cheaply (HEAD, `Range`) against its
-    /// counterpart before the page is fetched.
-    #[default]
-    Verify,
-    /// A trusted rule's prediction is taken: the page is recorded as a duplicate of its
-    /// counterpart without a request.
-    Skip,
-}
-
-/// When a rule is trusted, and how often a trusted prediction is checked all the same.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PolicyConfig {
-    /// What a trusted prediction is used for.
-    pub predict: Predict,
-    /// Pairs a rule must have been learned from.
-    pub min_support: u32,
-    /// The least [`RuleStats::trust`] (its checked predictions' rate, one right and one
-    /// wrong assumed): 0.9 takes eight right of eight.
-    pub min_trust: f64,
-    /// One trusted prediction in this many is fetched whole to keep measuring its rule (0:
-    /// none).
-    pub explore: u32,
-    /// The crawler probes (HEAD, `Range`) a link against its counterpart (`dedup.probe_links`):
-    /// without probes, a prediction to verify or sample is only checked.
-    #[serde(default = "probes_by_default")]
-    pub probes: bool,
-}
-
-/// Probes are on unless a configuration says otherwise.
-fn probes_by_default() -> bool {
-    true
-}
-
-impl Default for PolicyConfig {
-    fn default() -> PolicyConfig {
-        PolicyConfig {
-            predict: Predict::Verify,
-            min_support: 3,
-            min_trust: 0.9,
-            explore: 8,
-            probes: true,
-        }
-    }
-}
-
-/// Why a link's fate is what it is: the rule that named its counterpart, as it stood.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Evidence {
-    /// The rule's id in the policy's book.
-    pub rule: RuleId,
-    /// The rule, `from -> to`.
-    pub rule_text: String,
-    /// The page the rule says the link's page copies.
-    pub counterpart: Url,
-    /// What the crawl holds of it.
-    pub held: Held,
-    /// The rule's support and checked predictions when it was asked.
-    pub stats: RuleStats,
-}
-
-impl Evidence {
-    /// The lengths a page must have for its sample to be asked: those the rule's copies have
-    /// had, around the counterpart's ([`RuleStats::length_window`]).
-    pub fn sample_window(&self) -> Option<(u64, u64)> {
-        self.stats.length_window(self.held.length)
-    }
-}
-
-/// A link's fate. See the crate's documentation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Fate {
-    /// Fetched: no rule names a counterpart the crawl holds.
-    Fetch,
-    /// Fetched whole, its verdict checking the rule.
-    Check(Evidence),
-    /// Verified cheaply against the counterpart, fetched only if changed.
-    Verify(Evidence),
-    /// Recorded as a duplicate of the counterpart, not requested.
-    Skip(Evidence),
-    /// Sampled (parts asked with `Range`, their text compared with the counterpart's),
-    /// fetched only if they differ.
-    Sample(Evidence),
-}
-
-/// What the decision turns on, apart from the rule's record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Fetched whole and checked.
-    Check,
-    /// Verified cheaply.
-    Verify,
-    /// Not requested.
-    Skip,
-    /// Sampled first.
-    Sample,
-}
+use crate::evidence::{CopyFacts, Decision, Evidence, Fate, Held, PolicyConfig, Predict};
+use crate::journal::{Event, FateRecord};
 
 /// The fate of a link whose counterpart (`held`) a rule with `stats` names: checked until
 /// the rule is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
@@ -146,46 +43,6 @@ pub fn decide(stats: RuleStats, held: Held, config: &PolicyConfig, explore_turn:
     }
 }
 
-/// What is known of a copy a rule is learned from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CopyFacts {
-    /// Whether it had about its original's length (`None`: not known).
-    pub same_length: Option<bool>,
-    /// Whether it linked to pages its original does not link to (`None`: not known, its
-    /// links were not read).
-    pub adds_pages: Option<bool>,
-    /// Its length over its original's (`None`: not known).
-    pub ratio: Option<f64>,
-}
-
-/// What the crawl holds of a page a link is predicted to copy.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Held {
-    /// Its length in bytes, as its response declared it.
-    pub length: u64,
-    /// What a sample of a page of about its length would cost, in bytes, when a sample can
-    /// be compared with it (the crawl kept the shingles of its text); `None` when not.
-    pub sample_cost: Option<u64>,
-    /// What a HEAD costs, in bytes.
-    pub head_cost: u64,
-}
-
-impl CopyFacts {
-    /// What its length says of a copy of `copy` bytes whose original had `original` (either
-    /// unknown: nothing; an original of 0 bytes is a redirect's): about the same within
-    /// `tolerance` of the original's, and their ratio.
-    pub fn of_lengths(copy: Option<u64>, original: Option<u64>, tolerance: f64) -> CopyFacts {
-        match (copy, original) {
-            (Some(copy), Some(original)) if original > 0 => CopyFacts {
-                same_length: Some(copy.abs_diff(original) as f64 <= tolerance * original as f64),
-                adds_pages: None,
-                ratio: Some(copy as f64 / original as f64),
-            },
-            _ => CopyFacts::default(),
-        }
-    }
-}
-
 /// What the crawl holds: the page at a URL, fetched and kept, so that a link predicted to
 /// copy it can be verified against it or recorded as its duplicate.
 pub trait Known {
@@ -206,6 +63,9 @@ pub struct LinkPolicy {
     book: RuleBook,
     /// Trusted predictions since the last one explored.
     trusted_since_explored: u32,
+    /// The events fed since last taken, when the crawl journals them
+    /// ([`LinkPolicy::keep_journal`]).
+    journal: Option<Vec<Event>>,
 }
 
 impl LinkPolicy {
@@ -220,6 +80,34 @@ impl LinkPolicy {
             config,
             book,
             trusted_since_explored: 0,
+            journal: None,
+        }
+    }
+
+    /// From now on, every event the policy is fed is journaled, for
+    /// [`LinkPolicy::take_events`], starting with its configuration and the book it goes on
+    /// with (see [`crate::Decider::keep_journal`]).
+    pub fn keep_journal(&mut self) {
+        self.journal = Some(vec![Event::Rules {
+            config: self.config,
+            // Strings and integers only: serialising cannot fail.
+            book: serde_json::to_string(&self.book).unwrap_or_default(),
+            limit: self.book.limit(),
+        }]);
+    }
+
+    /// The events journaled since last taken.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Journals the event `event` makes, when the crawl journals.
+    fn note(&mut self, event: impl FnOnce() -> Event) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(event());
         }
     }
 
@@ -249,6 +137,11 @@ impl LinkPolicy {
                 self.book.note_ratio(rule, ratio);
             }
         }
+        self.note(|| Event::Learned {
+            copy: copy.to_string(),
+            original: original.to_string(),
+            facts,
+        });
         rules
     }
 
@@ -256,6 +149,10 @@ impl LinkPolicy {
     /// counterpart it named (`right`), or not.
     pub fn checked(&mut self, rule: RuleId, right: bool) {
         self.book.check(rule, right);
+        self.note(|| Event::Checked {
+            rule: rule.number(),
+            right,
+        });
     }
 
     /// A verification of a right prediction of `rule`'s ended: it found the page unchanged
@@ -263,10 +160,35 @@ impl LinkPolicy {
     /// the same (not `told`).
     pub fn verified(&mut self, rule: RuleId, told: bool) {
         self.book.note_length(rule, told);
+        self.note(|| Event::Verified {
+            rule: rule.number(),
+            told,
+        });
     }
 
     /// The fate of a link to `url` not seen before.
     pub fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
+        if self.journal.is_none() {
+            return self.fate_of(url, known);
+        }
+        let asked = RefCell::new(Vec::new());
+        let noting = |counterpart: &Url| {
+            let held = known.held(counterpart);
+            asked.borrow_mut().push((counterpart.to_string(), held));
+            held
+        };
+        let fate = self.fate_of(url, &noting);
+        let event = Event::RuleFate {
+            url: url.to_string(),
+            held: asked.into_inner(),
+            fate: FateRecord::of(&fate),
+        };
+        self.note(|| event);
+        fate
+    }
+
+    /// See [`LinkPolicy::fate`].
+    fn fate_of(&mut self, url: &Url, known: &dyn Known) -> Fate {
         if !self.enabled() {
             return Fate::Fetch;
         }
@@ -318,258 +240,4 @@ impl LinkPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A rule's record: (support, checked, confirmed, copies of the same length and of
-    /// another, copies adding pages).
-    fn stats(
-        (support, checked, confirmed, same, other, adding): (u32, u32, u32, u32, u32, u32),
-    ) -> RuleStats {
-        RuleStats {
-            support,
-            checked,
-            confirmed,
-            same_length: same,
-            other_length: other,
-            adding,
-            // Copies 1 to 3 % longer than their originals.
-            ratio_low: 1010,
-            ratio_high: 1030,
-        }
-    }
-
-    #[test]
-    fn a_rule_is_checked_until_trusted_then_used_as_configured() {
-        use Decision::*;
-        let config = |predict| PolicyConfig {
-            predict,
-            ..PolicyConfig::default()
-        };
-        // (the rule's record, predict, exploration turn, decision)
-        let cases = [
-            // Too few pairs, however right.
-            ((2, 20, 20, 5, 0, 0), Predict::Verify, false, Check),
-            // Too few predictions checked: 7 of 7 is a trust of 0.89.
-            ((3, 7, 7, 5, 0, 0), Predict::Verify, false, Check),
-            // 8 of 8: 0.9.
-            ((3, 8, 8, 5, 0, 0), Predict::Verify, false, Verify),
-            ((3, 8, 8, 5, 0, 0), Predict::Skip, false, Skip),
-            ((3, 8, 8, 5, 0, 0), Predict::Check, false, Check),
-            ((3, 8, 8, 5, 0, 0), Predict::Off, false, Check),
-            // Its copies' lengths are not their originals': a length tells nothing, fetched
-            // whole; skipping needs no check.
-            ((3, 8, 8, 2, 2, 0), Predict::Verify, false, Check),
-            ((3, 8, 8, 0, 0, 0), Predict::Verify, false, Check),
-            ((3, 8, 8, 0, 5, 0), Predict::Skip, false, Skip),
-            // A copy that added a page of its own: never trusted.
-            ((3, 8, 8, 5, 0, 1), Predict::Skip, false, Check),
-            ((30, 30, 30, 30, 0, 1), Predict::Verify, false, Check),
-            // The exploration turn: checked.
-            ((3, 8, 8, 5, 0, 0), Predict::Skip, true, Check),
-            // One wrong in ten: 10/12 = 0.83, checked again until it earns its trust back.
-            ((30, 10, 9, 5, 0, 0), Predict::Skip, false, Check),
-            ((30, 30, 29, 5, 0, 0), Predict::Skip, false, Skip),
-        ];
-        // A counterpart too short to sample.
-        let held = Held {
-            length: 3_000,
-            sample_cost: None,
-            head_cost: 256,
-        };
-        for (record, predict, explore, want) in cases {
-            let stats = stats(record);
-            let got = decide(stats, held, &config(predict), explore);
-            assert_eq!(got, want, "{stats:?} {predict:?} {explore}");
-        }
-    }
-
-    #[test]
-    fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
-        use Decision::*;
-        let config = |predict| PolicyConfig {
-            predict,
-            ..PolicyConfig::default()
-        };
-        // A sample of 3,700 bytes, a HEAD of 256.
-        let held = |length| Held {
-            length,
-            sample_cost: Some(3_700),
-            head_cost: 256,
-        };
-        // (the rule's record, predict, counterpart's length, exploration turn, decision)
-        let cases = [
-            // A language's host, four pages in five untranslated: 0.77 x (20 - 3.7 kB) >
-            // 256 bytes.
-            (
-                (10, 20, 16, 5, 5, 0),
-                Predict::Verify,
-                20_000,
-                false,
-                Sample,
-            ),
-            ((10, 20, 16, 5, 5, 0), Predict::Skip, 20_000, false, Sample),
-            // One in twenty: 1/22 x 16.3 kB = 741 bytes, still worth a HEAD; one in a
-            // hundred is not, nor a page hardly larger than its sample.
-            ((10, 20, 0, 5, 5, 0), Predict::Verify, 20_000, false, Sample),
-            ((10, 100, 0, 5, 5, 0), Predict::Verify, 20_000, false, Check),
-            ((10, 20, 16, 5, 5, 0), Predict::Verify, 4_000, false, Check),
-            // Never checked (0.5 assumed), once it has its pairs: with one pair, sampled
-            // predictions on the held-out languages wasted more than they saved (item 19).
-            ((3, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Sample),
-            ((2, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Check),
-            // Trusted, its copies' lengths telling nothing (another template): sampled.
-            ((3, 8, 8, 0, 5, 0), Predict::Verify, 20_000, false, Sample),
-            // Trusted, and lengths tell: verified by length first; skipped with "skip".
-            ((3, 8, 8, 5, 0, 0), Predict::Verify, 20_000, false, Verify),
-            ((3, 8, 8, 5, 0, 0), Predict::Skip, 20_000, false, Skip),
-            // Copies with pages of their own, the exploration turn, "check" and "off":
-            // fetched whole.
-            ((10, 20, 16, 5, 5, 1), Predict::Verify, 20_000, false, Check),
-            ((10, 20, 16, 5, 5, 0), Predict::Verify, 20_000, true, Check),
-            ((10, 20, 16, 5, 5, 0), Predict::Check, 20_000, false, Check),
-            ((10, 20, 16, 5, 5, 0), Predict::Off, 20_000, false, Check),
-        ];
-        for (record, predict, length, explore, want) in cases {
-            let stats = stats(record);
-            let got = decide(stats, held(length), &config(predict), explore);
-            assert_eq!(got, want, "{stats:?} {predict:?} {length} {explore}");
-        }
-        // No shingles kept of the counterpart: nothing to sample against.
-        let unsampled = Held {
-            length: 20_000,
-            sample_cost: None,
-            head_cost: 256,
-        };
-        let record = stats((10, 20, 16, 5, 5, 0));
-        assert_eq!(
-            decide(record, unsampled, &config(Predict::Verify), false),
-            Check
-        );
-        // No copy's length known: no window to tell copies by.
-        let unknown = RuleStats {
-            ratio_low: 0,
-            ratio_high: 0,
-            ..record
-        };
-        assert_eq!(
-            decide(unknown, held(20_000), &config(Predict::Verify), false),
-            Check
-        );
-    }
-
-    #[test]
-    fn one_trusted_prediction_in_explore_is_checked() {
-        let config = PolicyConfig {
-            predict: Predict::Skip,
-            min_support: 1,
-            min_trust: 0.5,
-            explore: 4,
-            probes: true,
-        };
-        let mut policy = LinkPolicy::new(config);
-        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-        policy.learn(
-            &url("http://n.example/1"),
-            &url("http://o.example/1"),
-            CopyFacts::default(),
-        );
-        let known = |_: &Url| Some(Held::default());
-        let fates: Vec<bool> = (2..14)
-            .map(|n| {
-                let fate = policy.fate(&url(&format!("http://n.example/{n}")), &known);
-                matches!(fate, Fate::Check(_))
-            })
-            .collect();
-        let checked: Vec<usize> = (0..fates.len()).filter(|&i| fates[i]).collect();
-        assert_eq!(checked, [3, 7, 11]);
-        // A counterpart the crawl does not hold: fetched, no evidence to act on.
-        let nothing = |_: &Url| None;
-        assert_eq!(
-            policy.fate(&url("http://n.example/99"), &nothing),
-            Fate::Fetch
-        );
-    }
-
-    #[test]
-    fn what_its_copies_were_decides_how_a_rule_is_used() {
-        let config = PolicyConfig {
-            predict: Predict::Verify,
-            min_support: 1,
-            min_trust: 0.5,
-            explore: 0,
-            probes: true,
-        };
-        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-        let (n1, o1) = (url("http://n.example/1"), url("http://o.example/1"));
-        let known = |_: &Url| Some(Held::default());
-        let fate = |policy: &mut LinkPolicy| policy.fate(&url("http://n.example/2"), &known);
-        let facts = |same, adds| CopyFacts {
-            same_length: Some(same),
-            adds_pages: Some(adds),
-            ratio: None,
-        };
-
-        let mut policy = LinkPolicy::new(config);
-        let rule = policy.learn(&n1, &o1, facts(true, false))[0];
-        assert!(
-            matches!(fate(&mut policy), Fate::Verify(_)),
-            "the same length"
-        );
-        policy.verified(rule, false);
-        assert!(matches!(fate(&mut policy), Fate::Check(_)), "as often not");
-        policy.verified(rule, true);
-        assert!(
-            matches!(fate(&mut policy), Fate::Verify(_)),
-            "it told once more"
-        );
-
-        // A mirror's other template: its copies' lengths tell nothing.
-        let mut policy = LinkPolicy::new(config);
-        policy.learn(&n1, &o1, facts(false, false));
-        assert!(matches!(fate(&mut policy), Fate::Check(_)));
-
-        // A copy with a page of its own: the rule's pages are fetched.
-        let mut policy = LinkPolicy::new(config);
-        policy.learn(&n1, &o1, facts(true, false));
-        policy.learn(&n1, &o1, facts(true, true));
-        assert!(matches!(fate(&mut policy), Fate::Check(_)));
-    }
-
-    #[test]
-    fn without_probes_a_prediction_to_verify_or_sample_is_only_checked() {
-        let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-        let config = |probes| PolicyConfig {
-            predict: Predict::Verify,
-            min_support: 1,
-            min_trust: 0.5,
-            explore: 0,
-            probes,
-        };
-        let same = CopyFacts {
-            same_length: Some(true),
-            adds_pages: Some(false),
-            ratio: None,
-        };
-        let known = |_: &Url| Some(Held::default());
-        for (probes, verified) in [(true, true), (false, false)] {
-            let mut policy = LinkPolicy::new(config(probes));
-            policy.learn(&url("http://n.example/1"), &url("http://o.example/1"), same);
-            let fate = policy.fate(&url("http://n.example/2"), &known);
-            assert_eq!(matches!(fate, Fate::Verify(_)), verified, "probes {probes}");
-            assert_eq!(matches!(fate, Fate::Check(_)), !verified, "probes {probes}");
-        }
-    }
-
-    #[test]
-    fn a_copy_s_length_says_whether_it_kept_its_original_s() {
-        let facts = |copy, original| CopyFacts::of_lengths(copy, original, 0.02);
-        let same = facts(Some(1_020), Some(1_000));
-        assert_eq!((same.same_length, same.ratio), (Some(true), Some(1.02)));
-        assert_eq!(facts(Some(1_021), Some(1_000)).same_length, Some(false));
-        assert_eq!(facts(Some(1_000), None), CopyFacts::default());
-        assert_eq!(facts(None, Some(1_000)), CopyFacts::default());
-        // A redirect's original.
-        assert_eq!(facts(Some(1_000), Some(0)), CopyFacts::default());
-    }
-}
+mod tests;

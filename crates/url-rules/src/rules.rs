@@ -458,6 +458,11 @@ impl RuleBook {
         }
     }
 
+    /// The most rules it holds, if it was given a limit ([`RuleBook::set_limit`]).
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
     /// Holds at most `limit` rules: a crawl of a million duplicates whose URLs share nothing
     /// (each pair its own rule) does not grow without bound.
     pub fn set_limit(&mut self, limit: usize) {

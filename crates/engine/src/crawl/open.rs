@@ -25,7 +25,8 @@ use crate::progress::Progress;
 
 impl Coordinator {
     /// A resumed crawl goes on with the mirrors it was sampling (see
-    /// [`nearcrawl_link_policy::Mirrors`]).
+    /// [`nearcrawl_link_policy::Mirrors`]); the link policy journals what it is fed from
+    /// here, when asked to (`links.policy_events`).
     fn resume_mirrors(&mut self) -> Result<(), EngineError> {
         if let Some(bytes) = self.store.blob(nearcrawl_link_policy::MIRRORS)? {
             let mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
@@ -38,6 +39,7 @@ impl Coordinator {
         }
         if self.journal.is_some() {
             self.links.keep_journal();
+            self.predictions.keep_journal();
         }
         if self.links.has_mirrors() {
             let store = &self.store;

@@ -215,6 +215,16 @@ impl Predictions {
         Some(serde_json::to_vec(&self.sessions.learned()).unwrap_or_default())
     }
 
+    /// From now on, the policy journals what it is fed ([`LinkPolicy::keep_journal`]).
+    pub(super) fn keep_journal(&mut self) {
+        self.policy.keep_journal();
+    }
+
+    /// The policy's events journaled since last taken.
+    pub(super) fn take_events(&mut self) -> Vec<nearcrawl_link_policy::Event> {
+        self.policy.take_events()
+    }
+
     /// Whether rules are learned and asked at all.
     pub(super) fn enabled(&self) -> bool {
         self.policy.enabled()

@@ -97,3 +97,61 @@ fn a_journal_replays_to_the_same_fates_and_a_changed_answer_diverges() {
         }
     }
 }
+
+#[test]
+fn the_url_rules_journal_replays_to_the_same_fates() {
+    use crate::{CopyFacts, Held, LinkPolicy, PolicyConfig, Predict};
+    let config = PolicyConfig {
+        predict: Predict::Skip,
+        min_support: 2,
+        min_trust: 0.5,
+        explore: 3,
+        probes: true,
+    };
+    let mut policy = LinkPolicy::new(config);
+    policy.keep_journal();
+    let facts = CopyFacts::default();
+    for n in [1, 2] {
+        let (copy, original) = (
+            url(&format!("http://m.test/{n}")),
+            url(&format!("http://o.test/{n}")),
+        );
+        policy.learn(&copy, &original, facts);
+    }
+    let held = |u: &Url| (u.as_str() != "http://o.test/9").then_some(Held::default());
+    let fates: Vec<_> = (3..10)
+        .map(|n| policy.fate(&url(&format!("http://m.test/{n}")), &held))
+        .collect();
+    assert!(
+        fates.iter().any(|f| matches!(f, crate::Fate::Skip(_))),
+        "{fates:?}"
+    );
+    let events = policy.take_events();
+    let mut replay = Replay::new();
+    for event in events.clone() {
+        assert_eq!(replay.feed(event), Ok(()));
+    }
+    assert_eq!(replay.fates, 7);
+    // What the crawl held of a counterpart told otherwise: the policy decides otherwise.
+    let mut replay = Replay::new();
+    let mut diverged = None;
+    for event in events {
+        let event = match event {
+            Event::RuleFate {
+                url,
+                mut held,
+                fate,
+            } if url == "http://m.test/4" => {
+                held[0].1 = None;
+                Event::RuleFate { url, held, fate }
+            }
+            other => other,
+        };
+        if let Err(Diverged(why)) = replay.feed(event) {
+            diverged = Some(why);
+            break;
+        }
+    }
+    let why = diverged.unwrap_or_default();
+    assert!(why.contains("http://m.test/4 asked of the rules"), "{why}");
+}

@@ -1,0 +1,256 @@
+//! A rule's fate: checked until trusted, sampled where its rate pays, explored, and without
+//! probes only checked.
+
+use super::*;
+
+/// A rule's record: (support, checked, confirmed, copies of the same length and of
+/// another, copies adding pages).
+fn stats(
+    (support, checked, confirmed, same, other, adding): (u32, u32, u32, u32, u32, u32),
+) -> RuleStats {
+    RuleStats {
+        support,
+        checked,
+        confirmed,
+        same_length: same,
+        other_length: other,
+        adding,
+        // Copies 1 to 3 % longer than their originals.
+        ratio_low: 1010,
+        ratio_high: 1030,
+    }
+}
+
+#[test]
+fn a_rule_is_checked_until_trusted_then_used_as_configured() {
+    use Decision::*;
+    let config = |predict| PolicyConfig {
+        predict,
+        ..PolicyConfig::default()
+    };
+    // (the rule's record, predict, exploration turn, decision)
+    let cases = [
+        // Too few pairs, however right.
+        ((2, 20, 20, 5, 0, 0), Predict::Verify, false, Check),
+        // Too few predictions checked: 7 of 7 is a trust of 0.89.
+        ((3, 7, 7, 5, 0, 0), Predict::Verify, false, Check),
+        // 8 of 8: 0.9.
+        ((3, 8, 8, 5, 0, 0), Predict::Verify, false, Verify),
+        ((3, 8, 8, 5, 0, 0), Predict::Skip, false, Skip),
+        ((3, 8, 8, 5, 0, 0), Predict::Check, false, Check),
+        ((3, 8, 8, 5, 0, 0), Predict::Off, false, Check),
+        // Its copies' lengths are not their originals': a length tells nothing, fetched
+        // whole; skipping needs no check.
+        ((3, 8, 8, 2, 2, 0), Predict::Verify, false, Check),
+        ((3, 8, 8, 0, 0, 0), Predict::Verify, false, Check),
+        ((3, 8, 8, 0, 5, 0), Predict::Skip, false, Skip),
+        // A copy that added a page of its own: never trusted.
+        ((3, 8, 8, 5, 0, 1), Predict::Skip, false, Check),
+        ((30, 30, 30, 30, 0, 1), Predict::Verify, false, Check),
+        // The exploration turn: checked.
+        ((3, 8, 8, 5, 0, 0), Predict::Skip, true, Check),
+        // One wrong in ten: 10/12 = 0.83, checked again until it earns its trust back.
+        ((30, 10, 9, 5, 0, 0), Predict::Skip, false, Check),
+        ((30, 30, 29, 5, 0, 0), Predict::Skip, false, Skip),
+    ];
+    // A counterpart too short to sample.
+    let held = Held {
+        length: 3_000,
+        sample_cost: None,
+        head_cost: 256,
+    };
+    for (record, predict, explore, want) in cases {
+        let stats = stats(record);
+        let got = decide(stats, held, &config(predict), explore);
+        assert_eq!(got, want, "{stats:?} {predict:?} {explore}");
+    }
+}
+
+#[test]
+fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
+    use Decision::*;
+    let config = |predict| PolicyConfig {
+        predict,
+        ..PolicyConfig::default()
+    };
+    // A sample of 3,700 bytes, a HEAD of 256.
+    let held = |length| Held {
+        length,
+        sample_cost: Some(3_700),
+        head_cost: 256,
+    };
+    // (the rule's record, predict, counterpart's length, exploration turn, decision)
+    let cases = [
+        // A language's host, four pages in five untranslated: 0.77 x (20 - 3.7 kB) >
+        // 256 bytes.
+        (
+            (10, 20, 16, 5, 5, 0),
+            Predict::Verify,
+            20_000,
+            false,
+            Sample,
+        ),
+        ((10, 20, 16, 5, 5, 0), Predict::Skip, 20_000, false, Sample),
+        // One in twenty: 1/22 x 16.3 kB = 741 bytes, still worth a HEAD; one in a
+        // hundred is not, nor a page hardly larger than its sample.
+        ((10, 20, 0, 5, 5, 0), Predict::Verify, 20_000, false, Sample),
+        ((10, 100, 0, 5, 5, 0), Predict::Verify, 20_000, false, Check),
+        ((10, 20, 16, 5, 5, 0), Predict::Verify, 4_000, false, Check),
+        // Never checked (0.5 assumed), once it has its pairs: with one pair, sampled
+        // predictions on the held-out languages wasted more than they saved (item 19).
+        ((3, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Sample),
+        ((2, 0, 0, 0, 0, 0), Predict::Verify, 20_000, false, Check),
+        // Trusted, its copies' lengths telling nothing (another template): sampled.
+        ((3, 8, 8, 0, 5, 0), Predict::Verify, 20_000, false, Sample),
+        // Trusted, and lengths tell: verified by length first; skipped with "skip".
+        ((3, 8, 8, 5, 0, 0), Predict::Verify, 20_000, false, Verify),
+        ((3, 8, 8, 5, 0, 0), Predict::Skip, 20_000, false, Skip),
+        // Copies with pages of their own, the exploration turn, "check" and "off":
+        // fetched whole.
+        ((10, 20, 16, 5, 5, 1), Predict::Verify, 20_000, false, Check),
+        ((10, 20, 16, 5, 5, 0), Predict::Verify, 20_000, true, Check),
+        ((10, 20, 16, 5, 5, 0), Predict::Check, 20_000, false, Check),
+        ((10, 20, 16, 5, 5, 0), Predict::Off, 20_000, false, Check),
+    ];
+    for (record, predict, length, explore, want) in cases {
+        let stats = stats(record);
+        let got = decide(stats, held(length), &config(predict), explore);
+        assert_eq!(got, want, "{stats:?} {predict:?} {length} {explore}");
+    }
+    // No shingles kept of the counterpart: nothing to sample against.
+    let unsampled = Held {
+        length: 20_000,
+        sample_cost: None,
+        head_cost: 256,
+    };
+    let record = stats((10, 20, 16, 5, 5, 0));
+    assert_eq!(
+        decide(record, unsampled, &config(Predict::Verify), false),
+        Check
+    );
+    // No copy's length known: no window to tell copies by.
+    let unknown = RuleStats {
+        ratio_low: 0,
+        ratio_high: 0,
+        ..record
+    };
+    assert_eq!(
+        decide(unknown, held(20_000), &config(Predict::Verify), false),
+        Check
+    );
+}
+
+#[test]
+fn one_trusted_prediction_in_explore_is_checked() {
+    let config = PolicyConfig {
+        predict: Predict::Skip,
+        min_support: 1,
+        min_trust: 0.5,
+        explore: 4,
+        probes: true,
+    };
+    let mut policy = LinkPolicy::new(config);
+    let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    policy.learn(
+        &url("http://n.example/1"),
+        &url("http://o.example/1"),
+        CopyFacts::default(),
+    );
+    let known = |_: &Url| Some(Held::default());
+    let fates: Vec<bool> = (2..14)
+        .map(|n| {
+            let fate = policy.fate(&url(&format!("http://n.example/{n}")), &known);
+            matches!(fate, Fate::Check(_))
+        })
+        .collect();
+    let checked: Vec<usize> = (0..fates.len()).filter(|&i| fates[i]).collect();
+    assert_eq!(checked, [3, 7, 11]);
+    // A counterpart the crawl does not hold: fetched, no evidence to act on.
+    let nothing = |_: &Url| None;
+    assert_eq!(
+        policy.fate(&url("http://n.example/99"), &nothing),
+        Fate::Fetch
+    );
+}
+
+#[test]
+fn what_its_copies_were_decides_how_a_rule_is_used() {
+    let config = PolicyConfig {
+        predict: Predict::Verify,
+        min_support: 1,
+        min_trust: 0.5,
+        explore: 0,
+        probes: true,
+    };
+    let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    let (n1, o1) = (url("http://n.example/1"), url("http://o.example/1"));
+    let known = |_: &Url| Some(Held::default());
+    let fate = |policy: &mut LinkPolicy| policy.fate(&url("http://n.example/2"), &known);
+    let facts = |same, adds| CopyFacts {
+        same_length: Some(same),
+        adds_pages: Some(adds),
+        ratio: None,
+    };
+
+    let mut policy = LinkPolicy::new(config);
+    let rule = policy.learn(&n1, &o1, facts(true, false))[0];
+    assert!(
+        matches!(fate(&mut policy), Fate::Verify(_)),
+        "the same length"
+    );
+    policy.verified(rule, false);
+    assert!(matches!(fate(&mut policy), Fate::Check(_)), "as often not");
+    policy.verified(rule, true);
+    assert!(
+        matches!(fate(&mut policy), Fate::Verify(_)),
+        "it told once more"
+    );
+
+    // A mirror's other template: its copies' lengths tell nothing.
+    let mut policy = LinkPolicy::new(config);
+    policy.learn(&n1, &o1, facts(false, false));
+    assert!(matches!(fate(&mut policy), Fate::Check(_)));
+
+    // A copy with a page of its own: the rule's pages are fetched.
+    let mut policy = LinkPolicy::new(config);
+    policy.learn(&n1, &o1, facts(true, false));
+    policy.learn(&n1, &o1, facts(true, true));
+    assert!(matches!(fate(&mut policy), Fate::Check(_)));
+}
+
+#[test]
+fn without_probes_a_prediction_to_verify_or_sample_is_only_checked() {
+    let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    let config = |probes| PolicyConfig {
+        predict: Predict::Verify,
+        min_support: 1,
+        min_trust: 0.5,
+        explore: 0,
+        probes,
+    };
+    let same = CopyFacts {
+        same_length: Some(true),
+        adds_pages: Some(false),
+        ratio: None,
+    };
+    let known = |_: &Url| Some(Held::default());
+    for (probes, verified) in [(true, true), (false, false)] {
+        let mut policy = LinkPolicy::new(config(probes));
+        policy.learn(&url("http://n.example/1"), &url("http://o.example/1"), same);
+        let fate = policy.fate(&url("http://n.example/2"), &known);
+        assert_eq!(matches!(fate, Fate::Verify(_)), verified, "probes {probes}");
+        assert_eq!(matches!(fate, Fate::Check(_)), !verified, "probes {probes}");
+    }
+}
+
+#[test]
+fn a_copy_s_length_says_whether_it_kept_its_original_s() {
+    let facts = |copy, original| CopyFacts::of_lengths(copy, original, 0.02);
+    let same = facts(Some(1_020), Some(1_000));
+    assert_eq!((same.same_length, same.ratio), (Some(true), Some(1.02)));
+    assert_eq!(facts(Some(1_021), Some(1_000)).same_length, Some(false));
+    assert_eq!(facts(Some(1_000), None), CopyFacts::default());
+    assert_eq!(facts(None, Some(1_000)), CopyFacts::default());
+    // A redirect's original.
+    assert_eq!(facts(Some(1_000), Some(0)), CopyFacts::default());
+}
