@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::Key;
 use crate::matched::HubWorth;
+use crate::released::{WaitedFor, decided_hub};
 
 /// The key a duplicate's link to a hub's counterpart is parked on while what the hub (record
 /// `seq`) led to is not known yet: its links are not all decided.
@@ -43,6 +44,26 @@ impl HubRule {
     /// Whether the hub that led to `yielded` is worth fetching again on another site.
     pub fn worth_fetching(&self, yielded: &HubYield) -> bool {
         yielded.worth_fetching(self.min_links, self.min_yield)
+    }
+
+    /// What a link (carrying a probe, or not) parked on a page learns when the page is
+    /// decided: a hub (record `hub`) or not. In this process, where hubs are declined, a
+    /// link that would be probed waits for what the hub's links lead to, on the key returned
+    /// ([`hub_links_key`]); a shared job's worker cannot know what another's hub led to
+    /// ([`decided_hub`]).
+    pub fn page_decided(
+        &self,
+        hub: Option<u64>,
+        local: bool,
+        probe: bool,
+    ) -> (WaitedFor, Option<Key>) {
+        match hub {
+            None => (WaitedFor::Page, None),
+            Some(seq) => {
+                let wait_on = (local && self.declines()).then(|| hub_links_key(seq));
+                (decided_hub(local, wait_on.is_some(), probe), wait_on)
+            }
+        }
     }
 
     /// What the hub (record `seq`) that led to `yielded` is worth: not known while its links
@@ -234,5 +255,65 @@ mod tests {
         };
         assert!(!every.declines() && every.worth_fetching(&hub(3, 0, false)));
         assert!(rule.declines() && !rule.worth_fetching(&hub(3, 0, false)));
+    }
+
+    #[test]
+    fn a_parked_link_learns_what_its_page_was_decided() {
+        let declines = HubRule {
+            min_links: 3,
+            min_yield: 1.0,
+        };
+        let keeps = HubRule {
+            min_links: 3,
+            min_yield: 0.0,
+        };
+        let hub = |links_pending| WaitedFor::Hub { links_pending };
+        let on = Some(hub_links_key(7));
+        // (what it protects, the rule, the page a hub (record 7) or not, local, probe)
+        let cases = [
+            (
+                "a page, no hub",
+                declines,
+                None,
+                true,
+                true,
+                (WaitedFor::Page, None),
+            ),
+            (
+                "a hub whose worth is to be known: a probed link waits for its links",
+                declines,
+                Some(7),
+                true,
+                true,
+                (hub(true), on),
+            ),
+            (
+                "... an unprobed one learns it is a hub all the same (its links waited on)",
+                declines,
+                Some(7),
+                true,
+                false,
+                (hub(true), on),
+            ),
+            (
+                "every hub fetched again: nothing to wait for",
+                keeps,
+                Some(7),
+                true,
+                true,
+                (hub(false), None),
+            ),
+            (
+                "a shared job's worker cannot know what another's hub led to: it probes",
+                declines,
+                Some(7),
+                false,
+                true,
+                (WaitedFor::HubLinks { worth: false }, None),
+            ),
+        ];
+        for (what, rule, page, local, probe, want) in cases {
+            assert_eq!(rule.page_decided(page, local, probe), want, "{what}");
+        }
     }
 }

@@ -5,9 +5,7 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{
-    Parked, Release, WaitedFor, decided_hub, hub_links_key, released_link,
-};
+use nearcrawl_link_policy::{Parked, Release, WaitedFor, hub_links_key, released_link};
 use nearcrawl_records::{Record, Released, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
@@ -293,18 +291,10 @@ impl Coordinator {
             if links.is_empty() {
                 continue;
             }
-            // A hub just decided: what its links lead to is not known yet. A link that would
-            // be probed otherwise waits for that, where hubs are declined.
-            let wait_on = hub_seq
-                .filter(|_| self.frontier.knows_undecided() && self.links.hubs().declines())
-                .map(hub_links_key);
-            let local = self.frontier.knows_undecided();
+            // A hub just decided: what its links lead to is not known yet.
+            let (hubs, local) = (self.links.hubs(), self.frontier.knows_undecided());
             let released = self.release_links(commit, &record.url, links, |parked| {
-                let probe = parked.entry.probe.is_some();
-                match hub {
-                    true => (decided_hub(local, wait_on.is_some(), probe), wait_on),
-                    false => (WaitedFor::Page, None),
-                }
+                hubs.page_decided(hub_seq, local, parked.entry.probe.is_some())
             })?;
             debug!(url = %record.url, hub, ?released, "parked links released");
             record.released = Some(released);
