@@ -1,7 +1,7 @@
 //! A page's links followed: each queued, parked, probed, predicted, refused or dropped, and
 //! the page's record counting what became of them.
 
-use super::super::predictions;
+use super::super::predictions::{self, Predictions};
 use super::super::*;
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
@@ -178,7 +178,12 @@ impl Coordinator {
                 && self.focus.is_some()
                 && !page.pending.contains(&ukey)
                 && self.frontier.raisable(&ukey, 0)
-                && nearcrawl_link_policy::follows(&self.asked(), &page.on, &url, followed)?
+                && nearcrawl_link_policy::follows(
+                    &Asked::of(&*self.frontier, &*self.store, &self.predictions),
+                    &page.on,
+                    &url,
+                    followed,
+                )?
             {
                 let words = (link.text.as_str(), link.context.as_str());
                 let priority = self.priority_of(entry, how, words, url.as_url());
@@ -192,11 +197,7 @@ impl Coordinator {
             return Ok(());
         }
         page.pending.insert(ukey);
-        let asked = Asked {
-            frontier: self.frontier.as_ref(),
-            store: self.store.as_ref(),
-            sessions: self.predictions.sessions(),
-        };
+        let asked = Asked::of(&*self.frontier, &*self.store, &self.predictions);
         let found = self.links.found(&asked, &page.on, &url, followed)?;
         page.counts.declined += u32::from(found.hub_declined);
         let fate = found.fate;
@@ -364,7 +365,9 @@ impl Coordinator {
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
         if mirrored {
             page.counts.mirrored += 1;
-        } else if followed != Followed::No && !self.leads_as_original(how, url.as_url()) {
+        } else if followed != Followed::No
+            && !leads_as_original(&self.predictions, how, url.as_url())
+        {
             // (Where its original leads too, taken to the original's site, a language's link
             // to its own copy of a section, it leads to no page its original does not.)
             page.counts.new_found += 1;
@@ -416,40 +419,24 @@ impl Coordinator {
             decided.decision.trap = Some(named.join("; "));
         }
     }
+}
 
-    /// Whether the original of the duplicate being decided links to the counterpart of its
-    /// link to `target`: the page a URL rule says `target` copies (a language's
-    /// `ch02.pt-br.html` for `ch02.pt.html`), or the one the pair's paths say
-    /// ([`Coordinator::counterpart`]).
-    fn leads_as_original(&self, how: &LinkFollowing<'_>, target: &Url) -> bool {
-        let Some(original) = &how.original else {
-            return false;
-        };
-        let by_rule = self.predictions.counterpart_of(target);
-        let by_pair = how
-            .base
-            .and_then(|base| self.counterpart(base, original, target))
-            .map(CanonicalUrl::into_url);
-        by_rule
-            .into_iter()
-            .chain(by_pair)
-            .any(|c| how.follow.original_links_to(original, &c))
-    }
-
-    /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-    /// `original` ([`counterpart`]).
-    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        counterpart(self.predictions.sessions(), page, original, target)
-    }
-
-    /// What the link policy asks of the crawl about the links found.
-    fn asked(&self) -> Asked<'_> {
-        Asked {
-            frontier: self.frontier.as_ref(),
-            store: self.store.as_ref(),
-            sessions: self.predictions.sessions(),
-        }
-    }
+/// Whether the original of the duplicate being decided (`how`) links to the counterpart of
+/// its link to `target`: the page a URL rule says `target` copies (a language's
+/// `ch02.pt-br.html` for `ch02.pt.html`), or the one the pair's paths say ([`counterpart`]).
+fn leads_as_original(predictions: &Predictions, how: &LinkFollowing<'_>, target: &Url) -> bool {
+    let Some(original) = &how.original else {
+        return false;
+    };
+    let by_rule = predictions.counterpart_of(target);
+    let by_pair = how
+        .base
+        .and_then(|base| counterpart(predictions.sessions(), base, original, target))
+        .map(CanonicalUrl::into_url);
+    by_rule
+        .into_iter()
+        .chain(by_pair)
+        .any(|c| how.follow.original_links_to(original, &c))
 }
 
 /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
@@ -477,6 +464,20 @@ struct Asked<'a> {
     frontier: &'a (dyn Frontier + Send),
     store: &'a dyn CrawlStore,
     sessions: &'a SessionParams,
+}
+
+impl<'a> Asked<'a> {
+    fn of(
+        frontier: &'a (dyn Frontier + Send),
+        store: &'a dyn CrawlStore,
+        predictions: &'a Predictions,
+    ) -> Asked<'a> {
+        Asked {
+            frontier,
+            store,
+            sessions: predictions.sessions(),
+        }
+    }
 }
 
 impl Crawl for Asked<'_> {
