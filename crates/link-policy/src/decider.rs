@@ -8,7 +8,7 @@ use url::Url;
 
 use crate::found::{Crawl, Followed, FoundFate, FoundOn, found_link};
 use crate::hubs::HubRule;
-use crate::journal::{Event, FoundEvent, Recorder};
+use crate::journal::{Event, FoundEvent, Journal, Recorder};
 use crate::keys::Key;
 use crate::mirrors::{Budget, Cost, Drawn, Mirrors};
 use crate::settings::LinkSettings;
@@ -41,7 +41,7 @@ pub struct Decider {
     pub(crate) mirrors: Mirrors,
     /// The events fed since last taken, when the crawl journals them
     /// ([`Decider::keep_journal`]).
-    journal: Option<Vec<Event>>,
+    journal: Journal,
 }
 
 impl Decider {
@@ -106,25 +106,20 @@ impl Decider {
         let mirrors = self.mirrors.to_bytes();
         let mirrors =
             (!self.mirrors.is_empty()).then(|| String::from_utf8_lossy(&mirrors).into_owned());
-        self.journal = Some(vec![Event::Start {
+        self.journal.start(Event::Start {
             settings: self.settings,
             mirrors,
-        }]);
+        });
     }
 
     /// The events journaled since last taken.
     pub fn take_events(&mut self) -> Vec<Event> {
-        self.journal
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.journal.take()
     }
 
     /// Journals the event `event` makes, when the crawl journals.
     fn note(&mut self, event: impl FnOnce() -> Event) {
-        if let Some(journal) = &mut self.journal {
-            journal.push(event());
-        }
+        self.journal.note(event);
     }
 
     /// `page` was judged a copy of `original`: what the sites copied and the mirrors learn.
@@ -208,7 +203,7 @@ impl Decider {
         url: &C::Url,
         followed: Followed,
     ) -> Result<FoundFate<C::Url>, C::Error> {
-        if self.journal.is_none() {
+        if !self.journal.is_on() {
             return found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed);
         }
         let mut event = FoundEvent::new(on, crawl.url(url), followed);

@@ -327,3 +327,32 @@ impl<C: Crawl> Crawl for Recorder<'_, C> {
         Ok(answer)
     }
 }
+
+/// The events a component of the policy was fed since last taken, once the crawl journals
+/// them ([`Journal::start`]); off until then.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Journal(Option<Vec<Event>>);
+
+impl Journal {
+    /// From now on, events are journaled, the first `first`.
+    pub(crate) fn start(&mut self, first: Event) {
+        self.0 = Some(vec![first]);
+    }
+
+    /// Whether events are journaled.
+    pub(crate) fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Journals the event `event` makes, when events are journaled.
+    pub(crate) fn note(&mut self, event: impl FnOnce() -> Event) {
+        if let Some(events) = &mut self.0 {
+            events.push(event());
+        }
+    }
+
+    /// The events journaled since last taken.
+    pub(crate) fn take(&mut self) -> Vec<Event> {
+        self.0.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+}

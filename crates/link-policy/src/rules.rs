@@ -9,7 +9,7 @@ use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 use url::Url;
 
 use crate::evidence::{CopyFacts, Decision, Evidence, Fate, Held, PolicyConfig, Predict};
-use crate::journal::{Event, FateRecord};
+use crate::journal::{Event, FateRecord, Journal};
 
 /// The fate of a link whose counterpart (`held`) a rule with `stats` names: checked until
 /// the rule is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
@@ -65,7 +65,7 @@ pub struct LinkPolicy {
     trusted_since_explored: u32,
     /// The events fed since last taken, when the crawl journals them
     /// ([`LinkPolicy::keep_journal`]).
-    journal: Option<Vec<Event>>,
+    journal: Journal,
 }
 
 impl LinkPolicy {
@@ -80,7 +80,7 @@ impl LinkPolicy {
             config,
             book,
             trusted_since_explored: 0,
-            journal: None,
+            journal: Journal::default(),
         }
     }
 
@@ -88,27 +88,22 @@ impl LinkPolicy {
     /// [`LinkPolicy::take_events`], starting with its configuration and the book it goes on
     /// with (see [`crate::Decider::keep_journal`]).
     pub fn keep_journal(&mut self) {
-        self.journal = Some(vec![Event::Rules {
+        self.journal.start(Event::Rules {
             config: self.config,
             // Strings and integers only: serialising cannot fail.
             book: serde_json::to_string(&self.book).unwrap_or_default(),
             limit: self.book.limit(),
-        }]);
+        });
     }
 
     /// The events journaled since last taken.
     pub fn take_events(&mut self) -> Vec<Event> {
-        self.journal
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.journal.take()
     }
 
     /// Journals the event `event` makes, when the crawl journals.
     fn note(&mut self, event: impl FnOnce() -> Event) {
-        if let Some(journal) = &mut self.journal {
-            journal.push(event());
-        }
+        self.journal.note(event);
     }
 
     /// Whether rules are learned and asked at all.
@@ -168,7 +163,7 @@ impl LinkPolicy {
 
     /// The fate of a link to `url` not seen before.
     pub fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
-        if self.journal.is_none() {
+        if !self.journal.is_on() {
             return self.fate_of(url, known);
         }
         let asked = RefCell::new(Vec::new());
