@@ -223,8 +223,7 @@ impl Coordinator {
             self.held_without_session(&mut commit, &url)?;
         }
         if let Some(journal) = &mut self.journal {
-            journal.write(self.links.take_events())?;
-            journal.write(self.predictions.take_events())?;
+            journal.write(&mut self.links, &mut self.predictions)?;
         }
         let counters = self
             .counters
@@ -445,8 +444,7 @@ impl Coordinator {
         judge.write_sentences(through)?;
         self.archive.finish()?;
         if let Some(journal) = &mut self.journal {
-            journal.write(self.links.take_events())?;
-            journal.write(self.predictions.take_events())?;
+            journal.write(&mut self.links, &mut self.predictions)?;
             journal.flush()?;
         }
         if let Some(dir) = &self.job.shared_index {

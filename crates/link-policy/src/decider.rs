@@ -53,10 +53,6 @@ impl Decider {
         }
     }
 
-    fn settings(&self) -> LinkSettings {
-        self.settings
-    }
-
     /// The mirrors sampled, in their stored form, when they changed since last asked
     /// ([`Mirrors::take_changed`]).
     pub fn mirrors_to_keep(&mut self) -> Option<Vec<u8>> {
@@ -103,9 +99,8 @@ impl Decider {
     /// (a crawl writes them to a file, and [`crate::Replay`] feeds them to the policy alone),
     /// starting with the settings and, when resumed, the mirrors it goes on with.
     pub fn keep_journal(&mut self) {
-        let mirrors = self.mirrors.to_bytes();
-        let mirrors =
-            (!self.mirrors.is_empty()).then(|| String::from_utf8_lossy(&mirrors).into_owned());
+        let mirrors = (!self.mirrors.is_empty())
+            .then(|| String::from_utf8_lossy(&self.mirrors.to_bytes()).into_owned());
         self.journal.start(Event::Start {
             settings: self.settings,
             mirrors,
@@ -174,7 +169,7 @@ impl Decider {
 
     /// What the policy knows of a page whose links are followed, the same for each link.
     pub fn found_on<'a>(&self, page: PageFacts<'a>) -> FoundOn<'a> {
-        let settings = self.settings();
+        let settings = self.settings;
         let mirror = match (page.matched_by, page.copy_of) {
             (Some(by), Some((base, original))) => {
                 by == LinkMatch::Anchor
@@ -277,7 +272,7 @@ impl Decider {
 
     /// How many samples a mirror takes.
     pub fn mirror_budget(&self) -> Budget {
-        let settings = self.settings();
+        let settings = self.settings;
         Budget {
             cap: settings.mirror_samples,
             share: settings.mirror_sample_share,
@@ -294,24 +289,24 @@ impl Decider {
 
     /// Whether a duplicate's links are probed against their counterparts.
     pub fn probes(&self) -> bool {
-        self.settings().probe_links
+        self.settings.probe_links
     }
 
     /// Whether a large probed page is sampled before it is fetched.
     pub fn samples(&self) -> bool {
-        self.settings().probe_samples
+        self.settings.probe_samples
     }
 
     /// How far a probed page's length may be from its counterpart's, as a fraction of it, for
     /// the page to be taken as unchanged.
     pub fn probe_tolerance(&self) -> f64 {
-        self.settings().probe_tolerance
+        self.settings.probe_tolerance
     }
 
     /// What the lengths of a copy and its original say of the copy ([`CopyFacts::of_lengths`]
     /// at the probes' tolerance).
     pub fn copy_facts(&self, copy: Option<u64>, original: Option<u64>) -> CopyFacts {
-        CopyFacts::of_lengths(copy, original, self.settings().probe_tolerance)
+        CopyFacts::of_lengths(copy, original, self.settings.probe_tolerance)
     }
 }
 

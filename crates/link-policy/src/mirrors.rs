@@ -236,11 +236,7 @@ impl Mirrors {
 
     /// The stored form, when it changed since last asked.
     pub fn take_changed(&mut self) -> Option<Vec<u8>> {
-        if !std::mem::take(&mut self.dirty) {
-            return None;
-        }
-        // Strings and integers only: serialising cannot fail.
-        Some(serde_json::to_vec(self).unwrap_or_default())
+        std::mem::take(&mut self.dirty).then(|| self.to_bytes())
     }
 
     /// What happens to a link of `page`, a copy of `original` on another site, to a page of

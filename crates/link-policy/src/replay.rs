@@ -31,6 +31,8 @@ impl std::error::Error for Diverged {}
 /// The crawl's answers, given back in the order they were given.
 struct Answers {
     left: RefCell<VecDeque<Answer>>,
+    /// How a question that cannot fail ([`Crawl::counterpart`]) went otherwise, if it did.
+    diverged: RefCell<Option<Diverged>>,
 }
 
 impl Answers {
@@ -78,10 +80,13 @@ impl Crawl for Answers {
             target: target.to_string(),
             answer: None,
         };
-        // A divergence here shows at the next question, or in the fate.
         match self.next(&asked) {
             Ok(Answer::Counterpart { answer, .. }) => answer.and_then(|u| Url::parse(&u).ok()),
-            _ => None,
+            Ok(_) => unreachable!("next answers the question asked"),
+            Err(diverged) => {
+                self.diverged.borrow_mut().get_or_insert(diverged);
+                None
+            }
         }
     }
 
@@ -271,6 +276,7 @@ impl Replay {
         };
         let answers = Answers {
             left: RefCell::new(event.answers.into()),
+            diverged: RefCell::new(None),
         };
         let url = parse(&event.url)?;
         let again = crate::found::found_link(
@@ -282,6 +288,9 @@ impl Replay {
             event.followed,
         )?;
         self.fates += 1;
+        if let Some(Diverged(why)) = answers.diverged.into_inner() {
+            return Err(Diverged(format!("{} found: {why}", event.url)));
+        }
         let again = FoundFate {
             fate: again.fate.map(|u| u.to_string()),
             hub_declined: again.hub_declined,

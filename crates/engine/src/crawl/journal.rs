@@ -6,12 +6,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use nearcrawl_link_policy::Event;
+use nearcrawl_link_policy::Decider;
 
+use super::predictions::Predictions;
 use crate::error::EngineError;
 
 /// The file name under the output directory.
-pub(crate) const POLICY_EVENTS: &str = "policy-events.jsonl";
+const POLICY_EVENTS: &str = "policy-events.jsonl";
 
 /// The journal file, appended to (a resumed crawl goes on after what it wrote before).
 pub(super) struct Journal {
@@ -37,9 +38,14 @@ impl Journal {
         })
     }
 
-    /// Writes `events`, one line each.
-    pub(super) fn write(&mut self, events: Vec<Event>) -> Result<(), EngineError> {
-        for event in events {
+    /// Writes the events the link policy's two parts (`links`, `rules`) journaled since last
+    /// asked, one line each.
+    pub(super) fn write(
+        &mut self,
+        links: &mut Decider,
+        rules: &mut Predictions,
+    ) -> Result<(), EngineError> {
+        for event in links.take_events().into_iter().chain(rules.take_events()) {
             // Strings, numbers and keys only: serialising cannot fail.
             let line = serde_json::to_string(&event).unwrap_or_default();
             writeln!(self.file, "{line}").map_err(|source| self.error(source))?;

@@ -39,7 +39,9 @@ impl Coordinator {
                 continue;
             };
             let redirect = record.verdict == Verdict::Redirect;
-            let target = record.queued_redirect_target().map(url_key);
+            let target = redirect
+                .then(|| record.queued_redirect_target().map(url_key))
+                .flatten();
             let Some((on, adds)) = self.links.sample_decided(&key, redirect, target) else {
                 continue;
             };
