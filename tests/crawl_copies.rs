@@ -48,12 +48,19 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
         listing.fates().matched_by,
         Some(nearcrawl_link_policy::LinkMatch::Anchor)
     );
-    assert_eq!(listing.fates().parked, 10, "{listing:?}");
-    assert_eq!(listing.released.map(|r| r.sampled), Some(2), "{listing:?}");
+    assert_eq!(listing.fates().total("wait"), 10, "{listing:?}");
+    assert_eq!(
+        listing
+            .released
+            .as_ref()
+            .map(|r| r.count("fetch", "sample")),
+        Some(2),
+        "{listing:?}"
+    );
     let sample = record(&records, &mirror.url("/m/story?id=0"));
     assert!(sample.verdict.is_duplicate(), "{sample:?}");
     let released = settled(&records).expect("the parked stories released");
-    assert_eq!((released.followed, released.dropped), (8, 0));
+    assert_eq!((followed(&released), released.total("drop")), (8, 0));
     assert_eq!(stories, 10, "every story fetched");
     for n in [0, 7] {
         let notes = record(&records, &mirror.url(&format!("/extra/{n}")));
@@ -62,7 +69,7 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
 
     let (_, records, stories) = crawl(&[], 2, false).await;
     let released = settled(&records).unwrap();
-    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!((followed(&released), released.total("drop")), (0, 8));
     assert_eq!(stories, 2, "the samples only");
 
     let (mirror, _, stories) = crawl(&[0, 7], 0, false).await;
@@ -76,17 +83,17 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
     let (_, records, stories) = crawl(&[], 2, true).await;
     let released = settled(&records).unwrap();
-    assert_eq!((released.followed, released.dropped), (0, 8));
+    assert_eq!((followed(&released), released.total("drop")), (0, 8));
     assert_eq!(stories, 2, "the samples only");
 }
 
 /// The links parked on the pair of sites settled: the record that says how many of them were
 /// followed and how many dropped once the samples were decided.
-fn settled(records: &[nearcrawl_records::Record]) -> Option<nearcrawl_records::Released> {
+fn settled(records: &[nearcrawl_records::Record]) -> Option<nearcrawl_records::LinkFates> {
     records
         .iter()
-        .filter_map(|r| r.released)
-        .find(|r| r.followed + r.dropped > 0)
+        .filter_map(|r| r.released.clone())
+        .find(|r| followed(r) + r.total("drop") > 0)
 }
 
 /// A mirror's samples are drawn at least cost: a pair of seeds, the mirror's story 99 and the
@@ -164,7 +171,7 @@ async fn a_mirrors_samples_are_its_cheapest_copies() {
     assert!(taught.verdict.is_duplicate(), "{taught:?}");
     let listing = record(&records, &mirror.url("/page"));
     assert!(listing.verdict.is_duplicate(), "{listing:?}");
-    assert_eq!(listing.fates().parked, 10, "{listing:?}");
+    assert_eq!(listing.fates().total("wait"), 10, "{listing:?}");
     let mut sampled: Vec<&str> = records
         .iter()
         .filter(|r| r.url.contains("/m/story?id=") && r.url != taught.url)
@@ -175,7 +182,7 @@ async fn a_mirrors_samples_are_its_cheapest_copies() {
     let cheapest = [mirror.url("/m/story?id=2"), mirror.url("/m/story?id=4")];
     assert_eq!(sampled, cheapest, "{records:#?}");
     let released = settled(&records).expect("the parked stories released");
-    assert_eq!((released.followed, released.dropped), (8, 0));
+    assert_eq!((followed(&released), released.total("drop")), (8, 0));
     let notes = record(&records, &mirror.url("/extra/4"));
     assert_eq!(notes.verdict, Verdict::Unique, "{notes:?}");
 }
@@ -260,27 +267,38 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
 
     let new_top = record(&records, &new.url("/"));
     assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
-    assert_eq!(new_top.fates().parked, 2, "{new_top:?}");
+    assert_eq!(new_top.fates().total("wait"), 2, "{new_top:?}");
     // The old table of contents led to new pages: a hub. Whether they outweigh it is known
     // once its chapters are decided (`dedup.hub_min_yield`): the link waits again, and the
     // chapter that completes it releases it, followed (the chapters outweigh the table).
     let old_toc = record(&records, &old.url("/part/"));
-    let released = old_toc.released.expect("the parked link released");
+    let released = old_toc.released.clone().expect("the parked link released");
     assert_eq!(
-        (released.followed, released.parked, released.dropped),
+        (
+            followed(&released),
+            released.total("wait"),
+            released.total("drop")
+        ),
         (0, 1, 0),
         "{old_toc:?}"
     );
     let completing = records
         .iter()
         .filter(|r| r.url.starts_with(&old.url("/part/")) && r.url != old.url("/part/"))
-        .find_map(|r| r.released)
+        .find_map(|r| r.released.clone())
         .expect("a chapter releases it");
-    assert_eq!((completing.followed, completing.dropped), (1, 0));
+    assert_eq!((followed(&completing), completing.total("drop")), (1, 0));
     // The link to a page that led nowhere is probed (`dedup.probe_links`): unchanged.
-    let released = record(&records, &old.url("/intro")).released.unwrap();
+    let released = record(&records, &old.url("/intro"))
+        .released
+        .clone()
+        .unwrap();
     assert_eq!(
-        (released.followed, released.probed, released.dropped),
+        (
+            followed(&released),
+            released.total("check"),
+            released.total("drop")
+        ),
         (0, 1, 0)
     );
     let intro = record(&records, &new.url("/intro"));
@@ -341,7 +359,7 @@ async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it
     let news = record(&records, &new.url("/news"));
     assert_eq!(news.verdict, Verdict::Unique, "{news:?}");
     assert_eq!(
-        news.fates().parked,
+        news.fates().total("wait"),
         1,
         "its link waits for the old chapter: {news:?}"
     );
@@ -360,4 +378,9 @@ async fn a_copying_sites_link_waits_for_its_counterpart_and_is_judged_against_it
         "the copy's subtree is not crawled"
     );
     assert_eq!(old.site.hits("/chapter/child"), 1);
+}
+
+/// Links released and fetched, a mirror's samples drawn aside.
+fn followed(fates: &nearcrawl_records::LinkFates) -> u32 {
+    fates.total("fetch") - fates.count("fetch", "sample")
 }

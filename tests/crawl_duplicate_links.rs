@@ -42,7 +42,7 @@ async fn an_unchanged_page_is_fetched_for_its_links_and_no_url_is_made_up() {
     assert_eq!(unnamed_requests(&old), Vec::<String>::new());
     let guide = record(&records, &new.url("/guide"));
     assert!(guide.verdict.is_duplicate(), "{guide:?}");
-    let probe = guide.probe.as_ref().expect("probed first");
+    let probe = guide.probe().expect("probed first");
     assert_eq!(probe.length, probe.counterpart_length, "{guide:?}");
     assert_eq!(probe.links_unknown, 1, "{guide:?}");
     assert_eq!(new.site.hits("/guide"), 1);
@@ -89,7 +89,7 @@ async fn an_unchanged_page_waits_for_the_crawl_s_end_before_it_is_fetched_for_it
     assert_eq!(unnamed_requests(&new), Vec::<String>::new());
     let guide = record(&records, &new.url("/guide"));
     assert_eq!(guide.verdict, Verdict::Unchanged, "{guide:?}");
-    let probe = guide.probe.as_ref().expect("probed");
+    let probe = guide.probe().expect("probed");
     assert!(probe.deferred, "{guide:?}");
     assert_eq!(
         probe.links_unknown, 0,
@@ -141,7 +141,7 @@ async fn a_copy_is_not_fetched_for_links_that_weigh_less_than_itself() {
     assert_eq!(unnamed_requests(&new), Vec::<String>::new());
     let reference = record(&records, &new.url("/reference"));
     assert_eq!(reference.verdict, Verdict::Unchanged, "{reference:?}");
-    let probe = reference.probe.as_ref().unwrap();
+    let probe = reference.probe().unwrap();
     assert_eq!((probe.links_unknown, probe.led_to_less), (1, true));
     assert_eq!(new.site.hits("/reference"), 0);
     assert_eq!(new.site.hits("/reference/appendix"), 0);
@@ -150,7 +150,7 @@ async fn a_copy_is_not_fetched_for_links_that_weigh_less_than_itself() {
     assert_eq!(unnamed_requests(&new), Vec::<String>::new());
     let reference = record(&records, &new.url("/reference"));
     assert!(reference.verdict.is_duplicate(), "{reference:?}");
-    let probe = reference.probe.as_ref().unwrap();
+    let probe = reference.probe().unwrap();
     assert_eq!((probe.links_unknown, probe.led_to_less), (1, false));
     let appendix = record(&records, &new.url("/reference/appendix"));
     assert_eq!(appendix.verdict, Verdict::Unique, "{appendix:?}");
@@ -198,8 +198,8 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
         let n = record.url.rsplit('=').next().unwrap();
         let counterpart = origin.url(&format!("/a/{n}"));
         assert_eq!(record.duplicate_of.as_deref(), Some(counterpart.as_str()));
-        let prediction = record.prediction.as_ref().unwrap();
-        assert_eq!(prediction.fate, "skip");
+        let prediction = record.prediction().unwrap();
+        assert_eq!(record.predicted(), Some("skip"));
         let rule = format!("/m/story?id={{1}} -> {}", origin.url("/a/{1}"));
         assert!(prediction.rule.ends_with(&rule), "{prediction:?}");
         assert!(
@@ -213,8 +213,8 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
     assert!(first.verdict.is_duplicate(), "{first:?}");
     let checked = records
         .iter()
-        .filter_map(|r| r.prediction.as_ref())
-        .filter(|p| p.fate == "check")
+        .filter(|r| r.predicted() == Some("check"))
+        .filter_map(|r| r.prediction())
         .collect::<Vec<_>>();
     assert!(!checked.is_empty() && checked.iter().all(|p| p.right == Some(true)));
 
@@ -222,12 +222,12 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
     assert_eq!(unnamed_requests(&mirror), Vec::<String>::new());
     let verified: Vec<&nearcrawl_records::Record> = records
         .iter()
-        .filter(|r| r.prediction.as_ref().is_some_and(|p| p.fate == "verify"))
+        .filter(|r| r.predicted() == Some("verify"))
         .collect();
     assert!(verified.len() >= 5, "{verified:#?}");
     for record in verified {
         assert_eq!(record.verdict, Verdict::Unchanged, "{record:?}");
-        assert_eq!(record.prediction.as_ref().unwrap().right, Some(true));
+        assert_eq!(record.prediction().unwrap().right, Some(true));
         let path = &record.url[mirror.url("").len()..];
         assert_eq!(mirror.site.hits(path), 0, "a HEAD only");
         assert!(mirror.site.head_requests().iter().any(|p| p == path));
@@ -317,9 +317,9 @@ async fn a_language_s_untranslated_pages_are_sampled_not_downloaded() {
             r.verdict.is_duplicate() || r.verdict == Verdict::Unchanged,
             "untranslated: {r:?}"
         );
-        let fate = r.prediction.as_ref().map(|p| p.fate.as_str());
+        let fate = r.predicted();
         if r.verdict == Verdict::Unchanged && fate == Some("sample") {
-            let probe = r.probe.as_ref().expect("its probe");
+            let probe = r.probe().expect("its probe");
             let sample = probe.sample.as_ref().expect("its sample");
             assert_eq!((sample.informative, sample.matched), (4, 4), "{r:?}");
             assert!(probe.window.is_some(), "{r:?}");

@@ -97,7 +97,7 @@ async fn focused_crawl_fetches_relevant_links_first_and_prunes_off_topic_pages()
     assert!(off.relevance.unwrap() < 0.05, "{off:?}");
     assert_eq!(off.off_topic, Some(1));
     assert_eq!(
-        off.fates().queued,
+        off.fates().total("fetch"),
         0,
         "no tunnel: an off-topic page is not expanded"
     );
@@ -166,7 +166,7 @@ async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
     let records = records(out.path());
     let seed = record(&records, "/");
     assert!(
-        seed.fates().queued == 1,
+        seed.fates().total("fetch") == 1,
         "a seed is always expanded: {seed:?}"
     );
     assert_eq!(seed.off_topic, Some(0), "a seed starts no tunnel");
@@ -176,7 +176,11 @@ async fn an_off_topic_seed_leads_through_a_tunnel_to_its_topic() {
     assert_eq!(site.site.hits("/en/mods/delta"), 1);
     let misc3 = record(&records, "/en/misc3");
     assert_eq!(misc3.off_topic, Some(4));
-    assert_eq!(misc3.fates().queued, 0, "past the tunnel: {misc3:?}");
+    assert_eq!(
+        misc3.fates().total("fetch"),
+        0,
+        "past the tunnel: {misc3:?}"
+    );
     assert_eq!(site.site.hits("/en/misc4"), 0);
 }
 

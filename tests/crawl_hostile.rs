@@ -335,7 +335,11 @@ async fn links_past_the_per_page_cap_are_counted_not_followed() {
     let records = records(out.path());
     let home = record(&records, "/");
     assert_eq!(
-        (home.outlinks, home.fates().queued, home.fates().over_cap),
+        (
+            home.outlinks,
+            home.fates().total("fetch"),
+            home.fates().over_cap
+        ),
         (Some(10), 10, 15),
         "{home:?}"
     );

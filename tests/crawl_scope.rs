@@ -73,7 +73,7 @@ async fn nofollow_links_and_pages_are_not_followed() {
     run(&site.url("/"), out.path(), local_config()).await;
     let records = records(out.path());
     assert_eq!(record(&records, "/nf").robots, ["nofollow"]);
-    assert_eq!(record(&records, "/nf").fates().queued, 0);
+    assert_eq!(record(&records, "/nf").fates().total("fetch"), 0);
     assert_eq!(site.site.hits("/hidden"), 0);
     assert_eq!(site.site.hits("/ugc"), 0);
     assert_eq!(records.len(), 2);
@@ -123,7 +123,7 @@ async fn sitemaps_named_by_robots_txt_seed_the_frontier_when_enabled() {
         Verdict::Sitemap
     );
     assert_eq!(
-        record(&records, "/s1.xml").fates().queued,
+        record(&records, "/s1.xml").fates().total("fetch"),
         1,
         "the other host is out of scope"
     );

@@ -179,7 +179,7 @@ async fn a_calendar_whose_days_copy_their_month_stops_after_a_few_days() {
                 .contains("max_duplicate_chain = 3"),
             "{fourth:?}"
         );
-        assert_eq!(fourth.fates().dropped, 1);
+        assert_eq!(fourth.fates().count("drop", "trap"), 1);
         assert_eq!(record(&records, &format!("/cal/{month}/3")).trap, None);
     }
 }
@@ -265,7 +265,7 @@ async fn a_next_page_chain_of_unique_pages_stops_at_the_pattern_limit() {
     );
     let last = record(&records, "/list?page=12");
     assert_eq!(last.verdict, Verdict::Unique);
-    assert_eq!(last.fates().trapped, 1, "{last:?}");
+    assert_eq!(last.fates().count("drop", "trap"), 1, "{last:?}");
     assert!(
         last.trap
             .as_deref()
@@ -376,15 +376,18 @@ async fn per_host_budgets_of_patterns_and_duplicate_links_are_spent_and_recorded
     // The 15 over budget are counted on the page that linked them, one record, not 15.
     let listing = record(&records, "/items");
     assert_eq!(
-        (listing.fates().queued, listing.fates().trapped),
+        (
+            listing.fates().total("fetch"),
+            listing.fates().count("drop", "trap")
+        ),
         (5, 15),
         "{listing:?}"
     );
     assert_eq!(naming(&records, "max_pages_per_pattern = 5").len(), 1);
     let copy = record(&records, "/copy");
     assert!(copy.verdict.is_duplicate(), "{copy:?}");
-    assert_eq!(copy.fates().queued, 2, "{copy:?}");
-    assert_eq!(copy.fates().dropped, 4, "{copy:?}");
+    assert_eq!(copy.fates().total("fetch"), 2, "{copy:?}");
+    assert_eq!(copy.fates().total("drop"), 4, "{copy:?}");
     assert!(
         copy.trap
             .as_deref()

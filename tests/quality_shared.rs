@@ -168,7 +168,7 @@ async fn three_workers_predict_only_true_duplicates() {
     // Each worker replayed the one log: a rule's number names one rule in every record.
     let mut rules: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
     for record in records(&out.path().join("dedup")) {
-        if let Some(p) = record.prediction {
+        if let Some(p) = record.prediction().cloned() {
             rules.entry(p.rule_id).or_default().insert(p.rule);
         }
     }

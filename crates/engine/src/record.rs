@@ -2,7 +2,7 @@
 //! and the record made of it and the fetch's facts for a queued URL.
 
 use nearcrawl_fetch::{FetchFailure, Fetched, Validators};
-use nearcrawl_records::{LinkFates, Prediction, Probe, Record, Verdict, rfc3339};
+use nearcrawl_records::{LinkFates, Prediction, Record, UrlFate, Verdict, rfc3339};
 use nearcrawl_store::QueuedUrl;
 
 /// What was decided about a response beyond what the fetch itself says: the fields of its
@@ -105,8 +105,7 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
         outlinks: d.outlinks,
         link_fates: d.link_fates,
         released: None,
-        probe: asked_probe(entry),
-        prediction: d.prediction.or_else(|| entry.predicted.as_deref().cloned()),
+        fate: url_fate(entry, d.verdict, d.prediction),
         text_cut_from: d.text_cut_from,
         little_text: d.little_text,
         template_chars: d.template_chars,
@@ -153,8 +152,7 @@ pub(crate) fn unchanged(
         retries: retries(entry),
         fetched_at: Some(rfc3339(page.started)),
         address: peer(page),
-        probe: asked_probe(entry),
-        prediction: prediction.or_else(|| entry.predicted.as_deref().cloned()),
+        fate: url_fate(entry, Verdict::Unchanged, prediction),
         ..Record::new(seq, entry.url.clone(), entry.depth, Verdict::Unchanged)
     }
 }
@@ -186,16 +184,52 @@ pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: Str
         parent: entry.parent,
         link_of: entry.link_of,
         retries: retries(entry),
-        probe: asked_probe(entry),
-        prediction: entry.predicted.as_deref().cloned(),
+        fate: url_fate(entry, verdict, None),
         error: Some(reason),
         ..Record::new(seq, entry.url.clone(), entry.depth, verdict)
     }
 }
 
-/// The probe a queued URL had before its request, if it was asked.
-fn asked_probe(entry: &QueuedUrl) -> Option<Probe> {
-    entry.probe.as_deref().filter(|probe| probe.asked).cloned()
+/// The record's `fate` of a queued URL decided `verdict`, whose prediction (if it had one)
+/// was `checked` by its decision: the fate the link policy decided for it (a URL refused by
+/// the scope or a trap rule dropped; one a URL rule predicted a duplicate skipped; one that
+/// carries a probe checked, by length, or by its rule's verification or sample; any other
+/// fetched), what decided it (its rule, a redirect, or what the queue entry names, else
+/// `new`), and the check made with its answer. None for a URL no link named (a seed, a
+/// recrawl's URL).
+fn url_fate(entry: &QueuedUrl, verdict: Verdict, checked: Option<Prediction>) -> Option<UrlFate> {
+    if entry.parent.is_none() || entry.previous.is_some() {
+        return None;
+    }
+    let mut rule = checked.or_else(|| entry.predicted.as_deref().cloned());
+    let predicted = rule.as_ref().map(|r| r.fate.as_str());
+    let probe = entry.probe.as_deref();
+    let (fate, how) = match (verdict, predicted, probe) {
+        (Verdict::OutOfScope | Verdict::Trap, ..) => ("drop", None),
+        (Verdict::Predicted, ..) | (_, Some("skip"), _) => ("skip", None),
+        (_, Some("verify"), Some(_)) => ("check", Some("verify")),
+        (_, _, Some(p)) if p.window.is_some() => ("check", Some("sample")),
+        (_, _, Some(_)) => ("check", Some("length")),
+        _ => ("fetch", None),
+    };
+    let by = match verdict {
+        Verdict::OutOfScope => "scope",
+        Verdict::Trap => "trap",
+        _ if rule.is_some() => "rule",
+        _ if entry.redirects > 0 => "redirect",
+        _ => entry.by.as_deref().unwrap_or("new"),
+    };
+    if let Some(rule) = &mut rule {
+        // The record's `fate` and `how` say what it was used for.
+        rule.fate.clear();
+    }
+    Some(UrlFate {
+        fate: fate.to_owned(),
+        by: by.to_owned(),
+        how: how.map(str::to_owned),
+        rule,
+        check: probe.filter(|probe| probe.asked).cloned(),
+    })
 }
 
 /// Bytes a queued URL's probe received before its request.

@@ -437,7 +437,10 @@ mod tests {
                 local: true,
             });
             assert!(on.mirror);
-            let crate::MirrorLink::Park { pair, .. } = decider.mirrors.link(&copy, &original)
+            let crate::Fate::<Url>::Wait {
+                until: crate::Until::Samples { pair, .. },
+                ..
+            } = decider.mirrors.link(&copy, &original)
             else {
                 panic!("a candidate");
             };

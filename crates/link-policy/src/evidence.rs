@@ -1,6 +1,6 @@
 //! What a URL rule's fate is made of: the configuration ([`PolicyConfig`]), what the crawl
-//! holds of a counterpart ([`Held`]), what is known of a copy ([`CopyFacts`]), and the fate
-//! with its evidence ([`Fate`], [`Evidence`]).
+//! holds of a counterpart ([`Held`]), what is known of a copy ([`CopyFacts`]), and a rule's
+//! evidence ([`Evidence`]).
 
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -62,7 +62,7 @@ impl Default for PolicyConfig {
 }
 
 /// Why a link's fate is what it is: the rule that named its counterpart, as it stood.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The rule's id in the policy's book.
     pub rule: RuleId,
@@ -82,35 +82,6 @@ impl Evidence {
     pub fn sample_window(&self) -> Option<(u64, u64)> {
         self.stats.length_window(self.held.length)
     }
-}
-
-/// A link's fate. See the crate's documentation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Fate {
-    /// Fetched: no rule names a counterpart the crawl holds.
-    Fetch,
-    /// Fetched whole, its verdict checking the rule.
-    Check(Evidence),
-    /// Verified cheaply against the counterpart, fetched only if changed.
-    Verify(Evidence),
-    /// Recorded as a duplicate of the counterpart, not requested.
-    Skip(Evidence),
-    /// Sampled (parts asked with `Range`, their text compared with the counterpart's),
-    /// fetched only if they differ.
-    Sample(Evidence),
-}
-
-/// What the decision turns on, apart from the rule's record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Fetched whole and checked.
-    Check,
-    /// Verified cheaply.
-    Verify,
-    /// Not requested.
-    Skip,
-    /// Sampled first.
-    Sample,
 }
 
 /// What is known of a copy a rule is learned from.

@@ -13,11 +13,12 @@
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::fate::{By, Fate, How, Until};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
-use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
-use crate::mirrors::{MirrorLink, Mirrors};
-use crate::released::{Parked, Release};
+use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
+use crate::mirrors::Mirrors;
+use crate::released::Parked;
 use crate::sites::{CopiedSites, same_site};
 
 /// Whether the dedup stage's rule for a page's links follows a link, and why.
@@ -78,41 +79,7 @@ pub struct FoundOn<'a> {
     pub mirror: bool,
 }
 
-/// A found link's fate ([`found_link`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Found<U> {
-    /// Not followed: a duplicate's link that leads where its original's does.
-    Drop,
-    /// Fetched (and asked of the URL rules first).
-    Fetch,
-    /// Fetched as a hub's counterpart: a new chain of duplicates starts there, fetched, not
-    /// probed.
-    FetchAsHub,
-    /// Fetched: a mirror whose copies add pages of their own.
-    FetchMirror,
-    /// Queued with a probe against its counterpart.
-    Probe {
-        /// The page it is probed against.
-        counterpart: U,
-    },
-    /// Parked until `page` (key `on`) is decided, or a hub's links or a mirror's samples.
-    Wait {
-        /// The page waited for.
-        page: U,
-        /// The key the link is parked on.
-        on: Key,
-        /// The page it is probed against once released, if it is.
-        probe: Option<U>,
-        /// Followed whatever the page turns out to be (a copying site's link, waiting only
-        /// so that its counterpart is judged first).
-        always: bool,
-        /// A candidate for the samples of this pair of sites ([`Mirrors`]).
-        sample_of: Option<usize>,
-    },
-}
-
-/// What the frontier found of the page a link would wait for ([`Found::Wait`]), when it was
+/// What the frontier found of the page a link would wait for ([`Until::Page`]), when it was
 /// asked to park the link there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Parking {
@@ -124,53 +91,29 @@ pub enum Parking {
     Decided,
 }
 
-/// The fate of a link that would wait ([`Found::Wait`]), once the frontier said what it found
-/// of the page it would wait for: `None` while it waits, parked; else as a parked link's once
-/// released ([`Release`]): followed as a hub's counterpart (a new chain) where a hub is
-/// followed ([`follows_hub`]), else followed as it is (with its probe, if it carries one);
-/// a page decided and no hub drops it, unless it is followed `always` or carries a probe.
-pub fn parking_answered(answer: Parking, link: Parked, local: bool) -> Option<Release> {
+/// The fate of a link that would wait for a page ([`Until::Page`]), once the frontier said
+/// what it found of that page: `None` while it waits, parked; else as a parked link's once
+/// released ([`crate::released_link`]): fetched as a hub's counterpart (a new chain) where a
+/// hub is followed ([`follows_hub`]), else as it is (checked with its probe, if it carries
+/// one, or followed as a copying site's link); a page decided and no hub drops it, unless it
+/// is followed `always` or carries a probe.
+pub fn parking_answered<U>(answer: Parking, link: Parked<U>, local: bool) -> Option<Fate<U>> {
     let Parked { always, probe } = link;
-    let as_it_is = match probe {
-        true => Release::Probe,
-        false => Release::Follow { new_chain: false },
+    let probed = probe.is_some();
+    let as_it_is = |by| match probe {
+        Some(against) => Fate::Check {
+            against,
+            how: How::Length,
+            by,
+        },
+        None => Fate::Fetch { by: By::CopiedSite },
     };
     match answer {
         Parking::Parked => None,
-        Parking::Hub if !always && follows_hub(local, probe) => {
-            Some(Release::Follow { new_chain: true })
-        }
-        Parking::Hub => Some(as_it_is),
-        Parking::Decided if always || probe => Some(as_it_is),
-        Parking::Decided => Some(Release::Drop),
-    }
-}
-
-impl<U> Found<U> {
-    /// The same fate, its URLs mapped by `f`.
-    pub fn map<V>(self, mut f: impl FnMut(U) -> V) -> Found<V> {
-        match self {
-            Found::Drop => Found::Drop,
-            Found::Fetch => Found::Fetch,
-            Found::FetchAsHub => Found::FetchAsHub,
-            Found::FetchMirror => Found::FetchMirror,
-            Found::Probe { counterpart } => Found::Probe {
-                counterpart: f(counterpart),
-            },
-            Found::Wait {
-                page,
-                on,
-                probe,
-                always,
-                sample_of,
-            } => Found::Wait {
-                page: f(page),
-                on,
-                probe: probe.map(f),
-                always,
-                sample_of,
-            },
-        }
+        Parking::Hub if !always && follows_hub(local, probed) => Some(Fate::Fetch { by: By::Hub }),
+        Parking::Hub => Some(as_it_is(By::LedToLess)),
+        Parking::Decided if always || probed => Some(as_it_is(By::Original)),
+        Parking::Decided => Some(Fate::Drop { by: By::Original }),
     }
 }
 
@@ -179,7 +122,7 @@ impl<U> Found<U> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoundFate<U> {
     /// The fate.
-    pub fate: Found<U>,
+    pub fate: Fate<U>,
     /// See [`FoundFate`].
     pub hub_declined: bool,
 }
@@ -209,7 +152,9 @@ pub fn follows<C: Crawl>(
 /// The fate of the link to `url`, not seen before, found on the page `on` and `followed` (or
 /// not) by the dedup stage's rule for it: what the crawl knows of its counterpart
 /// ([`matched_link`]), the sites found to copy others (`sites`) and the mirrors sampled
-/// (`mirrors`) decide it.
+/// (`mirrors`) decide it: dropped, fetched (as new, a hub's counterpart or a mirror's page),
+/// checked by length against its counterpart, or waiting for a page or a mirror's samples.
+/// A link fetched as new ([`By::New`]) is asked of the URL rules next.
 pub fn found_link<C: Crawl>(
     crawl: &C,
     sites: &CopiedSites,
@@ -220,12 +165,9 @@ pub fn found_link<C: Crawl>(
 ) -> Result<FoundFate<C::Url>, C::Error> {
     let target = crawl.url(url);
     let follows = follows(crawl, on, url, followed)?;
-    let mut fate = FoundFate {
-        fate: match follows {
-            true => Found::Fetch,
-            false => Found::Drop,
-        },
-        hub_declined: false,
+    let mut fate = match follows {
+        true => Fate::Fetch { by: By::New },
+        false => Fate::Drop { by: By::Original },
     };
     // Where the original's link to the same place (relative to each site) led, for a new
     // link not followed as new, when a hub or a probe could still follow it.
@@ -250,33 +192,23 @@ pub fn found_link<C: Crawl>(
         && crawl.hub(&first)?.is_none()
     {
         let on = crawl.key(&first);
-        fate.fate = Found::Wait {
-            page: first,
-            on,
+        fate = Fate::Wait {
+            until: Until::Page { page: first, on },
             probe: None,
             always: true,
-            sample_of: None,
         };
     }
+    // A hub that led to less than itself, whatever becomes of the link next.
+    let hub_declined = matches!(fate.by(), Some(By::LedToLess));
     // A mirror's copy's link to its own site whose text the original has.
-    if matches!(fate.fate, Found::Drop)
+    if matches!(fate, Fate::Drop { .. })
         && on.mirror
         && let Some((base, original)) = on.copy_of
         && same_site(base, target)
     {
-        fate.fate = match mirrors.link(base, original) {
-            MirrorLink::Drop => Found::Drop,
-            MirrorLink::Follow => Found::FetchMirror,
-            MirrorLink::Park { on, pair } => Found::Wait {
-                page: url.clone(),
-                on,
-                probe: None,
-                always: false,
-                sample_of: Some(pair),
-            },
-        };
+        fate = mirrors.link(base, original);
     }
-    Ok(fate)
+    Ok(FoundFate { fate, hub_declined })
 }
 
 /// The fate of a duplicate's link matched with its original's, whose counterpart is
@@ -285,7 +217,7 @@ fn matched<C: Crawl>(
     crawl: &C,
     on: &FoundOn<'_>,
     counterpart: C::Url,
-) -> Result<FoundFate<C::Url>, C::Error> {
+) -> Result<Fate<C::Url>, C::Error> {
     let hub = match on.hubs.on() {
         true => crawl.hub(&counterpart)?,
         false => Some(false),
@@ -298,38 +230,16 @@ fn matched<C: Crawl>(
     };
     // Seen by the job: a shared job's seen set is its frontier's, not this store's.
     let seen = on.probing && !on.trapped && crawl.seen(&counterpart)?;
-    let (matched, hub_declined) = matched_link(Matched {
+    let facts = Matched {
         hub,
         worth,
         counterpart_seen: seen,
         probing: on.probing,
         trapped: on.trapped,
         local: on.local,
-    });
-    let key = crawl.key(&counterpart);
-    let probe = |yes: bool| yes.then(|| counterpart.clone());
-    let fate = match matched {
-        MatchedLink::FollowAsHub => Found::FetchAsHub,
-        MatchedLink::Probe => Found::Probe {
-            counterpart: counterpart.clone(),
-        },
-        MatchedLink::ParkOnCounterpart { probe: yes } => Found::Wait {
-            probe: probe(yes),
-            page: counterpart.clone(),
-            on: key,
-            always: false,
-            sample_of: None,
-        },
-        MatchedLink::ParkOnHubLinks { probe: yes } => Found::Wait {
-            probe: probe(yes),
-            page: counterpart.clone(),
-            on: hub_links.unwrap_or(key),
-            always: false,
-            sample_of: None,
-        },
-        MatchedLink::Drop => Found::Drop,
     };
-    Ok(FoundFate { fate, hub_declined })
+    let key = crawl.key(&counterpart);
+    Ok(matched_link(facts, counterpart, (key, hub_links)))
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::evidence::{CopyFacts, Fate, Held, PolicyConfig};
+use crate::evidence::{CopyFacts, Held, PolicyConfig};
+use crate::fate::{By, Fate};
 use crate::found::{Crawl, Followed, FoundFate, FoundOn};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
@@ -150,12 +151,9 @@ pub struct FateRecord {
 impl FateRecord {
     /// The record of `fate`.
     pub fn of(fate: &Fate) -> FateRecord {
-        let (name, evidence) = match fate {
-            Fate::Fetch => ("fetch", None),
-            Fate::Check(e) => ("check", Some(e)),
-            Fate::Verify(e) => ("verify", Some(e)),
-            Fate::Sample(e) => ("sample", Some(e)),
-            Fate::Skip(e) => ("skip", Some(e)),
+        let (name, evidence) = match fate.prediction() {
+            Some((name, evidence)) => (name, Some(evidence)),
+            None => ("fetch", None),
         };
         FateRecord {
             fate: name.to_owned(),
@@ -247,7 +245,7 @@ impl FoundEvent {
             followed,
             answers: Vec::new(),
             fate: FoundFate {
-                fate: crate::Found::Drop,
+                fate: Fate::Drop { by: By::Original },
                 hub_declined: false,
             },
         }

@@ -1,17 +1,21 @@
 //! Every decision about a link's fate, decided from what the crawl has learned about which
 //! URLs copy which. Pure: no I/O, no clock; what the crawl holds or has decided is asked
-//! through small traits ([`Crawl`], [`Known`]) or passed in. One file per moment a link's fate
-//! is decided:
+//! through small traits ([`Crawl`], [`Known`], [`Named`]) or passed in.
 //!
-//! - when the link is found (`found.rs`, [`found_link`]): dropped, fetched, fetched as a
-//!   hub's counterpart or a mirror's page, probed against its counterpart, or parked until a
-//!   page, a hub's links or a mirror's samples are decided; a duplicate's link matched with
-//!   its original's (`matched.rs`, [`matched_link`]); the sites found to copy others path
-//!   for path (`sites.rs`, [`CopiedSites`]) and the mirrors sampled (`mirrors.rs`,
-//!   [`Mirrors`]), whose state the policy owns;
-//! - when a link fetched as any other is asked of the URL rules (`rules.rs`,
-//!   [`LinkPolicy::fate`], below; what its fate is made of in `evidence.rs`);
-//! - when what a parked link waited for is decided (`released.rs`, [`released_link`]);
+//! Every answer is one [`Fate`] (`fate.rs`): fetched whole; checked cheaply against a
+//! counterpart (its HEAD's length, a `Range` sample), fetched only when that says it
+//! differs; waiting until a page, a hub's links, a mirror's samples or the crawl's end is
+//! decided; skipped as a duplicate of its counterpart; or dropped. Each names what decided it
+//! ([`By`]: a mechanism, or a URL rule with its [`Evidence`]). One file per moment a link's
+//! fate is decided:
+//!
+//! - when the link is found (`found.rs`, [`found_link`]): a duplicate's link matched with its
+//!   original's (`matched.rs`, [`matched_link`]); the sites found to copy others path for
+//!   path (`sites.rs`, [`CopiedSites`]) and the mirrors sampled (`mirrors.rs`, [`Mirrors`]),
+//!   whose state the policy owns;
+//! - when a link fetched as new is asked of the URL rules (`rules.rs`, [`LinkPolicy::fate`],
+//!   below; what a rule's evidence is made of in `evidence.rs`);
+//! - when what a waiting link waited for is decided (`released.rs`, [`released_link`]);
 //! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
 //!
 //! The crawler holds one [`Decider`] (`decider.rs`): the state above and the link settings
@@ -28,36 +32,35 @@
 //! decides what that is worth ([`decide`], a pure function of the rule's record, the
 //! configuration and the exploration turn):
 //!
-//! - [`Fate::Fetch`]: no rule names a counterpart the crawl holds; fetched as any link.
-//! - [`Fate::Check`]: a rule names one, but is not trusted yet (too few pairs, too few
-//!   predictions checked, or too many wrong), or this is one of the predictions fetched
-//!   whole to keep measuring a trusted rule (`explore`): fetched, and its verdict checks the
-//!   rule ([`LinkPolicy::checked`]).
-//! - [`Fate::Verify`]: trusted, `predict = "verify"`, and its copies keep their originals'
-//!   length: asked cheaply first against its counterpart (the crawler's HEAD, then `Range`
-//!   for a large page), fetched whole only when that says it changed.
-//! - [`Fate::Skip`]: trusted, `predict = "skip"`: recorded as a duplicate of its
-//!   counterpart without a request.
-//! - [`Fate::Sample`]: not trusted to be right (a language's host whose untranslated pages
-//!   keep the English text, one in five or four in five), or trusted but its copies' lengths
-//!   are not their originals', yet worth a probe: its HEAD first, and when the length is
-//!   one the rule's copies have had ([`RuleStats::length_window`]), a few parts of the page
-//!   asked with `Range` and their text compared with the counterpart's; fetched whole
-//!   unless both agree. Worth it when the bytes a prediction is expected to save (the
-//!   rule's rate times the counterpart's length, less the sample) exceed the HEAD's
-//!   ([`Held`]).
+//! - fetched as new ([`By::New`]): no rule names a counterpart the crawl holds.
+//! - fetched whole by the rule ([`By::Rule`]): a rule names one, but is not trusted yet (too
+//!   few pairs, too few predictions checked, or too many wrong), or this is one of the
+//!   predictions fetched whole to keep measuring a trusted rule (`explore`): its verdict
+//!   checks the rule ([`LinkPolicy::checked`]).
+//! - checked by [`How::Verify`]: trusted, `predict = "verify"`, and its copies keep their
+//!   originals' length: asked cheaply first against its counterpart (the crawler's HEAD, then
+//!   `Range` for a large page), fetched whole only when that says it changed.
+//! - skipped: trusted, `predict = "skip"`: recorded as a duplicate of its counterpart without
+//!   a request.
+//! - checked by [`How::Sample`]: not trusted to be right (a language's host whose
+//!   untranslated pages keep the English text, one in five or four in five), or trusted but
+//!   its copies' lengths are not their originals', yet worth a probe: its HEAD first, and
+//!   when the length is one the rule's copies have had ([`RuleStats::length_window`]), a few
+//!   parts of the page asked with `Range` and their text compared with the counterpart's;
+//!   fetched whole unless both agree. Worth it when the bytes a prediction is expected to
+//!   save (the rule's rate times the counterpart's length, less the sample) exceed the
+//!   HEAD's ([`Held`]).
 //!
 //! A page a cheap check found to have its counterpart's text is not downloaded, so it names
 //! no link; [`unchanged_page`] decides whether it is fetched all the same for the pages it
 //! may be alone in naming (a crawler asks only for URLs a page, a seed, a sitemap or a
 //! redirect named, never for its counterpart's links taken to its site).
 //!
-//! Each fate carries its [`Evidence`] (the rule, its support and checked predictions, the
-//! counterpart), which the crawler records with the link's page; what the crawl holds is
-//! asked through [`Known`].
+//! A rule's [`Evidence`] (the rule, its support and checked predictions, the counterpart) is
+//! recorded with the link's page; what the crawl holds is asked through [`Known`].
 //!
 //! ```
-//! use nearcrawl_link_policy::{CopyFacts, Fate, Held, LinkPolicy, PolicyConfig, Predict};
+//! use nearcrawl_link_policy::{By, CopyFacts, Fate, Held, LinkPolicy, PolicyConfig, Predict};
 //! use url::Url;
 //!
 //! let url = |s: &str| Url::parse(s).unwrap();
@@ -83,40 +86,45 @@
 //!     (u.host_str() == Some("o.example")).then_some(held)
 //! };
 //! // A third story: fetched to check the rule, which has predicted nothing yet.
-//! let Fate::Check(evidence) = policy.fate(&url("http://m.example/story/3/"), &known) else {
-//!     panic!("checked first");
+//! let fate = policy.fate(&url("http://m.example/story/3/"), &known);
+//! let Fate::Fetch { by: By::Rule(evidence) } = fate else {
+//!     panic!("fetched to check the rule first");
 //! };
 //! assert_eq!(evidence.counterpart.as_str(), "http://o.example/a/3.html");
 //! policy.checked(evidence.rule, true);
 //! policy.checked(evidence.rule, true);
 //! // Right twice: trusted, the next story is not requested at all.
-//! assert!(matches!(policy.fate(&url("http://m.example/story/4/"), &known), Fate::Skip(_)));
-//! // A page of the mirror's own, with no counterpart: fetched.
-//! assert_eq!(policy.fate(&url("http://m.example/about"), &known), Fate::Fetch);
+//! let fate = policy.fate(&url("http://m.example/story/4/"), &known);
+//! assert!(matches!(fate, Fate::Skip { by: By::Rule(_) }));
+//! // A page of the mirror's own, with no counterpart: fetched as new.
+//! let fate = policy.fate(&url("http://m.example/about"), &known);
+//! assert_eq!(fate, Fate::Fetch { by: By::New });
 //! ```
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::decider::{Decider, PageFacts};
-pub use crate::evidence::{CopyFacts, Decision, Evidence, Fate, Held, PolicyConfig, Predict};
+pub use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
+pub use crate::fate::{By, Fate, How, Until};
 pub use crate::found::{
-    Crawl, Followed, Found, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
+    Crawl, Followed, FoundFate, FoundOn, Parking, follows, found_link, parking_answered,
 };
 pub use crate::hubs::{HubRule, HubYield, hub_links_key};
 pub use crate::journal::{Answer, Event, FoundEvent};
 pub use crate::keys::{Key, key};
-pub use crate::matched::{HubWorth, Matched, MatchedLink, follows_hub, matched_link};
-pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, MirrorLink, Mirrors, draw};
-pub use crate::released::{Parked, Release, WaitedFor, decided_hub, released_link};
+pub use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
+pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, Mirrors, draw};
+pub use crate::released::{Parked, WaitedFor, decided_hub, released_link};
 pub use crate::replay::{Diverged, Replay};
 pub use crate::rules::{Known, LinkPolicy, decide};
 pub use crate::settings::LinkSettings;
 pub use crate::sites::{CopiedSites, same_site};
-pub use crate::unchanged::{Named, UnchangedPage, unchanged_links, unchanged_page};
+pub use crate::unchanged::{Named, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
 mod decider;
 mod evidence;
+mod fate;
 mod found;
 mod hubs;
 mod journal;

@@ -6,6 +6,9 @@
 //! what the crawl knows ([`Matched`]); the crawler asks the store and the frontier for those
 //! facts, and routes the link as the answer says.
 
+use crate::fate::{By, Fate, How, Until};
+use crate::keys::Key;
+
 /// What the crawl knows of a duplicate's link's counterpart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Matched {
@@ -44,33 +47,18 @@ pub enum HubWorth {
     Pending,
 }
 
-/// The fate of a duplicate's link matched with its original's ([`matched_link`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchedLink {
-    /// Followed as a hub's counterpart: a new chain of duplicates starts there, and it is
-    /// fetched, not probed.
-    FollowAsHub,
-    /// Queued with a HEAD probe against its counterpart's length.
-    Probe,
-    /// Parked until the counterpart is decided (then followed if it turns out a hub, probed
-    /// if `probe`, dropped if not).
-    ParkOnCounterpart {
-        /// It carries a probe.
-        probe: bool,
-    },
-    /// Parked until the hub's links are all decided (then followed if the hub is worth
-    /// fetching again, probed if `probe`, dropped if not).
-    ParkOnHubLinks {
-        /// It carries a probe.
-        probe: bool,
-    },
-    /// Not followed (counted in the page's `dropped`).
-    Drop,
-}
-
-/// Decides [`MatchedLink`] from [`Matched`]; also says whether a hub was declined (a hub
-/// that led to less than itself, counted in the page's `hubs_declined`).
-pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
+/// The fate of a duplicate's link matched with its original's, from what the crawl knows of
+/// its `counterpart` ([`Matched`]): fetched as a hub's counterpart (a new chain of
+/// duplicates starts there, fetched, not probed); checked by length against it; parked until
+/// the counterpart is decided (key `on`; then followed if it turns out a hub, checked if it
+/// carries a probe, dropped if not), or until a hub's links are all decided (key
+/// `hub_links`, when its worth is to be known first); else dropped. A hub that led to less
+/// than itself is [`By::LedToLess`] (counted in the page's `hubs_declined`).
+pub fn matched_link<U: Clone>(
+    facts: Matched,
+    counterpart: U,
+    (on, hub_links): (Key, Option<Key>),
+) -> Fate<U> {
     let asks_worth = facts.hub == Some(true) && facts.probing;
     let probe = !facts.trapped && facts.probing && facts.counterpart_seen;
     let declined =
@@ -80,18 +68,33 @@ pub fn matched_link(facts: Matched) -> (MatchedLink, bool) {
     let waits_for_links = asks_worth && facts.worth == HubWorth::Pending && facts.local;
     let by_hub = facts.hub == Some(true) && !declined && !waits_for_links;
     if by_hub {
-        return (MatchedLink::FollowAsHub, declined);
+        return Fate::Fetch { by: By::Hub };
     }
-    let fate = if waits_for_links {
-        MatchedLink::ParkOnHubLinks { probe }
-    } else if facts.hub.is_none() && !facts.trapped {
-        MatchedLink::ParkOnCounterpart { probe }
-    } else if probe {
-        MatchedLink::Probe
-    } else {
-        MatchedLink::Drop
+    let by = match declined {
+        true => By::LedToLess,
+        false => By::Original,
     };
-    (fate, declined)
+    let wait = |on| Fate::Wait {
+        until: Until::Page {
+            page: counterpart.clone(),
+            on,
+        },
+        probe: probe.then(|| counterpart.clone()),
+        always: false,
+    };
+    if waits_for_links {
+        wait(hub_links.unwrap_or(on))
+    } else if facts.hub.is_none() && !facts.trapped {
+        wait(on)
+    } else if probe {
+        Fate::Check {
+            against: counterpart,
+            how: How::Length,
+            by,
+        }
+    } else {
+        Fate::Drop { by }
+    }
 }
 
 /// Whether a duplicate's link to a hub's counterpart is followed as the hub's, fetched for
@@ -112,7 +115,28 @@ mod tests {
     #[test]
     fn a_duplicate_s_matched_link_is_followed_probed_parked_or_dropped() {
         use HubWorth::*;
-        use MatchedLink::*;
+        let (on, links) = (crate::key("counterpart"), crate::key("hub's links"));
+        let by = |declined| match declined {
+            true => By::LedToLess,
+            false => By::Original,
+        };
+        let hub = || Fate::Fetch { by: By::Hub };
+        let probe = |declined| Fate::Check {
+            against: "counterpart",
+            how: How::Length,
+            by: by(declined),
+        };
+        let drop = |declined| Fate::Drop { by: by(declined) };
+        let wait = |on, probe: bool| Fate::Wait {
+            until: Until::Page {
+                page: "counterpart",
+                on,
+            },
+            probe: probe.then_some("counterpart"),
+            always: false,
+        };
+        let on_links = |probe| wait(links, probe);
+        let on_counterpart = |probe| wait(on, probe);
         let facts = |hub, worth, counterpart_seen, probing, trapped, local| Matched {
             hub,
             worth,
@@ -121,113 +145,78 @@ mod tests {
             trapped,
             local,
         };
-        // (facts: hub, worth, counterpart seen, probing, trapped, local), fate, declined
+        // (facts: hub, worth, counterpart seen, probing, trapped, local), fate
         let cases = [
             // A hub, worth fetching again: followed, whatever else.
-            (
-                facts(Some(true), Worth, true, true, false, true),
-                FollowAsHub,
-                false,
-            ),
-            (
-                facts(Some(true), Worth, true, false, true, false),
-                FollowAsHub,
-                false,
-            ),
+            (facts(Some(true), Worth, true, true, false, true), hub()),
+            (facts(Some(true), Worth, true, false, true, false), hub()),
             // Links not probed: its worth is not asked, and it is followed.
-            (
-                facts(Some(true), Declined, true, false, false, true),
-                FollowAsHub,
-                false,
-            ),
+            (facts(Some(true), Declined, true, false, false, true), hub()),
             // A hub that led to less than itself: probed like any other page ...
             (
                 facts(Some(true), Declined, true, true, false, true),
-                Probe,
-                true,
+                probe(true),
             ),
             // ... or dropped when a trap stops the page's links.
             (
                 facts(Some(true), Declined, true, true, true, true),
-                Drop,
-                true,
+                drop(true),
             ),
             // A hub whose links are not all decided: the link waits for them, probe and all.
             (
                 facts(Some(true), Pending, true, true, false, true),
-                ParkOnHubLinks { probe: true },
-                false,
+                on_links(true),
             ),
             (
                 facts(Some(true), Pending, true, true, true, true),
-                ParkOnHubLinks { probe: false },
-                false,
+                on_links(false),
             ),
             // A shared job's worker does not know what another worker's hub led to: it probes
             // the link where it can ...
             (
                 facts(Some(true), Pending, true, true, false, false),
-                Probe,
-                true,
+                probe(true),
             ),
             (
                 facts(Some(true), Worth, true, true, false, false),
-                Probe,
-                true,
+                probe(true),
             ),
             // ... and follows the hub where it cannot (the counterpart not seen, a trap).
-            (
-                facts(Some(true), Worth, false, true, false, false),
-                FollowAsHub,
-                false,
-            ),
-            (
-                facts(Some(true), Worth, true, true, true, false),
-                FollowAsHub,
-                false,
-            ),
-            (
-                facts(Some(true), Worth, true, false, false, false),
-                FollowAsHub,
-                false,
-            ),
+            (facts(Some(true), Worth, false, true, false, false), hub()),
+            (facts(Some(true), Worth, true, true, true, false), hub()),
+            (facts(Some(true), Worth, true, false, false, false), hub()),
             // A counterpart not decided yet: parked until it is, with its probe.
             (
                 facts(None, Worth, true, true, false, true),
-                ParkOnCounterpart { probe: true },
-                false,
+                on_counterpart(true),
             ),
             (
                 facts(None, Worth, false, true, false, true),
-                ParkOnCounterpart { probe: false },
-                false,
+                on_counterpart(false),
             ),
             // ... not when a trap stops the page's links.
-            (facts(None, Worth, true, true, true, true), Drop, false),
+            (facts(None, Worth, true, true, true, true), drop(false)),
             // A counterpart decided, no hub: probed when it can be compared, else dropped.
             (
                 facts(Some(false), Worth, true, true, false, true),
-                Probe,
-                false,
+                probe(false),
             ),
             (
                 facts(Some(false), Worth, false, true, false, true),
-                Drop,
-                false,
+                drop(false),
             ),
             (
                 facts(Some(false), Worth, true, false, false, true),
-                Drop,
-                false,
+                drop(false),
             ),
             (
                 facts(Some(false), Worth, true, true, true, true),
-                Drop,
-                false,
+                drop(false),
             ),
         ];
-        for (facts, fate, declined) in cases {
-            assert_eq!(matched_link(facts), (fate, declined), "{facts:?}");
+        for (facts, fate) in cases {
+            let got = matched_link(facts, "counterpart", (on, Some(links)));
+            assert_eq!(got, fate, "{facts:?}");
         }
     }
 }

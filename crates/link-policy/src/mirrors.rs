@@ -25,30 +25,13 @@
 
 use std::collections::HashMap;
 
+use crate::fate::{By, Fate, Until};
 use crate::keys::Key;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 /// The store's name for the mirrors' state.
 pub const MIRRORS: &str = "mirrors";
-
-/// What happens to a mirror's copy's link whose anchor text the original has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MirrorLink {
-    /// The mirror's copies add pages: followed.
-    Follow,
-    /// Not known yet whether they do: parked on the pair's key `on` until it is, a candidate
-    /// for its samples ([`Mirrors::candidate`] once it is parked).
-    Park {
-        /// The key of its pair of sites, which the link is parked on.
-        on: Key,
-        /// The pair, in the order the mirrors were found.
-        pair: usize,
-    },
-    /// The samples added nothing (or the site copies the other path for path, as a release
-    /// does: no mirror): not followed.
-    Drop,
-}
 
 /// What a candidate's sample would cost: its counterpart's length, once it is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -240,8 +223,12 @@ impl Mirrors {
     }
 
     /// What happens to a link of `page`, a copy of `original` on another site, to a page of
-    /// `page`'s own site, whose anchor text the original has.
-    pub fn link(&mut self, page: &Url, original: &Url) -> MirrorLink {
+    /// `page`'s own site, whose anchor text the original has: followed when the mirror's
+    /// copies add pages; parked on the pair's key, a candidate for its samples
+    /// ([`Mirrors::candidate`] once it is parked), while that is not known; dropped when the
+    /// samples added nothing, or when the site copies the other path for path, as a release
+    /// does (no mirror).
+    pub fn link<U>(&mut self, page: &Url, original: &Url) -> Fate<U> {
         let sites = origins(page, original);
         let at = match self.index.get(&sites) {
             // Sampled already: a mirror.
@@ -250,7 +237,7 @@ impl Mirrors {
                 let (same, other) = self.copies.get(&sites).copied().unwrap_or_default();
                 if same >= other {
                     // Mostly copies at the same paths: a release, not a mirror.
-                    return MirrorLink::Drop;
+                    return Fate::Drop { by: By::Mirror };
                 }
                 self.pairs.push(MirrorPair {
                     copy: sites.0.clone(),
@@ -268,11 +255,15 @@ impl Mirrors {
         };
         let pair = &self.pairs[at];
         match pair.adds {
-            Some(true) => MirrorLink::Follow,
-            Some(false) => MirrorLink::Drop,
-            None => MirrorLink::Park {
-                on: pair.key(),
-                pair: at,
+            Some(true) => Fate::Fetch { by: By::Mirror },
+            Some(false) => Fate::Drop { by: By::Mirror },
+            None => Fate::Wait {
+                until: Until::Samples {
+                    pair: at,
+                    on: pair.key(),
+                },
+                probe: None,
+                always: false,
             },
         }
     }

@@ -1,8 +1,9 @@
 //! The fate of a parked link once what it waited for is decided: the page its counterpart is
 //! (a hub or not), a hub's links, a mirror's samples, or the crawl's end ([`released_link`]).
 //! The crawler releases the links parked on a key as part of the decision that decided it,
-//! and carries each [`Release`] out.
+//! and carries each [`Fate`] out.
 
+use crate::fate::{By, Fate, How, Until};
 use crate::keys::Key;
 use crate::matched::follows_hub;
 
@@ -46,60 +47,62 @@ pub enum WaitedFor {
 
 /// What a parked link is, for its release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Parked {
+pub struct Parked<U> {
     /// A copying site's link, followed whatever its counterpart is (it waited only so that
     /// its counterpart is judged first).
     pub always: bool,
-    /// It carries a probe against its counterpart.
-    pub probe: bool,
+    /// The page it is checked against by length, when it carries a probe.
+    pub probe: Option<U>,
 }
 
-/// The fate of a link released from its parking ([`released_link`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    /// Queued to be fetched; `new_chain`: as a hub's counterpart, where a new chain of
-    /// duplicates starts (its count of duplicates in a row is reset), fetched rather than
-    /// probed (its probe is taken off).
-    Follow {
-        /// See [`Release::Follow`].
-        new_chain: bool,
-    },
-    /// Queued with its probe.
-    Probe,
-    /// Parked again on this key, until the hub's links are all decided.
-    Park(Key),
-    /// Not followed.
-    Drop,
-}
-
-/// What becomes of a parked `link` once what it waited for is `decided`. `hub_links`: the
-/// key a hub's links are waited for on, when the hub's worth is to be known first (this
-/// process's frontier, `dedup.hub_min_yield`); without it, a link that would wait for them
-/// follows the hub at once.
-pub fn released_link(decided: WaitedFor, link: Parked, hub_links: Option<Key>) -> Release {
+/// What becomes of a parked `link` once what it waited for is `decided`: fetched (as a hub's
+/// counterpart, [`By::Hub`], where a new chain of duplicates starts: its count of duplicates
+/// in a row is reset, and it is fetched rather than checked), checked by length with its
+/// probe, parked again until a hub's links are all decided, or dropped. `hub_links`: the key a
+/// hub's links are waited for on, when the hub's worth is to be known first (this process's
+/// frontier, `dedup.hub_min_yield`); without it, a link that would wait for them follows the
+/// hub at once.
+pub fn released_link<U>(decided: WaitedFor, link: Parked<U>, hub_links: Option<Key>) -> Fate<U> {
     let Parked { always, probe } = link;
     let follow = match decided {
         WaitedFor::Hub {
             links_pending: true,
-        } if !always && probe => match hub_links {
-            Some(on) => return Release::Park(on),
-            None => Some(true),
+        } if !always && probe.is_some() => match hub_links {
+            Some(on) => {
+                return Fate::Wait {
+                    until: Until::HubLinks { on },
+                    probe,
+                    always,
+                };
+            }
+            None => Some(By::Hub),
         },
-        WaitedFor::Hub { .. } => Some(true),
-        WaitedFor::HubLinks { worth } => worth.then_some(true),
-        WaitedFor::Page => always.then_some(false),
+        WaitedFor::Hub { .. } => Some(By::Hub),
+        WaitedFor::HubLinks { worth } => worth.then_some(By::Hub),
+        WaitedFor::Page => always.then_some(By::CopiedSite),
         WaitedFor::Mirror { adds } => {
+            let by = By::Mirror;
             return match adds {
-                true => Release::Follow { new_chain: false },
-                false => Release::Drop,
+                true => Fate::Fetch { by },
+                false => Fate::Drop { by },
             };
         }
-        WaitedFor::CrawlEnd => Some(false),
+        WaitedFor::CrawlEnd => Some(By::CrawlEnd),
     };
-    match follow {
-        Some(new_chain) => Release::Follow { new_chain },
-        None if probe => Release::Probe,
-        None => Release::Drop,
+    if let Some(by) = follow {
+        return Fate::Fetch { by };
+    }
+    let by = match decided {
+        WaitedFor::HubLinks { .. } => By::LedToLess,
+        _ => By::Original,
+    };
+    match probe {
+        Some(against) => Fate::Check {
+            against,
+            how: How::Length,
+            by,
+        },
+        None => Fate::Drop { by },
     }
 }
 
@@ -107,71 +110,84 @@ pub fn released_link(decided: WaitedFor, link: Parked, hub_links: Option<Key>) -
 mod tests {
     use super::*;
 
+    const C: &str = "counterpart";
+
+    /// Fetched by `by`.
+    fn fetch(by: By) -> Fate<&'static str> {
+        Fate::Fetch { by }
+    }
+
+    /// Checked by length against [`C`], by `by`.
+    fn check(by: By) -> Fate<&'static str> {
+        Fate::Check {
+            against: C,
+            how: How::Length,
+            by,
+        }
+    }
+
     #[test]
     fn a_parked_link_is_followed_probed_parked_again_or_dropped_when_released() {
-        use Release::*;
+        use By::*;
         let hub = |links_pending| WaitedFor::Hub { links_pending };
         let links = |worth| WaitedFor::HubLinks { worth };
         let on = crate::key("hub 7");
+        let again = Fate::Wait {
+            until: Until::HubLinks { on },
+            probe: Some(C),
+            always: false,
+        };
+        let drop = |by| Fate::Drop { by };
         // (what was decided, always, probe, the key a hub's links are waited on), fate
         let cases = [
             // A hub: its copy's link is followed as a hub's counterpart ...
-            ((hub(false), false, false, None), Follow { new_chain: true }),
-            ((hub(false), false, true, None), Follow { new_chain: true }),
-            ((hub(false), true, false, None), Follow { new_chain: true }),
+            ((hub(false), false, false, None), fetch(Hub)),
+            ((hub(false), false, true, None), fetch(Hub)),
+            ((hub(false), true, false, None), fetch(Hub)),
             // ... unless it carries a probe and what the hub led to is to be known first:
             // parked again on the hub's links ...
-            ((hub(true), false, true, Some(on)), Park(on)),
+            ((hub(true), false, true, Some(on)), again),
             // ... where they are waited for (else followed at once).
-            ((hub(true), false, true, None), Follow { new_chain: true }),
-            (
-                (hub(true), false, false, Some(on)),
-                Follow { new_chain: true },
-            ),
-            (
-                (hub(true), true, true, Some(on)),
-                Follow { new_chain: true },
-            ),
+            ((hub(true), false, true, None), fetch(Hub)),
+            ((hub(true), false, false, Some(on)), fetch(Hub)),
+            ((hub(true), true, true, Some(on)), fetch(Hub)),
             // A hub's links all decided: followed when it is worth fetching again, else
-            // probed (or dropped, unprobed).
-            ((links(true), false, true, None), Follow { new_chain: true }),
-            ((links(false), false, true, None), Probe),
-            ((links(false), false, false, None), Drop),
-            // A page, no hub: a copying site's link is followed as it is; another is probed
+            // checked (or dropped, unprobed): it led to less than itself.
+            ((links(true), false, true, None), fetch(Hub)),
+            ((links(false), false, true, None), check(LedToLess)),
+            ((links(false), false, false, None), drop(LedToLess)),
+            // A page, no hub: a copying site's link is followed as it is; another is checked
             // or dropped.
-            (
-                (WaitedFor::Page, true, true, None),
-                Follow { new_chain: false },
-            ),
-            (
-                (WaitedFor::Page, true, false, None),
-                Follow { new_chain: false },
-            ),
-            ((WaitedFor::Page, false, true, None), Probe),
-            ((WaitedFor::Page, false, false, None), Drop),
+            ((WaitedFor::Page, true, true, None), fetch(CopiedSite)),
+            ((WaitedFor::Page, true, false, None), fetch(CopiedSite)),
+            ((WaitedFor::Page, false, true, None), check(Original)),
+            ((WaitedFor::Page, false, false, None), drop(Original)),
             // A mirror's samples settled: its candidates followed when its copies add pages,
             // dropped when not.
             (
                 (WaitedFor::Mirror { adds: true }, false, false, None),
-                Follow { new_chain: false },
+                fetch(Mirror),
             ),
             (
                 (WaitedFor::Mirror { adds: false }, false, false, None),
-                Drop,
+                drop(Mirror),
             ),
-            ((WaitedFor::Mirror { adds: false }, false, true, None), Drop),
-            // The crawl's end: followed rather than lost.
             (
-                (WaitedFor::CrawlEnd, false, false, None),
-                Follow { new_chain: false },
+                (WaitedFor::Mirror { adds: false }, false, true, None),
+                drop(Mirror),
             ),
+            // The crawl's end: followed rather than lost.
+            ((WaitedFor::CrawlEnd, false, false, None), fetch(CrawlEnd)),
             (
                 (WaitedFor::CrawlEnd, false, true, Some(on)),
-                Follow { new_chain: false },
+                fetch(CrawlEnd),
             ),
         ];
         for ((decided, always, probe, hub_links), fate) in cases {
-            let link = Parked { always, probe };
+            let link = Parked {
+                always,
+                probe: probe.then_some(C),
+            };
             assert_eq!(
                 released_link(decided, link, hub_links),
                 fate,
@@ -191,26 +207,30 @@ mod tests {
                 WaitedFor::Hub {
                     links_pending: false,
                 },
-                Release::Follow { new_chain: true },
+                fetch(By::Hub),
             ),
             (
                 (true, true, true),
                 WaitedFor::Hub {
                     links_pending: true,
                 },
-                Release::Park(on),
+                Fate::Wait {
+                    until: Until::HubLinks { on },
+                    probe: Some(C),
+                    always: false,
+                },
             ),
             (
                 (false, false, true),
                 WaitedFor::HubLinks { worth: false },
-                Release::Probe,
+                check(By::LedToLess),
             ),
             (
                 (false, false, false),
                 WaitedFor::Hub {
                     links_pending: false,
                 },
-                Release::Follow { new_chain: true },
+                fetch(By::Hub),
             ),
         ];
         for ((local, pending, probe), learns, fate) in cases {
@@ -219,7 +239,7 @@ mod tests {
             let hub_links = (local && pending).then_some(on);
             let link = Parked {
                 always: false,
-                probe,
+                probe: probe.then_some(C),
             };
             assert_eq!(released_link(decided, link, hub_links), fate);
         }

@@ -1,30 +1,33 @@
 //! A URL rule's predictions and what each is worth: [`LinkPolicy`] owns the rule book and
 //! the exploration count; [`decide`] turns a rule's record and what the crawl holds of the
-//! counterpart ([`Held`]) into a [`Decision`], and [`LinkPolicy::fate`] into a [`Fate`] with
-//! its [`Evidence`].
+//! counterpart ([`Held`]), its [`Evidence`], into a [`Fate`], as [`LinkPolicy::fate`] does
+//! for a link.
 
 use std::cell::RefCell;
 
-use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
+use nearcrawl_url_rules::{RuleBook, RuleId};
 use url::Url;
 
-use crate::evidence::{CopyFacts, Decision, Evidence, Fate, Held, PolicyConfig, Predict};
+use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
+use crate::fate::{By, Fate, How};
 use crate::journal::{Event, FateRecord, Journal};
 
-/// The fate of a link whose counterpart (`held`) a rule with `stats` names: checked until
-/// the rule is trusted (`min_support` pairs and `min_trust`), then verified or skipped as
-/// `config.predict` says, except on the exploration turn (`explore_turn`: this is the
-/// `explore`-th prediction acted on since the last one checked), which is checked. A rule
-/// one of whose copies linked to pages its original does not link to is never acted on:
-/// its copies lead somewhere (a mirror's pages of its own). A rule a cheap check by length
-/// does not work for (its copies had other lengths than their originals as often as not, as
-/// a mirror's other template or a print view gives them) is not verified by length.
+/// The fate of a link whose counterpart a rule names (`evidence`: the rule's record and what
+/// the crawl holds of the counterpart): fetched whole to check the rule until it is trusted
+/// (`min_support` pairs and `min_trust`), then verified or skipped as `config.predict` says,
+/// except on the exploration turn (`explore_turn`: this is the `explore`-th prediction acted
+/// on since the last one checked), which is checked. A rule one of whose copies linked to
+/// pages its original does not link to is never acted on: its copies lead somewhere (a
+/// mirror's pages of its own). A rule a cheap check by length does not work for (its copies
+/// had other lengths than their originals as often as not, as a mirror's other template or a
+/// print view gives them) is not verified by length.
 ///
 /// A rule with its pairs that is not trusted (or not by length) is sampled when its copies'
-/// lengths are known ([`RuleStats::length_window`]) and that is worth it: its
-/// [`RuleStats::trust`] times what a copy's sample saves (the counterpart's length less the
+/// lengths are known ([`RuleStats::length_window`](nearcrawl_url_rules::RuleStats::length_window)) and that is worth it: its
+/// [`RuleStats::trust`](nearcrawl_url_rules::RuleStats::trust) times what a copy's sample saves (the counterpart's length less the
 /// sample's cost) exceeds the HEAD asked of every page; else checked.
-pub fn decide(stats: RuleStats, held: Held, config: &PolicyConfig, explore_turn: bool) -> Decision {
+pub fn decide(evidence: Evidence, config: &PolicyConfig, explore_turn: bool) -> Fate {
+    let (stats, held) = (evidence.stats, evidence.held);
     let supported = stats.support >= config.min_support && stats.adding == 0;
     let trusted = supported && stats.trust() >= config.min_trust;
     let verifies = stats.same_length > stats.other_length;
@@ -33,13 +36,22 @@ pub fn decide(stats: RuleStats, held: Held, config: &PolicyConfig, explore_turn:
         && held.sample_cost.is_some_and(|cost| {
             stats.trust() * (held.length as f64 - cost as f64) > held.head_cost as f64
         });
-    match config.predict {
-        Predict::Off | Predict::Check => Decision::Check,
-        _ if explore_turn => Decision::Check,
-        Predict::Verify if trusted && verifies => Decision::Verify,
-        Predict::Skip if trusted => Decision::Skip,
-        _ if samples => Decision::Sample,
-        _ => Decision::Check,
+    let how = match config.predict {
+        Predict::Off | Predict::Check => None,
+        _ if explore_turn => None,
+        Predict::Verify if trusted && verifies => Some(How::Verify),
+        Predict::Skip if trusted => {
+            let by = By::Rule(Box::new(evidence));
+            return Fate::Skip { by };
+        }
+        _ if samples => Some(How::Sample),
+        _ => None,
+    };
+    let against = evidence.counterpart.clone();
+    let by = By::Rule(Box::new(evidence));
+    match how {
+        Some(how) => Fate::Check { against, how, by },
+        None => Fate::Fetch { by },
     }
 }
 
@@ -184,24 +196,17 @@ impl LinkPolicy {
 
     /// See [`LinkPolicy::fate`].
     fn fate_of(&mut self, url: &Url, known: &dyn Known) -> Fate {
+        let new = Fate::Fetch { by: By::New };
         if !self.enabled() {
-            return Fate::Fetch;
+            return new;
         }
         let Some(prediction) = self.book.predict(url) else {
-            return Fate::Fetch;
+            return new;
         };
         let Some(held) = known.held(&prediction.counterpart) else {
-            return Fate::Fetch;
+            return new;
         };
         let stats = self.book.stats(prediction.rule).unwrap_or_default();
-        let trusted = decide(stats, held, &self.config, false) != Decision::Check;
-        let explore_turn = trusted && {
-            self.trusted_since_explored += 1;
-            self.config.explore > 0 && self.trusted_since_explored >= self.config.explore
-        };
-        if explore_turn {
-            self.trusted_since_explored = 0;
-        }
         let evidence = Evidence {
             rule: prediction.rule,
             rule_text: self
@@ -213,13 +218,21 @@ impl LinkPolicy {
             held,
             stats,
         };
-        match decide(stats, held, &self.config, explore_turn) {
-            Decision::Check => Fate::Check(evidence),
-            Decision::Verify if self.config.probes => Fate::Verify(evidence),
-            Decision::Sample if self.config.probes => Fate::Sample(evidence),
+        let trusted = !matches!(
+            decide(evidence.clone(), &self.config, false),
+            Fate::Fetch { .. }
+        );
+        let explore_turn = trusted && {
+            self.trusted_since_explored += 1;
+            self.config.explore > 0 && self.trusted_since_explored >= self.config.explore
+        };
+        if explore_turn {
+            self.trusted_since_explored = 0;
+        }
+        match decide(evidence, &self.config, explore_turn) {
             // Trusted (or worth a sample) all the same, but nothing to check cheaply with.
-            Decision::Verify | Decision::Sample => Fate::Check(evidence),
-            Decision::Skip => Fate::Skip(evidence),
+            Fate::Check { by, .. } if !self.config.probes => Fate::Fetch { by },
+            fate => fate,
         }
     }
 

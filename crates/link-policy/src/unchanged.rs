@@ -4,6 +4,8 @@
 
 use url::Url;
 
+use crate::fate::{By, Fate, Until};
+
 /// What the crawl knows of the pages a page's counterpart named first, and of where this
 /// page's links to them would lead.
 pub trait Named {
@@ -37,7 +39,7 @@ pub fn unchanged_links<N: Named>(
     links: &[String],
     own: u64,
     (min_yield, deferred): (f64, bool),
-) -> Result<(u32, UnchangedPage), N::Error> {
+) -> Result<(u32, Fate<N::Url>), N::Error> {
     let (mut unknown, mut worth) = (0u32, 0u64);
     for link in links {
         let Ok(there) = counterpart.join(link) else {
@@ -65,37 +67,29 @@ pub fn unchanged_links<N: Named>(
 /// What a page found to have its counterpart's text, not downloaded, is worth fetching for:
 /// a page not downloaded names no link, so when its counterpart was the first to name pages
 /// (`unknown` of them, weighing `worth` bytes) whose counterparts here nothing has named yet,
-/// those may be reached only through it. It is fetched for them unless they weigh less than
-/// `min_yield` times the page itself (`own` bytes), as a hub that led to less than itself is
-/// not fetched again (`dedup.hub_min_yield`; 0: always). When it `may_wait` (not waited
-/// before, and the crawl can hold it), it waits for the crawl's end instead: other pages of
-/// its site, still queued, may name them meanwhile (two releases crawled side by side).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnchangedPage {
-    /// Decided unchanged: nothing it might name is new here.
-    Unchanged,
-    /// Fetched whole for its own links.
-    FetchForLinks,
-    /// Decided unchanged all the same: what it might name weighs less than itself.
-    LedToLess,
-    /// Decided at the crawl's end, asked again then: what it might name may be named by
-    /// other pages meanwhile.
-    Wait,
-}
-
-/// See [`UnchangedPage`].
-pub fn unchanged_page(
+/// those may be reached only through it. It is fetched for them ([`By::NamesNew`]) unless
+/// they weigh less than `min_yield` times the page itself (`own` bytes), as a hub that led to
+/// less than itself is not fetched again (`dedup.hub_min_yield`; 0: always): then it is
+/// decided unchanged all the same ([`By::LedToLess`]). When it `may_wait` (not waited
+/// before, and the crawl can hold it), it waits for the crawl's end instead ([`Until::End`]):
+/// other pages of its site, still queued, may name them meanwhile (two releases crawled side
+/// by side). Naming nothing new, it is decided unchanged ([`By::Unchanged`]).
+pub fn unchanged_page<U>(
     unknown: u32,
     worth: u64,
     own: u64,
     min_yield: f64,
     may_wait: bool,
-) -> UnchangedPage {
+) -> Fate<U> {
     match unknown {
-        0 => UnchangedPage::Unchanged,
-        _ if (worth as f64) < min_yield * own as f64 => UnchangedPage::LedToLess,
-        _ if may_wait => UnchangedPage::Wait,
-        _ => UnchangedPage::FetchForLinks,
+        0 => Fate::Skip { by: By::Unchanged },
+        _ if (worth as f64) < min_yield * own as f64 => Fate::Skip { by: By::LedToLess },
+        _ if may_wait => Fate::Wait {
+            until: Until::End,
+            probe: None,
+            always: false,
+        },
+        _ => Fate::Fetch { by: By::NamesNew },
     }
 }
 
@@ -105,6 +99,15 @@ mod tests {
     use std::convert::Infallible;
 
     use super::*;
+
+    const UNCHANGED: Fate<Url> = Fate::Skip { by: By::Unchanged };
+    const LED_TO_LESS: Fate<Url> = Fate::Skip { by: By::LedToLess };
+    const FETCH_FOR_LINKS: Fate<Url> = Fate::Fetch { by: By::NamesNew };
+    const WAIT: Fate<Url> = Fate::Wait {
+        until: Until::End,
+        probe: None,
+        always: false,
+    };
 
     /// What the crawl knows: what each URL of the counterpart's site led to (absent: nothing),
     /// and the URLs of this site it knows or would not crawl.
@@ -133,7 +136,6 @@ mod tests {
 
     #[test]
     fn an_unchanged_page_counts_what_only_it_may_name_here() {
-        use UnchangedPage::*;
         let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         let (at, counterpart) = (
             url("http://new.test/doc/a.html"),
@@ -164,7 +166,7 @@ mod tests {
                 ],
                 3_000,
                 (1.0, false),
-                (0, Unchanged),
+                (0, UNCHANGED),
             ),
             (
                 "a chapter naming a larger one first waits for the crawl's end",
@@ -174,7 +176,7 @@ mod tests {
                 ],
                 3_000,
                 (1.0, false),
-                (1, Wait),
+                (1, WAIT),
             ),
             (
                 "... and is fetched for it once it waited",
@@ -184,28 +186,28 @@ mod tests {
                 ],
                 3_000,
                 (1.0, true),
-                (1, FetchForLinks),
+                (1, FETCH_FOR_LINKS),
             ),
             (
                 "a page not decided yet weighs as much as the page itself",
                 vec![],
                 2_900_000,
                 (1.0, false),
-                (3, Wait),
+                (3, WAIT),
             ),
             (
                 "a 2.9 MB reference naming two short pages first is not fetched for them",
                 vec!["http://new.test/doc/c.html"],
                 2_900_000,
                 (1.0, false),
-                (2, LedToLess),
+                (2, LED_TO_LESS),
             ),
             (
                 "... unless it waited: the last word, whatever it weighs",
                 vec!["http://new.test/doc/c.html"],
                 2_900_000,
                 (1.0, true),
-                (2, FetchForLinks),
+                (2, FETCH_FOR_LINKS),
             ),
         ];
         for (what, known, own, rule, want) in cases {
@@ -217,26 +219,25 @@ mod tests {
 
     #[test]
     fn an_unchanged_page_is_fetched_for_links_worth_more_than_itself() {
-        use UnchangedPage::*;
         // (unknown links, their bytes, the page's bytes, hub_min_yield, may wait, decision)
         let cases = [
-            (0, 0, 3_000, 1.0, false, Unchanged),
-            (0, 1_000_000, 3_000, 1.0, false, Unchanged),
-            (0, 1_000_000, 3_000, 1.0, true, Unchanged),
+            (0, 0, 3_000, 1.0, false, UNCHANGED),
+            (0, 1_000_000, 3_000, 1.0, false, UNCHANGED),
+            (0, 1_000_000, 3_000, 1.0, true, UNCHANGED),
             // A chapter naming the next one, larger than itself.
-            (1, 4_000, 3_000, 1.0, false, FetchForLinks),
+            (1, 4_000, 3_000, 1.0, false, FETCH_FOR_LINKS),
             // ... which other pages may name before the crawl's end: it waits for that.
-            (1, 4_000, 3_000, 1.0, true, Wait),
+            (1, 4_000, 3_000, 1.0, true, WAIT),
             // A 2.9 MB reference naming two short pages first: never worth it, no wait.
-            (2, 30_000, 2_900_000, 1.0, false, LedToLess),
-            (2, 30_000, 2_900_000, 1.0, true, LedToLess),
+            (2, 30_000, 2_900_000, 1.0, false, LED_TO_LESS),
+            (2, 30_000, 2_900_000, 1.0, true, LED_TO_LESS),
             // Just under, and at, its own weight.
-            (5, 2_999, 3_000, 1.0, false, LedToLess),
-            (5, 3_000, 3_000, 1.0, false, FetchForLinks),
+            (5, 2_999, 3_000, 1.0, false, LED_TO_LESS),
+            (5, 3_000, 3_000, 1.0, false, FETCH_FOR_LINKS),
             // hub_min_yield 0: always fetched for them.
-            (1, 0, 2_900_000, 0.0, false, FetchForLinks),
+            (1, 0, 2_900_000, 0.0, false, FETCH_FOR_LINKS),
             // Its length unknown (0): fetched.
-            (1, 0, 0, 1.0, false, FetchForLinks),
+            (1, 0, 0, 1.0, false, FETCH_FOR_LINKS),
         ];
         for (unknown, worth, own, min_yield, may_wait, want) in cases {
             assert_eq!(

@@ -1,44 +1,58 @@
-//! What became of a page's links ([`LinkFates`]): each link the page named counted once,
-//! under the fate the crawl chose for it, in one field of the page's record.
+//! What became of a page's links ([`LinkFates`]): each link the page named counted once, under
+//! the one fate the link policy decided for it ([`nearcrawl_link_policy::Fate`]) and what
+//! decided it, in one field of the page's record; and why a URL itself was requested as it was
+//! ([`UrlFate`], the record's `fate`).
 
+use std::collections::BTreeMap;
+
+use nearcrawl_link_policy::{Fate, LinkMatch};
 use serde::{Deserialize, Serialize};
 
-/// A record's `link_fates`: what became of the links the page named (`outlinks` counts
-/// them), each under one fate. Absent when the page's links were not followed (a page that
-/// failed, a file that is no page, a page decided without a download). Counts of none are
-/// left out, so `{"queued": 12, "parked": 3}` is a page that queued 12 links and parked 3.
+use crate::probe::{Prediction, Probe};
+
+/// Links counted by what decided their fate: its name ([`nearcrawl_link_policy::By::name`]:
+/// `new`, `original`, `hub`, `rule`, `trap`, ...) and how many links it decided so.
+pub type Counts = BTreeMap<String, u32>;
+
+/// A record's `link_fates`: what became of the links the page named (`outlinks` counts them),
+/// each counted once under its fate and what decided it, the links that get no record of their
+/// own (dropped, waiting, skipped) included. Absent when the page's links were not followed (a
+/// page that failed, a file that is no page, a page decided without a download). Fates and
+/// counts of none are left out, so `{"fetch": {"new": 12}, "wait": {"counterpart": 3}}` is a
+/// page that queued 12 new links and parked 3 until their counterparts are decided.
 ///
-/// Why a page itself was fetched, probed or skipped is in its `prediction` (the URL rule,
-/// its support and record when asked, the fate it chose and whether it was right) and its
-/// `probe` (the check made and its answer).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A record's `released` has the same form: the links parked on that URL (counted under
+/// `wait` by the pages that named them) and what became of them when it was decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkFates {
-    /// Queued to be fetched: new and in scope, or a duplicate's link followed all the same
-    /// (`via_hub` and `mirror_followed` count among these). A redirect
-    /// queues its target here.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub queued: u32,
-    /// Queued to be asked with HEAD (and a sample) against the counterpart they copy, and
-    /// fetched only if that says they changed (`dedup.probe_links`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub probed: u32,
-    /// Parked until the page they depend on, queued or being fetched, is decided (that
-    /// page's `released` says what became of them): a duplicate's links to where its
-    /// original's lead, followed then if that page led to new pages (a hub) and dropped if
-    /// not; links to a site that copies another path for path, followed then whatever that
-    /// page is, so that the copy is judged against it.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub parked: u32,
-    /// Not queued because the page is a duplicate: new in-scope URLs its original's links
-    /// lead to as well (matched as `matched_by` says), or past the duplicate-chain and
-    /// duplicate-links trap rules (named in the record's `trap`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub dropped: u32,
-    /// Not queued because a pattern trap rule (named in the record's `trap`: next month,
-    /// next page, a host's budget of a pattern) stopped them; left unseen for other paths to
-    /// reach.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub trapped: u32,
+    /// Queued to be fetched whole: by `new` (it leads somewhere new), `rule` (a URL rule's
+    /// prediction, fetched to check it), `hub` (a duplicate's link to a hub's counterpart,
+    /// `dedup.hub_min_links`), `mirror` (a mirror whose copies add pages of their own;
+    /// `sample`: drawn as one of its samples), `copied-site`, `crawl-end`, `redirect` (a
+    /// redirect's target), `sitemap` (a sitemap's URLs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fetch: Counts,
+    /// Queued to be checked cheaply against the page they copy (HEAD, a `Range` sample) and
+    /// fetched only if that says they changed: by `original` (a duplicate's link that leads
+    /// where its original's does, `dedup.probe_links`), `led-to-less` (to a hub that led to
+    /// less than itself, `dedup.hub_min_yield`), `rule` (a URL rule's prediction).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub check: Counts,
+    /// Parked until what they wait for is decided (that URL's record's `released` says what
+    /// became of them): their `counterpart` (a duplicate's links to where its original's
+    /// lead), a `copied-site`'s counterpart (a site that copies another path for path), a
+    /// hub's links (`hub-links`), a `mirror`'s samples (`dedup.mirror_samples`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub wait: Counts,
+    /// Not requested, recorded as duplicates of the page a URL rule names (`rule`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skip: Counts,
+    /// Not followed: by `original` (a duplicate's link to where its original's leads, matched
+    /// as `matched_by` says), `led-to-less`, `mirror` (its samples added nothing), `trap` (a
+    /// trap rule, named in the record's `trap`: the duplicate chain, a duplicate's links, next
+    /// month, next page, a host's budget of a pattern; left unseen for other paths to reach).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub drop: Counts,
     /// Past `links.max_per_page`: not read.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub over_cap: u32,
@@ -46,26 +60,124 @@ pub struct LinkFates {
     /// better priority than the page that queued them; their records name it as `parent`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub raised: u32,
-    /// Of `queued`: a duplicate's links followed although its original links to the same
-    /// place, because that place on the original's site led to new pages (a hub,
-    /// `dedup.hub_min_links`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub via_hub: u32,
-    /// Of `probed`: links to the counterpart of a hub, probed instead of followed: what the
-    /// hub led to weighed less than `dedup.hub_min_yield` times itself (a large table listing
-    /// small pages), or, in a job shared through Redis, another worker counted it.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub hubs_declined: u32,
-    /// Of `queued`: a mirror's copy's links whose text its original has, followed because a
-    /// sample of the mirror's copies added a page of its own (until then they are `parked`
-    /// on the pair of sites, candidates for its samples: [`crate::Released::sampled`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub mirror_followed: u32,
     /// A duplicate: how its links were matched with its original's (`duplicate_outlinks =
     /// "new"`): `target` (where they lead, relative to each site) or `anchor` (by anchor
     /// text: the two sites' URL schemes differ).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matched_by: Option<nearcrawl_link_policy::LinkMatch>,
+    pub matched_by: Option<LinkMatch>,
+}
+
+impl LinkFates {
+    /// Counts one link whose fate is `fate`.
+    pub fn add<U>(&mut self, fate: &Fate<U>) {
+        self.add_named(fate.name(), fate.by_name(), 1);
+    }
+
+    /// Counts `n` links of the fate named `fate` (`fetch`, `check`, `wait`, `skip`, `drop`),
+    /// decided by the mechanism named `by`.
+    pub fn add_named(&mut self, fate: &str, by: &str, n: u32) {
+        if n == 0 {
+            return;
+        }
+        if let Some(counts) = self.counts_mut(fate) {
+            *counts.entry(by.to_owned()).or_default() += n;
+        }
+    }
+
+    /// The links of the fate named `fate`, by what decided it (none for a name no fate has).
+    pub fn counts(&self, fate: &str) -> Option<&Counts> {
+        Some(match fate {
+            "fetch" => &self.fetch,
+            "check" => &self.check,
+            "wait" => &self.wait,
+            "skip" => &self.skip,
+            "drop" => &self.drop,
+            _ => return None,
+        })
+    }
+
+    fn counts_mut(&mut self, fate: &str) -> Option<&mut Counts> {
+        Some(match fate {
+            "fetch" => &mut self.fetch,
+            "check" => &mut self.check,
+            "wait" => &mut self.wait,
+            "skip" => &mut self.skip,
+            "drop" => &mut self.drop,
+            _ => return None,
+        })
+    }
+
+    /// The links of the fate named `fate` decided by `by`.
+    pub fn count(&self, fate: &str, by: &str) -> u32 {
+        self.counts(fate)
+            .and_then(|counts| counts.get(by))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The links of the fate named `fate`, whatever decided it.
+    pub fn total(&self, fate: &str) -> u32 {
+        self.counts(fate).map_or(0, |counts| counts.values().sum())
+    }
+
+    /// The links queued: fetched or checked.
+    pub fn queued(&self) -> u32 {
+        self.total("fetch") + self.total("check")
+    }
+
+    /// The same counts and `other`'s (links released on one URL for two reasons, a
+    /// counterpart's and a mirror's).
+    pub fn plus(mut self, other: &LinkFates) -> LinkFates {
+        for fate in ["fetch", "check", "wait", "skip", "drop"] {
+            for (by, n) in other.counts(fate).into_iter().flatten() {
+                self.add_named(fate, by, *n);
+            }
+        }
+        self.over_cap += other.over_cap;
+        self.raised += other.raised;
+        self
+    }
+}
+
+/// A record's `fate`: what the link policy decided for this URL before it was requested, and
+/// what came of it. Absent for a URL no page's link named (a seed, a sitemap's URL, a
+/// redirect's target).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlFate {
+    /// `fetch` (requested whole), `check` (asked cheaply against its counterpart first,
+    /// fetched whole only when that said it changed) or `skip` (not requested: a predicted
+    /// duplicate).
+    pub fate: String,
+    /// What decided it, as [`LinkFates`] names it (`new`, `original`, `hub`, `rule`, ...).
+    pub by: String,
+    /// For a check: `length` (its HEAD's length against its counterpart's, and for a large
+    /// page a sample), `verify` (a trusted rule's prediction verified by length) or `sample`
+    /// (a rule's prediction sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub how: Option<String>,
+    /// The URL rule that named the page this one copies (`dedup.predict`): the rule, its
+    /// record when asked, and whether it was right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Prediction>,
+    /// The check made (a HEAD, and a sample) and its answer, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Probe>,
+}
+
+impl UrlFate {
+    /// What its URL rule's prediction was used for, as `report.json`'s `predictions` counts it:
+    /// `check` (fetched whole, checking the rule), `verify`, `sample` (checked cheaply),
+    /// `skip`; none when no rule decided it.
+    pub fn predicted(&self) -> Option<&'static str> {
+        self.rule.as_ref()?;
+        match (self.fate.as_str(), self.how.as_deref()) {
+            ("fetch", _) => Some("check"),
+            ("check", Some("verify")) => Some("verify"),
+            ("check", _) => Some("sample"),
+            ("skip", _) => Some("skip"),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a count is zero (left out of a record).
@@ -76,21 +188,49 @@ fn is_zero(n: &u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nearcrawl_link_policy::{By, Until};
 
     #[test]
-    fn counts_of_none_are_left_out_and_read_back_as_zero() {
-        let fates = LinkFates {
-            queued: 12,
-            parked: 3,
-            matched_by: Some(nearcrawl_link_policy::LinkMatch::Target),
+    fn links_are_counted_by_fate_and_what_decided_it_and_counts_of_none_left_out() {
+        let mut fates = LinkFates {
+            matched_by: Some(LinkMatch::Target),
             ..LinkFates::default()
         };
+        for _ in 0..12 {
+            fates.add::<String>(&Fate::Fetch { by: By::New });
+        }
+        let wait = Fate::Wait {
+            until: Until::Page {
+                page: "http://o.test/a".to_owned(),
+                on: nearcrawl_link_policy::key("http://o.test/a"),
+            },
+            probe: None,
+            always: false,
+        };
+        for _ in 0..3 {
+            fates.add(&wait);
+        }
+        fates.add_named("drop", "trap", 2);
+        fates.add_named("no such fate", "new", 1);
         let json = serde_json::to_string(&fates).unwrap();
-        assert_eq!(json, r#"{"queued":12,"parked":3,"matched_by":"target"}"#);
+        assert_eq!(
+            json,
+            r#"{"fetch":{"new":12},"wait":{"counterpart":3},"drop":{"trap":2},"matched_by":"target"}"#
+        );
         assert_eq!(serde_json::from_str::<LinkFates>(&json).unwrap(), fates);
         assert_eq!(
             serde_json::from_str::<LinkFates>("{}").unwrap(),
             LinkFates::default()
+        );
+        assert_eq!(
+            (fates.total("fetch"), fates.count("wait", "counterpart")),
+            (12, 3)
+        );
+        assert_eq!((fates.queued(), fates.total("skip")), (12, 0));
+        let twice = fates.clone().plus(&fates);
+        assert_eq!(
+            (twice.total("drop"), twice.matched_by),
+            (4, Some(LinkMatch::Target))
         );
     }
 }

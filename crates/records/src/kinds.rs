@@ -121,47 +121,6 @@ impl Verdict {
     }
 }
 
-/// What became of the links parked on a URL when it was decided ([`Record::released`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Released {
-    /// Queued: the page led to new pages (a hub).
-    pub followed: u32,
-    /// Queued to be probed: it did not, and the links carried a probe (`dedup.probe_links`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub probed: u32,
-    /// Not queued: it did not.
-    pub dropped: u32,
-    /// Parked again: the page led to new pages (a hub), but whether they make it worth
-    /// fetching again is known once its links are all decided (`dedup.hub_min_yield`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub parked: u32,
-    /// Queued as a mirror's samples: links parked on a pair of sites (a mirror's copies'
-    /// links whose text the original has), drawn once this decision left none of their
-    /// counterparts waiting, the shortest counterparts first (`dedup.mirror_samples`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub sampled: u32,
-}
-
-impl std::ops::Add for Released {
-    type Output = Released;
-
-    /// Links released on one URL for two reasons (a counterpart's, a mirror's).
-    fn add(self, other: Released) -> Released {
-        Released {
-            followed: self.followed + other.followed,
-            probed: self.probed + other.probed,
-            dropped: self.dropped + other.dropped,
-            parked: self.parked + other.parked,
-            sampled: self.sampled + other.sampled,
-        }
-    }
-}
-
-/// Whether a count is zero (left out of a record).
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

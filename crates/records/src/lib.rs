@@ -3,7 +3,8 @@
 //!
 //! - `records.jsonl`: one [`Record`] per URL decision, in decision order, with its
 //!   [`Verdict`] and the evidence that decided it (the page it copies and how alike they are,
-//!   the link policy's [`Prediction`], the cheap [`Probe`] made before fetching, a recrawl's
+//!   the one fate the link policy decided for it ([`UrlFate`]: what decided it, the URL rule's
+//!   [`Prediction`], the cheap [`Probe`] made before fetching), a recrawl's
 //!   [`Change`]); [`read_records`] reads it a line at a time, naming `file:line` of a line that
 //!   does not parse.
 //! - `report.json`: the job's [`Report`], counted from its records by [`ReportBuilder`], with
@@ -47,8 +48,8 @@ mod what_if;
 
 pub use crate::dates::rfc3339;
 pub use crate::error::RecordsError;
-pub use crate::fates::LinkFates;
-pub use crate::kinds::{Change, Released, Verdict};
+pub use crate::fates::{Counts, LinkFates, UrlFate};
+pub use crate::kinds::{Change, Verdict};
 pub use crate::outputs::{PREVIOUS_FILE, set_aside, set_aside_named, unfinished_recrawl};
 pub use crate::probe::{Prediction, Probe, Sample};
 pub use crate::record::{Record, read_records};

@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 /// decided, whether the prediction was right.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Prediction {
-    /// `check` (fetched whole, its verdict checking the rule), `verify` (probed against the
-    /// counterpart first, fetched only if changed) or `skip` (not requested).
+    /// What the prediction is used for, as the crawl carries it out (a queued URL's):
+    /// `check` (fetched whole, its verdict checking the rule), `verify` or `sample` (checked
+    /// cheaply against the counterpart first, fetched only if changed) or `skip` (not
+    /// requested). Left out of a record, whose `fate` says it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fate: String,
     /// The rule, `from -> to`, and its id in the crawl's rule book.
     pub rule: String,

@@ -5,8 +5,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::RecordsError;
-use crate::fates::LinkFates;
-use crate::kinds::{Change, Released, Verdict};
+use crate::fates::{LinkFates, UrlFate};
+use crate::kinds::{Change, Verdict};
 use crate::probe::{Prediction, Probe};
 
 /// One line of `records.jsonl`.
@@ -51,23 +51,21 @@ pub struct Record {
     /// Links found on the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outlinks: Option<u32>,
-    /// What became of the page's links, each under one fate (absent when they were not
-    /// followed).
+    /// What became of the page's links, each counted once under its fate and what decided
+    /// it (absent when they were not followed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_fates: Option<LinkFates>,
-    /// Links of duplicates parked on this URL (their `parked`), released when it was decided:
-    /// followed (it is a hub) or dropped.
+    /// Links parked on this URL (counted under `wait` by the pages that named them), and what
+    /// became of them when it was decided: fetched (it is a hub), checked, dropped, or parked
+    /// again until a hub's links are decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub released: Option<Released>,
-    /// This URL was probed with HEAD before it was fetched (or instead, `unchanged`): its
-    /// counterpart on the original's site, the lengths compared, the HEAD's status and bytes.
+    pub released: Option<LinkFates>,
+    /// Why this URL was requested as it was, or not at all: the one fate the link policy
+    /// decided for it, what decided it (the URL rule's prediction, with its record and
+    /// whether it was right), and the cheap check made before it was fetched (or instead,
+    /// `unchanged`) with its answer (absent for a URL no link named).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<Probe>,
-    /// A URL rule named the page this one copies before it was requested (the link policy,
-    /// `dedup.predict`): the rule, its record when asked, the fate it chose, and whether it
-    /// was right.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prediction: Option<Prediction>,
+    pub fate: Option<UrlFate>,
     /// The page's text was longer than `dedup.max_text_bytes`, this many bytes; only its
     /// first `max_text_bytes` were fingerprinted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,7 +165,7 @@ impl Record {
     /// A redirect whose target was queued with it (the target's record names the link it
     /// answered in `link_of`): the target.
     pub fn queued_redirect_target(&self) -> Option<&str> {
-        (self.verdict == Verdict::Redirect && self.fates().queued == 1)
+        (self.verdict == Verdict::Redirect && self.fates().count("fetch", "redirect") == 1)
             .then_some(self.final_url.as_deref())
             .flatten()
     }
@@ -183,8 +181,34 @@ impl Record {
     }
 
     /// What became of the page's links (none counted when they were not followed).
-    pub fn fates(&self) -> LinkFates {
-        self.link_fates.unwrap_or_default()
+    pub fn fates(&self) -> &LinkFates {
+        static NONE: LinkFates = LinkFates {
+            fetch: std::collections::BTreeMap::new(),
+            check: std::collections::BTreeMap::new(),
+            wait: std::collections::BTreeMap::new(),
+            skip: std::collections::BTreeMap::new(),
+            drop: std::collections::BTreeMap::new(),
+            over_cap: 0,
+            raised: 0,
+            matched_by: None,
+        };
+        self.link_fates.as_ref().unwrap_or(&NONE)
+    }
+
+    /// The URL rule's prediction for this URL, if one named the page it copies.
+    pub fn prediction(&self) -> Option<&Prediction> {
+        self.fate.as_ref()?.rule.as_ref()
+    }
+
+    /// What its URL rule's prediction was used for ([`UrlFate::predicted`]: `check`,
+    /// `verify`, `sample`, `skip`), if a rule predicted it.
+    pub fn predicted(&self) -> Option<&'static str> {
+        self.fate.as_ref()?.predicted()
+    }
+
+    /// The cheap check made before this URL was fetched (or instead), if one was asked.
+    pub fn probe(&self) -> Option<&Probe> {
+        self.fate.as_ref()?.check.as_ref()
     }
 
     /// A record with only the always-present fields set.
@@ -206,8 +230,7 @@ impl Record {
             outlinks: None,
             link_fates: None,
             released: None,
-            probe: None,
-            prediction: None,
+            fate: None,
             text_cut_from: None,
             little_text: None,
             template_chars: None,
@@ -269,5 +292,18 @@ mod tests {
         );
         let back: Record = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_record_written_before_the_one_fate_reads_back_without_its_old_counters() {
+        let old = r#"{"seq":5,"url":"http://m/x","bytes":9,"depth":2,"verdict":"near","link_fates":{"queued":3,"dropped":2,"over_cap":1},"released":{"followed":1,"dropped":0},"probe":{"counterpart":"http://o/x","bytes":0},"prediction":{"fate":"check","rule":"r","rule_id":0,"counterpart":"http://o/x","support":3,"checked":0,"confirmed":0}}"#;
+        let record: Record = serde_json::from_str(old).unwrap();
+        assert_eq!(record.fates().over_cap, 1);
+        assert_eq!(
+            (record.fates().queued(), record.fates().total("drop")),
+            (0, 0)
+        );
+        assert_eq!(record.released.as_ref().map(|r| r.total("fetch")), Some(0));
+        assert!(record.fate.is_none() && record.prediction().is_none());
     }
 }

@@ -351,12 +351,14 @@ impl ReportBuilder {
             self.html_pages += 1;
             self.html_bytes += record.bytes;
         }
-        self.report.outlinks_dropped += u64::from(record.fates().dropped);
-        if let Some(prediction) = &record.prediction {
+        self.report.outlinks_dropped += u64::from(record.fates().total("drop"));
+        if let Some(fate) = &record.fate
+            && let (Some(predicted), Some(prediction)) = (fate.predicted(), &fate.rule)
+        {
             let fate = self
                 .report
                 .predictions
-                .entry(prediction.fate.clone())
+                .entry(predicted.to_owned())
                 .or_default();
             fate.pages += 1;
             fate.right += u64::from(prediction.right == Some(true));
@@ -612,22 +614,26 @@ mod tests {
         unique.dedup_us = Some(10);
         let mut near = fetched(1, "http://a.example/copy", Verdict::Near, 1_000);
         near.dedup_us = Some(30);
-        near.link_fates = Some(crate::LinkFates {
-            dropped: 4,
-            ..crate::LinkFates::default()
-        });
+        let mut fates = crate::LinkFates::default();
+        fates.add_named("drop", "original", 3);
+        fates.add_named("drop", "trap", 1);
+        near.link_fates = Some(fates);
+        let by_rule = |fate: &str, how: Option<&str>, right| {
+            Some(crate::UrlFate {
+                fate: fate.into(),
+                by: "rule".into(),
+                how: how.map(String::from),
+                rule: Some(Prediction {
+                    right,
+                    ..Prediction::default()
+                }),
+                check: None,
+            })
+        };
         let mut predicted = Record::new(2, "http://m.example/x".into(), 2, Verdict::Predicted);
-        predicted.prediction = Some(Prediction {
-            fate: "skip".into(),
-            right: None,
-            ..Prediction::default()
-        });
+        predicted.fate = by_rule("skip", None, None);
         let mut probed = fetched(3, "http://m.example/y", Verdict::Unchanged, 200);
-        probed.prediction = Some(Prediction {
-            fate: "verify".into(),
-            right: Some(true),
-            ..Prediction::default()
-        });
+        probed.fate = by_rule("check", Some("verify"), Some(true));
         let refused = Record::new(4, "http://b.example/".into(), 0, Verdict::RobotsDisallowed);
         let mut report = ReportBuilder::new(RunFacts {
             dropped_never_fetched: 3,

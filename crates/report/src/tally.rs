@@ -149,7 +149,7 @@ impl Tally {
             now.pages[group] += 1;
             now.bytes[group] += record.bytes;
         }
-        now.dropped += u64::from(record.fates().dropped);
+        now.dropped += u64::from(record.fates().total("drop"));
         if record.relevance.is_some() {
             now.scored += 1;
             now.on_topic += u64::from(record.off_topic == Some(0));

@@ -152,6 +152,12 @@ pub struct QueuedUrl {
     /// once the page is decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Box<Prediction>>,
+    /// What decided this link's fate, when neither its being new nor a URL rule did (the
+    /// link policy's `By` by name: `hub`, `mirror`, `original`, `sitemap`, ...), for its
+    /// record's `fate`. Absent in a queue written before it was kept: such a URL's record
+    /// says `new`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
     /// A recrawl: this URL's capture in the previous job, asked again with its validators
     /// and compared with what comes back.
     #[serde(default, skip_serializing_if = "Option::is_none")]

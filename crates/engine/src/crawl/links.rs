@@ -3,6 +3,7 @@
 
 use super::tasks::SeenLinks;
 use super::*;
+use nearcrawl_link_policy::{By, Fate};
 
 mod follow;
 
@@ -79,6 +80,7 @@ impl Coordinator {
                 depth: entry.depth,
                 parent: Some(seq),
                 sitemap: nested,
+                by: Some(By::Sitemap.name().to_owned()),
                 ..QueuedUrl::default()
             };
             let priority = if nested || self.focus.is_some() {
@@ -89,7 +91,7 @@ impl Coordinator {
             self.queue(&mut decided.commit, &mut pending, &url, next, priority)?;
             enqueued += 1;
         }
-        decided.decision.fates_mut().queued = enqueued;
+        (decided.decision.fates_mut()).add_named("fetch", By::Sitemap.name(), enqueued);
         Ok(decided)
     }
 
@@ -163,7 +165,7 @@ impl Coordinator {
             None => entry.depth + 1,
         };
         self.queue(&mut decided.commit, &mut pending, &target, next, priority)?;
-        decided.decision.fates_mut().queued = 1;
+        (decided.decision.fates_mut()).add::<Url>(&Fate::Fetch { by: By::Redirect });
         Ok(decided)
     }
 

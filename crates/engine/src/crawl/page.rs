@@ -341,7 +341,7 @@ impl Coordinator {
             decided.decision.trap = Some(trap.chain([learned]).collect::<Vec<_>>().join("; "));
         }
         if *follow.follow != Follow::All {
-            let dropped = decided.decision.fates_mut().dropped;
+            let dropped = decided.decision.fates_mut().total("drop");
             Progress::add(&self.progress.dropped_outlinks, u64::from(dropped));
         }
         if self.job.config.records_links() && decided.decision.links.is_none() {

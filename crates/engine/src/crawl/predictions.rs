@@ -16,7 +16,7 @@
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::{CanonicalUrl, SessionParams};
 use nearcrawl_link_policy::{
-    CopyFacts, Evidence, Fate, Held, Known, LinkPolicy, PolicyConfig, RuleBook,
+    By, CopyFacts, Evidence, Fate, Held, How, Known, LinkPolicy, PolicyConfig, RuleBook,
 };
 use nearcrawl_records::{Prediction, Probe, Record, Verdict};
 use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
@@ -236,7 +236,7 @@ impl Predictions {
     /// without it. [`apply`] carries it out on the URL's queue entry.
     pub(super) fn for_url(&mut self, declarations: &Declarations, url: &Url) -> Fate {
         if !self.enabled() {
-            return Fate::Fetch;
+            return Fate::Fetch { by: By::New };
         }
         let sessions = &self.sessions;
         let page = |counterpart: &Url| match sessions.strip_str(counterpart.as_str()) {
@@ -245,8 +245,11 @@ impl Predictions {
         };
         let held = |counterpart: &Url| held(declarations, &page(counterpart));
         let mut fate = fate(&mut self.policy, &mut self.relied_on, url, &held);
-        if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &mut fate {
+        if let Some(e) = fate.rule_mut() {
             e.counterpart = page(&e.counterpart);
+        }
+        if let Fate::Check { against, .. } = &mut fate {
+            *against = page(against);
         }
         fate
     }
@@ -283,8 +286,8 @@ impl Predictions {
         }
         let url = Url::parse(&entry.url).ok()?;
         let decided = self.for_url(declarations, &url);
-        let veto = match &decided {
-            Fate::Skip(e) => Some((
+        let veto = match (&decided, decided.rule()) {
+            (Fate::Skip { .. }, Some(e)) => Some((
                 Verdict::Predicted,
                 format!(
                     "predicted: {} copies {} by the URL rule {}",
@@ -387,7 +390,8 @@ impl Predictions {
 /// entry: its prediction, checked when the page is decided, and for a verification or a
 /// sample its probe against the counterpart (a sample's HEAD must find a length the rule's
 /// copies have had before its parts are asked). Returns the prediction of a URL not to be
-/// requested ([`Fate::Skip`]), for its record ([`predicted_record`]).
+/// requested ([`Fate::Skip`]), for its record ([`predicted_record`]). A fate no rule decided
+/// changes nothing.
 pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
     let probe = |e: &Evidence, window| {
         Some(Box::new(Probe {
@@ -396,17 +400,18 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
             ..Probe::default()
         }))
     };
-    let (name, e, probe) = match &fate {
-        Fate::Fetch => return None,
-        Fate::Check(e) => ("check", e, None),
-        Fate::Verify(e) => ("verify", e, probe(e, None)),
-        Fate::Sample(e) => ("sample", e, probe(e, e.sample_window())),
-        Fate::Skip(e) => ("skip", e, None),
+    let (name, e) = fate.prediction()?;
+    let probe = match &fate {
+        Fate::Check {
+            how: How::Verify, ..
+        } => probe(e, None),
+        Fate::Check { .. } => probe(e, e.sample_window()),
+        _ => None,
     };
     let prediction = prediction(name, e);
     entry.predicted = Some(Box::new(prediction.clone()));
     match fate {
-        Fate::Skip(_) => Some(prediction),
+        Fate::Skip { .. } => Some(prediction),
         _ => {
             entry.probe = probe;
             None
@@ -417,7 +422,7 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
 /// [`LinkPolicy::fate`], noting in `relied_on` the rule a queued URL will rely on.
 fn fate(policy: &mut LinkPolicy, relied_on: &mut usize, url: &Url, known: &dyn Known) -> Fate {
     let fate = policy.fate(url, known);
-    if let Fate::Check(e) | Fate::Verify(e) | Fate::Skip(e) | Fate::Sample(e) = &fate {
+    if let Some(e) = fate.rule() {
         *relied_on = (*relied_on).max(e.rule.index() + 1);
     }
     fate

@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{Parked, Release, WaitedFor, hub_links_key, released_link};
-use nearcrawl_records::{Record, Released, Verdict};
+use nearcrawl_link_policy::{By, Fate, Parked, WaitedFor, hub_links_key, released_link};
+use nearcrawl_records::{LinkFates, Record, Verdict};
 use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
 use url::Url;
@@ -17,6 +17,9 @@ use nearcrawl_link_policy::{Cost, Drawn};
 
 /// The key a page waiting for the crawl's end is parked on (see
 /// [`Coordinator::defer_to_end`]).
+/// What a mirror's samples drawn are fetched by, as records name it.
+const SAMPLE: &str = "sample";
+
 pub(super) fn end_of_crawl_key() -> UrlKey {
     url_key("the crawl's end")
 }
@@ -49,13 +52,14 @@ impl Coordinator {
             let mirror = (WaitedFor::Mirror { adds }, None);
             let released = self.release_links(commit, &record.url, links, |_| mirror)?;
             debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
-            record.released = Some(record.released.unwrap_or_default() + released);
+            record.released = Some(record.released.take().unwrap_or_default().plus(&released));
         }
         Ok(())
     }
 
     /// A mirror's samples drawn ([`nearcrawl_link_policy::Decider::draw`]), as part of
-    /// `commit`, which `record`'s decision makes (it says how many, `released.sampled`): taken out of their
+    /// `commit`, which `record`'s decision makes (it counts them in `released`, fetched by
+    /// [`SAMPLE`]): taken out of their
     /// parking on their pair of sites and queued. `now`: nothing else is left to crawl, so
     /// no counterpart is waited for. Returns how many were drawn.
     pub(super) fn draw_mirror_samples(
@@ -105,18 +109,18 @@ impl Coordinator {
                 continue;
             }
             debug!(%url, ?cost, "a mirror's sample drawn");
-            self.queue(commit, &mut pending, &url, parked.entry, parked.priority)?;
+            let mut entry = parked.entry;
+            entry.by = Some(SAMPLE.to_owned());
+            self.queue(commit, &mut pending, &url, entry, parked.priority)?;
             self.links.sampled(pair, link);
             sampled += 1;
         }
         if let Some(record) = record
             && sampled > 0
         {
-            let drawn = Released {
-                sampled,
-                ..Released::default()
-            };
-            record.released = Some(record.released.unwrap_or_default() + drawn);
+            let mut drawn = LinkFates::default();
+            drawn.add_named("fetch", SAMPLE, sampled);
+            record.released = Some(record.released.take().unwrap_or_default().plus(&drawn));
         }
         Ok(sampled)
     }
@@ -132,9 +136,9 @@ impl Coordinator {
         on: &str,
         links: Vec<ParkedLink>,
         mut decided: impl FnMut(&ParkedLink) -> (WaitedFor, Option<UrlKey>),
-    ) -> Result<Released, EngineError> {
+    ) -> Result<LinkFates, EngineError> {
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
-        let mut released = Released::default();
+        let mut released = LinkFates::default();
         for mut parked in links {
             let url = stored_url(
                 &parked.entry.url,
@@ -148,28 +152,29 @@ impl Coordinator {
             let (waited, hub_links) = decided(&parked);
             let link = Parked {
                 always: parked.always,
-                probe: parked.entry.probe.is_some(),
+                probe: parked.entry.probe.as_ref().map(|_| ()),
             };
-            match released_link(waited, link, hub_links) {
-                Release::Follow { new_chain } => {
-                    if new_chain {
+            let fate = released_link(waited, link, hub_links);
+            released.add(&fate);
+            match fate {
+                Fate::Fetch { .. } | Fate::Check { .. } => {
+                    if fate.by() == Some(&By::Hub) {
                         // A hub's counterpart starts a new chain: fetched, not probed.
                         parked.entry.duplicates = 0;
                         parked.entry.probe = None;
                     }
-                    released.followed += 1;
+                    parked.entry.by = fate.by().map(|by| by.name().to_owned());
                 }
-                Release::Probe => released.probed += 1,
-                Release::Drop => {
+                Fate::Drop { .. } | Fate::Skip { .. } => {
                     commit.dropped.push(link_key);
-                    released.dropped += 1;
                     continue;
                 }
-                Release::Park(on) => {
+                Fate::Wait { until, .. } => {
+                    // Parked again until a hub's links are decided (on their key).
+                    let on = until.on().unwrap_or(link_key);
                     pending.insert(link_key);
                     self.frontier
                         .hub_or_park(commit, &url, &on, link_key, parked)?;
-                    released.parked += 1;
                     continue;
                 }
             }
@@ -262,7 +267,8 @@ impl Coordinator {
             let decided = (WaitedFor::HubLinks { worth }, None);
             let released = self.release_links(commit, &record.url, links, |_| decided)?;
             debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
-            records[index].released = Some(records[index].released.unwrap_or_default() + released);
+            let record = &mut records[index];
+            record.released = Some(record.released.take().unwrap_or_default().plus(&released));
         }
         Ok(())
     }
@@ -328,7 +334,7 @@ impl Coordinator {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
             let end = (WaitedFor::CrawlEnd, None);
             let released = self.release_links(&mut commit, "the crawl's end", links, |_| end)?;
-            followed += released.followed;
+            followed += released.total("fetch");
         }
         warn!(
             followed,

@@ -5,7 +5,7 @@
 //! unchanged_page` decides which).
 
 use super::*;
-use nearcrawl_link_policy::{Named, UnchangedPage};
+use nearcrawl_link_policy::{By, Fate, Named};
 
 impl Coordinator {
     /// A probed URL found to have its counterpart's text (`page`: the answer that said so).
@@ -30,18 +30,18 @@ impl Coordinator {
         let (unknown, fate) = self.unknown_links_here(&entry, links)?;
         if let Some(probe) = entry.probe.as_mut() {
             probe.links_unknown = unknown;
-            probe.led_to_less = fate == UnchangedPage::LedToLess;
+            probe.led_to_less = fate.by() == Some(&By::LedToLess);
         }
         match fate {
-            UnchangedPage::FetchForLinks => {
+            Fate::Fetch { .. } | Fate::Check { .. } => {
                 debug!(url = %entry.url, unknown, "unchanged, fetched for its links");
                 return self.requeue(key, entry);
             }
-            UnchangedPage::Wait => {
+            Fate::Wait { .. } => {
                 debug!(url = %entry.url, unknown, "unchanged, decided at the crawl's end");
                 return self.defer_to_end(key, entry);
             }
-            UnchangedPage::Unchanged | UnchangedPage::LedToLess => {}
+            Fate::Skip { .. } | Fate::Drop { .. } => {}
         }
         let seq = self.take_seq();
         let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
@@ -66,7 +66,7 @@ impl Coordinator {
     }
 
     /// A page its probe found unchanged whose counterpart's links are not all named here
-    /// yet ([`UnchangedPage::Wait`]): held back until the crawl has nothing else to do, then
+    /// yet ([`Fate::Wait`]): held back until the crawl has nothing else to do, then
     /// probed again and decided for good. Here it is taken out of its host's queue and
     /// parked ([`Coordinator::release_deferred`] brings it back). In a shared job, it goes
     /// back to its host's queue in Redis, to be handed out only once no worker has anything
@@ -118,12 +118,12 @@ impl Coordinator {
         &self,
         entry: &QueuedUrl,
         links: &[String],
-    ) -> Result<(u32, UnchangedPage), EngineError> {
+    ) -> Result<(u32, Fate<CanonicalUrl>), EngineError> {
         let (Ok(at), Some(probe)) = (Url::parse(&entry.url), entry.probe.as_ref()) else {
-            return Ok((0, UnchangedPage::Unchanged));
+            return Ok((0, Fate::Skip { by: By::Unchanged }));
         };
         let Ok(counterpart) = Url::parse(&probe.counterpart) else {
-            return Ok((0, UnchangedPage::Unchanged));
+            return Ok((0, Fate::Skip { by: By::Unchanged }));
         };
         let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
         let here = NamedHere {

@@ -139,7 +139,7 @@ enum Want {
     Sample,
 }
 
-fn want(fate: &Found<Url>) -> Want {
+fn want(fate: &Fate<Url>) -> Want {
     let counterpart = url(COUNTERPART);
     let probed = |probe: &Option<Url>| {
         if let Some(p) = probe {
@@ -148,39 +148,44 @@ fn want(fate: &Found<Url>) -> Want {
         probe.is_some()
     };
     match fate {
-        Found::Drop => Want::Drop,
-        Found::Fetch => Want::Fetch,
-        Found::FetchAsHub => Want::AsHub,
-        Found::FetchMirror => Want::Mirror,
-        Found::Probe { counterpart: c } => {
-            assert_eq!(c, &counterpart);
+        Fate::Drop { .. } => Want::Drop,
+        Fate::Fetch { by: By::New } => Want::Fetch,
+        Fate::Fetch { by: By::Hub } => Want::AsHub,
+        Fate::Fetch { by: By::Mirror } => Want::Mirror,
+        Fate::Check {
+            against,
+            how: How::Length,
+            ..
+        } => {
+            assert_eq!(against, &counterpart);
             Want::Probe
         }
-        Found::Wait {
+        Fate::Wait {
             always: true,
-            page,
-            on,
+            until: Until::Page { page, on },
             probe: None,
-            sample_of: None,
         } => {
             assert_eq!((page, *on), (&counterpart, crate::key(COUNTERPART)));
             Want::Always
         }
-        Found::Wait {
-            sample_of: Some(_),
-            page,
+        Fate::Wait {
+            until: Until::Samples { .. },
             ..
-        } => {
-            assert_eq!(page.as_str(), LINK);
-            Want::Sample
-        }
-        Found::Wait { on, probe, .. } if *on == hub_links() => Want::OnHubLinks(probed(probe)),
-        Found::Wait {
-            on, probe, page, ..
+        } => Want::Sample,
+        Fate::Wait {
+            until: Until::Page { on, .. },
+            probe,
+            ..
+        } if *on == hub_links() => Want::OnHubLinks(probed(probe)),
+        Fate::Wait {
+            until: Until::Page { on, page },
+            probe,
+            ..
         } => {
             assert_eq!((page, *on), (&counterpart, crate::key(COUNTERPART)));
             Want::OnCounterpart(probed(probe))
         }
+        other => panic!("no fate a found link has: {other:?}"),
     }
 }
 
@@ -450,7 +455,11 @@ fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() 
     );
     // ... and followed once a sample added a page.
     let budget = Budget { cap: 8, share: 1.0 };
-    let MirrorLink::Park { pair, .. } = mirrors.link(&new, &old) else {
+    let Fate::<Url>::Wait {
+        until: Until::Samples { pair, .. },
+        ..
+    } = mirrors.link(&new, &old)
+    else {
         panic!("parked");
     };
     let sample = crate::key(LINK);
@@ -470,8 +479,17 @@ fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() 
 #[test]
 fn a_link_that_would_wait_is_decided_by_what_the_frontier_found_of_its_page() {
     use Parking::{Decided, Hub};
-    use Release::{Drop, Follow, Probe};
-    let link = |always, probe| Parked { always, probe };
+    let counterpart = url(COUNTERPART);
+    let link = |always, probe: bool| Parked {
+        always,
+        probe: probe.then(|| counterpart.clone()),
+    };
+    let check = |by| Fate::Check {
+        against: counterpart.clone(),
+        how: How::Length,
+        by,
+    };
+    let fetch = |by| Fate::Fetch { by };
     // (what it protects, the frontier's answer, the link: always, probe; local), fate
     let cases = [
         (
@@ -486,56 +504,56 @@ fn a_link_that_would_wait_is_decided_by_what_the_frontier_found_of_its_page() {
             Hub,
             link(false, false),
             true,
-            Some(Follow { new_chain: true }),
+            Some(fetch(By::Hub)),
         ),
         (
             "... probe and all, in this process, which counts what the hub led to",
             Hub,
             link(false, true),
             true,
-            Some(Follow { new_chain: true }),
+            Some(fetch(By::Hub)),
         ),
         (
             "a shared job's worker cannot know what another's hub led to: it probes",
             Hub,
             link(false, true),
             false,
-            Some(Probe),
+            Some(check(By::LedToLess)),
         ),
         (
             "... and follows the hub where it cannot probe",
             Hub,
             link(false, false),
             false,
-            Some(Follow { new_chain: true }),
+            Some(fetch(By::Hub)),
         ),
         (
             "a copying site's link is followed as it is, its counterpart a hub or not",
             Hub,
             link(true, false),
             true,
-            Some(Follow { new_chain: false }),
+            Some(fetch(By::CopiedSite)),
         ),
         (
             "a copying site's link whose counterpart was decided meanwhile is followed",
             Decided,
             link(true, false),
             true,
-            Some(Follow { new_chain: false }),
+            Some(fetch(By::CopiedSite)),
         ),
         (
             "a copy's link whose counterpart was decided, no hub, is probed against it",
             Decided,
             link(false, true),
             true,
-            Some(Probe),
+            Some(check(By::Original)),
         ),
         (
             "... or dropped, with no probe to tell",
             Decided,
             link(false, false),
             true,
-            Some(Drop),
+            Some(Fate::Drop { by: By::Original }),
         ),
     ];
     for (what, answer, link, local, fate) in cases {

@@ -72,7 +72,11 @@ fn the_cheapest_candidate_is_sampled_then_the_mirror_followed_once_it_adds_a_pag
     let (mut mirrors, mirror, origin) = mirror();
     let links = keys(5);
     for (i, link) in links.iter().enumerate() {
-        let MirrorLink::Park { on, pair } = mirrors.link(&mirror, &origin) else {
+        let Fate::<Url>::Wait {
+            until: Until::Samples { on, pair },
+            ..
+        } = mirrors.link(&mirror, &origin)
+        else {
             panic!("parked as a candidate");
         };
         assert_eq!(on, crate::key("mirror http://m.test of http://o.test"));
@@ -104,7 +108,10 @@ fn the_cheapest_candidate_is_sampled_then_the_mirror_followed_once_it_adds_a_pag
     mirrors.added(&links[1]);
     let on = drawn[0].on;
     assert_eq!(mirrors.decided(&links[1], EIGHT), Some((on, true)));
-    assert_eq!(mirrors.link(&mirror, &origin), MirrorLink::Follow);
+    assert_eq!(
+        mirrors.link(&mirror, &origin),
+        Fate::<Url>::Fetch { by: By::Mirror }
+    );
     assert_eq!(mirrors.decided(&links[0], EIGHT), None, "not a sample");
     assert!(!mirrors.wants_samples(EIGHT), "no candidates left");
 }
@@ -117,14 +124,18 @@ fn samples_that_add_nothing_drop_the_mirrors_links_and_the_state_reads_back() {
     mirrors.note_copy(&url("http://m.test/x"), &url("http://o.test/x"));
     assert_eq!(
         mirrors.link(&mirror, &origin),
-        MirrorLink::Drop,
+        Fate::<Url>::Drop { by: By::Mirror },
         "a release"
     );
     mirrors.note_copy(&url("http://m.test/y"), &url("http://o.test/z"));
     mirrors.note_copy(&url("http://m.test/y?2"), &url("http://o.test/z"));
     let links = keys(6);
     for link in &links {
-        let MirrorLink::Park { pair, .. } = mirrors.link(&mirror, &origin) else {
+        let Fate::<Url>::Wait {
+            until: Until::Samples { pair, .. },
+            ..
+        } = mirrors.link(&mirror, &origin)
+        else {
             panic!("parked");
         };
         mirrors.candidate(pair, *link, "http://m.test/c");
@@ -147,7 +158,11 @@ fn samples_that_add_nothing_drop_the_mirrors_links_and_the_state_reads_back() {
     let bytes = mirrors.take_changed().unwrap();
     let mut resumed = Mirrors::from_bytes(&bytes).unwrap();
     assert!(resumed.is_pending(&links[1]) && !resumed.is_pending(&links[0]));
-    let MirrorLink::Park { on, .. } = resumed.link(&mirror, &origin) else {
+    let Fate::<Url>::Wait {
+        until: Until::Samples { on, .. },
+        ..
+    } = resumed.link(&mirror, &origin)
+    else {
         panic!("still parked");
     };
     assert!(
@@ -172,13 +187,19 @@ fn samples_that_add_nothing_drop_the_mirrors_links_and_the_state_reads_back() {
         &links[2..3]
     );
     assert_eq!(resumed.decided(&links[1], EIGHT), Some((on, false)));
-    assert_eq!(resumed.link(&mirror, &origin), MirrorLink::Drop);
+    assert_eq!(
+        resumed.link(&mirror, &origin),
+        Fate::<Url>::Drop { by: By::Mirror }
+    );
     // Another pair of sites starts over.
     let elsewhere = url("http://n.test/");
     resumed.note_copy(&elsewhere, &url("http://o.test/other"));
     assert!(matches!(
         resumed.link(&elsewhere, &origin),
-        MirrorLink::Park { pair: 1, .. }
+        Fate::<Url>::Wait {
+            until: Until::Samples { pair: 1, .. },
+            ..
+        }
     ));
     assert!(Mirrors::from_bytes(b"{").is_err());
 }

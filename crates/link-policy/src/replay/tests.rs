@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 
 use super::*;
-use crate::{Decider, Followed, Found, LinkSettings, PageFacts};
+use crate::{By, Decider, Fate, Followed, How, LinkSettings, PageFacts};
 
 /// A crawl that holds the old release's chapter, decided and no hub, seen.
 struct Old;
@@ -59,7 +59,16 @@ fn a_journal_replays_to_the_same_fates_and_a_changed_answer_diverges() {
     });
     let link = url("http://new.test/b.html");
     let Ok(found) = decider.found(&Old, &on, &link, Followed::No);
-    assert!(matches!(found.fate, Found::Probe { .. }), "{found:?}");
+    assert!(
+        matches!(
+            found.fate,
+            Fate::Check {
+                how: How::Length,
+                ..
+            }
+        ),
+        "{found:?}"
+    );
     let events = decider.take_events();
     assert!(matches!(events[0], Event::Start { .. }));
     assert_eq!(events.len(), 3, "start, copy, found");
@@ -123,7 +132,9 @@ fn the_url_rules_journal_replays_to_the_same_fates() {
         .map(|n| policy.fate(&url(&format!("http://m.test/{n}")), &held))
         .collect();
     assert!(
-        fates.iter().any(|f| matches!(f, crate::Fate::Skip(_))),
+        fates
+            .iter()
+            .any(|f| matches!(f, Fate::Skip { by: By::Rule(_) })),
         "{fates:?}"
     );
     let events = policy.take_events();

@@ -2,6 +2,30 @@
 //! probes only checked.
 
 use super::*;
+use nearcrawl_url_rules::RuleStats;
+
+/// A rule's fate as a record names its prediction.
+#[allow(non_upper_case_globals)]
+mod names {
+    pub const Check: &str = "check";
+    pub const Verify: &str = "verify";
+    pub const Sample: &str = "sample";
+    pub const Skip: &str = "skip";
+}
+
+/// [`decide`] for a rule's record and what the crawl holds of its counterpart, as a record
+/// names the prediction.
+fn decided(stats: RuleStats, held: Held, config: &PolicyConfig, explore: bool) -> &'static str {
+    let evidence = Evidence {
+        rule: serde_json::from_str("0").unwrap_or_else(|e| panic!("{e}")),
+        rule_text: "http://n.test/* -> http://o.test/*".to_owned(),
+        counterpart: Url::parse("http://o.test/1").unwrap_or_else(|e| panic!("{e}")),
+        held,
+        stats,
+    };
+    let fate = decide(evidence, config, explore);
+    fate.prediction().map_or("fetch", |(name, _)| name)
+}
 
 /// A rule's record: (support, checked, confirmed, copies of the same length and of
 /// another, copies adding pages).
@@ -23,7 +47,7 @@ fn stats(
 
 #[test]
 fn a_rule_is_checked_until_trusted_then_used_as_configured() {
-    use Decision::*;
+    use names::*;
     let config = |predict| PolicyConfig {
         predict,
         ..PolicyConfig::default()
@@ -61,14 +85,14 @@ fn a_rule_is_checked_until_trusted_then_used_as_configured() {
     };
     for (record, predict, explore, want) in cases {
         let stats = stats(record);
-        let got = decide(stats, held, &config(predict), explore);
+        let got = decided(stats, held, &config(predict), explore);
         assert_eq!(got, want, "{stats:?} {predict:?} {explore}");
     }
 }
 
 #[test]
 fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
-    use Decision::*;
+    use names::*;
     let config = |predict| PolicyConfig {
         predict,
         ..PolicyConfig::default()
@@ -114,7 +138,7 @@ fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
     ];
     for (record, predict, length, explore, want) in cases {
         let stats = stats(record);
-        let got = decide(stats, held(length), &config(predict), explore);
+        let got = decided(stats, held(length), &config(predict), explore);
         assert_eq!(got, want, "{stats:?} {predict:?} {length} {explore}");
     }
     // No shingles kept of the counterpart: nothing to sample against.
@@ -125,7 +149,7 @@ fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
     };
     let record = stats((10, 20, 16, 5, 5, 0));
     assert_eq!(
-        decide(record, unsampled, &config(Predict::Verify), false),
+        decided(record, unsampled, &config(Predict::Verify), false),
         Check
     );
     // No copy's length known: no window to tell copies by.
@@ -135,7 +159,7 @@ fn a_rule_not_trusted_is_sampled_where_its_rate_pays_for_the_sample() {
         ..record
     };
     assert_eq!(
-        decide(unknown, held(20_000), &config(Predict::Verify), false),
+        decided(unknown, held(20_000), &config(Predict::Verify), false),
         Check
     );
 }
@@ -160,7 +184,7 @@ fn one_trusted_prediction_in_explore_is_checked() {
     let fates: Vec<bool> = (2..14)
         .map(|n| {
             let fate = policy.fate(&url(&format!("http://n.example/{n}")), &known);
-            matches!(fate, Fate::Check(_))
+            matches!(fate, Fate::Fetch { by: By::Rule(_) })
         })
         .collect();
     let checked: Vec<usize> = (0..fates.len()).filter(|&i| fates[i]).collect();
@@ -169,7 +193,7 @@ fn one_trusted_prediction_in_explore_is_checked() {
     let nothing = |_: &Url| None;
     assert_eq!(
         policy.fate(&url("http://n.example/99"), &nothing),
-        Fate::Fetch
+        Fate::Fetch { by: By::New }
     );
 }
 
@@ -195,27 +219,42 @@ fn what_its_copies_were_decides_how_a_rule_is_used() {
     let mut policy = LinkPolicy::new(config);
     let rule = policy.learn(&n1, &o1, facts(true, false))[0];
     assert!(
-        matches!(fate(&mut policy), Fate::Verify(_)),
+        matches!(
+            fate(&mut policy),
+            Fate::Check {
+                how: How::Verify,
+                ..
+            }
+        ),
         "the same length"
     );
     policy.verified(rule, false);
-    assert!(matches!(fate(&mut policy), Fate::Check(_)), "as often not");
+    assert!(
+        matches!(fate(&mut policy), Fate::Fetch { by: By::Rule(_) }),
+        "as often not"
+    );
     policy.verified(rule, true);
     assert!(
-        matches!(fate(&mut policy), Fate::Verify(_)),
+        matches!(
+            fate(&mut policy),
+            Fate::Check {
+                how: How::Verify,
+                ..
+            }
+        ),
         "it told once more"
     );
 
     // A mirror's other template: its copies' lengths tell nothing.
     let mut policy = LinkPolicy::new(config);
     policy.learn(&n1, &o1, facts(false, false));
-    assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    assert!(matches!(fate(&mut policy), Fate::Fetch { by: By::Rule(_) }));
 
     // A copy with a page of its own: the rule's pages are fetched.
     let mut policy = LinkPolicy::new(config);
     policy.learn(&n1, &o1, facts(true, false));
     policy.learn(&n1, &o1, facts(true, true));
-    assert!(matches!(fate(&mut policy), Fate::Check(_)));
+    assert!(matches!(fate(&mut policy), Fate::Fetch { by: By::Rule(_) }));
 }
 
 #[test]
@@ -238,8 +277,22 @@ fn without_probes_a_prediction_to_verify_or_sample_is_only_checked() {
         let mut policy = LinkPolicy::new(config(probes));
         policy.learn(&url("http://n.example/1"), &url("http://o.example/1"), same);
         let fate = policy.fate(&url("http://n.example/2"), &known);
-        assert_eq!(matches!(fate, Fate::Verify(_)), verified, "probes {probes}");
-        assert_eq!(matches!(fate, Fate::Check(_)), !verified, "probes {probes}");
+        assert_eq!(
+            matches!(
+                fate,
+                Fate::Check {
+                    how: How::Verify,
+                    ..
+                }
+            ),
+            verified,
+            "probes {probes}"
+        );
+        assert_eq!(
+            matches!(fate, Fate::Fetch { by: By::Rule(_) }),
+            !verified,
+            "probes {probes}"
+        );
     }
 }
 

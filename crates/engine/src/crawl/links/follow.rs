@@ -5,43 +5,8 @@ use super::super::predictions::{self, Predictions};
 use super::super::*;
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::{Crawl, Found, FoundOn, PageFacts, Parked, Release, parking_answered};
-
-/// What became of one page's links, for its record.
-#[derive(Debug, Default)]
-struct LinkCounts {
-    enqueued: u32,
-    /// Links a duplicate does not follow.
-    dropped: u32,
-    /// Links a trap rule stopped.
-    trapped: u32,
-    via_hub: u32,
-    probed: u32,
-    parked: u32,
-    /// Queued URLs moved up (focused crawls).
-    raised: u32,
-    /// Hubs not fetched again for what they led to (`dedup.hub_min_yield`).
-    declined: u32,
-    /// Links queued that lead where the page's original does not.
-    new_found: u32,
-    mirrored: u32,
-}
-
-impl LinkCounts {
-    /// The counts into the page's decision (`link_fates`).
-    fn write_into(&self, decision: &mut Decision) {
-        let fates = decision.fates_mut();
-        fates.queued = self.enqueued;
-        fates.dropped = self.dropped;
-        fates.via_hub = self.via_hub;
-        fates.hubs_declined = self.declined;
-        fates.mirror_followed = self.mirrored;
-        fates.parked = self.parked;
-        fates.probed = self.probed;
-        fates.raised = self.raised;
-        fates.trapped = self.trapped;
-    }
-}
+use nearcrawl_link_policy::{By, Crawl, Fate, FoundOn, PageFacts, Parked, Until, parking_answered};
+use nearcrawl_records::LinkFates;
 
 /// What following one page's links knows as it goes.
 struct PageLinks<'a> {
@@ -49,7 +14,10 @@ struct PageLinks<'a> {
     pending: HashSet<UrlKey>,
     /// The trap rules that fired, each named once (by the first link it stopped).
     fired: Vec<Trap>,
-    counts: LinkCounts,
+    /// What became of its links, for its record.
+    fates: LinkFates,
+    /// Links queued that lead where the page's original does not.
+    new_found: u32,
     /// The URL patterns on the path from a seed to this page.
     path: PatternPath,
     /// A baseline crawl (or one told to, `links.record`) keeps its whole in-scope link
@@ -134,7 +102,8 @@ impl Coordinator {
         Ok(PageLinks {
             pending: HashSet::new(),
             fired: how.chain_trap.iter().cloned().collect(),
-            counts: LinkCounts::default(),
+            fates: LinkFates::default(),
+            new_found: 0,
             path: PatternPath::from_pairs(entry.patterns.clone()),
             graph: self.job.config.records_links().then(Default::default),
             on,
@@ -191,7 +160,7 @@ impl Coordinator {
                     && self.raise(entry, seq, how, &page.path, &url, ukey, priority, decided)?
                 {
                     page.pending.insert(ukey);
-                    page.counts.raised += 1;
+                    page.fates.raised += 1;
                 }
             }
             return Ok(());
@@ -199,23 +168,32 @@ impl Coordinator {
         page.pending.insert(ukey);
         let asked = Asked::of(&*self.frontier, &*self.store, &self.predictions);
         let found = self.links.found(&asked, &page.on, &url, followed)?;
-        page.counts.declined += u32::from(found.hub_declined);
-        let fate = found.fate;
-        let skip = how.chain_trap.is_some() || matches!(fate, Found::Drop);
-        let waits = matches!(fate, Found::Wait { always: false, .. });
+        let fate = match how.chain_trap {
+            // The chain of duplicates stops the page's links.
+            Some(_) => Fate::Drop { by: By::Trap },
+            None => found.fate,
+        };
+        let skip = matches!(fate, Fate::Drop { .. });
+        let waits = matches!(fate, Fate::Wait { always: false, .. });
         let at = (depth, seq);
         match admitted.unwrap_or_else(|| self.admits(&url, depth)) {
             // A duplicate's links were never really discovered: no records for them.
-            Err(_) if skip || waits => {}
+            Err(_) if skip => page.fates.add(&fate),
+            Err(_) if waits => page.fates.add_named("drop", "scope", 1),
             Err((verdict, reason)) => {
                 if verdict == Verdict::OutOfScope {
                     self.watch_scope(Some(&reason));
                 }
+                let by = match verdict {
+                    Verdict::Trap => "trap",
+                    _ => "scope",
+                };
+                page.fates.add_named("drop", by, 1);
                 self.record_refused_link(&url, ukey, at, verdict, reason, decided)?
             }
             Ok(()) if skip => {
                 decided.commit.dropped.push(ukey);
-                page.counts.dropped += 1;
+                page.fates.add(&fate);
             }
             Ok(()) => {
                 self.watch_scope(None);
@@ -237,7 +215,7 @@ impl Coordinator {
         (url, ukey, followed): (CanonicalUrl, UrlKey, Followed),
         words: (&str, &str),
         how: &LinkFollowing<'_>,
-        fate: Found<CanonicalUrl>,
+        fate: Fate<CanonicalUrl>,
         page: &mut PageLinks<'_>,
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
@@ -247,7 +225,7 @@ impl Coordinator {
             // Not marked seen: a shorter path may still lead there.
             Err(trap) => {
                 page.note(trap);
-                page.counts.trapped += 1;
+                page.fates.add_named("drop", "trap", 1);
                 return Ok(());
             }
         };
@@ -259,14 +237,14 @@ impl Coordinator {
             Err(trap @ Trap::DuplicateLinks { .. }) => {
                 page.note(trap);
                 decided.commit.dropped.push(ukey);
-                page.counts.dropped += 1;
+                page.fates.add_named("drop", "trap", 1);
                 return Ok(());
             }
             // A spent budget: counted here, no record per URL (a page of a million links
             // would write a million).
             Err(trap) => {
                 page.note(trap);
-                page.counts.trapped += 1;
+                page.fates.add_named("drop", "trap", 1);
                 return Ok(());
             }
         }
@@ -290,22 +268,23 @@ impl Coordinator {
             })
         };
         let priority = self.priority_of(entry, how, words, url.as_url());
-        // Only a link fetched as any other is asked of the URL rules.
-        let asks_rules = matches!(fate, Found::Fetch);
-        let mirrored = matches!(fate, Found::FetchMirror);
-        let mut by_hub = false;
-        match fate {
-            Found::Drop | Found::Fetch | Found::FetchMirror => {}
-            Found::FetchAsHub => by_hub = true,
-            Found::Probe { counterpart } => next.probe = Some(probe(counterpart)),
-            Found::Wait {
-                page: waited,
-                on,
+        // Only a link fetched as new is asked of the URL rules.
+        let asks_rules = matches!(fate, Fate::Fetch { by: By::New });
+        let fate = match fate {
+            Fate::Wait {
+                until,
                 probe: probed,
                 always,
-                sample_of,
             } => {
-                next.probe = probed.map(probe);
+                // A page to wait for (a mirror's candidate waits on its own URL, which the
+                // frontier holds for no decision yet).
+                let (waited, on, sample_of) = match &until {
+                    Until::Page { page, on } => (page.clone(), *on, None),
+                    Until::Samples { pair, on } => (url.clone(), *on, Some(*pair)),
+                    Until::HubLinks { on } => (url.clone(), *on, None),
+                    Until::End => (url.clone(), ukey, None),
+                };
+                next.probe = probed.clone().map(probe);
                 let link = ParkedLink {
                     entry: next.clone(),
                     priority,
@@ -315,7 +294,7 @@ impl Coordinator {
                 let answer = (self.frontier).hub_or_park(commit, &waited, &on, ukey, link)?;
                 let parked = Parked {
                     always,
-                    probe: next.probe.is_some(),
+                    probe: probed,
                 };
                 let local = self.frontier.knows_undecided();
                 match parking_answered(answer, parked, local) {
@@ -323,54 +302,61 @@ impl Coordinator {
                         if let Some(pair) = sample_of {
                             self.links.candidate(pair, ukey, url.as_str());
                         }
-                        page.counts.parked += 1;
+                        page.fates.add(&Fate::Wait {
+                            until,
+                            probe: None::<CanonicalUrl>,
+                            always,
+                        });
                         return Ok(());
                     }
-                    Some(Release::Drop) => {
-                        decided.commit.dropped.push(ukey);
-                        page.counts.dropped += 1;
-                        return Ok(());
-                    }
-                    Some(Release::Follow { new_chain: true }) => by_hub = true,
-                    Some(_) => {}
+                    Some(answer) => answer,
                 }
             }
-        }
-        if by_hub {
-            page.counts.via_hub += 1;
-            // A hub's counterpart starts a new chain: a new release's pages are duplicates
-            // all the way down to its new ones. Fetched, not probed.
-            next.duplicates = 0;
-            next.probe = None;
+            fate => fate,
+        };
+        match &fate {
+            Fate::Drop { .. } | Fate::Skip { .. } | Fate::Wait { .. } => {
+                decided.commit.dropped.push(ukey);
+                page.fates.add(&fate);
+                return Ok(());
+            }
+            Fate::Check { against, .. } => next.probe = Some(probe(against.clone())),
+            Fate::Fetch { by: By::Hub } => {
+                // A hub's counterpart starts a new chain: a new release's pages are
+                // duplicates all the way down to its new ones. Fetched, not probed.
+                next.duplicates = 0;
+                next.probe = None;
+            }
+            Fate::Fetch { .. } => {}
         }
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
-        if asks_rules {
-            let fate = self.predictions.for_url(&self.declarations, url.as_url());
-            if predictions::apply(fate, &mut next).is_some() {
-                // Not requested: its record says which page it copies.
-                decided.commit.seen.push(ukey);
-                let seq = self.take_seq();
-                decided
-                    .extra
-                    .push(predictions::predicted_record(seq, &next));
-                return Ok(());
-            }
+        let fate = match asks_rules {
+            true => self.predictions.for_url(&self.declarations, url.as_url()),
+            false => fate.map(CanonicalUrl::into_url),
+        };
+        if predictions::apply(fate.clone(), &mut next).is_some() {
+            // Not requested: its record says which page it copies.
+            decided.commit.seen.push(ukey);
+            page.fates.add(&fate);
+            let seq = self.take_seq();
+            decided
+                .extra
+                .push(predictions::predicted_record(seq, &next));
+            return Ok(());
         }
-        if next.probe.is_some() {
-            page.counts.probed += 1;
-        } else {
-            page.counts.enqueued += 1;
+        if let Some(by) = fate.by().filter(|by| !matches!(by, By::New | By::Rule(_))) {
+            next.by = Some(by.name().to_owned());
         }
+        page.fates.add(&fate);
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
-        if mirrored {
-            page.counts.mirrored += 1;
-        } else if followed != Followed::No
+        if followed != Followed::No
+            && !matches!(fate, Fate::Fetch { by: By::Mirror })
             && !leads_as_original(&self.predictions, how, url.as_url())
         {
             // (Where its original leads too, taken to the original's site, a language's link
             // to its own copy of a section, it leads to no page its original does not.)
-            page.counts.new_found += 1;
+            page.new_found += 1;
         }
         Ok(())
     }
@@ -386,30 +372,37 @@ impl Coordinator {
         decided: &mut Decided,
     ) {
         let PageLinks {
-            counts,
+            fates,
+            new_found,
             graph,
             fired,
             ..
         } = page;
-        if self.links.hubs().is_hub(counts.enqueued) {
+        if self.links.hubs().is_hub(fates.total("fetch")) {
             // Its own size is its record's, known when the decision is applied. Each link it
-            // queued (fetched, probed, or moved up in a focused crawl) is decided in time.
-            let yielded = HubYield::new(0, counts.enqueued + counts.probed + counts.raised);
+            // queued (fetched, checked, or moved up in a focused crawl) is decided in time.
+            let yielded = HubYield::new(0, fates.queued() + fates.raised);
             decided.commit.hub = Some((url_key(&entry.url), seq, yielded));
         }
         if let Some((graph, _)) = graph {
             decided.decision.links = Some(graph);
         }
-        counts.write_into(&mut decided.decision);
+        // (What the page's analysis counted stays: links past the cap, how they matched.)
+        let counted = decided.decision.fates_mut();
+        *counted = LinkFates {
+            over_cap: counted.over_cap,
+            matched_by: counted.matched_by,
+            ..fates
+        };
         if let Follow::NewLinks { .. } = how.follow {
-            decided.adds_pages = Some(counts.new_found > 0);
+            decided.adds_pages = Some(new_found > 0);
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
         if self.links.samples_pending() {
             let adds = match how.follow {
                 Follow::All => true,
-                Follow::NewLinks { .. } => counts.new_found > 0,
+                Follow::NewLinks { .. } => new_found > 0,
                 Follow::None => false,
             };
             self.links.links_followed(&url_key(&entry.url), adds);

@@ -28,7 +28,10 @@ fn the_book_is_kept_when_a_queued_url_relies_on_a_new_rule() {
         "no queued URL relies on it"
     );
     let known = |_: &Url| Some(Held::default());
-    let Fate::Check(evidence) = predictions.fate(&url("http://n.example/a/2"), &known) else {
+    let Fate::Fetch {
+        by: By::Rule(evidence),
+    } = predictions.fate(&url("http://n.example/a/2"), &known)
+    else {
         panic!("checked: not trusted yet");
     };
     let kept = predictions.take_to_keep().expect("kept with the decision");
@@ -125,7 +128,10 @@ fn workers_of_a_shared_job_hold_one_book() {
     .unwrap();
     // b replayed a's pair before its own: the rules are numbered in the log's order.
     let known = |_: &Url| Some(Held::default());
-    let Fate::Check(evidence) = b.fate(&url("http://n.example/x/2"), &known) else {
+    let Fate::Fetch {
+        by: By::Rule(evidence),
+    } = b.fate(&url("http://n.example/x/2"), &known)
+    else {
         panic!("b knows a's rule");
     };
     let checked = b
