@@ -38,6 +38,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 ./scripts/check-file-sizes.py
 # The link policy decides every link's fate: the engine reads no link setting of its own.
 ./scripts/check-link-settings.py
+# One enum for a link's fate (the policy's `Fate`), and ratchets on the link code left in the
+# crawler and on the coordinator's methods, toward the one-decider floors.
+./scripts/check-link-fates.py
 cargo test --workspace --locked
 # Benchmarks must keep compiling; `--benches` in test mode runs each once without timing.
 cargo test --workspace --locked --benches
