@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use nearcrawl_text::{FeatureConfig, IdfTable, TextError, Weighting};
 use nearcrawl_verify::VerifyConfig;
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::AnalyzerConfig;
@@ -39,99 +40,39 @@ pub struct DedupStageConfig {
     pub duplicate_outlinks: DuplicateOutlinks,
     /// Candidates compared per page (the nearest first) before it is called unique.
     pub max_candidates: usize,
-    /// With `duplicate_outlinks = "new"`: a page whose links led to at least this many new
-    /// pages is a hub, and a duplicate's link to the counterpart of a hub on the original's
-    /// site is followed even though the original links there too (0: never).
-    pub hub_min_links: u32,
-    /// With probes on ([`Self::probe_links`]): a hub is fetched again when what it led to is
-    /// not known (one of its links redirected), or when the new pages it led to (fetched:
-    /// unique pages, files that are no pages) weigh at least this many times itself; while
-    /// its links are not all decided, a copy's link to it waits for them (parked); else a duplicate's link to its counterpart is probed like any
-    /// other (a 1.5 MB instruction table that listed a hundred operand pages of 7 kB). 0:
-    /// every hub is fetched.
-    pub hub_min_yield: f64,
-    /// With `duplicate_outlinks = "new"`: a mirror's copies sampled. A duplicate on another
-    /// site than its original whose links are matched by anchor text (a mirror: another URL
-    /// scheme) does not follow a link whose text the original has; such links wait, parked on
-    /// their pair of sites, and up to this many of them per mirror are drawn as samples and
-    /// followed (the cheapest: those whose counterparts are the shortest, once none is still
-    /// being fetched); when one of those copies adds a page of its own (a link its original
-    /// lacks), the mirror's copies are followed from then on. 0: none.
-    pub mirror_samples: u32,
-    /// The share of a mirror's parked links drawn as samples (rounded up, at most
-    /// `mirror_samples`): a mirror of few links is sampled once or twice.
-    pub mirror_sample_share: f64,
-    /// With `duplicate_outlinks = "new"`: a duplicate's link to where the original's leads
-    /// (not followed as new) is probed with HEAD when the original's target declared its
-    /// `Content-Length`, and fetched when the probe says its length differs (the page
-    /// changed), or, for a large page, when a sample of it does ([`Self::probe_samples`]).
-    /// On by default: on the real versions webs it finds the pages changed in place and
-    /// linked only from copies (coverage 0.996 → 1.000 on `llvm-15-16`, docs/QUALITY.md).
-    pub probe_links: bool,
-    /// How far a probed page's length may be from its counterpart's, as a fraction of it,
-    /// for the page to be taken as unchanged.
-    pub probe_tolerance: f64,
-    /// A large probed page ([`crate::worth_sampling`]) is sampled before it is fetched,
-    /// whatever its length: parts of it asked with `Range`, unchanged when they have the
-    /// counterpart's text ([`crate::check_sample`]).
-    pub probe_samples: bool,
     /// What a link's predicted counterpart is used for: URL rules are learned from the
     /// pairs this crawl judges, and a link a trusted rule maps to a page the crawl holds is
     /// verified cheaply against it (`verify`, with probes on), recorded as its duplicate
     /// without a request (`skip`), or only checked (`check`: fetched, the prediction
     /// recorded). `off`: no rules.
     pub predict: Predict,
-    /// Pairs a rule must have been learned from before it is trusted.
-    pub predict_min_support: u32,
-    /// The least trust (right predictions + 1 over checked + 2) a rule must have.
-    pub predict_min_trust: f64,
     /// One trusted prediction in this many is fetched whole to keep checking its rule (0:
     /// none).
     pub predict_explore: u32,
+    /// The link policy's fixed values (hubs, mirrors' samples, probes, a rule's trust),
+    /// measured (docs/QUALITY.md, item 32): no job file sets them; tests and the evaluation
+    /// harness vary them.
+    #[serde(skip)]
+    pub tuning: nearcrawl_link_policy::Tuning,
 }
 
 impl DedupStageConfig {
     /// The settings of a link's fate apart from the URL rules'.
     pub fn links(&self) -> nearcrawl_link_policy::LinkSettings {
-        nearcrawl_link_policy::LinkSettings {
-            hub_min_links: self.hub_min_links,
-            hub_min_yield: self.hub_min_yield,
-            mirror_samples: self.mirror_samples,
-            mirror_sample_share: self.mirror_sample_share,
-            probe_links: self.probe_links,
-            probe_tolerance: self.probe_tolerance,
-            probe_samples: self.probe_samples,
-        }
+        self.tuning.links()
     }
 
     /// The link policy's settings.
     pub fn policy(&self) -> nearcrawl_link_policy::PolicyConfig {
         nearcrawl_link_policy::PolicyConfig {
             predict: self.predict,
-            min_support: self.predict_min_support,
-            min_trust: self.predict_min_trust,
+            min_support: self.tuning.min_support,
+            min_trust: self.tuning.min_trust,
             explore: self.predict_explore,
-            probes: self.probe_links,
+            probes: self.tuning.probe_links,
         }
     }
 }
-
-/// Default [`DedupStageConfig::probe_tolerance`]: measured on `llvm-14-15` (docs/QUALITY.md).
-pub const PROBE_TOLERANCE: f64 = 0.02;
-
-/// Default [`DedupStageConfig::hub_min_links`].
-pub const HUB_MIN_LINKS: u32 = 3;
-
-/// Default [`DedupStageConfig::hub_min_yield`]: chosen on `llvm-14-15` (docs/QUALITY.md).
-pub const HUB_MIN_YIELD: f64 = 1.0;
-
-/// Default [`DedupStageConfig::mirror_samples`]: a mirror adding a page to one copy in five
-/// goes unnoticed by eight samples one time in six (0.8^8).
-pub const MIRROR_SAMPLES: u32 = 8;
-
-/// Default [`DedupStageConfig::mirror_sample_share`]: a quarter, so that a language's
-/// fourteen chapters are sampled four times, not eight (docs/QUALITY.md, item 31).
-pub const MIRROR_SAMPLE_SHARE: f64 = 0.25;
 
 impl Default for DedupStageConfig {
     fn default() -> Self {
@@ -140,17 +81,9 @@ impl Default for DedupStageConfig {
             enabled: true,
             duplicate_outlinks: DuplicateOutlinks::New,
             max_candidates: 4,
-            hub_min_links: HUB_MIN_LINKS,
-            hub_min_yield: HUB_MIN_YIELD,
-            mirror_samples: MIRROR_SAMPLES,
-            mirror_sample_share: MIRROR_SAMPLE_SHARE,
-            probe_links: true,
-            probe_tolerance: PROBE_TOLERANCE,
-            probe_samples: true,
             predict: policy.predict,
-            predict_min_support: policy.min_support,
-            predict_min_trust: policy.min_trust,
             predict_explore: policy.explore,
+            tuning: nearcrawl_link_policy::Tuning::default(),
         }
     }
 }
@@ -174,29 +107,39 @@ pub struct DedupConfig {
     pub duplicate_outlinks: DuplicateOutlinks,
     /// Index candidates compared per page, nearest first.
     pub max_candidates: usize,
-    /// Links to new pages that make a page a hub (see [`DedupStageConfig::hub_min_links`]).
-    pub hub_min_links: u32,
-    /// See [`DedupStageConfig::hub_min_yield`].
-    pub hub_min_yield: f64,
-    /// See [`DedupStageConfig::mirror_samples`].
-    pub mirror_samples: u32,
-    /// See [`DedupStageConfig::mirror_sample_share`].
-    pub mirror_sample_share: f64,
-    /// Probe a duplicate's links to where the original's lead (see
-    /// [`DedupStageConfig::probe_links`]).
-    pub probe_links: bool,
-    /// See [`DedupStageConfig::probe_tolerance`].
-    pub probe_tolerance: f64,
-    /// See [`DedupStageConfig::probe_samples`].
-    pub probe_samples: bool,
     /// See [`DedupStageConfig::predict`].
     pub predict: Predict,
-    /// See [`DedupStageConfig::predict_min_support`].
-    pub predict_min_support: u32,
-    /// See [`DedupStageConfig::predict_min_trust`].
-    pub predict_min_trust: f64,
     /// See [`DedupStageConfig::predict_explore`].
     pub predict_explore: u32,
+    /// The link settings removed on 2026-12-07, fixed since at their measured values
+    /// ([`nearcrawl_link_policy::Tuning`]): a job file that still sets one is read, and
+    /// [`DedupConfig::retired`] names it in a warning, with what replaced it.
+    #[serde(default, skip_serializing)]
+    pub hub_min_links: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub hub_min_yield: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub mirror_samples: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub mirror_sample_share: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub probe_links: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub probe_tolerance: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub probe_samples: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub predict_min_support: Option<IgnoredAny>,
+    /// See [`DedupConfig::hub_min_links`].
+    #[serde(default, skip_serializing)]
+    pub predict_min_trust: Option<IgnoredAny>,
     /// `[dedup.features]`.
     pub features: FeaturesConfig,
     /// `[dedup.lcs]`: the LCS verification's thresholds.
@@ -217,17 +160,17 @@ impl Default for DedupConfig {
             enabled: stage.enabled,
             duplicate_outlinks: stage.duplicate_outlinks,
             max_candidates: stage.max_candidates,
-            hub_min_links: stage.hub_min_links,
-            hub_min_yield: stage.hub_min_yield,
-            mirror_samples: stage.mirror_samples,
-            mirror_sample_share: stage.mirror_sample_share,
-            probe_links: stage.probe_links,
-            probe_tolerance: stage.probe_tolerance,
-            probe_samples: stage.probe_samples,
             predict: stage.predict,
-            predict_min_support: stage.predict_min_support,
-            predict_min_trust: stage.predict_min_trust,
             predict_explore: stage.predict_explore,
+            hub_min_links: None,
+            hub_min_yield: None,
+            mirror_samples: None,
+            mirror_sample_share: None,
+            probe_links: None,
+            probe_tolerance: None,
+            probe_samples: None,
+            predict_min_support: None,
+            predict_min_trust: None,
             features: FeaturesConfig::default(),
             lcs: analyzer.verify_config,
             max_text_bytes: analyzer.max_text_bytes,
@@ -360,17 +303,49 @@ impl DedupConfig {
             enabled: self.enabled,
             duplicate_outlinks: self.duplicate_outlinks,
             max_candidates: self.max_candidates,
-            hub_min_links: self.hub_min_links,
-            hub_min_yield: self.hub_min_yield,
-            mirror_samples: self.mirror_samples,
-            mirror_sample_share: self.mirror_sample_share,
-            probe_links: self.probe_links,
-            probe_tolerance: self.probe_tolerance,
-            probe_samples: self.probe_samples,
             predict: self.predict,
-            predict_min_support: self.predict_min_support,
-            predict_min_trust: self.predict_min_trust,
             predict_explore: self.predict_explore,
+            tuning: nearcrawl_link_policy::Tuning::default(),
         }
+    }
+
+    /// A warning for each removed link setting the job file still sets, naming what
+    /// replaced it.
+    pub fn retired(&self) -> Vec<String> {
+        let set = [
+            self.hub_min_links,
+            self.hub_min_yield,
+            self.mirror_samples,
+            self.mirror_sample_share,
+            self.probe_links,
+            self.probe_tolerance,
+            self.probe_samples,
+            self.predict_min_support,
+            self.predict_min_trust,
+        ];
+        let replaced = [
+            "a page is a hub once its links led to 3 new pages",
+            "a hub is fetched again while what it led to weighs as much as itself",
+            "a mirror takes at most 8 samples",
+            "a mirror samples a quarter of its candidates",
+            "a duplicate's links are always checked against their counterparts",
+            "a checked page's length may differ from its counterpart's by 2 %",
+            "a large checked page is always sampled",
+            "a URL rule is trusted once learned from 3 pairs",
+            "a URL rule is trusted at 0.9 (eight right of eight)",
+        ];
+        nearcrawl_link_policy::Tuning::KEYS
+            .iter()
+            .zip(set.iter().zip(replaced))
+            .filter(|(_, (value, _))| value.is_some())
+            .map(|(key, (_, fixed))| {
+                format!(
+                    "[dedup] {key} was removed on 2026-12-07 and is ignored: {fixed} \
+                     (the link policy's measured value, docs/QUALITY.md item 32); \
+                     `duplicate_outlinks`, `predict` and `predict_explore` are the link \
+                     settings left"
+                )
+            })
+            .collect()
     }
 }

@@ -58,6 +58,9 @@ impl JobFile {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
+        for warning in config.dedup.retired() {
+            tracing::warn!("{}: {warning}", path.display());
+        }
         let dir = path.parent().map(Path::to_path_buf);
         if let Some(dir) = &dir {
             for example in &mut config.focus.examples {
@@ -122,6 +125,30 @@ mod tests {
         assert_eq!(documented.output, builtin.output);
         assert_eq!(documented.focus, builtin.focus);
         assert_eq!(default.dedup, DedupConfig::default());
+    }
+
+    /// A job file written before the link settings were cut is read: each removed key is
+    /// named in a warning with the value that replaced it, and the crawl runs with the
+    /// measured values; a key no version had is still an error.
+    #[test]
+    fn a_removed_link_setting_is_read_with_a_warning_naming_what_replaced_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.toml");
+        let old = "[dedup]\nhub_min_links = 0\nprobe_links = false\npredict = \"skip\"\n";
+        std::fs::write(&path, old).unwrap();
+        let (config, _) = JobFile::load(Some(&path)).unwrap();
+        let warnings = config.dedup.retired();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("[dedup] hub_min_links was removed"));
+        assert!(warnings[0].contains("3 new pages"), "{}", warnings[0]);
+        assert!(warnings[1].starts_with("[dedup] probe_links was removed"));
+        let crawl = config.crawl();
+        assert_eq!(crawl.dedup.predict, nearcrawl_dedup::Predict::Skip);
+        assert_eq!(crawl.dedup.tuning, nearcrawl_link_policy::Tuning::default());
+        std::fs::write(&path, "[dedup]\nhub_max_links = 3\n").unwrap();
+        let err = JobFile::load(Some(&path)).unwrap_err().to_string();
+        assert!(err.contains("hub_max_links"), "{err}");
+        assert!(JobFile::default().dedup.retired().is_empty());
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, Mirrors, draw};
 pub use crate::released::{Parked, WaitedFor, decided_hub, released_link};
 pub use crate::replay::{Diverged, Replay};
 pub use crate::rules::{Known, LinkPolicy, decide};
-pub use crate::settings::LinkSettings;
+pub use crate::settings::{LinkSettings, Tuning};
 pub use crate::sites::{CopiedSites, same_site};
 pub use crate::unchanged::{Named, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};

@@ -1,10 +1,12 @@
-//! The settings a link's fate turns on ([`LinkSettings`]).
+//! The values a link's fate turns on: [`LinkSettings`] (hubs, mirrors' samples, probes) and,
+//! with the URL rules' trust, [`Tuning`], fixed at the values measured on the real webs
+//! (docs/QUALITY.md, item 32). A job file sets none of them since 2026-12-07; the evaluation
+//! harness varies them for its measurements (`nearcrawl-lab quality --tune KEY=VALUE`).
 
 use serde::{Deserialize, Serialize};
 
-/// The settings a link's fate turns on, apart from the URL rules' ([`crate::PolicyConfig`]);
-/// the job file's `[dedup]` keys of the same names document each. The default has every
-/// mechanism off.
+/// The settings a link's fate turns on, apart from the URL rules' ([`crate::PolicyConfig`]).
+/// The default has every mechanism off; a crawl runs with [`Tuning::default`]'s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinkSettings {
     /// A page whose links led to at least this many new pages is a hub (0: none is).
@@ -24,4 +26,140 @@ pub struct LinkSettings {
     pub probe_tolerance: f64,
     /// A large probed page is sampled before it is fetched.
     pub probe_samples: bool,
+}
+
+/// Every fixed value of the link policy: its [`LinkSettings`] and when a URL rule is trusted.
+/// The default is what a crawl runs with, each value measured (docs/QUALITY.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// A page whose links led to at least this many new pages is a hub: a duplicate's link to
+    /// its counterpart is fetched (a release's table of contents lists its new pages). 3:
+    /// what keeps coverage at 1.000 on `llvm-14-15` (item 28).
+    pub hub_min_links: u32,
+    /// A hub is fetched again only while what it led to is not known or weighs at least this
+    /// many times itself. 1.0: chosen on `llvm-14-15` (item 15).
+    pub hub_min_yield: f64,
+    /// The most samples a mirror takes. 8: a mirror adding a page to one copy in five goes
+    /// unnoticed one time in six (0.8^8) (item 16).
+    pub mirror_samples: u32,
+    /// The share of a mirror's candidates it samples. A quarter: a language's fourteen
+    /// chapters are sampled four times, not eight (item 31).
+    pub mirror_sample_share: f64,
+    /// A duplicate's link is probed against its counterpart: coverage 0.996 to 1.000 on
+    /// `llvm-15-16` (item 11).
+    pub probe_links: bool,
+    /// How far a probed page's length may be from its counterpart's. 0.02: measured on
+    /// `llvm-14-15` (item 11).
+    pub probe_tolerance: f64,
+    /// A large probed page is sampled before it is fetched: without, the releases save 0.6
+    /// to 0.7 of the oracle instead of 1.05 to 1.23 (item 20).
+    pub probe_samples: bool,
+    /// Pairs a rule must have been learned from before it is trusted (item 19).
+    pub min_support: u32,
+    /// The least trust (right + 1 over checked + 2) a rule must have: 0.9 takes eight right
+    /// of eight (item 18).
+    pub min_trust: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            hub_min_links: 3,
+            hub_min_yield: 1.0,
+            mirror_samples: 8,
+            mirror_sample_share: 0.25,
+            probe_links: true,
+            probe_tolerance: 0.02,
+            probe_samples: true,
+            min_support: 3,
+            min_trust: 0.9,
+        }
+    }
+}
+
+impl Tuning {
+    /// The names [`Tuning::set`] takes, each the job file's former `[dedup]` key.
+    pub const KEYS: [&'static str; 9] = [
+        "hub_min_links",
+        "hub_min_yield",
+        "mirror_samples",
+        "mirror_sample_share",
+        "probe_links",
+        "probe_tolerance",
+        "probe_samples",
+        "predict_min_support",
+        "predict_min_trust",
+    ];
+
+    /// The settings of a link's fate apart from the URL rules'.
+    pub fn links(&self) -> LinkSettings {
+        LinkSettings {
+            hub_min_links: self.hub_min_links,
+            hub_min_yield: self.hub_min_yield,
+            mirror_samples: self.mirror_samples,
+            mirror_sample_share: self.mirror_sample_share,
+            probe_links: self.probe_links,
+            probe_tolerance: self.probe_tolerance,
+            probe_samples: self.probe_samples,
+        }
+    }
+
+    /// Sets the value named `key` (one of [`Tuning::KEYS`]) to `value`, for a measurement;
+    /// an unknown key or a value of the wrong kind is an error naming it.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        fn parse<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, String> {
+            value
+                .parse()
+                .map_err(|_| format!("{key} = {value:?}: not a value {key} takes"))
+        }
+        match key {
+            "hub_min_links" => self.hub_min_links = parse(key, value)?,
+            "hub_min_yield" => self.hub_min_yield = parse(key, value)?,
+            "mirror_samples" => self.mirror_samples = parse(key, value)?,
+            "mirror_sample_share" => self.mirror_sample_share = parse(key, value)?,
+            "probe_links" => self.probe_links = parse(key, value)?,
+            "probe_tolerance" => self.probe_tolerance = parse(key, value)?,
+            "probe_samples" => self.probe_samples = parse(key, value)?,
+            "predict_min_support" => self.min_support = parse(key, value)?,
+            "predict_min_trust" => self.min_trust = parse(key, value)?,
+            _ => {
+                return Err(format!(
+                    "{key}: no such value of the link policy (one of {})",
+                    Tuning::KEYS.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measurement_sets_a_value_by_its_former_key_and_a_bad_one_is_named() {
+        let mut tuning = Tuning::default();
+        tuning.set("hub_min_links", "0").unwrap();
+        tuning.set("predict_min_trust", "0.5").unwrap();
+        tuning.set("probe_samples", "false").unwrap();
+        assert_eq!(
+            (tuning.hub_min_links, tuning.min_trust, tuning.probe_samples),
+            (0, 0.5, false)
+        );
+        assert_eq!(tuning.links().hub_min_links, 0);
+        let err = tuning.set("hub_min_links", "many").unwrap_err();
+        assert!(err.contains("hub_min_links = \"many\""), "{err}");
+        let err = tuning.set("duplicate_outlinks", "skip").unwrap_err();
+        assert!(
+            err.starts_with("duplicate_outlinks: no such value"),
+            "{err}"
+        );
+        for key in Tuning::KEYS {
+            assert!(
+                Tuning::default().set(key, "x").is_err(),
+                "{key} takes no \"x\""
+            );
+        }
+    }
 }

@@ -42,6 +42,12 @@ pub struct QualityArgs {
     /// The job configuration (TOML, see config/default.toml) for both crawls.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// One of the link policy's fixed values set otherwise for this measurement (KEY=VALUE,
+    /// repeatable; KEY a former `[dedup]` setting: hub_min_links, hub_min_yield,
+    /// mirror_samples, mirror_sample_share, probe_links, probe_tolerance, probe_samples,
+    /// predict_min_support, predict_min_trust). A job file sets none of them.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub tune: Vec<String>,
     /// Instead of crawling, measure `compare` on labelled pairs drawn from the web:
     /// precision/recall as k and the LCS thresholds vary (OUT/pairs.json, OUT/pr-curve.svg).
     #[arg(long)]
@@ -109,6 +115,14 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         crawl.scope.max_depth = crawl.scope.max_depth.or(local.scope.max_depth);
     }
     crawl.limits.concurrency = args.concurrency.max(1);
+    for tune in &args.tune {
+        let Some((key, value)) = tune.split_once('=') else {
+            bail!("--tune {tune:?}: expected KEY=VALUE");
+        };
+        (crawl.dedup.tuning)
+            .set(key.trim(), value.trim())
+            .map_err(|e| anyhow::anyhow!("--tune {e}"))?;
+    }
     let run_config = RunConfig {
         web,
         english,
