@@ -44,7 +44,8 @@ pub struct JobFile {
 
 impl JobFile {
     /// Reads a config file, or the defaults when `path` is `None`; also returns the file's
-    /// directory. Example files of `[focus] examples` given as relative paths are taken from
+    /// directory. A setting removed since is named on stderr with what replaced it
+    /// ([`DedupConfig::retired`]). Example files of `[focus] examples` given as relative paths are taken from
     /// the file's directory.
     pub fn load(path: Option<&Path>) -> Result<(JobFile, Option<PathBuf>), EngineError> {
         let Some(path) = path else {
@@ -58,8 +59,10 @@ impl JobFile {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
+        // (Both binaries read job files through here: a removed setting is said at once,
+        // before any log is set up.)
         for warning in config.dedup.retired() {
-            tracing::warn!("{}: {warning}", path.display());
+            eprintln!("warning: {}: {warning}", path.display());
         }
         let dir = path.parent().map(Path::to_path_buf);
         if let Some(dir) = &dir {
