@@ -31,7 +31,7 @@ use nearcrawl_store::{Bytes, Commit, CrawlStore};
 use crate::error::EngineError;
 use crate::output::RecordsFile;
 use crate::progress::Progress;
-use crate::warc::{Original, PreparedFetch, WarcFetch, WarcJob, WarcWriter};
+use crate::warc::{Level, Original, PreparedFetch, WarcFetch, WarcJob, WarcWriter};
 
 /// A fetched page as the WARC writer takes it (`head`: its [`Fetched::response_head`]).
 pub(crate) fn warc_fetch<'a>(page: &'a Fetched, head: &'a [u8]) -> WarcFetch<'a> {
@@ -51,7 +51,8 @@ pub(crate) struct Archive {
     store: Arc<dyn CrawlStore>,
     records: RecordsFile,
     /// `None` when WARC output is off.
-    warc: Option<WarcThread>,
+    /// The WARC files' writer, and the level their records are compressed at.
+    warc: Option<(WarcThread, Level)>,
     warc_dir: PathBuf,
     progress: Arc<Progress>,
     /// Decisions committed and not landed yet: each commit's ticket, its records' lines and
@@ -71,25 +72,27 @@ const RECORDS_FLUSH: Duration = Duration::from_millis(20);
 
 impl Archive {
     /// Opens the outputs in `out_dir` for run number `run`: `records.jsonl` made to hold
-    /// exactly the store's `decided` records, and (when `warc_max_bytes` is given) a new
-    /// WARC file series. `in_step`: each decision waits for its commit to land.
+    /// exactly the store's `decided` records, and (when `warc` gives the files' size and
+    /// compression level) a new WARC file series. `in_step`: each decision waits for its
+    /// commit to land.
     pub(crate) fn open(
         out_dir: &Path,
         store: Arc<dyn CrawlStore>,
         decided: u64,
         run: u64,
-        warc_max_bytes: Option<u64>,
+        warc: Option<(u64, Level)>,
         progress: Arc<Progress>,
         in_step: bool,
     ) -> Result<Archive, EngineError> {
         let records = RecordsFile::open(&out_dir.join("records.jsonl"), store.as_ref(), decided)?;
         let warc_dir = out_dir.join("warc");
-        let warc = match warc_max_bytes {
-            Some(max) => Some(
-                WarcWriter::new(&warc_dir, run, max)
+        let warc = match warc {
+            Some((max, level)) => Some((
+                WarcWriter::new(&warc_dir, run, max, level)
                     .and_then(|writer| WarcThread::start(writer, Arc::clone(&progress)))
                     .map_err(|e| EngineError::io(&warc_dir, e))?,
-            ),
+                level,
+            )),
             None => None,
         };
         Ok(Archive {
@@ -190,7 +193,7 @@ impl Archive {
         revisit_of: Option<Original<'_>>,
         metadata: &[(&'static str, String)],
     ) -> Result<Option<String>, EngineError> {
-        let Some(warc) = &mut self.warc else {
+        let Some((warc, level)) = &mut self.warc else {
             return Ok(None);
         };
         let clock = Instant::now();
@@ -203,7 +206,7 @@ impl Archive {
         let prepared = match prepared {
             Some(prepared) => prepared,
             // Not analysed (a redirect, an error page, a file): prepared here.
-            None => PreparedFetch::new(&warc_fetch(page, &head)),
+            None => PreparedFetch::new(&warc_fetch(page, &head), *level),
         };
         let job = WarcJob {
             url: page.url.to_string(),
@@ -227,9 +230,9 @@ impl Archive {
         handed.map(|()| Some(record_id))
     }
 
-    /// Whether responses are archived.
-    pub(crate) fn archives(&self) -> bool {
-        self.warc.is_some()
+    /// The level WARC records are compressed at, when responses are archived.
+    pub(crate) fn warc_level(&self) -> Option<Level> {
+        self.warc.as_ref().map(|(_, level)| *level)
     }
 
     /// Appends the lines of the decisions landed, and pushes them to the file: at once in
@@ -249,7 +252,7 @@ impl Archive {
     pub(crate) fn finish(&mut self) -> Result<(), EngineError> {
         self.land_all()?;
         self.records.flush()?;
-        if let Some(warc) = &mut self.warc {
+        if let Some((warc, _)) = &mut self.warc {
             warc.finish()
                 .map_err(|e| EngineError::io(&self.warc_dir, e))?;
         }
@@ -438,7 +441,7 @@ mod tests {
             url: url.into(),
             ip: None,
             response_head: fetch.response_head.to_vec(),
-            prepared: PreparedFetch::new(&fetch),
+            prepared: PreparedFetch::new(&fetch, Level::default()),
             revisit_of: None,
             metadata: Vec::new(),
         }
@@ -447,9 +450,11 @@ mod tests {
     #[test]
     fn what_is_handed_over_is_written_by_the_end() {
         let dir = tempfile::tempdir().unwrap();
-        let mut warc =
-            WarcThread::start(WarcWriter::new(dir.path(), 0, 1 << 20).unwrap(), progress())
-                .unwrap();
+        let mut warc = WarcThread::start(
+            WarcWriter::new(dir.path(), 0, 1 << 20, Level::default()).unwrap(),
+            progress(),
+        )
+        .unwrap();
         for i in 0..(WARC_QUEUE * 2) {
             warc.write(job(&format!("http://127.0.0.1/{i}"))).unwrap();
         }
@@ -469,8 +474,11 @@ mod tests {
     fn a_write_error_on_the_thread_is_returned_to_the_crawl() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("warc");
-        let mut warc =
-            WarcThread::start(WarcWriter::new(&gone, 0, 1 << 20).unwrap(), progress()).unwrap();
+        let mut warc = WarcThread::start(
+            WarcWriter::new(&gone, 0, 1 << 20, Level::default()).unwrap(),
+            progress(),
+        )
+        .unwrap();
         // Its directory removed before the first file is opened: the thread's write fails.
         std::fs::remove_dir_all(&gone).unwrap();
         let mut error = None;

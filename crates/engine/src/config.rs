@@ -113,6 +113,8 @@ pub struct OutputConfig {
     pub warc: bool,
     /// Start a new WARC file after this many bytes.
     pub warc_max_bytes: u64,
+    /// How hard each WARC record is compressed: 0 (stored), 1 (fastest) to 12 (smallest).
+    pub warc_compression: crate::warc::Level,
     /// Bytes of the crawl state's blocks (`OUT/state`) kept in memory, over all its tables.
     pub state_cache_bytes: u64,
 }
@@ -122,6 +124,7 @@ impl Default for OutputConfig {
         OutputConfig {
             warc: true,
             warc_max_bytes: 1 << 30,
+            warc_compression: crate::warc::Level::default(),
             state_cache_bytes: nearcrawl_store::DEFAULT_CACHE_BYTES,
         }
     }

@@ -154,6 +154,23 @@ mod tests {
         assert!(JobFile::default().dedup.retired().is_empty());
     }
 
+    /// `[output] warc_compression` takes libdeflate's levels, and a level it has not is an
+    /// error naming the key.
+    #[test]
+    fn a_warc_compression_level_is_one_libdeflate_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        for level in [0, 1, 6, 12] {
+            std::fs::write(&path, format!("[output]\nwarc_compression = {level}\n")).unwrap();
+            let (config, _) = JobFile::load(Some(&path)).unwrap();
+            assert_eq!(config.output.warc_compression.get(), level);
+        }
+        std::fs::write(&path, "[output]\nwarc_compression = 13\n").unwrap();
+        let err = format!("{:#}", JobFile::load(Some(&path)).unwrap_err());
+        assert!(err.contains("warc_compression"), "{err}");
+        assert!(err.contains("13 is no compression level"), "{err}");
+    }
+
     #[test]
     fn shipped_seed_lists_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../seeds");

@@ -71,3 +71,4 @@ pub use crate::job_file::JobFile;
 pub use crate::progress::Progress;
 pub use crate::runtime::{BLOCKING_THREADS_PER_CORE, runtime};
 pub use crate::shared::IndexConfig;
+pub use crate::warc::Level as WarcLevel;

@@ -1,4 +1,5 @@
-//! WARC/1.1 output: one gzip member per record, files rotated by size. Each fetch becomes a
+//! WARC/1.1 output: one gzip member per record (libdeflate, at the job's [`Level`]), files
+//! rotated by size. Each fetch becomes a
 //! `request` and a `response` record (or a `revisit` when the payload is byte-identical to an
 //! earlier one), followed by a `metadata` record with the dedup stage's decision.
 
@@ -18,13 +19,87 @@ pub struct WarcWriter {
     file_no: u32,
     max_bytes: u64,
     out: Option<(BufWriter<File>, u64)>,
-    gzip: GzipMembers,
+    gzip: Gzip,
 }
 
-/// The gzip members of a thread's records: one per record, deflated with a match table
-/// that is never cleared between them (`nearcrawl_gzip`; zlib's reset of its tables for
-/// every member was 2 % of a text-rich crawl's CPU).
-type GzipMembers = nearcrawl_gzip::Members;
+/// How hard each record's gzip member is deflated (`[output] warc_compression`): libdeflate's
+/// level, from 0 (stored) and 1 (fastest) to 12 (smallest). The default, 6, writes what zlib's
+/// default level does (the size wget's and Heritrix's WARCs have) in two thirds of zlib-rs's
+/// time; 1 is a fifth larger again for half the time (docs/BENCHMARKS.md, "WARC
+/// compression"). A crawl's WARC is kept for years: the default spends the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Level(u8);
+
+impl Level {
+    /// The most a level may be.
+    pub const MAX: u8 = 12;
+
+    /// Level `level`, if libdeflate has it (0 to 12).
+    pub fn new(level: u8) -> Option<Level> {
+        (level <= Level::MAX).then_some(Level(level))
+    }
+
+    /// The number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl Default for Level {
+    fn default() -> Level {
+        Level(6)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Level {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Level, D::Error> {
+        let level = u8::deserialize(deserializer)?;
+        Level::new(level).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{level} is no compression level: 0 (stored), 1 (fastest) to {} (smallest)",
+                Level::MAX
+            ))
+        })
+    }
+}
+
+/// A thread's gzip members, one per record, deflated by libdeflate at one level (its
+/// compressor allocated once and reused; the record's parts joined into a buffer kept too).
+struct Gzip {
+    level: Level,
+    compressor: libdeflater::Compressor,
+    /// The record's parts, joined.
+    input: Vec<u8>,
+}
+
+impl Gzip {
+    fn new(level: Level) -> Gzip {
+        // Level::new admits only libdeflate's levels.
+        let lvl = libdeflater::CompressionLvl::new(i32::from(level.get()))
+            .unwrap_or_else(|_| libdeflater::CompressionLvl::default());
+        Gzip {
+            level,
+            compressor: libdeflater::Compressor::new(lvl),
+            input: Vec::new(),
+        }
+    }
+
+    /// One gzip member holding `parts`, joined.
+    fn member(&mut self, parts: &[&[u8]]) -> Vec<u8> {
+        self.input.clear();
+        parts
+            .iter()
+            .for_each(|part| self.input.extend_from_slice(part));
+        let mut member = vec![0; self.compressor.gzip_compress_bound(self.input.len())];
+        // The bound is what libdeflate says a member of this input may take at most.
+        let written = self
+            .compressor
+            .gzip_compress(&self.input, &mut member)
+            .unwrap_or_else(|e| unreachable!("a gzip member within its bound: {e:?}"));
+        member.truncate(written);
+        member
+    }
+}
 
 /// A fetch to archive.
 pub struct WarcFetch<'a> {
@@ -108,17 +183,23 @@ pub struct PreparedFetch {
 }
 
 thread_local! {
-    /// Each thread's deflate state, reused from fetch to fetch.
-    static GZIP: std::cell::RefCell<GzipMembers> = std::cell::RefCell::new(GzipMembers::new());
+    /// Each thread's compressor, reused from fetch to fetch (made again for another level).
+    static GZIP: std::cell::RefCell<Option<Gzip>> = const { std::cell::RefCell::new(None) };
 }
 
 impl PreparedFetch {
-    /// Prepares `fetch`'s records on this thread.
-    pub fn new(fetch: &WarcFetch<'_>) -> PreparedFetch {
-        GZIP.with_borrow_mut(|gzip| PreparedFetch::with(gzip, fetch))
+    /// Prepares `fetch`'s records on this thread, compressed at `level`.
+    pub fn new(fetch: &WarcFetch<'_>, level: Level) -> PreparedFetch {
+        GZIP.with_borrow_mut(|gzip| {
+            let gzip = match gzip {
+                Some(gzip) if gzip.level == level => gzip,
+                _ => gzip.insert(Gzip::new(level)),
+            };
+            PreparedFetch::with(gzip, fetch)
+        })
     }
 
-    fn with(gzip: &mut GzipMembers, fetch: &WarcFetch<'_>) -> PreparedFetch {
+    fn with(gzip: &mut Gzip, fetch: &WarcFetch<'_>) -> PreparedFetch {
         let payload_digest = match fetch.payload_digest {
             Some(digest) => digest.to_string(),
             None => WarcWriter::digest(fetch.payload),
@@ -178,7 +259,7 @@ fn digest_of(parts: &[&[u8]]) -> String {
 /// One record as a gzip member: its head (type, headers, block digest, length), its block
 /// (the parts given, joined once, by the member).
 fn record_member(
-    gzip: &mut GzipMembers,
+    gzip: &mut Gzip,
     kind: &str,
     headers: &[(&str, String)],
     block: &[&[u8]],
@@ -226,8 +307,9 @@ fn record_id(salt: &str) -> String {
 }
 
 impl WarcWriter {
-    /// A writer for files `DIR/nearcrawl-RUN-NNNNN.warc.gz`.
-    pub fn new(dir: &Path, run: u64, max_bytes: u64) -> io::Result<WarcWriter> {
+    /// A writer for files `DIR/nearcrawl-RUN-NNNNN.warc.gz`, of about `max_bytes` each, the
+    /// records it compresses itself (a revisit, metadata) at `level`.
+    pub fn new(dir: &Path, run: u64, max_bytes: u64, level: Level) -> io::Result<WarcWriter> {
         std::fs::create_dir_all(dir)?;
         Ok(WarcWriter {
             dir: dir.to_path_buf(),
@@ -235,7 +317,7 @@ impl WarcWriter {
             file_no: 0,
             max_bytes,
             out: None,
-            gzip: GzipMembers::new(),
+            gzip: Gzip::new(level),
         })
     }
 
@@ -450,29 +532,39 @@ mod tests {
     }
 
     #[test]
-    fn gzip_members_decode_to_their_parts() {
-        let mut gzip = GzipMembers::new();
+    fn gzip_members_decode_to_their_parts_at_every_level() {
         let big: Vec<u8> = (0..200_000u32)
             .flat_map(|i| (i % 251).to_le_bytes())
             .collect();
-        for parts in [
-            vec![&b""[..]],
-            vec![&b"head "[..], &big[..], &b"\r\n"[..]],
-            vec![&b"small"[..]],
-        ] {
-            let member = gzip.member(&parts);
-            let mut back = Vec::new();
-            flate2::read::GzDecoder::new(&member[..])
-                .read_to_end(&mut back)
-                .unwrap();
-            assert_eq!(back, parts.concat());
+        let text = "a record's text, ".repeat(400);
+        let mut sizes = Vec::new();
+        for level in [0, 1, 6, 12] {
+            let mut gzip = Gzip::new(Level::new(level).unwrap());
+            for parts in [
+                vec![&b""[..]],
+                vec![&b"head "[..], &big[..], &b"\r\n"[..]],
+                vec![&b"small"[..]],
+                vec![text.as_bytes()],
+            ] {
+                let member = gzip.member(&parts);
+                let mut back = Vec::new();
+                flate2::read::GzDecoder::new(&member[..])
+                    .read_to_end(&mut back)
+                    .unwrap();
+                assert_eq!(back, parts.concat(), "level {level}");
+            }
+            sizes.push(gzip.member(&[text.as_bytes()]).len());
         }
+        // Stored at 0; smaller at each level up.
+        assert!(sizes[0] > text.len(), "{sizes:?}");
+        assert!(sizes.windows(2).all(|w| w[1] <= w[0]), "{sizes:?}");
+        assert!(Level::new(13).is_none());
     }
 
     #[test]
     fn records_are_gzip_members_with_lengths() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = WarcWriter::new(dir.path(), 0, 1 << 20).unwrap();
+        let mut w = WarcWriter::new(dir.path(), 0, 1 << 20, Level::default()).unwrap();
         let fetch = WarcFetch {
             url: "http://127.0.0.1/a",
             date: SystemTime::now(),
@@ -486,7 +578,7 @@ mod tests {
             url: fetch.url.into(),
             ip: fetch.ip.clone(),
             response_head: fetch.response_head.to_vec(),
-            prepared: PreparedFetch::new(&fetch),
+            prepared: PreparedFetch::new(&fetch, Level::default()),
             revisit_of: None,
             metadata: vec![("simhash", "00ff".into())],
         };

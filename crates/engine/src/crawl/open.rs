@@ -127,10 +127,10 @@ impl Coordinator {
             Arc::clone(&store),
             next_seq,
             run,
-            job.config
-                .output
-                .warc
-                .then_some(job.config.output.warc_max_bytes),
+            (job.config.output.warc).then_some((
+                job.config.output.warc_max_bytes,
+                job.config.output.warc_compression,
+            )),
             Arc::clone(&progress),
             job.redis.is_some(),
         )?;

@@ -173,7 +173,7 @@ impl Coordinator {
         });
         // A shared job's seen set is the job's, not this store's.
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
-        let archives = self.archive.archives();
+        let warc_level = self.archive.warc_level();
         let focused = self.focus.is_some();
         let probes = self.job.config.dedup.enabled && self.links.probes();
         let probing = Probing {
@@ -247,15 +247,13 @@ impl Coordinator {
                             .map_err(panic_message);
                         let preparing = Instant::now();
                         // Made on the coordinator instead when this fails.
-                        let warc = archives
-                            .then(|| {
-                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                    let head = page.response_head();
-                                    PreparedFetch::new(&warc_fetch(&page, &head))
-                                }))
-                                .ok()
-                            })
-                            .flatten();
+                        let warc = warc_level.and_then(|level| {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                let head = page.response_head();
+                                PreparedFetch::new(&warc_fetch(&page, &head), level)
+                            }))
+                            .ok()
+                        });
                         if let Ok(analysed) = &mut analysis {
                             if warc.is_some() {
                                 analysed
