@@ -23,10 +23,12 @@ pub struct WarcWriter {
 }
 
 /// How hard each record's gzip member is deflated (`[output] warc_compression`): libdeflate's
-/// level, from 0 (stored) and 1 (fastest) to 12 (smallest). The default, 6, writes what zlib's
-/// default level does (the size wget's and Heritrix's WARCs have) in two thirds of zlib-rs's
-/// time; 1 is a fifth larger again for half the time (docs/BENCHMARKS.md, "WARC
-/// compression"). A crawl's WARC is kept for years: the default spends the CPU.
+/// level, from 0 (stored) and 1 (fastest) to 12 (smallest). The default, 1, writes members a
+/// quarter smaller than the fixed-Huffman deflate it replaced (22 % on a real manual and
+/// the text site) for 3.5 % more CPU a page on the text site; 6, zlib's default size, is a
+/// further 1 to 8 % smaller for 10 % fewer pages/s there (docs/BENCHMARKS.md, "WARC
+/// compression"): a crawl waiting on its hosts' politeness, whose CPU is idle, keeps smaller
+/// archives with 6 or 9.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Level(u8);
 
@@ -47,7 +49,7 @@ impl Level {
 
 impl Default for Level {
     fn default() -> Level {
-        Level(6)
+        Level(1)
     }
 }
 
