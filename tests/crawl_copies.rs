@@ -16,7 +16,7 @@ use crawl_support::{
 use nearcrawl_demo_web::{Site, serve};
 use nearcrawl_records::Verdict;
 
-/// A mirror's copies are sampled (`dedup.tuning.mirror_samples`): its listing copies the site's, so
+/// A mirror's copies are sampled (`mirror_samples`): its listing copies the site's, so
 /// its stories, copies of the site's articles by their titles, would not be followed; they
 /// wait, parked on the pair of sites, and two are drawn as samples (no URL rule predicts their
 /// counterparts yet, so in the order found). When a sample adds a page of its own, the rest are
@@ -32,7 +32,7 @@ async fn a_mirrors_copies_are_sampled_for_pages_of_their_own() {
         let out = tempfile::tempdir().unwrap();
         let mut config = local_config();
         config.limits.concurrency = 1;
-        config.dedup.tuning.mirror_samples = samples;
+        config.dedup.tuning.links.mirror_samples = samples;
         run(&seeds, out.path(), config).await;
         let records = records(out.path());
         let stories = (0..10)
@@ -163,7 +163,7 @@ async fn a_mirrors_samples_are_its_cheapest_copies() {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    config.dedup.tuning.mirror_samples = 2;
+    config.dedup.tuning.links.mirror_samples = 2;
     run(&seeds, out.path(), config).await;
     let records = records(out.path());
 
@@ -269,7 +269,7 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
     assert!(new_top.verdict.is_duplicate(), "{new_top:?}");
     assert_eq!(new_top.fates().total("wait"), 2, "{new_top:?}");
     // The old table of contents led to new pages: a hub. Whether they outweigh it is known
-    // once its chapters are decided (`dedup.tuning.hub_min_yield`): the link waits again, and the
+    // once its chapters are decided (`hub_min_yield`): the link waits again, and the
     // chapter that completes it releases it, followed (the chapters outweigh the table).
     let old_toc = record(&records, &old.url("/part/"));
     let released = old_toc.released.clone().expect("the parked link released");
@@ -288,7 +288,7 @@ async fn a_duplicates_link_waits_for_its_counterpart_and_the_new_part_is_found()
         .find_map(|r| r.released.clone())
         .expect("a chapter releases it");
     assert_eq!((followed(&completing), completing.total("drop")), (1, 0));
-    // The link to a page that led nowhere is probed (`dedup.tuning.probe_links`): unchanged.
+    // The link to a page that led nowhere is probed (`probe_links`): unchanged.
     let released = record(&records, &old.url("/intro"))
         .released
         .clone()

@@ -105,7 +105,7 @@ async fn an_unchanged_page_waits_for_the_crawl_s_end_before_it_is_fetched_for_it
 /// A long page that is the first to name one short page (a reference manual and its short
 /// appendix): the new release's copy of the long page, its text unchanged, names a URL
 /// nothing else names, but what the old copy's link led to weighs less than the long page,
-/// so it is not fetched again to find out (`dedup.tuning.hub_min_yield`, as for a hub), and the
+/// so it is not fetched again to find out (`hub_min_yield`, as for a hub), and the
 /// appendix, changed or not, is not reached through it (`probe.led_to_less`). With
 /// `hub_min_yield` 0 the long page is fetched for its link and the changed appendix found.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,8 +130,8 @@ async fn a_copy_is_not_fetched_for_links_that_weigh_less_than_itself() {
             let out = tempfile::tempdir().unwrap();
             let mut config = local_config();
             config.limits.concurrency = 1;
-            config.dedup.tuning.probe_links = true;
-            config.dedup.tuning.hub_min_yield = hub_min_yield;
+            config.dedup.tuning.links.probe_links = true;
+            config.dedup.tuning.links.hub_min_yield = hub_min_yield;
             run(&seeds, out.path(), config).await;
             (new, records(out.path()))
         }
@@ -180,8 +180,8 @@ async fn a_trusted_url_rule_spares_the_mirrors_copies() {
         config.dedup.tuning.min_trust = 0.75;
         config.dedup.predict_explore = 0;
         // Every story followed, so that the rule has copies to learn from.
-        config.dedup.tuning.mirror_samples = 100;
-        config.dedup.tuning.mirror_sample_share = 1.0;
+        config.dedup.tuning.links.mirror_samples = 100;
+        config.dedup.tuning.links.mirror_sample_share = 1.0;
         run(&seeds, out.path(), config).await;
         (origin, mirror, records(out.path()))
     };
@@ -295,7 +295,7 @@ async fn a_language_s_untranslated_pages_are_sampled_not_downloaded() {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    config.dedup.tuning.probe_links = true;
+    config.dedup.tuning.links.probe_links = true;
     config.scope.hosts = nearcrawl_frontier::HostScope::Any;
     let report = run(
         &format!("{}\n", en.url("/en/index.html")),

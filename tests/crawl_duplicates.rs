@@ -125,8 +125,8 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    config.dedup.tuning.probe_links = true;
-    config.dedup.tuning.hub_min_yield = 0.0;
+    config.dedup.tuning.links.probe_links = true;
+    config.dedup.tuning.links.hub_min_yield = 0.0;
     let report = run(&seeds, out.path(), config.clone()).await;
     let records = records(out.path());
     let top = record(&records, &new.url("/"));
@@ -170,7 +170,7 @@ async fn a_duplicates_links_are_probed_and_only_changed_pages_fetched() {
     // Off: the duplicate's links are dropped, probed or not.
     let heads = new.site.head_requests().len();
     let out = tempfile::tempdir().unwrap();
-    config.dedup.tuning.probe_links = false;
+    config.dedup.tuning.links.probe_links = false;
     run(&seeds, out.path(), config).await;
     let records = crawl_support::records(out.path());
     assert_eq!(record(&records, &new.url("/")).fates().total("drop"), 2);
@@ -248,7 +248,7 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
 
     // Without samples, the guide is fetched on its length alone.
     let out = tempfile::tempdir().unwrap();
-    config.dedup.tuning.probe_samples = false;
+    config.dedup.tuning.links.probe_samples = false;
     run(&seeds, out.path(), config).await;
     let records = crawl_support::records(out.path());
     let guide = record(&records, &new.url("/guide"));
@@ -260,7 +260,7 @@ async fn a_large_probed_page_whose_length_changed_is_sampled_before_it_is_fetche
 /// (hubs): a long table to five short pages, weighing less than itself together, and a short
 /// guide to three chapters longer than itself. The new release's copy of the guide is fetched
 /// for what it may list (its new chapter is found); its copy of the table, whose links were
-/// all renamed, is probed like any page (`dedup.tuning.hub_min_yield`; the top page's record counts
+/// all renamed, is probed like any page (`hub_min_yield`; the top page's record counts
 /// it in `hubs_declined`) and, its text unchanged, not fetched: the pages its counterpart
 /// named first, which nothing on the new site names yet, weigh less than it
 /// (`probe.led_to_less`). Its links are not known, and none is asked for under the old
@@ -349,7 +349,7 @@ async fn a_hub_that_led_to_less_than_itself_is_probed_not_fetched() {
 
     // Every hub fetched again.
     let out = tempfile::tempdir().unwrap();
-    config.dedup.tuning.hub_min_yield = 0.0;
+    config.dedup.tuning.links.hub_min_yield = 0.0;
     run(&seeds, out.path(), config).await;
     let records = crawl_support::records(out.path());
     let top = record(&records, &new.url("/"));

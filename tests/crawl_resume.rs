@@ -171,7 +171,7 @@ async fn a_mirror_being_sampled_when_killed_is_settled_after_the_resume() {
     let out = dir.path().join("out");
     let mut child = start_at(&seeds, &out, 1, &[]);
     // Killed once the samples are drawn: the ten stories parked on the pair of sites, three
-    // of them (a quarter, `dedup.tuning.mirror_sample_share`) queued as samples, in the order found.
+    // of them (a quarter, `mirror_sample_share`) queued as samples, in the order found.
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(out.join("records.jsonl"))
         .is_ok_and(|t| t.contains("\"sample\":3"))

@@ -149,7 +149,7 @@ async fn a_copy_s_links_are_probed_against_what_other_workers_fetched() {
                 html_page(&format!("Chapter {n}"), &text, "", &links).delayed(delay),
             );
         }
-        // Longer than the chapter: worth fetching the chapter for (`dedup.tuning.hub_min_yield`).
+        // Longer than the chapter: worth fetching the chapter for (`hub_min_yield`).
         let seed = 950 + 10 * u64::from(changed.is_some());
         let appendix = (seed..seed + 4).map(prose).collect::<Vec<_>>().join(" ");
         let none: [String; 0] = [];
@@ -164,7 +164,7 @@ async fn a_copy_s_links_are_probed_against_what_other_workers_fetched() {
         .unwrap();
     let seeds = format!("{}\n{}\n", old.url("/index.html"), new.url("/index.html"));
     let mut config = shared_config();
-    config.dedup.tuning.probe_links = true;
+    config.dedup.tuning.links.probe_links = true;
     let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let url = server.url();
     tokio::join!(

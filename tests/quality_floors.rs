@@ -52,7 +52,7 @@ async fn check_floors(english: Source, seed: u64) {
     );
     assert!(m.coverage >= 0.995, "coverage {:.3}\n{report}", m.coverage);
     // The hard cases are exercised, the pages only the mirror's copies link to among them
-    // (found by sampling the mirror's copies, `dedup.tuning.mirror_samples`).
+    // (found by sampling the mirror's copies, `mirror_samples`).
     for kind in [
         "url-variant",
         "changed-words",

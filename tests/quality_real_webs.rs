@@ -80,7 +80,7 @@ fn assert_floors(m: &Measures, floors: Floors) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_release_is_deduplicated_and_its_new_pages_all_reached() {
     // 0.979 at this writing (docs/QUALITY.md); 0.896 before a hub that led to less than
-    // itself was probed instead of fetched (`dedup.tuning.hub_min_yield`).
+    // itself was probed instead of fetched (`hub_min_yield`).
     let floors = Floors {
         marked: 20,
         coverage: 1.0,

@@ -83,7 +83,7 @@ async fn three_workers_judge_the_labelled_web_as_one_worker_does() {
     // A shared job samples no mirror (docs/SCALE.md): neither does the one worker it is
     // compared with.
     let mut crawl = RunConfig::default().crawl;
-    crawl.dedup.tuning.mirror_samples = 0;
+    crawl.dedup.tuning.links.mirror_samples = 0;
     let one = run(
         &RunConfig {
             web: WebConfig::small(1),

@@ -241,7 +241,7 @@ pub async fn in_order(old: Site, new: Site) -> InOrder {
     let out = tempfile::tempdir().unwrap();
     let mut config = local_config();
     config.limits.concurrency = 1;
-    config.dedup.tuning.probe_links = true;
+    config.dedup.tuning.links.probe_links = true;
     run(&seeds, out.path(), config.clone()).await;
     InOrder {
         records: records(out.path()),

@@ -59,7 +59,7 @@ pub struct DedupStageConfig {
 impl DedupStageConfig {
     /// The settings of a link's fate apart from the URL rules'.
     pub fn links(&self) -> nearcrawl_link_policy::LinkSettings {
-        self.tuning.links()
+        self.tuning.links
     }
 
     /// The link policy's settings.
@@ -69,7 +69,7 @@ impl DedupStageConfig {
             min_support: self.tuning.min_support,
             min_trust: self.tuning.min_trust,
             explore: self.predict_explore,
-            probes: self.tuning.probe_links,
+            probes: self.tuning.links.probe_links,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A probe's sample: whether a page still has its counterpart's text, told from a few parts
 //! of it asked with `Range` instead of the whole page.
 //!
-//! A duplicate's link to where its original's leads is probed (`dedup.tuning.probe_links`): a HEAD
+//! A duplicate's link to where its original's leads is probed (`probe_links`): a HEAD
 //! whose `Content-Length` is about the counterpart's says the page is unchanged. A length says
 //! little on its own: a release's page whose code is highlighted anew changes by 5 to 13 % with
 //! the same text, while a rewritten one can keep its length within 5 %. So a large page is

@@ -318,15 +318,8 @@ mod tests {
         Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
-    const ON: LinkSettings = LinkSettings {
-        hub_min_links: 3,
-        hub_min_yield: 1.0,
-        mirror_samples: 8,
-        mirror_sample_share: 0.25,
-        probe_links: true,
-        probe_tolerance: 0.02,
-        probe_samples: true,
-    };
+    /// Every mechanism on, at the values a crawl runs with.
+    const ON: LinkSettings = crate::settings::MEASURED;
 
     #[test]
     fn a_page_s_links_are_sampled_hubbed_and_probed_as_the_settings_and_the_page_say() {

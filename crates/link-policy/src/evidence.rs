@@ -38,7 +38,7 @@ pub struct PolicyConfig {
     /// One trusted prediction in this many is fetched whole to keep measuring its rule (0:
     /// none).
     pub explore: u32,
-    /// The crawler probes (HEAD, `Range`) a link against its counterpart (`dedup.tuning.probe_links`):
+    /// The crawler probes (HEAD, `Range`) a link against its counterpart (`probe_links`):
     /// without probes, a prediction to verify or sample is only checked.
     #[serde(default = "probes_by_default")]
     pub probes: bool,

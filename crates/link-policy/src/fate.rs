@@ -65,14 +65,14 @@ pub enum By {
     /// unless the counterpart turns out a hub.
     Original,
     /// Its counterpart is a hub (a release's table of contents): fetched for the new pages
-    /// it may list, a new chain of duplicates starting there (`dedup.tuning.hub_min_links`).
+    /// it may list, a new chain of duplicates starting there (`hub_min_links`).
     Hub,
-    /// What it would lead to weighs less than itself (`dedup.tuning.hub_min_yield`): a hub that led
+    /// What it would lead to weighs less than itself (`hub_min_yield`): a hub that led
     /// to less than itself (or whose worth a shared job's worker cannot know), or a page a
     /// check found unchanged whose links name little the crawl does not know.
     LedToLess,
     /// A mirror's link, followed or dropped as the mirror's samples say
-    /// (`dedup.tuning.mirror_samples`).
+    /// (`mirror_samples`).
     Mirror,
     /// A link of a site found to copy another path for path, its counterpart judged first.
     CopiedSite,
@@ -101,7 +101,7 @@ pub enum By {
 pub enum How {
     /// A duplicate's link matched with its original's: its HEAD's length against its
     /// counterpart's (and, for a large page where the crawl samples, parts of it asked with
-    /// `Range`) (`dedup.tuning.probe_links`).
+    /// `Range`) (`probe_links`).
     Length,
     /// A trusted rule's prediction verified by length: its HEAD, then `Range` for a large
     /// page.

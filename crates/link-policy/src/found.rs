@@ -65,17 +65,17 @@ pub struct FoundOn<'a> {
     pub copy_of: Option<(&'a Url, &'a Url)>,
     /// A trap rule (the chain of duplicates) stops its links.
     pub trapped: bool,
-    /// When a duplicate's link may be followed as a hub's counterpart (`dedup.tuning.hub_min_links`,
-    /// `dedup.tuning.hub_min_yield`).
+    /// When a duplicate's link may be followed as a hub's counterpart (`hub_min_links`,
+    /// `hub_min_yield`).
     pub hubs: HubRule,
     /// A duplicate's link may be probed: where the original's server declares its pages'
-    /// lengths (`dedup.tuning.probe_links`).
+    /// lengths (`probe_links`).
     pub probing: bool,
     /// The frontier is this process's: it tells an undecided page from a decided one.
     pub local: bool,
     /// A mirror's copy (links matched by anchor text, on another site than its original's):
     /// its links to its own site whose text the original has are the mirror's samples to
-    /// decide (`dedup.tuning.mirror_samples`).
+    /// decide (`mirror_samples`).
     pub mirror: bool,
 }
 

@@ -13,8 +13,8 @@ pub fn hub_links_key(seq: u64) -> Key {
     crate::key(&format!("hub {seq}"))
 }
 
-/// When a page is a hub, and when a hub is worth fetching again (`dedup.tuning.hub_min_links`,
-/// `dedup.tuning.hub_min_yield`).
+/// When a page is a hub, and when a hub is worth fetching again (`hub_min_links`,
+/// `hub_min_yield`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct HubRule {
     /// A page whose links led to at least this many new pages is a hub (0: none is).
@@ -84,7 +84,7 @@ impl HubRule {
     }
 }
 
-/// What a hub (a page whose decision queued at least `dedup.tuning.hub_min_links` new links) led
+/// What a hub (a page whose decision queued at least `hub_min_links` new links) led
 /// to: the pages it queued that turned out unique, and their size against its own. A next
 /// release's copy of a hub is fetched for the new pages it may list; a hub that led to less
 /// than itself (a 1.5 MB instruction table listing a hundred operand pages of 7 kB) is worth

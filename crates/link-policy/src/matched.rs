@@ -13,15 +13,15 @@ use crate::keys::Key;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Matched {
     /// Whether the counterpart is a hub: `Some(true)`, its decision queued many new links
-    /// (`dedup.tuning.hub_min_links`); `Some(false)`, it was decided and did not, or hubs are off;
+    /// (`hub_min_links`); `Some(false)`, it was decided and did not, or hubs are off;
     /// `None`, it is not decided yet.
     pub hub: Option<bool>,
     /// For a hub, when the links are probed: whether it is worth fetching again for what its
-    /// links led to (`dedup.tuning.hub_min_yield`).
+    /// links led to (`hub_min_yield`).
     pub worth: HubWorth,
     /// The crawl has seen the counterpart's URL (it can be probed against it).
     pub counterpart_seen: bool,
-    /// Links are probed (`dedup.tuning.probe_links`, where the original's server declares its
+    /// Links are probed (`probe_links`, where the original's server declares its
     /// pages' lengths).
     pub probing: bool,
     /// A trap rule (the duplicate chain) stops this page's links.

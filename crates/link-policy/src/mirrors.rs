@@ -47,7 +47,7 @@ pub enum Cost {
 }
 
 /// How many samples a pair of sites takes: `share` of its candidates, rounded up, at most
-/// `cap` (`dedup.tuning.mirror_sample_share`, `dedup.tuning.mirror_samples`). A mirror of a few links is
+/// `cap` (`mirror_sample_share`, `mirror_samples`). A mirror of a few links is
 /// sampled once or twice (each sample is a large part of what the pair could save); one of
 /// many, `cap` times.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -22,7 +22,7 @@ pub fn decided_hub(local: bool, links_pending: bool, probe: bool) -> WaitedFor {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitedFor {
     /// The page, a hub: its decision queued many new links. `links_pending`: what they lead
-    /// to is to be known before a probed link is followed (`dedup.tuning.hub_min_yield`, this
+    /// to is to be known before a probed link is followed (`hub_min_yield`, this
     /// process's frontier).
     Hub {
         /// See [`WaitedFor::Hub`].
@@ -60,7 +60,7 @@ pub struct Parked<U> {
 /// in a row is reset, and it is fetched rather than checked), checked by length with its
 /// probe, parked again until a hub's links are all decided, or dropped. `hub_links`: the key a
 /// hub's links are waited for on, when the hub's worth is to be known first (this process's
-/// frontier, `dedup.tuning.hub_min_yield`); without it, a link that would wait for them follows the
+/// frontier, `hub_min_yield`); without it, a link that would wait for them follows the
 /// hub at once.
 pub fn released_link<U>(decided: WaitedFor, link: Parked<U>, hub_links: Option<Key>) -> Fate<U> {
     let Parked { always, probe } = link;

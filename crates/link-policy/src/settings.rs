@@ -29,49 +29,44 @@ pub struct LinkSettings {
 }
 
 /// Every fixed value of the link policy: its [`LinkSettings`] and when a URL rule is trusted.
-/// The default is what a crawl runs with, each value measured (docs/QUALITY.md).
+/// The default is what a crawl runs with, each value measured (docs/QUALITY.md, item 32 for
+/// the held-out figures).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tuning {
-    /// A page whose links led to at least this many new pages is a hub: a duplicate's link to
-    /// its counterpart is fetched (a release's table of contents lists its new pages). 3:
-    /// what keeps coverage at 1.000 on `llvm-14-15` (item 28).
-    pub hub_min_links: u32,
-    /// A hub is fetched again only while what it led to is not known or weighs at least this
-    /// many times itself. 1.0: chosen on `llvm-14-15` (item 15).
-    pub hub_min_yield: f64,
-    /// The most samples a mirror takes. 8: a mirror adding a page to one copy in five goes
-    /// unnoticed one time in six (0.8^8) (item 16).
-    pub mirror_samples: u32,
-    /// The share of a mirror's candidates it samples. A quarter: a language's fourteen
-    /// chapters are sampled four times, not eight (item 31).
-    pub mirror_sample_share: f64,
-    /// A duplicate's link is probed against its counterpart: coverage 0.996 to 1.000 on
-    /// `llvm-15-16` (item 11).
-    pub probe_links: bool,
-    /// How far a probed page's length may be from its counterpart's. 0.02: measured on
-    /// `llvm-14-15` (item 11).
-    pub probe_tolerance: f64,
-    /// A large probed page is sampled before it is fetched: without, the releases save 0.6
-    /// to 0.7 of the oracle instead of 1.05 to 1.23 (item 20).
-    pub probe_samples: bool,
-    /// Pairs a rule must have been learned from before it is trusted (item 19).
+    /// Hubs, mirrors' samples and probes.
+    pub links: LinkSettings,
+    /// Pairs a rule must have been learned from before it is trusted.
     pub min_support: u32,
-    /// The least trust (right + 1 over checked + 2) a rule must have: 0.9 takes eight right
-    /// of eight (item 18).
+    /// The least trust (right + 1 over checked + 2) a rule must have.
     pub min_trust: f64,
 }
+
+/// The link settings a crawl runs with, each measured (docs/QUALITY.md).
+pub(crate) const MEASURED: LinkSettings = LinkSettings {
+    // What keeps coverage at 1.000 on `llvm-14-15` (item 28).
+    hub_min_links: 3,
+    // Chosen on `llvm-14-15` (item 15).
+    hub_min_yield: 1.0,
+    // A mirror adding a page to one copy in five goes unnoticed one time in six (0.8^8)
+    // (item 16).
+    mirror_samples: 8,
+    // A language's fourteen chapters sampled four times, not eight (item 31).
+    mirror_sample_share: 0.25,
+    // Coverage 0.996 to 1.000 on `llvm-15-16` (item 11).
+    probe_links: true,
+    // Measured on `llvm-14-15` (item 11).
+    probe_tolerance: 0.02,
+    // Without, the releases save 0.6 to 0.7 of the oracle instead of 1.05 to 1.23 (item 20).
+    probe_samples: true,
+};
 
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
-            hub_min_links: 3,
-            hub_min_yield: 1.0,
-            mirror_samples: 8,
-            mirror_sample_share: 0.25,
-            probe_links: true,
-            probe_tolerance: 0.02,
-            probe_samples: true,
+            links: MEASURED,
+            // Item 19.
             min_support: 3,
+            // Eight right of eight (item 18).
             min_trust: 0.9,
         }
     }
@@ -91,19 +86,6 @@ impl Tuning {
         "predict_min_trust",
     ];
 
-    /// The settings of a link's fate apart from the URL rules'.
-    pub fn links(&self) -> LinkSettings {
-        LinkSettings {
-            hub_min_links: self.hub_min_links,
-            hub_min_yield: self.hub_min_yield,
-            mirror_samples: self.mirror_samples,
-            mirror_sample_share: self.mirror_sample_share,
-            probe_links: self.probe_links,
-            probe_tolerance: self.probe_tolerance,
-            probe_samples: self.probe_samples,
-        }
-    }
-
     /// Sets the value named `key` (one of [`Tuning::KEYS`]) to `value`, for a measurement;
     /// an unknown key or a value of the wrong kind is an error naming it.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
@@ -113,13 +95,13 @@ impl Tuning {
                 .map_err(|_| format!("{key} = {value:?}: not a value {key} takes"))
         }
         match key {
-            "hub_min_links" => self.hub_min_links = parse(key, value)?,
-            "hub_min_yield" => self.hub_min_yield = parse(key, value)?,
-            "mirror_samples" => self.mirror_samples = parse(key, value)?,
-            "mirror_sample_share" => self.mirror_sample_share = parse(key, value)?,
-            "probe_links" => self.probe_links = parse(key, value)?,
-            "probe_tolerance" => self.probe_tolerance = parse(key, value)?,
-            "probe_samples" => self.probe_samples = parse(key, value)?,
+            "hub_min_links" => self.links.hub_min_links = parse(key, value)?,
+            "hub_min_yield" => self.links.hub_min_yield = parse(key, value)?,
+            "mirror_samples" => self.links.mirror_samples = parse(key, value)?,
+            "mirror_sample_share" => self.links.mirror_sample_share = parse(key, value)?,
+            "probe_links" => self.links.probe_links = parse(key, value)?,
+            "probe_tolerance" => self.links.probe_tolerance = parse(key, value)?,
+            "probe_samples" => self.links.probe_samples = parse(key, value)?,
             "predict_min_support" => self.min_support = parse(key, value)?,
             "predict_min_trust" => self.min_trust = parse(key, value)?,
             _ => {
@@ -143,11 +125,8 @@ mod tests {
         tuning.set("hub_min_links", "0").unwrap();
         tuning.set("predict_min_trust", "0.5").unwrap();
         tuning.set("probe_samples", "false").unwrap();
-        assert_eq!(
-            (tuning.hub_min_links, tuning.min_trust, tuning.probe_samples),
-            (0, 0.5, false)
-        );
-        assert_eq!(tuning.links().hub_min_links, 0);
+        assert_eq!((tuning.links.hub_min_links, tuning.min_trust), (0, 0.5));
+        assert!(!tuning.links.probe_samples);
         let err = tuning.set("hub_min_links", "many").unwrap_err();
         assert!(err.contains("hub_min_links = \"many\""), "{err}");
         let err = tuning.set("duplicate_outlinks", "skip").unwrap_err();

@@ -69,7 +69,7 @@ pub fn unchanged_links<N: Named>(
 /// (`unknown` of them, weighing `worth` bytes) whose counterparts here nothing has named yet,
 /// those may be reached only through it. It is fetched for them ([`By::NamesNew`]) unless
 /// they weigh less than `min_yield` times the page itself (`own` bytes), as a hub that led to
-/// less than itself is not fetched again (`dedup.tuning.hub_min_yield`; 0: always): then it is
+/// less than itself is not fetched again (`hub_min_yield`; 0: always): then it is
 /// decided unchanged all the same ([`By::LedToLess`]). When it `may_wait` (not waited
 /// before, and the crawl can hold it), it waits for the crawl's end instead ([`Until::End`]):
 /// other pages of its site, still queued, may name them meanwhile (two releases crawled side

@@ -27,21 +27,21 @@ pub type Counts = BTreeMap<String, u32>;
 pub struct LinkFates {
     /// Queued to be fetched whole: by `new` (it leads somewhere new), `rule` (a URL rule's
     /// prediction, fetched to check it), `hub` (a duplicate's link to a hub's counterpart,
-    /// `dedup.tuning.hub_min_links`), `mirror` (a mirror whose copies add pages of their own;
+    /// `hub_min_links`), `mirror` (a mirror whose copies add pages of their own;
     /// `sample`: drawn as one of its samples), `copied-site`, `crawl-end`, `redirect` (a
     /// redirect's target), `sitemap` (a sitemap's URLs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fetch: Counts,
     /// Queued to be checked cheaply against the page they copy (HEAD, a `Range` sample) and
     /// fetched only if that says they changed: by `original` (a duplicate's link that leads
-    /// where its original's does, `dedup.tuning.probe_links`), `led-to-less` (to a hub that led to
-    /// less than itself, `dedup.tuning.hub_min_yield`), `rule` (a URL rule's prediction).
+    /// where its original's does, `probe_links`), `led-to-less` (to a hub that led to
+    /// less than itself, `hub_min_yield`), `rule` (a URL rule's prediction).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub check: Counts,
     /// Parked until what they wait for is decided (that URL's record's `released` says what
     /// became of them): their `counterpart` (a duplicate's links to where its original's
     /// lead), a `copied-site`'s counterpart (a site that copies another path for path), a
-    /// hub's links (`hub-links`), a `mirror`'s samples (`dedup.tuning.mirror_samples`).
+    /// hub's links (`hub-links`), a `mirror`'s samples (`mirror_samples`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub wait: Counts,
     /// Not requested, recorded as duplicates of the page a URL rule names (`rule`).

@@ -68,7 +68,7 @@ pub enum Verdict {
     Trap,
     /// Not fetched: a duplicate linked here where its original links to `duplicate_of`
     /// (relative to each site), and a HEAD request found the same `Content-Length` as that
-    /// page's (`probe`; `dedup.tuning.probe_links`).
+    /// page's (`probe`; `probe_links`).
     Unchanged,
     /// Not requested: a trusted URL rule learned from this crawl's duplicates says the page
     /// copies `duplicate_of`, a page the crawl holds (`prediction`; `dedup.predict = "skip"`).

@@ -78,7 +78,7 @@ pub struct Probe {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub links_unknown: u32,
     /// With `links_unknown`: the pages those links led to on the counterpart's site weigh
-    /// less than the page itself (`dedup.tuning.hub_min_yield` times its length), so it was not
+    /// less than the page itself (`hub_min_yield` times its length), so it was not
     /// fetched for them, as a hub that led to less than itself is not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub led_to_less: bool,

@@ -644,7 +644,7 @@ impl SharedFrontier {
     }
 
     /// URL `key` of `host` is decided (`hub`: it led to many new pages, the engine's
-    /// `dedup.tuning.hub_min_links`): no link is parked on it from now on. Returns the links parked
+    /// `hub_min_links`): no link is parked on it from now on. Returns the links parked
     /// on it, which the caller follows (a hub) or drops, then settles with
     /// [`SharedFrontier::settle`] once the URL's lease is finished; until then they stay, for
     /// a worker that decides the URL again after this one died.

@@ -468,7 +468,7 @@ pub trait CrawlStore: Send + Sync {
     /// Whether a URL has been seen (queued or decided).
     fn is_seen(&self, key: &UrlKey) -> Result<bool, StoreError>;
     /// Whether the page at this URL led to new pages when it was crawled (its decision
-    /// queued at least the crawl's `dedup.tuning.hub_min_links` links no page had led to before):
+    /// queued at least the crawl's `hub_min_links` links no page had led to before):
     /// a duplicate's link to its counterpart on another site is followed, as that page may
     /// lead to new pages there too.
     fn is_hub(&self, key: &UrlKey) -> Result<bool, StoreError>;

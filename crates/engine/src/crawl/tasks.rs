@@ -393,7 +393,7 @@ enum Asking {
     Page,
 }
 
-/// What a page's analysis keeps for the probes of its counterparts (`dedup.tuning.probe_links`).
+/// What a page's analysis keeps for the probes of its counterparts (`probe_links`).
 #[derive(Clone, Copy)]
 pub(super) struct Probing {
     /// Its `Content-Length` and the links it names first (set when it is decided).
