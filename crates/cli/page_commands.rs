@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use nearcrawl_dedup::{Analyzer, Comparison, Extracted, PageAnalysis, Verdict};
+use nearcrawl_dedup::{Analyzer, Comparison, Extracted, Likeness, PageAnalysis};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
 use nearcrawl_frontier::{AddressPolicy, CanonicalUrl};
 use nearcrawl_text::IdfTable;
@@ -158,9 +158,9 @@ fn explanation(analyzer: &Analyzer, c: &Comparison) -> String {
         c.boilerplate_blocks.0, c.boilerplate_blocks.1
     ));
     lines.push(match c.verdict {
-        Verdict::Exact => "verdict: exact (the normalised token streams are identical).".into(),
-        Verdict::Near => "verdict: near.".into(),
-        Verdict::Unique => {
+        Likeness::Exact => "verdict: exact (the normalised token streams are identical).".into(),
+        Likeness::Near => "verdict: near.".into(),
+        Likeness::Unique => {
             let passes = c.verification.as_ref().is_some_and(|v| {
                 v.resemblance >= config.verify_config.min_resemblance
                     || v.contained >= config.verify_config.min_containment

@@ -1003,7 +1003,7 @@ impl<'a> Run<'a> {
             .stage
             .judge_with_candidates(analysis, near, &self.kept)
             .map_err(io_error(&kept_path()))?;
-        if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
+        if judgement.verdict == nearcrawl_dedup::Likeness::Unique {
             let admission = self.stage.admit(seq, host, &judgement);
             if let Some((simhash, _)) = admission.fingerprint {
                 candidates.kept(simhash, seq);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nearcrawl_dedup::{
-    Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, MemoryOriginals, Stage, StageTimes,
-    Verdict,
+    Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, Likeness, MemoryOriginals, Stage,
+    StageTimes,
 };
 
 fn html_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let extracted = analyzer.extract_html(&body, Some("text/html"), &url);
         let judgement = stage.judge(&host, extracted, &kept)?;
         times.merge(&judgement.analysis.times);
-        if judgement.verdict == Verdict::Unique {
+        if judgement.verdict == Likeness::Unique {
             unique += 1;
             let admitting = Instant::now();
             kept.keep(stage.admit(seq as u64, &host, &judgement));

@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 
 use crate::analyze::{Analyzer, Extracted, PageAnalysis};
 use crate::config::DedupStageConfig;
-use crate::stage::{DedupStage, MemoryOriginals, Verdict};
+use crate::stage::{DedupStage, Likeness, MemoryOriginals};
 
 /// Everything a comparison measured.
 #[derive(Clone, Debug, Serialize)]
@@ -33,7 +33,7 @@ pub struct Comparison {
     /// The dedup stage's verdict on the second page with the first kept; a second page it
     /// would keep as unique is reported as `distinct`.
     #[serde(serialize_with = "pair_verdict")]
-    pub verdict: Verdict,
+    pub verdict: Likeness,
     #[serde(skip)]
     /// The full verification, for explanations.
     pub verification: Option<Verification>,
@@ -46,18 +46,18 @@ pub struct Comparison {
     pub boilerplate_blocks: (usize, usize),
 }
 
-fn pair_verdict<S: Serializer>(verdict: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+fn pair_verdict<S: Serializer>(verdict: &Likeness, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(match verdict {
-        Verdict::Unique => "distinct",
-        Verdict::Exact => "exact",
-        Verdict::Near => "near",
+        Likeness::Unique => "distinct",
+        Likeness::Exact => "exact",
+        Likeness::Near => "near",
     })
 }
 
 impl Analyzer {
     /// Measures two analysed pages: distance, exact key, shingles, LCS rates. The verdict
     /// is the one a dedup stage would give `b` with only `a` kept.
-    pub fn measure(&self, a: &PageAnalysis, b: &PageAnalysis, verdict: Verdict) -> Comparison {
+    pub fn measure(&self, a: &PageAnalysis, b: &PageAnalysis, verdict: Likeness) -> Comparison {
         let config = self.config();
         let distance = a.simhash.distance(b.simhash);
         let within_distance = distance <= config.max_distance;

@@ -22,7 +22,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use nearcrawl_dedup::{
-//!     Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, Extracted, MemoryOriginals, Verdict,
+//!     Analyzer, AnalyzerConfig, DedupStage, DedupStageConfig, Extracted, MemoryOriginals, Likeness,
 //! };
 //!
 //! let analyzer = Arc::new(Analyzer::new(AnalyzerConfig::default()));
@@ -32,13 +32,13 @@
 //!             mountains to the sea. In hard rock a river cuts a narrow gorge with steep walls. \
 //!             In soft rock the walls slump and the valley widens into a gentle V.";
 //! let first = stage.judge("example.org", Extracted::plain(body.into()), &kept)?;
-//! assert_eq!(first.verdict, Verdict::Unique);
+//! assert_eq!(first.verdict, Likeness::Unique);
 //! kept.keep(stage.admit(0, "example.org", &first));
 //! let copy = stage.judge("mirror.example", Extracted::plain(body.to_uppercase()), &kept)?;
-//! assert_eq!(copy.verdict, Verdict::Exact);
+//! assert_eq!(copy.verdict, Likeness::Exact);
 //! let other = "Glaciers leave U-shaped valleys because the ice grinds the floor and the walls.";
 //! let other = stage.judge("example.org", Extracted::plain(other.into()), &kept)?;
-//! assert_eq!(other.verdict, Verdict::Unique);
+//! assert_eq!(other.verdict, Likeness::Unique);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -69,7 +69,7 @@ pub use crate::sample::{
 pub use crate::settings::{stage_sentence_config, stage_sentence_cutoff, stage_template_config};
 pub use crate::stage::{
     Admission, DedupStage, Follow, Followed, INDEX_BYTES_PER_PAGE, IndexedSentences, Judgement,
-    MemoryOriginals, Original, Originals, PageAnalyzer, Verdict, analyze_marked, block_keys,
+    Likeness, MemoryOriginals, Original, Originals, PageAnalyzer, analyze_marked, block_keys,
     index_design, link_keys, same_site,
 };
 pub use crate::timing::{Lap, Stage, StageTimes, thread_cpu_time};

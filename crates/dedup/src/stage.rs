@@ -73,7 +73,7 @@ pub struct Admission {
 /// How a page relates to the pages kept before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum Likeness {
     /// A copy of no kept page: kept in turn, its links followed.
     Unique,
     /// Same tokens in the same order as a kept page.
@@ -93,12 +93,12 @@ pub enum Original {
 }
 
 /// A judgement's verdict as a record writes it.
-impl From<Verdict> for nearcrawl_records::Verdict {
-    fn from(verdict: Verdict) -> nearcrawl_records::Verdict {
+impl From<Likeness> for nearcrawl_records::Verdict {
+    fn from(verdict: Likeness) -> nearcrawl_records::Verdict {
         match verdict {
-            Verdict::Unique => nearcrawl_records::Verdict::Unique,
-            Verdict::Exact => nearcrawl_records::Verdict::Exact,
-            Verdict::Near => nearcrawl_records::Verdict::Near,
+            Likeness::Unique => nearcrawl_records::Verdict::Unique,
+            Likeness::Exact => nearcrawl_records::Verdict::Exact,
+            Likeness::Near => nearcrawl_records::Verdict::Near,
         }
     }
 }
@@ -107,7 +107,7 @@ impl From<Verdict> for nearcrawl_records::Verdict {
 #[derive(Clone, Debug)]
 pub struct Judgement {
     /// Unique, exact or near.
-    pub verdict: Verdict,
+    pub verdict: Likeness,
     /// The page it copies (duplicates).
     pub original: Option<Original>,
     /// Simhash Hamming distance to the original, when the original's simhash is known.
@@ -285,7 +285,7 @@ impl DedupStage {
             .add(Stage::Verify, searched.saturating_sub(index_time));
         let Some(found) = found else {
             return Ok(Judgement {
-                verdict: Verdict::Unique,
+                verdict: Likeness::Unique,
                 original: None,
                 distance: None,
                 similarity: None,
@@ -414,7 +414,7 @@ impl DedupStage {
         *index_time = clock.elapsed();
         if let Some(seq) = exact {
             return Ok(Some(Found {
-                verdict: Verdict::Exact,
+                verdict: Likeness::Exact,
                 original: Original::Kept(seq),
                 distance: None,
                 similarity: 1.0,
@@ -431,7 +431,7 @@ impl DedupStage {
             *index_time = clock.elapsed();
             if let Some(seq) = copied {
                 return Ok(Some(Found {
-                    verdict: Verdict::Exact,
+                    verdict: Likeness::Exact,
                     original: Original::Kept(seq),
                     distance: None,
                     similarity: 1.0,
@@ -464,7 +464,7 @@ impl DedupStage {
             if candidate.payload & self.shared_tag != 0 {
                 // A page of the shared index: its fingerprint is all there is to compare.
                 return Ok(Some(Found {
-                    verdict: Verdict::Near,
+                    verdict: Likeness::Near,
                     original: Original::Shared(candidate.payload & !self.shared_tag),
                     distance: Some(candidate.distance),
                     similarity: by_distance,
@@ -478,7 +478,7 @@ impl DedupStage {
             };
             if let Some(similarity) = similarity {
                 return Ok(Some(Found {
-                    verdict: Verdict::Near,
+                    verdict: Likeness::Near,
                     original: Original::Kept(candidate.payload),
                     distance: Some(candidate.distance),
                     similarity,
@@ -500,7 +500,7 @@ impl DedupStage {
             }
             if let Some(similarity) = self.verified(units, candidate, 0.0, originals)? {
                 return Ok(Some(Found {
-                    verdict: Verdict::Near,
+                    verdict: Likeness::Near,
                     original: Original::Kept(candidate),
                     distance: None,
                     similarity,
@@ -548,7 +548,7 @@ impl DedupStage {
 
 /// A duplicate found, before its distance and outlinks are worked out.
 struct Found {
-    verdict: Verdict,
+    verdict: Likeness,
     original: Original,
     distance: Option<u32>,
     similarity: f64,

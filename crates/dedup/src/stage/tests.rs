@@ -52,7 +52,7 @@ fn plain(text: &str) -> Extracted {
 
 fn keep(stage: &mut DedupStage, kept: &mut MemoryOriginals, seq: u64, text: &str) -> Judgement {
     let Ok(judgement) = stage.judge("host", plain(text), kept);
-    assert_eq!(judgement.verdict, Verdict::Unique, "{text}");
+    assert_eq!(judgement.verdict, Likeness::Unique, "{text}");
     kept.keep(stage.admit(seq, "host", &judgement));
     judgement
 }
@@ -68,7 +68,7 @@ fn a_token_identical_page_is_an_exact_copy_at_distance_zero() {
     let original = document(1, 12);
     keep(&mut stage, &mut kept, 7, &original);
     let copy = judge(&mut stage, &kept, &original.to_uppercase());
-    assert_eq!(copy.verdict, Verdict::Exact);
+    assert_eq!(copy.verdict, Likeness::Exact);
     assert_eq!(copy.original, Some(Original::Kept(7)));
     assert_eq!((copy.distance, copy.similarity), (Some(0), Some(1.0)));
 }
@@ -80,7 +80,7 @@ fn a_lightly_edited_copy_is_near_through_the_index() {
     keep(&mut stage, &mut kept, 0, &original);
     let edited = original.replacen("river", "brook", 1);
     let near = judge(&mut stage, &kept, &edited);
-    assert_eq!(near.verdict, Verdict::Near);
+    assert_eq!(near.verdict, Likeness::Near);
     assert_eq!(near.original, Some(Original::Kept(0)));
     assert!(near.distance.is_some_and(|d| d <= 3), "{:?}", near.distance);
     assert!(
@@ -113,7 +113,7 @@ fn a_heavily_edited_copy_is_found_through_its_shared_sentences() {
         "the test needs a copy the index misses: distance {distance}"
     );
     let near = judge(&mut stage, &kept, &edited);
-    assert_eq!(near.verdict, Verdict::Near);
+    assert_eq!(near.verdict, Likeness::Near);
     assert_eq!(near.original, Some(Original::Kept(0)));
     assert_eq!(
         near.distance,
@@ -128,11 +128,11 @@ fn unrelated_pages_are_unique_and_pages_without_text_never_originals() {
     keep(&mut stage, &mut kept, 0, &document(4, 12));
     keep(&mut stage, &mut kept, 1, &document(5, 12));
     let empty = judge(&mut stage, &kept, "   ");
-    assert_eq!(empty.verdict, Verdict::Unique);
+    assert_eq!(empty.verdict, Likeness::Unique);
     let admission = stage.admit(2, "host", &empty);
     assert_eq!((&admission.fingerprint, &admission.text), (&None, &None));
     kept.keep(admission);
-    assert_eq!(judge(&mut stage, &kept, "").verdict, Verdict::Unique);
+    assert_eq!(judge(&mut stage, &kept, "").verdict, Likeness::Unique);
     assert_eq!(stage.index().len(), 2);
 }
 
@@ -148,7 +148,7 @@ fn without_verification_the_distance_decides() {
     let first = keep(&mut stage, &mut kept, 0, &original);
     assert_eq!(stage.admit(0, "host", &first).text, None, "no text kept");
     let near = judge(&mut stage, &kept, &original.replacen("stone", "pebble", 1));
-    assert_eq!(near.verdict, Verdict::Near);
+    assert_eq!(near.verdict, Likeness::Near);
     let d = near.distance.unwrap();
     assert_eq!(near.similarity, Some(1.0 - f64::from(d) / 64.0));
 }
@@ -162,7 +162,7 @@ fn a_page_of_the_shared_index_is_judged_by_fingerprint_alone() {
     let mut stage =
         DedupStage::new(analyzer, DedupStageConfig::default(), [], shared, SHARED).unwrap();
     let copy = judge(&mut stage, &MemoryOriginals::default(), &text);
-    assert_eq!(copy.verdict, Verdict::Near);
+    assert_eq!(copy.verdict, Likeness::Near);
     assert_eq!(copy.original, Some(Original::Shared(41)));
     assert_eq!((copy.distance, copy.similarity), (Some(0), Some(1.0)));
     assert_eq!(
@@ -245,7 +245,7 @@ fn an_originals_units_are_computed_once() {
     for word in ["glacier", "forest", "harbour", "engine"] {
         let edited = original.replacen(word, "zebra", 1);
         let Ok(judgement) = stage.judge("host", plain(&edited), &counting);
-        assert_eq!(judgement.verdict, Verdict::Near);
+        assert_eq!(judgement.verdict, Likeness::Near);
     }
     assert_eq!(counting.1.get(), 1);
 }
@@ -258,12 +258,12 @@ fn brute_force(
     analyzer: &Analyzer,
     kept: &[(u64, PageAnalysis)],
     page: &PageAnalysis,
-) -> (Verdict, Vec<u64>) {
+) -> (Likeness, Vec<u64>) {
     if page.tokens.is_empty() {
-        return (Verdict::Unique, Vec::new());
+        return (Likeness::Unique, Vec::new());
     }
     if let Some((seq, _)) = kept.iter().find(|(_, k)| k.exact_key == page.exact_key) {
-        return (Verdict::Exact, vec![*seq]);
+        return (Likeness::Exact, vec![*seq]);
     }
     let config = analyzer.config();
     let sentences = |text: &str| -> HashSet<u128> {
@@ -284,9 +284,9 @@ fn brute_force(
         .map(|(seq, _)| *seq)
         .collect();
     if similar.is_empty() {
-        (Verdict::Unique, similar)
+        (Likeness::Unique, similar)
     } else {
-        (Verdict::Near, similar)
+        (Likeness::Near, similar)
     }
 }
 
@@ -328,9 +328,9 @@ proptest! {
             match judgement.original {
                 Some(Original::Kept(of)) => prop_assert!(similar.contains(&of)),
                 Some(Original::Shared(_)) => prop_assert!(false, "no shared index here"),
-                None => prop_assert_eq!(expected, Verdict::Unique),
+                None => prop_assert_eq!(expected, Likeness::Unique),
             }
-            if judgement.verdict == Verdict::Unique {
+            if judgement.verdict == Likeness::Unique {
                 originals.keep(stage.admit(seq as u64, "host", &judgement));
                 kept.push((seq as u64, judgement.analysis));
             }

@@ -201,13 +201,13 @@ impl Coordinator {
             _ => None,
         };
         self.progress.add_times(&analysis.times);
-        if judgement.verdict == nearcrawl_dedup::Verdict::Unique && shared.is_some() {
+        if judgement.verdict == nearcrawl_dedup::Likeness::Unique && shared.is_some() {
             // Admitted to the job's index already.
         } else if let Some(mut kept) = admission {
             // Kept on the judge's thread: its writes go with the decision.
             kept.seq = seq;
             super::judge::commit_admission(kept, &mut decided.commit);
-        } else if judgement.verdict == nearcrawl_dedup::Verdict::Unique {
+        } else if judgement.verdict == nearcrawl_dedup::Likeness::Unique {
             self.keep_unique(seq, &host, &judgement, read_postings, &mut decided.commit)?;
         } else {
             decided.decision.distance = judgement.distance;
@@ -237,7 +237,7 @@ impl Coordinator {
         // reached whatever their depth.
         let for_links = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
         let chain = match judgement.verdict {
-            nearcrawl_dedup::Verdict::Unique => 0,
+            nearcrawl_dedup::Likeness::Unique => 0,
             _ if for_links => u32::from(entry.duplicates),
             _ => u32::from(entry.duplicates) + 1,
         };
@@ -291,7 +291,7 @@ impl Coordinator {
         if let Follow::NewLinks { by, .. } = &judgement.follow {
             decided.decision.fates_mut().matched_by = Some(*by);
         }
-        let duplicate = judgement.verdict != nearcrawl_dedup::Verdict::Unique;
+        let duplicate = judgement.verdict != nearcrawl_dedup::Likeness::Unique;
         // A distinct page (kept, with text of its own) earns its URL pattern more budget.
         // (The pattern of the URL requested, the entry's, worked out where it was analysed.)
         if !duplicate

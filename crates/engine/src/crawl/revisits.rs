@@ -72,7 +72,7 @@ impl Coordinator {
         // A recrawl's judge is here (see `Coordinator::run`).
         let judged = self.judge.local()?.judge_text(&text)?;
         let judgement = judged.judgement;
-        if judgement.verdict != nearcrawl_dedup::Verdict::Unique {
+        if judgement.verdict != nearcrawl_dedup::Likeness::Unique {
             return Ok(false);
         }
         let host = url::Url::parse(url)

@@ -138,7 +138,7 @@ impl SharedDedup {
                 });
             }
             drop(originals);
-            if judgement.verdict != nearcrawl_dedup::Verdict::Unique || !has_text {
+            if judgement.verdict != nearcrawl_dedup::Likeness::Unique || !has_text {
                 return Ok(SharedJudgement {
                     judgement,
                     kept: None,
@@ -322,14 +322,14 @@ mod tests {
         let again = other
             .judge(&mut stage, analysis, "http://h.test/p4", "h.test")
             .unwrap();
-        assert_eq!(again.judgement.verdict, nearcrawl_dedup::Verdict::Unique);
+        assert_eq!(again.judgement.verdict, nearcrawl_dedup::Likeness::Unique);
         assert_eq!(again.kept, Some(kept));
         // Another URL with the same text is still its copy.
         let analysis = stage.analyzer().analyze_text(&text);
         let copy = other
             .judge(&mut stage, analysis, "http://h.test/copy", "h.test")
             .unwrap();
-        assert_ne!(copy.judgement.verdict, nearcrawl_dedup::Verdict::Unique);
+        assert_ne!(copy.judgement.verdict, nearcrawl_dedup::Likeness::Unique);
         assert_eq!(copy.original_url.as_deref(), Some("http://h.test/p4"));
     }
 

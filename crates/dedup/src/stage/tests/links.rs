@@ -69,7 +69,7 @@ fn a_duplicates_links_are_followed_as_configured() {
         let copy = html_links(8, &[("/day/2024-05-04", "Next: 4 May")]);
         let copy = stage.analyzer().extract_html(&copy, None, &copy_url);
         let Ok(copy) = stage.judge("v2.example.org", copy, &kept);
-        assert!(copy.verdict != Verdict::Unique);
+        assert!(copy.verdict != Likeness::Unique);
         let at = |target: &str| copy_url.join(target).unwrap();
         let follows =
             |target: &str, anchor: &str| copy.follow.follows(&copy_url, &at(target), anchor);

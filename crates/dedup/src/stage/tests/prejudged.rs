@@ -74,7 +74,7 @@ fn an_answer_worked_out_beforehand_is_taken_without_verifying() {
     let Ok(judgement) = stage.judge("host", plain(&edited), &right);
     assert_eq!(
         (judgement.verdict, judgement.original),
-        (Verdict::Near, Some(Original::Kept(0)))
+        (Likeness::Near, Some(Original::Kept(0)))
     );
     assert_eq!(right.taken.get(), 1);
     // An answer that says "not similar" is believed: the page is unique.
@@ -84,7 +84,7 @@ fn an_answer_worked_out_beforehand_is_taken_without_verifying() {
         taken: Cell::new(0),
     };
     let Ok(judgement) = stage.judge("host", plain(&edited), &wrong);
-    assert_eq!(judgement.verdict, Verdict::Unique);
+    assert_eq!(judgement.verdict, Likeness::Unique);
 }
 
 proptest! {
@@ -115,7 +115,7 @@ proptest! {
             prop_assert_eq!(judgement.verdict, expected.verdict, "page {}: {}", seq, text);
             prop_assert_eq!(judgement.original, expected.original);
             prop_assert_eq!(judgement.similarity, expected.similarity);
-            if expected.verdict == Verdict::Unique {
+            if expected.verdict == Likeness::Unique {
                 let admission = alone.admit(seq as u64, "host", &expected);
                 helped.admit(seq as u64, "host", &judgement);
                 originals.keep(admission);

@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nearcrawl_dedup::{
-    Admission, Follow, IndexedSentences, Judgement, Original, PageAnalyzer, Stage, Verdict,
+    Admission, Follow, IndexedSentences, Judgement, Likeness, Original, PageAnalyzer, Stage,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -99,7 +99,7 @@ pub(in crate::crawl) struct Notes {
 pub(in crate::crawl) struct Away {
     /// The judge's number for the page: a unique page's decision names it.
     ticket: u64,
-    verdict: Verdict,
+    verdict: Likeness,
     original: Option<Original>,
     distance: Option<u32>,
     similarity: Option<f64>,
@@ -492,7 +492,7 @@ fn judge_page(
         matches,
     } = judge.judge(analysed.analysis, postings, prejudged)?;
     let (waiting, admission) = match judgement.verdict {
-        Verdict::Unique => {
+        Likeness::Unique => {
             let mut admission = judge.stage().admission(0, &site, &judgement);
             let sentences = admission.sentences.take();
             let waiting = Waiting {
@@ -519,7 +519,7 @@ fn judge_page(
     // A duplicate's original's record and declared length, read here for its decision (a
     // failed read is the coordinator's to make again, and to report).
     let original_read = match original {
-        Some(Original::Kept(seq)) if verdict != Verdict::Unique => {
+        Some(Original::Kept(seq)) if verdict != Likeness::Unique => {
             let store = judge.store.as_ref();
             let record = OriginalRecord::read(store, seq).ok().flatten();
             let length = record.as_ref().and_then(|r| r.declared_length(store));

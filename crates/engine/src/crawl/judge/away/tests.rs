@@ -12,7 +12,7 @@ fn judge(store: &Arc<dyn CrawlStore>) -> Judge {
     Judge::open(Arc::clone(store), stage).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn verdict(judge: &mut Judge, text: &str) -> (Verdict, Option<Original>) {
+fn verdict(judge: &mut Judge, text: &str) -> (Likeness, Option<Original>) {
     let judged = judge.judge_text(text).unwrap_or_else(|e| panic!("{e}"));
     (judged.judgement.verdict, judged.judgement.original)
 }
@@ -28,7 +28,7 @@ fn a_page_kept_away_is_found_before_its_commit() {
         .map(|i| format!("Sentence {i} tells of the river, the stone and lantern {i}. "))
         .collect();
     let judged = judge.judge_text(&text).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(judged.judgement.verdict, Verdict::Unique);
+    assert_eq!(judged.judgement.verdict, Likeness::Unique);
     let mut admission = judge.stage().admission(0, "h.test", &judged.judgement);
     let sentences = admission.sentences.take();
     let key = admission.fingerprint.map(|(_, key)| key.0);
@@ -41,12 +41,12 @@ fn a_page_kept_away_is_found_before_its_commit() {
     keep(&mut judge, waiting, 7).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         verdict(&mut judge, &text),
-        (Verdict::Exact, Some(Original::Kept(7)))
+        (Likeness::Exact, Some(Original::Kept(7)))
     );
     let near = format!("{text} And one closing sentence of its own.");
     assert_eq!(
         verdict(&mut judge, &near),
-        (Verdict::Near, Some(Original::Kept(7)))
+        (Likeness::Near, Some(Original::Kept(7)))
     );
     // Noted as committed: the store answers for it from then on.
     judge.kept(key.unwrap_or_default(), 7);
