@@ -6,7 +6,8 @@
   Wait, Park, Probe, Follow, Queue) is named with its file and line: carry the policy's
   `Fate` instead (NOT_A_LINK lists the two that are about scheduling, not a link).
 - Ratchets toward the floors not met yet: the link code left in the crawler (the files below,
-  their tests aside) has at most ENGINE_LINK_LINES lines (floor: 800), and `impl Coordinator`
+  their tests and their `use` declarations aside) has at most ENGINE_LINK_LINES lines
+  (floor: 800), and `impl Coordinator`
   has at most COORDINATOR_METHODS methods (floor: 30). Lower a ratchet when you cut below
   it; never raise it.
 
@@ -34,7 +35,7 @@ ENGINE_LINK_FILES = [
     "crates/engine/src/crawl/predictions.rs",
     "crates/engine/src/crawl/predictions/log.rs",
 ]
-ENGINE_LINK_LINES = 2034
+ENGINE_LINK_LINES = 1994
 COORDINATOR_METHODS = 60
 
 ENUM = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?enum\s+(\w+)")
@@ -50,6 +51,20 @@ def code_lines(path):
         if line.startswith("#[cfg(test)]"):
             return lines[:i]
     return lines
+
+
+def without_imports(lines):
+    """The lines that are not part of a `use` declaration (an import list is no link code)."""
+    kept, inside = [], False
+    for line in lines:
+        if not inside and re.match(r"^\s*(pub(\([^)]*\))?\s+)?use\s", line):
+            inside = True
+        if inside:
+            if line.rstrip().endswith(";"):
+                inside = False
+            continue
+        kept.append(line)
+    return kept
 
 
 def rust_files(root):
@@ -115,7 +130,7 @@ def main():
     for rel in ENGINE_LINK_FILES:
         path = os.path.join(root, rel)
         if os.path.exists(path):
-            lines += len(code_lines(path))
+            lines += len(without_imports(code_lines(path)))
     if lines > ENGINE_LINK_LINES:
         problems.append(
             f"the crawler's link code is {lines} lines, past its ratchet {ENGINE_LINK_LINES} "

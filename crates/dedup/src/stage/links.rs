@@ -1,7 +1,7 @@
 //! Which of a duplicate's links lead somewhere new: its links matched with its original's,
 //! by target or by anchor text, and the keys they are matched by.
 
-use super::*;
+use super::{HashMap, HashSet, LinkMatch, Url};
 
 pub use nearcrawl_link_policy::{Followed, same_site};
 

@@ -1,6 +1,8 @@
 //! What the stage reads of the pages it kept earlier, and those pages kept in memory.
 
-use super::*;
+use super::{
+    Admission, CandidateIndex, ExactKey, Fingerprint, HashMap, Infallible, stage_sentence_cutoff,
+};
 
 /// What the stage reads of the pages it kept earlier. The crawl keeps them in its store; tests
 /// and `nearcrawl compare` in a [`MemoryOriginals`].

@@ -1,7 +1,10 @@
 //! The first half of the stage: a page analysed against its host's template model, on any
 //! thread, before it is judged.
 
-use super::*;
+use super::{
+    Analyzer, Arc, BlockKey, ExactKey, Extracted, Lap, Mutex, PageAnalysis, PoisonError, Prepared,
+    Stage, TemplateModel, link_keys, mask_digits,
+};
 
 /// Fewer characters of its own than this (once its host's template is removed), and a page
 /// is judged by exact key only ([`PageAnalysis::little_text`]).

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use super::{Arc, Commit, CrawlStore, EngineError, Trap, TrapRules, UrlPattern, url_key};
 
 /// Budget counts cached at most; past this the cache is emptied between decisions.
 const CACHED: usize = 1 << 16;
@@ -119,7 +119,7 @@ fn counter_name(kind: &str, key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use nearcrawl_frontier::TrapConfig;
+    use nearcrawl_frontier::{CanonicalUrl, TrapConfig};
     use nearcrawl_store::MemoryStore;
 
     use super::*;

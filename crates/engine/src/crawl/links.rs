@@ -2,7 +2,11 @@
 //! of those it may not.
 
 use super::tasks::SeenLinks;
-use super::*;
+use super::{
+    CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, Focus, Follow,
+    HashSet, MAX_SITEMAP_URLS, PatternPath, QueuedUrl, Sitemap, Trap, Url, UrlKey, UrlPattern,
+    Verdict, info, read_sitemap, url_key, warn,
+};
 use nearcrawl_link_policy::{By, Fate};
 
 mod follow;

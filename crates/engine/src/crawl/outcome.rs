@@ -1,7 +1,11 @@
 //! How each request ended, routed: a robots.txt answer to the frontier, a failure to a retry
 //! or an error record, a response to a redirect, an error, a sitemap, or the dedup stage.
 
-use super::*;
+use super::{
+    Analysed, Commit, Coordinator, Decided, Decision, Declared, Duration, EngineError,
+    FetchFailure, Fetched, HostId, HostOutcome, PreparedFetch, Progress, QueueKey, QueuedUrl,
+    RobotsFetch, Sample, Verdict, debug, now, url_key, warn,
+};
 
 /// How a host's answer weighs on its politeness: a server error backs the host off like a
 /// "slow down", since retrying at once only adds load.

@@ -1,7 +1,12 @@
 //! A fetched HTML or text page: the dedup stage's judgement, the page's own robots
 //! directives and relevance, its links, and its archive entry.
 
-use super::*;
+use super::links;
+use super::{
+    Analysed, CanonicalUrl, Commit, Coordinator, CrawlStore, Decided, Decision, Duration,
+    EngineError, Fetched, Follow, Instant, Original, PreparedFetch, Progress, QueuedUrl, Stage,
+    Url, Verdict, WarcWriter, debug, url_key,
+};
 use nearcrawl_extract::Link;
 use nearcrawl_frontier::TermCounts;
 use nearcrawl_link_policy::CopyFacts;

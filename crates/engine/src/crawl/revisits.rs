@@ -3,7 +3,9 @@
 //! page's record marked with how it came back, a changed one measured against its previous
 //! text.
 
-use super::*;
+use super::{
+    Commit, Coordinator, Decided, Decision, EngineError, Fetched, Original, Record, Verdict,
+};
 use nearcrawl_store::Previous;
 
 impl Coordinator {

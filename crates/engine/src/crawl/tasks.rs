@@ -4,7 +4,11 @@
 use super::judge::{Away, hand_over};
 use super::prejudge::{Prejudge, Prejudged};
 use super::sentences::{PostingsReader, Prefetched};
-use super::*;
+use super::{
+    Arc, CanonicalUrl, Coordinator, CrawlStore, Declared, Duration, EngineError, Extracted,
+    FetchFailure, Fetched, HostId, Instant, PageAnalysis, PageAnalyzer, PreparedFetch, QueueKey,
+    QueuedUrl, RobotsFetch, Stage, Url, UrlKey, url_key, warc_fetch,
+};
 use nearcrawl_frontier::TermCounts;
 
 /// What a task reports back. Each result moves once through the channel, so the size

@@ -4,7 +4,10 @@
 //! end, when other pages of its site may have named them (`nearcrawl_link_policy::
 //! unchanged_page` decides which).
 
-use super::*;
+use super::{
+    CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, HashSet,
+    ParkedLink, Probe, QueueKey, QueuedUrl, Url, Verdict, debug, url_key,
+};
 use nearcrawl_link_policy::{By, Fate, Named};
 
 impl Coordinator {

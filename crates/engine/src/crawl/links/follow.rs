@@ -2,7 +2,11 @@
 //! the page's record counting what became of them.
 
 use super::super::predictions::{self, Predictions};
-use super::super::*;
+use super::super::{
+    CanonicalUrl, Coordinator, CrawlStore, Decided, EngineError, Follow, Followed, Frontier,
+    HashSet, HubYield, ParkedLink, PatternPath, Probe, QueuedUrl, SessionParams, Trap, Url, UrlKey,
+    UrlPattern, Verdict, url_key,
+};
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
 use nearcrawl_link_policy::{By, Crawl, Fate, FoundOn, PageFacts, Parked, Until, parking_answered};
