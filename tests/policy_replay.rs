@@ -55,7 +55,7 @@ fn replays(out: &Path, at_least: u64) {
         let event: serde_json::Value = serde_json::from_str(l).unwrap();
         event["event"] == "found"
             && l.contains(r#""asked":"#)
-            && ["fetch", "drop"].contains(&event["fate"]["fate"]["fate"].as_str().unwrap_or(""))
+            && ["fetch", "drop"].contains(&event["fate"]["fate"].as_str().unwrap_or(""))
     };
     let at = lines
         .iter()
@@ -63,11 +63,11 @@ fn replays(out: &Path, at_least: u64) {
         .expect("a link whose fate turned on what the crawl knew");
     let mut changed = lines.clone();
     let mut event: serde_json::Value = serde_json::from_str(&lines[at]).unwrap();
-    let other = match event["fate"]["fate"]["fate"] == "fetch" {
+    let other = match event["fate"]["fate"] == "fetch" {
         true => "drop",
         false => "fetch",
     };
-    event["fate"]["fate"]["fate"] = other.into();
+    event["fate"]["fate"] = other.into();
     changed[at] = event.to_string();
     assert_ne!(changed[at], lines[at]);
     let tampered = out.join("tampered.jsonl");

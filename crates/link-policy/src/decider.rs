@@ -6,7 +6,8 @@ use std::cell::RefCell;
 
 use url::Url;
 
-use crate::found::{Crawl, Followed, FoundFate, FoundOn, found_link};
+use crate::fate::Fate;
+use crate::found::{Crawl, Followed, FoundOn, found_link};
 use crate::hubs::HubRule;
 use crate::journal::{Event, FoundEvent, Journal, Recorder};
 use crate::keys::Key;
@@ -197,7 +198,7 @@ impl Decider {
         on: &FoundOn<'_>,
         url: &C::Url,
         followed: Followed,
-    ) -> Result<FoundFate<C::Url>, C::Error> {
+    ) -> Result<Fate<C::Url>, C::Error> {
         if !self.journal.is_on() {
             return found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed);
         }
@@ -208,10 +209,7 @@ impl Decider {
         };
         let found = found_link(&recorder, &self.sites, &mut self.mirrors, on, url, followed)?;
         event.answers = recorder.answers.into_inner();
-        event.fate = FoundFate {
-            fate: found.fate.clone().map(|u| crawl.url(&u).to_string()),
-            hub_declined: found.hub_declined,
-        };
+        event.fate = found.clone().map(|u| crawl.url(&u).to_string());
         self.note(|| Event::Found(Box::new(event)));
         Ok(found)
     }

@@ -117,16 +117,6 @@ pub fn parking_answered<U>(answer: Parking, link: Parked<U>, local: bool) -> Opt
     }
 }
 
-/// A found link's fate, and whether a hub was declined for it (a hub that led to less than
-/// itself, counted in the page's `hubs_declined`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FoundFate<U> {
-    /// The fate.
-    pub fate: Fate<U>,
-    /// See [`FoundFate`].
-    pub hub_declined: bool,
-}
-
 /// Whether the link to `url`, found on the page `on`, is followed as new: as the dedup
 /// stage's rule says (`followed`), except a link followed for leading beyond the original's
 /// places for its text, on another site than the original's, when its counterpart there was
@@ -162,7 +152,7 @@ pub fn found_link<C: Crawl>(
     on: &FoundOn<'_>,
     url: &C::Url,
     followed: Followed,
-) -> Result<FoundFate<C::Url>, C::Error> {
+) -> Result<Fate<C::Url>, C::Error> {
     let target = crawl.url(url);
     let follows = follows(crawl, on, url, followed)?;
     let mut fate = match follows {
@@ -198,8 +188,6 @@ pub fn found_link<C: Crawl>(
             always: true,
         };
     }
-    // A hub that led to less than itself, whatever becomes of the link next.
-    let hub_declined = matches!(fate.by(), Some(By::LedToLess));
     // A mirror's copy's link to its own site whose text the original has.
     if matches!(fate, Fate::Drop { .. })
         && on.mirror
@@ -208,7 +196,7 @@ pub fn found_link<C: Crawl>(
     {
         fate = mirrors.link(base, original);
     }
-    Ok(FoundFate { fate, hub_declined })
+    Ok(fate)
 }
 
 /// The fate of a duplicate's link matched with its original's, whose counterpart is

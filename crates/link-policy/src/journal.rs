@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::evidence::{CopyFacts, Held, PolicyConfig};
 use crate::fate::{By, Fate};
-use crate::found::{Crawl, Followed, FoundFate, FoundOn};
+use crate::found::{Crawl, Followed, FoundOn};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
 use crate::mirrors::{Cost, Drawn};
@@ -185,7 +185,7 @@ pub struct FoundEvent {
     /// What the policy asked the crawl, in order, and the answers.
     pub answers: Vec<Answer>,
     /// Its fate (URLs as the crawl wrote them).
-    pub fate: FoundFate<String>,
+    pub fate: Fate<String>,
 }
 
 /// A question the policy asked the crawl ([`Crawl`]), and the answer.
@@ -244,10 +244,7 @@ impl FoundEvent {
             url: url.to_string(),
             followed,
             answers: Vec::new(),
-            fate: FoundFate {
-                fate: Fate::Drop { by: By::Original },
-                hub_declined: false,
-            },
+            fate: Fate::Drop { by: By::Original },
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use url::Url;
 
 use crate::decider::Decider;
-use crate::found::{Crawl, FoundFate, FoundOn};
+use crate::found::{Crawl, FoundOn};
 use crate::hubs::HubYield;
 use crate::journal::{Answer, Event, FateRecord, FoundEvent};
 use crate::keys::Key;
@@ -291,10 +291,7 @@ impl Replay {
         if let Some(Diverged(why)) = answers.diverged.into_inner() {
             return Err(Diverged(format!("{} found: {why}", event.url)));
         }
-        let again = FoundFate {
-            fate: again.fate.map(|u| u.to_string()),
-            hub_declined: again.hub_declined,
-        };
+        let again = again.map(|u| u.to_string());
         if again != event.fate {
             return Err(Diverged(format!(
                 "{} found: {again:?}, where the crawl decided {:?}",

@@ -61,7 +61,7 @@ fn a_journal_replays_to_the_same_fates_and_a_changed_answer_diverges() {
     let Ok(found) = decider.found(&Old, &on, &link, Followed::No);
     assert!(
         matches!(
-            found.fate,
+            found,
             Fate::Check {
                 how: How::Length,
                 ..

@@ -175,7 +175,7 @@ impl Coordinator {
         let fate = match how.chain_trap {
             // The chain of duplicates stops the page's links.
             Some(_) => Fate::Drop { by: By::Trap },
-            None => found.fate,
+            None => found,
         };
         let skip = matches!(fate, Fate::Drop { .. });
         let waits = matches!(fate, Fate::Wait { always: false, .. });
