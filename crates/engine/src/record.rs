@@ -89,14 +89,10 @@ fn peer(page: &Fetched) -> Option<String> {
 pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision) -> Record {
     let validators = Validators::of(page);
     Record {
-        seq,
-        url: entry.url.clone(),
         final_url: d.final_url,
         status: Some(page.status),
         bytes: page.wire_bytes + probe_bytes(entry),
         content_type: page.content_type().map(str::to_owned),
-        depth: entry.depth,
-        verdict: d.verdict,
         duplicate_of: d.duplicate_of,
         distance: d.distance,
         similarity: d.similarity,
@@ -130,6 +126,7 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
         dedup_us: d.dedup_us,
         trap: d.trap,
         error: d.error,
+        ..Record::new(seq, entry.url.clone(), entry.depth, d.verdict)
     }
 }
 

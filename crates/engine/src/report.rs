@@ -72,7 +72,8 @@ pub(crate) fn for_each_stored_record(
     store.for_each_record(
         0,
         &mut |seq, bytes| match serde_json::from_slice::<Record>(bytes) {
-            Ok(record) => each(record),
+            // (A record written before this version's form, in a resumed crawl's store.)
+            Ok(record) => each(record.upgraded()),
             Err(e) => {
                 bad.get_or_insert(format!("record {seq}: {e}"));
             }

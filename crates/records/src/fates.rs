@@ -65,6 +65,51 @@ pub struct LinkFates {
     /// text: the two sites' URL schemes differ).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matched_by: Option<LinkMatch>,
+    /// A record written before 2026-12-07: its counters as it had them, until
+    /// [`LinkFates::upgraded`] counts them by fate.
+    #[serde(default, flatten, skip_serializing)]
+    pub legacy: Legacy,
+}
+
+impl Legacy {
+    /// No counts.
+    pub const NONE: Legacy = Legacy {
+        queued: 0,
+        probed: 0,
+        parked: 0,
+        dropped: 0,
+        trapped: 0,
+        via_hub: 0,
+        hubs_declined: 0,
+        mirror_followed: 0,
+        followed: 0,
+        sampled: 0,
+    };
+}
+
+/// The counters of `link_fates` and `released` before 2026-12-07.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct Legacy {
+    #[serde(default)]
+    queued: u32,
+    #[serde(default)]
+    probed: u32,
+    #[serde(default)]
+    parked: u32,
+    #[serde(default)]
+    dropped: u32,
+    #[serde(default)]
+    trapped: u32,
+    #[serde(default)]
+    via_hub: u32,
+    #[serde(default)]
+    hubs_declined: u32,
+    #[serde(default)]
+    mirror_followed: u32,
+    #[serde(default)]
+    followed: u32,
+    #[serde(default)]
+    sampled: u32,
 }
 
 impl LinkFates {
@@ -123,6 +168,30 @@ impl LinkFates {
     /// The links queued: fetched or checked.
     pub fn queued(&self) -> u32 {
         self.total("fetch") + self.total("check")
+    }
+
+    /// The counts of a record written before 2026-12-07 by fate: links queued by `queued_by`
+    /// (`new`, or a redirect's or a sitemap's), by `hub` or `mirror` where the old counters
+    /// said so; probed as checked by length (`led-to-less` for a declined hub's); parked as
+    /// waiting for their counterpart; dropped as a duplicate's links, trapped by a trap rule;
+    /// released ones as `followed`, `sampled` (by `sample`). This version's counts stay.
+    pub(crate) fn upgraded(mut self, queued_by: &str) -> LinkFates {
+        let old = std::mem::take(&mut self.legacy);
+        let fetched = old.queued.saturating_sub(old.via_hub + old.mirror_followed);
+        self.add_named("fetch", queued_by, fetched + old.followed);
+        self.add_named("fetch", "hub", old.via_hub);
+        self.add_named("fetch", "mirror", old.mirror_followed);
+        self.add_named("fetch", "sample", old.sampled);
+        self.add_named("check", "led-to-less", old.hubs_declined);
+        self.add_named(
+            "check",
+            "original",
+            old.probed.saturating_sub(old.hubs_declined),
+        );
+        self.add_named("wait", "counterpart", old.parked);
+        self.add_named("drop", "original", old.dropped);
+        self.add_named("drop", "trap", old.trapped);
+        self
     }
 
     /// The same counts and `other`'s (links released on one URL for two reasons, a

@@ -48,7 +48,7 @@ mod what_if;
 
 pub use crate::dates::rfc3339;
 pub use crate::error::RecordsError;
-pub use crate::fates::{Counts, LinkFates, UrlFate};
+pub use crate::fates::{Counts, Legacy, LinkFates, UrlFate};
 pub use crate::kinds::{Change, Verdict};
 pub use crate::outputs::{PREVIOUS_FILE, set_aside, set_aside_named, unfinished_recrawl};
 pub use crate::probe::{Prediction, Probe, Sample};

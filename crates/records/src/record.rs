@@ -66,6 +66,13 @@ pub struct Record {
     /// `unchanged`) with its answer (absent for a URL no link named).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fate: Option<UrlFate>,
+    /// A record written before 2026-12-07: its URL rule's prediction and its probe, as it
+    /// had them, until [`Record::upgraded`] puts them in `fate`.
+    #[serde(default, rename = "prediction", skip_serializing)]
+    pub legacy_prediction: Option<Prediction>,
+    /// See `legacy_prediction`.
+    #[serde(default, rename = "probe", skip_serializing)]
+    pub legacy_probe: Option<Probe>,
     /// The page's text was longer than `dedup.max_text_bytes`, this many bytes; only its
     /// first `max_text_bytes` were fingerprinted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +187,50 @@ impl Record {
             .chain(self.final_url.as_deref())
     }
 
+    /// The record as this version writes it: a record written before 2026-12-07 (its URL
+    /// rule's `prediction` and its `probe` apart, its links counted as `queued`, `probed`,
+    /// `parked`, `dropped`, `trapped`, `via_hub`, ...) with them in `fate` and counted by
+    /// fate in `link_fates` and `released`, as near as the old counters tell (a link queued
+    /// as new; `released` links fetched by `released`). A record of this version is returned
+    /// as it is. [`read_records`] and a crawl's report read every record this way.
+    pub fn upgraded(mut self) -> Record {
+        let (prediction, probe) = (self.legacy_prediction.take(), self.legacy_probe.take());
+        if self.fate.is_none() && (prediction.is_some() || probe.is_some()) {
+            let how = |p: &Prediction| match p.fate.as_str() {
+                "verify" => ("check", Some("verify")),
+                "sample" => ("check", Some("sample")),
+                "skip" => ("skip", None),
+                _ => ("fetch", None),
+            };
+            let ((fate, how), by) = match &prediction {
+                Some(p) => (how(p), "rule"),
+                None => (("check", Some("length")), "original"),
+            };
+            self.fate = Some(UrlFate {
+                fate: fate.to_owned(),
+                by: by.to_owned(),
+                how: how.map(str::to_owned),
+                rule: prediction.map(|mut p| {
+                    p.fate.clear();
+                    p
+                }),
+                check: probe,
+            });
+        }
+        let queued_by = match self.verdict {
+            Verdict::Redirect => "redirect",
+            Verdict::Sitemap => "sitemap",
+            _ => "new",
+        };
+        if let Some(fates) = self.link_fates.take() {
+            self.link_fates = Some(fates.upgraded(queued_by));
+        }
+        if let Some(released) = self.released.take() {
+            self.released = Some(released.upgraded("released"));
+        }
+        self
+    }
+
     /// What became of the page's links (none counted when they were not followed).
     pub fn fates(&self) -> &LinkFates {
         static NONE: LinkFates = LinkFates {
@@ -191,6 +242,7 @@ impl Record {
             over_cap: 0,
             raised: 0,
             matched_by: None,
+            legacy: crate::fates::Legacy::NONE,
         };
         self.link_fates.as_ref().unwrap_or(&NONE)
     }
@@ -231,6 +283,8 @@ impl Record {
             link_fates: None,
             released: None,
             fate: None,
+            legacy_prediction: None,
+            legacy_probe: None,
             text_cut_from: None,
             little_text: None,
             template_chars: None,
@@ -267,12 +321,12 @@ pub fn read_records(path: &Path, each: &mut dyn FnMut(Record)) -> Result<(), Rec
     let file = std::fs::File::open(path).map_err(|e| RecordsError::io(path, e))?;
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| RecordsError::io(path, e))?;
-        let record = serde_json::from_str(&line).map_err(|source| RecordsError::Line {
+        let record: Record = serde_json::from_str(&line).map_err(|source| RecordsError::Line {
             path: path.to_path_buf(),
             line: i + 1,
             source,
         })?;
-        each(record);
+        each(record.upgraded());
     }
     Ok(())
 }
@@ -295,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn a_record_written_before_the_one_fate_reads_back_without_its_old_counters() {
+    fn a_record_written_before_the_one_fate_reads_back_upgraded() {
         let old = r#"{"seq":5,"url":"http://m/x","bytes":9,"depth":2,"verdict":"near","link_fates":{"queued":3,"dropped":2,"over_cap":1},"released":{"followed":1,"dropped":0},"probe":{"counterpart":"http://o/x","bytes":0},"prediction":{"fate":"check","rule":"r","rule_id":0,"counterpart":"http://o/x","support":3,"checked":0,"confirmed":0}}"#;
         let record: Record = serde_json::from_str(old).unwrap();
         assert_eq!(record.fates().over_cap, 1);
