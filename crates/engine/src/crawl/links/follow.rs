@@ -280,8 +280,8 @@ impl Coordinator {
                 probe: probed,
                 always,
             } => {
-                // A page to wait for (a mirror's candidate waits on its own URL, which the
-                // frontier holds for no decision yet).
+                // The page to wait for and the key to park on: else the link's own URL, which
+                // no decision releases but the samples', a hub's links' or the crawl's end.
                 let (waited, on, sample_of) = match &until {
                     Until::Page { page, on } => (page.clone(), *on, None),
                     Until::Samples { pair, on } => (url.clone(), *on, Some(*pair)),
