@@ -174,10 +174,7 @@ impl<U> Fate<U> {
     pub fn rule_mut(&mut self) -> Option<&mut Evidence> {
         match self {
             Fate::Fetch { by } | Fate::Check { by, .. } | Fate::Skip { by } | Fate::Drop { by } => {
-                match by {
-                    By::Rule(evidence) => Some(evidence),
-                    _ => None,
-                }
+                by.rule_mut()
             }
             Fate::Wait { .. } => None,
         }
@@ -253,6 +250,14 @@ impl<U> Fate<U> {
 }
 
 impl By {
+    /// The evidence of the URL rule, when a rule decided.
+    fn rule_mut(&mut self) -> Option<&mut Evidence> {
+        match self {
+            By::Rule(evidence) => Some(evidence),
+            _ => None,
+        }
+    }
+
     /// Its name as a record writes it (as serialised, a rule's evidence aside).
     pub fn name(&self) -> &'static str {
         match self {

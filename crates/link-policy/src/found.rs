@@ -41,8 +41,10 @@ pub trait Crawl {
     type Error;
     /// The URL `url` is.
     fn url<'u>(&self, url: &'u Self::Url) -> &'u Url;
-    /// Its key.
-    fn key(&self, url: &Self::Url) -> Key;
+    /// Its key: the key of the URL it is.
+    fn key(&self, url: &Self::Url) -> Key {
+        crate::key(self.url(url).as_str())
+    }
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
     /// `original` (the path the two pages do not share swapped), if there is one.
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Self::Url>;

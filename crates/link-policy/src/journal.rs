@@ -273,10 +273,6 @@ impl<C: Crawl> Crawl for Recorder<'_, C> {
         self.crawl.url(url)
     }
 
-    fn key(&self, url: &C::Url) -> Key {
-        self.crawl.key(url)
-    }
-
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<C::Url> {
         let answer = self.crawl.counterpart(page, original, target);
         self.note(Answer::Counterpart {

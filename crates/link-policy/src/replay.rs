@@ -71,10 +71,6 @@ impl Crawl for Answers {
         url
     }
 
-    fn key(&self, url: &Url) -> Key {
-        crate::key(url.as_str())
-    }
-
     fn counterpart(&self, _page: &Url, _original: &Url, target: &Url) -> Option<Url> {
         let asked = Answer::Counterpart {
             target: target.to_string(),

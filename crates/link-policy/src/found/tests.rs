@@ -29,9 +29,6 @@ impl Crawl for Known {
     fn url<'u>(&self, url: &'u Url) -> &'u Url {
         url
     }
-    fn key(&self, url: &Url) -> Key {
-        crate::key(url.as_str())
-    }
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Url> {
         nearcrawl_url_rules::carry(target, page, original)
     }

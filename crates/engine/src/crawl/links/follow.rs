@@ -306,11 +306,7 @@ impl Coordinator {
                         if let Some(pair) = sample_of {
                             self.links.candidate(pair, ukey, url.as_str());
                         }
-                        page.fates.add(&Fate::Wait {
-                            until,
-                            probe: None::<CanonicalUrl>,
-                            always,
-                        });
+                        page.fates.add_named("wait", until.name(always), 1);
                         return Ok(());
                     }
                     Some(answer) => answer,
@@ -483,10 +479,6 @@ impl Crawl for Asked<'_> {
 
     fn url<'u>(&self, url: &'u CanonicalUrl) -> &'u Url {
         url.as_url()
-    }
-
-    fn key(&self, url: &CanonicalUrl) -> UrlKey {
-        url_key(url.as_str())
     }
 
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
