@@ -34,7 +34,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The crates that read a job's outputs need none of the crawler's machinery, and only the
 # binary and the evaluation harness depend on the engine (the house issue).
 ./scripts/check-crate-graph.py
-# No file of the crawler (crates/engine) or of the tests over 600 lines (the house issue).
+# No Rust file over 600 lines (the house issue), but a generated one and those not split
+# yet, each held at its length.
 ./scripts/check-file-sizes.py
 # The link policy decides every link's fate: the engine reads no link setting of its own.
 ./scripts/check-link-settings.py
