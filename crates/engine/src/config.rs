@@ -25,7 +25,7 @@ pub struct LimitsConfig {
 /// on a thread of its own, beside the coordinator that decides them, rather than on the
 /// coordinator's. Its own thread takes a third of the coordinator's work off it, which is
 /// what bounds a crawl's pages/s on many cores, for more CPU a page in all (the threads
-/// hand each page over): docs/BENCHMARKS.md, "Session 47: the judge on a thread of its
+/// hand each page over): docs/BENCHMARKS.md, "The judge on a thread of its
 /// own". Shared
 /// jobs and recrawls judge on the coordinator's thread whatever the setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The judge on a thread of its own, so that judging a page and keeping a unique one leave
-//! the coordinator's thread (docs/BENCHMARKS.md, "Session 47: the judge on a thread of its
+//! the coordinator's thread (docs/BENCHMARKS.md, "The judge on a thread of its
 //! own").
 //!
 //! A page analysed on the blocking pool goes to the judge rather than to the coordinator;
