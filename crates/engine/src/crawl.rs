@@ -210,16 +210,16 @@ impl Coordinator {
                 .blobs
                 .push((nearcrawl_link_policy::MIRRORS.into(), bytes));
         }
-        if let Some(bytes) = self.predictions.take_to_keep() {
+        if let Some(bytes) = self.predictions.learned_mut().take_to_keep() {
             commit.blobs.push((predictions::URL_RULES.into(), bytes));
         }
-        if let Some(bytes) = self.predictions.sessions_to_keep() {
+        if let Some(bytes) = self.predictions.learned_mut().sessions_to_keep() {
             commit
                 .blobs
                 .push((predictions::SESSION_PARAMS.into(), bytes));
         }
         // Pages fetched under a session parameter learned since: held under the URL without.
-        for url in self.predictions.take_stripped() {
+        for url in self.predictions.learned_mut().take_stripped() {
             self.held_without_session(&mut commit, &url)?;
         }
         if let Some(journal) = &mut self.journal {
@@ -336,7 +336,7 @@ impl Coordinator {
             let predictions = &mut self.predictions;
             let declarations = &self.declarations;
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
-                session_veto(predictions.sessions(), seen, declarations, entry)
+                session_veto(predictions.learned().sessions(), seen, declarations, entry)
                     .or_else(|| predictions.at_dispatch(declarations, entry))
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {

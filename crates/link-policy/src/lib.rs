@@ -110,6 +110,7 @@ pub use crate::found::{Crawl, Followed, FoundOn, Parking, follows, found_link, p
 pub use crate::hubs::{HubRule, HubYield, hub_links_key};
 pub use crate::journal::{Answer, Event, FoundEvent};
 pub use crate::keys::{Key, key};
+pub use crate::learned::{Learned, RuleEvent};
 pub use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, Mirrors, draw};
 pub use crate::released::{Parked, WaitedFor, decided_hub, released_link};
@@ -127,6 +128,7 @@ mod found;
 mod hubs;
 mod journal;
 mod keys;
+mod learned;
 mod matched;
 mod mirrors;
 mod released;

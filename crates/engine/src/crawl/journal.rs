@@ -45,7 +45,11 @@ impl Journal {
         links: &mut Decider,
         rules: &mut Predictions,
     ) -> Result<(), EngineError> {
-        for event in links.take_events().into_iter().chain(rules.take_events()) {
+        for event in links
+            .take_events()
+            .into_iter()
+            .chain(rules.learned_mut().take_events())
+        {
             // Strings, numbers and keys only: serialising cannot fail.
             let line = serde_json::to_string(&event).unwrap_or_default();
             writeln!(self.file, "{line}").map_err(|source| self.error(source))?;

@@ -39,7 +39,7 @@ impl Coordinator {
         }
         if self.journal.is_some() {
             self.links.keep_journal();
-            self.predictions.keep_journal();
+            self.predictions.learned_mut().keep_journal();
         }
         if self.links.has_mirrors() {
             let store = &self.store;

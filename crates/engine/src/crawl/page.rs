@@ -194,7 +194,10 @@ impl Coordinator {
         }
         // Learned once its links are read (below): whether it adds pages of its own.
         let duplicate = decided.decision.verdict.is_duplicate();
-        let learn_from = match (&duplicate_of, duplicate && self.predictions.enabled()) {
+        let learn_from = match (
+            &duplicate_of,
+            duplicate && self.predictions.learned().enabled(),
+        ) {
             (Some(original), true) => {
                 let theirs = match original_read.length {
                     Some(length) => Some(length),

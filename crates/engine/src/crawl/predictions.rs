@@ -1,23 +1,13 @@
-//! The link policy in the crawl (`dedup.predict`, crates/link-policy): the rules this crawl's
-//! duplicates teach, the fate of each link they name a counterpart for, what became of each
-//! prediction, and the book kept in the store.
-//!
-//! The book is kept as a blob with the decision that first relies on a rule it has not kept
-//! yet (a queued URL naming that rule by its number), and otherwise every so many changes,
-//! so that a resumed crawl numbers its rules as the queue it finds does; a resumed crawl
-//! may have lost the last few changes' counts, never a rule a queued URL names.
-//!
-//! In a job shared through Redis the book is the job's: every change (a pair learned, a
-//! prediction checked) is an event appended to the job's rule log
-//! ([`nearcrawl_redis_job::RuleLog`]), and each worker's book is the log replayed in its
-//! order, its own events included, so that every worker numbers the rules alike and a queued
-//! URL's rule is the same rule to whichever worker takes it.
+//! The link policy's rules in the crawl (`dedup.predict`): what the crawl learned
+//! ([`nearcrawl_link_policy::Learned`]: the URL rules its duplicates teach, the session
+//! parameters) kept in the store as blobs when it says so, or in a job shared through Redis
+//! appended to the job's rule log ([`nearcrawl_redis_job::RuleLog`]) and replayed by every
+//! worker in the log's order (`predictions/log.rs`); a fate carried out on a queue entry, and
+//! a predicted duplicate's record.
 
 use nearcrawl_dedup::{DedupStageConfig, Predict};
-use nearcrawl_frontier::{CanonicalUrl, SessionParams};
-use nearcrawl_link_policy::{
-    By, CopyFacts, Evidence, Fate, Held, How, Known, LinkPolicy, PolicyConfig, RuleBook,
-};
+use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_link_policy::{CopyFacts, Evidence, Fate, Held, How, Learned, RuleEvent};
 use nearcrawl_records::{Prediction, Probe, Record, Verdict};
 use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
 use url::Url;
@@ -28,7 +18,6 @@ use crate::error::EngineError;
 mod log;
 
 pub(super) use log::SharedRules;
-use log::{Book, RuleEvent};
 
 /// The store's name for the rule book.
 pub(super) const URL_RULES: &str = "url_rules";
@@ -36,59 +25,19 @@ pub(super) const URL_RULES: &str = "url_rules";
 /// The store's name for the session parameters learned: (host, name) pairs, as JSON.
 pub(super) const SESSION_PARAMS: &str = "session_params";
 
-/// Rules held at most: past it, pairs add support to the rules held and teach no new one.
-const MAX_RULES: usize = 10_000;
-
-/// Changes (pairs learned, predictions checked) after which the book is kept again, at
-/// least; or an eighth of its rules, when more.
-const KEEP_EVERY: u32 = 64;
-
-/// The policy and what of it the store holds.
+/// What the crawl learned ([`Learned`]: the URL rules, the session parameters) and where its
+/// changes go: made here, or appended to a shared job's log and replayed.
 #[derive(Debug)]
 pub(super) struct Predictions {
-    policy: LinkPolicy,
-    /// Rules in the book the store holds.
-    kept_rules: usize,
-    /// The highest rule number a queued URL relies on since the book was kept (+1).
-    relied_on: usize,
-    /// Changes since the book was kept.
-    changes: u32,
+    learned: Learned,
     /// What was decided for the URL about to be handed out ([`Predictions::at_dispatch`]),
     /// until its step is taken: its URL and that.
     dispatched: Option<(String, Fate)>,
     /// A shared job's log, which the book replays (none: the book is this process's).
     shared: Option<SharedRules>,
-    /// Session parameters learned per host from duplicates: a rule book of their own (a
-    /// parameter whose value changes nothing), shared and kept like the URL rules.
-    sessions: SessionParams,
-    /// Whether a session parameter was learned since the store last kept them.
-    sessions_changed: bool,
-    /// Whether session parameters are learned at all (from duplicates: not in a baseline).
-    learns_sessions: bool,
 }
 
 impl Predictions {
-    /// The policy of `config`, going on with the book the store kept (`kept`), if any.
-    pub(super) fn new(config: PolicyConfig, kept: Option<&[u8]>) -> Result<Predictions, String> {
-        let mut book: RuleBook = match kept {
-            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| e.to_string())?,
-            None => RuleBook::new(),
-        };
-        book.set_limit(MAX_RULES);
-        let kept_rules = book.len();
-        Ok(Predictions {
-            policy: LinkPolicy::with_book(config, book),
-            kept_rules,
-            relied_on: 0,
-            changes: 0,
-            dispatched: None,
-            shared: None,
-            sessions: SessionParams::default(),
-            sessions_changed: false,
-            learns_sessions: false,
-        })
-    }
-
     /// The policy of the job's `dedup` settings, going on with the book `store` kept, if
     /// any, or in a job shared through Redis with the job's log (`shared`: the book is the
     /// log replayed, and the store keeps none). Off in a baseline crawl (it fetches
@@ -102,84 +51,76 @@ impl Predictions {
         if !dedup.enabled {
             config.predict = Predict::Off;
         }
+        let corrupt = |name: &str, e: String| StoreError::Corrupt {
+            table: "blobs",
+            reason: format!("{name}: {e}"),
+        };
         let kept = match shared {
             Some(_) => None,
             None => store.blob(URL_RULES)?,
         };
-        let mut predictions =
-            Predictions::new(config, kept.as_deref()).map_err(|e| StoreError::Corrupt {
-                table: "blobs",
-                reason: format!("{URL_RULES}: {e}"),
-            })?;
+        let mut learned =
+            Learned::new(config, kept.as_deref()).map_err(|e| corrupt(URL_RULES, e))?;
         if shared.is_none()
             && let Some(bytes) = store.blob(SESSION_PARAMS)?
         {
-            let learned: Vec<(String, String)> =
-                serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-                    table: "blobs",
-                    reason: format!("{SESSION_PARAMS}: {e}"),
-                })?;
-            for (host, name) in learned {
-                predictions.sessions.adopt(&host, &name);
-            }
+            (learned.adopt_sessions(&bytes)).map_err(|e| corrupt(SESSION_PARAMS, e))?;
         }
+        let mut predictions = Predictions {
+            learned,
+            dispatched: None,
+            shared: None,
+        };
         if dedup.enabled {
-            predictions.learns_sessions = true;
+            predictions.learned.start(shared.is_some());
             predictions.shared = shared;
             predictions.catch_up(true)?;
         }
         Ok(predictions)
     }
 
+    /// What the crawl learned, as it stands.
+    pub(super) fn learned(&self) -> &Learned {
+        &self.learned
+    }
+
+    /// What the crawl learned, to take what is to be kept or journaled.
+    pub(super) fn learned_mut(&mut self) -> &mut Learned {
+        &mut self.learned
+    }
+
     /// A shared job: replays the events the job's log gained since the book last read it,
     /// when it was last read more than a moment ago (or `now`).
     pub(super) fn catch_up(&mut self, now: bool) -> Result<(), EngineError> {
-        match self.book_and_log() {
-            (book, Some(shared)) => shared.catch_up(book, now),
-            (_, None) => Ok(()),
+        match &mut self.shared {
+            Some(shared) => shared.catch_up(&mut self.learned, now),
+            None => Ok(()),
         }
     }
 
-    /// What a change is made in, and the shared job's log it goes through, if any.
-    fn book_and_log(&mut self) -> (Book<'_>, Option<&mut SharedRules>) {
-        let book = Book {
-            policy: &mut self.policy,
-            sessions: &mut self.sessions,
-        };
-        (book, self.shared.as_mut())
-    }
-
-    /// A change to the book: made here, or in a shared job appended to the job's log and
-    /// made by replaying it (with whatever other workers appended before it).
+    /// A change: made here, or in a shared job appended to the job's log and made by
+    /// replaying it (with whatever other workers appended before it).
     fn change(&mut self, event: RuleEvent) -> Result<(), EngineError> {
-        self.changes += 1;
-        match self.book_and_log() {
-            (mut book, None) => {
-                event.apply(&mut book);
+        match &mut self.shared {
+            None => {
+                self.learned.apply(event);
                 Ok(())
             }
-            (book, Some(shared)) => shared.append(book, &event),
+            Some(shared) => shared.append(&mut self.learned, &event),
         }
-    }
-
-    /// The session parameters learned, this process's and (in a shared job) the other
-    /// workers'.
-    pub(super) fn sessions(&self) -> &SessionParams {
-        &self.sessions
     }
 
     /// A duplicate at `duplicate` of the page at `original`: evidence of a session
-    /// parameter ([`SessionParams::observe`]). One learned is the job's: appended to a
-    /// shared job's log, or kept in the store with the next decision. Returns its name.
+    /// parameter ([`Learned::observe_session`]), appended to a shared job's log once
+    /// learned. Returns its name.
     pub(super) fn observe_session(
         &mut self,
         duplicate: &CanonicalUrl,
         original: &CanonicalUrl,
     ) -> Result<Option<String>, EngineError> {
-        let Some(name) = self.sessions.observe(duplicate, original) else {
+        let Some(name) = self.learned.observe_session(duplicate, original) else {
             return Ok(None);
         };
-        self.sessions_changed = true;
         if self.shared.is_some() {
             let host = duplicate.authority();
             let event = RuleEvent::Session {
@@ -191,76 +132,11 @@ impl Predictions {
         Ok(Some(name))
     }
 
-    /// The page at `url` was fetched whole: remembered for a session parameter learned
-    /// later ([`SessionParams::fetched`]).
-    pub(super) fn fetched(&mut self, url: &str) {
-        if self.learns_sessions {
-            self.sessions.fetched(url);
-        }
-    }
-
-    /// The URLs, without a session parameter learned since, of pages fetched under it
-    /// before: seen already, to be taken with the decision being applied.
-    pub(super) fn take_stripped(&mut self) -> Vec<CanonicalUrl> {
-        self.sessions.take_stripped()
-    }
-
-    /// The session parameters to keep with the decision being applied, when one was
-    /// learned since they were last kept (a shared job's log keeps them).
-    pub(super) fn sessions_to_keep(&mut self) -> Option<Vec<u8>> {
-        if !std::mem::take(&mut self.sessions_changed) || self.shared.is_some() {
-            return None;
-        }
-        // Strings only: serialising cannot fail.
-        Some(serde_json::to_vec(&self.sessions.learned()).unwrap_or_default())
-    }
-
-    /// From now on, the policy journals what it is fed ([`LinkPolicy::keep_journal`]).
-    pub(super) fn keep_journal(&mut self) {
-        self.policy.keep_journal();
-    }
-
-    /// The policy's events journaled since last taken.
-    pub(super) fn take_events(&mut self) -> Vec<nearcrawl_link_policy::Event> {
-        self.policy.take_events()
-    }
-
-    /// Whether rules are learned and asked at all.
-    pub(super) fn enabled(&self) -> bool {
-        self.policy.enabled()
-    }
-
-    /// The policy's fate for a URL not fetched yet (see [`LinkPolicy::fate`]): the
-    /// counterpart a rule names counts when the crawl holds that page ([`held`]). A rule
-    /// learned before a session parameter was (its counterpart carrying one) names the page
-    /// without it. [`apply`] carries it out on the URL's queue entry.
+    /// The policy's fate for a URL not fetched yet ([`Learned::fate`]), the counterpart a
+    /// rule names counting when the crawl holds that page ([`held`]). [`apply`] carries it
+    /// out on the URL's queue entry.
     pub(super) fn for_url(&mut self, declarations: &Declarations, url: &Url) -> Fate {
-        if !self.enabled() {
-            return Fate::Fetch { by: By::New };
-        }
-        let sessions = &self.sessions;
-        let page = |counterpart: &Url| match sessions.strip_str(counterpart.as_str()) {
-            Some(stripped) => stripped.url.into_url(),
-            None => counterpart.clone(),
-        };
-        let held = |counterpart: &Url| held(declarations, &page(counterpart));
-        let mut fate = fate(&mut self.policy, &mut self.relied_on, url, &held);
-        if let Some(e) = fate.rule_mut() {
-            e.counterpart = page(&e.counterpart);
-        }
-        if let Fate::Check { against, .. } = &mut fate {
-            *against = page(against);
-        }
-        fate
-    }
-
-    /// The page the most trusted rule says `url` copies, whatever its trust (`None` with
-    /// rules off or none matching).
-    pub(super) fn counterpart_of(&self, url: &Url) -> Option<Url> {
-        if !self.enabled() || self.policy.book().is_empty() {
-            return None;
-        }
-        self.policy.book().predict(url).map(|p| p.counterpart)
+        (self.learned).fate(url, &|counterpart: &Url| held(declarations, counterpart))
     }
 
     /// The fate of a queued URL about to be handed out that no rule had a prediction to act
@@ -275,8 +151,7 @@ impl Predictions {
         entry: &QueuedUrl,
     ) -> Option<(Verdict, String)> {
         self.dispatched = None;
-        if !self.enabled()
-            || self.policy.book().is_empty()
+        if !self.learned.has_rules()
             || entry.probe.is_some()
             || entry.predicted.as_ref().is_some_and(|p| p.fate != "check")
             || entry.sitemap
@@ -314,75 +189,34 @@ impl Predictions {
     }
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
-    /// what is known of it. A session parameter the crawl learned is no part of either URL:
-    /// the rule maps the pages, not the visits.
+    /// what is known of it ([`Learned::learned`]).
     pub(super) fn learn(
         &mut self,
         copy: &str,
         original: &str,
         facts: CopyFacts,
     ) -> Result<(), EngineError> {
-        if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
-            return Ok(());
+        match self.learned.learned(copy, original, facts) {
+            Some(event) => self.change(event),
+            None => Ok(()),
         }
-        self.change(RuleEvent::Learned {
-            copy: without_sessions(&self.sessions, copy),
-            original: without_sessions(&self.sessions, original),
-            facts,
-        })
     }
 
     /// A page whose URL had `prediction` was decided: a duplicate of `duplicate_of`, or
-    /// not (`None`); by its probe (`unchanged`) or fetched whole. The prediction with its
-    /// answer, for the page's record. A prediction verified by length that was right tells
-    /// whether the length did (found it unchanged) or not (said it changed).
+    /// not (`None`); by its probe (`unchanged`) or fetched whole ([`Learned::checked`]).
+    /// The prediction with its answer, for the page's record.
     pub(super) fn check(
         &mut self,
         mut prediction: Prediction,
         duplicate_of: Option<&str>,
         unchanged: bool,
     ) -> Result<Prediction, EngineError> {
-        // The page it was found to copy, as a rule names pages.
-        let without = |url: &str| without_sessions(&self.sessions, url);
-        let right = duplicate_of.map(without) == Some(without(&prediction.counterpart));
+        let rule = (prediction.rule_id, prediction.counterpart.as_str());
+        let verify = prediction.fate == "verify";
+        let (right, event) = self.learned.checked(rule, verify, duplicate_of, unchanged);
         prediction.right = Some(right);
-        self.change(RuleEvent::Checked {
-            rule: prediction.rule_id,
-            right,
-            verified: (right && prediction.fate == "verify").then_some(unchanged),
-        })?;
+        self.change(event)?;
         Ok(prediction)
-    }
-
-    /// The book to keep with the decision being applied, when a queued URL relies on a rule
-    /// the store does not hold yet, or enough changed.
-    pub(super) fn take_to_keep(&mut self) -> Option<Vec<u8>> {
-        if self.shared.is_some() {
-            // The job's log is the book.
-            return None;
-        }
-        let book = self.policy.book();
-        let due = KEEP_EVERY.max(u32::try_from(book.len() / 8).unwrap_or(u32::MAX));
-        if self.relied_on <= self.kept_rules && self.changes < due {
-            return None;
-        }
-        self.kept_rules = book.len();
-        self.relied_on = 0;
-        self.changes = 0;
-        // Strings and integers only: serialising cannot fail.
-        Some(serde_json::to_vec(book).unwrap_or_default())
-    }
-
-    /// [`LinkPolicy::fate`], noting the rule a queued URL will rely on.
-    #[cfg(test)]
-    fn fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
-        fate(&mut self.policy, &mut self.relied_on, url, known)
-    }
-
-    /// The book, as it stands.
-    #[cfg(test)]
-    pub(super) fn book(&self) -> &RuleBook {
-        self.policy.book()
     }
 }
 
@@ -417,23 +251,6 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
             None
         }
     }
-}
-
-/// [`LinkPolicy::fate`], noting in `relied_on` the rule a queued URL will rely on.
-fn fate(policy: &mut LinkPolicy, relied_on: &mut usize, url: &Url, known: &dyn Known) -> Fate {
-    let fate = policy.fate(url, known);
-    if let Some(e) = fate.rule() {
-        *relied_on = (*relied_on).max(e.rule.index() + 1);
-    }
-    fate
-}
-
-/// `url` as a URL rule names pages: without the session parameters the crawl learned (a
-/// rule maps pages, not visits).
-fn without_sessions(sessions: &SessionParams, url: &str) -> String {
-    sessions
-        .strip_str(url)
-        .map_or_else(|| url.to_string(), |s| s.url.to_string())
 }
 
 /// The record of `entry`, decided without a request as a duplicate of the page its

@@ -77,7 +77,7 @@ impl Coordinator {
         // rule predicts it, once decided.
         let drawn = self.links.draw(now, |url| {
             let counterpart = (Url::parse(url).ok())
-                .and_then(|url| predictions.counterpart_of(&url))
+                .and_then(|url| predictions.learned().counterpart_of(&url))
                 .and_then(|c| CanonicalUrl::from_url(c).ok());
             let Some(counterpart) = counterpart else {
                 return Ok::<_, EngineError>(Cost::Unknown);

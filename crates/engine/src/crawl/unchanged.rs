@@ -195,7 +195,7 @@ impl Named for NamedHere<'_> {
     }
 
     fn unknown(&self, here: CanonicalUrl) -> Result<bool, EngineError> {
-        let here = match self.crawl.predictions.sessions().strip(&here) {
+        let here = match self.crawl.predictions.learned().sessions().strip(&here) {
             Some(stripped) => stripped.url,
             None => here,
         };

@@ -128,7 +128,7 @@ impl Coordinator {
             Some(base) => how.follow.followed(base, &link.url, &link.text),
             None => Followed::New,
         };
-        let url = match self.predictions.sessions().strip(&url) {
+        let url = match self.predictions.learned().sessions().strip(&url) {
             Some(stripped) => stripped.url,
             None => url,
         };
@@ -421,10 +421,10 @@ fn leads_as_original(predictions: &Predictions, how: &LinkFollowing<'_>, target:
     let Some(original) = &how.original else {
         return false;
     };
-    let by_rule = predictions.counterpart_of(target);
+    let by_rule = predictions.learned().counterpart_of(target);
     let by_pair = how
         .base
-        .and_then(|base| counterpart(predictions.sessions(), base, original, target))
+        .and_then(|base| counterpart(predictions.learned().sessions(), base, original, target))
         .map(CanonicalUrl::into_url);
     by_rule
         .into_iter()
@@ -468,7 +468,7 @@ impl<'a> Asked<'a> {
         Asked {
             frontier,
             store,
-            sessions: predictions.sessions(),
+            sessions: predictions.learned().sessions(),
         }
     }
 }

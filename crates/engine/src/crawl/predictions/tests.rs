@@ -1,52 +1,11 @@
-//! The link policy's shell: its book kept and resumed, shared by workers, and the session
-//! parameters learned.
+//! The link policy's shell: what the crawl learned kept in the store and resumed, or shared
+//! by the workers of a job through its log.
 
 use super::*;
+use nearcrawl_link_policy::By;
 
 fn url(s: &str) -> Url {
     Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
-}
-
-#[test]
-fn the_book_is_kept_when_a_queued_url_relies_on_a_new_rule() {
-    let config = PolicyConfig {
-        predict: Predict::Check,
-        ..PolicyConfig::default()
-    };
-    let mut predictions = Predictions::new(config, None).unwrap();
-    assert_eq!(predictions.take_to_keep(), None, "nothing to keep");
-    predictions
-        .learn(
-            "http://n.example/a/1",
-            "http://o.example/a/1",
-            CopyFacts::default(),
-        )
-        .unwrap();
-    assert_eq!(
-        predictions.take_to_keep(),
-        None,
-        "no queued URL relies on it"
-    );
-    let known = |_: &Url| Some(Held::default());
-    let Fate::Fetch {
-        by: By::Rule(evidence),
-    } = predictions.fate(&url("http://n.example/a/2"), &known)
-    else {
-        panic!("checked: not trusted yet");
-    };
-    let kept = predictions.take_to_keep().expect("kept with the decision");
-    assert_eq!(predictions.take_to_keep(), None);
-
-    // Read back, the rule has the number the queued URL names.
-    let mut resumed = Predictions::new(config, Some(&kept)).unwrap();
-    let queued = prediction("check", &evidence);
-    let checked = resumed
-        .check(queued, Some("http://o.example/a/2"), false)
-        .unwrap();
-    assert_eq!(checked.right, Some(true));
-    let stats = resumed.book().stats(evidence.rule).unwrap();
-    assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
-    assert!(Predictions::new(config, Some(b"not json")).is_err());
 }
 
 /// A session parameter learned is kept with the next decision, once, and a resumed job
@@ -63,13 +22,24 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
         url("http://s.example/p?visit=6f7a8b9c0d"),
     );
     assert_eq!(predictions.observe_session(&one, &two).unwrap(), None);
-    assert_eq!(predictions.sessions_to_keep(), None, "nothing learned yet");
+    assert_eq!(
+        predictions.learned_mut().sessions_to_keep(),
+        None,
+        "nothing learned yet"
+    );
     assert_eq!(
         predictions.observe_session(&one, &two).unwrap(),
         Some("visit".into())
     );
-    let kept = predictions.sessions_to_keep().expect("learned: kept");
-    assert_eq!(predictions.sessions_to_keep(), None, "kept once");
+    let kept = predictions
+        .learned_mut()
+        .sessions_to_keep()
+        .expect("learned: kept");
+    assert_eq!(
+        predictions.learned_mut().sessions_to_keep(),
+        None,
+        "kept once"
+    );
     let commit = Commit {
         blobs: vec![(SESSION_PARAMS.into(), kept)],
         ..Commit::default()
@@ -77,6 +47,7 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
     store.commit(commit).unwrap();
     let resumed = Predictions::open(&dedup, None, &store).unwrap();
     let stripped = resumed
+        .learned()
         .sessions()
         .strip(&url("http://s.example/q?visit=77aa88bb99&page=2"));
     assert_eq!(stripped.unwrap().url.as_str(), "http://s.example/q?page=2");
@@ -130,7 +101,7 @@ fn workers_of_a_shared_job_hold_one_book() {
     let known = |_: &Url| Some(Held::default());
     let Fate::Fetch {
         by: By::Rule(evidence),
-    } = b.fate(&url("http://n.example/x/2"), &known)
+    } = b.learned_mut().fate(&url("http://n.example/x/2"), &known)
     else {
         panic!("b knows a's rule");
     };
@@ -143,24 +114,31 @@ fn workers_of_a_shared_job_hold_one_book() {
         .unwrap();
     assert_eq!(checked.right, Some(true));
     a.catch_up(true).unwrap();
-    let book = |p: &Predictions| serde_json::to_string(p.book()).unwrap();
+    let book = |p: &Predictions| serde_json::to_string(p.learned().book()).unwrap();
     assert_eq!(book(&a), book(&b));
-    let stats = a.book().stats(evidence.rule).unwrap();
+    let stats = a.learned().book().stats(evidence.rule).unwrap();
     assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
     // A worker joining later (or restarted: a new session) replays the whole log.
     let c = worker("a", 2);
     assert_eq!(book(&c), book(&a));
     // Nothing of a shared book is kept in the store: the log is the book.
-    assert_eq!(a.take_to_keep(), None);
+    assert_eq!(a.learned_mut().take_to_keep(), None);
     // A session parameter one worker learns is every worker's, without evidence of its
     // own; a worker joining later has it too.
     let visit = |token: &str| CanonicalUrl::parse(&format!("http://s.example/p?visit={token}"));
     let (one, two) = (visit("1a2b3c4d5e").unwrap(), visit("6f7a8b9c0d").unwrap());
     assert_eq!(a.observe_session(&one, &two).unwrap(), None);
     assert_eq!(a.observe_session(&one, &two).unwrap(), Some("visit".into()));
-    assert_eq!(a.sessions_to_keep(), None, "the log keeps it");
+    assert_eq!(a.learned_mut().sessions_to_keep(), None, "the log keeps it");
     b.catch_up(true).unwrap();
-    let stripped = b.sessions().strip(&visit("77aa88bb99").unwrap()).unwrap();
+    let stripped = b
+        .learned()
+        .sessions()
+        .strip(&visit("77aa88bb99").unwrap())
+        .unwrap();
     assert_eq!(stripped.url.as_str(), "http://s.example/p");
-    assert_eq!(worker("c", 1).sessions().learned(), a.sessions().learned());
+    assert_eq!(
+        worker("c", 1).learned().sessions().learned(),
+        a.learned().sessions().learned()
+    );
 }
