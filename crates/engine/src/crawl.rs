@@ -199,11 +199,7 @@ impl Coordinator {
                 .iter()
                 .map(|r| Some(url_key(&r.url)).filter(|key| !refused.contains(key)))
                 .collect();
-            self.release_parked(&mut commit, &mut records, &queued)?;
-            let completed = self.credit_hubs(&mut commit, &records, &queued)?;
-            self.release_hub_links(&mut commit, &mut records, completed)?;
-            self.settle_mirrors(&mut commit, &mut records, &queued)?;
-            self.draw_mirror_samples(&mut commit, records.last_mut(), false)?;
+            self.release(&mut commit, &mut records, &queued)?;
         }
         if let Some(bytes) = self.links.mirrors_to_keep() {
             commit
@@ -261,10 +257,6 @@ impl Coordinator {
         commit.seen.push(key);
         self.frontier.claim_refused(url, &key)?;
         self.declarations.hold(url.as_str(), commit)
-    }
-
-    fn take_seq(&mut self) -> u64 {
-        self.counters.take_seq()
     }
 
     async fn run(&mut self, shutdown: impl Future<Output = ()>) -> Result<(), EngineError> {
@@ -357,7 +349,7 @@ impl Coordinator {
                     let entry = self.predictions.dispatched(entry);
                     let record = match verdict {
                         Verdict::Predicted => {
-                            predictions::predicted_record(self.take_seq(), &entry)
+                            predictions::predicted_record(self.counters.take_seq(), &entry)
                         }
                         _ => self.refused(&entry, verdict, reason),
                     };
@@ -378,7 +370,7 @@ impl Coordinator {
 
     /// The record of a queued URL decided without a request, under the next number.
     fn refused(&mut self, entry: &QueuedUrl, verdict: Verdict, reason: String) -> Record {
-        crate::record::refused(self.take_seq(), entry, verdict, reason)
+        crate::record::refused(self.counters.take_seq(), entry, verdict, reason)
     }
 
     fn handle(&mut self, result: TaskResult) -> Result<(), EngineError> {

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::{Arc, Commit, CrawlStore, EngineError, Trap, TrapRules, UrlPattern, url_key};
+use super::{
+    Arc, CanonicalUrl, Commit, CrawlStore, EngineError, Scope, Trap, TrapRules, UrlPattern,
+    Verdict, url_key,
+};
 
 /// Budget counts cached at most; past this the cache is emptied between decisions.
 const CACHED: usize = 1 << 16;
@@ -16,6 +19,22 @@ pub(super) struct Traps {
 }
 
 impl Traps {
+    /// Whether a discovered URL, `depth` links from a seed, may be queued: `scope`, then the
+    /// trap rules. If not, the verdict and the reason to record.
+    pub(super) fn admits(
+        &self,
+        scope: &Scope,
+        url: &CanonicalUrl,
+        depth: u32,
+    ) -> Result<(), (Verdict, String)> {
+        scope
+            .check(url, depth)
+            .map_err(|reason| (Verdict::OutOfScope, reason.to_string()))?;
+        self.rules
+            .check(url)
+            .map_err(|trap| (Verdict::Trap, trap.to_string()))
+    }
+
     pub(super) fn new(rules: TrapRules, store: Arc<dyn CrawlStore>) -> Traps {
         Traps {
             rules,

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use nearcrawl_frontier::CanonicalUrl;
 use nearcrawl_store::{Commit, CrawlStore, Declared, StoreError, url_key};
 use url::Url;
 
@@ -92,6 +93,47 @@ impl Declarations {
     /// this process or, in a shared job, by any worker.
     pub(super) fn held(&self, url: &str) -> Result<bool, EngineError> {
         Ok(self.get(&held_marker(url))?.is_some())
+    }
+
+    /// What the URL `there` led to, in bytes: the page's length, or the length of the page
+    /// its redirect led to (one hop); `undecided` for a URL not decided yet; `None` when it
+    /// led to no page (an error, a refusal, a redirect elsewhere). In a shared job, a URL no
+    /// worker declared counts as undecided: this worker cannot tell another's undecided URL
+    /// from one that led nowhere, and taking it for undecided fetches more, never less.
+    pub(super) fn led_to(
+        &self,
+        there: &CanonicalUrl,
+        undecided: u64,
+    ) -> Result<Option<u64>, EngineError> {
+        let key = url_key(there.as_str());
+        if self.store.is_undecided(&key)? {
+            return Ok(Some(undecided));
+        }
+        let Some(declared) = self.get(there.as_str())? else {
+            // In a shared job, a page no worker declared may be another worker's, not
+            // decided yet.
+            return Ok(self.shared().then_some(undecided));
+        };
+        if !declared.is_redirect() {
+            return Ok(Some(declared.length));
+        }
+        // A redirect: its target, when on its site.
+        let Some(target) = declared
+            .links
+            .first()
+            .and_then(|link| there.as_url().join(link).ok())
+            .and_then(|url| CanonicalUrl::from_url(url).ok())
+        else {
+            return Ok(None);
+        };
+        let key = url_key(target.as_str());
+        if self.store.is_undecided(&key)? {
+            return Ok(Some(undecided));
+        }
+        Ok(match self.length(target.as_str())? {
+            Some(length) => (length > 0).then_some(length),
+            None => self.shared().then_some(undecided),
+        })
     }
 
     /// In a shared job, makes what the page at `url` declared known to every worker (this

@@ -5,7 +5,7 @@ use super::tasks::SeenLinks;
 use super::{
     CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, Focus, Follow,
     HashSet, MAX_SITEMAP_URLS, PatternPath, QueuedUrl, Sitemap, Trap, Url, UrlKey, UrlPattern,
-    Verdict, info, read_sitemap, url_key, warn,
+    Verdict, read_sitemap, url_key,
 };
 use nearcrawl_link_policy::{By, Fate};
 
@@ -21,7 +21,9 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&url, &ukey, &pending)? || self.admits(&url, 0).is_err() {
+            if self.is_seen(&url, &ukey, &pending)?
+                || self.traps.admits(&self.scope, &url, 0).is_err()
+            {
                 continue;
             }
             let entry = QueuedUrl {
@@ -76,7 +78,9 @@ impl Coordinator {
                 continue;
             };
             let ukey = url_key(url.as_str());
-            if self.is_seen(&url, &ukey, &pending)? || self.admits(&url, entry.depth).is_err() {
+            if self.is_seen(&url, &ukey, &pending)?
+                || self.traps.admits(&self.scope, &url, entry.depth).is_err()
+            {
                 continue;
             }
             let next = QueuedUrl {
@@ -141,7 +145,7 @@ impl Coordinator {
             return Ok(decided);
         }
         let at = (entry.depth, seq);
-        if let Err((verdict, reason)) = self.admits(&target, entry.depth) {
+        if let Err((verdict, reason)) = self.traps.admits(&self.scope, &target, entry.depth) {
             self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided)?;
             return Ok(decided);
         }
@@ -173,18 +177,6 @@ impl Coordinator {
         Ok(decided)
     }
 
-    /// Whether a discovered URL, `depth` links from a seed, may be queued: the scope, then
-    /// the trap rules. If not, the verdict and the reason to record.
-    pub(super) fn admits(&self, url: &CanonicalUrl, depth: u32) -> Result<(), (Verdict, String)> {
-        self.scope
-            .check(url, depth)
-            .map_err(|reason| (Verdict::OutOfScope, reason.to_string()))?;
-        self.traps
-            .rules
-            .check(url)
-            .map_err(|trap| (Verdict::Trap, trap.to_string()))
-    }
-
     /// Decides a URL found by `decided` (at `depth`, on page `parent`) not to be queued: a
     /// record of its own, and marked seen so it is recorded once.
     pub(super) fn record_refused_link(
@@ -211,29 +203,6 @@ impl Coordinator {
         decided.extra.push(record);
         Ok(())
     }
-
-    /// Notes the scope's answer to a link found on a page; warns (in the log) as soon as the
-    /// first links show a scope that refuses nearly everything.
-    pub(super) fn watch_scope(&mut self, refusal: Option<&str>) {
-        if let Some(warning) = self.scope_watch.note(refusal) {
-            warn!("{warning}");
-        }
-    }
-
-    /// The queue priority of a link to `url` with anchor text `anchor` found on `parent`:
-    /// its depth for breadth-first crawls, its relevance for focused ones.
-    fn priority_of(
-        &self,
-        parent: &QueuedUrl,
-        how: &LinkFollowing<'_>,
-        (anchor, context): (&str, &str),
-        url: &Url,
-    ) -> u32 {
-        match self.focus.as_ref().map(Focus::relevance) {
-            Some(relevance) => relevance.link_priority(how.potential, anchor, context, url),
-            None => parent.depth + 1,
-        }
-    }
 }
 
 /// How the links of one page are followed.
@@ -259,30 +228,6 @@ pub(super) struct LinkFollowing<'a> {
 }
 
 impl Coordinator {
-    /// A duplicate at `entry` of the page at `original`: evidence for a session parameter.
-    /// What to record when it is learned.
-    pub(super) fn learn_session_param(
-        &mut self,
-        entry: &QueuedUrl,
-        original: Option<&str>,
-    ) -> Result<Option<String>, EngineError> {
-        let (Ok(this), Some(Ok(original))) = (
-            CanonicalUrl::parse(&entry.url),
-            original.map(CanonicalUrl::parse),
-        ) else {
-            return Ok(None);
-        };
-        let Some(name) = self.predictions.observe_session(&this, &original)? else {
-            return Ok(None);
-        };
-        info!(host = %this.authority(), param = %name, "learned a session parameter");
-        Ok(Some(format!(
-            "trap: session parameter {name} learned for this host ({} duplicates differ from \
-             their originals only in its value); stripped from its URLs from now on",
-            nearcrawl_frontier::EVIDENCE
-        )))
-    }
-
     /// A focused crawl: moves the queued URL `url` up to `priority`, reached now from the
     /// page `seq` (at `entry`), when the scope and the trap rules let this page's path lead
     /// there. Returns whether it moved.
@@ -298,7 +243,11 @@ impl Coordinator {
         priority: u32,
         decided: &mut Decided,
     ) -> Result<bool, EngineError> {
-        if self.admits(url, entry.depth + 1).is_err() {
+        if self
+            .traps
+            .admits(&self.scope, url, entry.depth + 1)
+            .is_err()
+        {
             return Ok(false);
         }
         let Ok(patterns) = self.traps.rules.check_path(path, &UrlPattern::of(url)) else {
@@ -316,5 +265,20 @@ impl Coordinator {
         };
         self.frontier
             .raise(&mut decided.commit, &ukey, next, priority)
+    }
+}
+
+/// The queue priority of a link to `url` with anchor text `anchor` found on `parent`: its
+/// depth for breadth-first crawls, its relevance for focused ones (`focus`).
+pub(super) fn priority_of(
+    focus: Option<&Focus>,
+    parent: &QueuedUrl,
+    how: &LinkFollowing<'_>,
+    (anchor, context): (&str, &str),
+    url: &Url,
+) -> u32 {
+    match focus.map(Focus::relevance) {
+        Some(relevance) => relevance.link_priority(how.potential, anchor, context, url),
+        None => parent.depth + 1,
     }
 }

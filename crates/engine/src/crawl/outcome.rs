@@ -125,7 +125,7 @@ impl Coordinator {
             return self.retry(key, entry);
         }
         let address = self.frontier.address_of(id);
-        let record = crate::record::failed(self.take_seq(), &entry, &failure, address);
+        let record = crate::record::failed(self.counters.take_seq(), &entry, &failure, address);
         self.apply_taken(key, record)?;
         if parked {
             let reason = format!(
@@ -339,7 +339,7 @@ impl Coordinator {
             debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
             return self.retry(key, entry);
         }
-        let seq = self.take_seq();
+        let seq = self.counters.take_seq();
         let decided = if (300..400).contains(&page.status) && page.status != 304 {
             let decided = self.decide_redirect(&page, &entry, seq)?;
             self.archive

@@ -223,7 +223,8 @@ impl Coordinator {
                 .similarity
                 .map(|similarity| (similarity * 1000.0).round() / 1000.0);
             Progress::add(&self.progress.duplicates, 1);
-            learned = self.learn_session_param(entry, decided.decision.duplicate_of.as_deref())?;
+            learned = (self.predictions)
+                .observe_session(&entry.url, decided.decision.duplicate_of.as_deref())?;
             debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
         let dedup_time = analysis_time + judge_time + clock.elapsed();

@@ -112,24 +112,32 @@ impl Predictions {
 
     /// A duplicate at `duplicate` of the page at `original`: evidence of a session
     /// parameter ([`Learned::observe_session`]), appended to a shared job's log once
-    /// learned. Returns its name.
+    /// learned. What to record when one is.
     pub(super) fn observe_session(
         &mut self,
-        duplicate: &CanonicalUrl,
-        original: &CanonicalUrl,
+        duplicate: &str,
+        original: Option<&str>,
     ) -> Result<Option<String>, EngineError> {
-        let Some(name) = self.learned.observe_session(duplicate, original) else {
+        let (Ok(duplicate), Some(Ok(original))) = (
+            CanonicalUrl::parse(duplicate),
+            original.map(CanonicalUrl::parse),
+        ) else {
             return Ok(None);
         };
+        let Some(name) = self.learned.observe_session(&duplicate, &original) else {
+            return Ok(None);
+        };
+        let host = duplicate.authority();
+        tracing::info!(%host, param = %name, "learned a session parameter");
         if self.shared.is_some() {
-            let host = duplicate.authority();
-            let event = RuleEvent::Session {
-                host,
-                name: name.clone(),
-            };
-            self.change(event)?;
+            let name = name.clone();
+            self.change(RuleEvent::Session { host, name })?;
         }
-        Ok(Some(name))
+        Ok(Some(format!(
+            "trap: session parameter {name} learned for this host ({} duplicates differ from \
+             their originals only in its value); stripped from its URLs from now on",
+            nearcrawl_frontier::EVIDENCE
+        )))
     }
 
     /// The policy's fate for a URL not fetched yet ([`Learned::fate`]), the counterpart a

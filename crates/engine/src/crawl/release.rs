@@ -5,63 +5,117 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{By, Fate, Parked, WaitedFor, hub_links_key, released_link};
+use nearcrawl_link_policy::{By, Cost, Drawn, Fate, HubRule, Parked, WaitedFor};
+use nearcrawl_link_policy::{hub_links_key, released_link};
 use nearcrawl_records::{LinkFates, Record, Verdict};
-use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
+use nearcrawl_store::{Commit, CrawlStore, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
 use url::Url;
 
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
-use nearcrawl_link_policy::{Cost, Drawn};
 
-/// The key a page waiting for the crawl's end is parked on (see
-/// [`Coordinator::defer_to_end`]).
 /// What a mirror's samples drawn are fetched by, as records name it.
 const SAMPLE: &str = "sample";
 
+/// The key a page waiting for the crawl's end is parked on (see
+/// [`Coordinator::defer_to_end`]).
 pub(super) fn end_of_crawl_key() -> UrlKey {
     url_key("the crawl's end")
 }
 
+/// What a decision decided that links parked on a key waited for.
+#[derive(Debug, Clone, Copy)]
+enum Waited {
+    /// The URL they waited on: a hub (its record's number), or not.
+    Url { hub: Option<u64> },
+    /// A hub's links, all decided: whether it is worth fetching again.
+    HubLinks { worth: bool },
+    /// A mirror's samples: whether its copies add pages of their own.
+    Mirror { adds: bool },
+    /// Nothing else is left to crawl.
+    End,
+}
+
 impl Coordinator {
-    /// The mirrors' samples `commit` decides: when one settles whether its mirror's copies add
-    /// pages of their own, the links that waited for it are followed (they do) or dropped
-    /// (they do not), as part of `commit`, and the sample's record says so (`released`).
-    pub(super) fn settle_mirrors(
+    /// The links parked on what `commit` decides, released as part of it ([`released_link`]
+    /// says what becomes of each), in this order: those parked on each URL it decides (`records`
+    /// with their keys, `queued`: `None` for a URL refused on discovery), on a hub whose links
+    /// are all decided now, on a mirror whose sample it settles; then a mirror's samples drawn.
+    /// Each record counts what it released (`released`).
+    pub(super) fn release(
         &mut self,
         commit: &mut Commit,
         records: &mut [Record],
         queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
-        if !self.links.samples_pending() {
-            return Ok(());
-        }
-        for (record, key) in records.iter_mut().zip(queued) {
+        for (index, key) in queued.iter().enumerate() {
             let Some(key) = *key else {
                 continue;
             };
-            let redirect = record.verdict == Verdict::Redirect;
-            let target = redirect
-                .then(|| record.queued_redirect_target().map(url_key))
-                .flatten();
-            let Some((on, adds)) = self.links.sample_decided(&key, redirect, target) else {
-                continue;
-            };
-            let links = self.frontier.release(commit, &record.url, &on, adds)?;
-            let mirror = (WaitedFor::Mirror { adds }, None);
-            let released = self.release_links(commit, &record.url, links, |_| mirror)?;
-            debug!(url = %record.url, adds, ?released, "a mirror's parked links released");
-            record.released = Some(record.released.take().unwrap_or_default().plus(&released));
+            if self.frontier.knows_undecided() {
+                // Only a frontier in this store marks URLs undecided.
+                commit.decided.push(key);
+            }
+            let hub = commit
+                .hub
+                .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
+            self.release_on(commit, &mut records[index], key, Waited::Url { hub })?;
         }
+        for (index, seq, worth) in
+            credit_hubs(self.links.hubs(), &*self.store, commit, records, queued)?
+        {
+            let waited = Waited::HubLinks { worth };
+            self.release_on(commit, &mut records[index], hub_links_key(seq), waited)?;
+        }
+        if self.links.samples_pending() {
+            for (record, key) in records.iter_mut().zip(queued) {
+                let Some(key) = *key else {
+                    continue;
+                };
+                let redirect = record.verdict == Verdict::Redirect;
+                let target = redirect
+                    .then(|| record.queued_redirect_target().map(url_key))
+                    .flatten();
+                if let Some((on, adds)) = self.links.sample_decided(&key, redirect, target) {
+                    self.release_on(commit, record, on, Waited::Mirror { adds })?;
+                }
+            }
+        }
+        self.draw_mirror_samples(commit, records.last_mut(), false)?;
+        Ok(())
+    }
+
+    /// The links parked on `on`, released as part of `commit` now that what they waited for
+    /// is decided (`waited`, by `record`'s decision, which counts them in `released`).
+    fn release_on(
+        &mut self,
+        commit: &mut Commit,
+        record: &mut Record,
+        on: UrlKey,
+        waited: Waited,
+    ) -> Result<(), EngineError> {
+        let follow = match waited {
+            Waited::Url { hub } => hub.is_some(),
+            Waited::HubLinks { worth } => worth,
+            Waited::Mirror { adds } => adds,
+            Waited::End => true,
+        };
+        let links = self.frontier.release(commit, &record.url, &on, follow)?;
+        if links.is_empty() && !matches!(waited, Waited::Mirror { .. }) {
+            return Ok(());
+        }
+        let released = self.release_links(commit, &record.url, links, waited)?;
+        debug!(url = %record.url, ?waited, ?released, "parked links released");
+        record.released = Some(record.released.take().unwrap_or_default().plus(&released));
         Ok(())
     }
 
     /// A mirror's samples drawn ([`nearcrawl_link_policy::Decider::draw`]), as part of
     /// `commit`, which `record`'s decision makes (it counts them in `released`, fetched by
-    /// [`SAMPLE`]): taken out of their
-    /// parking on their pair of sites and queued. `now`: nothing else is left to crawl, so
-    /// no counterpart is waited for. Returns how many were drawn.
+    /// [`SAMPLE`]): taken out of their parking on their pair of sites and queued. `now`:
+    /// nothing else is left to crawl, so no counterpart is waited for. Returns how many were
+    /// drawn.
     pub(super) fn draw_mirror_samples(
         &mut self,
         commit: &mut Commit,
@@ -126,17 +180,17 @@ impl Coordinator {
     }
 
     /// Links released from their parking (on `on`, a URL decided, for messages), as part of
-    /// `commit`, once what each waited for is decided (`decided`: what, and where a link waits
-    /// for a hub's links, if it may): each queued, parked again or dropped as the link policy
-    /// says ([`released_link`]), unless it was seen meanwhile (the links this decision queues
-    /// already included).
+    /// `commit`, once what each waited for is decided (`waited`): each queued, parked again
+    /// or dropped as the link policy says ([`released_link`]), unless it was seen meanwhile
+    /// (the links this decision queues already included).
     fn release_links(
         &mut self,
         commit: &mut Commit,
         on: &str,
         links: Vec<ParkedLink>,
-        mut decided: impl FnMut(&ParkedLink) -> (WaitedFor, Option<UrlKey>),
+        waited: Waited,
     ) -> Result<LinkFates, EngineError> {
+        let (hubs, local) = (self.links.hubs(), self.frontier.knows_undecided());
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let mut released = LinkFates::default();
         for mut parked in links {
@@ -149,7 +203,13 @@ impl Coordinator {
             if self.is_seen(&url, &link_key, &pending)? {
                 continue;
             }
-            let (waited, hub_links) = decided(&parked);
+            let (waited, hub_links) = match waited {
+                // A hub just decided: what its links lead to is not known yet.
+                Waited::Url { hub } => hubs.page_decided(hub, local, parked.entry.probe.is_some()),
+                Waited::HubLinks { worth } => (WaitedFor::HubLinks { worth }, None),
+                Waited::Mirror { adds } => (WaitedFor::Mirror { adds }, None),
+                Waited::End => (WaitedFor::CrawlEnd, None),
+            };
             let link = Parked {
                 always: parked.always,
                 probe: parked.entry.probe.as_ref().map(|_| ()),
@@ -183,133 +243,6 @@ impl Coordinator {
         Ok(released)
     }
 
-    /// What the pages `commit` decides add to the hubs that queued them (what a hub led to),
-    /// and the size of a hub it decides: its record's. Returns the
-    /// hubs whose links are all decided now: (the record that completed it, the hub's
-    /// sequence number, whether it is worth fetching again).
-    pub(super) fn credit_hubs(
-        &self,
-        commit: &mut Commit,
-        records: &[Record],
-        queued: &[Option<UrlKey>],
-    ) -> Result<Vec<(usize, u64, bool)>, EngineError> {
-        if let Some((_, seq, yielded)) = &mut commit.hub
-            && let Some(record) = records.iter().find(|r| r.seq == *seq)
-        {
-            yielded.bytes = record.bytes;
-        }
-        let hubs = self.links.hubs();
-        let mut completed = Vec::new();
-        if !hubs.on() {
-            return Ok(completed);
-        }
-        for (index, (record, key)) in records.iter().zip(queued).enumerate() {
-            // Refused on discovery: never queued, so not one of the parent's links.
-            let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
-                continue;
-            };
-            if record.queued_redirect_target().is_some() {
-                // Its target was queued with the link: its decision counts for it.
-                continue;
-            }
-            let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
-                Some(at) => at,
-                None => match self.store.hub_yield_at(parent)? {
-                    Some(yielded) if !yielded.complete() => {
-                        commit.hub_yields.push((parent, yielded));
-                        commit.hub_yields.len() - 1
-                    }
-                    _ => continue,
-                },
-            };
-            let yielded = &mut commit.hub_yields[at].1;
-            if yielded.complete() {
-                continue;
-            }
-            if record.verdict == Verdict::Redirect {
-                // Its target was not queued (seen already, refused, a redirect too many):
-                // where the link leads is another link's to tell, so what the hub led to is
-                // not known, and it is fetched again as before.
-                yielded.count_redirect();
-            } else {
-                let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
-                // New content: a page no other is a copy of, or a file that is no page (a
-                // table of downloads leads to its files).
-                let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
-                yielded.count((new && fetched).then_some(record.bytes));
-            }
-            if yielded.complete() {
-                let worth = hubs.worth_fetching(yielded);
-                completed.push((index, parent, worth));
-            }
-        }
-        Ok(completed)
-    }
-
-    /// The hubs `completed` (see [`Coordinator::credit_hubs`]): the duplicates' links parked
-    /// until what each led to was known are followed, as a hub's counterpart, when it is
-    /// worth fetching again, and probed (or dropped, unprobed) when not. The record that
-    /// completed the hub counts them (`released`).
-    pub(super) fn release_hub_links(
-        &mut self,
-        commit: &mut Commit,
-        records: &mut [Record],
-        completed: Vec<(usize, u64, bool)>,
-    ) -> Result<(), EngineError> {
-        for (index, seq, worth) in completed {
-            let record = &records[index];
-            let links = self
-                .frontier
-                .release(commit, &record.url, &hub_links_key(seq), worth)?;
-            if links.is_empty() {
-                continue;
-            }
-            let decided = (WaitedFor::HubLinks { worth }, None);
-            let released = self.release_links(commit, &record.url, links, |_| decided)?;
-            debug!(url = %records[index].url, worth, ?released, "a hub's parked links released");
-            let record = &mut records[index];
-            record.released = Some(record.released.take().unwrap_or_default().plus(&released));
-        }
-        Ok(())
-    }
-
-    /// The queued URLs `commit` decides (those of `records` not refused on discovery) are
-    /// decided now: the duplicates' links parked on them are followed, as part of `commit`,
-    /// if the page led to new pages (a hub), and dropped if not. Each URL's record counts
-    /// them (`released`).
-    pub(super) fn release_parked(
-        &mut self,
-        commit: &mut Commit,
-        records: &mut [Record],
-        queued: &[Option<UrlKey>],
-    ) -> Result<(), EngineError> {
-        for (record, key) in records.iter_mut().zip(queued) {
-            let Some(key) = *key else {
-                continue;
-            };
-            if self.frontier.knows_undecided() {
-                // Only a frontier in this store marks URLs undecided.
-                commit.decided.push(key);
-            }
-            let hub_seq = commit
-                .hub
-                .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
-            let hub = hub_seq.is_some();
-            let links = self.frontier.release(commit, &record.url, &key, hub)?;
-            if links.is_empty() {
-                continue;
-            }
-            // A hub just decided: what its links lead to is not known yet.
-            let (hubs, local) = (self.links.hubs(), self.frontier.knows_undecided());
-            let released = self.release_links(commit, &record.url, links, |parked| {
-                hubs.page_decided(hub_seq, local, parked.entry.probe.is_some())
-            })?;
-            debug!(url = %record.url, hub, ?released, "parked links released");
-            record.released = Some(released);
-        }
-        Ok(())
-    }
-
     /// Nothing is queued or in flight, so nothing a link is parked on can be decided any
     /// more: links still parked (which should not happen: each waits for a URL, a hub's links
     /// or a mirror's samples, all decided by now) are followed rather than lost. Returns
@@ -332,8 +265,8 @@ impl Coordinator {
         let mut followed = 0;
         for key in keys {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
-            let end = (WaitedFor::CrawlEnd, None);
-            let released = self.release_links(&mut commit, "the crawl's end", links, |_| end)?;
+            let released =
+                self.release_links(&mut commit, "the crawl's end", links, Waited::End)?;
             followed += released.total("fetch");
         }
         warn!(
@@ -376,4 +309,67 @@ impl Coordinator {
         self.apply(commit, Vec::new())?;
         Ok(!pages.is_empty())
     }
+}
+
+/// What the pages `commit` decides add to the hubs that queued them (what a hub led to),
+/// and the size of a hub it decides: its record's. Returns the
+/// hubs whose links are all decided now: (the record that completed it, the hub's
+/// sequence number, whether it is worth fetching again).
+fn credit_hubs(
+    hubs: HubRule,
+    store: &dyn CrawlStore,
+    commit: &mut Commit,
+    records: &[Record],
+    queued: &[Option<UrlKey>],
+) -> Result<Vec<(usize, u64, bool)>, EngineError> {
+    if let Some((_, seq, yielded)) = &mut commit.hub
+        && let Some(record) = records.iter().find(|r| r.seq == *seq)
+    {
+        yielded.bytes = record.bytes;
+    }
+    let mut completed = Vec::new();
+    if !hubs.on() {
+        return Ok(completed);
+    }
+    for (index, (record, key)) in records.iter().zip(queued).enumerate() {
+        // Refused on discovery: never queued, so not one of the parent's links.
+        let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
+            continue;
+        };
+        if record.queued_redirect_target().is_some() {
+            // Its target was queued with the link: its decision counts for it.
+            continue;
+        }
+        let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
+            Some(at) => at,
+            None => match store.hub_yield_at(parent)? {
+                Some(yielded) if !yielded.complete() => {
+                    commit.hub_yields.push((parent, yielded));
+                    commit.hub_yields.len() - 1
+                }
+                _ => continue,
+            },
+        };
+        let yielded = &mut commit.hub_yields[at].1;
+        if yielded.complete() {
+            continue;
+        }
+        if record.verdict == Verdict::Redirect {
+            // Its target was not queued (seen already, refused, a redirect too many):
+            // where the link leads is another link's to tell, so what the hub led to is
+            // not known, and it is fetched again as before.
+            yielded.count_redirect();
+        } else {
+            let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+            // New content: a page no other is a copy of, or a file that is no page (a
+            // table of downloads leads to its files).
+            let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
+            yielded.count((new && fetched).then_some(record.bytes));
+        }
+        if yielded.complete() {
+            let worth = hubs.worth_fetching(yielded);
+            completed.push((index, parent, worth));
+        }
+    }
+    Ok(completed)
 }

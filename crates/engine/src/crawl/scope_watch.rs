@@ -16,6 +16,14 @@ pub(super) struct ScopeWatch {
 }
 
 impl ScopeWatch {
+    /// Notes the scope's answer to a link found on a page ([`ScopeWatch::note`]); warns (in
+    /// the log) as soon as the first links show a scope that refuses nearly everything.
+    pub(super) fn watch(&mut self, refusal: Option<&str>) {
+        if let Some(warning) = self.note(refusal) {
+            tracing::warn!("{warning}");
+        }
+    }
+
     /// One more link, refused by the scope for `refusal` or not. Returns the warning once,
     /// when the first [`FIRST_LINKS`] links are in and it applies.
     pub(super) fn note(&mut self, refusal: Option<&str>) -> Option<String> {

@@ -30,7 +30,7 @@ impl Coordinator {
         page: &Fetched,
         links: &[String],
     ) -> Result<(), EngineError> {
-        let (unknown, fate) = self.unknown_links_here(&entry, links)?;
+        let (unknown, fate) = NamedHere::ask(self, &entry, links)?;
         if let Some(probe) = entry.probe.as_mut() {
             probe.links_unknown = unknown;
             probe.led_to_less = fate.by() == Some(&By::LedToLess);
@@ -46,7 +46,7 @@ impl Coordinator {
             }
             Fate::Skip { .. } | Fate::Drop { .. } => {}
         }
-        let seq = self.take_seq();
+        let seq = self.counters.take_seq();
         let mut decided = Decided::new(Decision::new(Verdict::Unchanged));
         if let Some(probe) = &entry.probe {
             // Its probe found its counterpart's text: a pair to learn from, and a prediction
@@ -112,13 +112,22 @@ impl Coordinator {
             .hub_or_park(&mut commit, &url, &on, link_key, link)?;
         self.apply(commit, Vec::new())
     }
+}
 
+/// What the crawl knows of the pages an unchanged page's counterpart named first, for the
+/// link policy ([`Named`]): links found at `depth`.
+struct NamedHere<'a> {
+    crawl: &'a Coordinator,
+    depth: u32,
+}
+
+impl<'a> NamedHere<'a> {
     /// What a page with the counterpart's text at `entry` might be alone in naming, of the
     /// URLs its counterpart named first (`links`), and what it is worth fetching for
     /// ([`nearcrawl_link_policy::unchanged_links`]; a page not decided yet weighs as much as
     /// the page).
-    fn unknown_links_here(
-        &self,
+    fn ask(
+        crawl: &'a Coordinator,
         entry: &QueuedUrl,
         links: &[String],
     ) -> Result<(u32, Fate<CanonicalUrl>), EngineError> {
@@ -130,56 +139,12 @@ impl Coordinator {
         };
         let own = probe.length.or(probe.counterpart_length).unwrap_or(0);
         let here = NamedHere {
-            crawl: self,
+            crawl,
             depth: entry.depth + 1,
         };
-        let rule = (self.links.hubs().min_yield, probe.deferred);
+        let rule = (crawl.links.hubs().min_yield, probe.deferred);
         nearcrawl_link_policy::unchanged_links(&here, &at, &counterpart, links, own, rule)
     }
-
-    /// What the URL `there` led to, in bytes: the page's length, or the length of the page
-    /// its redirect led to (one hop); `undecided` for a URL not decided yet; `None` when it
-    /// led to no page (an error, a refusal, a redirect elsewhere). In a shared job, a URL no
-    /// worker declared counts as undecided: this worker cannot tell another's undecided URL
-    /// from one that led nowhere, and taking it for undecided fetches more, never less.
-    fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
-        let key = url_key(there.as_str());
-        if self.store.is_undecided(&key)? {
-            return Ok(Some(undecided));
-        }
-        let Some(declared) = self.declarations.get(there.as_str())? else {
-            // In a shared job, a page no worker declared may be another worker's, not
-            // decided yet.
-            return Ok(self.declarations.shared().then_some(undecided));
-        };
-        if !declared.is_redirect() {
-            return Ok(Some(declared.length));
-        }
-        // A redirect: its target, when on its site.
-        let Some(target) = declared
-            .links
-            .first()
-            .and_then(|link| there.as_url().join(link).ok())
-            .and_then(|url| CanonicalUrl::from_url(url).ok())
-        else {
-            return Ok(None);
-        };
-        let key = url_key(target.as_str());
-        if self.store.is_undecided(&key)? {
-            return Ok(Some(undecided));
-        }
-        Ok(match self.declarations.length(target.as_str())? {
-            Some(length) => (length > 0).then_some(length),
-            None => self.declarations.shared().then_some(undecided),
-        })
-    }
-}
-
-/// What the crawl knows of the pages an unchanged page's counterpart named first, for the
-/// link policy ([`Named`]): links found at `depth`.
-struct NamedHere<'a> {
-    crawl: &'a Coordinator,
-    depth: u32,
 }
 
 impl Named for NamedHere<'_> {
@@ -191,7 +156,7 @@ impl Named for NamedHere<'_> {
     }
 
     fn led_to(&self, there: &CanonicalUrl, undecided: u64) -> Result<Option<u64>, EngineError> {
-        self.crawl.led_to(there, undecided)
+        self.crawl.declarations.led_to(there, undecided)
     }
 
     fn unknown(&self, here: CanonicalUrl) -> Result<bool, EngineError> {
@@ -199,7 +164,11 @@ impl Named for NamedHere<'_> {
             Some(stripped) => stripped.url,
             None => here,
         };
-        Ok(self.crawl.admits(&here, self.depth).is_ok()
+        Ok(self
+            .crawl
+            .traps
+            .admits(&self.crawl.scope, &here, self.depth)
+            .is_ok()
             && !(self.crawl).is_seen(&here, &url_key(here.as_str()), &HashSet::new())?)
     }
 }

@@ -9,7 +9,9 @@ use super::super::{
 };
 use super::LinkFollowing;
 use nearcrawl_extract::Link;
-use nearcrawl_link_policy::{By, Crawl, Fate, FoundOn, PageFacts, Parked, Until, parking_answered};
+use nearcrawl_link_policy::{
+    By, Crawl, Decider, Fate, FoundOn, PageFacts, Parked, Until, parking_answered,
+};
 use nearcrawl_records::LinkFates;
 
 /// What following one page's links knows as it goes.
@@ -32,6 +34,101 @@ struct PageLinks<'a> {
 }
 
 impl PageLinks<'_> {
+    /// What following the links of the page at `entry` starts from.
+    fn new<'h>(
+        crawl: &Coordinator,
+        entry: &QueuedUrl,
+        how: &'h LinkFollowing<'_>,
+    ) -> Result<PageLinks<'h>, EngineError> {
+        let copy_of = match (how.base, &how.original) {
+            (Some(base), Some(original)) => Some((base, original)),
+            _ => None,
+        };
+        let matched_by = match how.follow {
+            Follow::NewLinks { by, .. } => Some(*by),
+            _ => None,
+        };
+        // Where the original's server declares its pages' lengths. In a shared job the
+        // original may be another worker's, not declared yet (it is declared with its
+        // decision, after it was admitted to the job's index): its copy's links are probed,
+        // and a probe waits for its counterpart's declaration as for its fetch.
+        let original_declared = crawl.links.probes()
+            && match &how.original {
+                Some(original) => {
+                    crawl.declarations.shared()
+                        || crawl.declarations.length(original.as_str())?.is_some()
+                }
+                None => false,
+            };
+        let on = crawl.links.found_on(PageFacts {
+            copy_of,
+            matched_by,
+            trapped: how.chain_trap.is_some(),
+            original_declared,
+            local: crawl.frontier.knows_undecided(),
+        });
+        Ok(PageLinks {
+            pending: HashSet::new(),
+            fired: how.chain_trap.iter().cloned().collect(),
+            fates: LinkFates::default(),
+            new_found: 0,
+            path: PatternPath::from_pairs(entry.patterns.clone()),
+            graph: crawl.job.config.records_links().then(Default::default),
+            on,
+        })
+    }
+
+    /// The page's links all followed: its record counts what became of them, a hub's size is
+    /// noted, and a mirror's sample is settled.
+    fn close(
+        self,
+        links: &mut Decider,
+        entry: &QueuedUrl,
+        seq: u64,
+        how: &LinkFollowing<'_>,
+        decided: &mut Decided,
+    ) {
+        let PageLinks {
+            fates,
+            new_found,
+            graph,
+            fired,
+            ..
+        } = self;
+        if links.hubs().is_hub(fates.total("fetch")) {
+            // Its own size is its record's, known when the decision is applied. Each link it
+            // queued (fetched, checked, or moved up in a focused crawl) is decided in time.
+            let yielded = HubYield::new(0, fates.queued() + fates.raised);
+            decided.commit.hub = Some((url_key(&entry.url), seq, yielded));
+        }
+        if let Some((graph, _)) = graph {
+            decided.decision.links = Some(graph);
+        }
+        // (What the page's analysis counted stays: links past the cap, how they matched.)
+        let counted = decided.decision.fates_mut();
+        *counted = LinkFates {
+            over_cap: counted.over_cap,
+            matched_by: counted.matched_by,
+            ..fates
+        };
+        if let Follow::NewLinks { .. } = how.follow {
+            decided.adds_pages = Some(new_found > 0);
+        }
+        // A mirror's sample: it added a page when it was no copy at all, or when it links
+        // where its original does not.
+        if links.samples_pending() {
+            let adds = match how.follow {
+                Follow::All => true,
+                Follow::NewLinks { .. } => new_found > 0,
+                Follow::None => false,
+            };
+            links.links_followed(&url_key(&entry.url), adds);
+        }
+        if !fired.is_empty() {
+            let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
+            decided.decision.trap = Some(named.join("; "));
+        }
+    }
     fn note(&mut self, trap: Trap) {
         let kind = std::mem::discriminant(&trap);
         if !self.fired.iter().any(|t| std::mem::discriminant(t) == kind) {
@@ -54,7 +151,7 @@ impl Coordinator {
     ) -> Result<(), EngineError> {
         // A shared job: the rules other workers' pages taught since.
         self.predictions.catch_up(false)?;
-        let mut page = self.page_links(entry, how)?;
+        let mut page = PageLinks::new(self, entry, how)?;
         let follow_nofollow = self.job.config.links.follow_nofollow;
         for (link, url) in links {
             if link.nofollow && !follow_nofollow {
@@ -66,52 +163,8 @@ impl Coordinator {
             };
             self.follow_link(entry, seq, (link, url), how, &mut page, decided)?;
         }
-        self.close_links(entry, seq, how, page, decided);
+        page.close(&mut self.links, entry, seq, how, decided);
         Ok(())
-    }
-
-    /// What following the links of the page at `entry` starts from.
-    fn page_links<'h>(
-        &self,
-        entry: &QueuedUrl,
-        how: &'h LinkFollowing<'_>,
-    ) -> Result<PageLinks<'h>, EngineError> {
-        let copy_of = match (how.base, &how.original) {
-            (Some(base), Some(original)) => Some((base, original)),
-            _ => None,
-        };
-        let matched_by = match how.follow {
-            Follow::NewLinks { by, .. } => Some(*by),
-            _ => None,
-        };
-        // Where the original's server declares its pages' lengths. In a shared job the
-        // original may be another worker's, not declared yet (it is declared with its
-        // decision, after it was admitted to the job's index): its copy's links are probed,
-        // and a probe waits for its counterpart's declaration as for its fetch.
-        let original_declared = self.links.probes()
-            && match &how.original {
-                Some(original) => {
-                    self.declarations.shared()
-                        || self.declarations.length(original.as_str())?.is_some()
-                }
-                None => false,
-            };
-        let on = self.links.found_on(PageFacts {
-            copy_of,
-            matched_by,
-            trapped: how.chain_trap.is_some(),
-            original_declared,
-            local: self.frontier.knows_undecided(),
-        });
-        Ok(PageLinks {
-            pending: HashSet::new(),
-            fired: how.chain_trap.iter().cloned().collect(),
-            fates: LinkFates::default(),
-            new_found: 0,
-            path: PatternPath::from_pairs(entry.patterns.clone()),
-            graph: self.job.config.records_links().then(Default::default),
-            on,
-        })
     }
 
     /// Follows one of the page's links, whose URL is `url` as a canonical URL.
@@ -136,7 +189,10 @@ impl Coordinator {
         // The scope's answer, asked once: before the seen check when the graph is kept (its
         // graph holds seen links too), after it otherwise (most links are seen).
         let depth = entry.depth + 1;
-        let admitted = page.graph.is_some().then(|| self.admits(&url, depth));
+        let admitted = page
+            .graph
+            .is_some()
+            .then(|| self.traps.admits(&self.scope, &url, depth));
         if let (Some(Ok(())), Some((graph, in_graph))) = (&admitted, &mut page.graph)
             && in_graph.insert(ukey)
         {
@@ -159,7 +215,8 @@ impl Coordinator {
                 )?
             {
                 let words = (link.text.as_str(), link.context.as_str());
-                let priority = self.priority_of(entry, how, words, url.as_url());
+                let priority =
+                    super::priority_of(self.focus.as_ref(), entry, how, words, url.as_url());
                 if self.frontier.raisable(&ukey, priority)
                     && self.raise(entry, seq, how, &page.path, &url, ukey, priority, decided)?
                 {
@@ -180,13 +237,13 @@ impl Coordinator {
         let skip = matches!(fate, Fate::Drop { .. });
         let waits = matches!(fate, Fate::Wait { always: false, .. });
         let at = (depth, seq);
-        match admitted.unwrap_or_else(|| self.admits(&url, depth)) {
+        match admitted.unwrap_or_else(|| self.traps.admits(&self.scope, &url, depth)) {
             // A duplicate's links were never really discovered: no records for them.
             Err(_) if skip => page.fates.add(&fate),
             Err(_) if waits => page.fates.add_named("drop", "scope", 1),
             Err((verdict, reason)) => {
                 if verdict == Verdict::OutOfScope {
-                    self.watch_scope(Some(&reason));
+                    self.scope_watch.watch(Some(&reason));
                 }
                 let by = match verdict {
                     Verdict::Trap => "trap",
@@ -200,7 +257,7 @@ impl Coordinator {
                 page.fates.add(&fate);
             }
             Ok(()) => {
-                self.watch_scope(None);
+                self.scope_watch.watch(None);
                 let words = (link.text.as_str(), link.context.as_str());
                 let link = (url, ukey, followed);
                 self.queue_link(entry, seq, link, words, how, fate, page, decided)?;
@@ -271,7 +328,7 @@ impl Coordinator {
                 ..Probe::default()
             })
         };
-        let priority = self.priority_of(entry, how, words, url.as_url());
+        let priority = super::priority_of(self.focus.as_ref(), entry, how, words, url.as_url());
         // Only a link fetched as new is asked of the URL rules.
         let asks_rules = matches!(fate, Fate::Fetch { by: By::New });
         let fate = match fate {
@@ -339,7 +396,7 @@ impl Coordinator {
             // Not requested: its record says which page it copies.
             decided.commit.seen.push(ukey);
             page.fates.add(&fate);
-            let seq = self.take_seq();
+            let seq = self.counters.take_seq();
             decided
                 .extra
                 .push(predictions::predicted_record(seq, &next));
@@ -359,58 +416,6 @@ impl Coordinator {
             page.new_found += 1;
         }
         Ok(())
-    }
-
-    /// The page's links all followed: its record counts what became of them, a hub's size is
-    /// noted, and a mirror's sample is settled.
-    fn close_links(
-        &mut self,
-        entry: &QueuedUrl,
-        seq: u64,
-        how: &LinkFollowing<'_>,
-        page: PageLinks<'_>,
-        decided: &mut Decided,
-    ) {
-        let PageLinks {
-            fates,
-            new_found,
-            graph,
-            fired,
-            ..
-        } = page;
-        if self.links.hubs().is_hub(fates.total("fetch")) {
-            // Its own size is its record's, known when the decision is applied. Each link it
-            // queued (fetched, checked, or moved up in a focused crawl) is decided in time.
-            let yielded = HubYield::new(0, fates.queued() + fates.raised);
-            decided.commit.hub = Some((url_key(&entry.url), seq, yielded));
-        }
-        if let Some((graph, _)) = graph {
-            decided.decision.links = Some(graph);
-        }
-        // (What the page's analysis counted stays: links past the cap, how they matched.)
-        let counted = decided.decision.fates_mut();
-        *counted = LinkFates {
-            over_cap: counted.over_cap,
-            matched_by: counted.matched_by,
-            ..fates
-        };
-        if let Follow::NewLinks { .. } = how.follow {
-            decided.adds_pages = Some(new_found > 0);
-        }
-        // A mirror's sample: it added a page when it was no copy at all, or when it links
-        // where its original does not.
-        if self.links.samples_pending() {
-            let adds = match how.follow {
-                Follow::All => true,
-                Follow::NewLinks { .. } => new_found > 0,
-                Follow::None => false,
-            };
-            self.links.links_followed(&url_key(&entry.url), adds);
-        }
-        if !fired.is_empty() {
-            let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
-            decided.decision.trap = Some(named.join("; "));
-        }
     }
 }
 

@@ -18,19 +18,17 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
     let mut predictions = Predictions::open(&dedup, None, &store).unwrap();
     let url = |u: &str| CanonicalUrl::parse(u).unwrap();
     let (one, two) = (
-        url("http://s.example/p?visit=1a2b3c4d5e"),
-        url("http://s.example/p?visit=6f7a8b9c0d"),
+        "http://s.example/p?visit=1a2b3c4d5e",
+        "http://s.example/p?visit=6f7a8b9c0d",
     );
-    assert_eq!(predictions.observe_session(&one, &two).unwrap(), None);
+    assert_eq!(predictions.observe_session(one, Some(two)).unwrap(), None);
     assert_eq!(
         predictions.learned_mut().sessions_to_keep(),
         None,
         "nothing learned yet"
     );
-    assert_eq!(
-        predictions.observe_session(&one, &two).unwrap(),
-        Some("visit".into())
-    );
+    let learned = predictions.observe_session(one, Some(two)).unwrap();
+    assert!(learned.unwrap().contains("session parameter visit"));
     let kept = predictions
         .learned_mut()
         .sessions_to_keep()
@@ -127,8 +125,9 @@ fn workers_of_a_shared_job_hold_one_book() {
     // own; a worker joining later has it too.
     let visit = |token: &str| CanonicalUrl::parse(&format!("http://s.example/p?visit={token}"));
     let (one, two) = (visit("1a2b3c4d5e").unwrap(), visit("6f7a8b9c0d").unwrap());
-    assert_eq!(a.observe_session(&one, &two).unwrap(), None);
-    assert_eq!(a.observe_session(&one, &two).unwrap(), Some("visit".into()));
+    let (one, two) = (one.as_str(), Some(two.as_str()));
+    assert_eq!(a.observe_session(one, two).unwrap(), None);
+    assert!(a.observe_session(one, two).unwrap().is_some());
     assert_eq!(a.learned_mut().sessions_to_keep(), None, "the log keeps it");
     b.catch_up(true).unwrap();
     let stripped = b
