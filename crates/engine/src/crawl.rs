@@ -28,6 +28,7 @@ use url::Url;
 use self::budgets::Traps;
 use self::shared_dedup::shared_error;
 use crate::archive::{Archive, warc_fetch};
+use crate::config::CrawlConfig;
 use crate::error::EngineError;
 use crate::focus::Focus;
 use crate::frontier::{Frontier, Seen, Step};
@@ -167,26 +168,21 @@ fn stored_url(url: &str, table: &'static str, what: &str) -> Result<CanonicalUrl
 }
 
 impl Coordinator {
-    /// Adds `url` to `commit` as queued at `priority`, and to this decision's `pending` URLs.
-    fn queue(
-        &mut self,
-        commit: &mut Commit,
-        pending: &mut HashSet<UrlKey>,
-        url: &CanonicalUrl,
-        entry: QueuedUrl,
-        priority: u32,
-    ) -> Result<(), EngineError> {
-        pending.insert(url_key(url.as_str()));
-        self.frontier.enqueue(commit, url, entry, priority)
-    }
-
-    fn is_seen(
-        &self,
-        url: &CanonicalUrl,
-        key: &UrlKey,
-        pending: &HashSet<UrlKey>,
-    ) -> Result<bool, EngineError> {
-        Ok(pending.contains(key) || self.frontier.is_seen(url, key)?)
+    /// The parts a link's fate is carried out with ([`links::Carry`]).
+    fn carry(&mut self) -> links::Carry<'_> {
+        links::Carry {
+            frontier: &mut *self.frontier,
+            store: &*self.store,
+            links: &mut self.links,
+            predictions: &mut self.predictions,
+            traps: &mut self.traps,
+            scope: &self.scope,
+            scope_watch: &mut self.scope_watch,
+            declarations: &self.declarations,
+            counters: &mut self.counters,
+            focus: self.focus.as_ref(),
+            config: &self.job.config,
+        }
     }
 
     /// Commits a decision (with the job's counters that changed) and appends its records.
@@ -199,7 +195,7 @@ impl Coordinator {
                 .iter()
                 .map(|r| Some(url_key(&r.url)).filter(|key| !refused.contains(key)))
                 .collect();
-            self.release(&mut commit, &mut records, &queued)?;
+            self.carry().release(&mut commit, &mut records, &queued)?;
         }
         if let Some(bytes) = self.links.mirrors_to_keep() {
             commit
@@ -276,7 +272,12 @@ impl Coordinator {
             let wake = self.launch_ready(now)?;
             self.archive.flush_records()?;
             if self.in_flight.count() == 0 && (self.stopping || wake.is_none()) {
-                if !self.stopping && !self.page_limit_reached() && self.release_stranded()? {
+                if !self.stopping
+                    && !self
+                        .counters
+                        .page_limit(self.job.config.limits.max_pages, self.in_flight.count())
+                    && self.release_stranded()?
+                {
                     continue;
                 }
                 return Ok(());
@@ -297,25 +298,25 @@ impl Coordinator {
         }
     }
 
-    fn page_limit_reached(&self) -> bool {
-        self.job
-            .config
-            .limits
-            .max_pages
-            .is_some_and(|max| self.counters.pages_fetched() + self.in_flight.count() as u64 >= max)
-    }
-
     /// Starts every request that may start now. Returns when to look again: `None` when no
     /// host has work left (or the job is stopping).
     fn launch_ready(&mut self, now: Instant) -> Result<Option<Instant>, EngineError> {
-        if self.stopping || self.page_limit_reached() {
+        if self.stopping
+            || self
+                .counters
+                .page_limit(self.job.config.limits.max_pages, self.in_flight.count())
+        {
             return Ok(None);
         }
         let concurrency = self.job.config.concurrency();
         self.predictions.catch_up(false)?;
         self.frontier.begin_round(now);
         loop {
-            if self.in_flight.count() >= concurrency || self.page_limit_reached() {
+            if self.in_flight.count() >= concurrency
+                || self
+                    .counters
+                    .page_limit(self.job.config.limits.max_pages, self.in_flight.count())
+            {
                 // Busy: look again when a request finishes.
                 return Ok(Some(self.frontier.round_wake(now)));
             }

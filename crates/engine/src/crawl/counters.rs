@@ -49,9 +49,9 @@ impl JobCounters {
         self.next_seq
     }
 
-    /// Pages fetched by the job (robots.txt files aside).
-    pub(super) fn pages_fetched(&self) -> u64 {
-        self.pages_fetched
+    /// Whether the job's page limit (`max`) is reached, counting the pages `in_flight`.
+    pub(super) fn page_limit(&self, max: Option<u64>, in_flight: usize) -> bool {
+        max.is_some_and(|max| self.pages_fetched + in_flight as u64 >= max)
     }
 
     /// Bytes of robots.txt files fetched by the job.
@@ -183,7 +183,8 @@ mod tests {
         let mut counters = JobCounters::resume(&store).unwrap();
         assert_eq!(counters.take_seq(), 41);
         assert_eq!(counters.next_seq(), 42);
-        assert_eq!(counters.pages_fetched(), 30);
+        assert!(counters.page_limit(Some(31), 1) && !counters.page_limit(Some(32), 1));
+        assert!(!counters.page_limit(None, 1_000));
         assert_eq!(counters.robots_bytes(), 900);
     }
 }

@@ -1,19 +1,67 @@
 //! Links: which URLs a redirect, a sitemap or a page adds to the frontier, and the records
 //! of those it may not.
 
+use super::budgets::Traps;
+use super::counters::JobCounters;
+use super::declarations::Declarations;
+use super::predictions::Predictions;
+use super::scope_watch::ScopeWatch;
 use super::tasks::SeenLinks;
 use super::{
-    CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, Focus, Follow,
-    HashSet, MAX_SITEMAP_URLS, PatternPath, QueuedUrl, Sitemap, Trap, Url, UrlKey, UrlPattern,
-    Verdict, read_sitemap, url_key,
+    CanonicalUrl, Commit, CrawlConfig, CrawlStore, Decided, Decision, EngineError, Fetched, Focus,
+    Follow, Frontier, HashSet, MAX_SITEMAP_URLS, PatternPath, QueuedUrl, Scope, Sitemap, Trap, Url,
+    UrlKey, UrlPattern, Verdict, read_sitemap, url_key,
 };
-use nearcrawl_link_policy::{By, Fate};
+use nearcrawl_link_policy::{By, Decider, Fate};
 
 mod follow;
 
-impl Coordinator {
-    /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting).
-    pub(super) fn queue_sitemaps(&mut self, sitemaps: &[String]) -> Result<(), EngineError> {
+/// The parts of the crawl a link's fate is carried out with, borrowed from the coordinator
+/// for one step: the frontier and the store it asks, the link policy (its [`Decider`], its
+/// rules), the scope and the trap rules with their budgets, what pages declared, the record
+/// numbers, a focused crawl's topic and the job's configuration. The links a redirect, a
+/// sitemap, a page (`links/follow.rs`) or a decision (`release.rs`) adds are queued, parked,
+/// predicted, refused or dropped through it, never through the rest of the crawl.
+pub(super) struct Carry<'c> {
+    pub(super) frontier: &'c mut (dyn Frontier + Send),
+    pub(super) store: &'c dyn CrawlStore,
+    pub(super) links: &'c mut Decider,
+    pub(super) predictions: &'c mut Predictions,
+    pub(super) traps: &'c mut Traps,
+    pub(super) scope: &'c Scope,
+    pub(super) scope_watch: &'c mut ScopeWatch,
+    pub(super) declarations: &'c Declarations,
+    pub(super) counters: &'c mut JobCounters,
+    pub(super) focus: Option<&'c Focus>,
+    pub(super) config: &'c CrawlConfig,
+}
+
+impl Carry<'_> {
+    /// Adds `url` to `commit` as queued at `priority`, and to this decision's `pending` URLs.
+    pub(super) fn queue(
+        &mut self,
+        commit: &mut Commit,
+        pending: &mut HashSet<UrlKey>,
+        url: &CanonicalUrl,
+        entry: QueuedUrl,
+        priority: u32,
+    ) -> Result<(), EngineError> {
+        pending.insert(url_key(url.as_str()));
+        self.frontier.enqueue(commit, url, entry, priority)
+    }
+
+    pub(super) fn is_seen(
+        &self,
+        url: &CanonicalUrl,
+        key: &UrlKey,
+        pending: &HashSet<UrlKey>,
+    ) -> Result<bool, EngineError> {
+        Ok(pending.contains(key) || self.frontier.is_seen(url, key)?)
+    }
+
+    /// Queues the `Sitemap:` URLs of a robots.txt (each once per job, scope permitting), as
+    /// the commit returned.
+    pub(super) fn queue_sitemaps(&mut self, sitemaps: &[String]) -> Result<Commit, EngineError> {
         let mut commit = Commit::default();
         let mut pending = HashSet::new();
         for raw in sitemaps {
@@ -22,7 +70,7 @@ impl Coordinator {
             };
             let ukey = url_key(url.as_str());
             if self.is_seen(&url, &ukey, &pending)?
-                || self.traps.admits(&self.scope, &url, 0).is_err()
+                || self.traps.admits(self.scope, &url, 0).is_err()
             {
                 continue;
             }
@@ -33,7 +81,7 @@ impl Coordinator {
             };
             self.queue(&mut commit, &mut pending, &url, entry, 0)?;
         }
-        self.apply(commit, Vec::new())
+        Ok(commit)
     }
 
     /// A fetched sitemap: its URLs are queued like seeds, a sitemap index's like sitemaps.
@@ -49,7 +97,7 @@ impl Coordinator {
             match nearcrawl_extract::decode_content(
                 Some("gzip"),
                 &page.body,
-                self.job.config.fetch.max_body_bytes,
+                self.config.fetch.max_body_bytes,
             ) {
                 Ok((body, _)) => body,
                 Err(e) => {
@@ -79,7 +127,7 @@ impl Coordinator {
             };
             let ukey = url_key(url.as_str());
             if self.is_seen(&url, &ukey, &pending)?
-                || self.traps.admits(&self.scope, &url, entry.depth).is_err()
+                || self.traps.admits(self.scope, &url, entry.depth).is_err()
             {
                 continue;
             }
@@ -130,11 +178,11 @@ impl Coordinator {
         };
         decided.decision.final_url = Some(target.to_string());
         decided.decision.fates_mut();
-        if entry.redirects >= self.job.config.fetch.max_redirects {
+        if entry.redirects >= self.config.fetch.max_redirects {
             decided.decision.verdict = Verdict::Error;
             decided.decision.error = Some(format!(
                 "more than {} redirects",
-                self.job.config.fetch.max_redirects
+                self.config.fetch.max_redirects
             ));
             return Ok(decided);
         }
@@ -145,7 +193,7 @@ impl Coordinator {
             return Ok(decided);
         }
         let at = (entry.depth, seq);
-        if let Err((verdict, reason)) = self.traps.admits(&self.scope, &target, entry.depth) {
+        if let Err((verdict, reason)) = self.traps.admits(self.scope, &target, entry.depth) {
             self.record_refused_link(&target, ukey, at, verdict, reason, &mut decided)?;
             return Ok(decided);
         }
@@ -199,7 +247,7 @@ impl Coordinator {
             parent: Some(parent),
             ..QueuedUrl::default()
         };
-        let record = self.refused(&found, verdict, reason);
+        let record = crate::record::refused(self.counters.take_seq(), &found, verdict, reason);
         decided.extra.push(record);
         Ok(())
     }
@@ -227,7 +275,7 @@ pub(super) struct LinkFollowing<'a> {
     pub(super) seen: Option<&'a SeenLinks>,
 }
 
-impl Coordinator {
+impl Carry<'_> {
     /// A focused crawl: moves the queued URL `url` up to `priority`, reached now from the
     /// page `seq` (at `entry`), when the scope and the trap rules let this page's path lead
     /// there. Returns whether it moved.
@@ -243,11 +291,7 @@ impl Coordinator {
         priority: u32,
         decided: &mut Decided,
     ) -> Result<bool, EngineError> {
-        if self
-            .traps
-            .admits(&self.scope, url, entry.depth + 1)
-            .is_err()
-        {
+        if self.traps.admits(self.scope, url, entry.depth + 1).is_err() {
             return Ok(false);
         }
         let Ok(patterns) = self.traps.rules.check_path(path, &UrlPattern::of(url)) else {

@@ -9,13 +9,15 @@ use governor::{Quota, RateLimiter};
 use nearcrawl_dedup::{Analyzer, DedupStage};
 use nearcrawl_fingerprint::Fingerprint;
 use nearcrawl_frontier::{Relevance, Scope, TrapRules};
-use nearcrawl_store::Commit;
+use nearcrawl_link_policy::Decider;
+use nearcrawl_store::{Commit, CrawlStore};
 use tracing::info;
 
 use super::budgets::Traps;
 use super::counters::JobCounters;
 use super::in_flight::InFlight;
 use super::job::{Job, Parts, shared_parts};
+use super::predictions::Predictions;
 use super::{Coordinator, SHARED, judge, now, predictions, scope_watch};
 use crate::archive::Archive;
 use crate::error::EngineError;
@@ -24,36 +26,6 @@ use crate::frontier::{Frontier, FrontierConfig, StoreFrontier};
 use crate::progress::Progress;
 
 impl Coordinator {
-    /// A resumed crawl goes on with the mirrors it was sampling (see
-    /// [`nearcrawl_link_policy::Mirrors`]); the link policy journals what it is fed from
-    /// here, when asked to (`links.policy_events`).
-    fn resume_mirrors(&mut self) -> Result<(), EngineError> {
-        if let Some(bytes) = self.store.blob(nearcrawl_link_policy::MIRRORS)? {
-            let mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
-                nearcrawl_store::StoreError::Corrupt {
-                    table: "blobs",
-                    reason: format!("{}: {e}", nearcrawl_link_policy::MIRRORS),
-                }
-            })?;
-            self.links.resume_mirrors(mirrors);
-        }
-        if self.journal.is_some() {
-            self.links.keep_journal();
-            self.predictions.learned_mut().keep_journal();
-        }
-        if self.links.has_mirrors() {
-            let store = &self.store;
-            self.links.resume_candidates(|key| {
-                let parked = store.parked_on(key)?;
-                let urls = parked
-                    .into_iter()
-                    .map(|(link, parked)| (link, parked.entry.url));
-                Ok::<_, EngineError>(urls.collect())
-            })?;
-        }
-        Ok(())
-    }
-
     pub(super) fn open(
         job: Job,
         parts: Parts,
@@ -146,17 +118,22 @@ impl Coordinator {
         let judge = judge::Judging::here(judge::Judge::open(Arc::clone(&store), stage)?);
         // A resumed crawl goes on with the URL rules it learned; a shared job's worker, with
         // the job's.
-        let predictions =
-            predictions::Predictions::open(&job.config.dedup, shared_rules, store.as_ref())?;
+        let mut predictions = Predictions::open(&job.config.dedup, shared_rules, store.as_ref())?;
         let declarations =
             super::declarations::Declarations::new(Arc::clone(&store), shared_declarations);
-        let links = nearcrawl_link_policy::Decider::new(job.config.dedup.links());
+        let mut links = Decider::new(job.config.dedup.links());
         // A shared job's policy decides with what other workers' policies learned: its events
         // are not this process's alone.
         let journal = match job.config.links.policy_events && job.redis.is_none() {
             true => Some(super::journal::Journal::open(&job.out_dir)?),
             false => None,
         };
+        resume_links(
+            &mut links,
+            &mut predictions,
+            store.as_ref(),
+            journal.is_some(),
+        )?;
         let mut coordinator = Coordinator {
             job,
             store,
@@ -187,7 +164,6 @@ impl Coordinator {
             let state = coordinator.job.out_dir.join("state");
             focus.resume(coordinator.store.as_ref(), &state)?;
         }
-        coordinator.resume_mirrors()?;
         let through = coordinator.counters.next_seq();
         coordinator
             .judge
@@ -197,21 +173,53 @@ impl Coordinator {
             // A shared job's seeds were queued by the worker that created it.
             info!(decided = next_seq, "joined shared job");
         } else if next_seq == 0 && coordinator.store.hosts()?.is_empty() {
-            coordinator.enqueue_seeds()?;
+            let mut commit = Commit::default();
+            let mut pending = HashSet::new();
+            let previous = coordinator.job.config.previous.clone();
+            let seeds = coordinator.job.seeds.clone();
+            for (url, entry, priority) in crate::recrawl::first_queue(previous.as_deref(), &seeds)?
+            {
+                let mut carry = coordinator.carry();
+                carry.queue(&mut commit, &mut pending, &url, entry, priority)?;
+            }
+            coordinator.apply(commit, Vec::new())?;
         } else {
             info!(decided = next_seq, "resuming job");
         }
         Ok(coordinator)
     }
+}
 
-    fn enqueue_seeds(&mut self) -> Result<(), EngineError> {
-        let mut commit = Commit::default();
-        let mut pending = HashSet::new();
-        let previous = self.job.config.previous.clone();
-        let seeds = self.job.seeds.clone();
-        for (url, entry, priority) in crate::recrawl::first_queue(previous.as_deref(), &seeds)? {
-            self.queue(&mut commit, &mut pending, &url, entry, priority)?;
-        }
-        self.apply(commit, Vec::new())
+/// A resumed crawl goes on with the mirrors it was sampling (see
+/// [`nearcrawl_link_policy::Mirrors`]), as the store kept them; the link policy journals what
+/// it is fed from here, when asked to (`journal`).
+fn resume_links(
+    links: &mut Decider,
+    predictions: &mut Predictions,
+    store: &dyn CrawlStore,
+    journal: bool,
+) -> Result<(), EngineError> {
+    if let Some(bytes) = store.blob(nearcrawl_link_policy::MIRRORS)? {
+        let mirrors = nearcrawl_link_policy::Mirrors::from_bytes(&bytes).map_err(|e| {
+            nearcrawl_store::StoreError::Corrupt {
+                table: "blobs",
+                reason: format!("{}: {e}", nearcrawl_link_policy::MIRRORS),
+            }
+        })?;
+        links.resume_mirrors(mirrors);
     }
+    if journal {
+        links.keep_journal();
+        predictions.learned_mut().keep_journal();
+    }
+    if links.has_mirrors() {
+        links.resume_candidates(|key| {
+            let parked = store.parked_on(key)?;
+            let urls = parked
+                .into_iter()
+                .map(|(link, parked)| (link, parked.entry.url));
+            Ok::<_, EngineError>(urls.collect())
+        })?;
+    }
+    Ok(())
 }

@@ -3,8 +3,8 @@
 
 use super::{
     Analysed, Commit, Coordinator, Decided, Decision, Declared, Duration, EngineError,
-    FetchFailure, Fetched, HostId, HostOutcome, PreparedFetch, Progress, QueueKey, QueuedUrl,
-    RobotsFetch, Sample, Verdict, debug, now, url_key, warn,
+    FetchFailure, Fetched, Frontier, HostId, HostOutcome, PreparedFetch, Probe, Progress, QueueKey,
+    QueuedUrl, RobotsFetch, Sample, Verdict, debug, now, url_key, warn,
 };
 
 /// How a host's answer weighs on its politeness: a server error backs the host off like a
@@ -49,6 +49,64 @@ fn named_first(url: &str, commit: &Commit, elsewhere: &[String]) -> Vec<String> 
     links
 }
 
+/// What a probe's answer makes of its URL, the counterpart's length known (or waited for
+/// long enough; then `counterpart` is empty), with samples taken or not and the tolerance on
+/// lengths (`checks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProbeNext {
+    /// Some of its text is asked before all of it.
+    Sample,
+    /// Its counterpart's length: decided `unchanged` without a GET.
+    Unchanged,
+    /// Fetched whole.
+    Fetch,
+}
+
+fn probe_next(
+    probe: &Probe,
+    counterpart: &Declared,
+    (sampling, tolerance): (bool, f64),
+) -> ProbeNext {
+    // A large page: some of its text is asked before all of it, whatever its length (a
+    // rewritten page can keep its length). A URL rule's sample: a page of a length its
+    // copies have had, whatever its size, and no other (a length alone tells nothing).
+    let sample = sampling
+        && !counterpart.shingles.is_empty()
+        && probe.status == Some(200)
+        && match (probe.length, probe.counterpart_length, probe.window) {
+            (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
+            (Some(length), Some(counterpart), None) => {
+                nearcrawl_dedup::worth_sampling(length, counterpart)
+            }
+            _ => false,
+        };
+    if sample {
+        ProbeNext::Sample
+    } else if probe.window.is_none() && probe.unchanged(tolerance) {
+        ProbeNext::Unchanged
+    } else {
+        ProbeNext::Fetch
+    }
+}
+
+/// A probe's request (its HEAD or its sample) answered: the host's turn ends, the bytes
+/// count. Whether the frontier parked the host, and the bytes received.
+fn probe_answered(
+    frontier: &mut dyn Frontier,
+    progress: &Progress,
+    id: HostId,
+    key: QueueKey,
+    result: &Result<Fetched, FetchFailure>,
+) -> (bool, u64) {
+    let (outcome, bytes) = match result {
+        Ok(page) => (host_outcome(page), page.wire_bytes),
+        Err(failure) => (HostOutcome::Failed, failure.wire_bytes),
+    };
+    let parked = frontier.finished(id, Some(key), outcome, now());
+    Progress::add(&progress.bytes, bytes);
+    (parked, bytes)
+}
+
 impl Coordinator {
     pub(super) fn handle_robots(
         &mut self,
@@ -78,7 +136,8 @@ impl Coordinator {
             let sitemaps = fetch.rules.sitemaps.clone();
             self.frontier.robots_read(id, fetch.rules, now, ttl);
             if self.job.config.links.sitemaps {
-                return self.queue_sitemaps(&sitemaps);
+                let commit = self.carry().queue_sitemaps(&sitemaps)?;
+                return self.apply(commit, Vec::new());
             }
         }
         // Stores the robots.txt byte count.
@@ -122,7 +181,8 @@ impl Coordinator {
             && !parked
         {
             debug!(url = %entry.url, error = %failure.message, "transient failure, will retry");
-            return self.retry(key, entry);
+            let attempts = entry.attempts + 1;
+            return self.requeue(key, QueuedUrl { attempts, ..entry });
         }
         let address = self.frontier.address_of(id);
         let record = crate::record::failed(self.counters.take_seq(), &entry, &failure, address);
@@ -135,12 +195,6 @@ impl Coordinator {
             self.drain_host(id, Verdict::Error, &reason)?;
         }
         Ok(())
-    }
-
-    /// Puts a URL back at the end of its host's queue for another attempt.
-    fn retry(&mut self, key: QueueKey, mut entry: QueuedUrl) -> Result<(), EngineError> {
-        entry.attempts += 1;
-        self.requeue(key, entry)
     }
 
     /// Puts a URL back at the end of its host's queue, as `entry`.
@@ -160,7 +214,7 @@ impl Coordinator {
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     ) -> Result<(), EngineError> {
-        let (parked, bytes) = self.probe_answered(id, key, &result);
+        let (parked, bytes) = probe_answered(&mut *self.frontier, &self.progress, id, key, &result);
         let Some(probe) = entry.probe.as_mut() else {
             return Ok(());
         };
@@ -181,51 +235,23 @@ impl Coordinator {
             probe.asked = false;
             self.requeue(key, entry)?;
         } else {
-            self.decide_probe(key, entry, result, declared.unwrap_or_default())?;
+            let counterpart = declared.unwrap_or_default();
+            let checks = (self.links.samples(), self.links.probe_tolerance());
+            match (probe_next(probe, &counterpart, checks), result) {
+                (ProbeNext::Sample, Ok(_)) => {
+                    probe.sample = Some(Sample::default());
+                    self.requeue(key, entry)?;
+                }
+                (ProbeNext::Unchanged, Ok(page)) => {
+                    self.unchanged(key, entry, &page, &counterpart.links)?;
+                }
+                _ => {
+                    debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
+                    self.requeue(key, entry)?;
+                }
+            }
         }
         self.drain_if(id, parked)
-    }
-
-    /// A probe answered, its counterpart's length known (or waited for long enough; then
-    /// `counterpart` is empty).
-    fn decide_probe(
-        &mut self,
-        key: QueueKey,
-        mut entry: QueuedUrl,
-        result: Result<Fetched, FetchFailure>,
-        counterpart: Declared,
-    ) -> Result<(), EngineError> {
-        let tolerance = self.links.probe_tolerance();
-        let sampling = self.links.samples();
-        let Some(probe) = entry.probe.as_mut() else {
-            return self.requeue(key, entry);
-        };
-        // A large page: some of its text is asked before all of it, whatever its length (a
-        // rewritten page can keep its length). A URL rule's sample: a page of a length its
-        // copies have had, whatever its size, and no other (a length alone tells nothing).
-        let sample = sampling
-            && !counterpart.shingles.is_empty()
-            && probe.status == Some(200)
-            && match (probe.length, probe.counterpart_length, probe.window) {
-                (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
-                (Some(length), Some(counterpart), None) => {
-                    nearcrawl_dedup::worth_sampling(length, counterpart)
-                }
-                _ => false,
-            };
-        match result {
-            Ok(_) if sample => {
-                probe.sample = Some(Sample::default());
-                self.requeue(key, entry)
-            }
-            Ok(page) if probe.window.is_none() && probe.unchanged(tolerance) => {
-                self.unchanged(key, entry, &page, &counterpart.links)
-            }
-            _ => {
-                debug!(url = %entry.url, probe = ?entry.probe, "probe: changed, will fetch");
-                self.requeue(key, entry)
-            }
-        }
     }
 
     /// A probe's sample answered (see [`nearcrawl_dedup::check_sample`]): its parts have the
@@ -240,7 +266,7 @@ impl Coordinator {
         mut entry: QueuedUrl,
         result: Result<Fetched, FetchFailure>,
     ) -> Result<(), EngineError> {
-        let (parked, bytes) = self.probe_answered(id, key, &result);
+        let (parked, bytes) = probe_answered(&mut *self.frontier, &self.progress, id, key, &result);
         let Some(probe) = entry.probe.as_mut() else {
             return Ok(());
         };
@@ -286,23 +312,6 @@ impl Coordinator {
         self.drain_if(id, parked)
     }
 
-    /// A probe's request (its HEAD or its sample) answered: the host's turn ends, the bytes
-    /// count. Whether the frontier parked the host, and the bytes received.
-    fn probe_answered(
-        &mut self,
-        id: HostId,
-        key: QueueKey,
-        result: &Result<Fetched, FetchFailure>,
-    ) -> (bool, u64) {
-        let (outcome, bytes) = match result {
-            Ok(page) => (host_outcome(page), page.wire_bytes),
-            Err(failure) => (HostOutcome::Failed, failure.wire_bytes),
-        };
-        let parked = self.frontier.finished(id, Some(key), outcome, now());
-        Progress::add(&self.progress.bytes, bytes);
-        (parked, bytes)
-    }
-
     /// Drains a host the frontier just parked after repeated failures.
     fn drain_if(&mut self, id: HostId, parked: bool) -> Result<(), EngineError> {
         if parked {
@@ -337,11 +346,12 @@ impl Coordinator {
         if retryable && entry.attempts < self.job.config.fetch.max_retries && !parked {
             self.archive.response(&page, None, &[])?;
             debug!(url = %entry.url, status = page.status, "server asked to wait, will retry");
-            return self.retry(key, entry);
+            let attempts = entry.attempts + 1;
+            return self.requeue(key, QueuedUrl { attempts, ..entry });
         }
         let seq = self.counters.take_seq();
         let decided = if (300..400).contains(&page.status) && page.status != 304 {
-            let decided = self.decide_redirect(&page, &entry, seq)?;
+            let decided = self.carry().decide_redirect(&page, &entry, seq)?;
             self.archive
                 .response(&page, None, &[("verdict", "redirect".into())])?;
             decided
@@ -353,7 +363,7 @@ impl Coordinator {
             let reason = format!("HTTP {}", page.status);
             Decided::new(Decision::because(Verdict::Error, reason))
         } else if entry.sitemap {
-            let decided = self.decide_sitemap(&page, &entry, seq)?;
+            let decided = self.carry().decide_sitemap(&page, &entry, seq)?;
             let verdict = decided.decision.verdict.as_str();
             self.archive
                 .response(&page, None, &[("verdict", verdict.into())])?;
@@ -433,6 +443,103 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_s_answer_samples_decides_or_fetches() {
+        let head = |length, counterpart_length, window| Probe {
+            asked: true,
+            status: Some(200),
+            length,
+            counterpart_length,
+            window,
+            ..Probe::default()
+        };
+        let text = Declared {
+            length: 40_000,
+            shingles: vec![1, 2, 3],
+            ..Declared::default()
+        };
+        let no_text = Declared::default();
+        let (on, off) = ((true, 0.02), (false, 0.02));
+        // (what it protects, the probe, the counterpart, samples on) -> what follows
+        let cases = [
+            (
+                "a large page of its counterpart's length: sampled, not trusted to its length",
+                head(Some(40_000), Some(40_000), None),
+                &text,
+                on,
+                ProbeNext::Sample,
+            ),
+            (
+                "the same, samples off: unchanged by its length",
+                head(Some(40_000), Some(40_000), None),
+                &text,
+                off,
+                ProbeNext::Unchanged,
+            ),
+            (
+                "no text kept of the counterpart: nothing to sample against",
+                head(Some(40_000), Some(40_000), None),
+                &no_text,
+                on,
+                ProbeNext::Unchanged,
+            ),
+            (
+                "another length, too short to sample: fetched",
+                head(Some(900), Some(2_000), None),
+                &text,
+                on,
+                ProbeNext::Fetch,
+            ),
+            (
+                "a small page of its counterpart's length: unchanged",
+                head(Some(2_010), Some(2_000), None),
+                &text,
+                on,
+                ProbeNext::Unchanged,
+            ),
+            (
+                "a rule's sample, a length its copies have had: sampled",
+                head(Some(3_000), Some(2_000), Some((2_900, 3_100))),
+                &text,
+                on,
+                ProbeNext::Sample,
+            ),
+            (
+                "a rule's sample, another length: fetched, never unchanged by length",
+                head(Some(2_000), Some(2_000), Some((2_900, 3_100))),
+                &text,
+                on,
+                ProbeNext::Fetch,
+            ),
+            (
+                "no length declared: fetched",
+                head(None, Some(2_000), None),
+                &text,
+                on,
+                ProbeNext::Fetch,
+            ),
+            (
+                "the counterpart not fetched (waited for long enough): fetched",
+                head(Some(2_000), None, None),
+                &no_text,
+                on,
+                ProbeNext::Fetch,
+            ),
+        ];
+        for (what, probe, counterpart, checks, next) in cases {
+            assert_eq!(probe_next(&probe, counterpart, checks), next, "{what}");
+        }
+        let failed = Probe {
+            status: Some(404),
+            ..head(Some(40_000), Some(40_000), None)
+        };
+        assert_eq!(
+            probe_next(&failed, &text, on),
+            ProbeNext::Fetch,
+            "another status"
+        );
+    }
 
     #[test]
     fn a_page_names_first_the_urls_of_its_own_site_its_decision_queued() {

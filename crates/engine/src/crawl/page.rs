@@ -333,7 +333,7 @@ impl Coordinator {
             self.links.note_copy(&page, original);
         }
         if !nofollow && expands {
-            self.follow_links(entry, seq, links, &follow, &mut decided)?;
+            (self.carry()).follow_links(entry, seq, links, &follow, &mut decided)?;
         } else {
             decided.decision.fates_mut();
             decided.decision.trap = follow.chain_trap.as_ref().map(|trap| trap.to_string());

@@ -12,6 +12,7 @@ use nearcrawl_store::{Commit, CrawlStore, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
 use url::Url;
 
+use super::links::Carry;
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
 
@@ -26,7 +27,7 @@ pub(super) fn end_of_crawl_key() -> UrlKey {
 
 /// What a decision decided that links parked on a key waited for.
 #[derive(Debug, Clone, Copy)]
-enum Waited {
+pub(super) enum Waited {
     /// The URL they waited on: a hub (its record's number), or not.
     Url { hub: Option<u64> },
     /// A hub's links, all decided: whether it is worth fetching again.
@@ -37,7 +38,7 @@ enum Waited {
     End,
 }
 
-impl Coordinator {
+impl Carry<'_> {
     /// The links parked on what `commit` decides, released as part of it ([`released_link`]
     /// says what becomes of each), in this order: those parked on each URL it decides (`records`
     /// with their keys, `queued`: `None` for a URL refused on discovery), on a hub whose links
@@ -63,7 +64,7 @@ impl Coordinator {
             self.release_on(commit, &mut records[index], key, Waited::Url { hub })?;
         }
         for (index, seq, worth) in
-            credit_hubs(self.links.hubs(), &*self.store, commit, records, queued)?
+            credit_hubs(self.links.hubs(), self.store, commit, records, queued)?
         {
             let waited = Waited::HubLinks { worth };
             self.release_on(commit, &mut records[index], hub_links_key(seq), waited)?;
@@ -126,7 +127,7 @@ impl Coordinator {
             return Ok(0);
         }
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
-        let (store, predictions) = (&self.store, &self.predictions);
+        let (store, predictions) = (self.store, &*self.predictions);
         // What sampling a candidate costs: its counterpart's length, the counterpart as a URL
         // rule predicts it, once decided.
         let drawn = self.links.draw(now, |url| {
@@ -183,7 +184,7 @@ impl Coordinator {
     /// `commit`, once what each waited for is decided (`waited`): each queued, parked again
     /// or dropped as the link policy says ([`released_link`]), unless it was seen meanwhile
     /// (the links this decision queues already included).
-    fn release_links(
+    pub(super) fn release_links(
         &mut self,
         commit: &mut Commit,
         on: &str,
@@ -242,7 +243,9 @@ impl Coordinator {
         }
         Ok(released)
     }
+}
 
+impl Coordinator {
     /// Nothing is queued or in flight, so nothing a link is parked on can be decided any
     /// more: links still parked (which should not happen: each waits for a URL, a hub's links
     /// or a mirror's samples, all decided by now) are followed rather than lost. Returns
@@ -253,7 +256,7 @@ impl Coordinator {
         }
         // A mirror's candidates whose counterparts never came: sampled now.
         let mut commit = Commit::default();
-        if self.draw_mirror_samples(&mut commit, None, true)? > 0 {
+        if self.carry().draw_mirror_samples(&mut commit, None, true)? > 0 {
             self.apply(commit, Vec::new())?;
             return Ok(true);
         }
@@ -266,7 +269,7 @@ impl Coordinator {
         for key in keys {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
             let released =
-                self.release_links(&mut commit, "the crawl's end", links, Waited::End)?;
+                (self.carry()).release_links(&mut commit, "the crawl's end", links, Waited::End)?;
             followed += released.total("fetch");
         }
         warn!(
@@ -294,7 +297,7 @@ impl Coordinator {
                 "parked",
                 "a page waiting for the crawl's end",
             )?;
-            self.queue(
+            self.carry().queue(
                 &mut commit,
                 &mut pending,
                 &url,

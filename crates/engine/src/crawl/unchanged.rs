@@ -5,8 +5,8 @@
 //! unchanged_page` decides which).
 
 use super::{
-    CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, HashSet,
-    ParkedLink, Probe, QueueKey, QueuedUrl, Url, Verdict, debug, url_key,
+    CanonicalUrl, Commit, Coordinator, Decided, Decision, EngineError, Fetched, ParkedLink, Probe,
+    QueueKey, QueuedUrl, Url, Verdict, debug, url_key,
 };
 use nearcrawl_link_policy::{By, Fate, Named};
 
@@ -169,6 +169,6 @@ impl Named for NamedHere<'_> {
             .traps
             .admits(&self.crawl.scope, &here, self.depth)
             .is_ok()
-            && !(self.crawl).is_seen(&here, &url_key(here.as_str()), &HashSet::new())?)
+            && !(self.crawl.frontier).is_seen(&here, &url_key(here.as_str()))?)
     }
 }

@@ -3,11 +3,11 @@
 
 use super::super::predictions::{self, Predictions};
 use super::super::{
-    CanonicalUrl, Coordinator, CrawlStore, Decided, EngineError, Follow, Followed, Frontier,
-    HashSet, HubYield, ParkedLink, PatternPath, Probe, QueuedUrl, SessionParams, Trap, Url, UrlKey,
-    UrlPattern, Verdict, url_key,
+    CanonicalUrl, CrawlStore, Decided, EngineError, Follow, Followed, Frontier, HashSet, HubYield,
+    ParkedLink, PatternPath, Probe, QueuedUrl, SessionParams, Trap, Url, UrlKey, UrlPattern,
+    Verdict, url_key,
 };
-use super::LinkFollowing;
+use super::{Carry, LinkFollowing};
 use nearcrawl_extract::Link;
 use nearcrawl_link_policy::{
     By, Crawl, Decider, Fate, FoundOn, PageFacts, Parked, Until, parking_answered,
@@ -36,7 +36,7 @@ struct PageLinks<'a> {
 impl PageLinks<'_> {
     /// What following the links of the page at `entry` starts from.
     fn new<'h>(
-        crawl: &Coordinator,
+        crawl: &Carry<'_>,
         entry: &QueuedUrl,
         how: &'h LinkFollowing<'_>,
     ) -> Result<PageLinks<'h>, EngineError> {
@@ -73,7 +73,7 @@ impl PageLinks<'_> {
             fates: LinkFates::default(),
             new_found: 0,
             path: PatternPath::from_pairs(entry.patterns.clone()),
-            graph: crawl.job.config.records_links().then(Default::default),
+            graph: crawl.config.records_links().then(Default::default),
             on,
         })
     }
@@ -137,7 +137,7 @@ impl PageLinks<'_> {
     }
 }
 
-impl Coordinator {
+impl Carry<'_> {
     /// Queues the links of a page that may be followed, records those refused by the scope
     /// or the URL rules, and counts those dropped: a duplicate's links not followed (`dropped`)
     /// and links the pattern-on-path rule stopped (`trapped`; the rules in `trap`).
@@ -152,7 +152,7 @@ impl Coordinator {
         // A shared job: the rules other workers' pages taught since.
         self.predictions.catch_up(false)?;
         let mut page = PageLinks::new(self, entry, how)?;
-        let follow_nofollow = self.job.config.links.follow_nofollow;
+        let follow_nofollow = self.config.links.follow_nofollow;
         for (link, url) in links {
             if link.nofollow && !follow_nofollow {
                 continue;
@@ -163,7 +163,7 @@ impl Coordinator {
             };
             self.follow_link(entry, seq, (link, url), how, &mut page, decided)?;
         }
-        page.close(&mut self.links, entry, seq, how, decided);
+        page.close(self.links, entry, seq, how, decided);
         Ok(())
     }
 
@@ -192,7 +192,7 @@ impl Coordinator {
         let admitted = page
             .graph
             .is_some()
-            .then(|| self.traps.admits(&self.scope, &url, depth));
+            .then(|| self.traps.admits(self.scope, &url, depth));
         if let (Some(Ok(())), Some((graph, in_graph))) = (&admitted, &mut page.graph)
             && in_graph.insert(ukey)
         {
@@ -208,15 +208,14 @@ impl Coordinator {
                 && !page.pending.contains(&ukey)
                 && self.frontier.raisable(&ukey, 0)
                 && nearcrawl_link_policy::follows(
-                    &Asked::of(&*self.frontier, &*self.store, &self.predictions),
+                    &Asked::of(&*self.frontier, self.store, self.predictions),
                     &page.on,
                     &url,
                     followed,
                 )?
             {
                 let words = (link.text.as_str(), link.context.as_str());
-                let priority =
-                    super::priority_of(self.focus.as_ref(), entry, how, words, url.as_url());
+                let priority = super::priority_of(self.focus, entry, how, words, url.as_url());
                 if self.frontier.raisable(&ukey, priority)
                     && self.raise(entry, seq, how, &page.path, &url, ukey, priority, decided)?
                 {
@@ -227,7 +226,7 @@ impl Coordinator {
             return Ok(());
         }
         page.pending.insert(ukey);
-        let asked = Asked::of(&*self.frontier, &*self.store, &self.predictions);
+        let asked = Asked::of(&*self.frontier, self.store, self.predictions);
         let found = self.links.found(&asked, &page.on, &url, followed)?;
         let fate = match how.chain_trap {
             // The chain of duplicates stops the page's links.
@@ -237,7 +236,7 @@ impl Coordinator {
         let skip = matches!(fate, Fate::Drop { .. });
         let waits = matches!(fate, Fate::Wait { always: false, .. });
         let at = (depth, seq);
-        match admitted.unwrap_or_else(|| self.traps.admits(&self.scope, &url, depth)) {
+        match admitted.unwrap_or_else(|| self.traps.admits(self.scope, &url, depth)) {
             // A duplicate's links were never really discovered: no records for them.
             Err(_) if skip => page.fates.add(&fate),
             Err(_) if waits => page.fates.add_named("drop", "scope", 1),
@@ -328,7 +327,7 @@ impl Coordinator {
                 ..Probe::default()
             })
         };
-        let priority = super::priority_of(self.focus.as_ref(), entry, how, words, url.as_url());
+        let priority = super::priority_of(self.focus, entry, how, words, url.as_url());
         // Only a link fetched as new is asked of the URL rules.
         let asks_rules = matches!(fate, Fate::Fetch { by: By::New });
         let fate = match fate {
@@ -389,7 +388,7 @@ impl Coordinator {
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
         let fate = match asks_rules {
-            true => self.predictions.for_url(&self.declarations, url.as_url()),
+            true => self.predictions.for_url(self.declarations, url.as_url()),
             false => fate.map(CanonicalUrl::into_url),
         };
         if predictions::apply(fate.clone(), &mut next).is_some() {
@@ -409,7 +408,7 @@ impl Coordinator {
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
         if followed != Followed::No
             && !matches!(fate, Fate::Fetch { by: By::Mirror })
-            && !leads_as_original(&self.predictions, how, url.as_url())
+            && !leads_as_original(self.predictions, how, url.as_url())
         {
             // (Where its original leads too, taken to the original's site, a language's link
             // to its own copy of a section, it leads to no page its original does not.)
