@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use governor::DefaultDirectRateLimiter;
 use nearcrawl_dedup::{Extracted, Follow, Followed, PageAnalysis, PageAnalyzer, Stage};
-use nearcrawl_extract::{Sitemap, read_sitemap};
+use nearcrawl_extract::Sitemap;
 use nearcrawl_fetch::{Fetch, FetchFailure, Fetched, RobotsFetch};
 use nearcrawl_frontier::{
     CanonicalUrl, HostOutcome, PatternPath, Scope, SessionParams, Trap, TrapRules, UrlPattern,
@@ -350,7 +350,7 @@ impl Coordinator {
                     let entry = self.predictions.dispatched(entry);
                     let record = match verdict {
                         Verdict::Predicted => {
-                            predictions::predicted_record(self.counters.take_seq(), &entry)
+                            crate::record::predicted(self.counters.take_seq(), &entry)
                         }
                         _ => self.refused(&entry, verdict, reason),
                     };

@@ -187,6 +187,17 @@ pub(crate) fn refused(seq: u64, entry: &QueuedUrl, verdict: Verdict, reason: Str
     }
 }
 
+/// The record of `entry`, decided without a request as a duplicate of the page its
+/// prediction names (verdict `predicted`, `duplicate_of` that page, the rule in
+/// `prediction`).
+pub(crate) fn predicted(seq: u64, entry: &QueuedUrl) -> Record {
+    Record {
+        duplicate_of: entry.predicted.as_ref().map(|p| p.counterpart.clone()),
+        error: None,
+        ..refused(seq, entry, Verdict::Predicted, String::new())
+    }
+}
+
 /// The record's `fate` of a queued URL decided `verdict`, whose prediction (if it had one)
 /// was `checked` by its decision: the fate the link policy decided for it (a URL refused by
 /// the scope or a trap rule dropped; one a URL rule predicted a duplicate skipped; one that

@@ -51,7 +51,7 @@ pub use crate::content::{ContentExtractor, Extraction, MIN_ARTICLE_SCORE, TextBl
 pub use crate::decode::{CharsetSource, Decoded, charset_from_content_type, decode};
 pub use crate::html::{Attribute, Children, Document, Node, NodeId};
 pub use crate::page::{CONTEXT_BYTES, Link, LinkReading, MetaRobots, PageFacts};
-pub use crate::sitemap::{Sitemap, read_sitemap};
+pub use crate::sitemap::{Sitemap, read_sitemap, read_sitemap_file};
 pub use crate::tag::{Attr, Tag};
 pub use crate::template::{BlockKey, TemplateConfig, TemplateModel};
 pub use crate::wire::{decode_content, is_page_type};

@@ -9,6 +9,24 @@ pub enum Sitemap {
     Index(Vec<String>),
 }
 
+/// Reads a sitemap file as fetched (`body`, at most `limit` bytes once decoded): plain XML,
+/// or gzip data (`.xml.gz` files are usually served as gzip data, not with a
+/// `Content-Encoding`). What is wrong with it, when it is not a sitemap.
+pub fn read_sitemap_file(body: &[u8], limit: u64) -> Result<Sitemap, String> {
+    let decoded;
+    let body = match body.starts_with(&[0x1f, 0x8b]) {
+        true => {
+            decoded = crate::decode_content(Some("gzip"), body, limit)
+                .map_err(|e| format!("sitemap: {e}"))?
+                .0;
+            &decoded[..]
+        }
+        false => body,
+    };
+    read_sitemap(&String::from_utf8_lossy(body))
+        .ok_or_else(|| "not a sitemap (no urlset or sitemapindex)".to_string())
+}
+
 /// Reads the `<loc>` values of a sitemap (UTF-8 XML; entities `&amp;` `&lt;` `&gt;`
 /// `&quot;` `&apos;` and numeric references decoded, CDATA sections taken as they are).
 /// Namespace prefixes on the elements are accepted. Returns `None` when the text is neither
@@ -151,5 +169,50 @@ mod tests {
             read_sitemap("<urlset><url><loc>unterminated"),
             Some(Sitemap::Pages(vec![]))
         );
+    }
+
+    #[test]
+    fn a_sitemap_file_read_plain_or_gzipped_or_refused() {
+        use std::io::Write;
+        let xml = "<urlset><url><loc>http://example.com/a</loc></url></urlset>";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(xml.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let pages = Sitemap::Pages(vec!["http://example.com/a".into()]);
+        // (what it protects, the file as fetched, its limit) -> the sitemap, or the error's start
+        let cases: [(&str, &[u8], u64, Result<Sitemap, &str>); 5] = [
+            ("plain XML", xml.as_bytes(), 1 << 20, Ok(pages.clone())),
+            (
+                "gzip data without a Content-Encoding",
+                &gz,
+                1 << 20,
+                Ok(pages),
+            ),
+            (
+                "cut at the limit: what fits is read",
+                &gz,
+                8,
+                Ok(Sitemap::Pages(vec![])),
+            ),
+            (
+                "damaged gzip data",
+                &[0x1f, 0x8b, 0, 1, 2][..],
+                1 << 20,
+                Err("sitemap: "),
+            ),
+            (
+                "an HTML page",
+                b"<html>no</html>",
+                1 << 20,
+                Err("not a sitemap"),
+            ),
+        ];
+        for (what, body, limit, expected) in cases {
+            match (read_sitemap_file(body, limit), expected) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{what}"),
+                (Err(e), Err(start)) => assert!(e.starts_with(start), "{what}: {e}"),
+                (got, want) => panic!("{what}: {got:?}, expected {want:?}"),
+            }
+        }
     }
 }

@@ -82,6 +82,13 @@ impl Evidence {
     pub fn sample_window(&self) -> Option<(u64, u64)> {
         self.stats.length_window(self.held.length)
     }
+
+    /// The counterpart as the crawl writes URLs (canonical), so that it compares with a
+    /// record's `duplicate_of` and finds the counterpart's stored length.
+    pub fn page(&self) -> String {
+        nearcrawl_frontier::CanonicalUrl::from_url(self.counterpart.clone())
+            .map_or_else(|_| self.counterpart.to_string(), |c| c.to_string())
+    }
 }
 
 /// What is known of a copy a rule is learned from.

@@ -306,6 +306,38 @@ impl Learned {
         (right, event)
     }
 
+    /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
+    /// `original`: its path and query under the original's scheme, host and port, the start
+    /// of the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]),
+    /// without the session parameters learned on its host. Only for a `target` on the
+    /// duplicate's own site.
+    pub fn carried(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
+        let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
+        let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
+        Some(match self.sessions.strip(&counterpart) {
+            Some(stripped) => stripped.url,
+            None => counterpart,
+        })
+    }
+
+    /// Whether the `original` of the duplicate at `page` (its links' base) links to the
+    /// counterpart of its link to `target` (`links_to`): the page a URL rule says `target`
+    /// copies (a language's `ch02.pt-br.html` for `ch02.pt.html`), or the one the pair's
+    /// paths say ([`Learned::carried`]). Such a link leads to no page its original does not.
+    pub fn leads_as_original(
+        &self,
+        page: Option<&Url>,
+        original: &Url,
+        target: &Url,
+        links_to: impl Fn(&Url) -> bool,
+    ) -> bool {
+        let by_rule = self.counterpart_of(target);
+        let by_pair = page
+            .and_then(|page| self.carried(page, original, target))
+            .map(CanonicalUrl::into_url);
+        by_rule.into_iter().chain(by_pair).any(|c| links_to(&c))
+    }
+
     /// `url` as a URL rule names pages: without the session parameters the crawl learned (a
     /// rule maps pages, not visits).
     fn without_sessions(&self, url: &str) -> String {

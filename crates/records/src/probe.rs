@@ -32,6 +32,23 @@ pub struct Prediction {
     pub right: Option<bool>,
 }
 
+impl Prediction {
+    /// What a link's record and queue entry keep of the evidence of a `fate` (`check`,
+    /// `verify`, `sample`, `skip`) a URL rule decided.
+    pub fn of(fate: &str, evidence: &nearcrawl_link_policy::Evidence) -> Prediction {
+        Prediction {
+            fate: fate.to_string(),
+            rule: evidence.rule_text.clone(),
+            rule_id: evidence.rule.number(),
+            counterpart: evidence.page(),
+            support: evidence.stats.support,
+            checked: evidence.stats.checked,
+            confirmed: evidence.stats.confirmed,
+            right: None,
+        }
+    }
+}
+
 /// A probe of a URL that a duplicate links to where its original links to `counterpart`
 /// (relative to each site): a HEAD request whose `Content-Length` is compared with the one
 /// the counterpart's response declared. About the same length (within the crawl's

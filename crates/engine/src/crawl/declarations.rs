@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_link_policy::Held;
 use nearcrawl_store::{Commit, CrawlStore, Declared, StoreError, url_key};
 use url::Url;
 
@@ -133,6 +134,22 @@ impl Declarations {
         Ok(match self.length(target.as_str())? {
             Some(length) => (length > 0).then_some(length),
             None => self.shared().then_some(undecided),
+        })
+    }
+
+    /// What the crawl holds of the page at `counterpart`, when it was fetched whole and its
+    /// length is known (what a probe of a link predicted to copy it is compared with): that
+    /// length, and what a sample compared with its text would cost when its text's shingles
+    /// were kept. (A store or a shared job's Redis that cannot answer: nothing held, so the
+    /// link is fetched.)
+    pub(super) fn counterpart(&self, counterpart: &Url) -> Option<Held> {
+        let c = CanonicalUrl::from_url(counterpart.clone()).ok()?;
+        let declared = self.get(c.as_str()).ok()??;
+        (!declared.is_redirect()).then(|| Held {
+            length: declared.length,
+            sample_cost: (!declared.shingles.is_empty())
+                .then(|| nearcrawl_dedup::sample_cost(declared.length)),
+            head_cost: nearcrawl_dedup::HEAD_COST,
         })
     }
 

@@ -10,7 +10,7 @@ use super::tasks::SeenLinks;
 use super::{
     CanonicalUrl, Commit, CrawlConfig, CrawlStore, Decided, Decision, EngineError, Fetched, Focus,
     Follow, Frontier, HashSet, MAX_SITEMAP_URLS, PatternPath, QueuedUrl, Scope, Sitemap, Trap, Url,
-    UrlKey, UrlPattern, Verdict, read_sitemap, url_key,
+    UrlKey, UrlPattern, Verdict, url_key,
 };
 use nearcrawl_link_policy::{By, Decider, Fate};
 
@@ -92,27 +92,14 @@ impl Carry<'_> {
         seq: u64,
     ) -> Result<Decided, EngineError> {
         let mut decided = Decided::new(Decision::new(Verdict::Sitemap));
-        // `.xml.gz` files are usually served as gzip data, not with a Content-Encoding.
-        let body = if page.body.starts_with(&[0x1f, 0x8b]) {
-            match nearcrawl_extract::decode_content(
-                Some("gzip"),
-                &page.body,
-                self.config.fetch.max_body_bytes,
-            ) {
-                Ok((body, _)) => body,
-                Err(e) => {
-                    decided.decision.verdict = Verdict::Error;
-                    decided.decision.error = Some(format!("sitemap: {e}"));
-                    return Ok(decided);
-                }
+        let limit = self.config.fetch.max_body_bytes;
+        let sitemap = match nearcrawl_extract::read_sitemap_file(&page.body, limit) {
+            Ok(sitemap) => sitemap,
+            Err(e) => {
+                decided.decision.verdict = Verdict::Error;
+                decided.decision.error = Some(e);
+                return Ok(decided);
             }
-        } else {
-            page.body.clone()
-        };
-        let Some(sitemap) = read_sitemap(&String::from_utf8_lossy(&body)) else {
-            decided.decision.verdict = Verdict::Error;
-            decided.decision.error = Some("not a sitemap (no urlset or sitemapindex)".into());
-            return Ok(decided);
         };
         let (locs, nested) = match sitemap {
             Sitemap::Pages(locs) => (locs, false),

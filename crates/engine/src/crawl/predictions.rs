@@ -7,8 +7,8 @@
 
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{CopyFacts, Evidence, Fate, Held, How, Learned, RuleEvent};
-use nearcrawl_records::{Prediction, Probe, Record, Verdict};
+use nearcrawl_link_policy::{CopyFacts, Evidence, Fate, How, Learned, RuleEvent};
+use nearcrawl_records::{Prediction, Probe, Verdict};
 use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
 use url::Url;
 
@@ -141,10 +141,12 @@ impl Predictions {
     }
 
     /// The policy's fate for a URL not fetched yet ([`Learned::fate`]), the counterpart a
-    /// rule names counting when the crawl holds that page ([`held`]). [`apply`] carries it
+    /// rule names counting when the crawl holds that page ([`Declarations::counterpart`]). [`apply`] carries it
     /// out on the URL's queue entry.
     pub(super) fn for_url(&mut self, declarations: &Declarations, url: &Url) -> Fate {
-        (self.learned).fate(url, &|counterpart: &Url| held(declarations, counterpart))
+        (self.learned).fate(url, &|counterpart: &Url| {
+            declarations.counterpart(counterpart)
+        })
     }
 
     /// The fate of a queued URL about to be handed out that no rule had a prediction to act
@@ -175,7 +177,7 @@ impl Predictions {
                 format!(
                     "predicted: {} copies {} by the URL rule {}",
                     entry.url,
-                    counterpart(e),
+                    e.page(),
                     e.rule_text
                 ),
             )),
@@ -232,12 +234,12 @@ impl Predictions {
 /// entry: its prediction, checked when the page is decided, and for a verification or a
 /// sample its probe against the counterpart (a sample's HEAD must find a length the rule's
 /// copies have had before its parts are asked). Returns the prediction of a URL not to be
-/// requested ([`Fate::Skip`]), for its record ([`predicted_record`]). A fate no rule decided
+/// requested ([`Fate::Skip`]), for its record ([`crate::record::predicted`]). A fate no rule decided
 /// changes nothing.
 pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
     let probe = |e: &Evidence, window| {
         Some(Box::new(Probe {
-            counterpart: counterpart(e),
+            counterpart: e.page(),
             window,
             ..Probe::default()
         }))
@@ -250,7 +252,7 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
         Fate::Check { .. } => probe(e, e.sample_window()),
         _ => None,
     };
-    let prediction = prediction(name, e);
+    let prediction = Prediction::of(name, e);
     entry.predicted = Some(Box::new(prediction.clone()));
     match fate {
         Fate::Skip { .. } => Some(prediction),
@@ -258,54 +260,6 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
             entry.probe = probe;
             None
         }
-    }
-}
-
-/// The record of `entry`, decided without a request as a duplicate of the page its
-/// prediction names (verdict `predicted`, `duplicate_of` that page, the rule in
-/// `prediction`).
-pub(super) fn predicted_record(seq: u64, entry: &QueuedUrl) -> Record {
-    Record {
-        duplicate_of: entry.predicted.as_ref().map(|p| p.counterpart.clone()),
-        error: None,
-        ..crate::record::refused(seq, entry, Verdict::Predicted, String::new())
-    }
-}
-
-/// What the crawl holds of the page at `counterpart`, when it was fetched whole and its
-/// length is known (what a probe of a link predicted to copy it is compared with): that
-/// length, and what a sample compared with its text would cost when its text's shingles
-/// were kept. (A store or a shared job's Redis that cannot answer: nothing held, so the link
-/// is fetched.)
-pub(super) fn held(declarations: &Declarations, counterpart: &Url) -> Option<Held> {
-    let c = CanonicalUrl::from_url(counterpart.clone()).ok()?;
-    let declared = declarations.get(c.as_str()).ok()??;
-    (!declared.is_redirect()).then(|| Held {
-        length: declared.length,
-        sample_cost: (!declared.shingles.is_empty())
-            .then(|| nearcrawl_dedup::sample_cost(declared.length)),
-        head_cost: nearcrawl_dedup::HEAD_COST,
-    })
-}
-
-/// The counterpart a fate's evidence names, as the crawl writes URLs (canonical), so that it
-/// compares with `duplicate_of` and finds the counterpart's stored length.
-fn counterpart(evidence: &Evidence) -> String {
-    CanonicalUrl::from_url(evidence.counterpart.clone())
-        .map_or_else(|_| evidence.counterpart.to_string(), |c| c.to_string())
-}
-
-/// What a link's record and queue entry keep of a fate's evidence.
-pub(super) fn prediction(fate: &str, evidence: &Evidence) -> Prediction {
-    Prediction {
-        fate: fate.to_string(),
-        rule: evidence.rule_text.clone(),
-        rule_id: evidence.rule.number(),
-        counterpart: counterpart(evidence),
-        support: evidence.stats.support,
-        checked: evidence.stats.checked,
-        confirmed: evidence.stats.confirmed,
-        right: None,
     }
 }
 

@@ -196,3 +196,39 @@ fn an_event_read_back_makes_the_same_change() {
     let stats = direct.book().stats(RuleId::from_number(0)).unwrap();
     assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 2, 1));
 }
+
+#[test]
+fn a_duplicate_s_link_is_carried_to_its_original_s_site() {
+    let learned = Learned::new(checking(), None).unwrap();
+    let (page, original) = (
+        url("http://new.test/v2/a.html"),
+        url("http://old.test/v1/a.html"),
+    );
+    // (what it protects, the link) -> its counterpart on the original's site
+    let cases = [
+        (
+            "a sibling: the path the pair does not share swapped",
+            "http://new.test/v2/b.html",
+            Some("http://old.test/v1/b.html"),
+        ),
+        (
+            "a link to another site: none",
+            "http://other.test/v2/b.html",
+            None,
+        ),
+    ];
+    for (what, target, carried) in cases {
+        let got = learned.carried(&page, &original, &url(target));
+        assert_eq!(got.as_ref().map(CanonicalUrl::as_str), carried, "{what}");
+    }
+    let old_b = url("http://old.test/v1/b.html");
+    let links_to = |c: &Url| *c == old_b;
+    let target = url("http://new.test/v2/b.html");
+    assert!(learned.leads_as_original(Some(&page), &original, &target, links_to));
+    assert!(
+        !learned.leads_as_original(None, &original, &target, links_to),
+        "no base, no rule"
+    );
+    let other = url("http://new.test/v2/c.html");
+    assert!(!learned.leads_as_original(Some(&page), &original, &other, links_to));
+}

@@ -4,13 +4,12 @@
 use super::super::predictions::{self, Predictions};
 use super::super::{
     CanonicalUrl, CrawlStore, Decided, EngineError, Follow, Followed, Frontier, HashSet, HubYield,
-    ParkedLink, PatternPath, Probe, QueuedUrl, SessionParams, Trap, Url, UrlKey, UrlPattern,
-    Verdict, url_key,
+    ParkedLink, PatternPath, Probe, QueuedUrl, Trap, Url, UrlKey, UrlPattern, Verdict, url_key,
 };
 use super::{Carry, LinkFollowing};
 use nearcrawl_extract::Link;
 use nearcrawl_link_policy::{
-    By, Crawl, Decider, Fate, FoundOn, PageFacts, Parked, Until, parking_answered,
+    By, Crawl, Decider, Fate, FoundOn, Learned, PageFacts, Parked, Until, parking_answered,
 };
 use nearcrawl_records::LinkFates;
 
@@ -396,9 +395,7 @@ impl Carry<'_> {
             decided.commit.seen.push(ukey);
             page.fates.add(&fate);
             let seq = self.counters.take_seq();
-            decided
-                .extra
-                .push(predictions::predicted_record(seq, &next));
+            decided.extra.push(crate::record::predicted(seq, &next));
             return Ok(());
         }
         if let Some(by) = fate.by().filter(|by| !matches!(by, By::New | By::Rule(_))) {
@@ -419,48 +416,22 @@ impl Carry<'_> {
 }
 
 /// Whether the original of the duplicate being decided (`how`) links to the counterpart of
-/// its link to `target`: the page a URL rule says `target` copies (a language's
-/// `ch02.pt-br.html` for `ch02.pt.html`), or the one the pair's paths say ([`counterpart`]).
+/// its link to `target` ([`nearcrawl_link_policy::Learned::leads_as_original`]).
 fn leads_as_original(predictions: &Predictions, how: &LinkFollowing<'_>, target: &Url) -> bool {
     let Some(original) = &how.original else {
         return false;
     };
-    let by_rule = predictions.learned().counterpart_of(target);
-    let by_pair = how
-        .base
-        .and_then(|base| counterpart(predictions.learned().sessions(), base, original, target))
-        .map(CanonicalUrl::into_url);
-    by_rule
-        .into_iter()
-        .chain(by_pair)
-        .any(|c| how.follow.original_links_to(original, &c))
-}
-
-/// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-/// `original`: its path and query under the original's scheme, host and port, the start of
-/// the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]), without the
-/// session parameters learned on its host. Only for a `target` on the duplicate's own site.
-fn counterpart(
-    sessions: &SessionParams,
-    page: &Url,
-    original: &Url,
-    target: &Url,
-) -> Option<CanonicalUrl> {
-    let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
-    let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
-    Some(match sessions.strip(&counterpart) {
-        Some(stripped) => stripped.url,
-        None => counterpart,
-    })
+    let links_to = |c: &Url| how.follow.original_links_to(original, c);
+    (predictions.learned()).leads_as_original(how.base, original, target, links_to)
 }
 
 /// What the link policy asks of the crawl about a found link ([`Crawl`]): the frontier's
-/// answers (the job's, in a shared job), this process's store's, and the session
-/// parameters learned.
+/// answers (the job's, in a shared job), this process's store's, and what the crawl learned
+/// (the session parameters).
 struct Asked<'a> {
     frontier: &'a (dyn Frontier + Send),
     store: &'a dyn CrawlStore,
-    sessions: &'a SessionParams,
+    learned: &'a Learned,
 }
 
 impl<'a> Asked<'a> {
@@ -472,7 +443,7 @@ impl<'a> Asked<'a> {
         Asked {
             frontier,
             store,
-            sessions: predictions.learned().sessions(),
+            learned: predictions.learned(),
         }
     }
 }
@@ -486,7 +457,7 @@ impl Crawl for Asked<'_> {
     }
 
     fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        counterpart(self.sessions, page, original, target)
+        self.learned.carried(page, original, target)
     }
 
     fn hub(&self, url: &CanonicalUrl) -> Result<Option<bool>, EngineError> {

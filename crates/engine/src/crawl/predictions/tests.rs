@@ -2,7 +2,7 @@
 //! by the workers of a job through its log.
 
 use super::*;
-use nearcrawl_link_policy::By;
+use nearcrawl_link_policy::{By, Held};
 
 fn url(s: &str) -> Url {
     Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -105,7 +105,7 @@ fn workers_of_a_shared_job_hold_one_book() {
     };
     let checked = b
         .check(
-            prediction("check", &evidence),
+            Prediction::of("check", &evidence),
             Some("http://o.example/y/2"),
             false,
         )
