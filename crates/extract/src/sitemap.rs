@@ -180,7 +180,8 @@ mod tests {
         let gz = gz.finish().unwrap();
         let pages = Sitemap::Pages(vec!["http://example.com/a".into()]);
         // (what it protects, the file as fetched, its limit) -> the sitemap, or the error's start
-        let cases: [(&str, &[u8], u64, Result<Sitemap, &str>); 5] = [
+        type Case<'a> = (&'a str, &'a [u8], u64, Result<Sitemap, &'a str>);
+        let cases: [Case<'_>; 5] = [
             ("plain XML", xml.as_bytes(), 1 << 20, Ok(pages.clone())),
             (
                 "gzip data without a Content-Encoding",
