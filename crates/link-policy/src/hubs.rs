@@ -84,6 +84,66 @@ impl HubRule {
     }
 }
 
+/// What a URL a hub queued turned out to be, as the hub's credit counts it
+/// ([`HubRule::credit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credit {
+    /// A redirect whose target was not queued with it (seen already, refused, a redirect too
+    /// many): where the link leads is another link's to tell, so what the hub led to is not
+    /// known, and it is fetched again as before.
+    Redirect,
+    /// New content of these bytes: a page fetched that no other is a copy of, or a file that
+    /// is no page (a table of downloads leads to its files).
+    New(u64),
+    /// Anything else: a duplicate, an error, a probe's `unchanged`.
+    Other,
+}
+
+impl HubRule {
+    /// Credits the hubs that queued the URLs a decision decided (`decided`: each one's
+    /// position in the decision, the number of the hub's record, what it turned out to be)
+    /// in `yields`, the hubs' yields the decision changes, each read from `stored` the first
+    /// time (a hub not found there, or complete already, is credited no more). Returns the
+    /// hubs whose links are all decided now: (the position that completed it, the hub's
+    /// number, whether it is worth fetching again).
+    pub fn credit<E>(
+        &self,
+        yields: &mut Vec<(u64, HubYield)>,
+        decided: impl IntoIterator<Item = (usize, u64, Credit)>,
+        mut stored: impl FnMut(u64) -> Result<Option<HubYield>, E>,
+    ) -> Result<Vec<(usize, u64, bool)>, E> {
+        let mut completed = Vec::new();
+        if !self.on() {
+            return Ok(completed);
+        }
+        for (index, hub, credit) in decided {
+            let at = match yields.iter().position(|(seq, _)| *seq == hub) {
+                Some(at) => at,
+                None => match stored(hub)? {
+                    Some(yielded) if !yielded.complete() => {
+                        yields.push((hub, yielded));
+                        yields.len() - 1
+                    }
+                    _ => continue,
+                },
+            };
+            let yielded = &mut yields[at].1;
+            if yielded.complete() {
+                continue;
+            }
+            match credit {
+                Credit::Redirect => yielded.count_redirect(),
+                Credit::New(bytes) => yielded.count(Some(bytes)),
+                Credit::Other => yielded.count(None),
+            }
+            if yielded.complete() {
+                completed.push((index, hub, self.worth_fetching(yielded)));
+            }
+        }
+        Ok(completed)
+    }
+}
+
 /// What a hub (a page whose decision queued at least `hub_min_links` new links) led
 /// to: the pages it queued that turned out unique, and their size against its own. A next
 /// release's copy of a hub is fetched for the new pages it may list; a hub that led to less
@@ -315,5 +375,73 @@ mod tests {
         for (what, rule, page, local, probe, want) in cases {
             assert_eq!(rule.page_decided(page, local, probe), want, "{what}");
         }
+    }
+
+    #[test]
+    fn a_hub_is_credited_with_what_its_links_turned_out_to_be() {
+        let rule = HubRule {
+            min_links: 2,
+            min_yield: 1.0,
+        };
+        // Hub 7 of 10 kB queued three links, one decided already; hub 8 is complete.
+        let stored = |seq: u64| -> Result<Option<HubYield>, ()> {
+            Ok(match seq {
+                7 => Some(HubYield {
+                    decided: 1,
+                    ..HubYield::new(10_000, 3)
+                }),
+                8 => Some(HubYield {
+                    decided: 2,
+                    ..HubYield::new(10_000, 2)
+                }),
+                _ => None,
+            })
+        };
+        // (what it protects, what the decision decided) -> hubs completed, hub 7's pages
+        let cases = [
+            (
+                "two new pages that outweigh the hub: complete and worth fetching again",
+                vec![(0, 7, Credit::New(6_000)), (1, 7, Credit::New(6_000))],
+                vec![(1, 7, true)],
+                2,
+            ),
+            (
+                "a table of contents that led to less than itself: declined",
+                vec![(0, 7, Credit::New(2_000)), (1, 7, Credit::Other)],
+                vec![(1, 7, false)],
+                1,
+            ),
+            (
+                "a redirect: what it led to is not known, worth fetching",
+                vec![(0, 7, Credit::Redirect), (1, 7, Credit::Other)],
+                vec![(1, 7, true)],
+                0,
+            ),
+            (
+                "one link of three decided: not complete yet",
+                vec![(0, 7, Credit::New(50_000))],
+                vec![],
+                1,
+            ),
+            (
+                "a hub complete already, or never stored: credited no more",
+                vec![(0, 8, Credit::New(50_000)), (1, 9, Credit::New(50_000))],
+                vec![],
+                0,
+            ),
+        ];
+        for (what, decided, completed, pages) in cases {
+            let mut yields = Vec::new();
+            assert_eq!(
+                rule.credit(&mut yields, decided, stored),
+                Ok(completed),
+                "{what}"
+            );
+            let seven = yields.iter().find(|(seq, _)| *seq == 7);
+            assert_eq!(seven.map_or(0, |(_, y)| y.pages), pages, "{what}");
+        }
+        let off = HubRule::default();
+        let decided = [(0, 7, Credit::New(1))];
+        assert_eq!(off.credit(&mut Vec::new(), decided, stored), Ok(vec![]));
     }
 }

@@ -107,7 +107,7 @@ pub use crate::decider::{Decider, PageFacts};
 pub use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
 pub use crate::found::{Crawl, Followed, FoundOn, Parking, follows, found_link, parking_answered};
-pub use crate::hubs::{HubRule, HubYield, hub_links_key};
+pub use crate::hubs::{Credit, HubRule, HubYield, hub_links_key};
 pub use crate::journal::{Answer, Event, FoundEvent};
 pub use crate::keys::{Key, key};
 pub use crate::learned::{Learned, RuleEvent};

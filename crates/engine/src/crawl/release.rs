@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{By, Cost, Drawn, Fate, HubRule, Parked, WaitedFor};
+use nearcrawl_link_policy::{By, Cost, Credit, Drawn, Fate, HubRule, Parked, WaitedFor};
 use nearcrawl_link_policy::{hub_links_key, released_link};
 use nearcrawl_records::{LinkFates, Record, Verdict};
 use nearcrawl_store::{Commit, CrawlStore, ParkedLink, UrlKey, url_key};
@@ -314,10 +314,10 @@ impl Coordinator {
     }
 }
 
-/// What the pages `commit` decides add to the hubs that queued them (what a hub led to),
-/// and the size of a hub it decides: its record's. Returns the
-/// hubs whose links are all decided now: (the record that completed it, the hub's
-/// sequence number, whether it is worth fetching again).
+/// What the pages `commit` decides add to the hubs that queued them
+/// ([`HubRule::credit`]), and the size of a hub it decides: its record's. Returns the hubs
+/// whose links are all decided now: (the record that completed it, the hub's sequence
+/// number, whether it is worth fetching again).
 fn credit_hubs(
     hubs: HubRule,
     store: &dyn CrawlStore,
@@ -330,49 +330,22 @@ fn credit_hubs(
     {
         yielded.bytes = record.bytes;
     }
-    let mut completed = Vec::new();
-    if !hubs.on() {
-        return Ok(completed);
-    }
-    for (index, (record, key)) in records.iter().zip(queued).enumerate() {
-        // Refused on discovery: never queued, so not one of the parent's links.
-        let (Some(parent), Some(_)) = (record.link_of.or(record.parent), key) else {
-            continue;
+    let decided = records.iter().zip(queued).enumerate();
+    let decided = decided.filter_map(|(index, (record, key))| {
+        // Refused on discovery: never queued, so not one of the parent's links. A redirect
+        // whose target was queued with the link: its target's decision counts for it.
+        let parent = record.link_of.or(record.parent)?;
+        if key.is_none() || record.queued_redirect_target().is_some() {
+            return None;
+        }
+        let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+        let credit = match record.verdict {
+            Verdict::Redirect => Credit::Redirect,
+            Verdict::Unique | Verdict::NotHtml if fetched => Credit::New(record.bytes),
+            _ => Credit::Other,
         };
-        if record.queued_redirect_target().is_some() {
-            // Its target was queued with the link: its decision counts for it.
-            continue;
-        }
-        let at = match commit.hub_yields.iter().position(|(seq, _)| *seq == parent) {
-            Some(at) => at,
-            None => match store.hub_yield_at(parent)? {
-                Some(yielded) if !yielded.complete() => {
-                    commit.hub_yields.push((parent, yielded));
-                    commit.hub_yields.len() - 1
-                }
-                _ => continue,
-            },
-        };
-        let yielded = &mut commit.hub_yields[at].1;
-        if yielded.complete() {
-            continue;
-        }
-        if record.verdict == Verdict::Redirect {
-            // Its target was not queued (seen already, refused, a redirect too many):
-            // where the link leads is another link's to tell, so what the hub led to is
-            // not known, and it is fetched again as before.
-            yielded.count_redirect();
-        } else {
-            let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
-            // New content: a page no other is a copy of, or a file that is no page (a
-            // table of downloads leads to its files).
-            let new = matches!(record.verdict, Verdict::Unique | Verdict::NotHtml);
-            yielded.count((new && fetched).then_some(record.bytes));
-        }
-        if yielded.complete() {
-            let worth = hubs.worth_fetching(yielded);
-            completed.push((index, parent, worth));
-        }
-    }
-    Ok(completed)
+        Some((index, parent, credit))
+    });
+    let stored = |hub| store.hub_yield_at(hub);
+    Ok(hubs.credit(&mut commit.hub_yields, decided, stored)?)
 }
