@@ -17,6 +17,12 @@
 //!   below; what a rule's evidence is made of in `evidence.rs`);
 //! - when what a waiting link waited for is decided (`released.rs`, [`released_link`]);
 //! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
+//! - when the links a hub queued are decided, what they count for it (`hubs.rs`,
+//!   [`HubRule::credit`]).
+//!
+//! What the crawl learns as it goes is [`Learned`] (`learned.rs`): the URL rules its
+//! duplicates teach and the session parameters, changed only by [`RuleEvent`]s (a shared
+//! job's workers replay them from one log), and when the crawler's store keeps them again.
 //!
 //! The crawler holds one [`Decider`] (`decider.rs`): the state above and the link settings
 //! (`settings.rs`, [`LinkSettings`]); it asks it every fate and reads no link setting itself.
