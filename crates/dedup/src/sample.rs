@@ -17,6 +17,11 @@
 
 mod words;
 
+pub use nearcrawl_link_policy::{
+    SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO, comparable_lengths,
+    worth_sampling,
+};
+
 /// Parts of a page a sample asks for.
 pub const SAMPLE_PARTS: u64 = 4;
 /// Bytes in each part, at least: a larger page's parts are [`SAMPLE_PART_SHARE`] of it
@@ -26,9 +31,6 @@ pub const SAMPLE_PART_BYTES: u64 = 768;
 /// page is often a table whose 768 bytes hold a handful of words (an instruction set's
 /// syntax: an operand name per link), too few to tell anything by.
 pub const SAMPLE_PART_SHARE: u64 = 256;
-/// Pages shorter than this (their declared length) are fetched whole rather than sampled:
-/// a sample with its answer's headers costs about a tenth of such a page.
-pub const SAMPLE_MIN_LENGTH: u64 = 32 * 1024;
 /// Words in a shingle.
 const SHINGLE: usize = 3;
 /// Shingles a part needs to say anything.
@@ -66,14 +68,6 @@ pub fn sample_ranges(length: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// A page shorter than this share of its counterpart is taken to have changed: a sample
-/// could find all its parts inside the longer counterpart (a release's index of fewer
-/// entries). A longer page is sampled up to [`SAMPLE_MAX_GROWTH`] times its counterpart: its
-/// parts fall in its new text as often as there is new text, which the sample sees.
-pub const SAMPLE_MIN_LENGTH_RATIO: f64 = 0.75;
-/// See [`SAMPLE_MIN_LENGTH_RATIO`].
-pub const SAMPLE_MAX_GROWTH: f64 = 2.0;
-
 /// Pages shorter than this keep no [`shingle_filter`]: a sample of a page predicted to copy
 /// one ([`sample_cost`]) would cost most of what fetching it does.
 pub const SHINGLES_MIN_LENGTH: u64 = 4 * 1024;
@@ -96,22 +90,6 @@ pub const HEAD_COST: u64 = 256;
 /// `length` bytes is sampled first when its rule's rate times `length` exceeds this).
 pub fn sample_cost(length: u64) -> u64 {
     SAMPLE_PARTS * (sample_part_bytes(length) + PART_HEAD_BYTES) + HEAD_COST
-}
-
-/// Whether a page of `length` bytes may be told unchanged from a sample against a
-/// counterpart of `counterpart` bytes: not much shorter ([`SAMPLE_MIN_LENGTH_RATIO`]: its
-/// parts could all fall inside the longer counterpart) nor much longer
-/// ([`SAMPLE_MAX_GROWTH`]).
-pub fn comparable_lengths(length: u64, counterpart: u64) -> bool {
-    let (length, counterpart) = (length as f64, counterpart as f64);
-    length >= SAMPLE_MIN_LENGTH_RATIO * counterpart && length <= SAMPLE_MAX_GROWTH * counterpart
-}
-
-/// Whether a page of `length` bytes (as declared) is sampled against a counterpart of
-/// `counterpart` bytes: large enough ([`SAMPLE_MIN_LENGTH`]), not much shorter
-/// ([`SAMPLE_MIN_LENGTH_RATIO`]) nor much longer ([`SAMPLE_MAX_GROWTH`]).
-pub fn worth_sampling(length: u64, counterpart: u64) -> bool {
-    length >= SAMPLE_MIN_LENGTH && comparable_lengths(length, counterpart)
 }
 
 /// What a sample found: parts received, those with enough text to tell, those whose text

@@ -16,6 +16,8 @@
 //! - when a link fetched as new is asked of the URL rules (`rules.rs`, [`LinkPolicy::fate`],
 //!   below; what a rule's evidence is made of in `evidence.rs`);
 //! - when what a waiting link waited for is decided (`released.rs`, [`released_link`]);
+//! - when a cheap check's HEAD answered (`checks.rs`, [`Decider::after_head`]): sampled,
+//!   unchanged by its length, or fetched;
 //! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
 //! - when the links a hub queued are decided, what they count for it (`hubs.rs`,
 //!   [`HubRule::credit`]).
@@ -109,6 +111,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::checks::{
+    AfterHead, Head, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,
+    comparable_lengths, worth_sampling,
+};
 pub use crate::decider::{Decider, PageFacts};
 pub use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
@@ -127,6 +133,7 @@ pub use crate::sites::{CopiedSites, same_site};
 pub use crate::unchanged::{Named, unchanged_links, unchanged_page};
 pub use nearcrawl_url_rules::{RuleBook, RuleId, RuleStats};
 
+mod checks;
 mod decider;
 mod evidence;
 mod fate;

@@ -108,26 +108,6 @@ pub struct Probe {
     pub deferred: bool,
 }
 
-impl Probe {
-    /// Whether the HEAD's answer says the page is its counterpart's length, within
-    /// `tolerance` of it (a fraction), so unchanged.
-    pub fn unchanged(&self, tolerance: f64) -> bool {
-        match (
-            self.asked,
-            self.status,
-            self.length,
-            self.counterpart_length,
-        ) {
-            // A counterpart of length 0 is a redirect (`nearcrawl_store::Declared::redirect`): never this
-            // page's text.
-            (true, Some(200), Some(length), Some(counterpart)) if counterpart > 0 => {
-                length.abs_diff(counterpart) as f64 <= tolerance * counterpart as f64
-            }
-            _ => false,
-        }
-    }
-}
-
 /// A probe's second step (see `nearcrawl_dedup::check_sample`): parts of the page asked with
 /// `Range`, their text compared with the counterpart's shingles (`nearcrawl_store::Declared::shingles`). Its
 /// bytes count in its probe's.
@@ -153,39 +133,4 @@ pub struct Sample {
 /// Whether a count is zero (left out of a record).
 fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
     *n == N::default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_probe_is_unchanged_only_when_answered_200_within_the_tolerance() {
-        let answered = |status, length, counterpart| Probe {
-            counterpart: "http://a.example/x".into(),
-            counterpart_length: counterpart,
-            status: Some(status),
-            length,
-            asked: true,
-            ..Probe::default()
-        };
-        assert!(answered(200, Some(1_000), Some(1_000)).unchanged(0.0));
-        assert!(answered(200, Some(1_020), Some(1_000)).unchanged(0.02));
-        assert!(answered(200, Some(980), Some(1_000)).unchanged(0.02));
-        assert!(!answered(200, Some(1_021), Some(1_000)).unchanged(0.02));
-        assert!(!answered(404, Some(1_000), Some(1_000)).unchanged(0.02));
-        assert!(
-            !answered(200, None, Some(1_000)).unchanged(0.02),
-            "no length declared"
-        );
-        assert!(
-            !answered(200, Some(1_000), None).unchanged(0.02),
-            "counterpart unknown"
-        );
-        let unasked = Probe {
-            asked: false,
-            ..answered(200, Some(1_000), Some(1_000))
-        };
-        assert!(!unasked.unchanged(0.02), "not asked yet");
-    }
 }

@@ -1,6 +1,8 @@
 //! How each request ended, routed: a robots.txt answer to the frontier, a failure to a retry
 //! or an error record, a response to a redirect, an error, a sitemap, or the dedup stage.
 
+use nearcrawl_link_policy::{AfterHead, Head};
+
 use super::{
     Analysed, Commit, Coordinator, Decided, Decision, Declared, Duration, EngineError,
     FetchFailure, Fetched, Frontier, HostId, HostOutcome, PreparedFetch, Probe, Progress, QueueKey,
@@ -49,43 +51,15 @@ fn named_first(url: &str, commit: &Commit, elsewhere: &[String]) -> Vec<String> 
     links
 }
 
-/// What a probe's answer makes of its URL, the counterpart's length known (or waited for
-/// long enough; then `counterpart` is empty), with samples taken or not and the tolerance on
-/// lengths (`checks`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ProbeNext {
-    /// Some of its text is asked before all of it.
-    Sample,
-    /// Its counterpart's length: decided `unchanged` without a GET.
-    Unchanged,
-    /// Fetched whole.
-    Fetch,
-}
-
-fn probe_next(
-    probe: &Probe,
-    counterpart: &Declared,
-    (sampling, tolerance): (bool, f64),
-) -> ProbeNext {
-    // A large page: some of its text is asked before all of it, whatever its length (a
-    // rewritten page can keep its length). A URL rule's sample: a page of a length its
-    // copies have had, whatever its size, and no other (a length alone tells nothing).
-    let sample = sampling
-        && !counterpart.shingles.is_empty()
-        && probe.status == Some(200)
-        && match (probe.length, probe.counterpart_length, probe.window) {
-            (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
-            (Some(length), Some(counterpart), None) => {
-                nearcrawl_dedup::worth_sampling(length, counterpart)
-            }
-            _ => false,
-        };
-    if sample {
-        ProbeNext::Sample
-    } else if probe.window.is_none() && probe.unchanged(tolerance) {
-        ProbeNext::Unchanged
-    } else {
-        ProbeNext::Fetch
+/// What the link policy knows of a check's HEAD from its `probe`, and of its counterpart,
+/// which declared `counterpart` (empty when not fetched yet and waited for long enough).
+fn head(probe: &Probe, counterpart: &Declared) -> Head {
+    Head {
+        status: probe.status,
+        length: probe.length,
+        counterpart_length: probe.counterpart_length,
+        window: probe.window,
+        counterpart_text: !counterpart.shingles.is_empty(),
     }
 }
 
@@ -236,13 +210,12 @@ impl Coordinator {
             self.requeue(key, entry)?;
         } else {
             let counterpart = declared.unwrap_or_default();
-            let checks = (self.links.samples(), self.links.probe_tolerance());
-            match (probe_next(probe, &counterpart, checks), result) {
-                (ProbeNext::Sample, Ok(_)) => {
+            match (self.links.after_head(&head(probe, &counterpart)), result) {
+                (AfterHead::Sample, Ok(_)) => {
                     probe.sample = Some(Sample::default());
                     self.requeue(key, entry)?;
                 }
-                (ProbeNext::Unchanged, Ok(page)) => {
+                (AfterHead::Unchanged, Ok(page)) => {
                     self.unchanged(key, entry, &page, &counterpart.links)?;
                 }
                 _ => {
@@ -271,6 +244,7 @@ impl Coordinator {
             return Ok(());
         };
         probe.bytes += bytes;
+        let comparable = head(probe, &Declared::default()).comparable();
         let Some(sample) = probe.sample.as_mut() else {
             return Ok(());
         };
@@ -279,12 +253,6 @@ impl Coordinator {
         let parts = match &result {
             Ok(page) => nearcrawl_fetch::byte_ranges(page).ok(),
             Err(_) => None,
-        };
-        let comparable = match (probe.length, probe.counterpart_length) {
-            (Some(length), Some(counterpart)) => {
-                nearcrawl_dedup::comparable_lengths(length, counterpart)
-            }
-            _ => false,
         };
         let parts = parts.filter(|_| comparable);
         let counterpart = match &parts {
@@ -443,103 +411,6 @@ impl Coordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_probe_s_answer_samples_decides_or_fetches() {
-        let head = |length, counterpart_length, window| Probe {
-            asked: true,
-            status: Some(200),
-            length,
-            counterpart_length,
-            window,
-            ..Probe::default()
-        };
-        let text = Declared {
-            length: 40_000,
-            shingles: vec![1, 2, 3],
-            ..Declared::default()
-        };
-        let no_text = Declared::default();
-        let (on, off) = ((true, 0.02), (false, 0.02));
-        // (what it protects, the probe, the counterpart, samples on) -> what follows
-        let cases = [
-            (
-                "a large page of its counterpart's length: sampled, not trusted to its length",
-                head(Some(40_000), Some(40_000), None),
-                &text,
-                on,
-                ProbeNext::Sample,
-            ),
-            (
-                "the same, samples off: unchanged by its length",
-                head(Some(40_000), Some(40_000), None),
-                &text,
-                off,
-                ProbeNext::Unchanged,
-            ),
-            (
-                "no text kept of the counterpart: nothing to sample against",
-                head(Some(40_000), Some(40_000), None),
-                &no_text,
-                on,
-                ProbeNext::Unchanged,
-            ),
-            (
-                "another length, too short to sample: fetched",
-                head(Some(900), Some(2_000), None),
-                &text,
-                on,
-                ProbeNext::Fetch,
-            ),
-            (
-                "a small page of its counterpart's length: unchanged",
-                head(Some(2_010), Some(2_000), None),
-                &text,
-                on,
-                ProbeNext::Unchanged,
-            ),
-            (
-                "a rule's sample, a length its copies have had: sampled",
-                head(Some(3_000), Some(2_000), Some((2_900, 3_100))),
-                &text,
-                on,
-                ProbeNext::Sample,
-            ),
-            (
-                "a rule's sample, another length: fetched, never unchanged by length",
-                head(Some(2_000), Some(2_000), Some((2_900, 3_100))),
-                &text,
-                on,
-                ProbeNext::Fetch,
-            ),
-            (
-                "no length declared: fetched",
-                head(None, Some(2_000), None),
-                &text,
-                on,
-                ProbeNext::Fetch,
-            ),
-            (
-                "the counterpart not fetched (waited for long enough): fetched",
-                head(Some(2_000), None, None),
-                &no_text,
-                on,
-                ProbeNext::Fetch,
-            ),
-        ];
-        for (what, probe, counterpart, checks, next) in cases {
-            assert_eq!(probe_next(&probe, counterpart, checks), next, "{what}");
-        }
-        let failed = Probe {
-            status: Some(404),
-            ..head(Some(40_000), Some(40_000), None)
-        };
-        assert_eq!(
-            probe_next(&failed, &text, on),
-            ProbeNext::Fetch,
-            "another status"
-        );
-    }
 
     #[test]
     fn a_page_names_first_the_urls_of_its_own_site_its_decision_queued() {
