@@ -181,8 +181,8 @@ async fn three_workers_predict_only_true_duplicates() {
 /// The shop (session ids in every listing link, colour variants verified by a HEAD) crawled
 /// by three workers: the session parameter one worker learns is the job's, the plain URLs of
 /// products fetched under a session id before it was learned are the job's seen URLs, and
-/// each worker finds the lengths the others declared under those URLs. At session 44's start
-/// the large shop saved 0.025 of the content-aware bound with three workers (one process:
+/// each worker finds the lengths the others declared under those URLs. Before a1cd558
+/// (2026-11-28) the large shop saved 0.025 of the content-aware bound with three workers (one process:
 /// 0.387) and reported requests for URLs nothing named (docs/QUALITY.md item 27).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_learn_the_shop_s_session_ids_as_one_job() {

@@ -26,7 +26,7 @@ const MAX_MEMTABLE_BYTES: u64 = 8 << 20;
 /// text-rich crawl's CPU; with eight, the crawl took 6 % less CPU per page on 18,000 pages
 /// and 14 % less on 200,000, its stage times as flat, verification (which reads the first
 /// level's tables through their pinned filters) no slower (docs/BENCHMARKS.md, "Against
-/// the crawlers users pick instead", session 49). Kept with each table by fjall: a store
+/// the crawlers users pick instead", 2026-12-02). Kept with each table by fjall: a store
 /// made before keeps merging four.
 const L0_TABLES: u8 = 8;
 
