@@ -103,6 +103,19 @@ pub struct CopyFacts {
     pub ratio: Option<f64>,
 }
 
+/// A page judged to have the content of another, as the policy learns rules from it (in a
+/// crawl's journal, [`crate::Event::Learned`], and a shared job's log,
+/// [`crate::RuleEvent::Learned`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CopyPair {
+    /// The copy's URL, as rules name pages (no session parameter learned).
+    pub copy: String,
+    /// Its original's.
+    pub original: String,
+    /// What is known of the copy.
+    pub facts: CopyFacts,
+}
+
 /// What the crawl holds of a page a link is predicted to copy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Held {

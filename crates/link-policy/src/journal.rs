@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::evidence::{CopyFacts, Held, PolicyConfig};
+use crate::evidence::{CopyPair, Held, PolicyConfig};
 use crate::fate::{By, Fate};
 use crate::found::{Crawl, Followed, FoundOn};
 use crate::hubs::{HubRule, HubYield};
@@ -89,15 +89,8 @@ pub enum Event {
         /// See [`Event::Rules`].
         limit: Option<usize>,
     },
-    /// The rules learned from the copy at `copy` of `original`.
-    Learned {
-        /// The copy's URL, as rules name pages.
-        copy: String,
-        /// Its original's.
-        original: String,
-        /// What is known of the copy.
-        facts: CopyFacts,
-    },
+    /// The rules learned from a copy of a page.
+    Learned(CopyPair),
     /// A prediction of the rule `rule` (its number) was checked: `right` or not.
     Checked {
         /// See [`Event::Checked`].

@@ -16,7 +16,7 @@ use nearcrawl_url_rules::{RuleBook, RuleId};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::evidence::{CopyFacts, PolicyConfig};
+use crate::evidence::{CopyFacts, CopyPair, PolicyConfig};
 use crate::fate::Fate;
 use crate::journal::Event;
 use crate::rules::{Known, LinkPolicy};
@@ -32,15 +32,8 @@ const KEEP_EVERY: u32 = 64;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RuleEvent {
-    /// The page at `copy` was judged to have the content of `original`.
-    Learned {
-        /// The copy's URL, as rules name pages (no session parameter learned).
-        copy: String,
-        /// Its original's.
-        original: String,
-        /// What is known of the copy.
-        facts: CopyFacts,
-    },
+    /// A page was judged to have the content of another.
+    Learned(CopyPair),
     /// A prediction of rule `rule` was checked: `right` or not, and when a verification by
     /// length of a right one, whether the length told (`verified`).
     Checked {
@@ -125,11 +118,12 @@ impl Learned {
     pub fn apply(&mut self, event: RuleEvent) {
         self.changes += 1;
         match event {
-            RuleEvent::Learned {
-                copy,
-                original,
-                facts,
-            } => {
+            RuleEvent::Learned(pair) => {
+                let CopyPair {
+                    copy,
+                    original,
+                    facts,
+                } = pair;
                 if let (Ok(copy), Ok(original)) = (Url::parse(&copy), Url::parse(&original)) {
                     self.policy.learn(&copy, &original, facts);
                 }
@@ -277,11 +271,11 @@ impl Learned {
         if !self.enabled() || Url::parse(copy).is_err() || Url::parse(original).is_err() {
             return None;
         }
-        Some(RuleEvent::Learned {
+        Some(RuleEvent::Learned(CopyPair {
             copy: self.without_sessions(copy),
             original: self.without_sessions(original),
             facts,
-        })
+        }))
     }
 
     /// A page predicted by rule `rule` (its number) to copy `counterpart` was decided: a

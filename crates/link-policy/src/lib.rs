@@ -116,7 +116,7 @@ pub use crate::checks::{
     comparable_lengths, worth_sampling,
 };
 pub use crate::decider::{Decider, PageFacts};
-pub use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
+pub use crate::evidence::{CopyFacts, CopyPair, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
 pub use crate::found::{Crawl, Followed, FoundOn, Parking, follows, found_link, parking_answered};
 pub use crate::hubs::{Credit, HubRule, HubYield, hub_links_key};

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use url::Url;
 
 use crate::decider::Decider;
+use crate::evidence::CopyPair;
 use crate::found::{Crawl, FoundOn};
 use crate::hubs::HubYield;
 use crate::journal::{Answer, Event, FateRecord, FoundEvent};
@@ -169,11 +170,11 @@ impl Replay {
                 }
                 self.rules = Some(LinkPolicy::with_book(config, book));
             }
-            Event::Learned {
+            Event::Learned(CopyPair {
                 copy,
                 original,
                 facts,
-            } => {
+            }) => {
                 let (copy, original) = (parse(&copy)?, parse(&original)?);
                 self.rules()?.learn(&copy, &original, facts);
             }

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use nearcrawl_url_rules::{RuleBook, RuleId};
 use url::Url;
 
-use crate::evidence::{CopyFacts, Evidence, Held, PolicyConfig, Predict};
+use crate::evidence::{CopyFacts, CopyPair, Evidence, Held, PolicyConfig, Predict};
 use crate::fate::{By, Fate, How};
 use crate::journal::{Event, FateRecord, Journal};
 
@@ -144,10 +144,12 @@ impl LinkPolicy {
                 self.book.note_ratio(rule, ratio);
             }
         }
-        self.note(|| Event::Learned {
-            copy: copy.to_string(),
-            original: original.to_string(),
-            facts,
+        self.note(|| {
+            Event::Learned(CopyPair {
+                copy: copy.to_string(),
+                original: original.to_string(),
+                facts,
+            })
         });
         rules
     }
@@ -200,10 +202,11 @@ impl LinkPolicy {
         if !self.enabled() {
             return new;
         }
-        let Some(prediction) = self.book.predict(url) else {
-            return new;
-        };
-        let Some(held) = known.held(&prediction.counterpart) else {
+        // The most trusted rule whose counterpart the crawl holds: a mirror crawled side by
+        // side with its origin may have a better rule to a third site's page not fetched.
+        let held = (self.book.ranked(url).into_iter())
+            .find_map(|p| known.held(&p.counterpart).map(|held| (p, held)));
+        let Some((prediction, held)) = held else {
             return new;
         };
         let stats = self.book.stats(prediction.rule).unwrap_or_default();

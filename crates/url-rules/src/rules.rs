@@ -515,6 +515,44 @@ impl RuleBook {
         best.map(|(prediction, _)| prediction)
     }
 
+    /// Every counterpart the rules that match `url` give, the most trusted rule's first (as
+    /// [`RuleBook::predict`] ranks them), each counterpart once, by the best rule that gives
+    /// it: a crawl that does not hold the first may hold another (a mirror crawled side by
+    /// side with its origin, whose best rule names a third site's page).
+    pub fn ranked(&self, url: &Url) -> Vec<Prediction> {
+        let Some(cut) = Cut::of(url).filter(|_| !self.rules.is_empty()) else {
+            return Vec::new();
+        };
+        let shape = Key::Shape {
+            origin: cut.origin.clone(),
+            path: cut.path.len(),
+            query: cut.query.len(),
+        };
+        let origin = Key::Origin(cut.origin.clone());
+        let mut all: Vec<Ranked> = [shape, origin]
+            .into_iter()
+            .filter_map(|key| self.by_key.get(&key))
+            .flatten()
+            .filter_map(|&id| {
+                let (rule, stats) = &self.rules[id.index()];
+                let counterpart = rule.apply_cut(&cut)?;
+                Some((
+                    Prediction {
+                        rule: id,
+                        counterpart,
+                    },
+                    stats.rank(id),
+                ))
+            })
+            .collect();
+        all.sort_by_key(|(_, rank)| std::cmp::Reverse(*rank));
+        let mut seen = std::collections::HashSet::new();
+        all.into_iter()
+            .map(|(prediction, _)| prediction)
+            .filter(|p| seen.insert(p.counterpart.clone()))
+            .collect()
+    }
+
     /// [`RuleBook::predict`] by trying every rule in turn: the reference the indexed lookup
     /// is tested against.
     pub fn predict_by_scan(&self, url: &Url) -> Option<Prediction> {

@@ -307,6 +307,16 @@ proptest! {
             let predicted = book.predict(&url(at));
             prop_assert_eq!(&predicted, &book.predict_by_scan(&url(at)));
             prop_assert_eq!(&predicted, &read.predict(&url(at)));
+            // Every counterpart once, the best rule's first, each by a rule that gives it.
+            let ranked = book.ranked(&url(at));
+            prop_assert_eq!(ranked.first(), predicted.as_ref());
+            let distinct: std::collections::HashSet<_> =
+                ranked.iter().map(|p| p.counterpart.clone()).collect();
+            prop_assert_eq!(distinct.len(), ranked.len());
+            for p in &ranked {
+                let rule = book.rule(p.rule).unwrap();
+                prop_assert_eq!(rule.apply(&url(at)), Some(p.counterpart.clone()));
+            }
         }
     }
 }

@@ -141,11 +141,11 @@ fn a_session_parameter_learned_is_kept_once() {
     shared.observe_session(&one, &two);
     assert_eq!(shared.observe_session(&one, &two), Some("visit".into()));
     assert_eq!(shared.sessions_to_keep(), None, "the log keeps it");
-    shared.apply(RuleEvent::Learned {
+    shared.apply(RuleEvent::Learned(CopyPair {
         copy: "http://n.example/a/1".into(),
         original: "http://o.example/a/1".into(),
         facts: CopyFacts::default(),
-    });
+    }));
     assert_eq!(shared.take_to_keep(), None, "the log is the book");
 }
 
@@ -153,7 +153,7 @@ fn a_session_parameter_learned_is_kept_once() {
 #[test]
 fn an_event_read_back_makes_the_same_change() {
     let events = [
-        RuleEvent::Learned {
+        RuleEvent::Learned(CopyPair {
             copy: "http://m.example/s?id=1".into(),
             original: "http://o.example/a/1".into(),
             facts: CopyFacts {
@@ -161,7 +161,7 @@ fn an_event_read_back_makes_the_same_change() {
                 adds_pages: Some(false),
                 ratio: Some(1.01),
             },
-        },
+        }),
         RuleEvent::Checked {
             rule: 0,
             right: true,
@@ -231,4 +231,17 @@ fn a_duplicate_s_link_is_carried_to_its_original_s_site() {
     );
     let other = url("http://new.test/v2/c.html");
     assert!(!learned.leads_as_original(Some(&page), &original, &other, links_to));
+}
+
+/// A shared job's log written before keeps being read: an event's form is its tag and its
+/// fields side by side.
+#[test]
+fn a_learned_pair_keeps_its_form_in_the_log() {
+    let written = r#"{"event":"learned","copy":"http://n.example/a/1","original":"http://o.example/a/1","facts":{"same_length":true,"adds_pages":null,"ratio":null}}"#;
+    let read: RuleEvent = serde_json::from_str(written).unwrap();
+    let RuleEvent::Learned(pair) = &read else {
+        panic!("{read:?}");
+    };
+    assert_eq!(pair.facts.same_length, Some(true));
+    assert_eq!(serde_json::to_string(&read).unwrap(), written);
 }

@@ -307,3 +307,56 @@ fn a_copy_s_length_says_whether_it_kept_its_original_s() {
     // A redirect's original.
     assert_eq!(facts(Some(1_000), Some(0)), CopyFacts::default());
 }
+
+/// A mirror crawled side by side with its origin, whose pages a syndication site rewrites:
+/// the rule to the syndication site is the more trusted, but the crawl holds only the
+/// origin's page; the origin's rule names it.
+#[test]
+fn the_most_trusted_rule_whose_counterpart_is_held_names_it() {
+    let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{e}"));
+    let config = PolicyConfig {
+        predict: Predict::Check,
+        ..PolicyConfig::default()
+    };
+    let mut policy = LinkPolicy::new(config);
+    let facts = CopyFacts::default();
+    for n in 1..=3 {
+        let mirror = url(&format!("http://m.test/story/{n}/"));
+        let to_origin = url(&format!("http://o.test/a/{n}.html"));
+        let to_syndication = url(&format!("http://s.test/news/{n}"));
+        policy.learn(&mirror, &to_syndication, facts);
+        policy.learn(&mirror, &to_origin, facts);
+    }
+    let syndication = policy.book().predict(&url("http://m.test/story/9/"));
+    let best = syndication.unwrap_or_else(|| panic!("a rule"));
+    policy.checked(best.rule, true);
+    // (what it protects, the hosts whose pages the crawl holds) -> the counterpart named
+    let cases = [
+        (
+            "both held: the most trusted rule's",
+            &["o.test", "s.test"][..],
+            Some("http://s.test/news/9"),
+        ),
+        (
+            "the third site's not fetched: the origin's",
+            &["o.test"],
+            Some("http://o.test/a/9.html"),
+        ),
+        ("neither held: fetched as new", &[], None),
+    ];
+    for (what, hosts, named) in cases {
+        let known = |u: &Url| {
+            let held = Held {
+                length: 2_000,
+                sample_cost: None,
+                head_cost: 256,
+            };
+            hosts
+                .contains(&u.host_str().unwrap_or_default())
+                .then_some(held)
+        };
+        let fate = policy.clone().fate(&url("http://m.test/story/9/"), &known);
+        let counterpart = fate.rule().map(|e| e.counterpart.to_string());
+        assert_eq!(counterpart.as_deref(), named, "{what}");
+    }
+}
