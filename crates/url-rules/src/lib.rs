@@ -49,11 +49,13 @@
 //! assert_eq!(book.stats(rule).unwrap().rate(), Some(1.0));
 //! ```
 
+mod book;
 mod carry;
 mod replay;
 mod rules;
 mod template;
 
+pub use crate::book::{Prediction, RuleBook, RuleId, RuleStats};
 pub use crate::carry::carry;
 pub use crate::replay::{Observation, Replay, RuleReport};
-pub use crate::rules::{Prediction, Rule, RuleBook, RuleId, RuleStats};
+pub use crate::rules::Rule;

@@ -7,7 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::rules::{RuleBook, RuleId, RuleStats};
+use crate::book::{RuleBook, RuleId, RuleStats};
 
 /// A fetched page's decision, as a crawl's record gives it.
 #[derive(Debug, Clone, Copy)]
