@@ -50,6 +50,10 @@ pub struct Head {
     pub counterpart_length: Option<u64>,
     /// A URL rule's sample: the lengths the rule's copies have had.
     pub window: Option<(u64, u64)>,
+    /// A URL rule's verification: the lengths the rule's copies have had, when known. A
+    /// page of another length is never sampled: one longer than its rule's copies have been
+    /// may hold new text and links that four parts miss.
+    pub copies: Option<(u64, u64)>,
     /// The counterpart's text was kept to compare a sample with.
     pub counterpart_text: bool,
 }
@@ -90,7 +94,8 @@ impl Head {
 impl Decider {
     /// What a check's HEAD's answer decides: a large page (or a URL rule's sample of a
     /// length its copies have had) is sampled when samples are on and the counterpart's text
-    /// was kept, whatever its length (a rewritten page can keep its length); else a page of
+    /// was kept, whatever its length (a rewritten page can keep its length), but a rule's
+    /// verification of a page whose length its copies never had; else a page of
     /// its counterpart's length (within the probes' tolerance) is unchanged, except a rule's
     /// (a length alone tells nothing of it); anything else is fetched.
     pub fn after_head(&self, head: &Head) -> AfterHead {
@@ -99,7 +104,12 @@ impl Decider {
             && head.status == Some(200)
             && match (head.length, head.counterpart_length, head.window) {
                 (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
-                (Some(length), Some(counterpart), None) => worth_sampling(length, counterpart),
+                (Some(length), Some(counterpart), None) => {
+                    worth_sampling(length, counterpart)
+                        && head
+                            .copies
+                            .is_none_or(|(low, high)| (low..=high).contains(&length))
+                }
                 _ => false,
             };
         if sample {
@@ -124,7 +134,12 @@ mod tests {
             length,
             counterpart_length,
             window,
+            copies: None,
             counterpart_text,
+        };
+        let verified = |length, copies| Head {
+            copies: Some(copies),
+            ..head(Some(length), Some(55_104), None, true)
         };
         let on = Decider::new(crate::settings::MEASURED);
         let off = Decider::new(LinkSettings {
@@ -180,6 +195,33 @@ mod tests {
                 &on,
                 head(Some(2_000), Some(2_000), Some((2_900, 3_100)), true),
                 AfterHead::Fetch,
+            ),
+            (
+                "a rule's verification, a length its copies have had: sampled",
+                &on,
+                verified(57_000, (54_000, 58_000)),
+                AfterHead::Sample,
+            ),
+            (
+                "a rule's verification, 13 % longer than its copies have been: fetched",
+                &on,
+                verified(62_446, (54_000, 58_000)),
+                AfterHead::Fetch,
+            ),
+            (
+                "a rule's verification, shorter than its copies have been: fetched",
+                &on,
+                verified(50_000, (54_000, 58_000)),
+                AfterHead::Fetch,
+            ),
+            (
+                "a rule's verification of its counterpart's length, samples off: unchanged",
+                &off,
+                Head {
+                    copies: Some((56_000, 58_000)),
+                    ..head(Some(55_104), Some(55_104), None, true)
+                },
+                AfterHead::Unchanged,
             ),
             (
                 "no length declared: fetched",

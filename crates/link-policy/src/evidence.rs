@@ -77,8 +77,9 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// The lengths a page must have for its sample to be asked: those the rule's copies have
-    /// had, around the counterpart's ([`RuleStats::length_window`]).
+    /// The lengths a page must have for its sample to be asked (a rule's sample's or its
+    /// verification's): those the rule's copies have had, around the counterpart's
+    /// ([`RuleStats::length_window`]).
     pub fn sample_window(&self) -> Option<(u64, u64)> {
         self.stats.length_window(self.held.length)
     }

@@ -47,7 +47,9 @@
 //!   checks the rule ([`LinkPolicy::checked`]).
 //! - checked by [`How::Verify`]: trusted, `predict = "verify"`, and its copies keep their
 //!   originals' length: asked cheaply first against its counterpart (the crawler's HEAD, then
-//!   `Range` for a large page), fetched whole only when that says it changed.
+//!   `Range` for a large page), fetched whole only when that says it changed. A large page
+//!   of a length the rule's copies never had (once any is known) is fetched whole, not
+//!   sampled: longer than its copies have been, it may hold new text and links.
 //! - skipped: trusted, `predict = "skip"`: recorded as a duplicate of its counterpart without
 //!   a request.
 //! - checked by [`How::Sample`]: not trusted to be right (a language's host whose

@@ -84,6 +84,11 @@ pub struct Probe {
     /// length; any other answer has it fetched whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<(u64, u64)>,
+    /// A URL rule's verification (its prediction's fate `verify`): the lengths its copies
+    /// have had, when known. A HEAD that finds another length has the page fetched whole,
+    /// never sampled: it may hold text and links its counterpart does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<(u64, u64)>,
     /// When the HEAD said the length changed, on a large page (or one in a URL rule's
     /// `window`): parts of it asked with `Range`, their text compared with the
     /// counterpart's.

@@ -59,6 +59,7 @@ fn head(probe: &Probe, counterpart: &Declared) -> Head {
         length: probe.length,
         counterpart_length: probe.counterpart_length,
         window: probe.window,
+        copies: probe.copies,
         counterpart_text: !counterpart.shingles.is_empty(),
     }
 }

@@ -232,15 +232,16 @@ impl Predictions {
 
 /// Carries the link policy's fate for a URL (see [`Predictions::for_url`]) out on its queue
 /// entry: its prediction, checked when the page is decided, and for a verification or a
-/// sample its probe against the counterpart (a sample's HEAD must find a length the rule's
-/// copies have had before its parts are asked). Returns the prediction of a URL not to be
+/// sample its probe against the counterpart (a HEAD must find a length the rule's copies
+/// have had before parts are asked). Returns the prediction of a URL not to be
 /// requested ([`Fate::Skip`]), for its record ([`crate::record::predicted`]). A fate no rule decided
 /// changes nothing.
 pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
-    let probe = |e: &Evidence, window| {
+    let probe = |e: &Evidence, window, copies| {
         Some(Box::new(Probe {
             counterpart: e.page(),
             window,
+            copies,
             ..Probe::default()
         }))
     };
@@ -248,8 +249,8 @@ pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
     let probe = match &fate {
         Fate::Check {
             how: How::Verify, ..
-        } => probe(e, None),
-        Fate::Check { .. } => probe(e, e.sample_window()),
+        } => probe(e, None, e.sample_window()),
+        Fate::Check { .. } => probe(e, e.sample_window(), None),
         _ => None,
     };
     let prediction = Prediction::of(name, e);

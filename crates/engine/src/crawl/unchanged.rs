@@ -86,6 +86,7 @@ impl Coordinator {
                 counterpart: probe.counterpart,
                 bytes: probe.bytes,
                 window: probe.window,
+                copies: probe.copies,
                 links_unknown: probe.links_unknown,
                 deferred: true,
                 ..Probe::default()

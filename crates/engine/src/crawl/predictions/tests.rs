@@ -141,3 +141,66 @@ fn workers_of_a_shared_job_hold_one_book() {
         a.learned().sessions().learned()
     );
 }
+
+/// A rule's fate carried out on its queue entry: a verification's probe bounded by the
+/// lengths the rule's copies have had, a sample's asked within them, a skip not requested.
+#[test]
+fn a_rule_s_fate_is_carried_out_on_its_entry() {
+    let evidence = |ratios: (u32, u32)| Evidence {
+        rule: nearcrawl_link_policy::RuleId::from_number(0),
+        rule_text: "http://a/{1} -> http://b/{1}".into(),
+        counterpart: url("http://b/x.html"),
+        held: Held {
+            length: 50_000,
+            sample_cost: Some(3_000),
+            head_cost: 300,
+        },
+        stats: nearcrawl_link_policy::RuleStats {
+            support: 5,
+            ratio_low: ratios.0,
+            ratio_high: ratios.1,
+            ..Default::default()
+        },
+    };
+    let check = |how, ratios| Fate::Check {
+        against: url("http://b/x.html"),
+        how,
+        by: By::Rule(Box::new(evidence(ratios))),
+    };
+    let window = Some((49_500, 55_500));
+    // (what it protects, the fate) -> (not requested, the probe's window, its copies)
+    let cases = [
+        (
+            "a verification: bounded by its copies' lengths, never a rule's sample",
+            check(How::Verify, (1_000, 1_100)),
+            (false, None, window),
+        ),
+        (
+            "a verification of a rule whose copies' lengths are not known: unbounded",
+            check(How::Verify, (0, 0)),
+            (false, None, None),
+        ),
+        (
+            "a rule's sample: asked within its copies' lengths",
+            check(How::Sample, (1_000, 1_100)),
+            (false, window, None),
+        ),
+        (
+            "a skip: not requested, no probe",
+            Fate::Skip {
+                by: By::Rule(Box::new(evidence((1_000, 1_100)))),
+            },
+            (true, None, None),
+        ),
+    ];
+    for (what, fate, (skipped, window, copies)) in cases {
+        let mut entry = QueuedUrl::default();
+        let prediction = apply(fate, &mut entry);
+        assert_eq!(prediction.is_some(), skipped, "{what}");
+        assert!(entry.predicted.is_some(), "{what}");
+        let probe = entry.probe.as_deref();
+        assert_eq!(probe.and_then(|p| p.window), window, "{what}");
+        assert_eq!(probe.and_then(|p| p.copies), copies, "{what}");
+        assert_eq!(probe.is_some(), !skipped, "{what}");
+    }
+}
