@@ -36,7 +36,6 @@ NOT_SPLIT_YET = {
     "crates/quality/src/focused.rs": 1017,
     "crates/store/src/fjall_store.rs": 888,
     "crates/report/src/lib.rs": 883,
-    "crates/quality/src/real.rs": 795,
     "crates/quality/src/web.rs": 764,
     "crates/quality/src/measure.rs": 756,
     "crates/verify/src/sentences.rs": 692,

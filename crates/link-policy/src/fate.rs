@@ -180,6 +180,18 @@ impl<U> Fate<U> {
         }
     }
 
+    /// Whether a duplicate's link queued with this fate may lead to a page its original
+    /// does not link to, as far as its fate tells (what its original links to is asked
+    /// besides: [`crate::Learned::leads_as_original`]): not a mirror's link (a mirror's pages
+    /// are judged by its samples), nor one a URL rule says copies a page the crawl holds (a
+    /// mirror's "related" links to its own copies of pages the crawl has).
+    pub fn may_add_page(&self) -> bool {
+        match self {
+            Fate::Fetch { by: By::Mirror } => false,
+            _ => self.rule().is_none(),
+        }
+    }
+
     /// A URL rule's prediction as a record names it (`check`: fetched whole to check the
     /// rule; `verify`, `sample`: checked cheaply; `skip`), with its evidence.
     pub fn prediction(&self) -> Option<(&'static str, &Evidence)> {
@@ -300,6 +312,65 @@ impl<U> Until<U> {
             Until::HubLinks { .. } => "hub-links",
             Until::Samples { .. } => "mirror",
             Until::End => "crawl-end",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nearcrawl_url_rules::{RuleId, RuleStats};
+    use url::Url;
+
+    use super::*;
+    use crate::evidence::{Evidence, Held};
+
+    #[test]
+    fn a_duplicate_s_link_adds_a_page_unless_its_fate_says_where_it_leads() {
+        let url = Url::parse("http://a/x.html").unwrap();
+        let rule = || {
+            By::Rule(Box::new(Evidence {
+                rule: RuleId::from_number(0),
+                rule_text: "http://m/story/{1}/ -> http://a/{1}.html".into(),
+                counterpart: url.clone(),
+                held: Held::default(),
+                stats: RuleStats::default(),
+            }))
+        };
+        // (what it protects, the fate) -> may add a page
+        let cases: [(&str, Fate<Url>, bool); 6] = [
+            ("a new link", Fate::Fetch { by: By::New }, true),
+            ("a hub's link", Fate::Fetch { by: By::Hub }, true),
+            (
+                "a mirror's link, judged by samples",
+                Fate::Fetch { by: By::Mirror },
+                false,
+            ),
+            (
+                "a link a rule says copies a held page, fetched to check the rule",
+                Fate::Fetch { by: rule() },
+                false,
+            ),
+            (
+                "a link a rule says copies a held page, checked cheaply",
+                Fate::Check {
+                    against: url.clone(),
+                    how: How::Sample,
+                    by: rule(),
+                },
+                false,
+            ),
+            (
+                "a link checked against its original's counterpart",
+                Fate::Check {
+                    against: url.clone(),
+                    how: How::Length,
+                    by: By::Original,
+                },
+                true,
+            ),
+        ];
+        for (what, fate, adds) in cases {
+            assert_eq!(fate.may_add_page(), adds, "{what}");
         }
     }
 }

@@ -18,28 +18,25 @@
 //! the longest common subsequence (Myers' diff without heuristics, crate `similar`): near at
 //! 0.8 or more, distinct at 0.5 or less, unknown between. Pages of one site
 //! whose main texts nearly match each other are unknown (which of them is "the" original is a
-//! matter of taste), and so are pages with fewer than [`MIN_TRUTH_WORDS`] words.
+//! matter of taste), and so are pages with fewer than [`MIN_TRUTH_WORDS`](truth::MIN_TRUTH_WORDS) words.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use nearcrawl_demo_web::{Reply, RunningSite, Site, serve_on};
 use scraper::{Html, Selector};
-use similar::{Algorithm, capture_diff_slices_deadline, diff_ratio};
 use url::Url;
 
-use crate::measure::Labels;
-use crate::truth::{Kind, PageTruth};
+use crate::truth::Kind;
 
-/// Pages with fewer words than this in their main region are not scored.
-pub const MIN_TRUTH_WORDS: usize = 8;
-/// Diff ratio at or above which two pages are near-duplicates.
-pub const NEAR_RATIO: f64 = 0.8;
-/// Diff ratio at or below which two pages are distinct.
-pub const DISTINCT_RATIO: f64 = 0.5;
+mod copies;
+mod truth;
+
+use copies::{Copying, Origin};
+
+pub use truth::{DISTINCT_RATIO, NEAR_RATIO, RealTruth, sequence_ratio};
+use truth::{TruthPage, main_words};
 
 /// The real webs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,6 +53,11 @@ pub enum RealWeb {
     HandbookHeldOut,
     /// The Debian Reference in its eleven languages: held out.
     ReferenceLanguages,
+    /// The Apache HTTP Server manual crawled beside its mirror and its syndication
+    /// ([`Copying`]): used for tuning.
+    MirrorApache,
+    /// The PostgreSQL manual crawled beside its mirror and its syndication: held out.
+    MirrorPostgresql,
 }
 
 /// One site of a real web: a directory of a package served at the site's root.
@@ -76,13 +78,15 @@ pub(crate) struct SiteSource {
 
 impl RealWeb {
     /// Every real web, tuning ones first.
-    pub const ALL: [RealWeb; 6] = [
+    pub const ALL: [RealWeb; 8] = [
         RealWeb::Llvm14To15,
         RealWeb::HandbookTuning,
+        RealWeb::MirrorApache,
         RealWeb::Llvm15To16,
         RealWeb::Clang14To16,
         RealWeb::HandbookHeldOut,
         RealWeb::ReferenceLanguages,
+        RealWeb::MirrorPostgresql,
     ];
 
     /// Its name on the command line.
@@ -94,6 +98,8 @@ impl RealWeb {
             RealWeb::HandbookTuning => "handbook-tuning",
             RealWeb::HandbookHeldOut => "handbook-held-out",
             RealWeb::ReferenceLanguages => "reference-languages",
+            RealWeb::MirrorApache => "mirror-apache",
+            RealWeb::MirrorPostgresql => "mirror-postgresql",
         }
     }
 
@@ -104,7 +110,10 @@ impl RealWeb {
 
     /// Whether defaults may be chosen on it (false: it only checks them).
     pub fn tuning(self) -> bool {
-        matches!(self, RealWeb::Llvm14To15 | RealWeb::HandbookTuning)
+        matches!(
+            self,
+            RealWeb::Llvm14To15 | RealWeb::HandbookTuning | RealWeb::MirrorApache
+        )
     }
 
     /// The Debian packages it is built from.
@@ -127,6 +136,8 @@ impl RealWeb {
                 "debian-reference-zh-cn",
                 "debian-reference-zh-tw",
             ],
+            RealWeb::MirrorApache => &["apache2-doc"],
+            RealWeb::MirrorPostgresql => &["postgresql-doc-15"],
         }
     }
 
@@ -175,6 +186,24 @@ impl RealWeb {
                     suffix: format!(".{lang}"),
                 })
                 .collect(),
+            RealWeb::MirrorApache => vec![SiteSource {
+                root: PathBuf::from("/usr/share/doc/apache2-doc/manual"),
+                dirs: vec!["en"],
+                seed: "/en/index.html".into(),
+                prefix: "/en".into(),
+                suffix: String::new(),
+            }],
+            RealWeb::MirrorPostgresql => vec![release("postgresql-doc-15")],
+        }
+    }
+
+    /// The sites made from the first one, served after it.
+    fn copies(self) -> &'static [Copying] {
+        match self {
+            RealWeb::MirrorApache | RealWeb::MirrorPostgresql => {
+                &[Copying::Mirror, Copying::Syndication]
+            }
+            _ => &[],
         }
     }
 
@@ -185,6 +214,8 @@ impl RealWeb {
             RealWeb::ReferenceLanguages => {
                 "body > div:not(.navheader):not(.navfooter), body > p, body > h1"
             }
+            RealWeb::MirrorApache => "#page-content",
+            RealWeb::MirrorPostgresql => "body > div:not(.navheader):not(.navfooter)",
             _ => "div[role=main]",
         }
     }
@@ -259,13 +290,77 @@ pub async fn build_real(
     size: RealSize,
     first_address: u8,
 ) -> Result<RealLabelledWeb, RealWebError> {
-    let mut sites = Vec::new();
-    let mut seeds = String::new();
-    let mut pages: Vec<TruthPage> = Vec::new();
+    let mut web_pages = WebPages::default();
     let selector = Selector::parse(web.main_selector())
         .map_err(|e| RealWebError(format!("main selector: {e}")))?;
-    for (i, source) in web.sites().iter().enumerate() {
+    let sources = web.sites();
+    let mut first = None;
+    for source in &sources {
         let files = read_site(source)?;
+        let kept = match size {
+            RealSize::Full => files.keys().cloned().collect::<HashSet<_>>(),
+            RealSize::Small(n) => first_pages(&files, &source.seed, n),
+        };
+        let pages = kept.iter().map(|path| {
+            let rel = path
+                .strip_prefix(source.prefix.as_str())
+                .unwrap_or(path)
+                .to_string();
+            let rel = match source.suffix.as_str() {
+                "" => rel,
+                suffix => rel.replace(&format!("{suffix}.html"), ".html"),
+            };
+            let html = String::from_utf8_lossy(&files[path].bytes).into_owned();
+            (path.clone(), html, rel)
+        });
+        let url = web_pages
+            .serve(pages.collect(), &source.seed, &selector, first_address)
+            .await?;
+        first.get_or_insert((files, kept, url));
+    }
+    if let (Some((files, kept, url)), Some(source)) = (&first, sources.first()) {
+        for copying in web.copies() {
+            let origin = Origin {
+                files,
+                kept,
+                prefix: &source.prefix,
+                url: url.trim_end_matches('/'),
+                main: &selector,
+            };
+            let pages = copying.build(&origin);
+            let pages = pages.into_iter().map(|p| (p.path, p.html, p.rel)).collect();
+            let seed = copying.seed(&source.seed, &source.prefix);
+            web_pages
+                .serve(pages, &seed, &selector, first_address)
+                .await?;
+        }
+    }
+    Ok(RealLabelledWeb {
+        sites: web_pages.sites,
+        truth: RealTruth::new(web, web_pages.pages),
+        seeds: web_pages.seeds,
+    })
+}
+
+/// The sites of a web served so far, with their seeds and the truth's pages.
+#[derive(Default)]
+struct WebPages {
+    sites: Vec<RunningSite>,
+    seeds: String,
+    pages: Vec<TruthPage>,
+}
+
+impl WebPages {
+    /// Serves the next site's `pages` (served path, HTML, the truth's pairing key) on the
+    /// next address, seeded at `seed`. Its address, `http://127.0.0.x:port/`.
+    async fn serve(
+        &mut self,
+        pages: Vec<(String, String, String)>,
+        seed: &str,
+        main: &Selector,
+        first_address: u8,
+    ) -> Result<String, RealWebError> {
+        let i = self.sites.len();
         let addr = SocketAddr::new(
             IpAddr::V4(Ipv4Addr::new(
                 127,
@@ -275,47 +370,31 @@ pub async fn build_real(
             )),
             0,
         );
-        let kept = match size {
-            RealSize::Full => files.keys().cloned().collect::<HashSet<_>>(),
-            RealSize::Small(n) => first_pages(&files, &source.seed, n),
-        };
         let mut site = Site::new();
         let mut site_pages = Vec::new();
-        for path in &kept {
-            let file = &files[path];
-            site.insert(path, Reply::html(String::from_utf8_lossy(&file.bytes)));
-            let words = main_words(&String::from_utf8_lossy(&file.bytes), &selector);
-            let rel = path
-                .strip_prefix(source.prefix.as_str())
-                .unwrap_or(path)
-                .to_string();
-            let rel = match source.suffix.as_str() {
-                "" => rel,
-                suffix => rel.replace(&format!("{suffix}.html"), ".html"),
-            };
-            site_pages.push((path.clone(), rel, words));
+        for (path, html, rel) in pages {
+            let words = main_words(&html, main);
+            site.insert(&path, Reply::html(html));
+            site_pages.push((path, rel, words));
         }
         let running = serve_on(site, addr)
             .await
             .map_err(|e| RealWebError(format!("serving {addr}: {e}")))?;
-        seeds.push_str(&running.url(&source.seed));
-        seeds.push('\n');
+        self.seeds.push_str(&running.url(seed));
+        self.seeds.push('\n');
         site_pages.sort();
         for (path, rel, words) in site_pages {
-            pages.push(TruthPage {
+            self.pages.push(TruthPage {
                 url: running.url(&path),
                 site: i,
                 rel,
                 words,
             });
         }
-        sites.push(running);
+        let url = running.url("/");
+        self.sites.push(running);
+        Ok(url)
     }
-    Ok(RealLabelledWeb {
-        sites,
-        truth: RealTruth::new(web, pages),
-        seeds,
-    })
 }
 
 /// The HTML pages of a site, by served path.
@@ -406,390 +485,4 @@ fn first_pages(files: &HashMap<String, SiteFile>, seed: &str, n: usize) -> HashS
         }
     }
     kept
-}
-
-/// The words of a page's main region (the whole body when the markup marks none).
-fn main_words(html: &str, main: &Selector) -> Vec<String> {
-    let doc = Html::parse_document(html);
-    let skip = |node: &scraper::ElementRef<'_>| {
-        matches!(node.value().name(), "script" | "style" | "noscript")
-    };
-    let mut text = String::new();
-    let mut regions: Vec<_> = doc.select(main).collect();
-    if regions.is_empty() {
-        regions = doc
-            .select(&Selector::parse("body").expect("a valid selector"))
-            .collect();
-    }
-    for region in regions {
-        for node in region.descendants() {
-            if let Some(t) = node.value().as_text() {
-                let inside_skipped = node
-                    .ancestors()
-                    .filter_map(scraper::ElementRef::wrap)
-                    .any(|e| skip(&e));
-                if !inside_skipped {
-                    text.push_str(t);
-                    text.push(' ');
-                }
-            }
-        }
-    }
-    words(&text)
-}
-
-/// Lowercased whitespace-separated words; characters of CJK scripts are words of their own.
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split_whitespace() {
-        let mut current = String::new();
-        for c in word.chars().flat_map(char::to_lowercase) {
-            if is_cjk(c) {
-                if !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
-                }
-                out.push(c.to_string());
-            } else {
-                current.push(c);
-            }
-        }
-        if !current.is_empty() {
-            out.push(current);
-        }
-    }
-    out
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff)
-}
-
-/// One page of the truth.
-#[derive(Debug)]
-struct TruthPage {
-    url: String,
-    site: usize,
-    rel: String,
-    words: Vec<String>,
-}
-
-/// The truth about a real web: per page its group and kind, and for any two pages whether the
-/// second is truly a near-duplicate of the first.
-#[derive(Debug)]
-pub struct RealTruth {
-    pages: HashMap<String, (PageTruth, usize)>,
-    words: Vec<Vec<u64>>,
-    rels: Vec<String>,
-    ratios: Mutex<HashMap<(usize, usize), f64>>,
-}
-
-fn word_ids(words: &[String]) -> Vec<u64> {
-    words
-        .iter()
-        .map(|w| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            w.hash(&mut h);
-            h.finish()
-        })
-        .collect()
-}
-
-/// The diff ratio of two word sequences: 2 x matched words / total words (1 for two empty
-/// texts). A multiset bound first: pages that cannot reach `DISTINCT_RATIO` are not diffed.
-pub fn sequence_ratio(a: &[u64], b: &[u64]) -> f64 {
-    bounded_ratio(a, b, DISTINCT_RATIO)
-}
-
-/// The diff ratio, or an upper bound of it at or under `floor` (the multiset bound) when it
-/// cannot exceed `floor`.
-fn bounded_ratio(a: &[u64], b: &[u64], floor: f64) -> f64 {
-    let total = a.len() + b.len();
-    if total == 0 {
-        return 1.0;
-    }
-    let mut counts: HashMap<u64, i64> = HashMap::new();
-    for w in a {
-        *counts.entry(*w).or_default() += 1;
-    }
-    let mut common = 0usize;
-    for w in b {
-        if let Some(c) = counts.get_mut(w)
-            && *c > 0
-        {
-            *c -= 1;
-            common += 1;
-        }
-    }
-    let bound = 2.0 * common as f64 / total as f64;
-    if bound <= floor {
-        return bound;
-    }
-    // Myers' diff without heuristics: the longest common subsequence itself (difflib's
-    // matching blocks find a common subsequence, not always the longest).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let ops = capture_diff_slices_deadline(Algorithm::RawMyers, a, b, Some(deadline));
-    f64::from(diff_ratio(&ops, a.len(), b.len()))
-}
-
-impl RealTruth {
-    fn new(web: RealWeb, pages: Vec<TruthPage>) -> RealTruth {
-        let words: Vec<Vec<u64>> = pages.iter().map(|p| word_ids(&p.words)).collect();
-        let mut truth = RealTruth {
-            pages: HashMap::new(),
-            words,
-            rels: pages.iter().map(|p| p.rel.clone()).collect(),
-            ratios: Mutex::new(HashMap::new()),
-        };
-        // Pages of one site that nearly match each other: unknown.
-        let mut ambiguous: HashSet<usize> = HashSet::new();
-        let mut by_site: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (i, p) in pages.iter().enumerate() {
-            by_site.entry(p.site).or_default().push(i);
-        }
-        for members in by_site.values() {
-            let mut sorted = members.clone();
-            sorted.sort_by_key(|&i| truth.words[i].len());
-            for (x, &i) in sorted.iter().enumerate() {
-                for &j in &sorted[x + 1..] {
-                    let (li, lj) = (truth.words[i].len(), truth.words[j].len());
-                    // ratio <= 2 li / (li + lj): past this, no longer page can be near.
-                    if (2 * li) as f64 / ((li + lj).max(1)) as f64 <= NEAR_RATIO {
-                        break;
-                    }
-                    // Only whether they are near matters here: no diff when they cannot be.
-                    if bounded_ratio(&truth.words[i], &truth.words[j], NEAR_RATIO) >= NEAR_RATIO {
-                        ambiguous.insert(i);
-                        ambiguous.insert(j);
-                    }
-                }
-            }
-        }
-        // Counterparts: the same page on other sites; near ones share a group.
-        let mut by_rel: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, p) in pages.iter().enumerate() {
-            by_rel.entry(p.rel.as_str()).or_default().push(i);
-        }
-        let mut parent: Vec<usize> = (0..pages.len()).collect();
-        fn root(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
-        let mut kinds: Vec<Kind> = vec![Kind::RealFirst; pages.len()];
-        for members in by_rel.values() {
-            for (x, &i) in members.iter().enumerate() {
-                if x == 0 {
-                    kinds[i] = if pages[i].site == 0 {
-                        Kind::RealFirst
-                    } else {
-                        Kind::RealNew
-                    };
-                }
-                for &j in &members[..x] {
-                    let r = truth.ratio(j, i);
-                    let kind = if r >= NEAR_RATIO {
-                        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                        parent[a.max(b)] = a.min(b);
-                        web.copy_kind()
-                    } else if r > DISTINCT_RATIO {
-                        Kind::Edited
-                    } else {
-                        Kind::Rewritten
-                    };
-                    // The closest relation to an earlier site wins.
-                    if x > 0 && kind_rank(kind) > kind_rank(kinds[i]) {
-                        kinds[i] = kind;
-                    }
-                }
-            }
-        }
-        // A page without counterpart may be an earlier page renamed: near any page of an
-        // earlier site.
-        for i in 0..pages.len() {
-            if kinds[i] != Kind::RealNew {
-                continue;
-            }
-            let li = truth.words[i].len();
-            let renamed = (0..pages.len()).find(|&j| {
-                let lj = truth.words[j].len();
-                pages[j].site < pages[i].site
-                    && (2 * li.min(lj)) as f64 / ((li + lj).max(1)) as f64 > NEAR_RATIO
-                    && bounded_ratio(&truth.words[i], &truth.words[j], NEAR_RATIO) >= NEAR_RATIO
-            });
-            if let Some(j) = renamed {
-                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                parent[a.max(b)] = a.min(b);
-                kinds[i] = Kind::Renamed;
-                if ambiguous.contains(&j) {
-                    ambiguous.insert(i);
-                }
-            }
-        }
-        for (i, p) in pages.iter().enumerate() {
-            let group = root(&mut parent, i) as u64;
-            let scored = !ambiguous.contains(&i)
-                && truth.words[i].len() >= MIN_TRUTH_WORDS
-                && kinds[i] != Kind::Edited;
-            let kind = if ambiguous.contains(&i) {
-                Kind::Ambiguous
-            } else if truth.words[i].len() < MIN_TRUTH_WORDS {
-                Kind::Empty
-            } else {
-                kinds[i]
-            };
-            truth.pages.insert(
-                p.url.clone(),
-                (
-                    PageTruth {
-                        group,
-                        kind,
-                        scored,
-                    },
-                    i,
-                ),
-            );
-        }
-        truth
-    }
-
-    fn ratio(&self, i: usize, j: usize) -> f64 {
-        let key = (i.min(j), i.max(j));
-        if let Some(r) = self.ratios.lock().ok().and_then(|m| m.get(&key).copied()) {
-            return r;
-        }
-        let r = sequence_ratio(&self.words[key.0], &self.words[key.1]);
-        if let Ok(mut m) = self.ratios.lock() {
-            m.insert(key, r);
-        }
-        r
-    }
-
-    /// The diff ratio of two pages' main texts, if both are pages of the web.
-    pub fn pair_ratio(&self, a: &str, b: &str) -> Option<f64> {
-        let (_, i) = self.pages.get(a)?;
-        let (_, j) = self.pages.get(b)?;
-        Some(self.ratio(*i, *j))
-    }
-
-    /// Every page with its truth, by URL.
-    pub fn pages(&self) -> Vec<(String, PageTruth)> {
-        let mut pages: Vec<(String, PageTruth)> = self
-            .pages
-            .iter()
-            .map(|(url, (t, _))| (url.clone(), *t))
-            .collect();
-        pages.sort_by(|a, b| a.0.cmp(&b.0));
-        pages
-    }
-
-    /// The counterparts of a page: the same page on the other sites.
-    pub fn counterparts(&self, url: &str) -> Vec<String> {
-        let Some((_, i)) = self.pages.get(url) else {
-            return Vec::new();
-        };
-        let rel = &self.rels[*i];
-        let mut found: Vec<String> = self
-            .pages
-            .iter()
-            .filter(|(u, (_, j))| *j != *i && self.rels[*j] == *rel && u.as_str() != url)
-            .map(|(u, _)| u.clone())
-            .collect();
-        found.sort();
-        found
-    }
-
-    /// Pages in the truth.
-    pub fn len(&self) -> usize {
-        self.pages.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.pages.is_empty()
-    }
-
-    /// Writes the truth as JSON lines (`{"url", "group", "kind", "scored", "words"}`).
-    pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let mut lines: Vec<String> = self
-            .pages
-            .iter()
-            .map(|(url, (t, i))| {
-                serde_json::json!({"url": url, "group": t.group, "kind": t.kind,
-                    "scored": t.scored, "words": self.words[*i].len()})
-                .to_string()
-            })
-            .collect();
-        lines.sort();
-        std::fs::write(path, lines.join("\n") + "\n")
-    }
-}
-
-fn kind_rank(kind: Kind) -> u8 {
-    match kind {
-        Kind::Unchanged | Kind::Untranslated | Kind::Renamed => 4,
-        Kind::Edited => 3,
-        Kind::Rewritten => 2,
-        Kind::RealFirst => 1,
-        _ => 0,
-    }
-}
-
-impl Labels for RealTruth {
-    fn get(&self, url: &str) -> Option<PageTruth> {
-        self.pages.get(url).map(|(t, _)| *t)
-    }
-
-    fn copies(&self, copy: &str, original: &str) -> Option<bool> {
-        let (page, _) = self.pages.get(copy)?;
-        if !page.scored {
-            return None;
-        }
-        let r = self.pair_ratio(copy, original)?;
-        if r >= NEAR_RATIO {
-            Some(true)
-        } else if r <= DISTINCT_RATIO {
-            Some(false)
-        } else {
-            None
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cjk_characters_are_words_of_their_own() {
-        assert_eq!(
-            words("Hello, 世界 and Déjà-vu"),
-            ["hello,", "世", "界", "and", "déjà-vu"]
-        );
-    }
-
-    #[test]
-    fn the_ratio_counts_matched_words_in_order() {
-        let ids = |s: &str| word_ids(&words(s));
-        assert_eq!(sequence_ratio(&ids("a b c d"), &ids("a b c d")), 1.0);
-        // Three of four words in order on each side: 2 x 3 / 8.
-        assert_eq!(sequence_ratio(&ids("a b c d"), &ids("a b c e")), 0.75);
-        // Reversed: the bound says 1, the diff says one word in order.
-        assert_eq!(sequence_ratio(&ids("a b c d"), &ids("d c b a")), 0.25);
-        assert_eq!(sequence_ratio(&ids("a b"), &ids("c d")), 0.0);
-    }
-
-    #[test]
-    fn the_main_region_is_what_the_markup_marks() {
-        let selector = Selector::parse("div[role=main]").unwrap();
-        let html = "<html><body><div class=nav>Home Next</div><div role=main><h1>Title</h1>\
-                    <p>Body <b>text</b></p><script>var x;</script></div></body></html>";
-        assert_eq!(main_words(html, &selector), ["title", "body", "text"]);
-        let selector = Selector::parse("body > div:not(#banner)").unwrap();
-        let html = "<body><div id=banner>Logo</div><div class=section><p>One</p></div>\
-                    <ul class=docnav><li>Prev</li></ul><div class=chapter>Two</div></body>";
-        assert_eq!(main_words(html, &selector), ["one", "two"]);
-    }
 }

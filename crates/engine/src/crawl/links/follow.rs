@@ -404,7 +404,7 @@ impl Carry<'_> {
         page.fates.add(&fate);
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
         if followed != Followed::No
-            && !matches!(fate, Fate::Fetch { by: By::Mirror })
+            && fate.may_add_page()
             && !leads_as_original(self.predictions, how, url.as_url())
         {
             // (Where its original leads too, taken to the original's site, a language's link

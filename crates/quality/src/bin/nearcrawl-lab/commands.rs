@@ -22,9 +22,9 @@ pub struct QualityArgs {
     /// "small" (the CI variant) or "large" (a real web: every page).
     #[arg(long, default_value = "small")]
     pub size: String,
-    /// A real web instead of the generated one: llvm-14-15 or handbook-tuning (used for
-    /// tuning), llvm-15-16, clang-14-16, handbook-held-out or reference-languages (held
-    /// out). Debian's
+    /// A real web instead of the generated one: llvm-14-15, handbook-tuning or
+    /// mirror-apache (used for tuning), llvm-15-16, clang-14-16, handbook-held-out,
+    /// reference-languages or mirror-postgresql (held out). Debian's
     /// documentation packages, installed by scripts/quality-deps.sh. Or "shop": a generated
     /// shop whose listings take sort, filter, page and session-id parameters (its text
     /// from --corpus, its size from --size).

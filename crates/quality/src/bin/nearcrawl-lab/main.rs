@@ -35,8 +35,9 @@ enum Command {
     /// print each one's pair precision, recall and F1 against the web's truth, and pages/s
     /// (also OUT/dedup-quality.json).
     DedupQuality {
-        /// The real web: llvm-14-15 or handbook-tuning (tuning), llvm-15-16, clang-14-16,
-        /// handbook-held-out or reference-languages (held out).
+        /// The real web: llvm-14-15, handbook-tuning or mirror-apache (tuning), llvm-15-16,
+        /// clang-14-16, handbook-held-out, reference-languages or mirror-postgresql (held
+        /// out).
         #[arg(long)]
         web: String,
         /// "small" (150 pages per site) or "large" (every page).
