@@ -7,7 +7,7 @@
 
 use nearcrawl_dedup::{DedupStageConfig, Predict};
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{CopyFacts, Evidence, Fate, How, Learned, RuleEvent};
+use nearcrawl_link_policy::{CopyFacts, Fate, Learned, RuleEvent};
 use nearcrawl_records::{Prediction, Probe, Verdict};
 use nearcrawl_store::{CrawlStore, QueuedUrl, StoreError};
 use url::Url;
@@ -237,22 +237,19 @@ impl Predictions {
 /// requested ([`Fate::Skip`]), for its record ([`crate::record::predicted`]). A fate no rule decided
 /// changes nothing.
 pub(super) fn apply(fate: Fate, entry: &mut QueuedUrl) -> Option<Prediction> {
-    let probe = |e: &Evidence, window, copies| {
-        Some(Box::new(Probe {
+    let (name, e) = fate.prediction()?;
+    let (window, copies) = match name {
+        "verify" => (None, e.sample_window()),
+        _ => (e.sample_window(), None),
+    };
+    let probe = matches!(fate, Fate::Check { .. }).then(|| {
+        Box::new(Probe {
             counterpart: e.page(),
             window,
             copies,
             ..Probe::default()
-        }))
-    };
-    let (name, e) = fate.prediction()?;
-    let probe = match &fate {
-        Fate::Check {
-            how: How::Verify, ..
-        } => probe(e, None, e.sample_window()),
-        Fate::Check { .. } => probe(e, e.sample_window(), None),
-        _ => None,
-    };
+        })
+    });
     let prediction = Prediction::of(name, e);
     entry.predicted = Some(Box::new(prediction.clone()));
     match fate {

@@ -2,7 +2,7 @@
 //! by the workers of a job through its log.
 
 use super::*;
-use nearcrawl_link_policy::{By, Held};
+use nearcrawl_link_policy::{By, Evidence, Held, How};
 
 fn url(s: &str) -> Url {
     Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
