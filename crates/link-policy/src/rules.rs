@@ -127,7 +127,9 @@ impl LinkPolicy {
     /// support, and what is known of the copy: whether it had about its original's length
     /// (a cheap check by length tells for a rule whose copies do), and whether it linked to
     /// pages its original does not (a rule whose copies do is never acted on: its pages
-    /// lead somewhere). The ids of the rules learned.
+    /// lead somewhere). The rules read the other way ([`RuleBook::learn_reversed`]) gain the
+    /// support and the lengths, read the other way too. The ids of the rules learned (read
+    /// this way).
     pub fn learn(&mut self, copy: &Url, original: &Url, facts: CopyFacts) -> Vec<RuleId> {
         if !self.enabled() {
             return Vec::new();
@@ -142,6 +144,17 @@ impl LinkPolicy {
             }
             if let Some(ratio) = facts.ratio {
                 self.book.note_ratio(rule, ratio);
+            }
+        }
+        // The pair read the other way: the original a copy of the copy (whichever of a
+        // mirror's page and its origin's is fetched first is the original of that pair).
+        // What the original links to beside the copy's is not known.
+        for rule in self.book.learn_reversed(&rules) {
+            if let Some(same) = facts.same_length {
+                self.book.note_length(rule, same);
+            }
+            if let Some(ratio) = facts.ratio.filter(|r| *r > 0.0) {
+                self.book.note_ratio(rule, 1.0 / ratio);
             }
         }
         self.note(|| {

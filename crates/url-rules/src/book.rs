@@ -164,28 +164,44 @@ impl RuleBook {
             Rule::learn(copy, original),
             Rule::learn_prefix(copy, original),
         ];
-        let mut ids = Vec::new();
-        for rule in rules.into_iter().flatten() {
-            let id = match self.ids.get(&rule) {
-                Some(id) => *id,
-                None => {
-                    if self.limit.is_some_and(|limit| self.rules.len() >= limit) {
-                        continue;
-                    }
-                    let Ok(n) = u32::try_from(self.rules.len()) else {
-                        continue;
-                    };
-                    let id = RuleId(n);
-                    self.by_key.entry(rule.key()).or_default().push(id);
-                    self.ids.insert(rule.clone(), id);
-                    self.rules.push((rule, RuleStats::default()));
-                    id
+        rules
+            .into_iter()
+            .flatten()
+            .filter_map(|rule| self.support(rule))
+            .collect()
+    }
+
+    /// Learns the correspondences of `rules` (just learned from a pair) read the other way
+    /// ([`Rule::reversed`]): each gains one of support, added when new. Their ids.
+    pub fn learn_reversed(&mut self, rules: &[RuleId]) -> Vec<RuleId> {
+        let reversed: Vec<Rule> = rules
+            .iter()
+            .filter_map(|id| self.rules.get(id.index()))
+            .filter_map(|(rule, _)| rule.reversed())
+            .collect();
+        reversed
+            .into_iter()
+            .filter_map(|rule| self.support(rule))
+            .collect()
+    }
+
+    /// `rule` gains one of support, added when new (unless the book is full). Its id.
+    fn support(&mut self, rule: Rule) -> Option<RuleId> {
+        let id = match self.ids.get(&rule) {
+            Some(id) => *id,
+            None => {
+                if self.limit.is_some_and(|limit| self.rules.len() >= limit) {
+                    return None;
                 }
-            };
-            self.rules[id.index()].1.support += 1;
-            ids.push(id);
-        }
-        ids
+                let id = RuleId(u32::try_from(self.rules.len()).ok()?);
+                self.by_key.entry(rule.key()).or_default().push(id);
+                self.ids.insert(rule.clone(), id);
+                self.rules.push((rule, RuleStats::default()));
+                id
+            }
+        };
+        self.rules[id.index()].1.support += 1;
+        Some(id)
     }
 
     /// A copy under `rule` had about its original's length (`same`) or not.

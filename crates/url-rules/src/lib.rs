@@ -13,7 +13,10 @@
 //! host for the old one's, a language's path prefix for another's). [`RuleBook`] keeps each rule with
 //! its support (pairs it was learned from) and what its predictions turned out to be
 //! ([`RuleStats`]: checked, confirmed), and [`RuleBook::predict`] gives a URL's counterpart
-//! by the most trusted rule that matches it.
+//! by the most trusted rule that matches it. Two URLs of the same content copy each other:
+//! [`RuleBook::learn_reversed`] teaches the rules a pair taught read the other way
+//! ([`Rule::reversed`]: where neither side takes any value of its own), so a mirror crawled
+//! side by side with its origin, its pairs found in both directions, is one correspondence.
 //!
 //! [`carry`] takes a link of one page to where its copy is, by what the pair alone makes
 //! plain (the start of the path they do not share).

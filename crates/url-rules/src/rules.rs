@@ -136,6 +136,30 @@ impl Rule {
         (general && !one_off).then_some(Rule(Kind::Template { from, to }))
     }
 
+    /// The same correspondence read the other way, from originals to copies, when it can be
+    /// (a URL of either shape has one of the other): a prefix rule always, a template whose
+    /// `from` side takes no value of its own (`*`, any number or any parameter value the
+    /// original lacks). Two URLs of the same content are copies of each other: whichever was
+    /// fetched first is the original of that pair.
+    pub fn reversed(&self) -> Option<Rule> {
+        match &self.0 {
+            Kind::Template { from, to } => {
+                let any = from.path.contains(&Piece::Any)
+                    || from.query.iter().any(|(_, v)| *v == Value::Any);
+                (!any).then(|| {
+                    Rule(Kind::Template {
+                        from: to.clone(),
+                        to: from.clone(),
+                    })
+                })
+            }
+            Kind::Prefix { from, to } => Some(Rule(Kind::Prefix {
+                from: to.clone(),
+                to: from.clone(),
+            })),
+        }
+    }
+
     /// The counterpart this rule gives `url`, when `url` matches its `from` side.
     pub fn apply(&self, url: &Url) -> Option<Url> {
         self.apply_cut(&Cut::of(url)?)

@@ -361,3 +361,87 @@ fn a_rule_keeps_the_lengths_of_its_copies() {
     let kept: RuleBook = serde_json::from_str(&serde_json::to_string(&book).unwrap()).unwrap();
     assert_eq!(kept.stats(rule).unwrap().ratio_high, 1030);
 }
+
+#[test]
+fn a_correspondence_reads_both_ways_unless_one_side_takes_any_value() {
+    // (what it protects, copy, original) -> the rule read the other way
+    let cases: &[(&str, &str, &str, Option<&str>)] = &[
+        (
+            "a mirror under another scheme",
+            "http://m.example/story/17/",
+            "http://o.example/a/17.html",
+            Some("http://o.example/a/{1}.html -> http://m.example/story/{1}/"),
+        ),
+        (
+            "a language's page for another's",
+            "http://h.example/de/guide.html",
+            "http://h.example/en/guide.html",
+            Some("http://h.example/en/{1}.{2} -> http://h.example/de/{1}.{2}"),
+        ),
+        (
+            "a session parameter: any value on the copy's side, one on the original's",
+            "http://s.example/p/14?colour=red",
+            "http://s.example/p/14",
+            None,
+        ),
+    ];
+    for (what, copy, original, want) in cases {
+        let rule = Rule::learn(&url(copy), &url(original)).unwrap();
+        let reversed = rule.reversed();
+        assert_eq!(
+            reversed.as_ref().map(Rule::to_string).as_deref(),
+            *want,
+            "{what}: {rule}"
+        );
+        if let Some(reversed) = reversed {
+            assert_eq!(reversed.apply(&url(original)), Some(url(copy)), "{what}");
+            assert_eq!(reversed.reversed(), Some(rule), "{what}: twice is the rule");
+        }
+    }
+    let prefix = Rule::learn_prefix(
+        &url("http://new.example/docs/a.html"),
+        &url("http://old.example/docs/a.html"),
+    )
+    .unwrap();
+    assert_eq!(
+        prefix.reversed().map(|r| r.to_string()).as_deref(),
+        Some("http://old.example/* -> http://new.example/*")
+    );
+}
+
+#[test]
+fn a_pair_teaches_the_correspondence_read_the_other_way() {
+    let mut book = RuleBook::new();
+    let (copy, original) = (
+        url("http://m.example/story/1/"),
+        url("http://o.example/a/1.html"),
+    );
+    let learned = book.learn(&copy, &original);
+    let reversed = book.learn_reversed(&learned);
+    assert_eq!(reversed.len(), learned.len());
+    // A pair found the other way round supports the same rules.
+    let again = book.learn(
+        &url("http://o.example/a/2.html"),
+        &url("http://m.example/story/2/"),
+    );
+    assert_eq!(again, reversed);
+    assert_eq!(book.learn_reversed(&again), learned);
+    for id in learned.iter().chain(&reversed) {
+        assert_eq!(book.stats(*id).unwrap().support, 2);
+    }
+    // Either side's page predicts the other's.
+    let at = |s: &str| book.predict(&url(s)).map(|p| p.counterpart.to_string());
+    assert_eq!(
+        at("http://o.example/a/3.html").as_deref(),
+        Some("http://m.example/story/3/")
+    );
+    assert_eq!(
+        at("http://m.example/story/3/").as_deref(),
+        Some("http://o.example/a/3.html")
+    );
+    // A full book learns no reversed rule.
+    let mut full = RuleBook::new();
+    full.set_limit(1);
+    let one = full.learn(&copy, &original);
+    assert!(full.learn_reversed(&one).is_empty());
+}

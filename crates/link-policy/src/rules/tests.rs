@@ -360,3 +360,41 @@ fn the_most_trusted_rule_whose_counterpart_is_held_names_it() {
         assert_eq!(counterpart.as_deref(), named, "{what}");
     }
 }
+
+/// A mirror crawled side by side with its origin: pairs found with the mirror's page as the
+/// copy teach the correspondence both ways, so a link to the origin whose mirror page the
+/// crawl holds is predicted too, with the lengths read the other way and without the pages
+/// the mirror's copies added (its "related" links: the origin's pages add none).
+#[test]
+fn a_pair_teaches_its_correspondence_both_ways() {
+    let url = |s: &str| Url::parse(s).unwrap_or_else(|e| panic!("{e}"));
+    let mut policy = LinkPolicy::new(PolicyConfig {
+        predict: Predict::Check,
+        ..PolicyConfig::default()
+    });
+    let facts = CopyFacts {
+        same_length: Some(false),
+        adds_pages: Some(true),
+        ratio: Some(1.25),
+    };
+    for n in 1..=3 {
+        let (mirror, origin) = (
+            url(&format!("http://m.test/story/{n}/")),
+            url(&format!("http://o.test/a/{n}.html")),
+        );
+        policy.learn(&mirror, &origin, facts);
+    }
+    let book = policy.book();
+    let ahead = book.predict(&url("http://m.test/story/9/"));
+    let ahead = ahead.unwrap_or_else(|| panic!("the mirror's rule"));
+    assert_eq!(ahead.counterpart.as_str(), "http://o.test/a/9.html");
+    let behind = book.predict(&url("http://o.test/a/9.html"));
+    let behind = behind.unwrap_or_else(|| panic!("the rule read the other way"));
+    assert_eq!(behind.counterpart.as_str(), "http://m.test/story/9/");
+    let (ahead, behind) = (book.stats(ahead.rule), book.stats(behind.rule));
+    let (ahead, behind) = (ahead.unwrap_or_default(), behind.unwrap_or_default());
+    assert_eq!((ahead.support, behind.support), (3, 3));
+    assert_eq!((ahead.adding, behind.adding), (3, 0));
+    assert_eq!((ahead.other_length, behind.other_length), (3, 3));
+    assert_eq!((ahead.ratio_low, behind.ratio_low), (1250, 800));
+}
