@@ -443,3 +443,43 @@ async fn a_pattern_of_distinct_pages_is_never_capped_one_of_empty_pages_is() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_that_branches_below_every_page_on_letters_stops_within_a_few_hundred() {
+    // Every page under /g/ says the same short thing and links two pages below it, `a/` and
+    // `b/`: /g/a/b/b/a/... (letters only: no number to count, no segment repeated thrice
+    // in a row on most paths).
+    let site = Site::new()
+        .page("/", page("home", &prose(8), "", &["/g/".to_string()]))
+        .generated(Arc::new(|path: &str| {
+            path.strip_prefix("/g/")?;
+            Some(page(
+                "Gallery",
+                "Nothing to see here yet. Come back later for more pictures.",
+                "",
+                &["a/".to_string(), "b/".to_string()],
+            ))
+        }));
+    let site = serve(site).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut config = local_config();
+    config.limits.max_pages = Some(5_000);
+    run(&site.url("/"), out.path(), config).await;
+    let records = records(out.path());
+    let pages = fetched(&site, "/g/");
+    let trapped = records
+        .iter()
+        .filter(|r| r.verdict == Verdict::Trap)
+        .count();
+    assert!(
+        pages < 500,
+        "{pages} pages fetched under /g/ ({trapped} trapped)"
+    );
+    // The pages past the limit name it, and their links went nowhere.
+    let named = naming(&records, "traps.max_same_text = 100");
+    assert!(!named.is_empty());
+    assert!(
+        named.iter().all(|r| r.fates().count("drop", "trap") == 2),
+        "{named:#?}"
+    );
+}

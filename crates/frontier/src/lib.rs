@@ -56,4 +56,7 @@ pub use crate::scope::{
 };
 pub use crate::seeds::{Seed, SeedError, parse_seeds, read_seeds};
 pub use crate::sessions::{EVIDENCE, SessionParams, Stripped};
-pub use crate::traps::{PATH_PATTERNS, PatternPath, Trap, TrapConfig, TrapRules, UrlPattern};
+pub use crate::traps::{
+    PATH_PATTERNS, PatternPath, SAME_TEXT_DISTANCE, SameText, Trap, TrapConfig, TrapRules,
+    UrlPattern,
+};

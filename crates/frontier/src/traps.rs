@@ -13,7 +13,11 @@
 //!   `pattern_growth` more for every distinct page of the pattern fetched (a pattern of
 //!   distinct pages is never capped: a site of 200,000 generated pages is crawled whole; a
 //!   pattern of duplicates or near-empty pages earns nothing), and at most
-//!   `max_duplicate_links` URLs queued from duplicates' links.
+//!   `max_duplicate_links` URLs queued from duplicates' links;
+//! - by what pages say, per host: a page with too little text to be judged has its links
+//!   followed only while at most `max_same_text` pages of its host said about the same
+//!   ([`SameText`]: a path that branches below every page on letters, `/g/a/b/b/a/`, each
+//!   page the same few words, escapes every rule above).
 //!
 //! Real documentation sites stay far from every default (docs/RELIABILITY.md has the
 //! measurements).
@@ -33,6 +37,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::CanonicalUrl;
+
+mod same_text;
+
+pub use same_text::{SAME_TEXT_DISTANCE, SameText};
 
 /// The `[traps]` section of a job configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +68,10 @@ pub struct TrapConfig {
     /// At most this many URLs are queued per host from the links of duplicate pages; the
     /// rest are dropped as a trap (0: no limit).
     pub max_duplicate_links: u32,
+    /// A page with too little text to be judged a duplicate has none of its links followed
+    /// once this many pages of its host said about the same (their fingerprints within
+    /// [`SAME_TEXT_DISTANCE`] bits; 0: no limit).
+    pub max_same_text: u32,
 }
 
 impl Default for TrapConfig {
@@ -67,7 +79,8 @@ impl Default for TrapConfig {
     /// segment or block seen 3 times in a row (Heritrix's `PathologicalPathDecideRule`
     /// allows 2), links followed through at most 3 duplicate pages in a row and 12 pages of
     /// one pattern on a path, 50,000 URLs per pattern and 16 more for each of its distinct
-    /// pages, and 10,000 from duplicates' links per host.
+    /// pages, 10,000 from duplicates' links per host, and the links of 100 pages of a host
+    /// with the same few words.
     fn default() -> Self {
         TrapConfig {
             max_path_segments: 24,
@@ -77,6 +90,7 @@ impl Default for TrapConfig {
             max_pages_per_pattern: 50_000,
             pattern_growth: 16,
             max_duplicate_links: 10_000,
+            max_same_text: 100,
         }
     }
 }
@@ -130,6 +144,14 @@ pub enum Trap {
         /// The limit.
         max: u32,
     },
+    /// A page with too little text to judge, whose host had more than `max_same_text` pages
+    /// saying about the same.
+    SameText {
+        /// Pages of the host that said about the same, this one included.
+        pages: u32,
+        /// The limit.
+        max: u32,
+    },
 }
 
 impl fmt::Display for Trap {
@@ -164,6 +186,11 @@ impl fmt::Display for Trap {
                 f,
                 "trap: the host has {max} URLs queued from duplicates' links already, no \
                  more are followed (traps.max_duplicate_links = {max})"
+            ),
+            Trap::SameText { pages, max } => write!(
+                f,
+                "trap: links of a page with too little text to judge not followed: {pages} \
+                 pages of its host say about the same (traps.max_same_text = {max})"
             ),
             Trap::RepeatedSegments { block, times } => {
                 write!(
@@ -274,6 +301,12 @@ impl TrapRules {
             return Err(Trap::DuplicateLinks { max });
         }
         Ok(())
+    }
+
+    /// Pages of a host saying about the same after which a page of too little text to judge
+    /// has its links not followed ([`SameText::note`]; 0: no limit).
+    pub fn max_same_text(&self) -> u32 {
+        self.config.max_same_text
     }
 }
 

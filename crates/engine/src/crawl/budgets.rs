@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use nearcrawl_frontier::SameText;
+
 use super::{
     Arc, CanonicalUrl, Commit, CrawlStore, EngineError, Scope, Trap, TrapRules, UrlPattern,
     Verdict, url_key,
@@ -16,6 +18,8 @@ pub(super) struct Traps {
     store: Arc<dyn CrawlStore>,
     /// Counter name to count, including what the decision being built has spent.
     counts: HashMap<String, u64>,
+    /// What each host's pages of too little text to judge said (kept in memory only).
+    same_text: SameText,
 }
 
 impl Traps {
@@ -40,7 +44,15 @@ impl Traps {
             rules,
             store,
             counts: HashMap::new(),
+            same_text: SameText::default(),
         }
+    }
+
+    /// A page of `host` with too little text to judge said `fingerprint`: whether its links
+    /// may still be followed ([`SameText::note`]).
+    pub(super) fn same_text(&mut self, host: &str, fingerprint: u64) -> Result<(), Trap> {
+        let max = self.rules.max_same_text();
+        self.same_text.note(host, fingerprint, max)
     }
 
     /// Spends one URL of its host's budget for `pattern` and, for a URL found on a

@@ -240,11 +240,15 @@ impl Coordinator {
         // Duplicates in a row on the path of links that led here, this page included; past
         // the limit, the links a duplicate would follow are a trap (an endless calendar whose
         // day pages copy each other). Not for baseline crawls or "keep", which follow all.
-        // A page whose probe found its counterpart's text, fetched only for its own links,
-        // is not one more in the row: what it leads to is bounded by its counterpart's site,
-        // crawled already (no calendar runs on through probes), so a release's deep pages are
-        // reached whatever their depth.
-        let for_links = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
+        // A page whose probe found the text of a counterpart on another site, fetched only
+        // for its own links, is not one more in the row: what it leads to is bounded by its
+        // counterpart's site, crawled already, so a release's deep pages are reached whatever
+        // their depth. A counterpart on its own site bounds nothing (a calendar's day that
+        // copies its month, checked against it by a URL rule, links to the next day).
+        let for_links = entry
+            .probe
+            .as_ref()
+            .is_some_and(|p| p.links_unknown > 0 && host_of(&p.counterpart) != host_of(&entry.url));
         let chain = match judgement.verdict {
             nearcrawl_dedup::Likeness::Unique => 0,
             _ if for_links => u32::from(entry.duplicates),
@@ -253,6 +257,17 @@ impl Coordinator {
         let chain_trap = match follow {
             Follow::All => None,
             _ => self.traps.rules.check_chain(chain).err(),
+        };
+        // A page of too little text to judge, in a dedup crawl (a baseline follows all): its
+        // links followed while few pages of its host said about the same (a path that
+        // branches below every page, each the same few words).
+        let little = judgement.analysis.little_text.is_some() && self.job.config.dedup.enabled;
+        let chain_trap = match chain_trap {
+            None if little => {
+                let fingerprint = judgement.analysis.simhash.bits();
+                self.traps.same_text(&host, fingerprint).err()
+            }
+            trap => trap,
         };
         let expands = focus.is_none_or(|f| f.expands);
         // The page's links, taken from its analysis (kept already, if unique), each with its
@@ -426,4 +441,10 @@ impl Coordinator {
         self.progress.add_time(Stage::Index, admitting.elapsed());
         Ok(())
     }
+}
+
+/// The host and port of a URL as stored (`None` when it does not parse).
+fn host_of(url: &str) -> Option<(String, Option<u16>)> {
+    let url = url::Url::parse(url).ok()?;
+    Some((url.host_str()?.to_owned(), url.port_or_known_default()))
 }

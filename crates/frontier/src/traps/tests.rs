@@ -78,6 +78,7 @@ fn traps_are_named_by_their_rule() {
         max_pages_per_pattern: 0,
         pattern_growth: 0,
         max_duplicate_links: 0,
+        max_same_text: 0,
     });
     assert_eq!(off.check_chain(1000), Ok(()));
     let month = pattern("/cal/2026/11");
