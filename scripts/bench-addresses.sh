@@ -11,7 +11,7 @@
 # per address (unset: what one host is allowed) never binds here: the figures are its cost.
 # Dedup and WARC on. Prints per crawl: pages, wall s, pages/s, CPU ms per page, peak RSS MB,
 # and the medians.
-# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light when missing.
+# Installs python3.11-doc (scripts/quality-deps.sh), nginx-light when missing.
 # Usage: NEARCRAWL_BEFORE=path scripts/bench-addresses.sh [HOSTS] [PAGES] [RUNS]
 #        (defaults: 100 180 3)
 set -euo pipefail
@@ -27,8 +27,7 @@ cargo build --release --locked --bin nearcrawl -p nearcrawl --example text_site 
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-addresses.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-addresses /dev/shm
 serve_text_site "$work" "$hosts" "$pages" "$port"
 resolve=()
 : > "$work/names.txt"

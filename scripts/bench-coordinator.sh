@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 pages="${1:-100000}"
 runs="${2:-3}"
 bins="${NEARCRAWL_BINS:-target/release/nearcrawl}"
-out="$(mktemp -d /tmp/nearcrawl-coordinator.XXXXXX)"
+source scripts/lib/workdir.sh
+work_dir bench-coordinator
+out="$work"
 printf '[limits]\njudge_thread = "on"\n' > "$out/job.toml"
 export CONFIG="$out/job.toml"
 source scripts/lib/endless.sh
@@ -68,4 +70,3 @@ print('| %s | %s | %s | %.4f | %s | %s |' % (sys.argv[1], ', '.join(cpu), low(cp
       1000 * float(low(cpu)) / records, ', '.join(steady), low(steady)))
 " "$bin"
 done
-rm -rf "$out"

@@ -14,8 +14,8 @@ runs="${RUNS:-3}"
 chosen="${TOOLS:-0 1 2}"
 python="$(./scripts/bench-tools.sh)"
 cargo build --release --locked --bin nearcrawl >&2
-work="$(mktemp -d /tmp/nearcrawl-corpus-bench.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+source scripts/lib/workdir.sh
+work_dir bench-corpus-dedup
 
 measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt" \

@@ -17,8 +17,7 @@ source scripts/lib/bench.sh
 cargo build --release --locked --bin nearcrawl --example bench_site -p nearcrawl-demo-web -p nearcrawl >&2
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-bench.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-crawl /dev/shm
 target/release/examples/bench_site "$work/site" "$pages"
 chmod -R a+rX "$work"
 start_nginx "$work" "$work/site" "$port"

@@ -10,7 +10,7 @@
 # Usage: scripts/bench-manual.sh [postgresql|python] [RUNS]      (defaults: postgresql 3)
 # Installs the manual's package (scripts/quality-deps.sh has both), nginx-light, wget2 and
 # wget when missing. NEARCRAWL=path/to/nearcrawl measures another build. The crawlers write to
-# tmpfs (/dev/shm; BENCH_OUT=DIR for another place, scripts/lib/bench.sh).
+# tmpfs (/dev/shm; BENCH_DIR=DIR for another place, scripts/lib/workdir.sh; KEEP=1 keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 manual="${1:-postgresql}"
@@ -24,8 +24,7 @@ cargo build --release --locked --bin nearcrawl >&2
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-manual.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-manual /dev/shm
 # The manual's directory is a symbolic link into another package's (python3.11-doc).
 start_nginx "$work" "$(readlink -f "$root")" "$port"
 echo "http://127.0.0.1:$port/index.html" > "$work/seeds.txt"

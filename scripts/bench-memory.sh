@@ -15,8 +15,7 @@ if [ -z "$bin" ]; then
     bin=target/release/nearcrawl
 fi
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-memory.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-memory
 python3 scripts/hostile_site.py "$work/site"
 chmod -R a+rX "$work"
 start_nginx "$work" "$work/site" "$port" "location /bomb.html { gzip_static always; }"

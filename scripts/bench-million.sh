@@ -6,12 +6,14 @@
 # (from its --metrics endpoint) and resident memory (VmRSS). Prints the peak RSS, the store's
 # disk bytes per page, the fingerprint index's bytes per entry (report.json), and writes
 # OUT/rss.csv and OUT/rss.svg (RSS against pages fetched).
-# Usage: scripts/bench-million.sh [PAGES] [OUT]     (defaults: 1000000, a new temp directory)
+# Usage: scripts/bench-million.sh [PAGES] [OUT]     (defaults: 1000000, a new directory under /tmp,
+# removed at the end unless KEEP=1; an OUT given is kept)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-1000000}"
-out="${2:-$(mktemp -d /tmp/nearcrawl-million.XXXXXX)}"
+source scripts/lib/workdir.sh
+if [ -n "${2:-}" ]; then out="$2"; else work_dir bench-million; out="$work"; fi
 metrics=18501
 source scripts/lib/endless.sh
 rm -f "$out/rss.csv"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # nearcrawl against the crawlers users pick instead (issue 47, "against the crawlers users pick
 # instead"), on the text-rich web of scripts/bench-text.sh: HOSTS nginx hosts of PAGES pages
-# of real documentation sentences, 16 requests in flight, output on disk (BENCH_OUT, default
-# /dev/shm: scripts/lib/bench.sh), RUNS rounds alternating:
+# of real documentation sentences, 16 requests in flight, output on disk (BENCH_DIR, default
+# /dev/shm: scripts/lib/workdir.sh; removed at the end unless KEEP=1), RUNS rounds alternating:
 #   nearcrawl (dedup and WARC on), spider-rs (the `spider` crate, scripts/peers/spider-crawl:
 #   one process, a `Website` per host, 16 requests in flight shared among them; exact-URL
 #   dedup only, no WARC), wget2 -r --max-threads=16,
@@ -53,8 +53,7 @@ if wants crawlee && [ ! -d "$tools/node_modules/crawlee" ]; then
 fi
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-peers.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-peers /dev/shm
 serve_text_site "$work" "$hosts" "$pages" "$port"
 
 # spider-rs: the `spider` crate, every host at once in one process (scripts/peers/spider-crawl).

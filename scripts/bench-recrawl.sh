@@ -27,8 +27,7 @@ cargo build --release --locked --bin nearcrawl >&2
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-recrawl.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-recrawl
 cp -rL "$(readlink -f "$root")" "$work/site"
 cp -r "$work/site" "$work/pristine"
 chmod -R a+rX "$work"

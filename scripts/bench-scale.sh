@@ -21,15 +21,15 @@ redis_port=18380
 cargo build --release --locked --bin nearcrawl -p nearcrawl --example endless_site -p nearcrawl-demo-web >&2
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 redis_server="$(scripts/debian-tool.sh redis-server)"
-work="$(mktemp -d /tmp/nearcrawl-scale.XXXXXX)"
+source scripts/lib/workdir.sh
+work_dir bench-scale
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
     sleep 0.5
-    rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 : > "$work/seeds.txt"
 for ((h = 0; h < hosts; h++)); do
     addr="127.0.2.$((h + 1))"

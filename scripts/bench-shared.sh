@@ -8,7 +8,7 @@
 # last worker ends), pages/s, CPU ms per page (all workers' user + system; redis-server's
 # apart), peak RSS MB (the largest worker), and the medians; then the job's Redis memory.
 # Each crawl's line on stderr also gives the pages each worker fetched (the balance).
-# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light and redis-server when missing.
+# Installs python3.11-doc (scripts/quality-deps.sh), nginx-light and redis-server when missing.
 # Usage: scripts/bench-shared.sh [HOSTS] [PAGES] [RUNS] [WORKERS]   (defaults: 12 1500 3 2)
 # BENCH_FLAGS="--config FILE" passes more flags to every crawl.
 set -euo pipefail
@@ -26,8 +26,7 @@ nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 redis_server="$(scripts/debian-tool.sh redis-server)"
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-shared.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-shared /dev/shm
 serve_text_site "$work" "$hosts" "$pages" "$port"
 "$redis_server" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
     --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log" --dir "$work"

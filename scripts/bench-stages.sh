@@ -8,7 +8,8 @@
 # fetched, and the sentence matches per page (nearcrawl_sentence_matches_total: the work
 # verification's time follows); printed per tenth of the crawl, and written to OUT/stages.csv and OUT/stages.svg
 # (microseconds per page of each stage against pages crawled).
-# Usage: scripts/bench-stages.sh [PAGES] [OUT]     (defaults: 200000, a new temp directory)
+# Usage: scripts/bench-stages.sh [PAGES] [OUT]     (defaults: 200000, a new directory under /tmp,
+# removed at the end unless KEEP=1; an OUT given is kept)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl);
 # TASKSET="taskset -c 0-1" pins the crawler (the server is not pinned); SHARING=stationary
 # serves pages that share as much text with lower-numbered ones at the millionth page as at
@@ -17,7 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-200000}"
-out="${2:-$(mktemp -d /tmp/nearcrawl-stages.XXXXXX)}"
+source scripts/lib/workdir.sh
+if [ -n "${2:-}" ]; then out="$2"; else work_dir bench-stages; out="$work"; fi
 metrics=18511
 source scripts/lib/endless.sh
 rm -f "$out/samples.txt"

@@ -9,10 +9,10 @@
 # delay, 16 requests in flight in all (wget2's 16 threads).
 # Prints one row per crawl (pages, wall s, pages/s, CPU ms per page, peak RSS MB), the medians
 # per crawler, and nearcrawl's time per page by stage (report.json run_stages).
-# Needs python3.11-doc (scripts/quality-deps.sh); installs nginx-light, wget2 and wget when missing.
+# Installs python3.11-doc (scripts/quality-deps.sh), nginx-light, wget2 and wget when missing.
 # Usage: scripts/bench-text.sh [HOSTS] [PAGES] [RUNS]       (defaults: 12 1500 3)
 # NEARCRAWL=path/to/nearcrawl measures another build (default: target/release/nearcrawl).
-# The crawlers write to tmpfs (/dev/shm; BENCH_OUT=DIR for another place, scripts/lib/bench.sh).
+# The crawlers write to tmpfs (/dev/shm; BENCH_DIR=DIR for another place, scripts/lib/workdir.sh; KEEP=1 keeps it).
 # Before/after: NEARCRAWL_BINS="old/nearcrawl target/release/nearcrawl" crawls with each binary
 # in turn (dedup on), alternating, RUNS rounds, and prints their medians; wget2 and wget are skipped.
 set -euo pipefail
@@ -27,8 +27,7 @@ cargo build --release --locked --bin nearcrawl -p nearcrawl --example text_site 
 nearcrawl="${NEARCRAWL:-target/release/nearcrawl}"
 
 source scripts/lib/nginx.sh
-work="$(mktemp -d /tmp/nearcrawl-text.XXXXXX)"
-on_exit "rm -rf '$work'"
+work_dir bench-text /dev/shm
 serve_text_site "$work" "$hosts" "$pages" "$port"
 
 if [ -n "${NEARCRAWL_BINS:-}" ]; then

@@ -5,13 +5,15 @@
 # (x) against its coverage of the content groups (y), beside the two bounds (the full-coverage
 # oracle's and the content-aware bound's savings, as vertical lines). Figures in
 # OUT/predict-curve.csv.
-# Usage: scripts/predict-curve.sh [OUT]    (default: a new temp directory)
+# Usage: scripts/predict-curve.sh [OUT]    (default: a new directory under /tmp, removed
+# at the end unless KEEP=1; an OUT given is kept)
 # NEARCRAWL_LAB=path/to/nearcrawl-lab measures another build (default:
 # target/release/nearcrawl-lab).
 # The webs need scripts/quality-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-$(mktemp -d /tmp/nearcrawl-predict.XXXXXX)}"
+source scripts/lib/workdir.sh
+if [ -n "${1:-}" ]; then out="$1"; else work_dir predict-curve; out="$work"; fi
 bin="${NEARCRAWL_LAB:-target/release/nearcrawl-lab}"
 [ -n "${NEARCRAWL_LAB:-}" ] || cargo build --release --locked -p nearcrawl-quality --bin nearcrawl-lab >&2
 mkdir -p "$out"

@@ -48,3 +48,6 @@ cargo test --workspace --locked --benches
 # Fuzz smoke run: every committed seed and crash reproducer of fuzz/corpus/, then 10 s of
 # libFuzzer per target (the long campaigns are scripts/fuzz.sh, run by hand).
 ./scripts/fuzz.sh --smoke
+# Benchmark scripts leave nothing behind unless KEEP=1 (the house issue): the shortest run
+# of one, on a debug build.
+./scripts/check-bench-cleanup.sh

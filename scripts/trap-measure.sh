@@ -6,10 +6,12 @@
 # rules must lose nothing: every URL the rules-off crawl fetched, the default crawl fetched.
 # Prints both crawls' figures, the URLs only one of them fetched, and the trap records.
 # Run by hand (downloads about 60 MB of .deb files with apt-get download; release build).
-# Usage: scripts/trap-measure.sh [WORKDIR]   (default target/trap-measure; kept for reruns)
+# Usage: scripts/trap-measure.sh [WORKDIR]   (WORKDIR is kept for reruns: the .deb files
+# are not downloaded again; without it, a new directory removed at the end, KEEP=1 keeps it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work="$(realpath -m "${1:-target/trap-measure}")"
+source scripts/lib/workdir.sh
+if [ -n "${1:-}" ]; then work="$(realpath -m "$1")"; else work_dir trap-measure; fi
 port=18091
 packages=(openjdk-17-doc libstdc++-12-doc libeigen3-doc postgresql-doc-15 llvm-14-doc
     python3.11-doc git-doc libglib2.0-doc libgtk-3-doc)

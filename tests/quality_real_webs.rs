@@ -1,7 +1,8 @@
 //! Detection quality on real documentation no one here wrote (installed by
-//! scripts/quality-deps.sh): the CI variants of three held-out real webs, LLVM 15 then 16,
-//! Clang 14 then 16 (whole: 150 pages per site hold all of it), and the Debian handbook in
-//! English, Spanish, Dutch, Russian and Chinese, and `compare` on pairs drawn from them. A
+//! scripts/quality-deps.sh): the CI variants of four held-out real webs, LLVM 15 then 16,
+//! Clang 14 then 16 (whole: 150 pages per site hold all of it), the Debian handbook in
+//! English, Spanish, Dutch, Russian and Chinese, the PostgreSQL manual beside its mirror and
+//! its syndication, and `compare` on pairs drawn from them. A
 //! regression in the dedup stage or in how a duplicate's links are followed fails the build.
 //! docs/QUALITY.md has the figures of every real web at full size.
 
@@ -146,6 +147,36 @@ async fn a_manual_in_eleven_languages_saves_more_than_the_oracle() {
         saved_vs_copy_bound: 0.5,
     };
     holds(RealWeb::ReferenceLanguages, floors).await;
+}
+
+/// A manual crawled beside its mirror under another URL scheme (with "related" links of its
+/// own) and a syndication that rewrites a third of what it copies (docs/QUALITY.md items 36
+/// and 37): nothing is lost, no rewrite is called a copy, and the mirror's rule is acted on
+/// (0.151 of the content-aware bound one request at a time at this writing, 0.106 before
+/// its related links stopped blocking it). Recall is not held to 0.95 here: the mirror's
+/// table-of-contents pages, a few hundred words beside its banner and related links, are
+/// judged unique (0.864 at this writing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_and_a_syndication_crawled_beside_their_origin() {
+    let web = RealWeb::MirrorPostgresql;
+    assert!(!web.tuning(), "{web:?} is held out");
+    let m = measure(web).await;
+    let report = m.summary();
+    assert_eq!(m.robots_violations, 0, "{report}");
+    assert_eq!(m.unnamed_requests, 0, "{report}");
+    assert!(m.should_mark >= 150, "{report}");
+    assert!(
+        m.precision >= 0.99,
+        "precision {:.3}\n{report}",
+        m.precision
+    );
+    assert!(m.recall >= 0.8, "recall {:.3}\n{report}", m.recall);
+    assert!(m.coverage >= 1.0, "coverage {:.3}\n{report}", m.coverage);
+    assert!(
+        m.bytes_saved_vs_content_bound >= 0.13,
+        "saved {:.3} of the content-aware bound's saving\n{report}",
+        m.bytes_saved_vs_content_bound
+    );
 }
 
 /// `compare` on labelled pairs drawn from the held-out webs' CI variants: the floor,

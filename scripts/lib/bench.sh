@@ -37,18 +37,17 @@ print('| %s (median of %d) | %d | %.2f | %.1f | %.3f | %.0f |' % (sys.argv[1], l
 " "$1"
 }
 
-# Where the crawlers write (the store, WARC files, wget2's copies): a directory on tmpfs
-# (/dev/shm) unless BENCH_OUT names another place, made on first use. On this machine's ext4,
+# Where the crawlers write (the store, WARC files, wget2's copies): $work/out, $work being on
+# tmpfs (/dev/shm) unless BENCH_DIR names another place (scripts/lib/workdir.sh; the
+# benchmarks that source this file call `work_dir NAME /dev/shm`). On this machine's ext4,
 # creating files where the last round's were just deleted cost wget2 up to 0.7 ms of system
 # CPU per page (the inode allocator's `recently_deleted` checks) and nearcrawl's new store
 # some too: the figures would measure the file system's state, not the crawlers.
 bench_out=""
 out_dir() {
     if [ -z "$bench_out" ]; then
-        local base="${BENCH_OUT:-/dev/shm}"
-        [ -d "$base" ] || base=/tmp
-        bench_out="$(mktemp -d "$base/nearcrawl-bench.XXXXXX")"
-        on_exit "rm -rf '$bench_out'"
+        bench_out="$work/out"
+        mkdir -p "$bench_out"
     fi
 }
 

@@ -5,14 +5,9 @@
 command -v nginx >/dev/null || apt-get install -y --no-install-recommends nginx-light >/dev/null \
     || { apt-get update >/dev/null && apt-get install -y --no-install-recommends nginx-light >/dev/null; }
 
-exit_commands=()
-on_exit() { exit_commands+=("$1"); }
-# Last registered first: nginx is stopped before its directory is removed.
-run_exit_commands() {
-    local i
-    for ((i = ${#exit_commands[@]} - 1; i >= 0; i--)); do eval "${exit_commands[i]}" || true; done
-}
-trap run_exit_commands EXIT
+# on_exit and work_dir (last registered first: nginx is stopped before its directory is
+# removed).
+source scripts/lib/workdir.sh
 
 start_nginx() {
     local work="$1" root="$2" port="$3" extra="${4:-}"
@@ -40,12 +35,15 @@ CONF
     sleep 0.5
 }
 
-# serve_text_site WORK HOSTS PAGES PORT: generates the text-rich site (crates/quality's
-# text_site example, built by the caller) under WORK/site, HOSTS hosts of PAGES pages, serves
+# serve_text_site WORK HOSTS PAGES PORT: installs the documentation its text comes from
+# (scripts/quality-deps.sh) and generates the text-rich site (crates/quality's text_site
+# example, built by the caller) under WORK/site, HOSTS hosts of PAGES pages, serves
 # host h on 127.0.1.(h+1):PORT with two nginx workers, and writes WORK/seeds.txt (each host's
 # first page). An address per host, not a port: wget2 keeps one directory per host name.
 serve_text_site() {
     local work="$1" hosts="$2" pages="$3" port="$4" h addr servers=""
+    # Its sentences are python3.11-doc's: installed with the other documentation packages.
+    ./scripts/quality-deps.sh
     target/release/examples/text_site "$work/site" "$hosts" "$pages"
     chmod -R a+rX "$work"
     : > "$work/seeds.txt"

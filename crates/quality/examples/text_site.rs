@@ -13,7 +13,16 @@ use nearcrawl_quality::{Corpus, Source};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // An error as a sentence naming what is at fault (a missing package says what to run),
+    // not a debug dump.
+    if let Err(e) = run() {
+        eprintln!("Error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: text_site DIR HOSTS PAGES [SEED]";
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().ok_or(usage)?);

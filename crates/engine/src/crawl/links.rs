@@ -250,8 +250,7 @@ pub(super) struct LinkFollowing<'a> {
     pub(super) original: Option<Url>,
     /// Duplicates in a row on the path to this page, this one included.
     pub(super) chain: u32,
-    /// The trap rule that stops this page's links, if one does: the duplicate chain's, or
-    /// for a page of too little text to judge, its host's pages saying the same.
+    /// The trap that stops this page's links: a duplicate chain, or too many saying the same.
     pub(super) chain_trap: Option<Trap>,
     /// The host, when this page is a duplicate (its links spend the host's budget).
     pub(super) duplicate_of_host: Option<&'a str>,
