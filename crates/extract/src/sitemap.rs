@@ -1,4 +1,9 @@
-//! XML sitemaps (sitemaps.org): the `<loc>` URLs of a `<urlset>` or a `<sitemapindex>`.
+//! XML sitemaps (sitemaps.org): the `<loc>` URLs of a `<urlset>` or a `<sitemapindex>`, read
+//! with `quick-xml` (a maintained parser in place of the scanner of our own it replaced).
+
+use quick_xml::Reader;
+use quick_xml::escape::resolve_predefined_entity;
+use quick_xml::events::Event;
 
 /// What a sitemap file lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,113 +32,73 @@ pub fn read_sitemap_file(body: &[u8], limit: u64) -> Result<Sitemap, String> {
         .ok_or_else(|| "not a sitemap (no urlset or sitemapindex)".to_string())
 }
 
-/// Reads the `<loc>` values of a sitemap (UTF-8 XML; entities `&amp;` `&lt;` `&gt;`
-/// `&quot;` `&apos;` and numeric references decoded, CDATA sections taken as they are).
-/// Namespace prefixes on the elements are accepted. Returns `None` when the text is neither
-/// a urlset nor a sitemap index.
+/// Reads the `<loc>` values of a sitemap (UTF-8 XML, read by `quick-xml`: entities and
+/// character references decoded, CDATA sections taken as they are). The root element, with
+/// or without a namespace prefix and in any case, says what it lists; `None` when it is
+/// neither a `urlset` nor a `sitemapindex`. A document cut short or malformed gives the
+/// `<loc>` values read before the fault (a sitemap cut at the size limit is still read).
 pub fn read_sitemap(text: &str) -> Option<Sitemap> {
-    let lower = text.to_ascii_lowercase();
-    let is_index = lower.contains("sitemapindex");
-    if !is_index && !lower.contains("urlset") {
-        return None;
-    }
+    let mut reader = Reader::from_str(text);
+    let mut root: Option<bool> = None;
     let mut locs = Vec::new();
-    let mut at = 0;
-    while let Some(open) = find_tag(&lower, at, "loc") {
-        let Some(gt) = lower[open..].find('>') else {
-            break;
+    // The text of the `<loc>` being read, if one is open.
+    let mut loc: Option<String> = None;
+    loop {
+        let event = match reader.read_event() {
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(event) => event,
         };
-        let start = open + gt + 1;
-        let Some(close) = find_closing(&lower, start, "loc") else {
-            break;
-        };
-        let raw = text[start..close].trim();
-        let raw = raw
-            .strip_prefix("<![CDATA[")
-            .and_then(|r| r.strip_suffix("]]>"))
-            .map_or_else(|| unescape(raw), str::to_owned);
-        if !raw.is_empty() {
-            locs.push(raw.trim().to_string());
+        match event {
+            Event::Start(tag) | Event::Empty(tag) if root.is_none() => {
+                let name = tag.local_name();
+                match name.as_ref().to_ascii_lowercase().as_str() {
+                    "urlset" => root = Some(false),
+                    "sitemapindex" => root = Some(true),
+                    _ => return None,
+                }
+            }
+            Event::Start(tag) if tag.local_name().as_ref().eq_ignore_ascii_case("loc") => {
+                loc = Some(String::new());
+            }
+            Event::End(tag) if tag.local_name().as_ref().eq_ignore_ascii_case("loc") => {
+                if let Some(value) = loc.take().map(|l| l.trim().to_string())
+                    && !value.is_empty()
+                {
+                    locs.push(value);
+                }
+            }
+            Event::Text(text) => {
+                if let Some(loc) = loc.as_mut() {
+                    loc.push_str(&text.into_inner());
+                }
+            }
+            Event::CData(data) => {
+                if let Some(loc) = loc.as_mut() {
+                    loc.push_str(&data.into_inner());
+                }
+            }
+            Event::GeneralRef(reference) => {
+                if let Some(loc) = loc.as_mut() {
+                    match reference.resolve_char_ref() {
+                        Ok(Some(c)) => loc.push(c),
+                        _ => {
+                            // An entity XML does not define is kept as written.
+                            let name = reference.into_inner();
+                            match resolve_predefined_entity(&name) {
+                                Some(resolved) => loc.push_str(resolved),
+                                None => loc.push_str(&format!("&{name};")),
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
-        at = close + 1;
     }
-    Some(if is_index {
-        Sitemap::Index(locs)
-    } else {
-        Sitemap::Pages(locs)
+    Some(match root? {
+        true => Sitemap::Index(locs),
+        false => Sitemap::Pages(locs),
     })
-}
-
-/// Position of the next `<loc>` or `<prefix:loc>` start tag at or after `from`.
-fn find_tag(lower: &str, from: usize, name: &str) -> Option<usize> {
-    let mut at = from;
-    while let Some(lt) = lower[at..].find('<') {
-        let start = at + lt;
-        let rest = &lower[start + 1..];
-        let tag_name: &str = rest
-            .split(|c: char| c == '>' || c.is_whitespace() || c == '/')
-            .next()
-            .unwrap_or("");
-        let local = tag_name.rsplit(':').next().unwrap_or("");
-        if local == name && !rest.starts_with('/') {
-            return Some(start);
-        }
-        at = start + 1;
-    }
-    None
-}
-
-fn find_closing(lower: &str, from: usize, name: &str) -> Option<usize> {
-    let mut at = from;
-    while let Some(lt) = lower[at..].find("</") {
-        let start = at + lt;
-        let tag_name = lower[start + 2..].split('>').next().unwrap_or("").trim();
-        if tag_name.rsplit(':').next() == Some(name) {
-            return Some(start);
-        }
-        at = start + 2;
-    }
-    None
-}
-
-fn unescape(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut rest = raw;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        let after = &rest[amp + 1..];
-        let Some(semi) = after.find(';').filter(|&s| s <= 10) else {
-            out.push('&');
-            rest = after;
-            continue;
-        };
-        let entity = &after[..semi];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            _ => entity
-                .strip_prefix("#x")
-                .or_else(|| entity.strip_prefix("#X"))
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &after[semi + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]
@@ -147,13 +112,15 @@ mod tests {
   <url><loc> http://example.com/a?x=1&amp;y=2 </loc><lastmod>2026-01-01</lastmod></url>
   <url><LOC>http://example.com/&#x62;</LOC></url>
   <url><loc><![CDATA[http://example.com/c&d]]></loc></url>
+  <url><loc>http://example.com/e?a=1&nbsp;</loc></url>
 </urlset>"#;
         assert_eq!(
             read_sitemap(urlset),
             Some(Sitemap::Pages(vec![
                 "http://example.com/a?x=1&y=2".into(),
                 "http://example.com/b".into(),
-                "http://example.com/c&d".into()
+                "http://example.com/c&d".into(),
+                "http://example.com/e?a=1&nbsp;".into()
             ]))
         );
         let index = r#"<sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:sitemap><sm:loc>http://example.com/s1.xml.gz</sm:loc></sm:sitemap></sm:sitemapindex>"#;
