@@ -37,6 +37,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # No Rust file over 600 lines (the house issue), but a generated one and those not split
 # yet, each held at its length.
 ./scripts/check-file-sizes.py
+# No numbered work periods in prose, comments or scripts: a figure is dated or names its
+# commit (the house issue).
+./scripts/check-work-periods.py
 # The link policy decides every link's fate: the engine reads no link setting of its own.
 ./scripts/check-link-settings.py
 # One enum for a link's fate (the policy's `Fate`), and ratchets on the link code left in the

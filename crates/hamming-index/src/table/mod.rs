@@ -21,7 +21,7 @@ use subdirectory::{SUBDIRECTORY_MIN, Subdirectories, Subdirectory, long_slot_thr
 /// misses, and a split of a range this short seldom saves a scan of both halves: the budget of k
 /// differing bits prunes only deep down. On the clustered 2^24 set, dense queries took 24 us
 /// (median) with 48 here, 18 us with 1,024; raising it from 1,024 to 4,096 made batches on the
-/// clustered 2^26 set faster (docs/BENCHMARKS.md, fourth session of 2026-11-22).
+/// clustered 2^26 set faster (docs/BENCHMARKS.md, the fourth run of 2026-11-22, bd48c42).
 const SCAN_LIMIT: usize = 4096;
 
 /// Directory slots at most this long are scanned whole by a probe, without narrowing them to
