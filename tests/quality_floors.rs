@@ -168,8 +168,9 @@ async fn the_shop_s_parameters_cost_no_verdict_and_its_session_ids_are_learned()
         assert!(m.dedup_pages < m.baseline_pages, "{report}");
         // The colour variants' rule names the product without its session id: copies are
         // verified by a HEAD (or, with `skip`, not requested). Before that, 0.05. Since
-        // 2026-11-28 (640b8e4) the products fetched under a session id before it was learned are not
-        // fetched again under their plain URLs: 0.352 (`verify`) and 0.358 (`skip`).
+        // 2026-11-28 (640b8e4) the products fetched under a session id before it was
+        // learned are not fetched again under their plain URLs: 0.352 (`verify`) and 0.358
+        // (`skip`).
         assert!(m.bytes_saved_vs_content_bound >= 0.25, "{report}");
         match predict {
             nearcrawl_dedup::Predict::Skip => assert!(m.predicted > 0, "{report}"),
