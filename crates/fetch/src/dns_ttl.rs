@@ -1,29 +1,45 @@
 //! How long a name's answer may be kept: the smallest TTL of its address records as the
 //! job's name servers give it. The system resolver (which honours `/etc/hosts` and
 //! `nsswitch.conf`) says nothing of TTLs, so beside its lookup the name's `A` records (then
-//! `AAAA`, when it has none) are asked of the name servers directly, over UDP: those of
-//! `[fetch] name_servers`, or `/etc/resolv.conf`'s. With the system's name servers, a name of
-//! `/etc/hosts` is not asked (its answer is the file's, not theirs). A name they do not know,
+//! `AAAA`, when it has none) are asked of the name servers directly, over UDP, by
+//! `hickory-resolver` (a maintained client in place of the one of our own it replaced): those
+//! of `[fetch] name_servers`, or `/etc/resolv.conf`'s. With the system's name servers, a name of
+//! `/etc/hosts` is not asked (its answer is the file's, not theirs), nor ever `localhost`
+//! (RFC 6761). A name they do not know,
 //! or name servers that do not answer in time, give no TTL: the caller then keeps the answer
 //! its configured time.
 
 use std::collections::HashSet;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-/// `A` and `AAAA` record types.
-const A: u16 = 1;
-const AAAA: u16 = 28;
-/// `CNAME`: an alias on the way to the addresses, whose TTL bounds theirs.
-const CNAME: u16 = 5;
+use hickory_resolver::TokioResolver;
+use hickory_resolver::config::{
+    ConnectionConfig, LookupIpStrategy, NameServerConfig, ResolveHosts, ResolverConfig,
+    ResolverOpts,
+};
+use hickory_resolver::net::runtime::TokioRuntimeProvider;
 
 /// Where TTLs are asked.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct TtlSource {
     servers: Vec<SocketAddr>,
     timeout: Duration,
     /// Names whose answer is not the name servers' to give (`/etc/hosts`).
     not_theirs: HashSet<String>,
+    /// The resolver asking `servers`, made on the first question (it needs the runtime);
+    /// `None` when it could not be made.
+    resolver: std::sync::Arc<OnceLock<Option<TokioResolver>>>,
+}
+
+impl std::fmt::Debug for TtlSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TtlSource")
+            .field("servers", &self.servers)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl TtlSource {
@@ -41,6 +57,7 @@ impl TtlSource {
             servers,
             timeout: Duration::from_secs(1),
             not_theirs,
+            resolver: Default::default(),
         }
     }
 
@@ -50,27 +67,53 @@ impl TtlSource {
             servers: Vec::new(),
             timeout: Duration::ZERO,
             not_theirs: HashSet::new(),
+            resolver: Default::default(),
         }
     }
 
-    /// The TTL of `name`'s address records, from the first name server that answers with
-    /// them; `None` when none does.
+    /// The TTL of `name`'s address records (its `A` records, else its `AAAA`, and the aliases
+    /// on the way), as left in the answer of the first name server that gives one; `None`
+    /// when none does.
     pub(crate) async fn ttl(&self, name: &str) -> Option<Duration> {
-        if self.not_theirs.contains(&name.to_ascii_lowercase()) {
+        let lower = name.trim_end_matches('.').to_ascii_lowercase();
+        // `localhost` and its subdomains are never asked of name servers (RFC 6761).
+        let local = lower == "localhost" || lower.ends_with(".localhost");
+        if self.servers.is_empty() || local || self.not_theirs.contains(&lower) {
             return None;
         }
-        for server in &self.servers {
-            for qtype in [A, AAAA] {
-                match tokio::time::timeout(self.timeout, ask(*server, name, qtype)).await {
-                    Ok(Some(Answer::Ttl(ttl))) => return Some(Duration::from_secs(ttl.into())),
-                    // The name has no records of this type: try the other.
-                    Ok(Some(Answer::NoRecords)) => continue,
-                    // The server does not know the name, or did not answer: the next one.
-                    Ok(Some(Answer::Unknown) | None) | Err(_) => break,
-                }
-            }
-        }
-        None
+        let resolver = self.resolver.get_or_init(|| self.resolver_of()).as_ref()?;
+        // Fully qualified: asked as it is, not under the search domains.
+        let fqdn = format!("{}.", name.trim_end_matches('.'));
+        let asked = tokio::time::timeout(
+            self.timeout * (self.servers.len() as u32 + 1),
+            resolver.lookup_ip(fqdn),
+        );
+        let answer = asked.await.ok()?.ok()?;
+        answer.iter().next()?;
+        Some(
+            answer
+                .valid_until()
+                .saturating_duration_since(Instant::now()),
+        )
+    }
+
+    /// A resolver asking `servers` in turn over UDP, nothing else: no hosts file (a name of
+    /// it is never asked), no cache past the answer's TTL, one try each.
+    fn resolver_of(&self) -> Option<TokioResolver> {
+        let servers = self.servers.iter().map(|server| {
+            let mut udp = ConnectionConfig::udp();
+            udp.port = server.port();
+            NameServerConfig::new(server.ip(), true, vec![udp])
+        });
+        let config = ResolverConfig::from_parts(None, Vec::new(), servers.collect());
+        let mut options = ResolverOpts::default();
+        options.timeout = self.timeout;
+        options.attempts = 1;
+        options.use_hosts_file = ResolveHosts::Never;
+        options.ip_strategy = LookupIpStrategy::Ipv4thenIpv6;
+        options.cache_size = 0;
+        let builder = TokioResolver::builder_with_config(config, TokioRuntimeProvider::default());
+        builder.with_options(options).build().ok()
     }
 }
 
@@ -93,102 +136,6 @@ fn hosts_file_names(text: &str) -> HashSet<String> {
         .flat_map(|line| line.split_whitespace().skip(1))
         .map(str::to_ascii_lowercase)
         .collect()
-}
-
-/// What a name server said.
-#[derive(Debug, PartialEq, Eq)]
-enum Answer {
-    /// The smallest TTL (seconds) of the records answering.
-    Ttl(u32),
-    /// The name exists, with no records of that type.
-    NoRecords,
-    /// An error (the name does not exist, the server refused).
-    Unknown,
-}
-
-async fn ask(server: SocketAddr, name: &str, qtype: u16) -> Option<Answer> {
-    let local: SocketAddr = match server {
-        SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
-        SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
-    };
-    let socket = tokio::net::UdpSocket::bind(local).await.ok()?;
-    socket.connect(server).await.ok()?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let id = (nanos as u16) ^ ((nanos >> 16) as u16) ^ qtype;
-    socket.send(&query(id, name, qtype)?).await.ok()?;
-    let mut buf = vec![0u8; 4096];
-    let n = socket.recv(&mut buf).await.ok()?;
-    read_answer(&buf[..n], id, qtype)
-}
-
-/// A query for `name`'s records of type `qtype`, recursion desired; `None` for a name that
-/// cannot be spelt in DNS (a label over 63 bytes).
-fn query(id: u16, name: &str, qtype: u16) -> Option<Vec<u8>> {
-    let mut q = Vec::with_capacity(18 + name.len());
-    q.extend_from_slice(&id.to_be_bytes());
-    q.extend_from_slice(&[0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
-    for label in name.trim_end_matches('.').split('.') {
-        if label.is_empty() || label.len() > 63 {
-            return None;
-        }
-        q.push(label.len() as u8);
-        q.extend_from_slice(label.as_bytes());
-    }
-    q.push(0);
-    q.extend_from_slice(&qtype.to_be_bytes());
-    q.extend_from_slice(&1u16.to_be_bytes());
-    Some(q)
-}
-
-/// The answer to query `id`: the smallest TTL of its records of type `qtype` and the
-/// aliases leading to them; `None` when the bytes are not that answer.
-fn read_answer(msg: &[u8], id: u16, qtype: u16) -> Option<Answer> {
-    let u16_at = |at: usize| Some(u16::from_be_bytes([*msg.get(at)?, *msg.get(at + 1)?]));
-    if u16_at(0)? != id || msg.get(2)? & 0x80 == 0 {
-        return None;
-    }
-    if msg.get(3)? & 0x0f != 0 {
-        return Some(Answer::Unknown);
-    }
-    let (questions, answers) = (u16_at(4)?, u16_at(6)?);
-    let mut at = 12;
-    for _ in 0..questions {
-        at = skip_name(msg, at)? + 4;
-    }
-    let mut ttl: Option<u32> = None;
-    let mut found = false;
-    for _ in 0..answers {
-        at = skip_name(msg, at)?;
-        let rtype = u16_at(at)?;
-        let record_ttl = u32::from_be_bytes(msg.get(at + 4..at + 8)?.try_into().ok()?);
-        let length = usize::from(u16_at(at + 8)?);
-        at += 10 + length;
-        if at > msg.len() {
-            return None;
-        }
-        if rtype == qtype || rtype == CNAME {
-            ttl = Some(ttl.map_or(record_ttl, |t| t.min(record_ttl)));
-            found |= rtype == qtype;
-        }
-    }
-    Some(match (found, ttl) {
-        (true, Some(ttl)) => Answer::Ttl(ttl),
-        _ => Answer::NoRecords,
-    })
-}
-
-/// Where the name at `at` ends (labels, or a compression pointer).
-fn skip_name(msg: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let len = *msg.get(at)?;
-        match len {
-            0 => return Some(at + 1),
-            l if l & 0xc0 == 0xc0 => return Some(at + 2),
-            l => at += 1 + usize::from(l),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -214,30 +161,59 @@ mod tests {
         assert_eq!(names, ["ip6-localhost", "ip6-loopback", "localhost"]);
     }
 
-    #[test]
-    fn names_that_dns_cannot_spell_are_not_asked() {
-        assert!(query(1, &"x".repeat(64), A).is_none());
-        assert!(query(1, "a..b", A).is_none());
-        let q = query(0x1234, "www.example.org.", A).unwrap();
-        assert_eq!(&q[..2], &[0x12, 0x34]);
-        assert_eq!(&q[12..16], b"\x03www");
+    /// A DNS responder on loopback whose answers another implementation encodes
+    /// (hickory-proto): an `A` record of `ttl` behind a `CNAME` of twice it, no `AAAA`; or
+    /// NXDOMAIN (`None`).
+    async fn responder(ttl: Option<u32>) -> SocketAddr {
+        use hickory_proto::op::{Message, OpCode, ResponseCode};
+        use hickory_proto::rr::rdata::{A, CNAME};
+        use hickory_proto::rr::{Name, RData, Record, RecordType};
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let addr = socket.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            while let Ok((n, from)) = socket.recv_from(&mut buf).await {
+                let query = Message::from_vec(&buf[..n]).unwrap();
+                let mut answer = Message::response(query.metadata.id, OpCode::Query);
+                answer.metadata.recursion_available = true;
+                for q in &query.queries {
+                    answer.add_query(q.clone());
+                    match ttl {
+                        Some(ttl) if q.query_type() == RecordType::A => {
+                            let alias = Name::from_ascii("alias.test.").unwrap();
+                            let cname = RData::CNAME(CNAME(alias.clone()));
+                            answer.add_answer(Record::from_rdata(q.name().clone(), 2 * ttl, cname));
+                            let a = RData::A(A(std::net::Ipv4Addr::LOCALHOST));
+                            answer.add_answer(Record::from_rdata(alias, ttl, a));
+                        }
+                        Some(_) => {}
+                        None => answer.metadata.response_code = ResponseCode::NXDomain,
+                    }
+                }
+                let _ = socket.send_to(&answer.to_vec().unwrap(), from).await;
+            }
+        });
+        addr
     }
 
-    #[test]
-    fn answers_that_are_not_the_answer_are_refused() {
-        let q = query(7, "a.test", A).unwrap();
-        assert_eq!(read_answer(&q, 7, A), None, "a query, not a response");
-        let mut response = q.clone();
-        response[2] |= 0x80;
-        assert_eq!(read_answer(&response, 8, A), None, "another id");
-        assert_eq!(read_answer(&response, 7, A), Some(Answer::NoRecords));
-        assert_eq!(read_answer(&response[..5], 7, A), None, "cut short");
-        assert_eq!(
-            read_answer(&response[..14], 7, A),
-            None,
-            "cut in its question"
+    #[tokio::test]
+    async fn a_name_s_ttl_is_its_address_records_as_the_name_servers_give_it() {
+        let server = responder(Some(60)).await;
+        let ttl = TtlSource::new(&[server])
+            .ttl("www.example.test")
+            .await
+            .unwrap();
+        assert!(
+            ttl <= Duration::from_secs(60) && ttl > Duration::from_secs(55),
+            "the A record's TTL, not the alias's: {ttl:?}"
         );
-        response[3] |= 3; // NXDOMAIN
-        assert_eq!(read_answer(&response, 7, A), Some(Answer::Unknown));
+        // A name they do not know, or servers that do not answer: no TTL.
+        let unknown = responder(None).await;
+        let nothing: SocketAddr = "127.0.0.1:9".parse().unwrap(); // the discard port
+        let source = TtlSource::new(&[nothing, unknown]);
+        assert_eq!(source.ttl("www.example.test").await, None);
+        // `localhost` is never asked.
+        assert_eq!(TtlSource::new(&[server]).ttl("localhost").await, None);
+        assert_eq!(TtlSource::none().ttl("www.example.test").await, None);
     }
 }
