@@ -29,16 +29,13 @@ EXEMPT = {"crates/extract/src/entities.rs"}
 # Files over the limit not split yet (2026-12-07), each at most the length it had then: a
 # ratchet, lowered (or the entry removed) when a file is split, never raised.
 NOT_SPLIT_YET = {
-    "crates/corpus/src/job.rs": 1324,
+    "crates/corpus/src/job.rs": 1272,
     "crates/redis-job/src/frontier.rs": 1268,
-    "crates/extract/src/content.rs": 1113,
-    "crates/frontier/src/focus.rs": 1024,
-    "crates/quality/src/focused.rs": 1017,
+    "crates/extract/src/content.rs": 935,
+    "crates/frontier/src/focus.rs": 679,
+    "crates/quality/src/focused.rs": 966,
     "crates/store/src/fjall_store.rs": 888,
-    "crates/report/src/lib.rs": 883,
     "crates/quality/src/web.rs": 764,
-    "crates/quality/src/measure.rs": 756,
-    "crates/verify/src/sentences.rs": 692,
     "crates/redis-job/tests/frontier.rs": 631,
 }
 

@@ -2,13 +2,17 @@
 //! variant), pages and bytes saved against the `--no-dedup` crawl and against an oracle that
 //! skips exactly the true duplicates, coverage of content groups, robots violations.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use nearcrawl_records::{Record, Verdict, reachable, replay};
 use serde::{Deserialize, Serialize};
 
 use crate::truth::{Kind, PageTruth, Truth};
+
+mod bounds;
+
+use bounds::cheapest_paths;
+pub use bounds::{content_bound, copy_bound};
 
 /// Verdict counts for one kind of page.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -315,129 +319,6 @@ pub fn measure(dedup: &[Record], baseline: &[Record], truth: &dyn Labels) -> Mea
     }
 }
 
-/// The bytes of the content-aware bound: a crawl that knew each URL's content before
-/// fetching it. From the seeds (the baseline's records of depth 0 without a parent), each
-/// scored content group the baseline reached is reached at its nearest page, nearness in
-/// bytes fetched along the baseline's link graph (Dijkstra, a step costing the bytes of the
-/// page it fetches); the bound fetches the union of those cheapest paths. (The least set
-/// that reaches every group is a Steiner tree, hard to find; the union of shortest paths is
-/// the usual bound's construction and a little above it.)
-pub fn content_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
-    let by_url: HashMap<&str, &Record> = baseline.iter().map(|r| (r.url.as_str(), r)).collect();
-    // Groups with a scored page the baseline fetched, each reached through any page of it.
-    let required: HashSet<u64> = baseline
-        .iter()
-        .filter_map(|r| truth.get(&r.url).filter(|t| t.scored && r.status.is_some()))
-        .map(|t| t.group)
-        .collect();
-    let group = |r: &Record| {
-        truth
-            .get(&r.url)
-            .filter(|t| r.status.is_some() && required.contains(&t.group))
-            .map(|t| t.group)
-    };
-    let seeds: Vec<&Record> = baseline
-        .iter()
-        .filter(|r| r.depth == 0 && r.parent.is_none())
-        .collect();
-    let starts = seeds
-        .iter()
-        .map(|seed| (seed.url.as_str(), seed.bytes.max(1)));
-    let (order, prev) = cheapest_paths(&by_url, starts);
-    // Each group's nearest page.
-    let mut nearest: HashMap<u64, &str> = HashMap::new();
-    for url in order {
-        if let Some(g) = group(by_url[url]) {
-            nearest.entry(g).or_insert(url);
-        }
-    }
-    let mut fetched: HashSet<&str> = HashSet::new();
-    for &page in nearest.values() {
-        let mut at = page;
-        while fetched.insert(at) {
-            match prev.get(at) {
-                Some(&from) => at = from,
-                None => break,
-            }
-        }
-    }
-    fetched.iter().map(|u| by_url[u].bytes).sum()
-}
-
-/// The bytes of the copy bound: a crawl that skips, at no cost, every page the truth calls a
-/// copy and fetches every other page the `--no-dedup` crawl fetched. Of each scored content
-/// group it fetches the smallest page, or none when the group holds a page the truth leaves
-/// unscored: that page is fetched, as every unscored page is (partly translated, borderline,
-/// a listing: it holds text no other page has), and the group's scored pages are its
-/// copies. Links are not followed, so discovery costs nothing: this is what skipping copies
-/// can save at most. The content-aware bound also skips unscored pages, which no group
-/// requires.
-pub fn copy_bound(baseline: &[Record], truth: &dyn Labels) -> u64 {
-    let (_, total) = pages_and_bytes(baseline);
-    // Group -> (bytes of its scored pages, its smallest scored page).
-    let mut scored: HashMap<u64, (u64, u64)> = HashMap::new();
-    let mut with_unscored: HashSet<u64> = HashSet::new();
-    for record in baseline.iter().filter(|r| r.fetched_page()) {
-        match truth.get(&record.url) {
-            Some(t) if t.scored => {
-                let (sum, least) = scored.entry(t.group).or_insert((0, u64::MAX));
-                *sum += record.bytes;
-                *least = (*least).min(record.bytes);
-            }
-            Some(t) => {
-                with_unscored.insert(t.group);
-            }
-            None => {}
-        }
-    }
-    let skipped: u64 = scored
-        .iter()
-        .map(
-            |(group, &(sum, least))| match with_unscored.contains(group) {
-                true => sum,
-                false => sum - least,
-            },
-        )
-        .sum();
-    total.saturating_sub(skipped)
-}
-
-/// Dijkstra over the baseline's link graph (`by_url`) from `starts` (URL, cost so far), a
-/// step costing the bytes of the page it fetches: every page reached, cheapest first, and
-/// the page each was reached from on its cheapest path.
-fn cheapest_paths<'a>(
-    by_url: &HashMap<&'a str, &'a Record>,
-    starts: impl IntoIterator<Item = (&'a str, u64)>,
-) -> (Vec<&'a str>, HashMap<&'a str, &'a str>) {
-    let mut dist: HashMap<&str, u64> = HashMap::new();
-    let mut prev: HashMap<&str, &str> = HashMap::new();
-    let mut heap: BinaryHeap<Reverse<(u64, &str)>> = BinaryHeap::new();
-    for (url, cost) in starts {
-        dist.insert(url, cost);
-        heap.push(Reverse((cost, url)));
-    }
-    let mut settled: HashSet<&str> = HashSet::new();
-    let mut order = Vec::new();
-    while let Some(Reverse((d, url))) = heap.pop() {
-        if dist.get(url).is_some_and(|&best| best < d) || !settled.insert(url) {
-            continue;
-        }
-        order.push(url);
-        for link in by_url[url].leads_to() {
-            let Some(target) = by_url.get(link) else {
-                continue;
-            };
-            let cost = d + target.bytes.max(1);
-            if dist.get(link).is_none_or(|&best| cost < best) {
-                dist.insert(target.url.as_str(), cost);
-                prev.insert(target.url.as_str(), url);
-                heap.push(Reverse((cost, target.url.as_str())));
-            }
-        }
-    }
-    (order, prev)
-}
-
 /// The records of `dedup` that made a request (a GET or a probe) for a URL neither crawl's
 /// graph names: every URL a crawl decided was queued because a seed, a page, a sitemap or a
 /// redirect named it, and its pages' `links` are every in-scope URL they name (the dedup
@@ -610,147 +491,4 @@ impl Measures {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use nearcrawl_records::Verdict;
-
-    /// Groups by URL: `/a` and `/b` are one content, the rest each their own.
-    struct ByPath(HashMap<String, u64>);
-
-    impl Labels for ByPath {
-        fn get(&self, url: &str) -> Option<PageTruth> {
-            self.0
-                .get(url)
-                .map(|&group| PageTruth::scored(group, Kind::Unchanged))
-        }
-        fn copies(&self, copy: &str, original: &str) -> Option<bool> {
-            Some(self.0.get(copy)? == self.0.get(original)?)
-        }
-    }
-
-    fn page(seq: u64, url: &str, bytes: u64, links: &[&str]) -> Record {
-        let mut record = Record::new(seq, url.into(), u32::from(seq > 0), Verdict::Unique);
-        record.status = Some(200);
-        record.bytes = bytes;
-        record.parent = (seq > 0).then_some(0);
-        record.links = Some(links.iter().map(|l| l.to_string()).collect());
-        record
-    }
-
-    #[test]
-    fn the_oracle_follows_a_duplicates_link_only_to_what_nothing_else_reaches() {
-        // The seed links to a and b, copies of each other; b (the duplicate, fetched second)
-        // alone leads to c (new) and d (reached from a too), and to e via f, both new.
-        let baseline = vec![
-            page(0, "/seed", 10, &["/a", "/b"]),
-            page(1, "/a", 100, &["/d"]),
-            page(2, "/b", 100, &["/c", "/d", "/big"]),
-            page(3, "/c", 50, &[]),
-            page(4, "/d", 50, &[]),
-            page(5, "/big", 1000, &["/c"]),
-        ];
-        let groups = [("/seed", 0), ("/a", 1), ("/b", 1), ("/c", 2), ("/d", 3)];
-        let mut truth = ByPath(groups.iter().map(|&(u, g)| (u.to_string(), g)).collect());
-        // The big page is a copy of the seed's content: never needed.
-        truth.0.insert("/big".into(), 0);
-        let oracle_duplicates: HashSet<&str> = ["/b", "/big"].into();
-        let oracle = covering_oracle(&baseline, &truth, &oracle_duplicates);
-        let urls: Vec<&str> = oracle.iter().map(|r| r.url.as_str()).collect();
-        // c is reached through b (50 bytes), not through the big page; the big page is not
-        // fetched at all.
-        assert_eq!(urls, ["/seed", "/a", "/b", "/c", "/d"]);
-        // The strict oracle loses c; the covering one does not.
-        let strict = replay(&baseline, &|r: &Record| {
-            oracle_duplicates.contains(r.url.as_str())
-        });
-        assert_eq!(strict.dedup_pages, 4);
-        let m = measure(&baseline, &baseline, &truth);
-        assert_eq!((m.oracle_pages, m.oracle_bytes), (5, 310));
-        assert_eq!(m.strict_oracle_bytes, 260);
-        // Knowing each URL's content: the seed, one page of the a/b group (a), c by b (the
-        // cheapest path to it) and d from a; not the big page.
-        assert_eq!(m.content_bound_bytes, 10 + 100 + 100 + 50 + 50);
-        // Skipping copies at no cost: the big page (the seed's group) and one of a and b.
-        assert_eq!(m.copy_bound_bytes, m.baseline_bytes - 1000 - 100);
-    }
-
-    /// A group whose scored page is a copy of a page the truth leaves unscored (a language's
-    /// copy of another's partly translated page): reached through either.
-    struct WithUnscored;
-
-    impl Labels for WithUnscored {
-        fn get(&self, url: &str) -> Option<PageTruth> {
-            match url {
-                "/pt" => Some(PageTruth {
-                    scored: false,
-                    ..PageTruth::scored(1, Kind::Edited)
-                }),
-                "/pt-br" => Some(PageTruth::scored(1, Kind::Untranslated)),
-                "/seed" => Some(PageTruth::scored(0, Kind::RealFirst)),
-                _ => None,
-            }
-        }
-        fn copies(&self, copy: &str, original: &str) -> Option<bool> {
-            Some(self.get(copy)?.group == self.get(original)?.group)
-        }
-    }
-
-    #[test]
-    fn a_group_is_reached_through_any_of_its_pages() {
-        let baseline = vec![
-            page(0, "/seed", 10, &["/pt", "/pt-br"]),
-            page(1, "/pt", 100, &[]),
-            page(2, "/pt-br", 100, &[]),
-        ];
-        // The copy found unchanged without a download: its group reached through /pt.
-        let mut dedup = baseline[..2].to_vec();
-        dedup.push(Record::new(2, "/pt-br".into(), 1, Verdict::Unchanged));
-        let m = measure(&dedup, &baseline, &WithUnscored);
-        assert_eq!((m.coverage, m.groups_lost), (1.0, 0));
-        // Neither fetched: lost.
-        let m = measure(&baseline[..1], &baseline, &WithUnscored);
-        assert_eq!(m.groups_lost, 1);
-        // Knowing each URL's content: the seed and one page of the group.
-        assert_eq!(m.content_bound_bytes, 10 + 100);
-        // Skipping copies: the unscored page is fetched, its copy skipped.
-        assert_eq!(m.copy_bound_bytes, 10 + 100);
-    }
-
-    #[test]
-    fn a_request_for_a_url_nothing_named_is_counted() {
-        let baseline = vec![
-            page(0, "/seed", 10, &["/a", "/b"]),
-            page(1, "/a", 100, &[]),
-            page(2, "/b", 100, &[]),
-        ];
-        let mut dedup = baseline.clone();
-        // A probe (a HEAD: a status, no page) of a URL no page links to, made up from another
-        // site's paths; and a URL decided without a request.
-        let mut probe = Record::new(3, "/made-up".into(), 1, Verdict::Unchanged);
-        probe.status = Some(404);
-        dedup.push(probe);
-        dedup.push(Record::new(4, "/never-asked".into(), 1, Verdict::Trap));
-        let truth = ByPath(HashMap::new());
-        let m = measure(&dedup, &baseline, &truth);
-        assert_eq!(m.unnamed_requests, 1);
-        assert_eq!(m.unnamed_examples, [("/made-up".to_string(), 404)]);
-        assert_eq!(measure(&baseline, &baseline, &truth).unnamed_requests, 0);
-    }
-
-    #[test]
-    fn a_request_for_a_url_only_the_dedup_crawls_own_pages_named_is_not_made_up() {
-        let baseline = vec![page(0, "/seed", 10, &["/a"]), page(1, "/a", 100, &[])];
-        // The dedup crawl fetched /a under another session's URL, which names /b; the
-        // baseline never fetched that page, so only the dedup crawl's graph names /b.
-        let mut dedup = vec![baseline[0].clone(), page(1, "/a?visit=2", 100, &["/b"])];
-        dedup[0].links = Some(vec!["/a".into(), "/a?visit=2".into()]);
-        dedup.push(page(2, "/b", 100, &[]));
-        let truth = ByPath(HashMap::new());
-        assert_eq!(measure(&dedup, &baseline, &truth).unnamed_requests, 0);
-        // Without its graph (a crawl run without `links.record`), /a?visit=2 and /b count.
-        for record in &mut dedup {
-            record.links = None;
-        }
-        assert_eq!(measure(&dedup, &baseline, &truth).unnamed_requests, 2);
-    }
-}
+mod tests;
