@@ -2,7 +2,6 @@
 //! page on them.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 
 use nearcrawl_demo_web::{Article, Reply, RunningSite, Site, serve_on};
 use rand::seq::SliceRandom;
@@ -11,6 +10,12 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::corpus::Corpus;
 use crate::truth::{Kind, PageTruth, Truth};
+
+mod chinese;
+mod hostile;
+
+use chinese::{zh_mirror, zh_origin};
+use hostile::{shop, trap_site};
 
 /// Sizes and seed of a labelled web.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -575,190 +580,4 @@ fn syndicate(
         PageTruth::index(groups.next()),
     );
     site
-}
-
-fn zh_template(title: &str, body: &str, rng: &mut ChaCha8Rng) -> String {
-    format!(
-        r#"<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>{t} - 中文文档站</title></head>
-<body><header><a href="/">首页</a> <nav><a href="/">文档</a> <a href="/">关于我们</a></nav></header>
-<main><article><h1>{t}</h1>{body}</article></main><aside>广告：限时优惠 {ad} 元</aside>
-<footer>页面生成于 2026年{m}月{d}日，访问量 {v}</footer></body></html>"#,
-        t = escape(title),
-        ad = rng.random_range(10..999),
-        m = rng.random_range(1..13),
-        d = rng.random_range(1..29),
-        v = rng.random_range(1..99_999),
-    )
-}
-
-fn zh_origin(
-    articles: &[Article],
-    groups_of: &[u64],
-    groups: &mut Groups,
-    rng: &mut ChaCha8Rng,
-) -> SiteSpec {
-    let mut site = SiteSpec::new();
-    let links: Vec<(String, String)> = articles
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (format!("/zh/{i}.html"), a.title.clone()))
-        .collect();
-    for (i, article) in articles.iter().enumerate() {
-        let page = zh_template(&article.title, &paragraphs_html(&article.paragraphs), rng);
-        site.add(
-            format!("/zh/{i}.html"),
-            Reply::html(page),
-            PageTruth::scored(groups_of[i], Kind::ZhOrigin),
-        );
-    }
-    site.add(
-        "/".into(),
-        Reply::html(zh_template(
-            "文档目录",
-            &format!("<ul>{}</ul>", listing(&links)),
-            rng,
-        )),
-        PageTruth::index(groups.next()),
-    );
-    site
-}
-
-fn zh_mirror(
-    articles: &[Article],
-    groups_of: &[u64],
-    groups: &mut Groups,
-    rng: &mut ChaCha8Rng,
-) -> SiteSpec {
-    let mut site = SiteSpec::new();
-    let gbk = |html: String| {
-        let (bytes, _, _) = encoding_rs::GBK.encode(&html);
-        Reply::ok("text/html; charset=GBK", bytes.into_owned())
-    };
-    let template = |title: &str, body: &str, rng: &mut ChaCha8Rng| {
-        format!(
-            r#"<html><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312"><title>{t}（镜像）</title></head><body>
-<div class="top">镜像站 | <a href="/">返回目录</a></div><div class="doc"><h2>{t}</h2>{body}</div>
-<div class="foot">镜像时间：{h}小时前 · 本站编号 {id}</div></body></html>"#,
-            t = escape(title),
-            h = rng.random_range(1..72),
-            id = rng.random_range(1000..9999),
-        )
-    };
-    let links: Vec<(String, String)> = articles
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (format!("/jingxiang/{i}.htm"), a.title.clone()))
-        .collect();
-    for (i, article) in articles.iter().enumerate() {
-        site.add(
-            format!("/jingxiang/{i}.htm"),
-            gbk(template(
-                &article.title,
-                &paragraphs_html(&article.paragraphs),
-                rng,
-            )),
-            PageTruth::scored(groups_of[i], Kind::GbkMirror),
-        );
-    }
-    site.add(
-        "/".into(),
-        gbk(template(
-            "镜像目录",
-            &format!("<ul>{}</ul>", listing(&links)),
-            rng,
-        )),
-        PageTruth::index(groups.next()),
-    );
-    site
-}
-
-fn shop(
-    fillers: &[Article],
-    products: usize,
-    groups: &mut Groups,
-    rng: &mut ChaCha8Rng,
-) -> SiteSpec {
-    let mut site = SiteSpec::new();
-    site.robots = Some("User-agent: *\nDisallow: /cart/\n".into());
-    // The template: most of every page's bytes and words, the same on every page.
-    let categories: Vec<String> = fillers
-        .iter()
-        .take(6)
-        .flat_map(|a| {
-            a.paragraphs[0]
-                .split_whitespace()
-                .take(10)
-                .map(str::to_owned)
-        })
-        .collect();
-    let menu: String = categories
-        .iter()
-        .map(|c| format!("<li><a href=\"/\">{}</a></li>", escape(c)))
-        .collect();
-    let legal = paragraphs_html(&fillers[fillers.len() - 1].paragraphs[..3]);
-    let sentences: Vec<String> = fillers[6..fillers.len() - 1]
-        .iter()
-        .flat_map(|a| a.paragraphs.iter())
-        .flat_map(|p| p.split(". ").map(str::to_owned))
-        .filter(|s| s.split_whitespace().count() >= 8)
-        .collect();
-    let template = |title: &str, body: &str, rng: &mut ChaCha8Rng| {
-        format!(
-            r#"<html><head><title>{t} | MegaShop</title></head><body><div class="header">MegaShop - free shipping over 50</div>
-<ul class="categories">{menu}</ul><div class="product"><h1>{t}</h1>{body}<p class="price">Price: {p}.{c:02} EUR</p></div>
-<div class="legal">{legal}</div><div class="footer">Session {s:x}</div></body></html>"#,
-            t = escape(title),
-            p = rng.random_range(5..500),
-            c = rng.random_range(0..100),
-            s = rng.random::<u32>(),
-        )
-    };
-    let mut links = Vec::new();
-    for i in 0..products {
-        // A short, distinct description: three sentences of its own.
-        let description: Vec<String> = (0..3)
-            .map(|j| sentences[(i * 3 + j) % sentences.len()].clone())
-            .collect();
-        let body = format!(
-            "<p>{}.</p><p><a href=\"/cart/add?id={i}\">Add to cart</a></p>",
-            escape(&description.join(". "))
-        );
-        let title = format!("Product {i}");
-        site.add(
-            format!("/product/{i}"),
-            Reply::html(template(&title, &body, rng)),
-            PageTruth::scored(groups.next(), Kind::TemplateNegative),
-        );
-        site.add(
-            format!("/cart/add?id={i}"),
-            Reply::html(template("Cart", "<p>Added.</p>", rng)),
-            PageTruth::disallowed(groups.next()),
-        );
-        links.push((format!("/product/{i}"), title));
-    }
-    site.add(
-        "/".into(),
-        Reply::html(template(
-            "All products",
-            &format!("<ul>{}</ul>", listing(&links)),
-            rng,
-        )),
-        PageTruth::index(groups.next()),
-    );
-    site
-}
-
-fn trap_site(rng: &mut ChaCha8Rng) -> Site {
-    let banner = rng.random_range(1000..9999);
-    Site::new().generated(Arc::new(move |path: &str| {
-        let date = path.strip_prefix("/events/")?;
-        let mut parts = date.split('-').map(|p| p.parse::<u32>().ok());
-        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-        let next = if d < 28 { format!("{y}-{m:02}-{:02}", d + 1) } else if m < 12 { format!("{y}-{:02}-01", m + 1) } else { format!("{}-01-01", y + 1) };
-        Some(Reply::html(format!(
-            r#"<html><head><title>Events on {date}</title></head><body><h1>Community events</h1>
-<div class="day"><p>Events on {date}: nothing is scheduled for this day yet. Check back later, or browse to the next day to see what is planned. Organisers can submit events through the form on the main page; submissions are reviewed within two working days.</p></div>
-<p><a href="/events/{next}">Next day</a></p><div class="b">Banner {banner}</div></body></html>"#
-        )))
-    }))
 }
