@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """No numbered work periods in the repository (the house issue): a reader outside the team
-has no calendar of its work sessions, so a figure is dated or names its commit. Fails on
-"session 44", "sessions 49 and 51", "the ninth session", "the 12th session" or "work period 3"
-in any tracked text file (prose, comments, scripts), naming file:line. The product's own
-sessions (session ids, `SessionParams`, a session parameter) are never followed by a number.
+has no calendar of the team's working periods, so a figure is dated or names its commit.
+Fails, naming file:line, on the word for such a period followed by a number or preceded by an
+ordinal (the PATTERNS below) in any tracked text file: prose, comments, scripts. The
+product's own sessions (its ids, `SessionParams`, a parameter) are never numbered.
 
 Usage: scripts/check-work-periods.py [ROOT]   (default: the current directory)
 """

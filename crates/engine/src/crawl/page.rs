@@ -443,8 +443,7 @@ impl Coordinator {
     }
 }
 
-/// The host and port of a URL as stored (`None` when it does not parse).
-fn host_of(url: &str) -> Option<(String, Option<u16>)> {
-    let url = url::Url::parse(url).ok()?;
-    Some((url.host_str()?.to_owned(), url.port_or_known_default()))
+/// The authority (host and port) of a URL as stored (`None` when it does not parse).
+fn host_of(url: &str) -> Option<String> {
+    url::Url::parse(url).ok().map(|url| nearcrawl_frontier::authority(&url))
 }
