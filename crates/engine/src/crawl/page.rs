@@ -445,5 +445,7 @@ impl Coordinator {
 
 /// The authority (host and port) of a URL as stored (`None` when it does not parse).
 fn host_of(url: &str) -> Option<String> {
-    url::Url::parse(url).ok().map(|url| nearcrawl_frontier::authority(&url))
+    url::Url::parse(url)
+        .ok()
+        .map(|url| nearcrawl_frontier::authority(&url))
 }
