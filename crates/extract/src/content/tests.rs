@@ -1,5 +1,6 @@
 //! Tests of `content`.
 
+use super::scoring::is_comma;
 use super::*;
 
 proptest::proptest! {
