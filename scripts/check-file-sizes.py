@@ -31,7 +31,6 @@ EXEMPT = {"crates/extract/src/entities.rs"}
 NOT_SPLIT_YET = {
     "crates/corpus/src/job.rs": 1272,
     "crates/redis-job/src/frontier.rs": 1268,
-    "crates/store/src/fjall_store.rs": 888,
     "crates/redis-job/tests/frontier.rs": 631,
 }
 
