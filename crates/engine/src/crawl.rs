@@ -119,8 +119,6 @@ struct Coordinator {
     /// (`links.policy_events`).
     journal: Option<journal::Journal>,
     /// The link policy: URL rules learned from this crawl's duplicates, and the fate of the
-    /// links they name a counterpart for (see [`predictions::Predictions`]).
-    predictions: predictions::Predictions,
     /// What fetched pages declared: this process's, and a shared job's (see
     /// [`declarations::Declarations`]).
     declarations: declarations::Declarations,
@@ -174,7 +172,6 @@ impl Coordinator {
             frontier: &mut *self.frontier,
             store: &*self.store,
             links: &mut self.links,
-            predictions: &mut self.predictions,
             traps: &mut self.traps,
             scope: &self.scope,
             scope_watch: &mut self.scope_watch,
@@ -202,20 +199,20 @@ impl Coordinator {
                 .blobs
                 .push((nearcrawl_link_policy::MIRRORS.into(), bytes));
         }
-        if let Some(bytes) = self.predictions.learned_mut().take_to_keep() {
+        if let Some(bytes) = self.links.learned_mut().take_to_keep() {
             commit.blobs.push((predictions::URL_RULES.into(), bytes));
         }
-        if let Some(bytes) = self.predictions.learned_mut().sessions_to_keep() {
+        if let Some(bytes) = self.links.learned_mut().sessions_to_keep() {
             commit
                 .blobs
                 .push((predictions::SESSION_PARAMS.into(), bytes));
         }
         // Pages fetched under a session parameter learned since: held under the URL without.
-        for url in self.predictions.learned_mut().take_stripped() {
+        for url in self.links.learned_mut().take_stripped() {
             self.held_without_session(&mut commit, &url)?;
         }
         if let Some(journal) = &mut self.journal {
-            journal.write(&mut self.links, &mut self.predictions)?;
+            journal.write(&mut self.links)?;
         }
         let counters = self
             .counters
@@ -309,7 +306,7 @@ impl Coordinator {
             return Ok(None);
         }
         let concurrency = self.job.config.concurrency();
-        self.predictions.catch_up(false)?;
+        (self.links.catch_up(false)).map_err(EngineError::Shared)?;
         self.frontier.begin_round(now);
         loop {
             if self.in_flight.count() >= concurrency
@@ -326,18 +323,19 @@ impl Coordinator {
                 let clock = governor::clock::DefaultClock::default();
                 Some(now + not_until.wait_time_from(governor::clock::Clock::now(&clock)))
             };
-            let predictions = &mut self.predictions;
-            let declarations = &self.declarations;
+            let (links, declarations) = (&mut self.links, &self.declarations);
             let mut veto = |entry: &QueuedUrl, seen: &Seen<'_>| {
-                session_veto(predictions.learned().sessions(), seen, declarations, entry)
-                    .or_else(|| predictions.at_dispatch(declarations, entry))
+                session_veto(links.learned().sessions(), seen, declarations, entry).or_else(|| {
+                    let skip = predictions::at_dispatch(links, declarations, entry)?;
+                    Some((Verdict::Predicted, skip))
+                })
             };
             match self.frontier.next(now, &mut gate, &mut veto)? {
                 Step::Wait(wake) => return Ok(wake),
                 Step::Resolve { host, name } => self.spawn_resolve(host, name),
                 Step::Robots { host, origin } => self.spawn_robots(host, origin),
                 Step::Fetch { host, key, entry } => {
-                    let entry = self.predictions.dispatched(entry);
+                    let entry = predictions::dispatched(&mut self.links, entry);
                     self.spawn_page(host, key, entry)
                 }
                 Step::Refuse {
@@ -347,7 +345,7 @@ impl Coordinator {
                     reason,
                 } => {
                     debug!(url = %entry.url, %reason, "not fetched");
-                    let entry = self.predictions.dispatched(entry);
+                    let entry = predictions::dispatched(&mut self.links, entry);
                     let record = match verdict {
                         Verdict::Predicted => {
                             crate::record::predicted(self.counters.take_seq(), &entry)
@@ -437,7 +435,7 @@ impl Coordinator {
         judge.write_sentences(through)?;
         self.archive.finish()?;
         if let Some(journal) = &mut self.journal {
-            journal.write(&mut self.links, &mut self.predictions)?;
+            journal.write(&mut self.links)?;
             journal.flush()?;
         }
         if let Some(dir) = &self.job.shared_index {

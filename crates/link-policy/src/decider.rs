@@ -2,6 +2,8 @@
 //! it every link's fate and what each of its settings means, and reads no link setting of its
 //! own.
 
+mod learning;
+
 use std::cell::RefCell;
 
 use url::Url;
@@ -11,7 +13,10 @@ use crate::found::{Crawl, Followed, FoundOn, found_link};
 use crate::hubs::HubRule;
 use crate::journal::{Event, FoundEvent, Journal, Recorder};
 use crate::keys::Key;
+use crate::learned::Learned;
 use crate::mirrors::{Budget, Cost, Drawn, Mirrors};
+use crate::released::{Parked, Waited, WaitedFor, released_link};
+use crate::rule_log::Shared;
 use crate::settings::LinkSettings;
 use crate::sites::{CopiedSites, same_site};
 use crate::{CopyFacts, LinkMatch};
@@ -43,6 +48,13 @@ pub struct Decider {
     /// The events fed since last taken, when the crawl journals them
     /// ([`Decider::keep_journal`]).
     journal: Journal,
+    /// What the crawl learned: the URL rules, the session parameters (`decider/learning.rs`).
+    pub(crate) learned: Learned,
+    /// A shared job's log of what the crawl learned, and how far this worker replayed it.
+    shared: Option<Shared>,
+    /// What the URL rules decided for the URL about to be handed out
+    /// ([`Decider::at_dispatch`]), until its step is taken: its URL and that.
+    dispatched: Option<(String, Fate)>,
 }
 
 impl Decider {
@@ -106,11 +118,15 @@ impl Decider {
             settings: self.settings,
             mirrors,
         });
+        self.learned.keep_journal();
     }
 
-    /// The events journaled since last taken.
+    /// The events journaled since last taken: the links' and the mirrors', then the URL
+    /// rules'.
     pub fn take_events(&mut self) -> Vec<Event> {
-        self.journal.take()
+        let mut events = self.journal.take();
+        events.extend(self.learned.take_events());
+        events
     }
 
     /// Journals the event `event` makes, when the crawl journals.
@@ -141,16 +157,21 @@ impl Decider {
 
     /// The mirrors' samples to draw now, as the mirror budget allows ([`Mirrors::draws`]);
     /// `now`: nothing else is left to crawl; `cost`: what sampling a candidate (by URL)
-    /// costs, as far as the crawl knows.
+    /// costs, as far as the crawl knows, told the counterpart a URL rule predicts for it
+    /// ([`Learned::counterpart_of`]).
     pub fn draw<E>(
         &mut self,
         now: bool,
-        mut cost: impl FnMut(&str) -> Result<Cost, E>,
+        mut cost: impl FnMut(&str, Option<Url>) -> Result<Cost, E>,
     ) -> Result<Vec<Drawn>, E> {
         let budget = self.mirror_budget();
         let mut costs = Vec::new();
+        let learned = &self.learned;
         let drawn = self.mirrors.draws(budget, now, |url| {
-            let answer = cost(url)?;
+            let counterpart = Url::parse(url)
+                .ok()
+                .and_then(|u| learned.counterpart_of(&u));
+            let answer = cost(url, counterpart)?;
             costs.push((url.to_owned(), answer));
             Ok(answer)
         })?;
@@ -200,14 +221,24 @@ impl Decider {
         followed: Followed,
     ) -> Result<Fate<C::Url>, C::Error> {
         if !self.journal.is_on() {
-            return found_link(crawl, &self.sites, &mut self.mirrors, on, url, followed);
+            let (sites, sessions) = (&self.sites, self.learned.sessions());
+            return found_link(crawl, sessions, sites, &mut self.mirrors, on, url, followed);
         }
         let mut event = FoundEvent::new(on, crawl.url(url), followed);
         let recorder = Recorder {
             crawl,
             answers: RefCell::new(Vec::new()),
         };
-        let found = found_link(&recorder, &self.sites, &mut self.mirrors, on, url, followed)?;
+        let (sites, sessions) = (&self.sites, self.learned.sessions());
+        let found = found_link(
+            &recorder,
+            sessions,
+            sites,
+            &mut self.mirrors,
+            on,
+            url,
+            followed,
+        )?;
         event.answers = recorder.answers.into_inner();
         event.fate = found.clone().map(|u| crawl.url(&u).to_string());
         self.note(|| Event::Found(Box::new(event)));
@@ -285,6 +316,20 @@ impl Decider {
         }
     }
 
+    /// What becomes of a parked `link` once what it waited for was decided (`waited`): as
+    /// the hub rule says of a page decided ([`HubRule::page_decided`]: in this process,
+    /// `local`, a probed link of a hub that is declined waits for the hub's links), then
+    /// [`released_link`].
+    pub fn released<U>(&self, waited: Waited, link: Parked<U>, local: bool) -> Fate<U> {
+        let (decided, hub_links) = match waited {
+            Waited::Page { hub } => self.hubs().page_decided(hub, local, link.probe.is_some()),
+            Waited::HubLinks { worth } => (WaitedFor::HubLinks { worth }, None),
+            Waited::Mirror { adds } => (WaitedFor::Mirror { adds }, None),
+            Waited::CrawlEnd => (WaitedFor::CrawlEnd, None),
+        };
+        released_link(decided, link, hub_links)
+    }
+
     /// Whether a duplicate's links are probed against their counterparts.
     pub fn probes(&self) -> bool {
         self.settings.probe_links
@@ -309,192 +354,4 @@ impl Decider {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
-
-    /// Every mechanism on, at the values a crawl runs with.
-    const ON: LinkSettings = crate::settings::MEASURED;
-
-    #[test]
-    fn a_page_s_links_are_sampled_hubbed_and_probed_as_the_settings_and_the_page_say() {
-        let (mirror, origin) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
-        let (release, old) = (url("http://new.test/a.html"), url("http://old.test/a.html"));
-        let page = |copy_of, matched_by, trapped, declared, local| PageFacts {
-            copy_of,
-            matched_by,
-            trapped,
-            original_declared: declared,
-            local,
-        };
-        let anchor = Some(LinkMatch::Anchor);
-        let off = LinkSettings::default();
-        // (what it protects, settings, the page) -> (mirror, hubs on, probing)
-        let cases = [
-            (
-                "a mirror's copy (links matched by anchor text, another site): its samples",
-                ON,
-                page(Some((&mirror, &origin)), anchor, false, true, true),
-                (true, true, true),
-            ),
-            (
-                "links matched by where they lead: no mirror",
-                ON,
-                page(
-                    Some((&release, &old)),
-                    Some(LinkMatch::Target),
-                    false,
-                    true,
-                    true,
-                ),
-                (false, true, true),
-            ),
-            (
-                "a copy on its original's site: no mirror",
-                ON,
-                page(Some((&mirror, &mirror)), anchor, false, true, true),
-                (false, true, true),
-            ),
-            (
-                "a trap stops the page's links: no samples",
-                ON,
-                page(Some((&mirror, &origin)), anchor, true, true, true),
-                (false, true, true),
-            ),
-            (
-                "a shared job's worker samples no mirror",
-                ON,
-                page(Some((&mirror, &origin)), anchor, false, true, false),
-                (false, true, true),
-            ),
-            (
-                "an original that declared no length: nothing to probe against",
-                ON,
-                page(Some((&mirror, &origin)), anchor, false, false, true),
-                (true, true, false),
-            ),
-            (
-                "every mechanism off",
-                off,
-                page(Some((&mirror, &origin)), anchor, false, true, true),
-                (false, false, false),
-            ),
-        ];
-        for (what, settings, facts, (mirror, hubs, probing)) in cases {
-            let on = Decider::new(settings).found_on(facts);
-            assert_eq!(
-                (on.mirror, on.hubs.on(), on.probing),
-                (mirror, hubs, probing),
-                "{what}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_settings_are_answered_by_the_decider() {
-        let decider = Decider::new(ON);
-        assert_eq!(decider.mirror_budget().of(14), 4);
-        assert!(decider.hubs().is_hub(3) && !decider.hubs().is_hub(2));
-        assert!(decider.hubs().declines());
-        assert!(decider.probes() && decider.samples());
-        assert_eq!(
-            decider.copy_facts(Some(1_020), Some(1_000)).same_length,
-            Some(true)
-        );
-        assert_eq!(
-            decider.copy_facts(Some(1_021), Some(1_000)).same_length,
-            Some(false)
-        );
-        let off = Decider::default();
-        assert!(!off.hubs().is_hub(1_000) && !off.hubs().declines());
-        assert_eq!(off.mirror_budget().of(14), 0);
-    }
-
-    #[test]
-    fn a_mirror_s_sample_settles_its_pair_when_decided() {
-        let (copy, original) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
-        // A mirror with one sample drawn of one candidate.
-        let sampled = |sample: Key| {
-            let mut decider = Decider::new(ON);
-            decider.note_copy(&copy, &original);
-            let on = decider.found_on(PageFacts {
-                copy_of: Some((&copy, &original)),
-                matched_by: Some(LinkMatch::Anchor),
-                trapped: false,
-                original_declared: false,
-                local: true,
-            });
-            assert!(on.mirror);
-            let crate::Fate::<Url>::Wait {
-                until: crate::Until::Samples { pair, .. },
-                ..
-            } = decider.mirrors.link(&copy, &original)
-            else {
-                panic!("a candidate");
-            };
-            decider.candidate(pair, sample, "http://m.test/story/2/");
-            let drawn = decider.draw(true, |_| Ok::<_, ()>(crate::Cost::Unknown));
-            assert_eq!(drawn.map(|d| d.len()), Ok(1));
-            decider.sampled(pair, sample);
-            decider
-        };
-        let (sample, target) = (crate::key("sample"), crate::key("target"));
-        let pair = crate::key("mirror http://m.test of http://o.test");
-        // (what it protects, its links added a page, decided as a redirect, its queued target)
-        let cases = [
-            (
-                "a sample that added nothing: the mirror's links dropped",
-                false,
-                false,
-                None,
-                Some((pair, false)),
-            ),
-            (
-                "a sample that added a page: the mirror's links followed",
-                true,
-                false,
-                None,
-                Some((pair, true)),
-            ),
-            (
-                "a sample that redirected elsewhere: taken as adding, nothing lost",
-                false,
-                true,
-                None,
-                Some((pair, true)),
-            ),
-            (
-                "a sample that redirected to a URL queued with it: that page is the sample",
-                false,
-                true,
-                Some(target),
-                None,
-            ),
-        ];
-        for (what, adds, redirect, queued_target, settled) in cases {
-            let mut decider = sampled(sample);
-            decider.links_followed(&sample, adds);
-            assert_eq!(
-                decider.sample_decided(&sample, redirect, queued_target),
-                settled,
-                "{what}"
-            );
-        }
-        // The redirect's target decided in its place settles the pair.
-        let mut decider = sampled(sample);
-        assert_eq!(decider.sample_decided(&sample, true, Some(target)), None);
-        decider.links_followed(&target, true);
-        assert_eq!(
-            decider.sample_decided(&target, false, None),
-            Some((pair, true))
-        );
-        // A page that is no sample settles nothing.
-        assert_eq!(
-            decider.sample_decided(&crate::key("other"), false, None),
-            None
-        );
-    }
-}
+mod tests;

@@ -10,6 +10,7 @@
 //! knows is asked through [`Crawl`], only when the fate turns on it (an answer may cost a
 //! read of the store).
 
+use nearcrawl_frontier::{CanonicalUrl, SessionParams};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -46,8 +47,15 @@ pub trait Crawl {
         crate::key(self.url(url).as_str())
     }
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-    /// `original` (the path the two pages do not share swapped), if there is one.
-    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Self::Url>;
+    /// `original` (the path the two pages do not share swapped), if there is one, without the
+    /// `sessions` parameters the crawl learned ([`carried`]).
+    fn counterpart(
+        &self,
+        sessions: &SessionParams,
+        page: &Url,
+        original: &Url,
+        target: &Url,
+    ) -> Option<Self::Url>;
     /// Whether the page at `url` is a hub: `Some(true)`, its decision queued many new links;
     /// `Some(false)`, decided and not; `None`, not decided yet.
     fn hub(&self, url: &Self::Url) -> Result<Option<bool>, Self::Error>;
@@ -58,6 +66,24 @@ pub trait Crawl {
     fn seen(&self, url: &Self::Url) -> Result<bool, Self::Error>;
     /// Whether this process's store has seen `url`.
     fn seen_here(&self, url: &Self::Url) -> Result<bool, Self::Error>;
+}
+
+/// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
+/// `original`: its path and query under the original's scheme, host and port, the start of the
+/// path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]), without the
+/// `sessions` parameters learned on its host. Only for a `target` on the duplicate's own site.
+pub fn carried(
+    sessions: &SessionParams,
+    page: &Url,
+    original: &Url,
+    target: &Url,
+) -> Option<CanonicalUrl> {
+    let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
+    let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
+    Some(match sessions.strip(&counterpart) {
+        Some(stripped) => stripped.url,
+        None => counterpart,
+    })
 }
 
 /// What is known of the page whose links are being followed, the same for each of them.
@@ -126,6 +152,7 @@ pub fn parking_answered<U>(answer: Parking, link: Parked<U>, local: bool) -> Opt
 /// goes the way of any matched link (hub, probe, park).
 pub fn follows<C: Crawl>(
     crawl: &C,
+    sessions: &SessionParams,
     on: &FoundOn<'_>,
     url: &C::Url,
     followed: Followed,
@@ -133,7 +160,7 @@ pub fn follows<C: Crawl>(
     if followed == Followed::Surplus
         && let Some((base, original)) = on.copy_of
         && !same_site(base, original)
-        && let Some(counterpart) = crawl.counterpart(base, original, crawl.url(url))
+        && let Some(counterpart) = crawl.counterpart(sessions, base, original, crawl.url(url))
         && crawl.seen_here(&counterpart)?
     {
         return Ok(false);
@@ -149,6 +176,7 @@ pub fn follows<C: Crawl>(
 /// A link fetched as new ([`By::New`]) is asked of the URL rules next.
 pub fn found_link<C: Crawl>(
     crawl: &C,
+    sessions: &SessionParams,
     sites: &CopiedSites,
     mirrors: &mut Mirrors,
     on: &FoundOn<'_>,
@@ -156,7 +184,7 @@ pub fn found_link<C: Crawl>(
     followed: Followed,
 ) -> Result<Fate<C::Url>, C::Error> {
     let target = crawl.url(url);
-    let follows = follows(crawl, on, url, followed)?;
+    let follows = follows(crawl, sessions, on, url, followed)?;
     let mut fate = match follows {
         true => Fate::Fetch { by: By::New },
         false => Fate::Drop { by: By::Original },
@@ -165,7 +193,7 @@ pub fn found_link<C: Crawl>(
     // link not followed as new, when a hub or a probe could still follow it.
     let counterpart = match (follows, on.copy_of) {
         (false, Some((base, original))) if on.hubs.on() || on.probing => {
-            crawl.counterpart(base, original, target)
+            crawl.counterpart(sessions, base, original, target)
         }
         _ => None,
     };
@@ -179,7 +207,7 @@ pub fn found_link<C: Crawl>(
             let mut root = target.clone();
             root.set_path("/");
             root.set_query(None);
-            crawl.counterpart(&root, copied, target)
+            crawl.counterpart(sessions, &root, copied, target)
         })
         && crawl.hub(&first)?.is_none()
     {

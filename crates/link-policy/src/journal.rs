@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 
+use nearcrawl_frontier::SessionParams;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -266,8 +267,14 @@ impl<C: Crawl> Crawl for Recorder<'_, C> {
         self.crawl.url(url)
     }
 
-    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<C::Url> {
-        let answer = self.crawl.counterpart(page, original, target);
+    fn counterpart(
+        &self,
+        sessions: &SessionParams,
+        page: &Url,
+        original: &Url,
+        target: &Url,
+    ) -> Option<C::Url> {
+        let answer = self.crawl.counterpart(sessions, page, original, target);
         self.note(Answer::Counterpart {
             target: target.to_string(),
             answer: answer.as_ref().map(|u| self.text(u)),

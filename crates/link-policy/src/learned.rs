@@ -76,16 +76,31 @@ pub struct Learned {
     shared: bool,
 }
 
+/// Rules off, nothing learned.
+impl Default for Learned {
+    fn default() -> Learned {
+        let config = PolicyConfig {
+            predict: crate::Predict::Off,
+            ..PolicyConfig::default()
+        };
+        Learned::with_book(config, RuleBook::new())
+    }
+}
+
 impl Learned {
     /// The policy of `config`, going on with the book a store kept (`kept`), if any; learning
     /// no session parameter until [`Learned::start`].
     pub fn new(config: PolicyConfig, kept: Option<&[u8]>) -> Result<Learned, String> {
-        let mut book: RuleBook = match kept {
+        let book: RuleBook = match kept {
             Some(bytes) => serde_json::from_slice(bytes).map_err(|e| e.to_string())?,
             None => RuleBook::new(),
         };
+        Ok(Learned::with_book(config, book))
+    }
+
+    fn with_book(config: PolicyConfig, mut book: RuleBook) -> Learned {
         book.set_limit(MAX_RULES);
-        Ok(Learned {
+        Learned {
             kept_rules: book.len(),
             policy: LinkPolicy::with_book(config, book),
             sessions: SessionParams::default(),
@@ -94,7 +109,7 @@ impl Learned {
             sessions_changed: false,
             learns_sessions: false,
             shared: false,
-        })
+        }
     }
 
     /// Goes on with the session parameters a store kept ([`Learned::sessions_to_keep`]).
@@ -301,17 +316,9 @@ impl Learned {
     }
 
     /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
-    /// `original`: its path and query under the original's scheme, host and port, the start
-    /// of the path the two pages do not share swapped ([`nearcrawl_url_rules::carry`]),
-    /// without the session parameters learned on its host. Only for a `target` on the
-    /// duplicate's own site.
+    /// `original`, without the session parameters learned ([`crate::carried`]).
     pub fn carried(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        let counterpart = nearcrawl_url_rules::carry(target, page, original)?;
-        let counterpart = CanonicalUrl::from_url(counterpart).ok()?;
-        Some(match self.sessions.strip(&counterpart) {
-            Some(stripped) => stripped.url,
-            None => counterpart,
-        })
+        crate::found::carried(&self.sessions, page, original, target)
     }
 
     /// Whether the `original` of the duplicate at `page` (its links' base) links to the

@@ -23,10 +23,12 @@
 //!   [`HubRule::credit`]).
 //!
 //! What the crawl learns as it goes is [`Learned`] (`learned.rs`): the URL rules its
-//! duplicates teach and the session parameters, changed only by [`RuleEvent`]s (a shared
-//! job's workers replay them from one log), and when the crawler's store keeps them again.
+//! duplicates teach and the session parameters, changed only by [`RuleEvent`]s, and when the
+//! crawler's store keeps them again. A shared job's workers append their events to the job's
+//! log and replay it, each its own included (`rule_log.rs`: the log is behind [`RuleLog`]).
 //!
-//! The crawler holds one [`Decider`] (`decider.rs`): the state above and the link settings
+//! The crawler holds one [`Decider`] (`decider.rs`, `decider/learning.rs`): all the state
+//! above (what was learned, the sites copied, the mirrors sampled) and the link settings
 //! (`settings.rs`, [`LinkSettings`]); it asks it every fate and reads no link setting itself.
 //! A crawl may journal the policy's input events (`journal.rs`, [`Event`]: what the crawl
 //! knew, its answers to what the policy asked, the fate carried out), and [`Replay`]
@@ -120,15 +122,18 @@ pub use crate::checks::{
 pub use crate::decider::{Decider, PageFacts};
 pub use crate::evidence::{CopyFacts, CopyPair, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
-pub use crate::found::{Crawl, Followed, FoundOn, Parking, follows, found_link, parking_answered};
+pub use crate::found::{
+    Crawl, Followed, FoundOn, Parking, carried, follows, found_link, parking_answered,
+};
 pub use crate::hubs::{Credit, HubRule, HubYield, hub_links_key};
 pub use crate::journal::{Answer, Event, FoundEvent};
 pub use crate::keys::{Key, key};
 pub use crate::learned::{Learned, RuleEvent};
 pub use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
 pub use crate::mirrors::{Budget, Cost, Drawn, MIRRORS, Mirrors, draw};
-pub use crate::released::{Parked, WaitedFor, decided_hub, released_link};
+pub use crate::released::{Parked, Waited, WaitedFor, decided_hub, released_link};
 pub use crate::replay::{Diverged, Replay};
+pub use crate::rule_log::RuleLog;
 pub use crate::rules::{Known, LinkPolicy, decide};
 pub use crate::settings::{LinkSettings, Tuning};
 pub use crate::sites::{CopiedSites, same_site};
@@ -148,6 +153,7 @@ mod matched;
 mod mirrors;
 mod released;
 mod replay;
+mod rule_log;
 mod rules;
 mod settings;
 mod sites;

@@ -45,6 +45,43 @@ pub enum WaitedFor {
     CrawlEnd,
 }
 
+/// What a decision decided that the links parked on a key waited for, as the crawler tells
+/// it ([`crate::Decider::released`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The page they waited on, decided: a hub (its record's number), or not.
+    Page {
+        /// See [`Waited::Page`].
+        hub: Option<u64>,
+    },
+    /// The links of a hub, all decided now: whether it is worth fetching again.
+    HubLinks {
+        /// See [`Waited::HubLinks`].
+        worth: bool,
+    },
+    /// A mirror's samples, settled: whether the mirror's copies add pages of their own.
+    Mirror {
+        /// See [`Waited::Mirror`].
+        adds: bool,
+    },
+    /// Nothing else is left to crawl.
+    CrawlEnd,
+}
+
+impl Waited {
+    /// Whether what was waited on is followed by the links parked on it from now on: a hub,
+    /// a hub worth fetching again, a mirror whose copies add pages, the crawl's end. (A
+    /// shared job's frontier notes it for the links parked there later.)
+    pub fn followed(self) -> bool {
+        match self {
+            Waited::Page { hub } => hub.is_some(),
+            Waited::HubLinks { worth } => worth,
+            Waited::Mirror { adds } => adds,
+            Waited::CrawlEnd => true,
+        }
+    }
+}
+
 /// What a parked link is, for its release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parked<U> {

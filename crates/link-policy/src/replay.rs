@@ -72,7 +72,13 @@ impl Crawl for Answers {
         url
     }
 
-    fn counterpart(&self, _page: &Url, _original: &Url, target: &Url) -> Option<Url> {
+    fn counterpart(
+        &self,
+        _sessions: &nearcrawl_frontier::SessionParams,
+        _page: &Url,
+        _original: &Url,
+        target: &Url,
+    ) -> Option<Url> {
         let asked = Answer::Counterpart {
             target: target.to_string(),
             answer: None,
@@ -224,7 +230,7 @@ impl Replay {
                         "the policy asked the cost of {url}, the crawl had answered {other:?}"
                     ))),
                 };
-                let again = self.decider.draw(now, &mut cost)?;
+                let again = self.decider.draw(now, |url, _| cost(url))?;
                 self.fates += 1;
                 if again != drawn {
                     return Err(Diverged(format!(
@@ -278,6 +284,7 @@ impl Replay {
         let url = parse(&event.url)?;
         let again = crate::found::found_link(
             &answers,
+            self.decider.learned.sessions(),
             &self.decider.sites,
             &mut self.decider.mirrors,
             &on,

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use nearcrawl_link_policy::Decider;
 
-use super::predictions::Predictions;
 use crate::error::EngineError;
 
 /// The file name under the output directory.
@@ -38,18 +37,9 @@ impl Journal {
         })
     }
 
-    /// Writes the events the link policy's two parts (`links`, `rules`) journaled since last
-    /// asked, one line each.
-    pub(super) fn write(
-        &mut self,
-        links: &mut Decider,
-        rules: &mut Predictions,
-    ) -> Result<(), EngineError> {
-        for event in links
-            .take_events()
-            .into_iter()
-            .chain(rules.learned_mut().take_events())
-        {
+    /// Writes the events the link policy journaled since last asked, one line each.
+    pub(super) fn write(&mut self, links: &mut Decider) -> Result<(), EngineError> {
+        for event in links.take_events() {
             // Strings, numbers and keys only: serialising cannot fail.
             let line = serde_json::to_string(&event).unwrap_or_default();
             writeln!(self.file, "{line}").map_err(|source| self.error(source))?;

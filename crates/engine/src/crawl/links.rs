@@ -4,7 +4,6 @@
 use super::budgets::Traps;
 use super::counters::JobCounters;
 use super::declarations::Declarations;
-use super::predictions::Predictions;
 use super::scope_watch::ScopeWatch;
 use super::tasks::SeenLinks;
 use super::{
@@ -26,7 +25,6 @@ pub(super) struct Carry<'c> {
     pub(super) frontier: &'c mut (dyn Frontier + Send),
     pub(super) store: &'c dyn CrawlStore,
     pub(super) links: &'c mut Decider,
-    pub(super) predictions: &'c mut Predictions,
     pub(super) traps: &'c mut Traps,
     pub(super) scope: &'c Scope,
     pub(super) scope_watch: &'c mut ScopeWatch,
@@ -296,6 +294,20 @@ impl Carry<'_> {
         };
         self.frontier
             .raise(&mut decided.commit, &ukey, next, priority)
+    }
+}
+
+/// Carries a fetched or checked link's fate out on its queue entry: a hub's counterpart
+/// starts a new chain (a new release's pages are duplicates all the way down to its new
+/// ones), fetched, not probed; the mechanism that has it fetched is named on it (not for a
+/// link fetched as new or by a URL rule, whose prediction says so).
+pub(super) fn carry_out<U>(fate: &Fate<U>, entry: &mut QueuedUrl) {
+    if let Fate::Fetch { by: By::Hub } = fate {
+        entry.duplicates = 0;
+        entry.probe = None;
+    }
+    if let Some(by) = fate.by().filter(|by| !matches!(by, By::New | By::Rule(_))) {
+        entry.by = Some(by.name().to_owned());
     }
 }
 

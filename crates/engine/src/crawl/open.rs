@@ -17,7 +17,6 @@ use super::budgets::Traps;
 use super::counters::JobCounters;
 use super::in_flight::InFlight;
 use super::job::{Job, Parts, shared_parts};
-use super::predictions::Predictions;
 use super::{Coordinator, SHARED, judge, now, predictions, scope_watch};
 use crate::archive::Archive;
 use crate::error::EngineError;
@@ -118,22 +117,17 @@ impl Coordinator {
         let judge = judge::Judging::here(judge::Judge::open(Arc::clone(&store), stage)?);
         // A resumed crawl goes on with the URL rules it learned; a shared job's worker, with
         // the job's.
-        let mut predictions = Predictions::open(&job.config.dedup, shared_rules, store.as_ref())?;
+        let mut links = Decider::new(job.config.dedup.links());
+        predictions::start(&mut links, &job.config.dedup, shared_rules, store.as_ref())?;
         let declarations =
             super::declarations::Declarations::new(Arc::clone(&store), shared_declarations);
-        let mut links = Decider::new(job.config.dedup.links());
         // A shared job's policy decides with what other workers' policies learned: its events
         // are not this process's alone.
         let journal = match job.config.links.policy_events && job.redis.is_none() {
             true => Some(super::journal::Journal::open(&job.out_dir)?),
             false => None,
         };
-        resume_links(
-            &mut links,
-            &mut predictions,
-            store.as_ref(),
-            journal.is_some(),
-        )?;
+        resume_links(&mut links, store.as_ref(), journal.is_some())?;
         let mut coordinator = Coordinator {
             job,
             store,
@@ -144,7 +138,6 @@ impl Coordinator {
             traps,
             links,
             journal,
-            predictions,
             declarations,
             scope_watch: scope_watch::ScopeWatch::default(),
             focus: relevance.map(Focus::new),
@@ -195,7 +188,6 @@ impl Coordinator {
 /// it is fed from here, when asked to (`journal`).
 fn resume_links(
     links: &mut Decider,
-    predictions: &mut Predictions,
     store: &dyn CrawlStore,
     journal: bool,
 ) -> Result<(), EngineError> {
@@ -210,7 +202,6 @@ fn resume_links(
     }
     if journal {
         links.keep_journal();
-        predictions.learned_mut().keep_journal();
     }
     if links.has_mirrors() {
         links.resume_candidates(|key| {

@@ -357,9 +357,9 @@ impl Coordinator {
         }
         // Fetched under a learned session parameter: the URL without it. Otherwise
         // remembered, for one learned later.
-        let stripped = self.predictions.learned().sessions().strip_str(&entry.url);
+        let stripped = self.links.learned().sessions().strip_str(&entry.url);
         if stripped.is_none() && page.status == 200 {
-            self.predictions.learned_mut().fetched(&entry.url);
+            self.links.learned_mut().fetched(&entry.url);
         }
         // What a later duplicate's link to this page's counterpart is probed against, and
         // the URLs of its site it named first; a redirect's target too

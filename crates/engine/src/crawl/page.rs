@@ -189,15 +189,12 @@ impl Coordinator {
                 .filter(|_| decided.decision.verdict.is_duplicate());
             // Its probe found it unchanged when it was fetched only for its links.
             let told = entry.probe.as_ref().is_some_and(|p| p.links_unknown > 0);
-            let checked = self.predictions.check(*prediction, judged, told)?;
+            let checked = super::predictions::check(&mut self.links, *prediction, judged, told)?;
             decided.decision.prediction = Some(checked);
         }
         // Learned once its links are read (below): whether it adds pages of its own.
         let duplicate = decided.decision.verdict.is_duplicate();
-        let learn_from = match (
-            &duplicate_of,
-            duplicate && self.predictions.learned().enabled(),
-        ) {
+        let learn_from = match (&duplicate_of, duplicate && self.links.learned().enabled()) {
             (Some(original), true) => {
                 let theirs = match original_read.length {
                     Some(length) => Some(length),
@@ -223,8 +220,12 @@ impl Coordinator {
                 .similarity
                 .map(|similarity| (similarity * 1000.0).round() / 1000.0);
             Progress::add(&self.progress.duplicates, 1);
-            learned = (self.predictions)
-                .observe_session(&entry.url, decided.decision.duplicate_of.as_deref())?;
+            learned = (self.links)
+                .observe_session(&entry.url, decided.decision.duplicate_of.as_deref())
+                .map_err(EngineError::Shared)?;
+            if let Some(learned) = &learned {
+                tracing::info!(url = %entry.url, "{learned}");
+            }
             debug!(url = %entry.url, original = ?decided.decision.duplicate_of, distance = ?decided.decision.distance, "duplicate");
         }
         let dedup_time = analysis_time + judge_time + clock.elapsed();
@@ -358,7 +359,7 @@ impl Coordinator {
                 adds_pages: decided.adds_pages,
                 ..facts
             };
-            self.predictions.learn(&entry.url, &original, facts)?;
+            (self.links.learn(&entry.url, &original, facts)).map_err(EngineError::Shared)?;
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

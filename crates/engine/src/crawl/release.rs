@@ -5,14 +5,12 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{By, Cost, Credit, Drawn, Fate, HubRule, Parked, WaitedFor};
-use nearcrawl_link_policy::{hub_links_key, released_link};
+use nearcrawl_link_policy::{Cost, Credit, Drawn, Fate, HubRule, Parked, Waited, hub_links_key};
 use nearcrawl_records::{LinkFates, Record, Verdict};
 use nearcrawl_store::{Commit, CrawlStore, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
-use url::Url;
 
-use super::links::Carry;
+use super::links::{Carry, carry_out};
 use super::{Coordinator, stored_url};
 use crate::error::EngineError;
 
@@ -25,22 +23,9 @@ pub(super) fn end_of_crawl_key() -> UrlKey {
     url_key("the crawl's end")
 }
 
-/// What a decision decided that links parked on a key waited for.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Waited {
-    /// The URL they waited on: a hub (its record's number), or not.
-    Url { hub: Option<u64> },
-    /// A hub's links, all decided: whether it is worth fetching again.
-    HubLinks { worth: bool },
-    /// A mirror's samples: whether its copies add pages of their own.
-    Mirror { adds: bool },
-    /// Nothing else is left to crawl.
-    End,
-}
-
 impl Carry<'_> {
-    /// The links parked on what `commit` decides, released as part of it ([`released_link`]
-    /// says what becomes of each), in this order: those parked on each URL it decides (`records`
+    /// The links parked on what `commit` decides, released as part of it (the link policy
+    /// says what becomes of each, [`nearcrawl_link_policy::released`]), in this order: those parked on each URL it decides (`records`
     /// with their keys, `queued`: `None` for a URL refused on discovery), on a hub whose links
     /// are all decided now, on a mirror whose sample it settles; then a mirror's samples drawn.
     /// Each record counts what it released (`released`).
@@ -61,7 +46,7 @@ impl Carry<'_> {
             let hub = commit
                 .hub
                 .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
-            self.release_on(commit, &mut records[index], key, Waited::Url { hub })?;
+            self.release_on(commit, &mut records[index], key, Waited::Page { hub })?;
         }
         for (index, seq, worth) in
             credit_hubs(self.links.hubs(), self.store, commit, records, queued)?
@@ -96,13 +81,7 @@ impl Carry<'_> {
         on: UrlKey,
         waited: Waited,
     ) -> Result<(), EngineError> {
-        let follow = match waited {
-            Waited::Url { hub } => hub.is_some(),
-            Waited::HubLinks { worth } => worth,
-            Waited::Mirror { adds } => adds,
-            Waited::End => true,
-        };
-        let links = self.frontier.release(commit, &record.url, &on, follow)?;
+        let links = (self.frontier).release(commit, &record.url, &on, waited.followed())?;
         if links.is_empty() && !matches!(waited, Waited::Mirror { .. }) {
             return Ok(());
         }
@@ -127,13 +106,11 @@ impl Carry<'_> {
             return Ok(0);
         }
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
-        let (store, predictions) = (self.store, &*self.predictions);
+        let store = self.store;
         // What sampling a candidate costs: its counterpart's length, the counterpart as a URL
         // rule predicts it, once decided.
-        let drawn = self.links.draw(now, |url| {
-            let counterpart = (Url::parse(url).ok())
-                .and_then(|url| predictions.learned().counterpart_of(&url))
-                .and_then(|c| CanonicalUrl::from_url(c).ok());
+        let drawn = self.links.draw(now, |_, counterpart| {
+            let counterpart = counterpart.and_then(|c| CanonicalUrl::from_url(c).ok());
             let Some(counterpart) = counterpart else {
                 return Ok::<_, EngineError>(Cost::Unknown);
             };
@@ -191,7 +168,7 @@ impl Carry<'_> {
         links: Vec<ParkedLink>,
         waited: Waited,
     ) -> Result<LinkFates, EngineError> {
-        let (hubs, local) = (self.links.hubs(), self.frontier.knows_undecided());
+        let local = self.frontier.knows_undecided();
         let mut pending: HashSet<UrlKey> = commit.enqueued.iter().map(|(_, k, _)| *k).collect();
         let mut released = LinkFates::default();
         for mut parked in links {
@@ -204,28 +181,14 @@ impl Carry<'_> {
             if self.is_seen(&url, &link_key, &pending)? {
                 continue;
             }
-            let (waited, hub_links) = match waited {
-                // A hub just decided: what its links lead to is not known yet.
-                Waited::Url { hub } => hubs.page_decided(hub, local, parked.entry.probe.is_some()),
-                Waited::HubLinks { worth } => (WaitedFor::HubLinks { worth }, None),
-                Waited::Mirror { adds } => (WaitedFor::Mirror { adds }, None),
-                Waited::End => (WaitedFor::CrawlEnd, None),
-            };
             let link = Parked {
                 always: parked.always,
                 probe: parked.entry.probe.as_ref().map(|_| ()),
             };
-            let fate = released_link(waited, link, hub_links);
+            let fate = self.links.released(waited, link, local);
             released.add(&fate);
             match fate {
-                Fate::Fetch { .. } | Fate::Check { .. } => {
-                    if fate.by() == Some(&By::Hub) {
-                        // A hub's counterpart starts a new chain: fetched, not probed.
-                        parked.entry.duplicates = 0;
-                        parked.entry.probe = None;
-                    }
-                    parked.entry.by = fate.by().map(|by| by.name().to_owned());
-                }
+                Fate::Fetch { .. } | Fate::Check { .. } => carry_out(&fate, &mut parked.entry),
                 Fate::Drop { .. } | Fate::Skip { .. } => {
                     commit.dropped.push(link_key);
                     continue;
@@ -268,8 +231,8 @@ impl Coordinator {
         let mut followed = 0;
         for key in keys {
             let links = self.frontier.release(&mut commit, "", &key, true)?;
-            let released =
-                (self.carry()).release_links(&mut commit, "the crawl's end", links, Waited::End)?;
+            let (on, waited) = ("the crawl's end", Waited::CrawlEnd);
+            let released = (self.carry()).release_links(&mut commit, on, links, waited)?;
             followed += released.total("fetch");
         }
         warn!(

@@ -53,14 +53,14 @@ impl Coordinator {
             // that named that counterpart right.
             let counterpart = probe.counterpart.clone();
             if let Some(prediction) = entry.predicted.clone() {
-                let checked = self
-                    .predictions
-                    .check(*prediction, Some(&counterpart), true)?;
+                let links = &mut self.links;
+                let checked =
+                    super::predictions::check(links, *prediction, Some(&counterpart), true)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
             let facts = (self.links).copy_facts(probe.length, probe.counterpart_length);
-            self.predictions.learn(&entry.url, &counterpart, facts)?;
+            (self.links.learn(&entry.url, &counterpart, facts)).map_err(EngineError::Shared)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
             crate::record::unchanged(seq, &entry, page, decision.prediction)
@@ -161,7 +161,7 @@ impl Named for NamedHere<'_> {
     }
 
     fn unknown(&self, here: CanonicalUrl) -> Result<bool, EngineError> {
-        let here = match self.crawl.predictions.learned().sessions().strip(&here) {
+        let here = match self.crawl.links.learned().sessions().strip(&here) {
             Some(stripped) => stripped.url,
             None => here,
         };

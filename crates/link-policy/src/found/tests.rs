@@ -5,6 +5,7 @@ use std::convert::Infallible;
 
 use super::*;
 use crate::mirrors::Budget;
+use nearcrawl_frontier::SessionParams;
 
 fn url(s: &str) -> Url {
     Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -29,7 +30,13 @@ impl Crawl for Known {
     fn url<'u>(&self, url: &'u Url) -> &'u Url {
         url
     }
-    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<Url> {
+    fn counterpart(
+        &self,
+        _sessions: &SessionParams,
+        page: &Url,
+        original: &Url,
+        target: &Url,
+    ) -> Option<Url> {
         nearcrawl_url_rules::carry(target, page, original)
     }
     fn hub(&self, url: &Url) -> Result<Option<bool>, Infallible> {
@@ -340,6 +347,7 @@ fn a_found_link_s_fate_is_one_row_per_mechanism() {
         let mut mirrors = Mirrors::default();
         let found = found_link(
             &crawl,
+            &SessionParams::default(),
             &CopiedSites::default(),
             &mut mirrors,
             &on,
@@ -401,6 +409,7 @@ fn a_copying_site_s_link_waits_for_its_counterpart_to_be_judged_first() {
         };
         let found = found_link(
             &crawl,
+            &SessionParams::default(),
             &sites,
             &mut Mirrors::default(),
             &on,
@@ -421,6 +430,7 @@ fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() 
         let on = on(page, &new, &old);
         let Ok(found) = found_link(
             &crawl,
+            &SessionParams::default(),
             &CopiedSites::default(),
             mirrors,
             &on,

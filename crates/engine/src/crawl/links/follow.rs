@@ -1,13 +1,14 @@
 //! A page's links followed: each queued, parked, probed, predicted, refused or dropped, and
 //! the page's record counting what became of them.
 
-use super::super::predictions::{self, Predictions};
+use super::super::predictions;
 use super::super::{
     CanonicalUrl, CrawlStore, Decided, EngineError, Follow, Followed, Frontier, HashSet, HubYield,
     ParkedLink, PatternPath, Probe, QueuedUrl, Trap, Url, UrlKey, UrlPattern, Verdict, url_key,
 };
 use super::{Carry, LinkFollowing};
 use nearcrawl_extract::Link;
+use nearcrawl_frontier::SessionParams;
 use nearcrawl_link_policy::{
     By, Crawl, Decider, Fate, FoundOn, Learned, PageFacts, Parked, Until, parking_answered,
 };
@@ -149,7 +150,7 @@ impl Carry<'_> {
         decided: &mut Decided,
     ) -> Result<(), EngineError> {
         // A shared job: the rules other workers' pages taught since.
-        self.predictions.catch_up(false)?;
+        (self.links.catch_up(false)).map_err(EngineError::Shared)?;
         let mut page = PageLinks::new(self, entry, how)?;
         let follow_nofollow = self.config.links.follow_nofollow;
         for (link, url) in links {
@@ -180,7 +181,7 @@ impl Carry<'_> {
             Some(base) => how.follow.followed(base, &link.url, &link.text),
             None => Followed::New,
         };
-        let url = match self.predictions.learned().sessions().strip(&url) {
+        let url = match self.links.learned().sessions().strip(&url) {
             Some(stripped) => stripped.url,
             None => url,
         };
@@ -207,7 +208,8 @@ impl Carry<'_> {
                 && !page.pending.contains(&ukey)
                 && self.frontier.raisable(&ukey, 0)
                 && nearcrawl_link_policy::follows(
-                    &Asked::of(&*self.frontier, self.store, self.predictions),
+                    &Asked::of(&*self.frontier, self.store),
+                    self.links.learned().sessions(),
                     &page.on,
                     &url,
                     followed,
@@ -225,7 +227,7 @@ impl Carry<'_> {
             return Ok(());
         }
         page.pending.insert(ukey);
-        let asked = Asked::of(&*self.frontier, self.store, self.predictions);
+        let asked = Asked::of(&*self.frontier, self.store);
         let found = self.links.found(&asked, &page.on, &url, followed)?;
         let fate = match how.chain_trap {
             // The chain of duplicates stops the page's links.
@@ -376,18 +378,12 @@ impl Carry<'_> {
                 return Ok(());
             }
             Fate::Check { against, .. } => next.probe = Some(probe(against.clone())),
-            Fate::Fetch { by: By::Hub } => {
-                // A hub's counterpart starts a new chain: a new release's pages are
-                // duplicates all the way down to its new ones. Fetched, not probed.
-                next.duplicates = 0;
-                next.probe = None;
-            }
             Fate::Fetch { .. } => {}
         }
         // The link policy: the page a URL rule says this one copies, and what that is worth
         // (`dedup.predict`).
         let fate = match asks_rules {
-            true => self.predictions.for_url(self.declarations, url.as_url()),
+            true => (self.links).rule_fate(url.as_url(), &predictions::held(self.declarations)),
             false => fate.map(CanonicalUrl::into_url),
         };
         if predictions::apply(fate.clone(), &mut next).is_some() {
@@ -398,14 +394,12 @@ impl Carry<'_> {
             decided.extra.push(crate::record::predicted(seq, &next));
             return Ok(());
         }
-        if let Some(by) = fate.by().filter(|by| !matches!(by, By::New | By::Rule(_))) {
-            next.by = Some(by.name().to_owned());
-        }
+        super::carry_out(&fate, &mut next);
         page.fates.add(&fate);
         self.queue(&mut decided.commit, &mut page.pending, &url, next, priority)?;
         if followed != Followed::No
             && fate.may_add_page()
-            && !leads_as_original(self.predictions, how, url.as_url())
+            && !leads_as_original(self.links.learned(), how, url.as_url())
         {
             // (Where its original leads too, taken to the original's site, a language's link
             // to its own copy of a section, it leads to no page its original does not.)
@@ -417,34 +411,24 @@ impl Carry<'_> {
 
 /// Whether the original of the duplicate being decided (`how`) links to the counterpart of
 /// its link to `target` ([`nearcrawl_link_policy::Learned::leads_as_original`]).
-fn leads_as_original(predictions: &Predictions, how: &LinkFollowing<'_>, target: &Url) -> bool {
+fn leads_as_original(learned: &Learned, how: &LinkFollowing<'_>, target: &Url) -> bool {
     let Some(original) = &how.original else {
         return false;
     };
     let links_to = |c: &Url| how.follow.original_links_to(original, c);
-    (predictions.learned()).leads_as_original(how.base, original, target, links_to)
+    learned.leads_as_original(how.base, original, target, links_to)
 }
 
 /// What the link policy asks of the crawl about a found link ([`Crawl`]): the frontier's
-/// answers (the job's, in a shared job), this process's store's, and what the crawl learned
-/// (the session parameters).
+/// answers (the job's, in a shared job) and this process's store's.
 struct Asked<'a> {
     frontier: &'a (dyn Frontier + Send),
     store: &'a dyn CrawlStore,
-    learned: &'a Learned,
 }
 
 impl<'a> Asked<'a> {
-    fn of(
-        frontier: &'a (dyn Frontier + Send),
-        store: &'a dyn CrawlStore,
-        predictions: &'a Predictions,
-    ) -> Asked<'a> {
-        Asked {
-            frontier,
-            store,
-            learned: predictions.learned(),
-        }
+    fn of(frontier: &'a (dyn Frontier + Send), store: &'a dyn CrawlStore) -> Asked<'a> {
+        Asked { frontier, store }
     }
 }
 
@@ -456,8 +440,14 @@ impl Crawl for Asked<'_> {
         url.as_url()
     }
 
-    fn counterpart(&self, page: &Url, original: &Url, target: &Url) -> Option<CanonicalUrl> {
-        self.learned.carried(page, original, target)
+    fn counterpart(
+        &self,
+        sessions: &SessionParams,
+        page: &Url,
+        original: &Url,
+        target: &Url,
+    ) -> Option<CanonicalUrl> {
+        nearcrawl_link_policy::carried(sessions, page, original, target)
     }
 
     fn hub(&self, url: &CanonicalUrl) -> Result<Option<bool>, EngineError> {

@@ -2,7 +2,8 @@
 //! by the workers of a job through its log.
 
 use super::*;
-use nearcrawl_link_policy::{By, Evidence, Held, How};
+use nearcrawl_frontier::CanonicalUrl;
+use nearcrawl_link_policy::{By, CopyFacts, Evidence, Held, How};
 
 fn url(s: &str) -> Url {
     Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -15,7 +16,11 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
     use nearcrawl_store::{Commit, MemoryStore};
     let dedup = DedupStageConfig::default();
     let store = MemoryStore::default();
-    let mut predictions = Predictions::open(&dedup, None, &store).unwrap();
+    let open = |store: &MemoryStore| {
+        let mut links = Decider::default();
+        start(&mut links, &dedup, None, store).map(|()| links)
+    };
+    let mut predictions = open(&store).unwrap();
     let url = |u: &str| CanonicalUrl::parse(u).unwrap();
     let (one, two) = (
         "http://s.example/p?visit=1a2b3c4d5e",
@@ -43,7 +48,7 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
         ..Commit::default()
     };
     store.commit(commit).unwrap();
-    let resumed = Predictions::open(&dedup, None, &store).unwrap();
+    let resumed = open(&store).unwrap();
     let stripped = resumed
         .learned()
         .sessions()
@@ -54,9 +59,7 @@ fn a_session_parameter_learned_is_kept_for_a_resumed_job() {
         ..Commit::default()
     };
     store.commit(corrupt).unwrap();
-    let error = Predictions::open(&dedup, None, &store)
-        .unwrap_err()
-        .to_string();
+    let error = open(&store).unwrap_err().to_string();
     assert!(error.contains(SESSION_PARAMS), "{error}");
 }
 
@@ -80,7 +83,9 @@ fn workers_of_a_shared_job_hold_one_book() {
         )
         .unwrap();
         let log = RuleLog::open(redis, JobName::new("book").unwrap(), name, session);
-        Predictions::open(&dedup, Some(SharedRules::new(log)), &store).unwrap()
+        let mut links = Decider::default();
+        start(&mut links, &dedup, Some(SharedRules::new(log)), &store).unwrap();
+        links
     };
     let (mut a, mut b) = (worker("a", 1), worker("b", 1));
     a.learn(
@@ -103,16 +108,11 @@ fn workers_of_a_shared_job_hold_one_book() {
     else {
         panic!("b knows a's rule");
     };
-    let checked = b
-        .check(
-            Prediction::of("check", &evidence),
-            Some("http://o.example/y/2"),
-            false,
-        )
-        .unwrap();
+    let prediction = Prediction::of("check", &evidence);
+    let checked = check(&mut b, prediction, Some("http://o.example/y/2"), false).unwrap();
     assert_eq!(checked.right, Some(true));
     a.catch_up(true).unwrap();
-    let book = |p: &Predictions| serde_json::to_string(p.learned().book()).unwrap();
+    let book = |p: &Decider| serde_json::to_string(p.learned().book()).unwrap();
     assert_eq!(book(&a), book(&b));
     let stats = a.learned().book().stats(evidence.rule).unwrap();
     assert_eq!((stats.support, stats.checked, stats.confirmed), (1, 1, 1));
