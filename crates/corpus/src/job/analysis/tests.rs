@@ -1,6 +1,7 @@
-//! Tests of `job`.
+//! Tests of `job/analysis`: the template log.
 
 use super::*;
+use nearcrawl_dedup::stage_template_config;
 
 #[test]
 fn the_template_log_replays_to_the_same_model() {
