@@ -2,7 +2,10 @@
 //! it every link's fate and what each of its settings means, and reads no link setting of its
 //! own.
 
+mod decided;
 mod learning;
+
+pub use decided::DecidedUrl;
 
 use std::cell::RefCell;
 

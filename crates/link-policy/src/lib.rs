@@ -119,7 +119,7 @@ pub use crate::checks::{
     AfterHead, Head, SAMPLE_MAX_GROWTH, SAMPLE_MIN_LENGTH, SAMPLE_MIN_LENGTH_RATIO,
     comparable_lengths, worth_sampling,
 };
-pub use crate::decider::{Decider, PageFacts};
+pub use crate::decider::{DecidedUrl, Decider, PageFacts};
 pub use crate::evidence::{CopyFacts, CopyPair, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
 pub use crate::found::{

@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 
 use nearcrawl_frontier::CanonicalUrl;
-use nearcrawl_link_policy::{Cost, Credit, Drawn, Fate, HubRule, Parked, Waited, hub_links_key};
+use nearcrawl_link_policy::{Cost, Credit, DecidedUrl, Drawn, Fate, Parked, Waited};
 use nearcrawl_records::{LinkFates, Record, Verdict};
-use nearcrawl_store::{Commit, CrawlStore, ParkedLink, UrlKey, url_key};
+use nearcrawl_store::{Commit, ParkedLink, UrlKey, url_key};
 use tracing::{debug, warn};
 
 use super::links::{Carry, carry_out};
@@ -24,49 +24,38 @@ pub(super) fn end_of_crawl_key() -> UrlKey {
 }
 
 impl Carry<'_> {
-    /// The links parked on what `commit` decides, released as part of it (the link policy
-    /// says what becomes of each, [`nearcrawl_link_policy::released`]), in this order: those parked on each URL it decides (`records`
-    /// with their keys, `queued`: `None` for a URL refused on discovery), on a hub whose links
-    /// are all decided now, on a mirror whose sample it settles; then a mirror's samples drawn.
-    /// Each record counts what it released (`released`).
+    /// The links parked on what `commit` decides, released as part of it: the link policy
+    /// says which keys, in which order ([`nearcrawl_link_policy::Decider::decided`]: each URL decided, each hub whose
+    /// links are all decided now, each mirror whose sample it settles; `records` with their
+    /// keys, `queued`: `None` for a URL refused on discovery), and what becomes of each link
+    /// ([`nearcrawl_link_policy::Decider::released`]); then a mirror's samples drawn. Each record counts what it
+    /// released (`released`).
     pub(super) fn release(
         &mut self,
         commit: &mut Commit,
         records: &mut [Record],
         queued: &[Option<UrlKey>],
     ) -> Result<(), EngineError> {
-        for (index, key) in queued.iter().enumerate() {
-            let Some(key) = *key else {
-                continue;
-            };
-            if self.frontier.knows_undecided() {
-                // Only a frontier in this store marks URLs undecided.
-                commit.decided.push(key);
-            }
-            let hub = commit
-                .hub
-                .and_then(|(hub, seq, _)| (hub == key).then_some(seq));
-            self.release_on(commit, &mut records[index], key, Waited::Page { hub })?;
+        if self.frontier.knows_undecided() {
+            // Only a frontier in this store marks URLs undecided.
+            commit.decided.extend(queued.iter().flatten());
         }
-        for (index, seq, worth) in
-            credit_hubs(self.links.hubs(), self.store, commit, records, queued)?
+        // A hub's own size is its record's.
+        if let Some((_, seq, yielded)) = &mut commit.hub
+            && let Some(record) = records.iter().find(|r| r.seq == *seq)
         {
-            let waited = Waited::HubLinks { worth };
-            self.release_on(commit, &mut records[index], hub_links_key(seq), waited)?;
+            yielded.bytes = record.bytes;
         }
-        if self.links.samples_pending() {
-            for (record, key) in records.iter_mut().zip(queued) {
-                let Some(key) = *key else {
-                    continue;
-                };
-                let redirect = record.verdict == Verdict::Redirect;
-                let target = redirect
-                    .then(|| record.queued_redirect_target().map(url_key))
-                    .flatten();
-                if let Some((on, adds)) = self.links.sample_decided(&key, redirect, target) {
-                    self.release_on(commit, record, on, Waited::Mirror { adds })?;
-                }
-            }
+        let urls: Vec<DecidedUrl> = (records.iter().zip(queued))
+            .map(|(record, key)| decided_url(record, *key))
+            .collect();
+        let hub = commit.hub.map(|(key, seq, _)| (key, seq));
+        let store = self.store;
+        let releases = (self.links).decided(&urls, hub, &mut commit.hub_yields, |seq| {
+            store.hub_yield_at(seq)
+        })?;
+        for (index, on, waited) in releases {
+            self.release_on(commit, &mut records[index], on, waited)?;
         }
         self.draw_mirror_samples(commit, records.last_mut(), false)?;
         Ok(())
@@ -277,38 +266,20 @@ impl Coordinator {
     }
 }
 
-/// What the pages `commit` decides add to the hubs that queued them
-/// ([`HubRule::credit`]), and the size of a hub it decides: its record's. Returns the hubs
-/// whose links are all decided now: (the record that completed it, the hub's sequence
-/// number, whether it is worth fetching again).
-fn credit_hubs(
-    hubs: HubRule,
-    store: &dyn CrawlStore,
-    commit: &mut Commit,
-    records: &[Record],
-    queued: &[Option<UrlKey>],
-) -> Result<Vec<(usize, u64, bool)>, EngineError> {
-    if let Some((_, seq, yielded)) = &mut commit.hub
-        && let Some(record) = records.iter().find(|r| r.seq == *seq)
-    {
-        yielded.bytes = record.bytes;
+/// What the link policy is told of a URL a decision decided (`record`, queued as `key`).
+fn decided_url(record: &Record, key: Option<UrlKey>) -> DecidedUrl {
+    let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
+    let credit = match record.verdict {
+        Verdict::Redirect => Credit::Redirect,
+        Verdict::Unique | Verdict::NotHtml if fetched => Credit::New(record.bytes),
+        _ => Credit::Other,
+    };
+    let redirect =
+        (record.verdict == Verdict::Redirect).then(|| record.queued_redirect_target().map(url_key));
+    DecidedUrl {
+        key,
+        found_on: record.link_of.or(record.parent),
+        credit,
+        redirect,
     }
-    let decided = records.iter().zip(queued).enumerate();
-    let decided = decided.filter_map(|(index, (record, key))| {
-        // Refused on discovery: never queued, so not one of the parent's links. A redirect
-        // whose target was queued with the link: its target's decision counts for it.
-        let parent = record.link_of.or(record.parent)?;
-        if key.is_none() || record.queued_redirect_target().is_some() {
-            return None;
-        }
-        let fetched = record.status.is_some_and(|s| (200..300).contains(&s));
-        let credit = match record.verdict {
-            Verdict::Redirect => Credit::Redirect,
-            Verdict::Unique | Verdict::NotHtml if fetched => Credit::New(record.bytes),
-            _ => Credit::Other,
-        };
-        Some((index, parent, credit))
-    });
-    let stored = |hub| store.hub_yield_at(hub);
-    Ok(hubs.credit(&mut commit.hub_yields, decided, stored)?)
 }
