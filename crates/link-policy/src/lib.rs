@@ -15,7 +15,10 @@
 //!   whose state the policy owns;
 //! - when a link fetched as new is asked of the URL rules (`rules.rs`, [`LinkPolicy::fate`],
 //!   below; what a rule's evidence is made of in `evidence.rs`);
-//! - when what a waiting link waited for is decided (`released.rs`, [`released_link`]);
+//! - when a decision is applied: which keys it releases the parked links of, in order, and
+//!   what each waited for was decided to be (`decider/decided.rs`, [`Decider::decided`]);
+//! - when what a waiting link waited for is decided (`released.rs`, [`released_link`];
+//!   [`Decider::released`]);
 //! - when a cheap check's HEAD answered (`checks.rs`, [`Decider::after_head`]): sampled,
 //!   unchanged by its length, or fetched;
 //! - when a cheap check found a page unchanged (`unchanged.rs`, [`unchanged_links`]).
