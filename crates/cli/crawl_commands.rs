@@ -109,6 +109,11 @@ pub struct CrawlFlags {
     /// Baseline crawl: fingerprints and verdicts recorded, nothing skipped.
     #[arg(long)]
     pub no_dedup: bool,
+    /// Render pages written by scripts in headless Chromium before judging them and
+    /// following their links: never, or always (every HTML page fetched whole); `[render]`
+    /// in the job file.
+    #[arg(long, value_name = "MODE")]
+    pub render: Option<nearcrawl_render::RenderMode>,
     /// The User-Agent (and robots.txt agent name).
     #[arg(long)]
     pub user_agent: Option<String>,
@@ -220,6 +225,9 @@ impl CrawlFlags {
         c.fetch.hosts.extend(self.resolve.iter().cloned());
         if self.no_dedup {
             c.dedup.enabled = false;
+        }
+        if let Some(mode) = self.render {
+            c.render.mode = mode;
         }
         if let Some(agent) = &self.user_agent {
             c.fetch.user_agent = agent.clone();

@@ -152,6 +152,8 @@ pub struct CrawlConfig {
     pub dedup: DedupStageConfig,
     /// Outputs.
     pub output: OutputConfig,
+    /// Pages written by scripts, rendered in a browser.
+    pub render: nearcrawl_render::RenderSettings,
     /// The index shared across jobs.
     pub index: crate::shared::IndexConfig,
     /// A job shared by several workers through Redis (`--redis`).

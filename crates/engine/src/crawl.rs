@@ -50,6 +50,7 @@ mod page;
 mod predictions;
 mod prejudge;
 mod release;
+mod render;
 mod revisits;
 mod scope_watch;
 mod sentences;
@@ -127,6 +128,8 @@ struct Coordinator {
     /// A focused crawl: its topic, and what of it the store keeps.
     focus: Option<Focus>,
     fetcher: Arc<dyn Fetch>,
+    /// Renders pages written by scripts before they are judged (`render.mode`).
+    render: Option<render::RenderStage>,
     /// The dedup stage and the kept pages' sentence postings: judges a page, keeps a
     /// unique one (see [`judge::Judge`]), here or on a thread of its own.
     judge: judge::Judging,

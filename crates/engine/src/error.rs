@@ -52,6 +52,8 @@ pub enum EngineError {
     /// The job shared through Redis (`--redis`) failed: the server, the job's settings or
     /// what it holds.
     Shared(String),
+    /// The browser that renders pages (`render.mode`) did not start: what is missing.
+    Render(String),
     /// A directory named as a crawl's output is not one, or not the kind asked for.
     NotACrawl {
         /// The directory.
@@ -102,6 +104,7 @@ impl fmt::Display for EngineError {
             EngineError::Scope(e) => e.fmt(f),
             EngineError::HttpClient(e) => e.fmt(f),
             EngineError::Topic(reason) => f.write_str(reason),
+            EngineError::Render(why) => write!(f, "render.mode: {why}"),
             EngineError::Judge(why) => write!(f, "the dedup stage's judge stopped: {why}"),
             EngineError::Shared(reason) => write!(f, "shared job: {reason}"),
             EngineError::IndexDesign {
@@ -155,6 +158,7 @@ impl std::error::Error for EngineError {
             | EngineError::Topic(_)
             | EngineError::Judge(_)
             | EngineError::Shared(_)
+            | EngineError::Render(_)
             | EngineError::NotACrawl { .. }
             | EngineError::Config { .. }
             | EngineError::RecordsAhead { .. } => None,

@@ -36,6 +36,8 @@ pub struct JobFile {
     pub links: LinksConfig,
     /// `[output]`: WARC files.
     pub output: OutputConfig,
+    /// `[render]`: pages written by scripts, rendered in a browser (`--render`).
+    pub render: nearcrawl_render::RenderSettings,
     /// `[index]`: the index shared across jobs (`--index DIR`).
     pub index: IndexConfig,
     /// `[redis]`: a worker of a job shared through Redis (`--redis`).
@@ -93,6 +95,7 @@ impl JobFile {
             links: self.links.clone(),
             dedup: self.dedup.stage(),
             output: self.output.clone(),
+            render: self.render.clone(),
             index: self.index.clone(),
             redis: self.redis.clone(),
             previous: None,

@@ -33,6 +33,7 @@ pub(crate) struct Decision {
     pub(crate) dedup_us: Option<u64>,
     pub(crate) trap: Option<String>,
     pub(crate) prediction: Option<Prediction>,
+    pub(crate) rendered: Option<nearcrawl_records::Rendered>,
 }
 
 impl Decision {
@@ -62,6 +63,7 @@ impl Decision {
             dedup_us: None,
             trap: None,
             prediction: None,
+            rendered: None,
         }
     }
 
@@ -114,6 +116,7 @@ pub(crate) fn response(seq: u64, entry: &QueuedUrl, page: &Fetched, d: Decision)
         off_topic: d.off_topic,
         retries: retries(entry),
         truncated: page.truncated,
+        rendered: d.rendered,
         fetched_at: Some(rfc3339(page.started)),
         address: peer(page),
         etag: validators.etag,

@@ -52,7 +52,7 @@ pub use crate::fates::{Counts, Legacy, LinkFates, UrlFate};
 pub use crate::kinds::{Change, Verdict};
 pub use crate::outputs::{PREVIOUS_FILE, set_aside, set_aside_named, unfinished_recrawl};
 pub use crate::probe::{Prediction, Probe, Sample};
-pub use crate::record::{Record, read_records};
+pub use crate::record::{Record, Rendered, read_records};
 pub use crate::report::{
     AddressSummary, ChangeFigures, DedupTiming, HostRevisits, IndexFigures, PredictionFigures,
     RecrawlFigures, Report, ReportBuilder, RunFacts, SharedJobFigures, StageTime, round3,

@@ -120,6 +120,10 @@ pub struct Record {
     /// The body was cut at `max_body_bytes`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// The page was rendered in a browser (`render.mode`), and judged and followed on what
+    /// it showed (or, when the render failed, on its static HTML: `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendered: Option<Rendered>,
     /// When the response arrived (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_at: Option<String>,
@@ -297,6 +301,7 @@ impl Record {
             off_topic: None,
             retries: None,
             truncated: false,
+            rendered: None,
             fetched_at: None,
             address: None,
             etag: None,
@@ -360,4 +365,27 @@ mod tests {
         assert_eq!(record.released.as_ref().map(|r| r.total("fetch")), Some(0));
         assert!(record.fate.is_none() && record.prediction().is_none());
     }
+}
+
+/// A page's render (`Record::rendered`): how long it took and what its requests besides its
+/// document cost; every one was asked of the crawler under the crawl's rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rendered {
+    /// Milliseconds from opening its tab to reading its DOM.
+    pub ms: u64,
+    /// Requests it made besides its document, fetched or not.
+    pub requests: u32,
+    /// Of those, refused: by the crawl's rules (scope, the private-address policy), or past
+    /// `render.max_subresources`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused: u32,
+    /// Bytes of the responses the crawler fetched for it.
+    pub bytes: u64,
+    /// Why it was not rendered (the page is judged on its static HTML then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

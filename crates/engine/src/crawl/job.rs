@@ -123,9 +123,31 @@ async fn run_job(
     let analyzer = Analyzer::new(job.analyzer.clone());
     let relevance =
         crate::focus::relevance(&job.config.focus, parts.fetcher.as_ref(), &analyzer).await?;
-    let mut coordinator = Coordinator::open(job, parts, scope, shared, relevance, progress)?;
-    coordinator.run(shutdown).await?;
-    coordinator.finish()
+    // Started before anything is crawled: a browser that cannot start is an error naming
+    // what is missing.
+    let renderer = match job.config.render.config() {
+        Some(config) => Some(Arc::new(
+            nearcrawl_render::Renderer::start(config)
+                .await
+                .map_err(|e| EngineError::Render(e.to_string()))?,
+        )),
+        None => None,
+    };
+    let rendering = renderer.clone();
+    let mut coordinator =
+        Coordinator::open(job, parts, scope, shared, relevance, progress, renderer)?;
+    let report = match coordinator.run(shutdown).await {
+        Ok(()) => coordinator.finish(),
+        Err(e) => {
+            drop(coordinator);
+            Err(e)
+        }
+    };
+    // Closed once the last page that held it is done.
+    if let Some(renderer) = rendering.and_then(Arc::into_inner) {
+        renderer.close().await;
+    }
+    report
 }
 
 /// What a worker of a job shared through Redis shares with the job's other workers.

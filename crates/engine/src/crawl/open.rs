@@ -32,6 +32,7 @@ impl Coordinator {
         mut shared: crate::shared::SharedIndex,
         relevance: Option<Relevance>,
         progress: Arc<Progress>,
+        renderer: Option<Arc<nearcrawl_render::Renderer>>,
     ) -> Result<Coordinator, EngineError> {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
@@ -128,6 +129,10 @@ impl Coordinator {
             false => None,
         };
         resume_links(&mut links, store.as_ref(), journal.is_some())?;
+        // A rendered page's requests are answered within the crawl's scope, by its fetcher.
+        let render = renderer.map(|renderer| {
+            super::render::RenderStage::new(renderer, Arc::clone(&fetcher), scope.clone())
+        });
         let mut coordinator = Coordinator {
             job,
             store,
@@ -141,6 +146,7 @@ impl Coordinator {
             declarations,
             scope_watch: scope_watch::ScopeWatch::default(),
             focus: relevance.map(Focus::new),
+            render,
             fetcher,
             shared,
             frontier,

@@ -70,6 +70,7 @@ impl Coordinator {
             seen,
             canonical_links,
             judged,
+            rendered,
             ..
         } = *analysed;
         let host = nearcrawl_frontier::authority(&page.url);
@@ -109,6 +110,7 @@ impl Coordinator {
         };
         let analysis = &judgement.analysis;
         let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
+        decided.decision.rendered = rendered;
         let mut learned = None;
         decided.decision.simhash = Some(format!("{:016x}", analysis.simhash.bits()));
         let (header_noindex, header_nofollow) =

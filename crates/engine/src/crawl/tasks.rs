@@ -84,6 +84,8 @@ pub(super) struct Analysed {
     /// out here; none for a URL that is not canonical (the coordinator's parse would fail
     /// too: the URL requested is the entry's).
     pub(super) pattern: Option<nearcrawl_frontier::UrlPattern>,
+    /// What rendering the page cost, when it was rendered (`render.mode`).
+    pub(super) rendered: Option<nearcrawl_records::Rendered>,
     /// The keys of its links (as canonical URLs) the store had seen when it was analysed
     /// ([`SeenLinks`]); none in a shared job.
     pub(super) seen: Option<SeenLinks>,
@@ -184,6 +186,10 @@ impl Coordinator {
             links: probes,
             samples: probes && self.links.samples(),
         };
+        // A page fetched whole is rendered first, when the job renders pages.
+        let render = matches!(asking, Asking::Page)
+            .then(|| self.render.clone())
+            .flatten();
         let tx = self.in_flight.start();
         tokio::spawn(async move {
             let url = match Url::parse(&entry.url) {
@@ -236,6 +242,15 @@ impl Coordinator {
             };
             match result {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
+                    // Rendered: judged and followed on what the browser shows (the WARC keeps
+                    // the response as fetched).
+                    let (shown, rendered) = match &render {
+                        Some(stage) if !is_plain_text(&page) => {
+                            let (shown, cost) = stage.render(&page).await;
+                            (shown, Some(cost))
+                        }
+                        _ => (None, None),
+                    };
                     // The page goes to the blocking pool, which hands it to the coordinator
                     // itself rather than back to this task (a thread fewer woken per page). A
                     // panic in the analysis is caught there, so the page is never lost with
@@ -245,7 +260,8 @@ impl Coordinator {
                         let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analyse(&pages, &page, focused, probing, ahead.as_ref())
+                                let read = shown.as_ref().unwrap_or(&page);
+                                analyse(&pages, read, focused, probing, ahead.as_ref())
                                     .with_links(seen_in.as_deref())
                             }))
                             .map_err(panic_message);
@@ -259,6 +275,7 @@ impl Coordinator {
                             .ok()
                         });
                         if let Ok(analysed) = &mut analysis {
+                            analysed.rendered = rendered;
                             if warc.is_some() {
                                 analysed
                                     .analysis
@@ -283,6 +300,11 @@ impl Coordinator {
     }
 }
 
+/// Whether the page is plain text (not HTML: nothing to render or extract markup from).
+fn is_plain_text(page: &Fetched) -> bool {
+    (page.content_type()).is_some_and(|ct| ct.trim_start().starts_with("text/plain"))
+}
+
 /// What the blocking pool reads and works out of a page's judgement before the coordinator
 /// judges it (a job judged against its own store).
 struct Ahead {
@@ -303,7 +325,7 @@ fn analyse(
 ) -> Analysed {
     let clock = Instant::now();
     let content_type = page.content_type();
-    let is_plain = content_type.is_some_and(|ct| ct.trim_start().starts_with("text/plain"));
+    let is_plain = is_plain_text(page);
     let extracted = if is_plain {
         Extracted::plain(String::from_utf8_lossy(&page.body).into_owned())
     } else {
@@ -357,6 +379,7 @@ fn analyse(
         seen: None,
         canonical_links: None,
         judged: None,
+        rendered: None,
     }
 }
 

@@ -1,0 +1,131 @@
+//! A site whose pages a script writes, crawled with `render.mode = "always"` in Debian's
+//! chromium (`NEARCRAWL_CHROMIUM` names it, else `chromium` on the PATH;
+//! scripts/browser-deps.sh installs it): every page is found, judged on what the browser
+//! shows, its copies found; every request a page makes goes through the crawl's rules and is
+//! counted in its record. Without rendering, the same site shows one page and a link.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
+
+#[path = "support/crawl.rs"]
+mod crawl_support;
+
+use std::path::PathBuf;
+
+use crawl_support::{count, local_config, prose, record, records, run, serve_at};
+use nearcrawl_demo_web::{Reply, Site};
+use nearcrawl_records::Verdict;
+use nearcrawl_render::RenderMode;
+
+/// Pages written by the script, `/p/0.html` to `/p/9.html`; 8 and 9 carry 2's and 3's text.
+const PAGES: u64 = 10;
+
+/// The script every page loads: it writes the article and links its page's data names, and
+/// asks for a counter at a private address (refused by the crawl).
+const APP: &str = r#"
+const data = JSON.parse(document.getElementById('data').textContent);
+const links = data.links.map(l => '<a href="' + l + '">' + l + '</a>').join(' ');
+document.getElementById('root').innerHTML =
+    '<article><h1>' + data.title + '</h1><p>' + data.text + '</p></article><nav>' + links + '</nav>';
+fetch('http://10.9.9.9/count').catch(() => {});
+"#;
+
+/// A page whose HTML holds nothing but "Loading..." and its data for the script.
+fn shell(title: &str, text: &str, links: &[String]) -> Reply {
+    let data = serde_json::json!({ "title": title, "text": text, "links": links });
+    Reply::html(format!(
+        "<html><head><title>{title}</title></head><body><div id=\"root\">Loading...</div>\
+         <script id=\"data\" type=\"application/json\">{data}</script>\
+         <script src=\"/app.js\"></script></body></html>"
+    ))
+}
+
+fn site() -> Site {
+    let mut site = Site::new().page("/app.js", Reply::ok("application/javascript", APP));
+    // The entry page links to one page itself and writes the links to two more.
+    site.insert(
+        "/",
+        Reply::html(
+            "<html><head><title>Home</title></head><body><a href=\"/p/0.html\">first</a>\
+             <script>document.write('<a href=\"/p/1.html\">second</a> \
+             <a href=\"/p/2.html\">third</a>');</script></body></html>",
+        ),
+    );
+    for n in 0..PAGES {
+        let text = prose(match n {
+            8 => 2,
+            9 => 3,
+            n => n,
+        });
+        // Each page links to the next two.
+        let links: Vec<String> = [n + 1, n + 2]
+            .into_iter()
+            .filter(|m| *m < PAGES)
+            .map(|m| format!("/p/{m}.html"))
+            .collect();
+        site.insert(
+            &format!("/p/{n}.html"),
+            shell(&format!("Page {n}"), &text, &links),
+        );
+    }
+    site
+}
+
+fn chromium() -> PathBuf {
+    std::env::var_os("NEARCRAWL_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("chromium"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
+    let running = serve_at(site(), "127.0.0.91").await;
+    let seeds = format!("{}\n", running.url("/"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+
+    // Static: the entry page and the one page it links to itself, judged on "Loading...".
+    let out = dir.path().join("static");
+    run(&seeds, &out, local_config()).await;
+    let seen = records(&out);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert!(seen.iter().all(|r| r.rendered.is_none()));
+
+    // Rendered: every page, judged on its article.
+    let out = dir.path().join("rendered");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Always;
+    config.render.chromium = chromium();
+    config.render.tabs = 2;
+    run(&seeds, &out, config).await;
+    let seen = records(&out);
+    let pages: Vec<_> = seen.iter().filter(|r| r.url.contains("/p/")).collect();
+    assert_eq!(pages.len() as u64, PAGES, "{seen:#?}");
+    for n in [8, 9] {
+        let copy = record(&seen, &format!("/p/{n}.html"));
+        assert!(copy.verdict.is_duplicate(), "{copy:#?}");
+        let original = format!("/p/{}.html", n - 6);
+        assert!(
+            copy.duplicate_of
+                .as_deref()
+                .is_some_and(|o| o.ends_with(&original)),
+            "{copy:#?}"
+        );
+    }
+    assert_eq!(
+        count(&seen, Verdict::Unique),
+        (PAGES - 2 + 1) as usize,
+        "{seen:#?}"
+    );
+    // Every page was rendered: its script fetched through the crawl, its call to a private
+    // address refused.
+    for page in &pages {
+        let rendered = page.rendered.as_ref().expect("rendered");
+        assert_eq!(rendered.error, None, "{page:#?}");
+        assert!(rendered.requests >= 2 && rendered.refused >= 1, "{page:#?}");
+        assert!(rendered.bytes >= APP.len() as u64, "{page:#?}");
+    }
+    // The browser reached the site only through the crawler: a page's document is the
+    // response the crawler fetched (a page only the rendered crawl found was asked once), its
+    // script fetched by the crawler for each page.
+    assert_eq!(running.site.hits("/p/4.html"), 1);
+    assert!(running.site.hits("/app.js") >= PAGES as usize);
+}
