@@ -2,7 +2,9 @@
 //! chromium (`NEARCRAWL_CHROMIUM` names it, else `chromium` on the PATH;
 //! scripts/browser-deps.sh installs it): every page is found, judged on what the browser
 //! shows, its copies found; every request a page makes goes through the crawl's rules and is
-//! counted in its record. Without rendering, the same site shows one page and a link.
+//! counted in its record. Without rendering, the same site shows one page and a link. In
+//! `auto`, the pages of text beside them are not rendered, nor a host's pages once its renders
+//! added nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is a failure with a backtrace
 
@@ -128,4 +130,107 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
     // script fetched by the crawler for each page.
     assert_eq!(running.site.hits("/p/4.html"), 1);
     assert!(running.site.hits("/app.js") >= PAGES as usize);
+}
+
+/// Pages of text (`/s/0.html` to `/s/5.html`), every other one loading an analytics script.
+fn with_text(mut site: Site) -> Site {
+    for n in 0..6u64 {
+        let script = match n % 2 {
+            0 => "<script src=\"/analytics.js\"></script>",
+            _ => "",
+        };
+        let next = format!("<a href=\"/s/{}.html\">next</a>", n + 1);
+        site.insert(
+            &format!("/s/{n}.html"),
+            Reply::html(format!(
+                "<html><head><title>Text {n}</title>{script}</head><body><article><h1>Text \
+                 {n}</h1><p>{}</p></article>{next}</body></html>",
+                prose(100 + n)
+            )),
+        );
+    }
+    site.insert(
+        "/analytics.js",
+        Reply::ok("application/javascript", "void 0;"),
+    );
+    let home = site.reply("/");
+    let body = String::from_utf8_lossy(&home.body).replace(
+        "<a href=\"/p/0.html\">first</a>",
+        "<a href=\"/p/0.html\">first</a> <a href=\"/s/0.html\">text</a>",
+    );
+    site.insert("/", Reply::html(body));
+    site
+}
+
+/// A host whose pages load a script that writes nothing: short pages, each linking on.
+fn scripts_that_write_nothing() -> Site {
+    let mut site = Site::new();
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    for (n, word) in words.iter().enumerate() {
+        let next = format!("/n/{}.html", n + 1);
+        let path = if n == 0 {
+            "/".to_owned()
+        } else {
+            format!("/n/{n}.html")
+        };
+        site.insert(
+            &path,
+            Reply::html(format!(
+                "<html><head><title>{word}</title></head><body><p>The {word} page.</p>\
+                 <script>console.log('{word}');</script><a href=\"{next}\">next</a></body></html>"
+            )),
+        );
+    }
+    site
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_renders_the_pages_that_need_it_and_stops_where_rendering_adds_nothing() {
+    let running = serve_at(with_text(site()), "127.0.0.92").await;
+    let idle = serve_at(scripts_that_write_nothing(), "127.0.0.93").await;
+    let seeds = format!("{}\n{}\n", running.url("/"), idle.url("/"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("auto");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Auto;
+    config.render.chromium = chromium();
+    config.limits.concurrency = 1;
+    run(&seeds, &out, config).await;
+    let seen = records(&out);
+    // Every script-built page found and rendered, for having a script and little text.
+    for n in 0..PAGES {
+        let page = record(&seen, &format!("/p/{n}.html"));
+        let rendered = page.rendered.as_ref().expect("rendered");
+        let why = rendered.why.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("a script and") && rendered.ms > 0,
+            "{page:#?}"
+        );
+    }
+    // The pages of text, an analytics script or not: none rendered.
+    for n in 0..6 {
+        let page = record(&seen, &format!("/s/{n}.html"));
+        assert_eq!(page.rendered, None, "{page:#?}");
+    }
+    // The host whose scripts write nothing: three renders, then no more (its other five pages
+    // say why), its pages all crawled all the same (eight, and a 404).
+    let idle_pages: Vec<_> = seen
+        .iter()
+        .filter(|r| r.url.contains("127.0.0.93"))
+        .collect();
+    assert_eq!(idle_pages.len(), 9, "{idle_pages:#?}");
+    let rendered = idle_pages
+        .iter()
+        .filter(|r| r.rendered.as_ref().is_some_and(|x| x.ms > 0));
+    assert_eq!(rendered.count(), 3, "{idle_pages:#?}");
+    let declined = idle_pages.iter().filter(|r| {
+        (r.rendered.as_ref()).is_some_and(|x| {
+            x.why
+                .as_deref()
+                .is_some_and(|w| w.contains("first 3 renders added no text"))
+        })
+    });
+    assert_eq!(declined.count(), 5, "{idle_pages:#?}");
 }

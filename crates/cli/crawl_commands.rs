@@ -110,8 +110,9 @@ pub struct CrawlFlags {
     #[arg(long)]
     pub no_dedup: bool,
     /// Render pages written by scripts in headless Chromium before judging them and
-    /// following their links: never, or always (every HTML page fetched whole); `[render]`
-    /// in the job file.
+    /// following their links: never; auto (pages whose HTML loads a script and shows little
+    /// text, on hosts where rendering adds text or links); or always (every HTML page fetched
+    /// whole); `[render]` in the job file.
     #[arg(long, value_name = "MODE")]
     pub render: Option<nearcrawl_render::RenderMode>,
     /// The User-Agent (and robots.txt agent name).

@@ -371,6 +371,10 @@ mod tests {
 /// document cost; every one was asked of the crawler under the crawl's rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rendered {
+    /// Why it was rendered (`render.mode`: "always", or in `auto` what its HTML showed), or
+    /// why a page `auto` would render was not (its host's renders added nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     /// Milliseconds from opening its tab to reading its DOM.
     pub ms: u64,
     /// Requests it made besides its document, fetched or not.

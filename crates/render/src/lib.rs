@@ -37,8 +37,12 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use url::Url;
 
+pub use auto::{
+    AUTO_MAX_TEXT, AUTO_TRIES, AutoHosts, Choice, HostRenders, Shown, added, choose, has_script,
+};
 pub use settings::{RenderMode, RenderSettings};
 
+mod auto;
 mod settings;
 
 /// How pages are rendered (`[render]` in a job file).

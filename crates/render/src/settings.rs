@@ -14,6 +14,9 @@ pub enum RenderMode {
     /// None: every page is judged on its static HTML.
     #[default]
     Never,
+    /// The pages whose HTML loads a script and shows little text, on hosts where rendering
+    /// has added text or links (see `auto.rs`).
+    Auto,
     /// Every HTML page fetched whole (not a probe's answer, not plain text), before it is
     /// judged and its links are followed.
     Always,
@@ -25,8 +28,9 @@ impl std::str::FromStr for RenderMode {
     fn from_str(s: &str) -> Result<RenderMode, String> {
         match s {
             "never" => Ok(RenderMode::Never),
+            "auto" => Ok(RenderMode::Auto),
             "always" => Ok(RenderMode::Always),
-            other => Err(format!("render mode {other:?}: one of never, always")),
+            other => Err(format!("render mode {other:?}: one of never, auto, always")),
         }
     }
 }
@@ -83,7 +87,11 @@ mod tests {
         assert_eq!("always".parse(), Ok(RenderMode::Always));
         assert_eq!("never".parse(), Ok(RenderMode::Never));
         let err = "sometimes".parse::<RenderMode>().unwrap_err();
-        assert!(err.contains("\"sometimes\": one of never, always"), "{err}");
+        assert!(
+            err.contains("\"sometimes\": one of never, auto, always"),
+            "{err}"
+        );
+        assert_eq!("auto".parse(), Ok(RenderMode::Auto));
         assert_eq!(RenderSettings::default().config(), None);
         let always = RenderSettings {
             mode: RenderMode::Always,

@@ -130,8 +130,9 @@ impl Coordinator {
         };
         resume_links(&mut links, store.as_ref(), journal.is_some())?;
         // A rendered page's requests are answered within the crawl's scope, by its fetcher.
+        let mode = job.config.render.mode;
         let render = renderer.map(|renderer| {
-            super::render::RenderStage::new(renderer, Arc::clone(&fetcher), scope.clone())
+            super::render::RenderStage::new(renderer, mode, Arc::clone(&fetcher), scope.clone())
         });
         let mut coordinator = Coordinator {
             job,

@@ -6,10 +6,13 @@
 
 use std::sync::Arc;
 
+use nearcrawl_dedup::PageAnalyzer;
 use nearcrawl_fetch::{Fetch, Fetched};
 use nearcrawl_frontier::{CanonicalUrl, Scope};
 use nearcrawl_records::Rendered;
-use nearcrawl_render::{Answer, Renderer, Requested, Subresources};
+use nearcrawl_render::{
+    Answer, AutoHosts, Choice, RenderMode, Renderer, Requested, Shown, Subresources,
+};
 use url::Url;
 
 /// What renders a job's pages: the browser, and what its pages' requests are answered with.
@@ -17,21 +20,74 @@ use url::Url;
 pub(crate) struct RenderStage {
     renderer: Arc<Renderer>,
     requests: Arc<PageRequests>,
+    mode: RenderMode,
+    /// In `auto`, what rendering each host's pages added.
+    hosts: Arc<AutoHosts>,
 }
 
 impl RenderStage {
-    /// Pages rendered by `renderer`, their requests answered within `scope` by `fetcher`.
-    pub(crate) fn new(renderer: Arc<Renderer>, fetcher: Arc<dyn Fetch>, scope: Scope) -> Self {
+    /// Pages rendered by `renderer` as `mode` says, their requests answered within `scope`
+    /// by `fetcher`.
+    pub(crate) fn new(
+        renderer: Arc<Renderer>,
+        mode: RenderMode,
+        fetcher: Arc<dyn Fetch>,
+        scope: Scope,
+    ) -> Self {
         RenderStage {
             renderer,
             requests: Arc::new(PageRequests { fetcher, scope }),
+            mode,
+            hosts: Arc::default(),
         }
+    }
+
+    /// `page`, an HTML page fetched whole, rendered when the job's mode says so
+    /// ([`nearcrawl_render::choose`] in `auto`, from its static HTML read by `pages`, off the
+    /// runtime's threads): the page as the browser showed it, or `None` (not rendered, or the
+    /// render failed); and for its record what the render cost, or why a page `auto` would
+    /// render was not.
+    pub(super) async fn page(
+        &self,
+        page: &Fetched,
+        pages: &PageAnalyzer,
+    ) -> (Option<Fetched>, Option<Rendered>) {
+        let host = nearcrawl_frontier::authority(&page.url);
+        let (choice, before) = match self.mode {
+            RenderMode::Never => return (None, None),
+            RenderMode::Always => (Choice::Render("render.mode = always".to_owned()), None),
+            RenderMode::Auto if !nearcrawl_render::has_script(&page.body) => return (None, None),
+            RenderMode::Auto => {
+                let before = shown(pages, page).await;
+                let so_far = self.hosts.of(&host);
+                (nearcrawl_render::choose(true, before, so_far), Some(before))
+            }
+        };
+        let why = match choice {
+            Choice::Static(None) => return (None, None),
+            Choice::Static(Some(why)) => {
+                let skipped = Rendered {
+                    why: Some(why),
+                    ..Rendered::default()
+                };
+                return (None, Some(skipped));
+            }
+            Choice::Render(why) => why,
+        };
+        let (shown_page, mut cost) = self.render(page).await;
+        cost.why = Some(why);
+        if let (Some(before), Some(after)) = (before, &shown_page) {
+            let after = shown(pages, after).await;
+            self.hosts
+                .learn(&host, nearcrawl_render::added(before, after));
+        }
+        (shown_page, Some(cost))
     }
 
     /// Renders `page`, an HTML page fetched whole: the page as the browser showed it (its
     /// DOM for its body, for the analysis), or `None` when the render failed and the page is
     /// judged on its static HTML; and what the render cost, for its record.
-    pub(super) async fn render(&self, page: &Fetched) -> (Option<Fetched>, Rendered) {
+    async fn render(&self, page: &Fetched) -> (Option<Fetched>, Rendered) {
         let headers = page
             .content_type()
             .map(|ct| vec![("Content-Type".to_owned(), ct.to_owned())])
@@ -45,6 +101,7 @@ impl RenderStage {
         match self.renderer.render(&page.url, document, requests).await {
             Ok(rendered) => {
                 let cost = Rendered {
+                    why: None,
                     ms: u64::try_from(rendered.elapsed.as_millis()).unwrap_or(u64::MAX),
                     requests: u32::try_from(rendered.requests.len()).unwrap_or(u32::MAX),
                     refused: refused(&rendered.requests),
@@ -67,6 +124,25 @@ impl RenderStage {
             }
         }
     }
+}
+
+/// What `page`'s HTML shows (its main text's characters, its links), read on the blocking
+/// pool.
+async fn shown(pages: &PageAnalyzer, page: &Fetched) -> Shown {
+    let (analyzer, body, url) = (
+        Arc::clone(pages.analyzer()),
+        page.body.clone(),
+        page.url.clone(),
+    );
+    let content_type = page.content_type().map(str::to_owned);
+    let read = tokio::task::spawn_blocking(move || {
+        let extracted = analyzer.extract_html(&body, content_type.as_deref(), &url);
+        Shown {
+            text: extracted.text.chars().count(),
+            links: extracted.facts.map_or(0, |facts| facts.links.len()),
+        }
+    });
+    read.await.unwrap_or_default()
 }
 
 /// Requests refused: by the crawl's rules, or past the page's budget.

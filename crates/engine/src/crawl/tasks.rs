@@ -245,10 +245,7 @@ impl Coordinator {
                     // Rendered: judged and followed on what the browser shows (the WARC keeps
                     // the response as fetched).
                     let (shown, rendered) = match &render {
-                        Some(stage) if !is_plain_text(&page) => {
-                            let (shown, cost) = stage.render(&page).await;
-                            (shown, Some(cost))
-                        }
+                        Some(stage) if !is_plain_text(&page) => stage.page(&page, &pages).await,
                         _ => (None, None),
                     };
                     // The page goes to the blocking pool, which hands it to the coordinator
