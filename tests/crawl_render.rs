@@ -129,6 +129,37 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
     // response the crawler fetched (a page only the rendered crawl found was asked once), its
     // script fetched by the crawler for each page.
     assert_eq!(running.site.hits("/p/4.html"), 1);
+    // The WARC keeps each page's response as fetched and, referring to it, what the browser
+    // showed: valid WARC/1.1.
+    let files = crawl_support::warc_files(&out);
+    let check = std::process::Command::new(crawl_support::warcio())
+        .arg("check")
+        .args(&files)
+        .output()
+        .expect("warcio runs");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let index = std::process::Command::new(crawl_support::warcio())
+        .args(["index", "-f", "warc-type,warc-target-uri,warc-refers-to"])
+        .args(&files)
+        .output()
+        .expect("warcio runs");
+    let index = String::from_utf8_lossy(&index.stdout);
+    let converted = index
+        .lines()
+        .filter(|l| l.contains("\"conversion\""))
+        .count();
+    assert_eq!(converted as u64, PAGES + 1, "{index}");
+    assert!(
+        index
+            .lines()
+            .filter(|l| l.contains("\"conversion\""))
+            .all(|l| l.contains("warc-refers-to")),
+        "{index}"
+    );
     assert!(running.site.hits("/app.js") >= PAGES as usize);
 }
 

@@ -106,6 +106,9 @@ pub struct PreparedFetch {
     response: Vec<u8>,
     /// The `request` record's gzip member.
     request: Vec<u8>,
+    /// The page as a browser rendered it, a `conversion` record's gzip member
+    /// ([`PreparedFetch::convert`]).
+    conversion: Option<Vec<u8>>,
 }
 
 thread_local! {
@@ -136,6 +139,7 @@ impl PreparedFetch {
             date: rfc3339(fetch.date),
             response: Vec::new(),
             request: Vec::new(),
+            conversion: None,
         };
         let headers = response_headers(fetch, &prepared);
         let block = [fetch.response_head, fetch.payload];
@@ -153,6 +157,27 @@ impl PreparedFetch {
         headers.extend(fetch.ip.as_ref().map(|ip| ("WARC-IP-Address", ip.clone())));
         prepared.request = record_member(gzip, "request", &headers, &[fetch.request_head]);
         prepared
+    }
+}
+
+impl PreparedFetch {
+    /// Adds the page at `url` as a browser rendered it (`dom`, its serialised DOM): a
+    /// `conversion` record that refers to the response, compressed at `level` on this thread.
+    pub fn convert(&mut self, url: &str, dom: &[u8], level: Level) {
+        GZIP.with_borrow_mut(|gzip| {
+            let gzip = match gzip {
+                Some(gzip) if gzip.level == level => gzip,
+                _ => gzip.insert(Gzip::new(level)),
+            };
+            let headers = [
+                ("WARC-Record-ID", record_id(url)),
+                ("WARC-Date", self.date.clone()),
+                ("WARC-Target-URI", url.to_string()),
+                ("WARC-Refers-To", self.response_id.clone()),
+                ("Content-Type", "text/html; charset=utf-8".to_string()),
+            ];
+            self.conversion = Some(record_member(gzip, "conversion", &headers, &[dom]));
+        });
     }
 }
 
@@ -285,6 +310,9 @@ impl WarcWriter {
             None => self.write_member(&prepared.response)?,
         }
         self.write_member(&prepared.request)?;
+        if let Some(conversion) = &prepared.conversion {
+            self.write_member(conversion)?;
+        }
         if !metadata.is_empty() {
             let mut block = Vec::new();
             for (name, value) in metadata {

@@ -267,7 +267,14 @@ impl Coordinator {
                         let warc = warc_level.and_then(|level| {
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 let head = page.response_head();
-                                PreparedFetch::new(&warc_fetch(&page, &head), level)
+                                let mut prepared =
+                                    PreparedFetch::new(&warc_fetch(&page, &head), level);
+                                // A rendered page: what the browser showed, beside the
+                                // response as fetched.
+                                if let Some(shown) = &shown {
+                                    prepared.convert(page.url.as_str(), &shown.body, level);
+                                }
+                                prepared
                             }))
                             .ok()
                         });
