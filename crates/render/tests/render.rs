@@ -66,7 +66,6 @@ async fn renderer(timeout: Duration, max_subresources: u32) -> Renderer {
         // Longer than a crawl's: what a page's script does once its last request is answered
         // must be done on a loaded machine too.
         settle: Duration::from_millis(300),
-        ..RenderConfig::default()
     };
     Renderer::start(config)
         .await
