@@ -97,7 +97,9 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
     config.render.mode = RenderMode::Always;
     config.render.chromium = chromium();
     config.render.tabs = 2;
-    run(&seeds, &out, config).await;
+    let report = run(&seeds, &out, config).await;
+    let renders = report.render.as_ref().expect("the report counts renders");
+    assert_eq!((renders.rendered, renders.failed), (PAGES + 1, 0), "{renders:?}");
     let seen = records(&out);
     let pages: Vec<_> = seen.iter().filter(|r| r.url.contains("/p/")).collect();
     assert_eq!(pages.len() as u64, PAGES, "{seen:#?}");

@@ -55,6 +55,7 @@ pub use crate::probe::{Prediction, Probe, Sample};
 pub use crate::record::{Record, Rendered, read_records};
 pub use crate::report::{
     AddressSummary, ChangeFigures, DedupTiming, HostRevisits, IndexFigures, PredictionFigures,
-    RecrawlFigures, Report, ReportBuilder, RunFacts, SharedJobFigures, StageTime, round3,
+    RecrawlFigures, RenderFigures, Report, ReportBuilder, RunFacts, SharedJobFigures, StageTime,
+    round3,
 };
 pub use crate::what_if::{WhatIf, reachable, replay, what_if};

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::RecordsError;
-use crate::kinds::{Change, Verdict};
+use crate::kinds::Verdict;
 use crate::record::Record;
 
 /// Percentiles of the dedup stage's time per page, in microseconds.
@@ -168,6 +168,9 @@ pub struct Report {
     /// page.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub predictions: BTreeMap<String, PredictionFigures>,
+    /// Pages rendered in a browser (`render.mode`), and the renders the link policy spared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<RenderFigures>,
 }
 
 /// The pages one fate of the link policy decided.
@@ -198,48 +201,6 @@ pub struct AddressSummary {
     pub backoffs: u64,
 }
 
-/// What a recrawl cost against fetching the previous job's pages whole again (`report.json`'s
-/// `recrawl`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecrawlFigures {
-    /// The previous job's pages, all asked again.
-    pub previous_pages: u64,
-    /// Their bytes then: what fetching them whole again costs.
-    pub previous_bytes: u64,
-    /// Requests this recrawl made for them (each page once, retries counted in its record).
-    pub asked: u64,
-    /// Bytes this recrawl received for them.
-    pub bytes: u64,
-    /// Pages and bytes by how they came back (`other`: an answer that says nothing of the
-    /// page, such as a server error).
-    pub by_change: BTreeMap<String, ChangeFigures>,
-    /// Pages new to this job (not the previous job's) that were fetched, and their bytes.
-    pub new_pages: u64,
-    /// See `new_pages`.
-    pub new_bytes: u64,
-    /// By host: the previous job's pages asked again, and the 304s among the answers (a host
-    /// whose server honours validators answers 304 for what did not change).
-    pub hosts: BTreeMap<String, HostRevisits>,
-}
-
-/// Pages and bytes of one class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangeFigures {
-    /// Pages.
-    pub pages: u64,
-    /// Bytes received for them.
-    pub bytes: u64,
-}
-
-/// One host's revisits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostRevisits {
-    /// Pages of the previous job asked again.
-    pub asked: u64,
-    /// Answered 304.
-    pub not_modified: u64,
-}
-
 /// What a run knows of itself beyond its records, from which its report is counted.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunFacts {
@@ -264,6 +225,7 @@ pub struct ReportBuilder {
     html_bytes: u64,
     html_pages: u64,
     timings: Vec<u64>,
+    render: RenderFigures,
 }
 
 impl ReportBuilder {
@@ -305,12 +267,14 @@ impl ReportBuilder {
             topic_pages: 0,
             topic_best: None,
             predictions: BTreeMap::new(),
+            render: None,
         };
         ReportBuilder {
             report,
             html_bytes: 0,
             html_pages: 0,
             timings: Vec::new(),
+            render: RenderFigures::default(),
         }
     }
 
@@ -368,6 +332,7 @@ impl ReportBuilder {
         if let Some(us) = record.dedup_us {
             self.timings.push(us);
         }
+        self.render.add(record);
     }
 
     /// The report of the records counted: their means and percentiles.
@@ -375,6 +340,7 @@ impl ReportBuilder {
         self.report.mean_page_bytes = self.html_bytes.checked_div(self.html_pages).unwrap_or(0);
         self.report.estimated_bytes_saved =
             self.report.dropped_never_fetched * self.report.mean_page_bytes;
+        self.report.render = std::mem::take(&mut self.render).finish();
         self.timings.sort_unstable();
         if let Some(&max) = self.timings.last() {
             let at = |q: f64| self.timings[((self.timings.len() - 1) as f64 * q).round() as usize];
@@ -387,62 +353,6 @@ impl ReportBuilder {
             };
         }
         self.report
-    }
-}
-
-impl RecrawlFigures {
-    /// Counts one record of this job; `revisit`: its URL was the previous job's.
-    pub fn add(&mut self, record: &Record, revisit: bool) {
-        if record.status.is_none() {
-            return;
-        }
-        if !revisit {
-            self.new_pages += 1;
-            self.new_bytes += record.bytes;
-            return;
-        }
-        self.asked += 1;
-        self.bytes += record.bytes;
-        let class = record.change.map_or("other", Change::as_str);
-        let figures = self.by_change.entry(class.to_string()).or_default();
-        figures.pages += 1;
-        figures.bytes += record.bytes;
-        let host = url::Url::parse(&record.url)
-            .map(|u| match (u.host_str(), u.port()) {
-                (Some(host), Some(port)) => format!("{host}:{port}"),
-                (host, _) => host.unwrap_or_default().to_string(),
-            })
-            .unwrap_or_default();
-        let host = self.hosts.entry(host).or_default();
-        host.asked += 1;
-        host.not_modified += u64::from(record.change == Some(Change::NotModified));
-    }
-
-    /// The report's lines: cost against a full crawl, pages by class.
-    pub fn summary(&self) -> String {
-        let share = match self.previous_bytes {
-            0 => 0.0,
-            full => self.bytes as f64 * 100.0 / full as f64,
-        };
-        let classes: Vec<String> = Change::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .chain(["other"])
-            .filter_map(|c| self.by_change.get(c).map(|f| format!("{c} {}", f.pages)))
-            .collect();
-        let honouring = self.hosts.values().filter(|h| h.not_modified > 0).count();
-        format!(
-            "recrawl: {} of the previous job's {} pages asked again, {} bytes received for them \
-             ({share:.1} % of their {} bytes then); {}; {} new pages; {} of {} hosts answered 304s\n",
-            self.asked,
-            self.previous_pages,
-            self.bytes,
-            self.previous_bytes,
-            classes.join(", "),
-            self.new_pages,
-            honouring,
-            self.hosts.len()
-        )
     }
 }
 
@@ -476,6 +386,10 @@ impl Report {
             .map(|(v, n)| format!("{v} {n}"))
             .collect();
         out.push_str(&format!("verdicts: {}\n", verdicts.join(", ")));
+        if let Some(render) = &self.render {
+            out.push_str(&render.summary());
+            out.push('\n');
+        }
         if let Some(recrawl) = &self.recrawl {
             out.push_str(&recrawl.summary());
         }
@@ -594,6 +508,12 @@ fn human_bytes(n: u64) -> String {
         _ => format!("{:.2} GB", n as f64 / 1e9),
     }
 }
+
+mod recrawl;
+mod render;
+
+pub use recrawl::{ChangeFigures, HostRevisits, RecrawlFigures};
+pub use render::RenderFigures;
 
 #[cfg(test)]
 mod tests;

@@ -257,7 +257,7 @@ impl Coordinator {
                         let cpu = nearcrawl_dedup::thread_cpu_time();
                         let mut analysis =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                let read = shown.as_ref().unwrap_or(&page);
+                                let read = (shown.as_ref(), &page);
                                 analyse(&pages, read, focused, probing, ahead.as_ref())
                                     .with_links(seen_in.as_deref())
                             }))
@@ -320,13 +320,17 @@ struct Ahead {
 
 /// A page's analysis: extracted (HTML, or plain text), its host's template removed,
 /// tokenized and fingerprinted; with the time it took, and in a focused crawl its terms.
+/// `(shown, fetched)`: what a browser showed of the page, when it was rendered (what is
+/// analysed then), and the response as fetched (what a probe of a copy elsewhere, asking the
+/// server for parts of it, is compared with).
 fn analyse(
     pages: &PageAnalyzer,
-    page: &Fetched,
+    (shown, fetched): (Option<&Fetched>, &Fetched),
     focused: bool,
     probing: Probing,
     ahead: Option<&Ahead>,
 ) -> Analysed {
+    let page = shown.unwrap_or(fetched);
     let clock = Instant::now();
     let content_type = page.content_type();
     let is_plain = is_plain_text(page);
@@ -363,8 +367,10 @@ fn analyse(
     // Not timed with the analysis: the probes' cost, apart.
     let declared = probing.links.then(|| Declared {
         length: 0,
-        shingles: match probing.samples && nearcrawl_dedup::keeps_shingles(page.body.len() as u64) {
-            true => nearcrawl_dedup::shingle_filter(&page.body),
+        shingles: match probing.samples
+            && nearcrawl_dedup::keeps_shingles(fetched.body.len() as u64)
+        {
+            true => nearcrawl_dedup::shingle_filter(&fetched.body),
             false => Vec::new(),
         },
         // Set when the page is decided: the links it was the first to name.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::kinds::Change;
 use crate::probe::Prediction;
 
 fn fetched(seq: u64, url: &str, verdict: Verdict, bytes: u64) -> Record {
