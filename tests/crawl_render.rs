@@ -22,13 +22,15 @@ use nearcrawl_render::RenderMode;
 const PAGES: u64 = 10;
 
 /// The script every page loads: it writes the article and links its page's data names, and
-/// asks for a counter at a private address (refused by the crawl).
+/// asks for a counter at a private address and for a file robots.txt disallows (both refused
+/// by the crawl).
 const APP: &str = r#"
 const data = JSON.parse(document.getElementById('data').textContent);
 const links = data.links.map(l => '<a href="' + l + '">' + l + '</a>').join(' ');
 document.getElementById('root').innerHTML =
     '<article><h1>' + data.title + '</h1><p>' + data.text + '</p></article><nav>' + links + '</nav>';
 fetch('http://10.9.9.9/count').catch(() => {});
+fetch('/secret/count.json').catch(() => {});
 "#;
 
 /// A page whose HTML holds nothing but "Loading..." and its data for the script.
@@ -42,7 +44,13 @@ fn shell(title: &str, text: &str, links: &[String]) -> Reply {
 }
 
 fn site() -> Site {
-    let mut site = Site::new().page("/app.js", Reply::ok("application/javascript", APP));
+    let mut site = Site::new()
+        .page("/app.js", Reply::ok("application/javascript", APP))
+        .page(
+            "/robots.txt",
+            Reply::ok("text/plain", "User-agent: *\nDisallow: /secret/\n"),
+        )
+        .page("/secret/count.json", Reply::ok("application/json", "{}"));
     // The entry page links to one page itself and writes the links to two more.
     site.insert(
         "/",
@@ -99,7 +107,11 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
     config.render.tabs = 2;
     let report = run(&seeds, &out, config).await;
     let renders = report.render.as_ref().expect("the report counts renders");
-    assert_eq!((renders.rendered, renders.failed), (PAGES + 1, 0), "{renders:?}");
+    assert_eq!(
+        (renders.rendered, renders.failed),
+        (PAGES + 1, 0),
+        "{renders:?}"
+    );
     let seen = records(&out);
     let pages: Vec<_> = seen.iter().filter(|r| r.url.contains("/p/")).collect();
     assert_eq!(pages.len() as u64, PAGES, "{seen:#?}");
@@ -119,18 +131,19 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
         (PAGES - 2 + 1) as usize,
         "{seen:#?}"
     );
-    // Every page was rendered: its script fetched through the crawl, its call to a private
-    // address refused.
+    // Every page was rendered: its script fetched through the crawl, its calls to a private
+    // address and to what robots.txt disallows refused.
     for page in &pages {
         let rendered = page.rendered.as_ref().expect("rendered");
         assert_eq!(rendered.error, None, "{page:#?}");
-        assert!(rendered.requests >= 2 && rendered.refused >= 1, "{page:#?}");
+        assert!(rendered.requests >= 3 && rendered.refused >= 2, "{page:#?}");
         assert!(rendered.bytes >= APP.len() as u64, "{page:#?}");
     }
     // The browser reached the site only through the crawler: a page's document is the
     // response the crawler fetched (a page only the rendered crawl found was asked once), its
     // script fetched by the crawler for each page.
     assert_eq!(running.site.hits("/p/4.html"), 1);
+    assert_eq!(running.site.hits("/secret/count.json"), 0);
     // The WARC keeps each page's response as fetched and, referring to it, what the browser
     // showed: valid WARC/1.1.
     let files = crawl_support::warc_files(&out);

@@ -130,9 +130,10 @@ impl Coordinator {
         };
         resume_links(&mut links, store.as_ref(), journal.is_some())?;
         // A rendered page's requests are answered within the crawl's scope, by its fetcher.
-        let mode = job.config.render.mode;
+        let (mode, robots) = (job.config.render.mode, job.config.links.obey_robots);
         let render = renderer.map(|renderer| {
-            super::render::RenderStage::new(renderer, mode, Arc::clone(&fetcher), scope.clone())
+            let rules = (scope.clone(), robots);
+            super::render::RenderStage::new(renderer, mode, Arc::clone(&fetcher), rules)
         });
         let mut coordinator = Coordinator {
             job,

@@ -1,13 +1,14 @@
 //! Pages written by scripts, rendered before they are judged (`render.mode`, crates/render):
 //! the page task's render step, and the crawler's answers to the requests a page makes in the
-//! browser ([`PageRequests`]: the crawl's scope, then the crawl's own fetcher, with its address
-//! policy). The page's record says what the render cost (`rendered`); the WARC keeps the
+//! browser ([`PageRequests`]: the crawl's scope, each origin's robots.txt when the crawl obeys
+//! it, then the crawl's own fetcher, with its address policy). The page's record says what the render cost (`rendered`); the WARC keeps the
 //! response as fetched.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use nearcrawl_dedup::PageAnalyzer;
-use nearcrawl_fetch::{Fetch, Fetched};
+use nearcrawl_fetch::{Fetch, Fetched, RobotsRules};
 use nearcrawl_frontier::{CanonicalUrl, Scope};
 use nearcrawl_records::Rendered;
 use nearcrawl_render::{
@@ -32,11 +33,15 @@ impl RenderStage {
         renderer: Arc<Renderer>,
         mode: RenderMode,
         fetcher: Arc<dyn Fetch>,
-        scope: Scope,
+        (scope, obey_robots): (Scope, bool),
     ) -> Self {
         RenderStage {
             renderer,
-            requests: Arc::new(PageRequests { fetcher, scope }),
+            requests: Arc::new(PageRequests {
+                fetcher,
+                scope,
+                robots: obey_robots.then(Default::default),
+            }),
             mode,
             hosts: Arc::default(),
         }
@@ -153,12 +158,35 @@ fn refused(requests: &[Requested]) -> u32 {
     u32::try_from(refused.count()).unwrap_or(u32::MAX)
 }
 
-/// The crawler's answers to a rendered page's requests: a URL the crawl's scope admits,
-/// fetched by the crawl's fetcher (whose address policy refuses a private address unless the
-/// job allows it); any other refused, with the reason.
+/// The crawler's answers to a rendered page's requests: a URL the crawl's scope admits and
+/// its origin's robots.txt allows (when the crawl obeys it), fetched by the crawl's fetcher
+/// (whose address policy refuses a private address unless the job allows it); any other
+/// refused, with the reason.
 struct PageRequests {
     fetcher: Arc<dyn Fetch>,
     scope: Scope,
+    /// Each origin's robots.txt, fetched the first time one of its URLs is asked for.
+    robots: Option<tokio::sync::Mutex<HashMap<String, Arc<RobotsRules>>>>,
+}
+
+impl PageRequests {
+    /// Whether `url`'s origin's robots.txt allows it (fetched and kept the first time).
+    async fn robots_allow(&self, url: &Url) -> bool {
+        let Some(robots) = &self.robots else {
+            return true;
+        };
+        let origin = url.origin().ascii_serialization();
+        let mut known = robots.lock().await;
+        let rules = match known.get(&origin) {
+            Some(rules) => Arc::clone(rules),
+            None => {
+                let rules = Arc::new(self.fetcher.fetch_robots(url).await.rules);
+                known.insert(origin, Arc::clone(&rules));
+                rules
+            }
+        };
+        rules.allows(url)
+    }
 }
 
 impl Subresources for PageRequests {
@@ -166,6 +194,9 @@ impl Subresources for PageRequests {
         Box::pin(async move {
             let canonical = CanonicalUrl::from_url(url.clone()).map_err(|e| e.to_string())?;
             (self.scope.check(&canonical, 0)).map_err(|reason| format!("{url}: {reason}"))?;
+            if !self.robots_allow(&url).await {
+                return Err(format!("{url}: robots.txt disallows it"));
+            }
             let page = (self.fetcher.fetch(&url).await).map_err(|e| format!("{url}: {e}"))?;
             let headers = ["content-type", "location"]
                 .into_iter()
