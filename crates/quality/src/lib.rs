@@ -44,7 +44,8 @@ pub use crate::focused::{
 pub use crate::measure::{KindCounts, Labels, Measures, content_bound, copy_bound, measure};
 pub use crate::pairs::{CurvePoint, MeasuredPair, PairReport, measure_pairs, measure_real_pairs};
 pub use crate::real::{
-    RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, sequence_ratio,
+    RealLabelledWeb, RealSize, RealTruth, RealWeb, RealWebError, build_real, build_real_served,
+    is_script_shell, sequence_ratio,
 };
 pub use crate::run::{
     RunConfig, RunError, Workers, local_crawl_config, run, run_focused, run_pairs, run_real,

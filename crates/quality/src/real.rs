@@ -38,6 +38,10 @@ use copies::{Copying, Origin};
 pub use truth::{DISTINCT_RATIO, NEAR_RATIO, RealTruth, sequence_ratio};
 use truth::{TruthPage, main_words};
 
+mod scripted;
+
+pub use scripted::is_shell as is_script_shell;
+
 /// The real webs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RealWeb {
@@ -290,7 +294,21 @@ pub async fn build_real(
     size: RealSize,
     first_address: u8,
 ) -> Result<RealLabelledWeb, RealWebError> {
-    let mut web_pages = WebPages::default();
+    build_real_served(web, size, first_address, false).await
+}
+
+/// [`build_real`], with about half of every site's pages served as a script's shell when
+/// `scripted` (`real/scripted.rs`: a browser shows them as they were).
+pub async fn build_real_served(
+    web: RealWeb,
+    size: RealSize,
+    first_address: u8,
+    scripted: bool,
+) -> Result<RealLabelledWeb, RealWebError> {
+    let mut web_pages = WebPages {
+        scripted,
+        ..WebPages::default()
+    };
     let selector = Selector::parse(web.main_selector())
         .map_err(|e| RealWebError(format!("main selector: {e}")))?;
     let sources = web.sites();
@@ -345,6 +363,8 @@ pub async fn build_real(
 /// The sites of a web served so far, with their seeds and the truth's pages.
 #[derive(Default)]
 struct WebPages {
+    /// About half of each site's pages served as a script's shell.
+    scripted: bool,
     sites: Vec<RunningSite>,
     seeds: String,
     pages: Vec<TruthPage>,
@@ -374,8 +394,18 @@ impl WebPages {
         let mut site_pages = Vec::new();
         for (path, html, rel) in pages {
             let words = main_words(&html, main);
+            let html = match self.scripted && scripted::is_shell(&path) {
+                true => scripted::shell(&html),
+                false => html,
+            };
             site.insert(&path, Reply::html(html));
             site_pages.push((path, rel, words));
+        }
+        if self.scripted {
+            site.insert(
+                "/app.js",
+                Reply::ok("application/javascript", scripted::APP),
+            );
         }
         let running = serve_on(site, addr)
             .await

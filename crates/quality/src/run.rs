@@ -33,6 +33,9 @@ pub struct RunConfig {
     /// The dedup crawl as several workers sharing one job through Redis (the baseline crawl
     /// stays one worker); `None`: one worker.
     pub workers: Option<Workers>,
+    /// A real web's pages served, about half of them, as a script's shell
+    /// (`real/scripted.rs`): the crawls render them when `crawl.render` says so.
+    pub scripted: bool,
 }
 
 /// Several workers sharing the dedup crawl through Redis.
@@ -55,6 +58,7 @@ impl Default for RunConfig {
             crawl: local_crawl_config(),
             analyzer: AnalyzerConfig::default(),
             workers: None,
+            scripted: false,
         }
     }
 }
@@ -245,7 +249,7 @@ pub async fn run_real(
     config: &RunConfig,
     out: &Path,
 ) -> Result<Measures, RunError> {
-    let served = build_real(web, size, 60)
+    let served = crate::build_real_served(web, size, 60, config.scripted)
         .await
         .map_err(|e| RunError::Other(format!("{}: {e}", web.name())))?;
     let (dedup, baseline) = crawl_both(&served.seeds, config, out).await?;

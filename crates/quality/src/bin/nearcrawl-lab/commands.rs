@@ -66,6 +66,11 @@ pub struct QualityArgs {
     /// baseline always makes one request at a time, so the oracle is the same on every run.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
+    /// A real web with about half of every site's pages served as a script's shell (a
+    /// "Loading..." page whose script writes its body): its crawls render as --config's
+    /// `[render]` says.
+    #[arg(long)]
+    pub scripted: bool,
 }
 
 pub fn quality(args: &QualityArgs) -> Result<()> {
@@ -129,6 +134,7 @@ pub fn quality(args: &QualityArgs) -> Result<()> {
         crawl,
         analyzer: file.analyzer(dir.as_deref())?,
         workers,
+        scripted: args.scripted,
     };
     let (out, runtime) = prepare(out, "quality")?;
     if real == Some("shop") {
