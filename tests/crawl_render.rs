@@ -280,3 +280,49 @@ async fn auto_renders_the_pages_that_need_it_and_stops_where_rendering_adds_noth
     });
     assert_eq!(declined.count(), 5, "{idle_pages:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_cannot_start_stops_always_and_auto_goes_on_without_it() {
+    let running = serve_at(site(), "127.0.0.94").await;
+    let seeds = format!("{}\n", running.url("/"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let missing = PathBuf::from("/no/such/chromium");
+    // `auto`: the crawl goes on, judging static HTML; a page it would render says why not.
+    let out = dir.path().join("auto");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Auto;
+    config.render.chromium = missing.clone();
+    run(&seeds, &out, config.clone()).await;
+    let seen = records(&out);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    let shell = record(&seen, "/p/0.html");
+    let error = (shell.rendered.as_ref())
+        .and_then(|r| r.error.clone())
+        .unwrap_or_default();
+    assert!(
+        error.contains("no browser at /no/such/chromium"),
+        "{shell:#?}"
+    );
+    // `always`: an error before anything is fetched, naming what is missing.
+    config.render.mode = RenderMode::Always;
+    let job = nearcrawl_engine::Job {
+        seeds: nearcrawl_frontier::parse_seeds(&seeds, std::path::Path::new("seeds.txt"))
+            .expect("a seed list"),
+        out_dir: dir.path().join("always"),
+        config,
+        analyzer: nearcrawl_dedup::AnalyzerConfig::default(),
+        shared_index: None,
+        redis: None,
+    };
+    let progress = std::sync::Arc::new(nearcrawl_engine::Progress::default());
+    let error = nearcrawl_engine::crawl(job, std::future::pending(), progress)
+        .await
+        .expect_err("no browser");
+    assert!(
+        error
+            .to_string()
+            .contains("no browser at /no/such/chromium"),
+        "{error}"
+    );
+    assert_eq!(running.site.hits("/p/1.html"), 0);
+}

@@ -12,10 +12,12 @@ use crate::RenderConfig;
 #[serde(rename_all = "lowercase")]
 pub enum RenderMode {
     /// None: every page is judged on its static HTML.
-    #[default]
     Never,
     /// The pages whose HTML loads a script and shows little text, on hosts where rendering
-    /// has added text or links (see `auto.rs`).
+    /// has added text or links (see `auto.rs`); the browser is started when the first such
+    /// page comes, and a browser that cannot start leaves every page judged on its static
+    /// HTML, with a warning.
+    #[default]
     Auto,
     /// Every HTML page fetched whole (not a probe's answer, not plain text), before it is
     /// judged and its links are followed.
@@ -92,7 +94,12 @@ mod tests {
             "{err}"
         );
         assert_eq!("auto".parse(), Ok(RenderMode::Auto));
-        assert_eq!(RenderSettings::default().config(), None);
+        let never = RenderSettings {
+            mode: RenderMode::Never,
+            ..RenderSettings::default()
+        };
+        assert_eq!(never.config(), None);
+        assert!(RenderSettings::default().config().is_some(), "auto by default");
         let always = RenderSettings {
             mode: RenderMode::Always,
             timeout_ms: 2_500,

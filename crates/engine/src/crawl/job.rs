@@ -123,19 +123,15 @@ async fn run_job(
     let analyzer = Analyzer::new(job.analyzer.clone());
     let relevance =
         crate::focus::relevance(&job.config.focus, parts.fetcher.as_ref(), &analyzer).await?;
-    // Started before anything is crawled: a browser that cannot start is an error naming
-    // what is missing.
-    let renderer = match job.config.render.config() {
-        Some(config) => Some(Arc::new(
-            nearcrawl_render::Renderer::start(config)
-                .await
-                .map_err(|e| EngineError::Render(e.to_string()))?,
-        )),
+    // In `always`, started before anything is crawled: a browser that cannot start is an
+    // error naming what is missing.
+    let browser = match job.config.render.config() {
+        Some(config) => super::render::Browser::of(job.config.render.mode, config).await?,
         None => None,
     };
-    let rendering = renderer.clone();
+    let rendering = browser.clone();
     let mut coordinator =
-        Coordinator::open(job, parts, scope, shared, relevance, progress, renderer)?;
+        Coordinator::open(job, parts, scope, shared, relevance, progress, browser)?;
     let report = match coordinator.run(shutdown).await {
         Ok(()) => coordinator.finish(),
         Err(e) => {
@@ -144,8 +140,8 @@ async fn run_job(
         }
     };
     // Closed once the last page that held it is done.
-    if let Some(renderer) = rendering.and_then(Arc::into_inner) {
-        renderer.close().await;
+    if let Some(browser) = rendering.and_then(Arc::into_inner) {
+        browser.close().await;
     }
     report
 }

@@ -32,7 +32,7 @@ impl Coordinator {
         mut shared: crate::shared::SharedIndex,
         relevance: Option<Relevance>,
         progress: Arc<Progress>,
-        renderer: Option<Arc<nearcrawl_render::Renderer>>,
+        browser: Option<Arc<super::render::Browser>>,
     ) -> Result<Coordinator, EngineError> {
         std::fs::create_dir_all(&job.out_dir).map_err(|e| EngineError::io(&job.out_dir, e))?;
         let Parts { store, fetcher } = parts;
@@ -131,9 +131,9 @@ impl Coordinator {
         resume_links(&mut links, store.as_ref(), journal.is_some())?;
         // A rendered page's requests are answered within the crawl's scope, by its fetcher.
         let (mode, robots) = (job.config.render.mode, job.config.links.obey_robots);
-        let render = renderer.map(|renderer| {
+        let render = browser.map(|browser| {
             let rules = (scope.clone(), robots);
-            super::render::RenderStage::new(renderer, mode, Arc::clone(&fetcher), rules)
+            super::render::RenderStage::new(browser, mode, Arc::clone(&fetcher), rules)
         });
         let mut coordinator = Coordinator {
             job,

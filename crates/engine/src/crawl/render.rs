@@ -1,8 +1,11 @@
 //! Pages written by scripts, rendered before they are judged (`render.mode`, crates/render):
 //! the page task's render step, and the crawler's answers to the requests a page makes in the
 //! browser ([`PageRequests`]: the crawl's scope, each origin's robots.txt when the crawl obeys
-//! it, then the crawl's own fetcher, with its address policy). The page's record says what the render cost (`rendered`); the WARC keeps the
-//! response as fetched.
+//! it, then the crawl's own fetcher, with its address policy). The page's record says what
+//! the render cost (`rendered`); the WARC keeps the response as fetched. The browser
+//! ([`Browser`]) is started with the crawl in `always` (one that cannot start is an error),
+//! and in `auto` when the first page to render comes (one that cannot start is a warning, and
+//! the crawl goes on judging static HTML).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,14 +15,70 @@ use nearcrawl_fetch::{Fetch, Fetched, RobotsRules};
 use nearcrawl_frontier::{CanonicalUrl, Scope};
 use nearcrawl_records::Rendered;
 use nearcrawl_render::{
-    Answer, AutoHosts, Choice, RenderMode, Renderer, Requested, Shown, Subresources,
+    Answer, AutoHosts, Choice, RenderConfig, RenderMode, Renderer, Requested, Shown, Subresources,
 };
+use tokio::sync::OnceCell;
 use url::Url;
+
+use crate::error::EngineError;
+
+/// A job's browser: started at once, or when first needed.
+pub(crate) struct Browser {
+    config: RenderConfig,
+    /// The browser, or why it did not start.
+    started: OnceCell<Result<Arc<Renderer>, String>>,
+}
+
+impl Browser {
+    /// The browser of a job whose pages are rendered as `mode` says (with `config`): started
+    /// now in `always` (an error names what is missing), when first needed in `auto`.
+    pub(crate) async fn of(
+        mode: RenderMode,
+        config: RenderConfig,
+    ) -> Result<Option<Arc<Browser>>, EngineError> {
+        let started = match mode {
+            RenderMode::Never => return Ok(None),
+            RenderMode::Auto => OnceCell::new(),
+            RenderMode::Always => {
+                let renderer = (Renderer::start(config.clone()).await)
+                    .map_err(|e| EngineError::Render(e.to_string()))?;
+                OnceCell::new_with(Some(Ok(Arc::new(renderer))))
+            }
+        };
+        Ok(Some(Arc::new(Browser { config, started })))
+    }
+
+    /// The browser, started now if it was not (once: a browser that did not start is not
+    /// tried again, and the crawl is warned once).
+    async fn get(&self) -> Result<Arc<Renderer>, String> {
+        let started = self.started.get_or_init(|| async {
+            match Renderer::start(self.config.clone()).await {
+                Ok(renderer) => Ok(Arc::new(renderer)),
+                Err(e) => {
+                    tracing::warn!(
+                        "render.mode = auto: {e}; pages are judged on their static HTML"
+                    );
+                    Err(e.to_string())
+                }
+            }
+        });
+        started.await.clone()
+    }
+
+    /// Closes the browser, if it was started.
+    pub(crate) async fn close(self) {
+        if let Some(Ok(renderer)) = self.started.into_inner()
+            && let Some(renderer) = Arc::into_inner(renderer)
+        {
+            renderer.close().await;
+        }
+    }
+}
 
 /// What renders a job's pages: the browser, and what its pages' requests are answered with.
 #[derive(Clone)]
 pub(crate) struct RenderStage {
-    renderer: Arc<Renderer>,
+    browser: Arc<Browser>,
     requests: Arc<PageRequests>,
     mode: RenderMode,
     /// In `auto`, what rendering each host's pages added.
@@ -27,16 +86,16 @@ pub(crate) struct RenderStage {
 }
 
 impl RenderStage {
-    /// Pages rendered by `renderer` as `mode` says, their requests answered within `scope`
+    /// Pages rendered by `browser` as `mode` says, their requests answered within `scope`
     /// by `fetcher`.
     pub(crate) fn new(
-        renderer: Arc<Renderer>,
+        browser: Arc<Browser>,
         mode: RenderMode,
         fetcher: Arc<dyn Fetch>,
         (scope, obey_robots): (Scope, bool),
     ) -> Self {
         RenderStage {
-            renderer,
+            browser,
             requests: Arc::new(PageRequests {
                 fetcher,
                 scope,
@@ -103,7 +162,11 @@ impl RenderStage {
             body: page.body.clone(),
         };
         let requests = Arc::clone(&self.requests) as Arc<dyn Subresources>;
-        match self.renderer.render(&page.url, document, requests).await {
+        let rendered = match self.browser.get().await {
+            Ok(renderer) => renderer.render(&page.url, document, requests).await,
+            Err(e) => Err(nearcrawl_render::RenderError::Start(e)),
+        };
+        match rendered {
             Ok(rendered) => {
                 let cost = Rendered {
                     why: None,
