@@ -99,7 +99,10 @@ mod tests {
             ..RenderSettings::default()
         };
         assert_eq!(never.config(), None);
-        assert!(RenderSettings::default().config().is_some(), "auto by default");
+        assert!(
+            RenderSettings::default().config().is_some(),
+            "auto by default"
+        );
         let always = RenderSettings {
             mode: RenderMode::Always,
             timeout_ms: 2_500,
