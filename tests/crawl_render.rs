@@ -94,7 +94,9 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
 
     // Static: the entry page and the one page it links to itself, judged on "Loading...".
     let out = dir.path().join("static");
-    run(&seeds, &out, local_config()).await;
+    let mut config = local_config();
+    config.render.mode = RenderMode::Never;
+    run(&seeds, &out, config).await;
     let seen = records(&out);
     assert_eq!(seen.len(), 2, "{seen:#?}");
     assert!(seen.iter().all(|r| r.rendered.is_none()));
