@@ -328,3 +328,33 @@ async fn a_browser_that_cannot_start_stops_always_and_auto_goes_on_without_it() 
     );
     assert_eq!(running.site.hits("/p/1.html"), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_cut_at_the_body_cap_is_not_rendered_and_says_so() {
+    let padding = "<!-- padding -->".repeat(400);
+    let site = Site::new()
+        .page("/app.js", Reply::ok("application/javascript", APP))
+        .page(
+            "/",
+            Reply::html(format!(
+                "<html><body><div id=\"root\">Loading...</div>{padding}\
+                 <script src=\"/app.js\"></script></body></html>"
+            )),
+        );
+    let running = serve_at(site, "127.0.0.95").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("cut");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Always;
+    config.render.chromium = chromium();
+    config.fetch.max_body_bytes = 2_048;
+    run(&format!("{}\n", running.url("/")), &out, config).await;
+    let seen = records(&out);
+    let page = record(&seen, "/");
+    assert!(page.truncated, "{page:#?}");
+    let why = (page.rendered.as_ref())
+        .and_then(|r| r.why.clone())
+        .unwrap_or_default();
+    assert!(why.contains("cut at fetch.max_body_bytes"), "{page:#?}");
+    assert_eq!(running.site.hits("/app.js"), 0);
+}

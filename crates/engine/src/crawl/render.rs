@@ -136,6 +136,14 @@ impl RenderStage {
                 };
                 return (None, Some(skipped));
             }
+            // A body cut at the cap is no page a browser can show whole.
+            Choice::Render(_) if page.truncated => {
+                let skipped = Rendered {
+                    why: Some("not rendered: its body was cut at fetch.max_body_bytes".into()),
+                    ..Rendered::default()
+                };
+                return (None, Some(skipped));
+            }
             Choice::Render(why) => why,
         };
         let (shown_page, mut cost) = self.render(page).await;

@@ -72,17 +72,9 @@ impl Decider {
 
 #[cfg(test)]
 mod tests {
-    use url::Url;
-
     use super::*;
-    use crate::decider::PageFacts;
-    use crate::fate::{Fate, Until};
-    use crate::settings::MEASURED;
-    use crate::{Cost, LinkMatch, key};
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
+    use crate::decider::tests::sampling;
+    use crate::key;
 
     /// A URL of the decision, queued as `key` from page 5, new or not.
     fn decided(key: Option<Key>, credit: Credit, redirect: Option<Option<Key>>) -> DecidedUrl {
@@ -92,33 +84,6 @@ mod tests {
             credit,
             redirect,
         }
-    }
-
-    /// A decider sampling a mirror, its one sample drawn as `sample`.
-    fn sampling(sample: Key) -> Decider {
-        let (copy, original) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
-        let mut decider = Decider::new(MEASURED);
-        decider.note_copy(&copy, &original);
-        let on = decider.found_on(PageFacts {
-            copy_of: Some((&copy, &original)),
-            matched_by: Some(LinkMatch::Anchor),
-            trapped: false,
-            original_declared: false,
-            local: true,
-        });
-        assert!(on.mirror);
-        let Fate::<Url>::Wait {
-            until: Until::Samples { pair, .. },
-            ..
-        } = decider.mirrors.link(&copy, &original)
-        else {
-            panic!("a candidate");
-        };
-        decider.candidate(pair, sample, "http://m.test/story/2/");
-        let drawn = decider.draw(true, |_, _| Ok::<_, ()>(Cost::Unknown));
-        assert_eq!(drawn.map(|d| d.len()), Ok(1));
-        decider.sampled(pair, sample);
-        decider
     }
 
     /// A row: what it protects, the decision's URLs, the hub it decides, the releases.

@@ -184,32 +184,8 @@ fn the_settings_are_answered_by_the_decider() {
 
 #[test]
 fn a_mirror_s_sample_settles_its_pair_when_decided() {
-    let (copy, original) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
     // A mirror with one sample drawn of one candidate.
-    let sampled = |sample: Key| {
-        let mut decider = Decider::new(ON);
-        decider.note_copy(&copy, &original);
-        let on = decider.found_on(PageFacts {
-            copy_of: Some((&copy, &original)),
-            matched_by: Some(LinkMatch::Anchor),
-            trapped: false,
-            original_declared: false,
-            local: true,
-        });
-        assert!(on.mirror);
-        let crate::Fate::<Url>::Wait {
-            until: crate::Until::Samples { pair, .. },
-            ..
-        } = decider.mirrors.link(&copy, &original)
-        else {
-            panic!("a candidate");
-        };
-        decider.candidate(pair, sample, "http://m.test/story/2/");
-        let drawn = decider.draw(true, |_, _| Ok::<_, ()>(crate::Cost::Unknown));
-        assert_eq!(drawn.map(|d| d.len()), Ok(1));
-        decider.sampled(pair, sample);
-        decider
-    };
+    let sampled = sampling;
     let (sample, target) = (crate::key("sample"), crate::key("target"));
     let pair = crate::key("mirror http://m.test of http://o.test");
     // (what it protects, its links added a page, decided as a redirect, its queued target)
@@ -265,4 +241,32 @@ fn a_mirror_s_sample_settles_its_pair_when_decided() {
         decider.sample_decided(&crate::key("other"), false, None),
         None
     );
+}
+
+/// A decider sampling the mirror `http://m.test` of `http://o.test`, its one sample drawn
+/// as `sample`.
+pub(super) fn sampling(sample: Key) -> Decider {
+    let (copy, original) = (url("http://m.test/story/1/"), url("http://o.test/a/1.html"));
+    let mut decider = Decider::new(ON);
+    decider.note_copy(&copy, &original);
+    let on = decider.found_on(PageFacts {
+        copy_of: Some((&copy, &original)),
+        matched_by: Some(LinkMatch::Anchor),
+        trapped: false,
+        original_declared: false,
+        local: true,
+    });
+    assert!(on.mirror);
+    let crate::Fate::<Url>::Wait {
+        until: crate::Until::Samples { pair, .. },
+        ..
+    } = decider.mirrors.link(&copy, &original)
+    else {
+        panic!("a candidate");
+    };
+    decider.candidate(pair, sample, "http://m.test/story/2/");
+    let drawn = decider.draw(true, |_, _| Ok::<_, ()>(crate::Cost::Unknown));
+    assert_eq!(drawn.map(|d| d.len()), Ok(1));
+    decider.sampled(pair, sample);
+    decider
 }
