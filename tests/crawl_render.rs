@@ -358,3 +358,35 @@ async fn a_page_cut_at_the_body_cap_is_not_rendered_and_says_so() {
     assert!(why.contains("cut at fetch.max_body_bytes"), "{page:#?}");
     assert_eq!(running.site.hits("/app.js"), 0);
 }
+
+/// Two workers of a job shared through Redis, each with its own browser, crawl the
+/// script-built site whole between them, each page fetched and rendered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_of_a_shared_job_render_with_a_browser_each() {
+    let server = nearcrawl_redis_job::server::LocalRedis::start(false).expect("redis-server");
+    let running = serve_at(site(), "127.0.0.96").await;
+    let seeds = format!("{}\n", running.url("/"));
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut config = crawl_support::shared_config();
+    config.render.mode = RenderMode::Auto;
+    config.render.chromium = chromium();
+    let redis = server.url();
+    tokio::join!(
+        crawl_support::shared_worker(
+            &seeds,
+            dirs[0].path(),
+            (&redis, "rendered", "w0"),
+            config.clone()
+        ),
+        crawl_support::shared_worker(&seeds, dirs[1].path(), (&redis, "rendered", "w1"), config),
+    );
+    let seen: Vec<_> = dirs.iter().flat_map(|d| records(d.path())).collect();
+    for n in 0..PAGES {
+        let page = record(&seen, &format!("/p/{n}.html"));
+        assert!(
+            page.rendered.as_ref().is_some_and(|r| r.ms > 0),
+            "{page:#?}"
+        );
+        assert_eq!(running.site.hits(&format!("/p/{n}.html")), 1);
+    }
+}
