@@ -147,7 +147,7 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
     assert_eq!(running.site.hits("/p/4.html"), 1);
     assert_eq!(running.site.hits("/secret/count.json"), 0);
     // The WARC keeps each page's response as fetched and, referring to it, what the browser
-    // showed: valid WARC/1.1.
+    // showed, and the responses of the requests it made: valid WARC/1.1.
     let files = crawl_support::warc_files(&out);
     let check = std::process::Command::new(crawl_support::warcio())
         .arg("check")
@@ -165,6 +165,11 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
         .output()
         .expect("warcio runs");
     let index = String::from_utf8_lossy(&index.stdout);
+    // The responses a page's requests were answered with, beside it.
+    let scripts = (index.lines())
+        .filter(|l| l.contains("\"response\"") && l.contains("/app.js"))
+        .count();
+    assert!(scripts as u64 >= PAGES, "{index}");
     let converted = index
         .lines()
         .filter(|l| l.contains("\"conversion\""))

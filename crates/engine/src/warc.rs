@@ -109,6 +109,9 @@ pub struct PreparedFetch {
     /// The page as a browser rendered it, a `conversion` record's gzip member
     /// ([`PreparedFetch::convert`]).
     conversion: Option<Vec<u8>>,
+    /// The response and request records of other fetches written with this one: a rendered
+    /// page's requests ([`PreparedFetch::add_fetch`]).
+    also: Vec<Vec<u8>>,
 }
 
 thread_local! {
@@ -140,6 +143,7 @@ impl PreparedFetch {
             response: Vec::new(),
             request: Vec::new(),
             conversion: None,
+            also: Vec::new(),
         };
         let headers = response_headers(fetch, &prepared);
         let block = [fetch.response_head, fetch.payload];
@@ -178,6 +182,14 @@ impl PreparedFetch {
             ];
             self.conversion = Some(record_member(gzip, "conversion", &headers, &[dom]));
         });
+    }
+
+    /// Adds another fetch's response and request records, written with this one: a request
+    /// a rendered page made, answered by the crawler.
+    pub fn add_fetch(&mut self, fetch: &WarcFetch<'_>, level: Level) {
+        let other = PreparedFetch::new(fetch, level);
+        self.also.push(other.response);
+        self.also.push(other.request);
     }
 }
 
@@ -312,6 +324,9 @@ impl WarcWriter {
         self.write_member(&prepared.request)?;
         if let Some(conversion) = &prepared.conversion {
             self.write_member(conversion)?;
+        }
+        for member in &prepared.also {
+            self.write_member(member)?;
         }
         if !metadata.is_empty() {
             let mut block = Vec::new();

@@ -8,7 +8,7 @@
 //! the crawl goes on judging static HTML).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use nearcrawl_dedup::PageAnalyzer;
 use nearcrawl_fetch::{Fetch, Fetched, RobotsRules};
@@ -111,16 +111,14 @@ impl RenderStage {
     /// runtime's threads): the page as the browser showed it, or `None` (not rendered, or the
     /// render failed); and for its record what the render cost, or why a page `auto` would
     /// render was not.
-    pub(super) async fn page(
-        &self,
-        page: &Fetched,
-        pages: &PageAnalyzer,
-    ) -> (Option<Fetched>, Option<Rendered>) {
+    pub(super) async fn page(&self, page: &Fetched, pages: &PageAnalyzer) -> RenderedPage {
         let host = nearcrawl_frontier::authority(&page.url);
         let (choice, before) = match self.mode {
-            RenderMode::Never => return (None, None),
+            RenderMode::Never => return RenderedPage::default(),
             RenderMode::Always => (Choice::Render("render.mode = always".to_owned()), None),
-            RenderMode::Auto if !nearcrawl_render::has_script(&page.body) => return (None, None),
+            RenderMode::Auto if !nearcrawl_render::has_script(&page.body) => {
+                return RenderedPage::default();
+            }
             RenderMode::Auto => {
                 let before = shown(pages, page).await;
                 let so_far = self.hosts.of(&host);
@@ -128,38 +126,33 @@ impl RenderStage {
             }
         };
         let why = match choice {
-            Choice::Static(None) => return (None, None),
-            Choice::Static(Some(why)) => {
-                let skipped = Rendered {
-                    why: Some(why),
-                    ..Rendered::default()
-                };
-                return (None, Some(skipped));
-            }
+            Choice::Static(None) => return RenderedPage::default(),
+            Choice::Static(Some(why)) => return RenderedPage::declined(why),
             // A body cut at the cap is no page a browser can show whole.
             Choice::Render(_) if page.truncated => {
-                let skipped = Rendered {
-                    why: Some("not rendered: its body was cut at fetch.max_body_bytes".into()),
-                    ..Rendered::default()
-                };
-                return (None, Some(skipped));
+                let why = "not rendered: its body was cut at fetch.max_body_bytes";
+                return RenderedPage::declined(why.to_owned());
             }
             Choice::Render(why) => why,
         };
-        let (shown_page, mut cost) = self.render(page).await;
+        let (shown_page, mut cost, subresources) = self.render(page).await;
         cost.why = Some(why);
         if let (Some(before), Some(after)) = (before, &shown_page) {
             let after = shown(pages, after).await;
             self.hosts
                 .learn(&host, nearcrawl_render::added(before, after));
         }
-        (shown_page, Some(cost))
+        RenderedPage {
+            shown: shown_page,
+            cost: Some(cost),
+            subresources,
+        }
     }
 
     /// Renders `page`, an HTML page fetched whole: the page as the browser showed it (its
     /// DOM for its body, for the analysis), or `None` when the render failed and the page is
     /// judged on its static HTML; and what the render cost, for its record.
-    async fn render(&self, page: &Fetched) -> (Option<Fetched>, Rendered) {
+    async fn render(&self, page: &Fetched) -> (Option<Fetched>, Rendered, Vec<Fetched>) {
         let headers = page
             .content_type()
             .map(|ct| vec![("Content-Type".to_owned(), ct.to_owned())])
@@ -169,11 +162,16 @@ impl RenderStage {
             headers,
             body: page.body.clone(),
         };
-        let requests = Arc::clone(&self.requests) as Arc<dyn Subresources>;
+        let this_page = Arc::new(PageFetches {
+            requests: Arc::clone(&self.requests),
+            fetched: Mutex::default(),
+        });
+        let requests = Arc::clone(&this_page) as Arc<dyn Subresources>;
         let rendered = match self.browser.get().await {
             Ok(renderer) => renderer.render(&page.url, document, requests).await,
             Err(e) => Err(nearcrawl_render::RenderError::Start(e)),
         };
+        let fetched = std::mem::take(&mut *lock(&this_page.fetched));
         match rendered {
             Ok(rendered) => {
                 let cost = Rendered {
@@ -188,7 +186,7 @@ impl RenderStage {
                     body: rendered.html.into_bytes(),
                     ..page.clone()
                 };
-                (Some(shown), cost)
+                (Some(shown), cost, fetched)
             }
             Err(e) => {
                 tracing::debug!(url = %page.url, error = %e, "not rendered");
@@ -196,7 +194,7 @@ impl RenderStage {
                     error: Some(e.to_string()),
                     ..Rendered::default()
                 };
-                (None, cost)
+                (None, cost, fetched)
             }
         }
     }
@@ -260,24 +258,69 @@ impl PageRequests {
     }
 }
 
-impl Subresources for PageRequests {
+impl PageRequests {
+    /// `url` fetched under the crawl's rules, or why it was refused.
+    async fn fetch(&self, url: &Url) -> Result<Fetched, String> {
+        let canonical = CanonicalUrl::from_url(url.clone()).map_err(|e| e.to_string())?;
+        (self.scope.check(&canonical, 0)).map_err(|reason| format!("{url}: {reason}"))?;
+        if !self.robots_allow(url).await {
+            return Err(format!("{url}: robots.txt disallows it"));
+        }
+        (self.fetcher.fetch(url).await).map_err(|e| format!("{url}: {e}"))
+    }
+}
+
+/// What one rendered page's requests were answered with: fetched by [`PageRequests`], and
+/// kept for the page's WARC records.
+struct PageFetches {
+    requests: Arc<PageRequests>,
+    fetched: Mutex<Vec<Fetched>>,
+}
+
+impl Subresources for PageFetches {
     fn fetch(&self, url: Url) -> Answer<'_> {
         Box::pin(async move {
-            let canonical = CanonicalUrl::from_url(url.clone()).map_err(|e| e.to_string())?;
-            (self.scope.check(&canonical, 0)).map_err(|reason| format!("{url}: {reason}"))?;
-            if !self.robots_allow(&url).await {
-                return Err(format!("{url}: robots.txt disallows it"));
-            }
-            let page = (self.fetcher.fetch(&url).await).map_err(|e| format!("{url}: {e}"))?;
+            let page = self.requests.fetch(&url).await?;
             let headers = ["content-type", "location"]
                 .into_iter()
                 .filter_map(|name| Some((name.to_owned(), page.header(name)?.to_owned())))
                 .collect();
-            Ok(nearcrawl_render::Fetched {
+            let answer = nearcrawl_render::Fetched {
                 status: page.status,
                 headers,
-                body: page.body,
-            })
+                body: page.body.clone(),
+            };
+            lock(&self.fetched).push(page);
+            Ok(answer)
         })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A page's render step: the page as the browser showed it (`None`: not rendered, or the
+/// render failed), what the render cost or why the page was not rendered (for its record),
+/// and the responses its requests were answered with (for its WARC records).
+#[derive(Default)]
+pub(super) struct RenderedPage {
+    pub(super) shown: Option<Fetched>,
+    pub(super) cost: Option<Rendered>,
+    pub(super) subresources: Vec<Fetched>,
+}
+
+impl RenderedPage {
+    /// A page `auto` would render, not rendered, for this reason.
+    fn declined(why: String) -> RenderedPage {
+        RenderedPage {
+            cost: Some(Rendered {
+                why: Some(why),
+                ..Rendered::default()
+            }),
+            ..RenderedPage::default()
+        }
     }
 }

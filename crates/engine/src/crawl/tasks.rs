@@ -244,9 +244,13 @@ impl Coordinator {
                 Ok(page) if page.status == 200 && page.is_html_or_text() => {
                     // Rendered: judged and followed on what the browser shows (the WARC keeps
                     // the response as fetched).
-                    let (shown, rendered) = match &render {
+                    let super::render::RenderedPage {
+                        shown,
+                        cost: rendered,
+                        subresources,
+                    } = match &render {
                         Some(stage) if !is_plain_text(&page) => stage.page(&page, &pages).await,
-                        _ => (None, None),
+                        _ => Default::default(),
                     };
                     // The page goes to the blocking pool, which hands it to the coordinator
                     // itself rather than back to this task (a thread fewer woken per page). A
@@ -273,6 +277,11 @@ impl Coordinator {
                                 // response as fetched.
                                 if let Some(shown) = &shown {
                                     prepared.convert(page.url.as_str(), &shown.body, level);
+                                }
+                                // The responses its requests were answered with.
+                                for fetched in &subresources {
+                                    let head = fetched.response_head();
+                                    prepared.add_fetch(&warc_fetch(fetched, &head), level);
                                 }
                                 prepared
                             }))
