@@ -68,6 +68,68 @@ pub fn added(before: Shown, after: Shown) -> bool {
     after.text > before.text + ADDED_TEXT || after.links > before.links
 }
 
+/// Characters of visible text past which a page's static HTML is taken to show more than
+/// [`AUTO_MAX_TEXT`] characters of main text without extracting it ([`glance`]).
+pub const GLANCE_MAX_TEXT: usize = 20 * AUTO_MAX_TEXT;
+
+/// What a glance at HTML sees, without parsing it: characters of text outside tags, scripts
+/// and styles (whitespace aside), counted up to `cap`, and `<a` tags. A page's main text is
+/// part of its visible text: a glance of at most [`AUTO_MAX_TEXT`] characters shows little
+/// text for sure, one of [`GLANCE_MAX_TEXT`] or more shows much for all but a page whose
+/// template outweighs its text twenty times; in between, the crawler extracts the page.
+pub fn glance(html: &[u8], cap: usize) -> Shown {
+    let mut shown = Shown::default();
+    let mut at = 0;
+    while at < html.len() && shown.text < cap {
+        if html[at] != b'<' {
+            shown.text +=
+                usize::from(!html[at].is_ascii_whitespace() && !is_continuation(html[at]));
+            at += 1;
+            continue;
+        }
+        let tag = &html[at + 1..];
+        let starts = |name: &[u8]| {
+            tag.len() > name.len()
+                && tag[..name.len()].eq_ignore_ascii_case(name)
+                && !tag[name.len()].is_ascii_alphanumeric()
+        };
+        if starts(b"a") {
+            shown.links += 1;
+        }
+        // A script's or a style's content is no text: skipped to its end tag.
+        let skip_to: Option<&[u8]> = if starts(b"script") {
+            Some(b"</script")
+        } else if starts(b"style") {
+            Some(b"</style")
+        } else {
+            None
+        };
+        let end = match skip_to {
+            Some(close) => find_ignore_case(&html[at..], close).map(|i| at + i + close.len()),
+            None => Some(at + 1),
+        };
+        let Some(end) = end else {
+            break;
+        };
+        match html[end..].iter().position(|&b| b == b'>') {
+            Some(i) => at = end + i + 1,
+            None => break,
+        }
+    }
+    shown
+}
+
+/// A UTF-8 continuation byte (not the start of a character).
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// Whether HTML loads a script (a `<script` tag, in any case).
 pub fn has_script(html: &[u8]) -> bool {
     html.windows(7)
@@ -203,6 +265,23 @@ mod tests {
         assert!(has_script(b"<script>"));
         assert!(!has_script(b"<p>a script of a play</p><noscript>"));
         assert!(!has_script(b"<scrip"));
+    }
+
+    #[test]
+    fn a_glance_counts_the_text_outside_tags_scripts_and_styles_and_the_links() {
+        let page = b"<html><head><title>T</title><style>p { color: red }</style></head>\
+            <body><p>Caf\xc3\xa9 au lait</p><script>var x = '<a href>';</script>\
+            <A href=\"/b\">b</A><abbr>x</abbr></body></html>";
+        // "T", "Caf\u{e9}aulait" less spaces, "b", "x": 1 + 10 + 1 + 1.
+        assert_eq!(glance(page, 1_000), Shown { text: 13, links: 1 });
+        assert_eq!(glance(page, 5).text, 5, "counted up to the cap");
+        let shell = b"<div id=root>Loading...</div><script src=/app.js></script>";
+        assert_eq!(glance(shell, 1_000), Shown { text: 10, links: 0 });
+        assert_eq!(
+            glance(b"<p>cut <scr", 100).text,
+            3,
+            "a tag cut short ends the glance"
+        );
     }
 
     #[test]

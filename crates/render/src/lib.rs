@@ -38,7 +38,8 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 pub use auto::{
-    AUTO_MAX_TEXT, AUTO_TRIES, AutoHosts, Choice, HostRenders, Shown, added, choose, has_script,
+    AUTO_MAX_TEXT, AUTO_TRIES, AutoHosts, Choice, GLANCE_MAX_TEXT, HostRenders, Shown, added,
+    choose, glance, has_script,
 };
 pub use settings::{RenderMode, RenderSettings};
 

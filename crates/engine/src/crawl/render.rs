@@ -15,7 +15,8 @@ use nearcrawl_fetch::{Fetch, Fetched, RobotsRules};
 use nearcrawl_frontier::{CanonicalUrl, Scope};
 use nearcrawl_records::Rendered;
 use nearcrawl_render::{
-    Answer, AutoHosts, Choice, RenderConfig, RenderMode, Renderer, Requested, Shown, Subresources,
+    AUTO_MAX_TEXT, Answer, AutoHosts, Choice, GLANCE_MAX_TEXT, RenderConfig, RenderMode, Renderer,
+    Requested, Shown, Subresources,
 };
 use tokio::sync::OnceCell;
 use url::Url;
@@ -120,7 +121,13 @@ impl RenderStage {
                 return RenderedPage::default();
             }
             RenderMode::Auto => {
-                let before = shown(pages, page).await;
+                // A glance first: a page of much text, or of little, needs no extraction.
+                let glanced = nearcrawl_render::glance(&page.body, GLANCE_MAX_TEXT);
+                let before = match glanced.text {
+                    n if n >= GLANCE_MAX_TEXT => return RenderedPage::default(),
+                    n if n <= AUTO_MAX_TEXT => glanced,
+                    _ => shown(pages, page).await,
+                };
                 let so_far = self.hosts.of(&host);
                 (nearcrawl_render::choose(true, before, so_far), Some(before))
             }
