@@ -395,3 +395,43 @@ async fn two_workers_of_a_shared_job_render_with_a_browser_each() {
         assert_eq!(running.site.hits(&format!("/p/{n}.html")), 1);
     }
 }
+
+/// A page's requests to one host go at most `politeness.max_connections_per_host` at a time
+/// (no delay between them): six answers of 200 ms each, two at a time, take three rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_s_requests_to_its_host_share_the_host_s_connections() {
+    let script = "<html><body><div id=\"root\">Loading...</div><script>\
+                  Promise.all([0, 1, 2, 3, 4, 5].map(i => fetch('/item/' + i)))\
+                  .then(() => { document.getElementById('root').textContent = 'all six'; });\
+                  </script></body></html>";
+    let mut site = Site::new().page("/", Reply::html(script));
+    for i in 0..6 {
+        let reply =
+            Reply::ok("application/json", "{}").delayed(std::time::Duration::from_millis(200));
+        site.insert(&format!("/item/{i}"), reply);
+    }
+    let running = serve_at(site, "127.0.0.97").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("connections");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Always;
+    config.render.chromium = chromium();
+    config.politeness.max_connections_per_host = 2;
+    run(&format!("{}\n", running.url("/")), &out, config).await;
+    let arrivals: Vec<std::time::Instant> = (running.site.requests().into_iter())
+        .filter(|(path, _)| path.starts_with("/item/"))
+        .map(|(_, at)| at)
+        .collect();
+    assert_eq!(arrivals.len(), 6);
+    let (first, last) = (arrivals.iter().min(), arrivals.iter().max());
+    let span = last
+        .zip(first)
+        .map(|(l, f)| l.duration_since(*f))
+        .unwrap_or_default();
+    assert!(span >= std::time::Duration::from_millis(350), "{span:?}");
+    let seen = records(&out);
+    let page = record(&seen, "/");
+    // (And the browser's own request for a favicon.)
+    let requests = page.rendered.as_ref().map_or(0, |r| r.requests);
+    assert!(requests >= 6, "{page:#?}");
+}

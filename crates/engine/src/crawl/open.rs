@@ -131,8 +131,9 @@ impl Coordinator {
         resume_links(&mut links, store.as_ref(), journal.is_some())?;
         // A rendered page's requests are answered within the crawl's scope, by its fetcher.
         let (mode, robots) = (job.config.render.mode, job.config.links.obey_robots);
+        let connections = job.config.politeness.max_connections_per_host;
         let render = browser.map(|browser| {
-            let rules = (scope.clone(), robots);
+            let rules = (scope.clone(), robots, connections);
             super::render::RenderStage::new(browser, mode, Arc::clone(&fetcher), rules)
         });
         let mut coordinator = Coordinator {

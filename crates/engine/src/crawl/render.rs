@@ -88,12 +88,13 @@ pub(crate) struct RenderStage {
 
 impl RenderStage {
     /// Pages rendered by `browser` as `mode` says, their requests answered within `scope`
-    /// by `fetcher`.
+    /// (and robots.txt, when the crawl obeys it) by `fetcher`, at most `connections` at once
+    /// to one origin.
     pub(crate) fn new(
         browser: Arc<Browser>,
         mode: RenderMode,
         fetcher: Arc<dyn Fetch>,
-        (scope, obey_robots): (Scope, bool),
+        (scope, obey_robots, connections): (Scope, bool, u32),
     ) -> Self {
         RenderStage {
             browser,
@@ -101,6 +102,8 @@ impl RenderStage {
                 fetcher,
                 scope,
                 robots: obey_robots.then(Default::default),
+                connections: usize::try_from(connections.max(1)).unwrap_or(1),
+                origins: Mutex::default(),
             }),
             mode,
             hosts: Arc::default(),
@@ -243,6 +246,11 @@ struct PageRequests {
     scope: Scope,
     /// Each origin's robots.txt, fetched the first time one of its URLs is asked for.
     robots: Option<tokio::sync::Mutex<HashMap<String, Arc<RobotsRules>>>>,
+    /// Requests in flight to one origin at once, all rendered pages' together (the crawl's
+    /// `politeness.max_connections_per_host`; no delay between them).
+    connections: usize,
+    /// Each origin's connections.
+    origins: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
 }
 
 impl PageRequests {
@@ -273,6 +281,13 @@ impl PageRequests {
         if !self.robots_allow(url).await {
             return Err(format!("{url}: robots.txt disallows it"));
         }
+        let origin = url.origin().ascii_serialization();
+        let connections = Arc::clone(
+            lock(&self.origins)
+                .entry(origin)
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(self.connections))),
+        );
+        let _connection = connections.acquire().await.map_err(|e| e.to_string())?;
         (self.fetcher.fetch(url).await).map_err(|e| format!("{url}: {e}"))
     }
 }
