@@ -1,0 +1,344 @@
+//! Handing out work: hosts announced, picked by the server's clock, a URL taken and the
+//! host scheduled again, a lease finished.
+
+use std::time::Duration;
+
+use redis::Value;
+
+use crate::error::{JobError, bad_reply};
+
+use super::addresses::{self, AddressOf, Place};
+use super::answers::{Finished, Lease, Next, Outcome};
+use super::{PICKS_PER_NEXT, SharedFrontier, at, bytes, int, parts, text};
+
+impl SharedFrontier {
+    /// Says that `hosts` have work from the given server time on (`None`: now).
+    pub fn announce(&mut self, hosts: &[(&str, Option<u64>)]) -> Result<(), JobError> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let with_heads: Vec<(&str, Option<u64>, Option<i64>)> =
+            hosts.iter().map(|(host, at)| (*host, *at, None)).collect();
+        self.announce_heads(&with_heads)
+    }
+
+    /// [`SharedFrontier::announce`](super::SharedFrontier::announce), with the priority of each host's next URL when known
+    /// (-1: none).
+    pub(super) fn announce_heads(
+        &mut self,
+        hosts: &[(&str, Option<u64>, Option<i64>)],
+    ) -> Result<(), JobError> {
+        let keys = ["ready", "stamps", "hosts", "heads"].map(|s| self.keys.job(s));
+        let script = &self.scripts.announce;
+        self.redis.run("announce", |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            for (host, at, head) in hosts {
+                call.arg(*host);
+                match at {
+                    Some(at) => call.arg(*at),
+                    None => call.arg("now"),
+                };
+                call.arg(head_arg(*head));
+            }
+            call.invoke::<Value>(con)
+        })?;
+        Ok(())
+    }
+
+    /// What this worker should do next.
+    pub fn next_step(&mut self) -> Result<Next, JobError> {
+        self.next_step_with(&mut |_| AddressOf::Known(None))
+    }
+
+    /// [`SharedFrontier::next_step`](super::SharedFrontier::next_step), each picked host's server address given by
+    /// `address_of` (in a job limiting requests per address): a place in its budget is held
+    /// before its URL is leased ([`Lease::address`]), or the host waits for it while other
+    /// hosts are picked; an unresolved name is handed out to be resolved ([`Next::Resolve`]).
+    pub fn next_step_with(
+        &mut self,
+        address_of: &mut dyn FnMut(&str) -> AddressOf,
+    ) -> Result<Next, JobError> {
+        // A picked host that cannot give work now is rescheduled at its own time, so the next
+        // pick finds another host, or says how long until the first one is ready.
+        for _ in 0..PICKS_PER_NEXT {
+            let (host, stamp) = match self.pick()? {
+                Picked::Host { host, stamp } => (host, stamp),
+                Picked::Wait(wait) => return Ok(Next::Wait(wait)),
+                Picked::Other(next) => return Ok(next),
+            };
+            let mut hold = None;
+            if self.limits_addresses() {
+                match address_of(&host) {
+                    // Picked again by anyone once its claim ends, resolved by then.
+                    AddressOf::Unresolved => return Ok(Next::Resolve { host }),
+                    AddressOf::Pending => continue,
+                    AddressOf::Known(Some(address)) => {
+                        match self.acquire_address(&address, &host)? {
+                            Place::Held(held) => hold = Some(held),
+                            Place::WaitUntil(at) => {
+                                let hint = Hint { at, head: None };
+                                self.schedule(&host, &stamp, hint)?;
+                                continue;
+                            }
+                        }
+                    }
+                    AddressOf::Known(None) => {}
+                }
+            }
+            let (taken, hint) = self.take(&host, &stamp)?;
+            self.schedule(&host, &stamp, hint)?;
+            let next = match taken {
+                Some(Next::Fetch(lease)) => Some(Next::Fetch(Lease {
+                    address: hold,
+                    ..lease
+                })),
+                Some(Next::Robots { host, .. }) => Some(Next::Robots {
+                    host,
+                    address: hold,
+                }),
+                other => {
+                    if let Some(hold) = &hold {
+                        self.release_address(hold, Outcome::NotFetched)?;
+                    }
+                    other
+                }
+            };
+            if let Some(next) = next {
+                return Ok(next);
+            }
+        }
+        Ok(Next::Wait(Duration::from_millis(10)))
+    }
+
+    pub(super) fn pick(&mut self) -> Result<Picked, JobError> {
+        let what = "pick";
+        let keys =
+            ["job", "ready", "stamps", "workers", "heads", "ending"].map(|s| self.keys.job(s));
+        let script = &self.scripts.pick;
+        let claim = self.settings.claim_ms;
+        let by_priority = u8::from(self.settings.by_priority);
+        let worker = &self.worker;
+        let reply: Value = self.redis.run(what, |con| {
+            let mut call = script.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            call.arg(claim)
+                .arg(worker.as_str())
+                .arg(by_priority)
+                .invoke(con)
+        })?;
+        let items = parts(what, reply)?;
+        let now = int(what, &at(what, &items, 1)?)?;
+        Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
+            "host" => {
+                self.ending = text(what, &at(what, &items, 4)?)? == "1";
+                Picked::Host {
+                    host: text(what, &at(what, &items, 2)?)?,
+                    stamp: text(what, &at(what, &items, 3)?)?,
+                }
+            }
+            "wait" => Picked::Wait(until(now, int(what, &at(what, &items, 2)?)?)),
+            "seed" => Picked::Other(Next::Seed),
+            "done" => Picked::Other(Next::Done),
+            "stopped" => Picked::Other(Next::Stopped),
+            other => return Err(bad_reply(what, format!("{other:?}"))),
+        })
+    }
+
+    /// Asks `host` for a URL; returns the step (if any) and when the host may next give work.
+    pub(super) fn take(
+        &mut self,
+        host: &str,
+        stamp: &str,
+    ) -> Result<(Option<Next>, Hint), JobError> {
+        let what = "take";
+        let ending = vec![u8::from(self.ending) + b'0'];
+        let items = self.host_script(what, |s| &s.take, host, &[ending])?;
+        let now = int(what, &at(what, &items, 1)?)?;
+        let hint_at = |at: i64| Hint { at, head: None };
+        Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
+            "lease" => {
+                let lease = Lease {
+                    host: host.to_string(),
+                    key: text(what, &at(what, &items, 2)?)?,
+                    token: u64::try_from(int(what, &at(what, &items, 3)?)?)
+                        .map_err(|e| bad_reply(what, e))?,
+                    entry: bytes(what, &at(what, &items, 4)?)?,
+                    priority: u32::try_from(int(what, &at(what, &items, 9)?)?).unwrap_or(u32::MAX),
+                    robots_version: u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0),
+                    stamp: stamp.to_string(),
+                    address: None,
+                };
+                let hint = Hint {
+                    head: Some(int(what, &at(what, &items, 8)?)?),
+                    ..hint_at(int(what, &at(what, &items, 5)?)?)
+                };
+                (Some(Next::Fetch(lease)), hint)
+            }
+            "robots" => (
+                Some(Next::Robots {
+                    host: host.to_string(),
+                    address: None,
+                }),
+                hint_at(now + self.settings.robots_lease_ms as i64),
+            ),
+            "parked" => (
+                Some(Next::Parked {
+                    host: host.to_string(),
+                }),
+                hint_at(now),
+            ),
+            "spent" => (
+                Some(Next::Spent {
+                    host: host.to_string(),
+                }),
+                hint_at(now),
+            ),
+            "wait" => (None, hint_at(int(what, &at(what, &items, 2)?)?)),
+            "empty" => (None, hint_at(-1)),
+            other => return Err(bad_reply(what, format!("{other:?}"))),
+        })
+    }
+
+    pub(super) fn schedule(&mut self, host: &str, stamp: &str, hint: Hint) -> Result<(), JobError> {
+        let [ready, stamps, heads, job, ending] =
+            ["ready", "stamps", "heads", "job", "ending"].map(|s| self.keys.job(s));
+        let script = &self.scripts.schedule;
+        let head = head_arg(hint.head);
+        self.redis.run("schedule", |con| {
+            script
+                .key(&ready)
+                .key(&stamps)
+                .key(&heads)
+                .key(&job)
+                .key(&ending)
+                .arg(host)
+                .arg(stamp)
+                .arg(hint.at)
+                .arg(&head)
+                .invoke::<Value>(con)
+        })?;
+        Ok(())
+    }
+
+    /// `lease` is done with: `outcome` says how the request went, and `requeue` (priority,
+    /// entry) puts the URL back in its queue to be fetched again later (a retry; from
+    /// [`JOB_END_PRIORITY`](super::JOB_END_PRIORITY) on, once the job has nothing else to do). The host is announced
+    /// again when it has work left.
+    pub fn finish(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+        requeue: Option<(u64, &[u8])>,
+    ) -> Result<Finished, JobError> {
+        self.finish_step(lease, outcome, requeue, false)
+    }
+
+    /// [`SharedFrontier::finish`](super::SharedFrontier::finish) and [`SharedFrontier::settle`](super::SharedFrontier::settle) of the leased URL, in one
+    /// step: the URL was decided ([`SharedFrontier::decide`](super::SharedFrontier::decide)) and the links parked on it
+    /// followed or dropped. The parking is settled even if the lease had expired (stale).
+    pub fn finish_and_settle(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+    ) -> Result<Finished, JobError> {
+        self.finish_step(lease, outcome, None, true)
+    }
+
+    fn finish_step(
+        &mut self,
+        lease: &Lease,
+        outcome: Outcome,
+        requeue: Option<(u64, &[u8])>,
+        settle: bool,
+    ) -> Result<Finished, JobError> {
+        let what = "finish";
+        if let Some(hold) = &lease.address {
+            // The address's place first: a finish that finds the lease stale still ends the
+            // request it held the place for.
+            self.release_address(hold, outcome)?;
+        }
+        let (outcome, retry_after) = addresses::outcome_args(outcome);
+        let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| {
+            (i64::try_from(p).unwrap_or(i64::MAX), e)
+        });
+        let extra = [
+            lease.key.as_bytes().to_vec(),
+            lease.token.to_string().into_bytes(),
+            outcome.as_bytes().to_vec(),
+            retry_after.to_string().into_bytes(),
+            priority.to_string().into_bytes(),
+            entry.to_vec(),
+        ];
+        let parking = match settle {
+            true => {
+                let [_, _, decided, parked] = self.parking_keys(&lease.host, &lease.key);
+                vec![decided, parked]
+            }
+            false => Vec::new(),
+        };
+        let items = self.host_script_with(what, |s| &s.finish, &lease.host, &parking, &extra)?;
+        match text(what, &at(what, &items, 0)?)?.as_str() {
+            "stale" => {
+                let faults = self.redis.faults();
+                faults
+                    .stale_leases
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(Finished::Stale)
+            }
+            "ok" => {
+                let hint = int(what, &at(what, &items, 2)?)?;
+                let parked = int(what, &at(what, &items, 3)?)? == 1;
+                if hint >= 0 {
+                    let head = int(what, &at(what, &items, 4)?)?;
+                    self.announce_heads(&[(&lease.host, Some(hint as u64), Some(head))])?;
+                } else {
+                    // Nothing queued or leased (or only what waits for the job's end): the
+                    // host leaves the ready set now rather than at the time its lease would
+                    // have ended.
+                    let hint = Hint {
+                        at: hint,
+                        head: None,
+                    };
+                    self.schedule(&lease.host, &lease.stamp, hint)?;
+                }
+                Ok(Finished::Done { parked })
+            }
+            other => Err(bad_reply(what, format!("{other:?}"))),
+        }
+    }
+}
+
+pub(super) enum Picked {
+    Host { host: String, stamp: String },
+    Wait(Duration),
+    Other(Next),
+}
+
+/// When a host may next give work, by the server's clock: -1 when it has nothing queued or
+/// leased, -2 when all it has queued waits for the job's end ([`JOB_END_PRIORITY`](super::JOB_END_PRIORITY)).
+#[derive(Clone, Copy)]
+pub(super) struct Hint {
+    pub(super) at: i64,
+    /// The priority of its next URL, when the step read it (-1: none).
+    head: Option<i64>,
+}
+
+/// The scripts' form of the priority of a host's next URL: `-1` (nothing queued) is `none`,
+/// not known is empty.
+fn head_arg(head: Option<i64>) -> String {
+    match head {
+        Some(head) if head >= 0 => head.to_string(),
+        Some(_) => "none".to_string(),
+        None => String::new(),
+    }
+}
+
+/// From server time `now` to `at` (both ms), never negative.
+fn until(now: i64, at: i64) -> Duration {
+    Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0))
+}
