@@ -13,7 +13,7 @@ mod crawl_support;
 
 use std::path::PathBuf;
 
-use crawl_support::{count, local_config, prose, record, records, run, serve_at};
+use crawl_support::{chromium, count, local_config, prose, record, records, run, serve_at};
 use nearcrawl_demo_web::{Reply, Site};
 use nearcrawl_records::Verdict;
 use nearcrawl_render::RenderMode;
@@ -78,12 +78,6 @@ fn site() -> Site {
         );
     }
     site
-}
-
-fn chromium() -> PathBuf {
-    std::env::var_os("NEARCRAWL_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("chromium"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -422,7 +416,7 @@ async fn a_page_s_requests_to_its_host_share_the_host_s_connections() {
         .filter(|(path, _)| path.starts_with("/item/"))
         .map(|(_, at)| at)
         .collect();
-    assert_eq!(arrivals.len(), 6);
+    assert_eq!(arrivals.len(), 6, "{:#?}", records(&out));
     let (first, last) = (arrivals.iter().min(), arrivals.iter().max());
     let span = last
         .zip(first)

@@ -279,6 +279,8 @@ impl Renderer {
                 let rendered = tokio::time::timeout(self.config.timeout, async {
                     (page.goto(url.as_str()).await)
                         .map_err(|e| RenderError::Page(e.to_string()))?;
+                    // Quiet from the load on: a script's first requests may come just after.
+                    lock(&state).touch();
                     settle(&state, self.config.settle).await;
                     (page.content().await).map_err(|e| RenderError::Page(e.to_string()))
                 })
@@ -399,9 +401,14 @@ struct Requests {
 }
 
 impl Requests {
+    /// Something happened (the page loaded): the quiet period starts again.
+    fn touch(&mut self) {
+        self.last = Some(Instant::now());
+    }
+
     /// A request to ask of the crawler, within `budget`: whether it may be.
     fn start(&mut self, budget: u32) -> bool {
-        self.last = Some(Instant::now());
+        self.touch();
         if self.asked >= budget {
             return false;
         }
@@ -480,6 +487,8 @@ mod tests {
     fn a_page_is_quiet_once_its_requests_are_answered_and_nothing_moved_for_a_while() {
         let mut requests = Requests::default();
         assert!(requests.quiet(Duration::from_secs(60)), "nothing asked yet");
+        requests.touch();
+        assert!(!requests.quiet(Duration::from_secs(60)), "just loaded");
         assert!(requests.start(2));
         assert!(!requests.quiet(Duration::ZERO), "one pending");
         let fetched = |url: &str| Requested::Fetched {
