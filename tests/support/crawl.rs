@@ -283,6 +283,14 @@ pub fn warcio() -> std::path::PathBuf {
     path
 }
 
+/// Debian's chromium for rendering tests: `$NEARCRAWL_CHROMIUM` (scripts/test.sh sets it),
+/// else `chromium` on the PATH.
+pub fn chromium() -> std::path::PathBuf {
+    std::env::var_os("NEARCRAWL_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("chromium"))
+}
+
 /// The job's WARC files, in order.
 pub fn warc_files(out: &Path) -> Vec<std::path::PathBuf> {
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(out.join("warc"))

@@ -132,8 +132,10 @@ fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Whether HTML loads a script (a `<script` tag, in any case).
 pub fn has_script(html: &[u8]) -> bool {
-    html.windows(7)
-        .any(|w| w[0] == b'<' && w[1..].eq_ignore_ascii_case(b"script"))
+    // Every page of a crawl in `auto` is asked: only its `<`s are looked at.
+    memchr::memchr_iter(b'<', html).any(|at| {
+        (html.get(at + 1..at + 7)).is_some_and(|name| name.eq_ignore_ascii_case(b"script"))
+    })
 }
 
 /// What auto mode learned of every host's renders, shared by a job's page tasks.

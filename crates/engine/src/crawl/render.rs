@@ -245,7 +245,7 @@ struct PageRequests {
     fetcher: Arc<dyn Fetch>,
     scope: Scope,
     /// Each origin's robots.txt, fetched the first time one of its URLs is asked for.
-    robots: Option<tokio::sync::Mutex<HashMap<String, Arc<RobotsRules>>>>,
+    robots: Option<Mutex<HashMap<String, Arc<OnceCell<RobotsRules>>>>>,
     /// Requests in flight to one origin at once, all rendered pages' together (the crawl's
     /// `politeness.max_connections_per_host`; no delay between them).
     connections: usize,
@@ -259,16 +259,11 @@ impl PageRequests {
         let Some(robots) = &self.robots else {
             return true;
         };
+        // One fetch per origin; requests to other origins do not wait for it.
         let origin = url.origin().ascii_serialization();
-        let mut known = robots.lock().await;
-        let rules = match known.get(&origin) {
-            Some(rules) => Arc::clone(rules),
-            None => {
-                let rules = Arc::new(self.fetcher.fetch_robots(url).await.rules);
-                known.insert(origin, Arc::clone(&rules));
-                rules
-            }
-        };
+        let once = Arc::clone(lock(robots).entry(origin).or_default());
+        let rules =
+            (once.get_or_init(|| async { self.fetcher.fetch_robots(url).await.rules })).await;
         rules.allows(url)
     }
 }
