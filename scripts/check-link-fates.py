@@ -24,7 +24,7 @@ THE_FATE = ("crates/link-policy/src/fate.rs", "Fate")
 # work (a URL to fetch now, or when to ask again).
 NOT_A_LINK = {
     ("crates/engine/src/frontier.rs", "Step"),
-    ("crates/redis-job/src/frontier.rs", "Next"),
+    ("crates/redis-job/src/frontier/answers.rs", "Next"),
 }
 
 ENGINE_LINK_FILES = [
