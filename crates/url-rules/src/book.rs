@@ -157,12 +157,12 @@ impl RuleBook {
     }
 
     /// Learns from `copy`, found to have the content of `original`: each rule between them
-    /// (a template, [`Rule::learn`], and a prefix, [`Rule::learn_prefix`]) gains one of
-    /// support, added when new. Their ids (none when the pair teaches nothing).
+    /// (a template, [`Rule::learn`], and a prefix, [`Rule::learn_prefix`], or for two URLs
+    /// that do not end alike an affix, [`Rule::learn_affix`]) gains one of support, added when new. Their ids (none when the pair teaches nothing).
     pub fn learn(&mut self, copy: &Url, original: &Url) -> Vec<RuleId> {
         let rules = [
             Rule::learn(copy, original),
-            Rule::learn_prefix(copy, original),
+            Rule::learn_prefix(copy, original).or_else(|| Rule::learn_affix(copy, original)),
         ];
         rules
             .into_iter()

@@ -10,7 +10,10 @@
 //! [`Rule::learn`] a rule, the words the two URLs share (the longest common subsequence of
 //! their path words and query values) becoming variables, and [`Rule::learn_prefix`] the
 //! start of one URL put in place of the other's where the two end alike (a new release's
-//! host for the old one's, a language's path prefix for another's). [`RuleBook`] keeps each rule with
+//! host for the old one's, a language's path prefix for another's), or where they do not end
+//! alike [`Rule::learn_affix`] their starts and ends around the longest run they share (a
+//! mirror's `/story/*/` for its origin's `/en/*.html`, one rule whatever a path's depth or
+//! words, where templates are one per shape of path). [`RuleBook`] keeps each rule with
 //! its support (pairs it was learned from) and what its predictions turned out to be
 //! ([`RuleStats`]: checked, confirmed), and [`RuleBook::predict`] gives a URL's counterpart
 //! by the most trusted rule that matches it. Two URLs of the same content copy each other:

@@ -176,7 +176,13 @@ mod tests {
         // Its counterpart was never fetched: no prediction counted.
         page(&mut replay, "http://m.example/story/9/", 50, None, None);
         let report = replay.report();
-        assert_eq!(report.len(), 1, "{report:?}");
+        // The pairs teach an affix rule too (`story/*/`), second in rank: never asked.
+        assert_eq!(report.len(), 2, "{report:?}");
+        assert_eq!(
+            report[1].rule,
+            "http://m.example/story/*/ -> http://o.example/a/*.html"
+        );
+        assert_eq!((report[1].stats.support, report[1].stats.checked), (2, 0));
         let rule = &report[0];
         assert_eq!(
             rule.rule,

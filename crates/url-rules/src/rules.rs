@@ -22,6 +22,16 @@ enum Kind {
     /// place (`http://new/` -> `http://old/`, `http://h/es/` -> `http://h/en/`), whatever
     /// follows: DUST's substring substitution, anchored at the start.
     Prefix { from: String, to: String },
+    /// A URL that starts with `from` and ends with `from_end`, something between, has `to`
+    /// and `to_end` in their places (`http://mirror/story/*/` -> `http://origin/en/*.html`):
+    /// a prefix rule for two URLs that do not end alike, whatever their paths' depth or
+    /// words ([`Rule::learn_affix`]).
+    Affix {
+        from: String,
+        from_end: String,
+        to: String,
+        to_end: String,
+    },
 }
 
 impl Rule {
@@ -66,6 +76,54 @@ impl Rule {
                 to: to.to_string(),
             })
         })
+    }
+
+    /// The rule that puts `original`'s start and end in place of `copy`'s where the two do
+    /// not end alike, around the longest run of text they share (a mirror's
+    /// `/story/mod/core/` for `/en/mod/core.html`: `/story/*/` -> `/en/*.html`): the run
+    /// starts a path segment on both sides, holds a word, and ends where a word does on both.
+    /// `None` when they end alike ([`Rule::learn_prefix`]'s) or share no such run.
+    pub fn learn_affix(copy: &Url, original: &Url) -> Option<Rule> {
+        let (copy, original) = (copy.as_str(), original.as_str());
+        let (c, o) = (copy.as_bytes(), original.as_bytes());
+        if c.last() == o.last() {
+            return None;
+        }
+        let path_start = |url: &str| {
+            url.find("://")
+                .map(|i| i + 3)
+                .and_then(|i| url[i..].find('/').map(|j| i + j + 1))
+        };
+        let (copy_path, original_path) = (path_start(copy)?, path_start(original)?);
+        let word = |b: u8| b.is_ascii_alphanumeric();
+        // (start in copy, start in original, length) of the longest run.
+        let mut best: Option<(usize, usize, usize)> = None;
+        for i in (copy_path..c.len()).filter(|&i| c[i - 1] == b'/') {
+            for j in (original_path..o.len()).filter(|&j| o[j - 1] == b'/') {
+                let same = (c[i..].iter().zip(&o[j..]))
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // Back to where a word ends on both sides.
+                let ends = |n: usize| {
+                    n > 0
+                        && c.get(i + n).is_none_or(|&b| !word(b))
+                        && o.get(j + n).is_none_or(|&b| !word(b))
+                };
+                let Some(n) = (1..=same).rev().find(|&n| ends(n)) else {
+                    continue;
+                };
+                if c[i..i + n].iter().any(|&b| word(b)) && best.is_none_or(|(_, _, m)| n > m) {
+                    best = Some((i, j, n));
+                }
+            }
+        }
+        let (i, j, n) = best?;
+        Some(Rule(Kind::Affix {
+            from: copy[..i].to_string(),
+            from_end: copy[i + n..].to_string(),
+            to: original[..j].to_string(),
+            to_end: original[j + n..].to_string(),
+        }))
     }
 
     /// The rule that rewrites `copy` into `original`, two URLs of the same content: the
@@ -157,6 +215,17 @@ impl Rule {
                 from: to.clone(),
                 to: from.clone(),
             })),
+            Kind::Affix {
+                from,
+                from_end,
+                to,
+                to_end,
+            } => Some(Rule(Kind::Affix {
+                from: to.clone(),
+                from_end: to_end.clone(),
+                to: from.clone(),
+                to_end: from_end.clone(),
+            })),
         }
     }
 
@@ -172,6 +241,18 @@ impl Rule {
                 let rest = cut.url.strip_prefix(from.as_str())?;
                 Url::parse(&format!("{to}{rest}")).ok()
             }
+            Kind::Affix {
+                from,
+                from_end,
+                to,
+                to_end,
+            } => {
+                let rest = cut.url.strip_prefix(from.as_str())?;
+                let middle = rest.strip_suffix(from_end.as_str())?;
+                (!middle.is_empty())
+                    .then(|| Url::parse(&format!("{to}{middle}{to_end}")).ok())
+                    .flatten()
+            }
         }
     }
 
@@ -184,7 +265,9 @@ impl Rule {
                 path: from.path.len(),
                 query: from.query.len(),
             },
-            Kind::Prefix { from, .. } => Key::Origin(origin_of(from).to_string()),
+            Kind::Prefix { from, .. } | Kind::Affix { from, .. } => {
+                Key::Origin(origin_of(from).to_string())
+            }
         }
     }
 }
@@ -204,6 +287,12 @@ impl fmt::Display for Rule {
         match &self.0 {
             Kind::Template { from, to } => write!(f, "{from} -> {to}"),
             Kind::Prefix { from, to } => write!(f, "{from}* -> {to}*"),
+            Kind::Affix {
+                from,
+                from_end,
+                to,
+                to_end,
+            } => write!(f, "{from}*{from_end} -> {to}*{to_end}"),
         }
     }
 }

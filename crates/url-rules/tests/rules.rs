@@ -445,3 +445,63 @@ fn a_pair_teaches_the_correspondence_read_the_other_way() {
     let one = full.learn(&copy, &original);
     assert!(full.learn_reversed(&one).is_empty());
 }
+
+/// Pairs that do not end alike, and the affix rule each teaches
+/// ([`Rule::learn_affix`]), if any.
+const AFFIXES: &[(&str, &str, Option<&str>)] = &[
+    // A mirror under another URL scheme: one rule whatever the path's depth or words.
+    (
+        "http://m.example/story/mod/mod_auth_basic/",
+        "http://o.example/en/mod/mod_auth_basic.html",
+        Some("http://m.example/story/*/ -> http://o.example/en/*.html"),
+    ),
+    (
+        "http://m.example/story/glossary/",
+        "http://o.example/en/glossary.html",
+        Some("http://m.example/story/*/ -> http://o.example/en/*.html"),
+    ),
+    // The shared run ends where a word ends on both sides, not inside one.
+    (
+        "http://m.example/s/abc/",
+        "http://o.example/abcd.html",
+        None,
+    ),
+    // Ending alike: a prefix rule's, or none.
+    ("http://m.example/story/17/", "http://o.example/a/17/", None),
+    (
+        "http://h.example/ch07.pt-br.html",
+        "http://h.example/ch07.pt.html",
+        None,
+    ),
+    // Nothing shared that starts a segment on both sides.
+    ("http://m.example/x-a/", "http://o.example/y-a.html", None),
+];
+
+#[test]
+fn a_pair_that_does_not_end_alike_teaches_an_affix() {
+    for (copy, original, want) in AFFIXES {
+        let rule = Rule::learn_affix(&url(copy), &url(original));
+        assert_eq!(
+            rule.as_ref().map(Rule::to_string).as_deref(),
+            *want,
+            "{copy}"
+        );
+        if let Some(rule) = rule {
+            assert_eq!(rule.apply(&url(copy)), Some(url(original)));
+            let reversed = rule.reversed().unwrap_or_else(|| panic!("{rule}"));
+            assert_eq!(reversed.apply(&url(original)), Some(url(copy)));
+        }
+    }
+    // Another page of the mirror, any depth; not one outside its shape.
+    let rule = Rule::learn_affix(
+        &url("http://m.example/story/glossary/"),
+        &url("http://o.example/en/glossary.html"),
+    )
+    .unwrap_or_else(|| panic!("an affix"));
+    assert_eq!(
+        rule.apply(&url("http://m.example/story/howto/ssi/")),
+        Some(url("http://o.example/en/howto/ssi.html"))
+    );
+    assert_eq!(rule.apply(&url("http://m.example/story/")), None);
+    assert_eq!(rule.apply(&url("http://m.example/other/a/")), None);
+}
