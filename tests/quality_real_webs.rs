@@ -151,11 +151,12 @@ async fn a_manual_in_eleven_languages_saves_more_than_the_oracle() {
 
 /// A manual crawled beside its mirror under another URL scheme (with "related" links of its
 /// own) and a syndication that rewrites a third of what it copies (docs/QUALITY.md items 36
-/// and 37): nothing is lost, no rewrite is called a copy, and the mirror's rule is acted on
-/// (0.151 of the content-aware bound one request at a time at this writing, 0.106 before
-/// its related links stopped blocking it). Recall is not held to 0.95 here: the mirror's
+/// to 40): nothing is lost, no rewrite is called a copy, and the mirror's rule is acted on
+/// (0.375 of the content-aware bound one request at a time at this writing, 0.151 before its
+/// first copy's related links, each to another copy, stopped holding it back, and 0.106
+/// before they stopped blocking it for good). Recall is not held to 0.95 here: the mirror's
 /// table-of-contents pages, a few hundred words beside its banner and related links, are
-/// judged unique (0.864 at this writing).
+/// judged unique (0.889 at this writing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirror_and_a_syndication_crawled_beside_their_origin() {
     let web = RealWeb::MirrorPostgresql;
@@ -173,7 +174,7 @@ async fn a_mirror_and_a_syndication_crawled_beside_their_origin() {
     assert!(m.recall >= 0.8, "recall {:.3}\n{report}", m.recall);
     assert!(m.coverage >= 1.0, "coverage {:.3}\n{report}", m.coverage);
     assert!(
-        m.bytes_saved_vs_content_bound >= 0.13,
+        m.bytes_saved_vs_content_bound >= 0.35,
         "saved {:.3} of the content-aware bound's saving\n{report}",
         m.bytes_saved_vs_content_bound
     );

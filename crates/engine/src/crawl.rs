@@ -516,9 +516,9 @@ struct Decided {
     decision: Decision,
     commit: Commit,
     extra: Vec<Record>,
-    /// A duplicate whose links were read: whether it queued links that lead where its
+    /// A duplicate whose links were read: the links it queued that lead where its
     /// original's do not (pages of its own), what the link policy learns of its URL rule.
-    adds_pages: Option<bool>,
+    added: Option<Vec<String>>,
 }
 
 impl Decided {
@@ -527,7 +527,7 @@ impl Decided {
             decision,
             commit: Commit::default(),
             extra: Vec::new(),
-            adds_pages: None,
+            added: None,
         }
     }
 

@@ -106,6 +106,14 @@ pub enum Event {
         /// See [`Event::Verified`].
         told: bool,
     },
+    /// A copy noted as linking to pages its original does not did not after all: each page
+    /// only it linked to turned out to be a copy ([`crate::LinkPolicy::retract`]).
+    Retracted {
+        /// The copy.
+        copy: String,
+        /// Its original.
+        original: String,
+    },
     /// A URL asked of the rules: what the crawl held of the counterparts the policy asked
     /// about, in order, and the fate.
     RuleFate {

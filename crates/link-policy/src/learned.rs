@@ -45,6 +45,14 @@ pub enum RuleEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verified: Option<bool>,
     },
+    /// A copy learned from as adding pages did not add any after all
+    /// ([`LinkPolicy::retract`]).
+    Retracted {
+        /// The copy's URL, as rules name pages.
+        copy: String,
+        /// Its original's.
+        original: String,
+    },
     /// The query parameter `name` was learned to be a session parameter of `host` (an
     /// authority): stripped from its URLs by every worker from then on.
     Session {
@@ -74,6 +82,10 @@ pub struct Learned {
     learns_sessions: bool,
     /// A shared job: the job's log keeps what is learned, the store nothing.
     shared: bool,
+    /// Copies learned from as adding pages, until the pages they added are decided (this
+    /// process's: a page another worker decides, or one decided before a resume, lets none
+    /// go).
+    adders: Adders,
 }
 
 /// Rules off, nothing learned.
@@ -109,6 +121,7 @@ impl Learned {
             sessions_changed: false,
             learns_sessions: false,
             shared: false,
+            adders: Adders::default(),
         }
     }
 
@@ -152,6 +165,11 @@ impl Learned {
                 self.policy.checked(rule, right);
                 if let Some(told) = verified {
                     self.policy.verified(rule, told);
+                }
+            }
+            RuleEvent::Retracted { copy, original } => {
+                if let (Ok(copy), Ok(original)) = (Url::parse(&copy), Url::parse(&original)) {
+                    self.policy.retract(&copy, &original);
                 }
             }
             RuleEvent::Session { host, name } => {
@@ -293,6 +311,24 @@ impl Learned {
         }))
     }
 
+    /// `copy` (of `original`, as [`Learned::learned`] names them) linked to `added`, pages
+    /// its original does not link to: its rules are held back until each of them is decided
+    /// ([`Learned::copy_decided`]).
+    pub fn added(&mut self, copy: &str, original: &str, added: &[String]) {
+        if self.enabled() {
+            let (copy, original) = (self.without_sessions(copy), self.without_sessions(original));
+            self.adders.added(&copy, &original, added);
+        }
+    }
+
+    /// The page at `url` was judged a copy: the changes that let go the rules of the copies
+    /// each of whose added pages is now known to be one ([`RuleEvent::Retracted`]).
+    pub fn copy_decided(&mut self, url: &str) -> Vec<RuleEvent> {
+        (self.adders.copy_decided(url).into_iter())
+            .map(|(copy, original)| RuleEvent::Retracted { copy, original })
+            .collect()
+    }
+
     /// A page predicted by rule `rule` (its number) to copy `counterpart` was decided: a
     /// duplicate of `duplicate_of`, or not (`None`); by a cheap check that found it unchanged
     /// (`unchanged`), or fetched whole; `verify`: the prediction was to be verified by length
@@ -352,6 +388,10 @@ impl Learned {
         self.policy.book()
     }
 }
+
+mod adders;
+
+use adders::Adders;
 
 #[cfg(test)]
 mod tests;

@@ -187,6 +187,10 @@ impl Replay {
             Event::Checked { rule, right } => {
                 self.rules()?.checked(RuleId::from_number(rule), right);
             }
+            Event::Retracted { copy, original } => {
+                let (copy, original) = (parse(&copy)?, parse(&original)?);
+                self.rules()?.retract(&copy, &original);
+            }
             Event::Verified { rule, told } => {
                 self.rules()?.verified(RuleId::from_number(rule), told);
             }

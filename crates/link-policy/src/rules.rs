@@ -167,6 +167,23 @@ impl LinkPolicy {
         rules
     }
 
+    /// `copy`, learned from as having `original`'s content and linking to pages `original`
+    /// does not ([`LinkPolicy::learn`]), did not add any after all: each page only it linked
+    /// to turned out to be a copy too (a mirror's "related" links to its other copies). The
+    /// rules between them are no longer held back by it.
+    pub fn retract(&mut self, copy: &Url, original: &Url) {
+        if !self.enabled() {
+            return;
+        }
+        for rule in self.book.rules_of(copy, original) {
+            self.book.retract_adds(rule);
+        }
+        self.note(|| Event::Retracted {
+            copy: copy.to_string(),
+            original: original.to_string(),
+        });
+    }
+
     /// A prediction of `rule`'s was checked: the page was judged a duplicate of the
     /// counterpart it named (`right`), or not.
     pub fn checked(&mut self, rule: RuleId, right: bool) {

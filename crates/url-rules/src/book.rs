@@ -160,14 +160,16 @@ impl RuleBook {
     /// (a template, [`Rule::learn`], and a prefix, [`Rule::learn_prefix`], or for two URLs
     /// that do not end alike an affix, [`Rule::learn_affix`]) gains one of support, added when new. Their ids (none when the pair teaches nothing).
     pub fn learn(&mut self, copy: &Url, original: &Url) -> Vec<RuleId> {
-        let rules = [
-            Rule::learn(copy, original),
-            Rule::learn_prefix(copy, original).or_else(|| Rule::learn_affix(copy, original)),
-        ];
-        rules
-            .into_iter()
-            .flatten()
+        (taught(copy, original).into_iter().flatten())
             .filter_map(|rule| self.support(rule))
+            .collect()
+    }
+
+    /// The ids of the rules in the book that `copy` and `original` teach ([`RuleBook::learn`]),
+    /// without learning them again.
+    pub fn rules_of(&self, copy: &Url, original: &Url) -> Vec<RuleId> {
+        (taught(copy, original).into_iter().flatten())
+            .filter_map(|rule| self.ids.get(&rule).copied())
             .collect()
     }
 
@@ -230,6 +232,15 @@ impl RuleBook {
     pub fn note_adds(&mut self, rule: RuleId) {
         if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
             stats.adding += 1;
+        }
+    }
+
+    /// A copy under `rule` noted as linking to pages its original does not
+    /// ([`RuleBook::note_adds`]) did not after all: each page only it linked to turned out
+    /// to be a copy too (a mirror's "related" link to another of its copies).
+    pub fn retract_adds(&mut self, rule: RuleId) {
+        if let Some((_, stats)) = self.rules.get_mut(rule.index()) {
+            stats.adding = stats.adding.saturating_sub(1);
         }
     }
 
@@ -377,4 +388,14 @@ impl RuleBook {
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
+}
+
+/// The rules a pair of URLs of the same content teaches: a template ([`Rule::learn`]), and a
+/// prefix ([`Rule::learn_prefix`]) or, for two URLs that do not end alike, an affix
+/// ([`Rule::learn_affix`]).
+fn taught(copy: &Url, original: &Url) -> [Option<Rule>; 2] {
+    [
+        Rule::learn(copy, original),
+        Rule::learn_prefix(copy, original).or_else(|| Rule::learn_affix(copy, original)),
+    ]
 }

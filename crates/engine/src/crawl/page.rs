@@ -358,10 +358,11 @@ impl Coordinator {
         }
         if let Some((original, facts)) = learn_from {
             let facts = CopyFacts {
-                adds_pages: decided.adds_pages,
+                adds_pages: decided.added.as_ref().map(|added| !added.is_empty()),
                 ..facts
             };
-            (self.links.learn(&entry.url, &original, facts)).map_err(EngineError::Shared)?;
+            let added = decided.added.as_deref().unwrap_or_default();
+            (self.links.learn(&entry.url, &original, facts, added)).map_err(EngineError::Shared)?;
         }
         if let Some(learned) = learned {
             let trap = decided.decision.trap.take().into_iter();

@@ -51,16 +51,16 @@ impl Coordinator {
         if let Some(probe) = &entry.probe {
             // Its probe found its counterpart's text: a pair to learn from, and a prediction
             // that named that counterpart right.
-            let counterpart = probe.counterpart.clone();
+            let counterpart = probe.counterpart.as_str();
             if let Some(prediction) = entry.predicted.clone() {
                 let links = &mut self.links;
                 let checked =
-                    super::predictions::check(links, *prediction, Some(&counterpart), true)?;
+                    super::predictions::check(links, *prediction, Some(counterpart), true)?;
                 decided.decision.prediction = Some(checked);
             }
             // Found unchanged by its length, or by a sample; its links were not read.
             let facts = (self.links).copy_facts(probe.length, probe.counterpart_length);
-            (self.links.learn(&entry.url, &counterpart, facts)).map_err(EngineError::Shared)?;
+            (self.links.learn(&entry.url, counterpart, facts, &[])).map_err(EngineError::Shared)?;
         }
         let (commit, records) = decided.taking(key, |decision| {
             crate::record::unchanged(seq, &entry, page, decision.prediction)

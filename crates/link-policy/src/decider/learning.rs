@@ -139,12 +139,27 @@ impl Decider {
     }
 
     /// `copy` was judged to have the content of `original` (the two URLs as recorded), with
-    /// what is known of it ([`Learned::learned`]).
-    pub fn learn(&mut self, copy: &str, original: &str, facts: CopyFacts) -> Result<(), String> {
-        match self.learned.learned(copy, original, facts) {
-            Some(event) => self.change(event),
-            None => Ok(()),
+    /// what is known of it ([`Learned::learned`]) and the pages it linked to that its original
+    /// does not (`added`, when it adds pages). A copy that added pages holds its rules back
+    /// until each of those is decided; one that turns out a copy too lets go of the copies
+    /// waiting on it alone ([`Learned::copy_decided`]).
+    pub fn learn(
+        &mut self,
+        copy: &str,
+        original: &str,
+        facts: CopyFacts,
+        added: &[String],
+    ) -> Result<(), String> {
+        if let Some(event) = self.learned.learned(copy, original, facts) {
+            self.change(event)?;
+            if facts.adds_pages == Some(true) {
+                self.learned.added(copy, original, added);
+            }
         }
+        for event in self.learned.copy_decided(copy) {
+            self.change(event)?;
+        }
+        Ok(())
     }
 
     /// A page whose URL rule `rule` (its number) predicted to copy `counterpart` was decided:
@@ -171,6 +186,7 @@ mod tests {
     use super::*;
     use crate::evidence::{Held, PolicyConfig, Predict};
     use crate::settings::LinkSettings;
+    use nearcrawl_url_rules::RuleId;
 
     /// A job's log in memory, shared by the workers given it; `due`: whether a worker reads
     /// it when not told to.
@@ -227,7 +243,7 @@ mod tests {
         let log = Log::default();
         let (mut a, mut b) = (worker(Some(&log)), worker(Some(&log)));
         let pair = ("http://m.test/story/1/", "http://o.test/a/1.html");
-        assert_eq!(a.learn(pair.0, pair.1, CopyFacts::default()), Ok(()));
+        assert_eq!(a.learn(pair.0, pair.1, CopyFacts::default(), &[]), Ok(()));
         // Made by replaying the log (each pair teaches its rule both ways).
         let rules = a.learned().book().len();
         assert!(rules > 0);
@@ -240,7 +256,10 @@ mod tests {
         // A worker joining later replays it all; one of its own job learns alone.
         assert_eq!(worker(Some(&log)).learned().book().len(), rules);
         let mut alone = worker(None);
-        assert_eq!(alone.learn(pair.0, pair.1, CopyFacts::default()), Ok(()));
+        assert_eq!(
+            alone.learn(pair.0, pair.1, CopyFacts::default(), &[]),
+            Ok(())
+        );
         let logged = log.events.lock().map(|e| e.len()).unwrap_or(0);
         assert_eq!((alone.learned().book().len(), logged), (rules, 1));
         // A log that cannot be read is an error naming the event.
@@ -256,7 +275,10 @@ mod tests {
     fn a_queued_url_a_trusted_rule_skips_is_vetoed_when_handed_out() {
         let mut decider = worker(None);
         let pair = ("http://m.test/story/1/", "http://o.test/a/1.html");
-        assert_eq!(decider.learn(pair.0, pair.1, CopyFacts::default()), Ok(()));
+        assert_eq!(
+            decider.learn(pair.0, pair.1, CopyFacts::default(), &[]),
+            Ok(())
+        );
         let url = "http://m.test/story/2/";
         // (what it protects, its entry decided already, the veto, the fate it is handed out
         // with)
@@ -293,5 +315,61 @@ mod tests {
         assert!(decider.at_dispatch(url, false, &held).is_some());
         assert!(matches!(decider.dispatched(url), Some(Fate::Skip { .. })));
         assert!(decider.dispatched(url).is_none(), "taken once");
+    }
+
+    #[test]
+    fn a_copy_whose_own_links_led_to_other_copies_lets_its_rules_go() {
+        let adds = CopyFacts {
+            adds_pages: Some(true),
+            ..CopyFacts::default()
+        };
+        // Whether a rule the pairs taught is held back by a copy adding pages.
+        let held_back = |decider: &Decider| {
+            let book = decider.learned().book();
+            (0..book.len())
+                .filter_map(|n| book.stats(RuleId::from_number(n as u32)))
+                .any(|stats| stats.adding > 0)
+        };
+        let story = |n: u32| format!("http://m.test/story/{n}/");
+        let article = |n: u32| format!("http://o.test/a/{n}.html");
+        // (what it protects, what the first copy's own links led to, judged copies after it,
+        // whether its rules are still held back)
+        let cases: [(&str, &[u32], &[u32], bool); 4] = [
+            (
+                "a mirror's related links, each to another of its copies",
+                &[2, 3],
+                &[2, 3],
+                false,
+            ),
+            (
+                "a related link not decided yet holds the rules back",
+                &[2, 3],
+                &[2],
+                true,
+            ),
+            (
+                "a copy that adds a chapter nothing else names",
+                &[9],
+                &[2],
+                true,
+            ),
+            (
+                "a copy said to add pages, none named, holds them back",
+                &[],
+                &[2],
+                true,
+            ),
+        ];
+        for (what, added, copies, want) in cases {
+            let mut decider = worker(None);
+            let added: Vec<String> = added.iter().map(|&n| story(n)).collect();
+            let first = (story(1), article(1));
+            assert_eq!(decider.learn(&first.0, &first.1, adds, &added), Ok(()));
+            for &n in copies {
+                let learned = decider.learn(&story(n), &article(n), CopyFacts::default(), &[]);
+                assert_eq!(learned, Ok(()), "{what}");
+            }
+            assert_eq!(held_back(&decider), want, "{what}");
+        }
     }
 }

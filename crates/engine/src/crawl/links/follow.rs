@@ -22,8 +22,8 @@ struct PageLinks<'a> {
     fired: Vec<Trap>,
     /// What became of its links, for its record.
     fates: LinkFates,
-    /// Links queued that lead where the page's original does not.
-    new_found: u32,
+    /// The URLs of links queued that lead where the page's original does not.
+    added: Vec<String>,
     /// The URL patterns on the path from a seed to this page.
     path: PatternPath,
     /// A baseline crawl (or one told to, `links.record`) keeps its whole in-scope link
@@ -71,7 +71,7 @@ impl PageLinks<'_> {
             pending: HashSet::new(),
             fired: how.chain_trap.iter().cloned().collect(),
             fates: LinkFates::default(),
-            new_found: 0,
+            added: Vec::new(),
             path: PatternPath::from_pairs(entry.patterns.clone()),
             graph: crawl.config.records_links().then(Default::default),
             on,
@@ -90,7 +90,7 @@ impl PageLinks<'_> {
     ) {
         let PageLinks {
             fates,
-            new_found,
+            added,
             graph,
             fired,
             ..
@@ -112,14 +112,14 @@ impl PageLinks<'_> {
             ..fates
         };
         if let Follow::NewLinks { .. } = how.follow {
-            decided.adds_pages = Some(new_found > 0);
+            decided.added = Some(added.clone());
         }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
         if links.samples_pending() {
             let adds = match how.follow {
                 Follow::All => true,
-                Follow::NewLinks { .. } => new_found > 0,
+                Follow::NewLinks { .. } => !added.is_empty(),
                 Follow::None => false,
             };
             links.links_followed(&url_key(&entry.url), adds);
@@ -403,7 +403,7 @@ impl Carry<'_> {
         {
             // (Where its original leads too, taken to the original's site, a language's link
             // to its own copy of a section, it leads to no page its original does not.)
-            page.new_found += 1;
+            page.added.push(url.to_string());
         }
         Ok(())
     }

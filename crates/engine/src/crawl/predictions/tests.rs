@@ -92,12 +92,14 @@ fn workers_of_a_shared_job_hold_one_book() {
         "http://n.example/x/1",
         "http://o.example/y/1",
         CopyFacts::default(),
+        &[],
     )
     .unwrap();
     b.learn(
         "http://m.example/z/1.html",
         "http://o.example/y/1",
         CopyFacts::default(),
+        &[],
     )
     .unwrap();
     // b replayed a's pair before its own: the rules are numbered in the log's order.
