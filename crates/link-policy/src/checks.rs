@@ -81,11 +81,14 @@ impl Head {
         }
     }
 
-    /// Whether a sample's parts are compared with the counterpart's text at all
-    /// ([`comparable_lengths`]).
+    /// Whether a sample's parts are compared with the counterpart's text at all: the
+    /// lengths of a URL rule's copies for its sample (the window it was asked within, by
+    /// [`Decider::after_head`]: a syndication's copies, its main region only, are half their
+    /// originals' length), else [`comparable_lengths`].
     pub fn comparable(&self) -> bool {
-        match (self.length, self.counterpart_length) {
-            (Some(length), Some(counterpart)) => comparable_lengths(length, counterpart),
+        match (self.length, self.counterpart_length, self.window) {
+            (Some(length), Some(_), Some((low, high))) => (low..=high).contains(&length),
+            (Some(length), Some(counterpart), None) => comparable_lengths(length, counterpart),
             _ => false,
         }
     }
@@ -330,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sample_is_compared_only_against_a_counterpart_of_about_its_length() {
+    fn a_sample_is_compared_only_against_a_counterpart_of_about_its_length_or_its_rule_s_copies() {
         let head = |length, counterpart_length| Head {
             length,
             counterpart_length,
@@ -347,6 +350,24 @@ mod tests {
                 false,
             ),
             ("no length", head(None, Some(40_000)), false),
+            // A URL rule's sample, asked within the lengths its copies have had: a
+            // syndication's copy, its original's main region, half its length.
+            (
+                "a rule's copy as short as its copies have been",
+                Head {
+                    window: Some((18_000, 24_000)),
+                    ..head(Some(20_000), Some(40_000))
+                },
+                true,
+            ),
+            (
+                "a rule's copy outside its copies' lengths",
+                Head {
+                    window: Some((38_000, 42_000)),
+                    ..head(Some(80_000), Some(40_000))
+                },
+                false,
+            ),
         ];
         for (what, head, comparable) in cases {
             assert_eq!(head.comparable(), comparable, "{what}");
