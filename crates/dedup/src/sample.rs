@@ -24,18 +24,9 @@ pub use nearcrawl_link_policy::{
 
 /// Parts of a page a sample asks for.
 pub const SAMPLE_PARTS: u64 = 4;
-/// Bytes in each part of a page of 12 to 192 KiB: a larger page's parts are
-/// [`SAMPLE_PART_SHARE`] of it, a smaller one's [`SMALL_PART_SHARE`] ([`sample_part_bytes`]).
+/// Bytes in each part, at least: a larger page's parts are [`SAMPLE_PART_SHARE`] of it
+/// ([`sample_part_bytes`]).
 pub const SAMPLE_PART_BYTES: u64 = 768;
-/// A part's share of a page under 12 KiB: 1/16, [`SMALL_PART_BYTES`] at least. Four parts of
-/// 768 bytes cost a 5 kB page three quarters of what fetching it does: a mirror's pages of 5
-/// to 8 kB were sampled for little, and its rules' smaller pages fetched whole
-/// (docs/QUALITY.md item 41).
-pub const SMALL_PART_SHARE: u64 = 16;
-/// The least bytes of a part. Parts of 256 bytes had too few words: two of a translated
-/// page's fell on what translation leaves as it was (commands, names), and a page told
-/// unchanged by them lost its content group (item 41).
-pub const SMALL_PART_BYTES: u64 = 512;
 /// A part's share of a large page: 1/256, so a sample asks for about 1.6 % of it. A large
 /// page is often a table whose 768 bytes hold a handful of words (an instruction set's
 /// syntax: an operand name per link), too few to tell anything by.
@@ -54,12 +45,10 @@ pub const FILTER_BITS_PER_SHINGLE: usize = 4;
 /// Bits a shingle sets in a filter.
 const FILTER_PROBES: u64 = 3;
 
-/// The bytes of each part of a sample of a page of `length` bytes: [`SAMPLE_PART_BYTES`],
-/// [`SAMPLE_PART_SHARE`] of a larger page, [`SMALL_PART_SHARE`] of a smaller one (but
-/// [`SMALL_PART_BYTES`] at least).
+/// The bytes of each part of a sample of a page of `length` bytes: [`SAMPLE_PART_BYTES`], or
+/// [`SAMPLE_PART_SHARE`] of a larger page.
 pub fn sample_part_bytes(length: u64) -> u64 {
-    let small = (length / SMALL_PART_SHARE).max(SMALL_PART_BYTES);
-    (length / SAMPLE_PART_SHARE).max(SAMPLE_PART_BYTES.min(small))
+    (length / SAMPLE_PART_SHARE).max(SAMPLE_PART_BYTES)
 }
 
 /// The inclusive byte ranges a sample of a page of `length` bytes asks for: [`SAMPLE_PARTS`]
@@ -488,8 +477,6 @@ mod tests {
     fn a_sample_costs_its_parts_and_their_headers() {
         // Four parts of 768 bytes: about a fifth of a 20 kB page.
         assert_eq!(sample_cost(20_000), 4 * (768 + 96) + 256);
-        // An 8 kB page's four parts of 512 bytes: a third of it.
-        assert_eq!(sample_cost(8_000), 4 * (512 + 96) + 256);
         // A larger page's parts are 1/256 of it.
         assert_eq!(sample_cost(1 << 20), 4 * (4096 + 96) + 256);
         assert!(comparable_lengths(20_000, 20_000) && comparable_lengths(16_000, 20_000));
@@ -563,15 +550,6 @@ mod tests {
             assert_eq!(b - a + 1, (1 << 20) / SAMPLE_PART_SHARE);
         }
         assert_eq!(sample_part_bytes(SAMPLE_MIN_LENGTH), SAMPLE_PART_BYTES);
-        // A small page's parts are a sixteenth of it, 512 bytes at least, apart on any page
-        // that keeps its shingles (4 kB and more).
-        assert_eq!(sample_part_bytes(10_000), 625);
-        assert_eq!(sample_part_bytes(12_288), SAMPLE_PART_BYTES);
-        assert_eq!(sample_part_bytes(4_096), SMALL_PART_BYTES);
-        for length in [SHINGLES_MIN_LENGTH, 5_000, 12_000] {
-            let ranges = sample_ranges(length);
-            assert!(ranges.windows(2).all(|w| w[0].1 < w[1].0), "{ranges:?}");
-        }
         assert!(sample_ranges(10).iter().all(|&(a, b)| a <= b && b < 10));
         assert!(sample_ranges(0).is_empty());
     }
