@@ -429,3 +429,53 @@ async fn a_page_s_requests_to_its_host_share_the_host_s_connections() {
     let requests = page.rendered.as_ref().map_or(0, |r| r.requests);
     assert!(requests >= 6, "{page:#?}");
 }
+
+/// A hostile page: its script asks for five thousand URLs, three thousand of its own host and
+/// two thousand on as many other hosts. The page's budget (`render.max_subresources`) caps
+/// what reaches any server, the other hosts are refused by the crawl's scope without a
+/// request, the page is still judged on what the browser shows within its time, and the
+/// crawl goes on to the page it links to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_asking_for_thousands_of_urls_across_hosts_gets_its_budget() {
+    let script = "<html><body><a href=\"/next.html\">next</a><div id=\"root\">Loading...</div>\
+                  <script>\
+                  for (let i = 0; i < 3000; i++) fetch('/flood/' + i).catch(() => {});\
+                  for (let i = 0; i < 2000; i++) fetch('http://h' + i + '.invalid/x').catch(() => {});\
+                  document.getElementById('root').textContent = 'asked for five thousand';\
+                  </script></body></html>";
+    let mut site = Site::new().page("/", Reply::html(script)).page(
+        "/next.html",
+        Reply::html(format!("<html><body><p>{}</p></body></html>", prose(7))),
+    );
+    for i in 0..3000 {
+        site.insert(&format!("/flood/{i}"), Reply::ok("application/json", "{}"));
+    }
+    let running = serve_at(site, "127.0.0.98").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("flood");
+    let mut config = local_config();
+    config.render.mode = RenderMode::Always;
+    config.render.chromium = chromium();
+    config.render.max_subresources = 40;
+    config.render.timeout_ms = 10_000;
+    run(&format!("{}\n", running.url("/")), &out, config).await;
+    let flooded = (running.site.requests().into_iter())
+        .filter(|(path, _)| path.starts_with("/flood/"))
+        .count();
+    assert!(
+        flooded <= 40,
+        "{flooded} of the page's requests reached its server"
+    );
+    let seen = records(&out);
+    let page = record(&seen, "/");
+    let rendered = page.rendered.as_ref().expect("rendered");
+    assert!(rendered.error.is_none(), "{page:#?}");
+    assert!(rendered.requests >= 100, "{page:#?}");
+    assert!(
+        rendered.refused + 40 >= rendered.requests,
+        "past its budget, every request is refused: {page:#?}"
+    );
+    assert!(rendered.ms <= 12_000, "{page:#?}");
+    let next = record(&seen, "/next.html");
+    assert_eq!(next.verdict, Verdict::Unique, "{next:#?}");
+}
