@@ -43,6 +43,14 @@ fn shell(title: &str, text: &str, links: &[String]) -> Reply {
     ))
 }
 
+/// A local crawl's configuration that renders as `mode` says, in Debian's chromium.
+fn rendering(mode: RenderMode) -> nearcrawl_engine::CrawlConfig {
+    let mut config = local_config();
+    config.render.mode = mode;
+    config.render.chromium = chromium();
+    config
+}
+
 fn site() -> Site {
     let mut site = Site::new()
         .page("/app.js", Reply::ok("application/javascript", APP))
@@ -97,9 +105,7 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
 
     // Rendered: every page, judged on its article.
     let out = dir.path().join("rendered");
-    let mut config = local_config();
-    config.render.mode = RenderMode::Always;
-    config.render.chromium = chromium();
+    let mut config = rendering(RenderMode::Always);
     config.render.tabs = 2;
     let report = run(&seeds, &out, config).await;
     let renders = report.render.as_ref().expect("the report counts renders");
@@ -240,9 +246,7 @@ async fn auto_renders_the_pages_that_need_it_and_stops_where_rendering_adds_noth
     let seeds = format!("{}\n{}\n", running.url("/"), idle.url("/"));
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("auto");
-    let mut config = local_config();
-    config.render.mode = RenderMode::Auto;
-    config.render.chromium = chromium();
+    let mut config = rendering(RenderMode::Auto);
     config.limits.concurrency = 1;
     run(&seeds, &out, config).await;
     let seen = records(&out);
@@ -343,9 +347,7 @@ async fn a_page_cut_at_the_body_cap_is_not_rendered_and_says_so() {
     let running = serve_at(site, "127.0.0.95").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("cut");
-    let mut config = local_config();
-    config.render.mode = RenderMode::Always;
-    config.render.chromium = chromium();
+    let mut config = rendering(RenderMode::Always);
     config.fetch.max_body_bytes = 2_048;
     run(&format!("{}\n", running.url("/")), &out, config).await;
     let seen = records(&out);
@@ -407,9 +409,7 @@ async fn a_page_s_requests_to_its_host_share_the_host_s_connections() {
     let running = serve_at(site, "127.0.0.97").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("connections");
-    let mut config = local_config();
-    config.render.mode = RenderMode::Always;
-    config.render.chromium = chromium();
+    let mut config = rendering(RenderMode::Always);
     config.politeness.max_connections_per_host = 2;
     run(&format!("{}\n", running.url("/")), &out, config).await;
     let arrivals: Vec<std::time::Instant> = (running.site.requests().into_iter())
@@ -453,9 +453,7 @@ async fn a_page_asking_for_thousands_of_urls_across_hosts_gets_its_budget() {
     let running = serve_at(site, "127.0.0.98").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("flood");
-    let mut config = local_config();
-    config.render.mode = RenderMode::Always;
-    config.render.chromium = chromium();
+    let mut config = rendering(RenderMode::Always);
     config.render.max_subresources = 40;
     config.render.timeout_ms = 10_000;
     run(&format!("{}\n", running.url("/")), &out, config).await;
