@@ -48,11 +48,6 @@ impl Rule {
             .take_while(|(a, b)| a == b)
             .count();
         // Within the path: after the origin's "scheme://host/" on both sides.
-        let path_start = |url: &str| {
-            url.find("://")
-                .map(|i| i + 3)
-                .and_then(|i| url[i..].find('/').map(|j| i + j + 1))
-        };
         let (copy_path, original_path) = (path_start(copy)?, path_start(original)?);
         let max = common
             .min(copy.len() - copy_path)
@@ -89,11 +84,6 @@ impl Rule {
         if c.last() == o.last() {
             return None;
         }
-        let path_start = |url: &str| {
-            url.find("://")
-                .map(|i| i + 3)
-                .and_then(|i| url[i..].find('/').map(|j| i + j + 1))
-        };
         let (copy_path, original_path) = (path_start(copy)?, path_start(original)?);
         let word = |b: u8| b.is_ascii_alphanumeric();
         // (start in copy, start in original, length) of the longest run.
@@ -270,6 +260,13 @@ impl Rule {
             }
         }
     }
+}
+
+/// Where a URL's text's path starts: just after the `/` that follows its origin (`None`
+/// without one).
+fn path_start(url: &str) -> Option<usize> {
+    let after = url.find("://")? + 3;
+    url[after..].find('/').map(|i| after + i + 1)
 }
 
 /// The origin a URL's text starts with (up to its path).

@@ -111,9 +111,6 @@ impl PageLinks<'_> {
             matched_by: counted.matched_by,
             ..fates
         };
-        if let Follow::NewLinks { .. } = how.follow {
-            decided.added = Some(added.clone());
-        }
         // A mirror's sample: it added a page when it was no copy at all, or when it links
         // where its original does not.
         if links.samples_pending() {
@@ -123,6 +120,9 @@ impl PageLinks<'_> {
                 Follow::None => false,
             };
             links.links_followed(&url_key(&entry.url), adds);
+        }
+        if let Follow::NewLinks { .. } = how.follow {
+            decided.added = Some(added);
         }
         if !fired.is_empty() {
             let named: Vec<String> = fired.iter().map(Trap::to_string).collect();
