@@ -86,6 +86,8 @@ pub struct Learned {
     /// process's: a page another worker decides, or one decided before a resume, lets none
     /// go).
     adders: Adders,
+    /// The originals of the copies learned from, for a prediction's check.
+    originals: Originals,
 }
 
 /// Rules off, nothing learned.
@@ -122,6 +124,7 @@ impl Learned {
             learns_sessions: false,
             shared: false,
             adders: Adders::default(),
+            originals: Originals::default(),
         }
     }
 
@@ -152,6 +155,7 @@ impl Learned {
                     original,
                     facts,
                 } = pair;
+                self.originals.note(&copy, &original);
                 if let (Ok(copy), Ok(original)) = (Url::parse(&copy), Url::parse(&original)) {
                     self.policy.learn(&copy, &original, facts);
                 }
@@ -332,7 +336,9 @@ impl Learned {
     /// A page predicted by rule `rule` (its number) to copy `counterpart` was decided: a
     /// duplicate of `duplicate_of`, or not (`None`); by a cheap check that found it unchanged
     /// (`unchanged`), or fetched whole; `verify`: the prediction was to be verified by length
-    /// (a right one tells whether the length did). Whether it was right, and the change.
+    /// (a right one tells whether the length did). Whether it was right (the page has its
+    /// counterpart's content: judged a copy of it, or of the original it was judged a copy
+    /// of), and the change.
     pub fn checked(
         &self,
         (rule, counterpart): (u32, &str),
@@ -340,8 +346,10 @@ impl Learned {
         duplicate_of: Option<&str>,
         unchanged: bool,
     ) -> (bool, RuleEvent) {
-        let without = |url: &str| self.without_sessions(url);
-        let right = duplicate_of.map(without) == Some(without(counterpart));
+        let counterpart = self.without_sessions(counterpart);
+        let right = duplicate_of.is_some_and(|of| {
+            (self.originals).same_content(&self.without_sessions(of), &counterpart)
+        });
         let verified = (right && verify).then_some(unchanged);
         let event = RuleEvent::Checked {
             rule,
@@ -390,8 +398,10 @@ impl Learned {
 }
 
 mod adders;
+mod originals;
 
 use adders::Adders;
+use originals::Originals;
 
 #[cfg(test)]
 mod tests;

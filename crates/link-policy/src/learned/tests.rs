@@ -245,3 +245,32 @@ fn a_learned_pair_keeps_its_form_in_the_log() {
     assert_eq!(pair.facts.same_length, Some(true));
     assert_eq!(serde_json::to_string(&read).unwrap(), written);
 }
+
+/// A table of a prediction's checks: the page predicted to copy `/a/1.html` of the origin was
+/// judged a copy of the page in the second column; whether the prediction was right.
+#[test]
+fn a_prediction_is_right_when_the_page_has_its_counterpart_s_content() {
+    let mut learned = Learned::new(checking(), None).unwrap();
+    let (origin, news) = ("http://o.test/a/1.html", "http://n.test/news/1.html");
+    // The syndication's page was fetched first: the origin's is a copy of it.
+    let copy = learned.learned(origin, news, CopyFacts::default());
+    learned.apply(copy.expect("rules on, URLs valid"));
+    let cases = [
+        ("a copy of the counterpart", Some(origin), true),
+        ("a copy of the counterpart's own original", Some(news), true),
+        (
+            "a copy of another page",
+            Some("http://n.test/news/2.html"),
+            false,
+        ),
+        ("no copy", None, false),
+    ];
+    for (what, judged, right) in cases {
+        let (was, event) = learned.checked((0, origin), false, judged, false);
+        assert_eq!(was, right, "{what}");
+        assert!(
+            matches!(event, RuleEvent::Checked { right: r, .. } if r == right),
+            "{what}"
+        );
+    }
+}
