@@ -140,6 +140,8 @@ async fn a_site_a_script_writes_is_crawled_on_what_the_browser_shows() {
         assert_eq!(rendered.error, None, "{page:#?}");
         assert!(rendered.requests >= 3 && rendered.refused >= 2, "{page:#?}");
         assert!(rendered.bytes >= APP.len() as u64, "{page:#?}");
+        // Its text was in its response, as the script's data.
+        assert_eq!(rendered.static_text, Some(true), "{page:#?}");
     }
     // The browser reached the site only through the crawler: a page's document is the
     // response the crawler fetched (a page only the rendered crawl found was asked once), its
@@ -476,4 +478,83 @@ async fn a_page_asking_for_thousands_of_urls_across_hosts_gets_its_budget() {
     assert!(rendered.ms <= 12_000, "{page:#?}");
     let next = record(&seen, "/next.html");
     assert_eq!(next.verdict, Verdict::Unique, "{next:#?}");
+}
+
+/// A single-page application's script: it asks for its page's text by a data request
+/// (`/data/a/3.json` for `/a/3.html`) and writes it.
+const SPA: &str = r#"
+fetch('/data' + location.pathname.replace('.html', '.json'))
+  .then(r => r.json())
+  .then(d => {
+    const links = d.links.map(l => '<a href="' + l + '">' + l + '</a>').join(' ');
+    document.getElementById('root').innerHTML =
+      '<article><h1>' + d.title + '</h1><p>' + d.text + '</p></article><nav>' + links + '</nav>';
+  });
+"#;
+
+/// The mirror's pages whose text is not their original's.
+const REWRITTEN: [u64; 3] = [14, 17, 19];
+
+/// A single-page application's site: every page's HTML is the same shell, with [`SPA`].
+/// `/a/N.html` are the originals, `/m/N.html` their mirror, whose pages in [`REWRITTEN`]
+/// carry other text; each page links to the next of its side.
+fn spa(pages: u64) -> Site {
+    let shell = "<html><head><title>App</title></head><body><div id=\"root\">Loading...</div>\
+                 <script src=\"/spa.js\"></script></body></html>";
+    let mut site = Site::new().page("/spa.js", Reply::ok("application/javascript", SPA));
+    let mut home = String::from("<html><head><title>Home</title></head><body>");
+    for side in ["a", "m"] {
+        for n in 0..pages {
+            home.push_str(&format!("<a href=\"/{side}/{n}.html\">{side} {n}</a> "));
+            site.insert(&format!("/{side}/{n}.html"), Reply::html(shell));
+            let text = match side == "m" && REWRITTEN.contains(&n) {
+                true => prose(500 + n),
+                false => prose(200 + n),
+            };
+            let data = serde_json::json!({
+                "title": format!("Chapter {n}"),
+                "text": text,
+                "links": [format!("/{side}/{}.html", (n + 1) % pages)],
+            });
+            site.insert(
+                &format!("/data/{side}/{n}.json"),
+                Reply::ok("application/json", data.to_string()),
+            );
+        }
+    }
+    home.push_str("</body></html>");
+    site.insert("/", Reply::html(home));
+    site
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_text_comes_by_a_data_request_is_not_judged_on_its_shell() {
+    let pages = 20;
+    let running = serve_at(spa(pages), "127.0.0.97").await;
+    let seeds = format!("{}\n", running.url("/"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("spa");
+    let mut config = rendering(RenderMode::Auto);
+    config.limits.concurrency = 1;
+    run(&seeds, &out, config).await;
+    let seen = records(&out);
+    // The shells carry no text: a HEAD's length, the same for every page, decides none
+    // `unchanged`; a page a rule predicted is fetched after its HEAD and rendered.
+    assert_eq!(count(&seen, Verdict::Unchanged), 0, "{seen:#?}");
+    let shell = record(&seen, "/a/0.html").rendered.as_ref();
+    assert_eq!(shell.and_then(|r| r.static_text), Some(false), "{seen:#?}");
+    let checked = (seen.iter()).filter(|r| r.fate.as_ref().is_some_and(|f| f.check.is_some()));
+    assert!(
+        checked.count() > 0,
+        "the rule's predictions were checked: {seen:#?}"
+    );
+    for n in 0..pages {
+        let copy = record(&seen, &format!("/m/{n}.html"));
+        let rewritten = REWRITTEN.contains(&n);
+        assert_eq!(
+            copy.verdict.is_duplicate() || copy.verdict == Verdict::Predicted,
+            !rewritten,
+            "{copy:#?}"
+        );
+    }
 }

@@ -56,6 +56,10 @@ pub struct Head {
     pub copies: Option<(u64, u64)>,
     /// The counterpart's text was kept to compare a sample with.
     pub counterpart_text: bool,
+    /// The page's and its counterpart's static responses carry their text, as far as the
+    /// crawl knows ([`Decider::static_text`]): not on a host whose rendered pages' text came
+    /// by their scripts' own requests, where every page's response is the same shell.
+    pub static_text: bool,
 }
 
 /// What a check's HEAD's answer decides ([`Decider::after_head`]).
@@ -100,8 +104,12 @@ impl Decider {
     /// was kept, whatever its length (a rewritten page can keep its length), but a rule's
     /// verification of a page whose length its copies never had; else a page of
     /// its counterpart's length (within the probes' tolerance) is unchanged, except a rule's
-    /// (a length alone tells nothing of it); anything else is fetched.
+    /// (a length alone tells nothing of it); anything else is fetched, and so is a page whose
+    /// static response, or its counterpart's, does not carry its text (a shell).
     pub fn after_head(&self, head: &Head) -> AfterHead {
+        if !head.static_text {
+            return AfterHead::Fetch;
+        }
         let sample = self.samples()
             && head.counterpart_text
             && head.status == Some(200)
@@ -139,6 +147,7 @@ mod tests {
             window,
             copies: None,
             counterpart_text,
+            static_text: true,
         };
         let verified = |length, copies| Head {
             copies: Some(copies),
@@ -225,6 +234,24 @@ mod tests {
                     ..head(Some(55_104), Some(55_104), None, true)
                 },
                 AfterHead::Unchanged,
+            ),
+            (
+                "a shell of its counterpart's length, the text by the script's requests: fetched",
+                &on,
+                Head {
+                    static_text: false,
+                    ..head(Some(119), Some(119), None, true)
+                },
+                AfterHead::Fetch,
+            ),
+            (
+                "a large shell, the same: fetched, not sampled",
+                &on,
+                Head {
+                    static_text: false,
+                    ..head(Some(40_000), Some(40_000), None, true)
+                },
+                AfterHead::Fetch,
             ),
             (
                 "no length declared: fetched",

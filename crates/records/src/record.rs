@@ -385,6 +385,12 @@ pub struct Rendered {
     pub refused: u32,
     /// Bytes of the responses the crawler fetched for it.
     pub bytes: u64,
+    /// Whether its static response carried the text the browser showed (its script's data
+    /// embedded in it). `false`: the text came by the script's own requests, so on its host
+    /// a cheap check of a static response (its length, a sample) tells nothing of a page's
+    /// text, and none decides a page there `unchanged`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_text: Option<bool>,
     /// Why it was not rendered (the page is judged on its static HTML then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -41,9 +41,11 @@ pub use auto::{
     AUTO_MAX_TEXT, AUTO_TRIES, AutoHosts, Choice, GLANCE_MAX_TEXT, HostRenders, Shown, added,
     choose, glance, has_script,
 };
+pub use carried::static_carries;
 pub use settings::{RenderMode, RenderSettings};
 
 mod auto;
+mod carried;
 mod settings;
 
 /// How pages are rendered (`[render]` in a job file).

@@ -53,7 +53,7 @@ fn named_first(url: &str, commit: &Commit, elsewhere: &[String]) -> Vec<String> 
 
 /// What the link policy knows of a check's HEAD from its `probe`, and of its counterpart,
 /// which declared `counterpart` (empty when not fetched yet and waited for long enough).
-fn head(probe: &Probe, counterpart: &Declared) -> Head {
+fn head(probe: &Probe, counterpart: &Declared, static_text: bool) -> Head {
     Head {
         status: probe.status,
         length: probe.length,
@@ -61,6 +61,7 @@ fn head(probe: &Probe, counterpart: &Declared) -> Head {
         window: probe.window,
         copies: probe.copies,
         counterpart_text: !counterpart.shingles.is_empty(),
+        static_text,
     }
 }
 
@@ -211,7 +212,13 @@ impl Coordinator {
             self.requeue(key, entry)?;
         } else {
             let counterpart = declared.unwrap_or_default();
-            match (self.links.after_head(&head(probe, &counterpart)), result) {
+            let links = &self.links;
+            let static_text =
+                links.static_text(&entry.url) && links.static_text(&probe.counterpart);
+            match (
+                links.after_head(&head(probe, &counterpart, static_text)),
+                result,
+            ) {
                 (AfterHead::Sample, Ok(_)) => {
                     probe.sample = Some(Sample::default());
                     self.requeue(key, entry)?;
@@ -245,7 +252,7 @@ impl Coordinator {
             return Ok(());
         };
         probe.bytes += bytes;
-        let comparable = head(probe, &Declared::default()).comparable();
+        let comparable = head(probe, &Declared::default(), true).comparable();
         let Some(sample) = probe.sample.as_mut() else {
             return Ok(());
         };

@@ -129,7 +129,7 @@ impl RenderStage {
                 let before = match glanced.text {
                     n if n >= GLANCE_MAX_TEXT => return RenderedPage::default(),
                     n if n <= AUTO_MAX_TEXT => glanced,
-                    _ => shown(pages, page).await,
+                    _ => shown(pages, page, None).await.0,
                 };
                 let so_far = self.hosts.of(&host);
                 (nearcrawl_render::choose(true, before, so_far), Some(before))
@@ -147,10 +147,12 @@ impl RenderStage {
         };
         let (shown_page, mut cost, subresources) = self.render(page).await;
         cost.why = Some(why);
-        if let (Some(before), Some(after)) = (before, &shown_page) {
-            let after = shown(pages, after).await;
-            self.hosts
-                .learn(&host, nearcrawl_render::added(before, after));
+        if let Some(after) = &shown_page {
+            let (after, carried) = shown(pages, after, Some(&page.body)).await;
+            cost.static_text = carried;
+            if let Some(before) = before {
+                (self.hosts).learn(&host, nearcrawl_render::added(before, after));
+            }
         }
         RenderedPage {
             shown: shown_page,
@@ -190,6 +192,7 @@ impl RenderStage {
                     requests: u32::try_from(rendered.requests.len()).unwrap_or(u32::MAX),
                     refused: refused(&rendered.requests),
                     bytes: rendered.requests.iter().map(Requested::bytes).sum(),
+                    static_text: None,
                     error: None,
                 };
                 let shown = Fetched {
@@ -211,20 +214,29 @@ impl RenderStage {
 }
 
 /// What `page`'s HTML shows (its main text's characters, its links), read on the blocking
-/// pool.
-async fn shown(pages: &PageAnalyzer, page: &Fetched) -> Shown {
+/// pool; and, given the static response `static_html` it was rendered from, whether that
+/// carried its text ([`nearcrawl_render::static_carries`]).
+async fn shown(
+    pages: &PageAnalyzer,
+    page: &Fetched,
+    static_html: Option<&[u8]>,
+) -> (Shown, Option<bool>) {
     let (analyzer, body, url) = (
         Arc::clone(pages.analyzer()),
         page.body.clone(),
         page.url.clone(),
     );
+    let static_html = static_html.map(<[u8]>::to_vec);
     let content_type = page.content_type().map(str::to_owned);
     let read = tokio::task::spawn_blocking(move || {
         let extracted = analyzer.extract_html(&body, content_type.as_deref(), &url);
-        Shown {
+        let shown = Shown {
             text: extracted.text.chars().count(),
             links: extracted.facts.map_or(0, |facts| facts.links.len()),
-        }
+        };
+        let carried =
+            static_html.map(|html| nearcrawl_render::static_carries(&html, &extracted.text));
+        (shown, carried)
     });
     read.await.unwrap_or_default()
 }
