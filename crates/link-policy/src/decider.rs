@@ -228,18 +228,18 @@ impl Decider {
         followed: Followed,
     ) -> Result<Fate<C::Url>, C::Error> {
         if !self.journal.is_on() {
-            let (sites, sessions) = (&self.sites, self.learned.sessions());
-            return found_link(crawl, sessions, sites, &mut self.mirrors, on, url, followed);
+            let (sites, learned) = (&self.sites, &self.learned);
+            return found_link(crawl, learned, sites, &mut self.mirrors, on, url, followed);
         }
         let mut event = FoundEvent::new(on, crawl.url(url), followed);
         let recorder = Recorder {
             crawl,
             answers: RefCell::new(Vec::new()),
         };
-        let (sites, sessions) = (&self.sites, self.learned.sessions());
+        let (sites, learned) = (&self.sites, &self.learned);
         let found = found_link(
             &recorder,
-            sessions,
+            learned,
             sites,
             &mut self.mirrors,
             on,

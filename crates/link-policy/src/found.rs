@@ -17,6 +17,7 @@ use url::Url;
 use crate::fate::{By, Fate, How, Until};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
+use crate::learned::Learned;
 use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
 use crate::mirrors::Mirrors;
 use crate::released::Parked;
@@ -66,6 +67,8 @@ pub trait Crawl {
     fn seen(&self, url: &Self::Url) -> Result<bool, Self::Error>;
     /// Whether this process's store has seen `url`.
     fn seen_here(&self, url: &Self::Url) -> Result<bool, Self::Error>;
+    /// `url` as the crawler holds URLs, if it can hold it.
+    fn canonical(&self, url: Url) -> Option<Self::Url>;
 }
 
 /// The counterpart of `target`, linked from the duplicate `page`, on the site of `page`'s
@@ -170,19 +173,22 @@ pub fn follows<C: Crawl>(
 
 /// The fate of the link to `url`, not seen before, found on the page `on` and `followed` (or
 /// not) by the dedup stage's rule for it: what the crawl knows of its counterpart
-/// ([`matched_link`]), the sites found to copy others (`sites`) and the mirrors sampled
-/// (`mirrors`) decide it: dropped, fetched (as new, a hub's counterpart or a mirror's page),
-/// checked by length against its counterpart, or waiting for a page or a mirror's samples.
-/// A link fetched as new ([`By::New`]) is asked of the URL rules next.
+/// ([`matched_link`]), the sites found to copy others, path for path (`sites`) or as the URL
+/// rules `learned` map their pages, and the mirrors sampled (`mirrors`) decide it: dropped,
+/// fetched (as new, a hub's counterpart or a mirror's page), checked by length against its
+/// counterpart, or waiting for a page or a mirror's samples. A link fetched as new
+/// ([`By::New`]) is asked of the URL rules next (when it waited for its counterpart, once it
+/// is handed out).
 pub fn found_link<C: Crawl>(
     crawl: &C,
-    sessions: &SessionParams,
+    learned: &Learned,
     sites: &CopiedSites,
     mirrors: &mut Mirrors,
     on: &FoundOn<'_>,
     url: &C::Url,
     followed: Followed,
 ) -> Result<Fate<C::Url>, C::Error> {
+    let sessions = learned.sessions();
     let target = crawl.url(url);
     let follows = follows(crawl, sessions, on, url, followed)?;
     let mut fate = match follows {
@@ -211,6 +217,25 @@ pub fn found_link<C: Crawl>(
         })
         && crawl.hub(&first)?.is_none()
     {
+        let on = crawl.key(&first);
+        fate = Fate::Wait {
+            until: Until::Page { page: first, on },
+            probe: None,
+            always: true,
+        };
+    } else if follows
+        && !on.trapped
+        && on.local
+        && let Some(first) = learned
+            .counterpart_of(target)
+            .and_then(|c| crawl.canonical(c))
+        && crawl.seen(&first)?
+        && crawl.hub(&first)?.is_none()
+    {
+        // A site that copies another as a URL rule maps their pages (a mirror under its own
+        // URL scheme, a language's copy): the same, for a counterpart queued and not decided
+        // yet. (Waiting only for a page seen before the link, no two links wait for each
+        // other.)
         let on = crawl.key(&first);
         fate = Fate::Wait {
             until: Until::Page { page: first, on },

@@ -325,6 +325,10 @@ impl<C: Crawl> Crawl for Recorder<'_, C> {
         });
         Ok(answer)
     }
+
+    fn canonical(&self, url: Url) -> Option<C::Url> {
+        self.crawl.canonical(url)
+    }
 }
 
 /// The events a component of the policy was fed since last taken, once the crawl journals

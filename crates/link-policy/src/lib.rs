@@ -10,9 +10,9 @@
 //! fate is decided:
 //!
 //! - when the link is found (`found.rs`, [`found_link`]): a duplicate's link matched with its
-//!   original's (`matched.rs`, [`matched_link`]); the sites found to copy others path for
-//!   path (`sites.rs`, [`CopiedSites`]) and the mirrors sampled (`mirrors.rs`, [`Mirrors`]),
-//!   whose state the policy owns;
+//!   original's (`matched.rs`, [`matched_link`]); the sites found to copy others, path for
+//!   path (`sites.rs`, [`CopiedSites`]) or as a URL rule maps their pages, and the mirrors
+//!   sampled (`mirrors.rs`, [`Mirrors`]), whose state the policy owns;
 //! - when a link fetched as new is asked of the URL rules (`rules.rs`, [`LinkPolicy::fate`],
 //!   below; what a rule's evidence is made of in `evidence.rs`);
 //! - when a decision is applied: which keys it releases the parked links of, in order, and

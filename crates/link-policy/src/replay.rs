@@ -117,6 +117,12 @@ impl Crawl for Answers {
         }
     }
 
+    fn canonical(&self, url: Url) -> Option<Url> {
+        nearcrawl_frontier::CanonicalUrl::from_url(url)
+            .ok()
+            .map(nearcrawl_frontier::CanonicalUrl::into_url)
+    }
+
     fn seen_here(&self, url: &Url) -> Result<bool, Diverged> {
         let url = url.to_string();
         match self.next(&Answer::SeenHere { url, answer: false })? {
@@ -288,7 +294,7 @@ impl Replay {
         let url = parse(&event.url)?;
         let again = crate::found::found_link(
             &answers,
-            self.decider.learned.sessions(),
+            &self.decider.learned,
             &self.decider.sites,
             &mut self.decider.mirrors,
             &on,

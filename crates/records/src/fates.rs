@@ -40,8 +40,9 @@ pub struct LinkFates {
     pub check: Counts,
     /// Parked until what they wait for is decided (that URL's record's `released` says what
     /// became of them): their `counterpart` (a duplicate's links to where its original's
-    /// lead), a `copied-site`'s counterpart (a site that copies another path for path), a
-    /// hub's links (`hub-links`), a `mirror`'s samples (`mirror_samples`).
+    /// lead), a `copied-site`'s counterpart (a site that copies another path for path, or as
+    /// a URL rule maps its pages), a hub's links (`hub-links`), a `mirror`'s samples
+    /// (`mirror_samples`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub wait: Counts,
     /// Not requested, recorded as duplicates of the page a URL rule names (`rule`).

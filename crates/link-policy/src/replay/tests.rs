@@ -35,6 +35,9 @@ impl Crawl for Old {
     fn seen_here(&self, _: &Url) -> Result<bool, Infallible> {
         Ok(true)
     }
+    fn canonical(&self, url: Url) -> Option<Url> {
+        Some(url)
+    }
 }
 
 fn url(s: &str) -> Url {

@@ -208,7 +208,7 @@ impl Carry<'_> {
                 && !page.pending.contains(&ukey)
                 && self.frontier.raisable(&ukey, 0)
                 && nearcrawl_link_policy::follows(
-                    &Asked::of(&*self.frontier, self.store),
+                    &Asked(&*self.frontier, self.store),
                     self.links.learned().sessions(),
                     &page.on,
                     &url,
@@ -227,7 +227,7 @@ impl Carry<'_> {
             return Ok(());
         }
         page.pending.insert(ukey);
-        let asked = Asked::of(&*self.frontier, self.store);
+        let asked = Asked(&*self.frontier, self.store);
         let found = self.links.found(&asked, &page.on, &url, followed)?;
         let fate = match how.chain_trap {
             // The chain of duplicates stops the page's links.
@@ -421,16 +421,7 @@ fn leads_as_original(learned: &Learned, how: &LinkFollowing<'_>, target: &Url) -
 
 /// What the link policy asks of the crawl about a found link ([`Crawl`]): the frontier's
 /// answers (the job's, in a shared job) and this process's store's.
-struct Asked<'a> {
-    frontier: &'a (dyn Frontier + Send),
-    store: &'a dyn CrawlStore,
-}
-
-impl<'a> Asked<'a> {
-    fn of(frontier: &'a (dyn Frontier + Send), store: &'a dyn CrawlStore) -> Asked<'a> {
-        Asked { frontier, store }
-    }
-}
+struct Asked<'a>(&'a (dyn Frontier + Send), &'a dyn CrawlStore);
 
 impl Crawl for Asked<'_> {
     type Url = CanonicalUrl;
@@ -451,18 +442,22 @@ impl Crawl for Asked<'_> {
     }
 
     fn hub(&self, url: &CanonicalUrl) -> Result<Option<bool>, EngineError> {
-        self.frontier.counterpart_hub(url, &url_key(url.as_str()))
+        self.0.counterpart_hub(url, &url_key(url.as_str()))
     }
 
     fn hub_yield(&self, url: &CanonicalUrl) -> Result<Option<(u64, HubYield)>, EngineError> {
-        Ok(self.store.hub_yield(&url_key(url.as_str()))?)
+        Ok(self.1.hub_yield(&url_key(url.as_str()))?)
     }
 
     fn seen(&self, url: &CanonicalUrl) -> Result<bool, EngineError> {
-        self.frontier.is_seen(url, &url_key(url.as_str()))
+        self.0.is_seen(url, &url_key(url.as_str()))
     }
 
     fn seen_here(&self, url: &CanonicalUrl) -> Result<bool, EngineError> {
-        Ok(self.store.is_seen(&url_key(url.as_str()))?)
+        Ok(self.1.is_seen(&url_key(url.as_str()))?)
+    }
+
+    fn canonical(&self, url: Url) -> Option<CanonicalUrl> {
+        CanonicalUrl::from_url(url).ok()
     }
 }
