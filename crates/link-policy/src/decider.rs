@@ -229,7 +229,9 @@ impl Decider {
     ) -> Result<Fate<C::Url>, C::Error> {
         if !self.journal.is_on() {
             let (sites, learned) = (&self.sites, &self.learned);
-            return found_link(crawl, learned, sites, &mut self.mirrors, on, url, followed);
+            let counterpart_of = |u: &Url| learned.counterpart_of(u);
+            let rules: (_, &dyn Fn(&Url) -> Option<Url>) = (learned.sessions(), &counterpart_of);
+            return found_link(crawl, rules, sites, &mut self.mirrors, on, url, followed);
         }
         let mut event = FoundEvent::new(on, crawl.url(url), followed);
         let recorder = Recorder {
@@ -239,7 +241,7 @@ impl Decider {
         let (sites, learned) = (&self.sites, &self.learned);
         let found = found_link(
             &recorder,
-            learned,
+            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
             sites,
             &mut self.mirrors,
             on,

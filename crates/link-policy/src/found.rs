@@ -17,7 +17,6 @@ use url::Url;
 use crate::fate::{By, Fate, How, Until};
 use crate::hubs::{HubRule, HubYield};
 use crate::keys::Key;
-use crate::learned::Learned;
 use crate::matched::{HubWorth, Matched, follows_hub, matched_link};
 use crate::mirrors::Mirrors;
 use crate::released::Parked;
@@ -174,21 +173,21 @@ pub fn follows<C: Crawl>(
 /// The fate of the link to `url`, not seen before, found on the page `on` and `followed` (or
 /// not) by the dedup stage's rule for it: what the crawl knows of its counterpart
 /// ([`matched_link`]), the sites found to copy others, path for path (`sites`) or as the URL
-/// rules `learned` map their pages, and the mirrors sampled (`mirrors`) decide it: dropped,
+/// rules map their pages (`counterpart_of`, beside the `sessions` parameters learned), and
+/// the mirrors sampled (`mirrors`) decide it: dropped,
 /// fetched (as new, a hub's counterpart or a mirror's page), checked by length against its
 /// counterpart, or waiting for a page or a mirror's samples. A link fetched as new
 /// ([`By::New`]) is asked of the URL rules next (when it waited for its counterpart, once it
 /// is handed out).
 pub fn found_link<C: Crawl>(
     crawl: &C,
-    learned: &Learned,
+    (sessions, counterpart_of): (&SessionParams, &dyn Fn(&Url) -> Option<Url>),
     sites: &CopiedSites,
     mirrors: &mut Mirrors,
     on: &FoundOn<'_>,
     url: &C::Url,
     followed: Followed,
 ) -> Result<Fate<C::Url>, C::Error> {
-    let sessions = learned.sessions();
     let target = crawl.url(url);
     let follows = follows(crawl, sessions, on, url, followed)?;
     let mut fate = match follows {
@@ -226,9 +225,7 @@ pub fn found_link<C: Crawl>(
     } else if follows
         && !on.trapped
         && on.local
-        && let Some(first) = learned
-            .counterpart_of(target)
-            .and_then(|c| crawl.canonical(c))
+        && let Some(first) = counterpart_of(target).and_then(|c| crawl.canonical(c))
         && crawl.seen(&first)?
         && crawl.hub(&first)?.is_none()
     {

@@ -292,9 +292,10 @@ impl Replay {
             diverged: RefCell::new(None),
         };
         let url = parse(&event.url)?;
+        let learned = &self.decider.learned;
         let again = crate::found::found_link(
             &answers,
-            &self.decider.learned,
+            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
             &self.decider.sites,
             &mut self.decider.mirrors,
             &on,

@@ -353,7 +353,7 @@ fn a_found_link_s_fate_is_one_row_per_mechanism() {
         let mut mirrors = Mirrors::default();
         let found = found_link(
             &crawl,
-            &Learned::default(),
+            (&SessionParams::default(), &|_: &Url| None),
             &CopiedSites::default(),
             &mut mirrors,
             &on,
@@ -415,7 +415,7 @@ fn a_copying_site_s_link_waits_for_its_counterpart_to_be_judged_first() {
         };
         let found = found_link(
             &crawl,
-            &Learned::default(),
+            (&SessionParams::default(), &|_: &Url| None),
             &sites,
             &mut Mirrors::default(),
             &on,
@@ -436,7 +436,7 @@ fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() 
         let on = on(page, &new, &old);
         let Ok(found) = found_link(
             &crawl,
-            &Learned::default(),
+            (&SessionParams::default(), &|_: &Url| None),
             &CopiedSites::default(),
             mirrors,
             &on,
@@ -580,7 +580,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
         predict: crate::Predict::Check,
         ..crate::PolicyConfig::default()
     };
-    let mut learned = Learned::new(config, None).unwrap_or_default();
+    let mut learned = crate::Learned::new(config, None).unwrap_or_default();
     for n in [1, 2] {
         let (copy, original) = (format!("{MIRROR}{n}/"), format!("{ORIGIN}{n}.html"));
         let event = learned.learned(&copy, &original, crate::CopyFacts::default());
@@ -648,7 +648,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
         };
         let found = found_link(
             &crawl,
-            &learned,
+            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
             &CopiedSites::default(),
             &mut Mirrors::default(),
             &on,
