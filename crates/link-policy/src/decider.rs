@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use url::Url;
 
 use crate::fate::Fate;
-use crate::found::{Crawl, Followed, FoundOn, found_link};
+use crate::found::{Crawl, Followed, FoundOn, LearnedUrls, found_link};
 use crate::hubs::HubRule;
 use crate::journal::{Event, FoundEvent, Journal, Recorder};
 use crate::keys::Key;
@@ -230,7 +230,7 @@ impl Decider {
         if !self.journal.is_on() {
             let (sites, learned) = (&self.sites, &self.learned);
             let counterpart_of = |u: &Url| learned.counterpart_of(u);
-            let rules: (_, &dyn Fn(&Url) -> Option<Url>) = (learned.sessions(), &counterpart_of);
+            let rules: LearnedUrls<'_> = (learned.sessions(), &counterpart_of);
             return found_link(crawl, rules, sites, &mut self.mirrors, on, url, followed);
         }
         let mut event = FoundEvent::new(on, crawl.url(url), followed);

@@ -88,6 +88,10 @@ pub fn carried(
     })
 }
 
+/// What the crawl learned of its URLs, as a found link's fate asks it: the session
+/// parameters, and the page the URL rules say a URL copies (whatever the rule's trust).
+pub type LearnedUrls<'a> = (&'a SessionParams, &'a dyn Fn(&Url) -> Option<Url>);
+
 /// What is known of the page whose links are being followed, the same for each of them.
 #[derive(Debug, Clone, Copy)]
 pub struct FoundOn<'a> {
@@ -181,7 +185,7 @@ pub fn follows<C: Crawl>(
 /// is handed out).
 pub fn found_link<C: Crawl>(
     crawl: &C,
-    (sessions, counterpart_of): (&SessionParams, &dyn Fn(&Url) -> Option<Url>),
+    (sessions, counterpart_of): LearnedUrls<'_>,
     sites: &CopiedSites,
     mirrors: &mut Mirrors,
     on: &FoundOn<'_>,

@@ -126,7 +126,7 @@ pub use crate::decider::{DecidedUrl, Decider, PageFacts};
 pub use crate::evidence::{CopyFacts, CopyPair, Evidence, Held, PolicyConfig, Predict};
 pub use crate::fate::{By, Fate, How, Until};
 pub use crate::found::{
-    Crawl, Followed, FoundOn, Parking, carried, follows, found_link, parking_answered,
+    Crawl, Followed, FoundOn, LearnedUrls, Parking, carried, follows, found_link, parking_answered,
 };
 pub use crate::hubs::{Credit, HubRule, HubYield, hub_links_key};
 pub use crate::journal::{Answer, Event, FoundEvent};
