@@ -211,32 +211,8 @@ pub fn found_link<C: Crawl>(
     } else if follows
         && !on.trapped
         && on.local
-        && let Some(first) = sites.copied(target).and_then(|copied| {
-            // Path for path: from the copying site's root to the copied one's.
-            let mut root = target.clone();
-            root.set_path("/");
-            root.set_query(None);
-            crawl.counterpart(sessions, &root, copied, target)
-        })
-        && crawl.hub(&first)?.is_none()
+        && let Some(first) = copied_counterpart(crawl, (sessions, counterpart_of), sites, target)?
     {
-        let on = crawl.key(&first);
-        fate = Fate::Wait {
-            until: Until::Page { page: first, on },
-            probe: None,
-            always: true,
-        };
-    } else if follows
-        && !on.trapped
-        && on.local
-        && let Some(first) = counterpart_of(target).and_then(|c| crawl.canonical(c))
-        && crawl.seen(&first)?
-        && crawl.hub(&first)?.is_none()
-    {
-        // A site that copies another as a URL rule maps their pages (a mirror under its own
-        // URL scheme, a language's copy): the same, for a counterpart queued and not decided
-        // yet. (Waiting only for a page seen before the link, no two links wait for each
-        // other.)
         let on = crawl.key(&first);
         fate = Fate::Wait {
             until: Until::Page { page: first, on },
@@ -253,6 +229,33 @@ pub fn found_link<C: Crawl>(
         fate = mirrors.link(base, original);
     }
     Ok(fate)
+}
+
+/// The page a link to `target` of a site found to copy another waits for, to be judged
+/// first: its counterpart path for path on the site it copies (`sites`), not decided yet;
+/// else the page the URL rules map it to (a mirror under its own URL scheme, a language's
+/// copy), queued and not decided yet. (A link waits only for a page seen before it, so no
+/// two links wait for each other.)
+fn copied_counterpart<C: Crawl>(
+    crawl: &C,
+    (sessions, counterpart_of): LearnedUrls<'_>,
+    sites: &CopiedSites,
+    target: &Url,
+) -> Result<Option<C::Url>, C::Error> {
+    if let Some(first) = sites.copied(target).and_then(|copied| {
+        // Path for path: from the copying site's root to the copied one's.
+        let mut root = target.clone();
+        root.set_path("/");
+        root.set_query(None);
+        crawl.counterpart(sessions, &root, copied, target)
+    }) && crawl.hub(&first)?.is_none()
+    {
+        return Ok(Some(first));
+    }
+    match counterpart_of(target).and_then(|c| crawl.canonical(c)) {
+        Some(first) if crawl.seen(&first)? && crawl.hub(&first)?.is_none() => Ok(Some(first)),
+        _ => Ok(None),
+    }
 }
 
 /// The fate of a duplicate's link matched with its original's, whose counterpart is

@@ -86,9 +86,6 @@ const OLD: &str = "http://old.test/doc/index.html";
 /// Its link to a chapter, and the chapter's counterpart in the old release.
 const LINK: &str = "http://new.test/doc/ch1.html";
 const COUNTERPART: &str = "http://old.test/doc/ch1.html";
-/// A mirror's stories and the origin's articles they copy.
-const MIRROR: &str = "http://m.test/story/";
-const ORIGIN: &str = "http://o.test/a/";
 
 /// How the page is known: a unique page, a duplicate (with the switches), trapped or not.
 #[derive(Clone, Copy)]
@@ -368,66 +365,6 @@ fn a_found_link_s_fate_is_one_row_per_mechanism() {
 }
 
 #[test]
-fn a_copying_site_s_link_waits_for_its_counterpart_to_be_judged_first() {
-    let (new, old) = (url(NEW), url(OLD));
-    let mut sites = CopiedSites::default();
-    sites.note(&new, &old);
-    // (what it protects, local, trapped, the counterpart decided, fate)
-    let cases = [
-        (
-            "a link of a site copying another path for path waits",
-            true,
-            false,
-            false,
-            Want::Always,
-        ),
-        (
-            "... not once its counterpart is decided",
-            true,
-            false,
-            true,
-            Want::Fetch,
-        ),
-        (
-            "... nor where a trap stops the page's links",
-            true,
-            true,
-            false,
-            Want::Fetch,
-        ),
-        (
-            "... nor in a shared job's worker",
-            false,
-            false,
-            false,
-            Want::Fetch,
-        ),
-    ];
-    for (what, local, trapped, decided, fate) in cases {
-        let crawl = match decided {
-            true => known(Some(false), HubWorth::Worth, true, true),
-            false => known(None, HubWorth::Worth, true, true),
-        };
-        let on = FoundOn {
-            local,
-            trapped,
-            ..on(Page::Unique, &new, &old)
-        };
-        let found = found_link(
-            &crawl,
-            (&SessionParams::default(), &|_: &Url| None),
-            &sites,
-            &mut Mirrors::default(),
-            &on,
-            &url(LINK),
-            Followed::New,
-        );
-        let Ok(found) = found;
-        assert_eq!(want(&found), fate, "{what}");
-    }
-}
-
-#[test]
 fn a_mirror_s_link_whose_text_its_original_has_waits_for_the_mirror_s_samples() {
     let (new, old) = (url(NEW), url(OLD));
     let crawl = Known::default();
@@ -572,99 +509,4 @@ fn a_link_that_would_wait_is_decided_by_what_the_frontier_found_of_its_page() {
     }
 }
 
-#[test]
-fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
-    // Two of the mirror's stories were judged copies of the origin's articles: the rule
-    // `/story/{1}/ -> /a/{1}.html`, trusted or not.
-    let config = crate::PolicyConfig {
-        predict: crate::Predict::Check,
-        ..crate::PolicyConfig::default()
-    };
-    let mut learned = crate::Learned::new(config, None).unwrap_or_default();
-    for n in [1, 2] {
-        let (copy, original) = (format!("{MIRROR}{n}/"), format!("{ORIGIN}{n}.html"));
-        let event = learned.learned(&copy, &original, crate::CopyFacts::default());
-        learned.apply(event.expect("rules on"));
-    }
-    let link = url(&format!("{MIRROR}3/"));
-    let counterpart = format!("{ORIGIN}3.html");
-    let counterpart: &'static str = Box::leak(counterpart.into_boxed_str());
-    // (what it protects, local, trapped, the counterpart seen, decided, fate)
-    let cases = [
-        (
-            "a story whose article is queued waits for it",
-            true,
-            false,
-            true,
-            false,
-            Want::Always,
-        ),
-        (
-            "... not once the article is decided",
-            true,
-            false,
-            true,
-            true,
-            Want::Fetch,
-        ),
-        (
-            "... nor when nothing named the article",
-            true,
-            false,
-            false,
-            false,
-            Want::Fetch,
-        ),
-        (
-            "... nor where a trap stops the page's links",
-            true,
-            true,
-            true,
-            false,
-            Want::Fetch,
-        ),
-        (
-            "... nor in a shared job's worker",
-            false,
-            false,
-            true,
-            false,
-            Want::Fetch,
-        ),
-    ];
-    for (what, local, trapped, seen, decided, fate) in cases {
-        let mut crawl = Known::default();
-        if seen {
-            crawl.seen.insert(counterpart);
-        }
-        if decided {
-            crawl.hubs.insert(counterpart, false);
-        }
-        let (new, old) = (url(NEW), url(OLD));
-        let on = FoundOn {
-            local,
-            trapped,
-            ..on(Page::Unique, &new, &old)
-        };
-        let found = found_link(
-            &crawl,
-            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
-            &CopiedSites::default(),
-            &mut Mirrors::default(),
-            &on,
-            &link,
-            Followed::New,
-        );
-        let Ok(found) = found;
-        let waits = match &found {
-            Fate::Wait {
-                until: Until::Page { page, on },
-                always: true,
-                probe: None,
-            } => page.as_str() == counterpart && *on == crate::key(counterpart),
-            Fate::Fetch { by: By::New } => false,
-            other => panic!("{what}: {other:?}"),
-        };
-        assert_eq!(waits, fate == Want::Always, "{what}: {found:?}");
-    }
-}
+mod copies;
