@@ -40,6 +40,9 @@ pub struct PageFacts<'a> {
     pub original_declared: bool,
     /// The frontier is this process's: it tells an undecided page from a decided one.
     pub local: bool,
+    /// Its own URL's key: no link it names waits for it, decided by the decision that
+    /// follows its links.
+    pub page: Option<Key>,
 }
 
 /// The link policy's state (the sites found to copy others, the mirrors sampled) and its
@@ -216,6 +219,7 @@ impl Decider {
             probing: settings.probe_links && page.original_declared,
             local: page.local,
             mirror,
+            page: page.page,
         }
     }
 

@@ -111,6 +111,9 @@ pub struct FoundOn<'a> {
     /// its links to its own site whose text the original has are the mirror's samples to
     /// decide (`mirror_samples`).
     pub mirror: bool,
+    /// The page's own URL's key: no link it names waits for it (it is decided by the
+    /// decision that follows its links, before any link it parks could be released).
+    pub page: Option<Key>,
 }
 
 /// What the frontier found of the page a link would wait for ([`Until::Page`]), when it was
@@ -211,7 +214,8 @@ pub fn found_link<C: Crawl>(
     } else if follows
         && !on.trapped
         && on.local
-        && let Some(first) = copied_counterpart(crawl, (sessions, counterpart_of), sites, target)?
+        && let Some(first) =
+            copied_counterpart(crawl, (sessions, counterpart_of), sites, on, target)?
     {
         let on = crawl.key(&first);
         fate = Fate::Wait {
@@ -234,12 +238,14 @@ pub fn found_link<C: Crawl>(
 /// The page a link to `target` of a site found to copy another waits for, to be judged
 /// first: its counterpart path for path on the site it copies (`sites`), not decided yet;
 /// else the page the URL rules map it to (a mirror under its own URL scheme, a language's
-/// copy), queued and not decided yet. (A link waits only for a page seen before it, so no
+/// copy), queued and not decided yet, but the page `on` that names it (a calendar's day,
+/// mapped to its month by a rule, found on the month). (A link waits only for a page seen before it, so no
 /// two links wait for each other.)
 fn copied_counterpart<C: Crawl>(
     crawl: &C,
     (sessions, counterpart_of): LearnedUrls<'_>,
     sites: &CopiedSites,
+    on: &FoundOn<'_>,
     target: &Url,
 ) -> Result<Option<C::Url>, C::Error> {
     if let Some(first) = sites.copied(target).and_then(|copied| {
@@ -253,7 +259,13 @@ fn copied_counterpart<C: Crawl>(
         return Ok(Some(first));
     }
     match counterpart_of(target).and_then(|c| crawl.canonical(c)) {
-        Some(first) if crawl.seen(&first)? && crawl.hub(&first)?.is_none() => Ok(Some(first)),
+        Some(first)
+            if on.page != Some(crawl.key(&first))
+                && crawl.seen(&first)?
+                && crawl.hub(&first)?.is_none() =>
+        {
+            Ok(Some(first))
+        }
         _ => Ok(None),
     }
 }

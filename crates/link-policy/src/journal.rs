@@ -180,6 +180,9 @@ pub struct FoundEvent {
     pub local: bool,
     /// See [`FoundOn::mirror`].
     pub mirror: bool,
+    /// See [`FoundOn::page`] (none in a journal written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<Key>,
     /// The link's URL.
     pub url: String,
     /// The dedup stage's rule for it.
@@ -243,6 +246,7 @@ impl FoundEvent {
             probing: on.probing,
             local: on.local,
             mirror: on.mirror,
+            page: on.page,
             url: url.to_string(),
             followed,
             answers: Vec::new(),

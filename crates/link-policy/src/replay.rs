@@ -286,6 +286,7 @@ impl Replay {
             probing: event.probing,
             local: event.local,
             mirror: event.mirror,
+            page: event.page,
         };
         let answers = Answers {
             left: RefCell::new(event.answers.into()),

@@ -20,6 +20,7 @@ fn a_page_s_links_are_sampled_hubbed_and_probed_as_the_settings_and_the_page_say
         trapped,
         original_declared: declared,
         local,
+        page: None,
     };
     let anchor = Some(LinkMatch::Anchor);
     let off = LinkSettings::default();
@@ -255,6 +256,7 @@ pub(super) fn sampling(sample: Key) -> Decider {
         trapped: false,
         original_declared: false,
         local: true,
+        page: None,
     });
     assert!(on.mirror);
     let crate::Fate::<Url>::Wait {

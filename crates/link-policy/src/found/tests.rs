@@ -105,6 +105,7 @@ fn on<'a>(page: Page, new: &'a Url, old: &'a Url) -> FoundOn<'a> {
         probing: true,
         local: true,
         mirror: false,
+        page: None,
     };
     match page {
         Page::Unique => unique,
@@ -115,6 +116,7 @@ fn on<'a>(page: Page, new: &'a Url, old: &'a Url) -> FoundOn<'a> {
             probing,
             local,
             mirror: false,
+            page: None,
         },
         // No hub or probe to follow its links by: only its samples.
         Page::Mirror => FoundOn {

@@ -62,6 +62,7 @@ fn a_journal_replays_to_the_same_fates_and_a_changed_answer_diverges() {
         trapped: false,
         original_declared: true,
         local: true,
+        page: None,
     });
     let link = url("http://new.test/b.html");
     let Ok(found) = decider.found(&Old, &on, &link, Followed::No);

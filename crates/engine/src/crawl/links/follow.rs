@@ -40,10 +40,7 @@ impl PageLinks<'_> {
         entry: &QueuedUrl,
         how: &'h LinkFollowing<'_>,
     ) -> Result<PageLinks<'h>, EngineError> {
-        let copy_of = match (how.base, &how.original) {
-            (Some(base), Some(original)) => Some((base, original)),
-            _ => None,
-        };
+        let copy_of = how.base.zip(how.original.as_ref());
         let matched_by = match how.follow {
             Follow::NewLinks { by, .. } => Some(*by),
             _ => None,
@@ -66,6 +63,7 @@ impl PageLinks<'_> {
             trapped: how.chain_trap.is_some(),
             original_declared,
             local: crawl.frontier.knows_undecided(),
+            page: Some(url_key(&entry.url)),
         });
         Ok(PageLinks {
             pending: HashSet::new(),

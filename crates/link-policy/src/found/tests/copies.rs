@@ -8,18 +8,19 @@ const MIRROR: &str = "http://m.test/story/";
 const ORIGIN: &str = "http://o.test/a/";
 
 /// The fate of the link to `link`, followed as new, found on a unique page (`local`: in this
-/// process; `trapped`: a trap rule stops the page's links).
+/// process; `trapped`: a trap rule stops the page's links; `page`: its URL's key).
 fn on_a_unique_page(
     crawl: &Known,
     rules: LearnedUrls<'_>,
     sites: &CopiedSites,
-    (local, trapped): (bool, bool),
+    (local, trapped, page): (bool, bool, Option<Key>),
     link: &Url,
 ) -> Fate<Url> {
     let (new, old) = (url(NEW), url(OLD));
     let on = FoundOn {
         local,
         trapped,
+        page,
         ..on(Page::Unique, &new, &old)
     };
     let mirrors = &mut Mirrors::default();
@@ -69,7 +70,7 @@ fn a_copying_site_s_link_waits_for_its_counterpart_to_be_judged_first() {
             false => known(None, HubWorth::Worth, true, true),
         };
         let rules: LearnedUrls<'_> = (&SessionParams::default(), &|_: &Url| None);
-        let found = on_a_unique_page(&crawl, rules, &sites, (local, trapped), &url(LINK));
+        let found = on_a_unique_page(&crawl, rules, &sites, (local, trapped, None), &url(LINK));
         assert_eq!(want(&found), fate, "{what}");
     }
 }
@@ -91,7 +92,8 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
     let link = url(&format!("{MIRROR}3/"));
     let counterpart = format!("{ORIGIN}3.html");
     let counterpart: &'static str = Box::leak(counterpart.into_boxed_str());
-    // (what it protects, local, trapped, the counterpart seen, decided, fate)
+    // (what it protects, local, trapped, the counterpart seen, decided, found on it, fate)
+    let article = Some(crate::key(counterpart));
     let cases = [
         (
             "a story whose article is queued waits for it",
@@ -99,6 +101,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
             false,
             true,
             false,
+            None,
             Want::Always,
         ),
         (
@@ -107,6 +110,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
             false,
             true,
             true,
+            None,
             Want::Fetch,
         ),
         (
@@ -115,6 +119,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
             false,
             false,
             false,
+            None,
             Want::Fetch,
         ),
         (
@@ -123,6 +128,16 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
             true,
             true,
             false,
+            None,
+            Want::Fetch,
+        ),
+        (
+            "... nor on the page the rule maps it to (a calendar's day on its month)",
+            true,
+            false,
+            true,
+            false,
+            article,
             Want::Fetch,
         ),
         (
@@ -131,10 +146,11 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
             false,
             true,
             false,
+            None,
             Want::Fetch,
         ),
     ];
-    for (what, local, trapped, seen, decided, fate) in cases {
+    for (what, local, trapped, seen, decided, on_it, fate) in cases {
         let mut crawl = Known::default();
         if seen {
             crawl.seen.insert(counterpart);
@@ -145,7 +161,7 @@ fn a_link_a_url_rule_maps_to_a_queued_page_waits_for_it_to_be_judged_first() {
         let counterpart_of = |u: &Url| learned.counterpart_of(u);
         let rules: LearnedUrls<'_> = (learned.sessions(), &counterpart_of);
         let sites = CopiedSites::default();
-        let found = on_a_unique_page(&crawl, rules, &sites, (local, trapped), &link);
+        let found = on_a_unique_page(&crawl, rules, &sites, (local, trapped, on_it), &link);
         let waits = match &found {
             Fate::Wait {
                 until: Until::Page { page, on },
