@@ -15,7 +15,7 @@ use url::Url;
 use crate::fate::Fate;
 use crate::found::{Crawl, Followed, FoundOn, LearnedUrls, found_link};
 use crate::hubs::HubRule;
-use crate::journal::{Event, FoundEvent, Journal, Recorder};
+use crate::journal::{Answer, Event, FoundEvent, Journal, Recorder};
 use crate::keys::Key;
 use crate::learned::Learned;
 use crate::mirrors::{Budget, Cost, Drawn, Mirrors};
@@ -243,9 +243,17 @@ impl Decider {
             answers: RefCell::new(Vec::new()),
         };
         let (sites, learned) = (&self.sites, &self.learned);
+        let counterpart_of = |target: &Url| {
+            let answer = learned.counterpart_of(target);
+            recorder.note(Answer::Rule {
+                target: target.to_string(),
+                answer: answer.as_ref().map(Url::to_string),
+            });
+            answer
+        };
         let found = found_link(
             &recorder,
-            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
+            (learned.sessions(), &counterpart_of),
             sites,
             &mut self.mirrors,
             on,

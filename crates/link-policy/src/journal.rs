@@ -232,6 +232,15 @@ pub enum Answer {
         /// The answer.
         answer: bool,
     },
+    /// The page the URL rules map `target` to ([`crate::LearnedUrls`]): asked of what the
+    /// crawl learned, journaled as an answer because the rules' changes are journaled after
+    /// the links' of the same decision.
+    Rule {
+        /// The target.
+        target: String,
+        /// The answer.
+        answer: Option<String>,
+    },
 }
 
 impl FoundEvent {
@@ -266,7 +275,7 @@ impl<C: Crawl> Recorder<'_, C> {
         self.crawl.url(url).to_string()
     }
 
-    fn note(&self, answer: Answer) {
+    pub(crate) fn note(&self, answer: Answer) {
         self.answers.borrow_mut().push(answer);
     }
 }

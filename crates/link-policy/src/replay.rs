@@ -37,6 +37,22 @@ struct Answers {
 }
 
 impl Answers {
+    /// The page the URL rules mapped `target` to, as the crawl's journal says.
+    fn rule(&self, target: &Url) -> Option<Url> {
+        let asked = Answer::Rule {
+            target: target.to_string(),
+            answer: None,
+        };
+        match self.next(&asked) {
+            Ok(Answer::Rule { answer, .. }) => answer.and_then(|u| Url::parse(&u).ok()),
+            Ok(_) => unreachable!("next answers the question asked"),
+            Err(diverged) => {
+                self.diverged.borrow_mut().get_or_insert(diverged);
+                None
+            }
+        }
+    }
+
     /// The next answer, which must be to the question `asked` (the same kind, the same URL).
     fn next(&self, asked: &Answer) -> Result<Answer, Diverged> {
         let next = self.left.borrow_mut().pop_front();
@@ -45,7 +61,8 @@ impl Answers {
             | (Answer::Hub { url: x, .. }, Answer::Hub { url: y, .. })
             | (Answer::HubYield { url: x, .. }, Answer::HubYield { url: y, .. })
             | (Answer::Seen { url: x, .. }, Answer::Seen { url: y, .. })
-            | (Answer::SeenHere { url: x, .. }, Answer::SeenHere { url: y, .. }) => x == y,
+            | (Answer::SeenHere { url: x, .. }, Answer::SeenHere { url: y, .. })
+            | (Answer::Rule { target: x, .. }, Answer::Rule { target: y, .. }) => x == y,
             _ => false,
         };
         match next {
@@ -294,9 +311,10 @@ impl Replay {
         };
         let url = parse(&event.url)?;
         let learned = &self.decider.learned;
+        let counterpart_of = |target: &Url| answers.rule(target);
         let again = crate::found::found_link(
             &answers,
-            (learned.sessions(), &|u: &Url| learned.counterpart_of(u)),
+            (learned.sessions(), &counterpart_of),
             &self.decider.sites,
             &mut self.decider.mirrors,
             &on,
