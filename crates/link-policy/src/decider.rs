@@ -8,7 +8,6 @@ mod learning;
 pub use decided::DecidedUrl;
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 
 use url::Url;
 
@@ -62,9 +61,6 @@ pub struct Decider {
     /// What the URL rules decided for the URL about to be handed out
     /// ([`Decider::at_dispatch`]), until its step is taken: its URL and that.
     dispatched: Option<(String, Fate)>,
-    /// Hosts (authorities) where a rendered page's text came by its script's own requests,
-    /// not in its static response ([`Decider::rendered`]).
-    shells: HashSet<String>,
 }
 
 impl Decider {
@@ -349,24 +345,6 @@ impl Decider {
             Waited::CrawlEnd => (WaitedFor::CrawlEnd, None),
         };
         released_link(decided, link, hub_links)
-    }
-
-    /// A page at `url` was rendered; `static_text`: its static response carried the text
-    /// the browser showed. When it did not, a cheap check of a static response on its host
-    /// tells nothing of a page's text ([`Decider::static_text`]), from now on.
-    pub fn rendered(&mut self, url: &str, static_text: bool) {
-        if !static_text && let Ok(url) = Url::parse(url) {
-            self.shells.insert(nearcrawl_frontier::authority(&url));
-        }
-    }
-
-    /// Whether a cheap check of the static response at `url` (its length, a sample) can
-    /// tell its text: not on a host where a rendered page's text came by its script's own
-    /// requests ([`Decider::rendered`]).
-    pub fn static_text(&self, url: &str) -> bool {
-        self.shells.is_empty()
-            || Url::parse(url)
-                .is_ok_and(|url| !self.shells.contains(&nearcrawl_frontier::authority(&url)))
     }
 
     /// Whether a duplicate's links are probed against their counterparts.

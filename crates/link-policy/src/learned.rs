@@ -11,6 +11,8 @@
 //! the queue it finds does; a resumed crawl may have lost the last few changes' counts, never
 //! a rule a queued URL names.
 
+use std::collections::HashSet;
+
 use nearcrawl_frontier::{CanonicalUrl, SessionParams};
 use nearcrawl_url_rules::{RuleBook, RuleId};
 use serde::{Deserialize, Serialize};
@@ -61,6 +63,12 @@ pub enum RuleEvent {
         /// See [`RuleEvent::Session`].
         name: String,
     },
+    /// A rendered page of `host` (an authority) showed text its static response did not
+    /// carry: its pages' responses are shells, which no cheap check can tell apart.
+    Shells {
+        /// See [`RuleEvent::Shells`].
+        host: String,
+    },
 }
 
 /// The URL rules and session parameters learned, and what of them the store holds.
@@ -88,6 +96,8 @@ pub struct Learned {
     adders: Adders,
     /// The originals of the copies learned from, for a prediction's check.
     originals: Originals,
+    /// Hosts (authorities) whose pages' responses are shells ([`RuleEvent::Shells`]).
+    shells: HashSet<String>,
 }
 
 /// Rules off, nothing learned.
@@ -125,6 +135,7 @@ impl Learned {
             shared: false,
             adders: Adders::default(),
             originals: Originals::default(),
+            shells: HashSet::new(),
         }
     }
 
@@ -179,7 +190,16 @@ impl Learned {
             RuleEvent::Session { host, name } => {
                 self.sessions.adopt(&host, &name);
             }
+            RuleEvent::Shells { host } => {
+                self.shells.insert(host);
+            }
         }
+    }
+
+    /// Whether the pages of `host` (an authority) are served as shells, as far as the
+    /// crawl's renders said ([`RuleEvent::Shells`]; in a shared job, any worker's).
+    pub fn serves_shells(&self, host: &str) -> bool {
+        self.shells.contains(host)
     }
 
     /// The session parameters learned (in a shared job, the other workers' too).

@@ -111,7 +111,7 @@ impl Coordinator {
         let analysis = &judgement.analysis;
         let mut decided = Decided::new(Decision::new(Verdict::from(judgement.verdict)));
         if let Some(static_text) = rendered.as_ref().and_then(|r| r.static_text) {
-            self.links.rendered(&entry.url, static_text);
+            (self.links.rendered(&entry.url, static_text)).map_err(EngineError::Shared)?;
         }
         decided.decision.rendered = rendered;
         let mut learned = None;

@@ -96,6 +96,28 @@ impl Decider {
         )))
     }
 
+    /// A page at `url` was rendered; `static_text`: its static response carried the text
+    /// the browser showed. When it did not, its host serves shells, learned
+    /// ([`RuleEvent::Shells`]; in a shared job appended to the job's log): a cheap check of a
+    /// static response there tells nothing of a page's text ([`Decider::static_text`]).
+    pub fn rendered(&mut self, url: &str, static_text: bool) -> Result<(), String> {
+        let Ok(url) = Url::parse(url) else {
+            return Ok(());
+        };
+        let host = nearcrawl_frontier::authority(&url);
+        if static_text || self.learned.serves_shells(&host) {
+            return Ok(());
+        }
+        self.change(RuleEvent::Shells { host })
+    }
+
+    /// Whether a cheap check of the static response at `url` (its length, a sample) can
+    /// tell its text: not on a host that serves shells ([`Decider::rendered`]).
+    pub fn static_text(&self, url: &str) -> bool {
+        Url::parse(url)
+            .is_ok_and(|url| !(self.learned).serves_shells(&nearcrawl_frontier::authority(&url)))
+    }
+
     /// The URL rules' fate for a URL not fetched yet ([`Learned::fate`]), the counterpart a
     /// rule names counting when the crawl holds that page (`known`).
     pub fn rule_fate(&mut self, url: &Url, known: &dyn Known) -> Fate {
@@ -269,6 +291,27 @@ mod tests {
             .push(b"garbled".to_vec());
         let err = b.catch_up(true).unwrap_err();
         assert!(err.starts_with("the job's rule log, event 1:"), "{err}");
+    }
+
+    #[test]
+    fn a_host_serving_shells_is_learned_once_by_every_worker() {
+        let log = Log::default();
+        let (mut a, mut b) = (worker(Some(&log)), worker(Some(&log)));
+        let (page, other) = ("http://spa.test/a/1.html", "http://spa.test/m/2.html");
+        // A page whose static response carried its text teaches nothing.
+        assert_eq!(a.rendered(page, true), Ok(()));
+        assert!(a.static_text(other));
+        // A shell's: its host's responses tell nothing of their text, to every worker.
+        assert_eq!(a.rendered(page, false), Ok(()));
+        assert!(!a.static_text(other));
+        assert!(a.static_text("http://text.test/a.html"));
+        assert_eq!(b.catch_up(true), Ok(()));
+        assert!(!b.static_text(other));
+        // Learned once: a second shell appends nothing.
+        assert_eq!(a.rendered(other, false), Ok(()));
+        assert_eq!(log.events.lock().map(|e| e.len()).unwrap_or(0), 1);
+        // A URL that is none can tell nothing.
+        assert!(!a.static_text("not a url"));
     }
 
     #[test]
