@@ -239,8 +239,8 @@ pub fn found_link<C: Crawl>(
 /// first: its counterpart path for path on the site it copies (`sites`), not decided yet;
 /// else the page the URL rules map it to (a mirror under its own URL scheme, a language's
 /// copy), queued and not decided yet, but the page `on` that names it (a calendar's day,
-/// mapped to its month by a rule, found on the month). (A link waits only for a page seen before it, so no
-/// two links wait for each other.)
+/// mapped to its month by a rule, found on the month). (A link waits only for a page seen
+/// before it, so no two links wait for each other.)
 fn copied_counterpart<C: Crawl>(
     crawl: &C,
     (sessions, counterpart_of): LearnedUrls<'_>,

@@ -202,6 +202,11 @@ impl Learned {
         self.shells.contains(host)
     }
 
+    /// Whether any host is known to serve shells ([`Learned::serves_shells`]).
+    pub fn knows_shells(&self) -> bool {
+        !self.shells.is_empty()
+    }
+
     /// The session parameters learned (in a shared job, the other workers' too).
     pub fn sessions(&self) -> &SessionParams {
         &self.sessions

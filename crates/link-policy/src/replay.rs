@@ -39,18 +39,24 @@ struct Answers {
 impl Answers {
     /// The page the URL rules mapped `target` to, as the crawl's journal says.
     fn rule(&self, target: &Url) -> Option<Url> {
-        let asked = Answer::Rule {
+        self.url_answer(Answer::Rule {
             target: target.to_string(),
             answer: None,
-        };
-        match self.next(&asked) {
-            Ok(Answer::Rule { answer, .. }) => answer.and_then(|u| Url::parse(&u).ok()),
+        })
+    }
+
+    /// The URL answered to `asked` (a question answered by a URL or none, which cannot fail
+    /// in the crawl), as the journal says; a divergence is kept for the event's verdict.
+    fn url_answer(&self, asked: Answer) -> Option<Url> {
+        let answer = match self.next(&asked) {
+            Ok(Answer::Rule { answer, .. } | Answer::Counterpart { answer, .. }) => answer,
             Ok(_) => unreachable!("next answers the question asked"),
             Err(diverged) => {
                 self.diverged.borrow_mut().get_or_insert(diverged);
                 None
             }
-        }
+        };
+        answer.and_then(|u| Url::parse(&u).ok())
     }
 
     /// The next answer, which must be to the question `asked` (the same kind, the same URL).
@@ -96,18 +102,10 @@ impl Crawl for Answers {
         _original: &Url,
         target: &Url,
     ) -> Option<Url> {
-        let asked = Answer::Counterpart {
+        self.url_answer(Answer::Counterpart {
             target: target.to_string(),
             answer: None,
-        };
-        match self.next(&asked) {
-            Ok(Answer::Counterpart { answer, .. }) => answer.and_then(|u| Url::parse(&u).ok()),
-            Ok(_) => unreachable!("next answers the question asked"),
-            Err(diverged) => {
-                self.diverged.borrow_mut().get_or_insert(diverged);
-                None
-            }
-        }
+        })
     }
 
     fn hub(&self, url: &Url) -> Result<Option<bool>, Diverged> {

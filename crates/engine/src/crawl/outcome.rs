@@ -212,11 +212,10 @@ impl Coordinator {
             self.requeue(key, entry)?;
         } else {
             let counterpart = declared.unwrap_or_default();
-            let links = &self.links;
-            let static_text =
-                links.static_text(&entry.url) && links.static_text(&probe.counterpart);
+            let static_text = self.links.static_text(&[&entry.url, &probe.counterpart]);
             match (
-                links.after_head(&head(probe, &counterpart, static_text)),
+                self.links
+                    .after_head(&head(probe, &counterpart, static_text)),
                 result,
             ) {
                 (AfterHead::Sample, Ok(_)) => {

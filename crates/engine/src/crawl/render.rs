@@ -129,7 +129,7 @@ impl RenderStage {
                 let before = match glanced.text {
                     n if n >= GLANCE_MAX_TEXT => return RenderedPage::default(),
                     n if n <= AUTO_MAX_TEXT => glanced,
-                    _ => shown(pages, page, None).await.0,
+                    _ => shown(pages, page).await.0,
                 };
                 let so_far = self.hosts.of(&host);
                 (nearcrawl_render::choose(true, before, so_far), Some(before))
@@ -148,8 +148,8 @@ impl RenderStage {
         let (shown_page, mut cost, subresources) = self.render(page).await;
         cost.why = Some(why);
         if let Some(after) = &shown_page {
-            let (after, carried) = shown(pages, after, Some(&page.body)).await;
-            cost.static_text = carried;
+            let (after, text) = shown(pages, after).await;
+            cost.static_text = Some(nearcrawl_render::static_carries(&page.body, &text));
             if let Some(before) = before {
                 (self.hosts).learn(&host, nearcrawl_render::added(before, after));
             }
@@ -214,19 +214,13 @@ impl RenderStage {
 }
 
 /// What `page`'s HTML shows (its main text's characters, its links), read on the blocking
-/// pool; and, given the static response `static_html` it was rendered from, whether that
-/// carried its text ([`nearcrawl_render::static_carries`]).
-async fn shown(
-    pages: &PageAnalyzer,
-    page: &Fetched,
-    static_html: Option<&[u8]>,
-) -> (Shown, Option<bool>) {
+/// pool, and its main text.
+async fn shown(pages: &PageAnalyzer, page: &Fetched) -> (Shown, String) {
     let (analyzer, body, url) = (
         Arc::clone(pages.analyzer()),
         page.body.clone(),
         page.url.clone(),
     );
-    let static_html = static_html.map(<[u8]>::to_vec);
     let content_type = page.content_type().map(str::to_owned);
     let read = tokio::task::spawn_blocking(move || {
         let extracted = analyzer.extract_html(&body, content_type.as_deref(), &url);
@@ -234,9 +228,7 @@ async fn shown(
             text: extracted.text.chars().count(),
             links: extracted.facts.map_or(0, |facts| facts.links.len()),
         };
-        let carried =
-            static_html.map(|html| nearcrawl_render::static_carries(&html, &extracted.text));
-        (shown, carried)
+        (shown, extracted.text)
     });
     read.await.unwrap_or_default()
 }

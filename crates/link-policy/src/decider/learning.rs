@@ -111,11 +111,16 @@ impl Decider {
         self.change(RuleEvent::Shells { host })
     }
 
-    /// Whether a cheap check of the static response at `url` (its length, a sample) can
-    /// tell its text: not on a host that serves shells ([`Decider::rendered`]).
-    pub fn static_text(&self, url: &str) -> bool {
-        Url::parse(url)
-            .is_ok_and(|url| !(self.learned).serves_shells(&nearcrawl_frontier::authority(&url)))
+    /// Whether a cheap check of the static responses at `urls` (a page's and its
+    /// counterpart's: their lengths, a sample) can tell their text: not on a host that serves
+    /// shells ([`Decider::rendered`]).
+    pub fn static_text(&self, urls: &[&str]) -> bool {
+        let serves_shells = |url: &&str| {
+            Url::parse(url).map_or(true, |url| {
+                (self.learned).serves_shells(&nearcrawl_frontier::authority(&url))
+            })
+        };
+        !self.learned.knows_shells() || !urls.iter().any(serves_shells)
     }
 
     /// The URL rules' fate for a URL not fetched yet ([`Learned::fate`]), the counterpart a
@@ -300,18 +305,18 @@ mod tests {
         let (page, other) = ("http://spa.test/a/1.html", "http://spa.test/m/2.html");
         // A page whose static response carried its text teaches nothing.
         assert_eq!(a.rendered(page, true), Ok(()));
-        assert!(a.static_text(other));
+        assert!(a.static_text(&[other]));
         // A shell's: its host's responses tell nothing of their text, to every worker.
         assert_eq!(a.rendered(page, false), Ok(()));
-        assert!(!a.static_text(other));
-        assert!(a.static_text("http://text.test/a.html"));
+        assert!(!a.static_text(&[other]));
+        assert!(a.static_text(&["http://text.test/a.html"]));
         assert_eq!(b.catch_up(true), Ok(()));
-        assert!(!b.static_text(other));
+        assert!(!b.static_text(&[other]));
         // Learned once: a second shell appends nothing.
         assert_eq!(a.rendered(other, false), Ok(()));
         assert_eq!(log.events.lock().map(|e| e.len()).unwrap_or(0), 1);
         // A URL that is none can tell nothing.
-        assert!(!a.static_text("not a url"));
+        assert!(!a.static_text(&["not a url"]));
     }
 
     #[test]
