@@ -280,7 +280,7 @@ impl Coordinator {
                 {
                     continue;
                 }
-                return Ok(());
+                return self.frontier.stopping();
             }
             let sleep_until = wake.unwrap_or(now + Duration::from_secs(3600));
             tokio::select! {

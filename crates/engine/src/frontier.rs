@@ -241,6 +241,11 @@ pub trait Frontier {
         let _ = taken;
         Ok(())
     }
+    /// The crawl ends (the job is done, stopped, or this worker stops): a frontier kept
+    /// elsewhere sends what it held back and gives back what it leased and did not start.
+    fn stopping(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 /// How the frontier schedules: the job's politeness, robots and per-host limits.

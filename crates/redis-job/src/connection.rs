@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use redis::{ConnectionLike, RedisError, RedisResult, RetryMethod};
+use redis::{
+    ConnectionLike, ErrorKind, RedisError, RedisResult, RetryMethod, ScriptInvocation,
+    ServerErrorKind, Value,
+};
 
 use crate::error::JobError;
 
@@ -253,6 +256,44 @@ impl Redis {
                 }
             }
         }
+    }
+}
+
+impl Redis {
+    /// Runs `calls` in their order and returns their replies: on one server in one exchange
+    /// (a pipeline); on a cluster one call at a time, as the calls may be on several nodes.
+    /// A call whose script the server does not hold yet (a new connection, a restarted
+    /// server) is loaded and run again at once. The whole is tried again as [`Redis::run`]
+    /// does, so every call must be safe to repeat.
+    pub fn run_scripts(
+        &mut self,
+        what: &str,
+        calls: &[ScriptInvocation<'_>],
+    ) -> Result<Vec<Value>, JobError> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
+        let single = matches!(self.target, RedisTarget::Single(_));
+        self.run(what, |con| {
+            if !single {
+                return calls.iter().map(|call| call.invoke(con)).collect();
+            }
+            let mut pipe = redis::pipe();
+            for call in calls {
+                pipe.invoke_script(call);
+            }
+            let replies: Vec<RedisResult<Value>> = pipe.ignore_errors().query(con)?;
+            let mut out = Vec::with_capacity(calls.len());
+            for (call, reply) in calls.iter().zip(replies) {
+                out.push(match reply {
+                    Err(err) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                        call.invoke(con)?
+                    }
+                    other => other?,
+                });
+            }
+            Ok(out)
+        })
     }
 }
 

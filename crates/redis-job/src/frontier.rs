@@ -23,6 +23,7 @@ use crate::keys::{JobName, Keys};
 
 mod addresses;
 mod answers;
+mod batch;
 mod job;
 mod parking;
 mod scheduling;
@@ -30,6 +31,7 @@ mod settings;
 
 pub use addresses::{AddressHold, AddressOf};
 pub use answers::{Finished, Lease, Next, Offer, Outcome, Role, Status};
+pub use batch::Done;
 use job::status;
 pub use job::{job_reports, job_status, put_report, stop_job};
 pub use settings::Settings;
@@ -100,6 +102,11 @@ pub struct SharedFrontier {
     /// The job's end was reached (as the last pick said): URLs that waited for it may be
     /// leased.
     ending: bool,
+    /// The most URLs one take leases from a host ([`SharedFrontier::set_batch`]).
+    batch: usize,
+    /// URLs leased by a take beyond the first, handed out by the next steps before the job
+    /// is asked again.
+    leased: std::collections::VecDeque<Lease>,
 }
 
 impl std::fmt::Debug for SharedFrontier {
@@ -166,6 +173,8 @@ impl SharedFrontier {
             settings: settings.clone(),
             scripts: Scripts::new(),
             ending: false,
+            batch: 1,
+            leased: std::collections::VecDeque::new(),
         };
         let what = "join";
         let job_key = frontier.keys.job("job");
@@ -458,7 +467,7 @@ mod tests {
         let Picked::Host { host, stamp } = y.pick().unwrap() else {
             panic!("y should pick the host")
         };
-        let (taken, hint) = y.take(&host, &stamp).unwrap();
+        let (taken, hint) = y.take(&host, &stamp, 1).unwrap();
         assert!(taken.is_none() && hint.at >= 0, "wait for x's lease");
         x.finish(&lease, Outcome::Answered, None).unwrap();
         y.schedule(&host, &stamp, hint).unwrap();

@@ -52,8 +52,8 @@ pub mod server;
 pub use crate::connection::{CLUSTER_SCHEME, Faults, Patience, Redis, RedisTarget};
 pub use crate::error::JobError;
 pub use crate::frontier::{
-    AddressHold, AddressOf, Finished, JOB_END_PRIORITY, Lease, Next, Offer, Outcome, Parking, Role,
-    Settings, SharedFrontier, Status, job_reports, job_status, key_hex, put_report, stop_job,
+    AddressHold, AddressOf, Done, Finished, JOB_END_PRIORITY, Lease, Next, Offer, Outcome, Parking,
+    Role, Settings, SharedFrontier, Status, job_reports, job_status, key_hex, put_report, stop_job,
 };
 pub use crate::index::{Admission, Admitted, PageKeys, RedisIndex, Snapshot, StoredPage};
 pub use crate::keys::{JobName, JobNameError};

@@ -126,13 +126,19 @@ fn hosts_on_one_address_share_its_budget_across_workers() {
 #[test]
 fn a_place_whose_request_is_not_sent_yet_holds_the_others_back_a_moment() {
     let server = LocalRedis::start(false).unwrap();
-    let settings = address_settings(4);
+    // A delay between the address's requests, over before the other worker asks: what
+    // holds it back is the request not sent yet.
+    let settings = Settings {
+        per_address_delay_ms: 1,
+        ..address_settings(4)
+    };
     let mut a = join(&server.url(), "starting", "a", settings.clone());
     let mut b = join(&server.url(), "starting", "b", settings);
     seed(&mut a, 2, 3);
     let Next::Fetch(unsent) = a.next_step_with(&mut address_of).unwrap() else {
         panic!("a lease")
     };
+    std::thread::sleep(Duration::from_millis(20));
     assert!(matches!(
         b.next_step_with(&mut address_of).unwrap(),
         Next::Wait(_)
@@ -180,4 +186,36 @@ fn an_unresolved_host_is_resolved_first_and_two_failing_names_back_the_address_o
         Next::Wait(wait) => assert!(wait > Duration::from_secs(50), "backed off: {wait:?}"),
         other => panic!("the address backs off: {other:?}"),
     }
+}
+
+#[test]
+fn a_take_of_several_leases_within_the_addresss_places_and_frees_those_given_back() {
+    let server = LocalRedis::start(false).unwrap();
+    let mut a = join(&server.url(), "batch", "a", address_settings(2));
+    let mut b = join(&server.url(), "batch", "b", address_settings(2));
+    seed(&mut a, 2, 3); // h0 and h1 on 192.0.2.1
+    a.set_batch(8);
+    let Next::Fetch(first) = a.next_step_with(&mut address_of).unwrap() else {
+        panic!("a lease")
+    };
+    assert!(a.has_leased(), "a second URL leased by the same take");
+    let Next::Fetch(second) = a.next_step_with(&mut address_of).unwrap() else {
+        panic!("the second lease")
+    };
+    assert_eq!(
+        (
+            first.address.as_ref(),
+            second.address.as_ref().map(|h| &h.address)
+        ),
+        (first.address.as_ref(), Some(&"192.0.2.1".to_string()))
+    );
+    assert_ne!(first.address, second.address, "a place each");
+    // The address's two places are a's.
+    assert!(matches!(
+        b.next_step_with(&mut address_of).unwrap(),
+        Next::Wait(_)
+    ));
+    a.finish(&second, Outcome::NotFetched, Some((0, &second.entry)))
+        .unwrap();
+    assert!(lease(&mut b).is_some(), "the place given back is won");
 }

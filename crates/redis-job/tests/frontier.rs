@@ -16,12 +16,17 @@ use nearcrawl_redis_job::{
 mod common;
 use common::*;
 
-fn three_workers_fetch_every_page_once(url: &str) {
+/// Three workers, the third leasing several URLs of a host at once and finishing them in
+/// groups (`batch` > 1).
+fn three_workers_fetch_every_page_once(url: &str, batch: usize) {
     let (size, hosts) = (400, 7);
     let handles: Vec<_> = (0..3)
         .map(|w| {
             let url = url.to_string();
-            std::thread::spawn(move || work(&url, "web", &format!("w{w}"), size, hosts))
+            std::thread::spawn(move || match w {
+                2 => work_batched(&url, "web", "w2", (size, hosts), batch),
+                _ => work(&url, "web", &format!("w{w}"), size, hosts),
+            })
         })
         .collect();
     let mut counts: HashMap<u32, usize> = HashMap::new();
@@ -53,13 +58,56 @@ fn three_workers_fetch_every_page_once(url: &str) {
 #[test]
 fn three_workers_share_one_crawl_on_one_server() {
     let server = LocalRedis::start(false).unwrap();
-    three_workers_fetch_every_page_once(&server.url());
+    three_workers_fetch_every_page_once(&server.url(), 1);
+}
+
+#[test]
+fn a_worker_leasing_and_finishing_in_groups_shares_the_crawl_with_the_others() {
+    let server = LocalRedis::start(false).unwrap();
+    three_workers_fetch_every_page_once(&server.url(), 4);
+}
+
+#[test]
+fn a_take_leases_as_many_urls_as_the_hosts_connections_allow_and_gives_back_the_unstarted() {
+    let server = LocalRedis::start(false).unwrap();
+    let (mut a, _) = join(&server.url(), "batch", "a", open_settings());
+    let (mut b, _) = join(&server.url(), "batch", "b", open_settings());
+    // One host, six URLs, four connections.
+    offer_nodes(&mut a, &[0, 1, 2, 3, 4, 5], 1);
+    a.seeded().unwrap();
+    a.set_batch(8);
+    let Next::Fetch(first) = a.next_step().unwrap() else {
+        panic!("a lease")
+    };
+    let mut leased = vec![first];
+    while a.has_leased() {
+        let Next::Fetch(lease) = a.next_step().unwrap() else {
+            panic!("a lease handed out without asking the job")
+        };
+        leased.push(lease);
+    }
+    assert_eq!(leased.len(), 4, "the host's four connections");
+    assert!(matches!(b.next_step().unwrap(), Next::Wait(_)));
+    // Two finished, one of them leased again at once and not started: given back.
+    for lease in leased.drain(..2) {
+        assert_eq!(
+            a.finish(&lease, Outcome::Answered, None).unwrap(),
+            Finished::Done { parked: false }
+        );
+    }
+    a.set_batch(2);
+    assert!(matches!(a.next_step().unwrap(), Next::Fetch(_)));
+    assert!(a.has_leased());
+    a.give_back().unwrap();
+    assert!(!a.has_leased());
+    let status = a.status().unwrap();
+    assert_eq!((status.queued, status.leased), (1, 3), "{status:?}");
 }
 
 #[test]
 fn three_workers_share_one_crawl_on_a_cluster() {
     let cluster = LocalCluster::start(3).unwrap();
-    three_workers_fetch_every_page_once(&cluster.url());
+    three_workers_fetch_every_page_once(&cluster.url(), 4);
 }
 
 #[test]

@@ -238,6 +238,8 @@ pub(super) fn shared_parts(
         redis.job.clone(),
     );
     let agent = job.config.fetch.robots_agent().to_string();
+    // A take leases up to half of what this worker can fetch at once from one host.
+    shared.set_batch((job.config.concurrency() / 2).clamp(1, 16));
     let frontier = crate::frontier::RedisFrontier::open(shared, role, store, agent, seeds)?;
     Ok(SharedParts {
         frontier,

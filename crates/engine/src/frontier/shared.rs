@@ -21,7 +21,8 @@ use nearcrawl_fetch::RobotsRules;
 use nearcrawl_frontier::{AddressKey, CanonicalUrl, HostOutcome, authority};
 use nearcrawl_records::{AddressSummary, Verdict};
 use nearcrawl_redis_job::{
-    AddressHold, AddressOf, Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier, key_hex,
+    AddressHold, AddressOf, Done, Finished, Lease, Next, Offer, Outcome, Role, SharedFrontier,
+    key_hex,
 };
 use nearcrawl_store::{Commit, CrawlStore, HostId, ParkedLink, QueueKey, QueuedUrl, UrlKey};
 use tracing::warn;
@@ -39,6 +40,12 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// How long a busy coordinator waits before asking Redis again.
 const BUSY_WAKE: Duration = Duration::from_millis(20);
+
+/// Decisions committed locally and not yet made known to the job are sent together
+/// ([`SharedFrontier::commit`]) when the job is next asked for work, or once this many wait,
+/// or once the first has waited [`HOLD_BACK`].
+const HOLD_BACK_DECISIONS: usize = 32;
+const HOLD_BACK: Duration = Duration::from_millis(50);
 
 /// A lease and how its request went, until its decision is committed.
 struct Held {
@@ -89,6 +96,12 @@ pub struct RedisFrontier {
     resolutions: Resolutions<String>,
     /// Places in their address's budget held by robots.txt requests in flight.
     robots_holds: HashMap<HostId, AddressHold>,
+    /// Leases of decisions committed here and not yet finished in the job, with the
+    /// parkings to settle after them, and since when the first waits (with the decisions'
+    /// new URLs, still in `offers`).
+    finishing: Vec<Done>,
+    settles: Vec<(String, UrlKey)>,
+    held_back_since: Option<Instant>,
 }
 
 /// URLs [`RedisFrontier`] remembers as seen (16 bytes each: some 40 MB with the set's own).
@@ -133,6 +146,9 @@ impl RedisFrontier {
             settling: Vec::new(),
             resolutions: Resolutions::default(),
             robots_holds: HashMap::new(),
+            finishing: Vec::new(),
+            settles: Vec::new(),
+            held_back_since: None,
         };
         if role == Role::Seed {
             frontier.seed()?;
@@ -351,6 +367,10 @@ impl Frontier for RedisFrontier {
             if let Some(at) = gate() {
                 return Ok(Step::Wait(Some(at)));
             }
+            if !self.shared().has_leased() {
+                // The job is asked for work: what this worker decided goes first.
+                self.send_held_back()?;
+            }
             let shared = self
                 .shared
                 .get_mut()
@@ -513,14 +533,6 @@ impl Frontier for RedisFrontier {
 
     fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
         self.named.clear();
-        for (origin, offers) in std::mem::take(&mut self.offers) {
-            self.shared()
-                .offer(&origin, &offers)
-                .map_err(shared_error)?;
-            for offer in &offers {
-                self.remember_seen(offer.key);
-            }
-        }
         for key in taken {
             let Some(held) = self.held.remove(key) else {
                 continue;
@@ -543,30 +555,62 @@ impl Frontier for RedisFrontier {
             let settled = self.settling.iter().position(|(origin, key)| {
                 *origin == held.lease.host && key_hex(key) == held.lease.key
             });
-            let finished = match settled {
+            let settle = match settled {
                 Some(at) if requeue.is_none() => {
                     self.settling.swap_remove(at);
-                    self.shared()
-                        .finish_and_settle(&held.lease, outcome(held.outcome))
+                    true
                 }
-                _ => self.shared().finish(
-                    &held.lease,
-                    outcome(held.outcome),
-                    requeue.as_ref().map(|(p, e)| (*p, e.as_slice())),
-                ),
-            }
+                _ => false,
+            };
+            self.finishing.push(Done {
+                lease: held.lease,
+                outcome: outcome(held.outcome),
+                requeue,
+                settle,
+            });
+        }
+        self.settles.append(&mut self.settling);
+        let since = *self.held_back_since.get_or_insert_with(Instant::now);
+        if self.finishing.len() >= HOLD_BACK_DECISIONS || since.elapsed() >= HOLD_BACK {
+            self.send_held_back()?;
+        }
+        Ok(())
+    }
+
+    fn stopping(&mut self) -> Result<(), EngineError> {
+        self.send_held_back()?;
+        self.shared().give_back().map_err(shared_error)
+    }
+}
+
+impl RedisFrontier {
+    /// Makes the decisions committed here known to the job, in one exchange: their new URLs
+    /// queued, then their leases finished and their parkings settled.
+    fn send_held_back(&mut self) -> Result<(), EngineError> {
+        self.held_back_since = None;
+        if self.offers.is_empty() && self.finishing.is_empty() && self.settles.is_empty() {
+            return Ok(());
+        }
+        let offers: Vec<(String, Vec<Offer>)> =
+            std::mem::take(&mut self.offers).into_iter().collect();
+        let done = std::mem::take(&mut self.finishing);
+        let settles = std::mem::take(&mut self.settles);
+        let finished = self
+            .shared()
+            .commit(&offers, &done, &settles)
             .map_err(shared_error)?;
+        for offer in offers.iter().flat_map(|(_, offers)| offers) {
+            self.remember_seen(offer.key);
+        }
+        for (done, finished) in done.iter().zip(finished) {
             if finished == Finished::Stale {
                 // Counted in the connection's faults (the report's `shared_job`).
                 warn!(
-                    host = %held.lease.host,
-                    key = %held.lease.key,
+                    host = %done.lease.host,
+                    key = %done.lease.key,
                     "lease expired before its decision: another worker may fetch the URL too"
                 );
             }
-        }
-        for (origin, key) in std::mem::take(&mut self.settling) {
-            self.shared().settle(&origin, &key).map_err(shared_error)?;
         }
         Ok(())
     }

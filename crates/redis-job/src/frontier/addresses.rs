@@ -34,7 +34,8 @@ pub enum AddressOf {
 
 /// What asking for a place found.
 pub(super) enum Place {
-    Held(AddressHold),
+    /// At least one place.
+    Held(Vec<AddressHold>),
     /// Not before this instant of the server's clock (ms).
     WaitUntil(i64),
 }
@@ -45,20 +46,25 @@ impl SharedFrontier {
         self.settings.max_connections_per_address > 0 || self.settings.per_address_delay_ms > 0
     }
 
-    fn address_keys(&self, address: &str) -> [String; 3] {
+    pub(super) fn address_keys(&self, address: &str) -> [String; 3] {
         ["a", "o", "f"].map(|suffix| self.keys.address(address, suffix))
     }
 
-    fn address_script(&mut self, address: &str, args: &[String]) -> Result<Vec<Value>, JobError> {
-        let keys = self.address_keys(address);
+    /// The job's settings as lua/address.lua takes them, after its operation.
+    pub(super) fn address_args(&self) -> [String; 5] {
         let settings = &self.settings;
-        let fixed = [
+        [
             settings.max_connections_per_address.to_string(),
             settings.per_address_delay_ms.to_string(),
             settings.lease_ms.to_string(),
             settings.backoff_initial_ms.to_string(),
             settings.backoff_max_ms.to_string(),
-        ];
+        ]
+    }
+
+    fn address_script(&mut self, address: &str, args: &[String]) -> Result<Vec<Value>, JobError> {
+        let keys = self.address_keys(address);
+        let fixed = self.address_args();
         let script = &self.scripts.address;
         let what = "address";
         let reply: Value = self.redis.run(what, |con| {
@@ -75,18 +81,33 @@ impl SharedFrontier {
         parts(what, reply)
     }
 
-    /// Asks for a place for a request of `host` to `address`.
-    pub(super) fn acquire_address(&mut self, address: &str, host: &str) -> Result<Place, JobError> {
+    /// Asks for places for up to `wanted` requests of `host` to `address` (one when the
+    /// address has a delay between requests).
+    pub(super) fn acquire_address(
+        &mut self,
+        address: &str,
+        host: &str,
+        wanted: usize,
+    ) -> Result<Place, JobError> {
         let what = "address";
-        let items = self.address_script(address, &["acquire".to_string()])?;
+        let args = ["acquire".to_string(), wanted.max(1).to_string()];
+        let items = self.address_script(address, &args)?;
         let now = int(what, &at(what, &items, 1)?)?;
         match text(what, &at(what, &items, 0)?)?.as_str() {
-            "ok" => Ok(Place::Held(AddressHold {
-                address: address.to_string(),
-                host: host.to_string(),
-                token: u64::try_from(int(what, &at(what, &items, 2)?)?)
-                    .map_err(|e| bad_reply(what, e))?,
-            })),
+            "ok" => {
+                let mut held = Vec::new();
+                for token in items.iter().skip(2) {
+                    held.push(AddressHold {
+                        address: address.to_string(),
+                        host: host.to_string(),
+                        token: u64::try_from(int(what, token)?).map_err(|e| bad_reply(what, e))?,
+                    });
+                }
+                if held.is_empty() {
+                    return Err(bad_reply(what, "no place"));
+                }
+                Ok(Place::Held(held))
+            }
             "wait" => {
                 let until = int(what, &at(what, &items, 2)?)?;
                 // At its connection limit: a request ends soon, or its lease does.
@@ -98,7 +119,12 @@ impl SharedFrontier {
 
     /// The request `hold` was won for is being sent now: the address's delay runs from here,
     /// and other workers may win places again.
+    /// With no delay between the address's requests there is nothing to do (and nothing is
+    /// asked of the job).
     pub fn address_started(&mut self, hold: &AddressHold) -> Result<(), JobError> {
+        if self.settings.per_address_delay_ms == 0 {
+            return Ok(());
+        }
         let args = ["started".to_string(), hold.token.to_string()];
         self.address_script(&hold.address, &args)?;
         Ok(())

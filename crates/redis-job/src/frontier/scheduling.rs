@@ -7,7 +7,7 @@ use redis::Value;
 
 use crate::error::{JobError, bad_reply};
 
-use super::addresses::{self, AddressOf, Place};
+use super::addresses::{AddressOf, Place};
 use super::answers::{Finished, Lease, Next, Outcome};
 use super::{PICKS_PER_NEXT, SharedFrontier, at, bytes, int, parts, text};
 
@@ -57,10 +57,17 @@ impl SharedFrontier {
     /// `address_of` (in a job limiting requests per address): a place in its budget is held
     /// before its URL is leased ([`Lease::address`]), or the host waits for it while other
     /// hosts are picked; an unresolved name is handed out to be resolved ([`Next::Resolve`]).
+    ///
+    /// A host picked may lease up to [`SharedFrontier::set_batch`] URLs at once (as many as
+    /// its politeness and its address's allow now): the first is the step returned, the
+    /// others the next steps', without asking the job again.
     pub fn next_step_with(
         &mut self,
         address_of: &mut dyn FnMut(&str) -> AddressOf,
     ) -> Result<Next, JobError> {
+        if let Some(lease) = self.leased.pop_front() {
+            return Ok(Next::Fetch(lease));
+        }
         // A picked host that cannot give work now is rescheduled at its own time, so the next
         // pick finds another host, or says how long until the first one is ready.
         for _ in 0..PICKS_PER_NEXT {
@@ -69,15 +76,15 @@ impl SharedFrontier {
                 Picked::Wait(wait) => return Ok(Next::Wait(wait)),
                 Picked::Other(next) => return Ok(next),
             };
-            let mut hold = None;
+            let mut holds = Vec::new();
             if self.limits_addresses() {
                 match address_of(&host) {
                     // Picked again by anyone once its claim ends, resolved by then.
                     AddressOf::Unresolved => return Ok(Next::Resolve { host }),
                     AddressOf::Pending => continue,
                     AddressOf::Known(Some(address)) => {
-                        match self.acquire_address(&address, &host)? {
-                            Place::Held(held) => hold = Some(held),
+                        match self.acquire_address(&address, &host, self.batch)? {
+                            Place::Held(held) => holds = held,
                             Place::WaitUntil(at) => {
                                 let hint = Hint { at, head: None };
                                 self.schedule(&host, &stamp, hint)?;
@@ -88,29 +95,67 @@ impl SharedFrontier {
                     AddressOf::Known(None) => {}
                 }
             }
-            let (taken, hint) = self.take(&host, &stamp)?;
-            self.schedule(&host, &stamp, hint)?;
-            let next = match taken {
-                Some(Next::Fetch(lease)) => Some(Next::Fetch(Lease {
-                    address: hold,
-                    ..lease
-                })),
-                Some(Next::Robots { host, .. }) => Some(Next::Robots {
-                    host,
-                    address: hold,
-                }),
-                other => {
-                    if let Some(hold) = &hold {
-                        self.release_address(hold, Outcome::NotFetched)?;
-                    }
-                    other
-                }
+            let wanted = if holds.is_empty() {
+                self.batch
+            } else {
+                holds.len()
             };
+            let (taken, hint) = self.take(&host, &stamp, wanted)?;
+            self.schedule(&host, &stamp, hint)?;
+            let mut holds = holds.into_iter();
+            let next = match taken {
+                Some(Taken::Leases(leases)) => {
+                    for lease in leases {
+                        let address = holds.next();
+                        self.leased.push_back(Lease { address, ..lease });
+                    }
+                    self.leased.pop_front().map(Next::Fetch)
+                }
+                Some(Taken::Other(Next::Robots { host, .. })) => Some(Next::Robots {
+                    host,
+                    address: holds.next(),
+                }),
+                Some(Taken::Other(other)) => Some(other),
+                None => None,
+            };
+            // Places won for URLs the host did not give: the starts they reserved are freed.
+            for hold in holds {
+                self.release_address(&hold, Outcome::NotFetched)?;
+            }
             if let Some(next) = next {
                 return Ok(next);
             }
         }
         Ok(Next::Wait(Duration::from_millis(10)))
+    }
+
+    /// Whether URLs leased by a take of several wait to be handed out (the next step needs
+    /// no exchange with the job).
+    pub fn has_leased(&self) -> bool {
+        !self.leased.is_empty()
+    }
+
+    /// How many URLs one take may lease from a host at most (at least one; one by default).
+    /// More saves the job's round trips per page on hosts with no delay between requests,
+    /// and holds leases this worker has not started yet: a worker sets it to what it can
+    /// start at once.
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+    }
+
+    /// URLs leased but not handed out yet (by a take of several): given back to their
+    /// queues, at their places, so that a worker that stops leaves none to wait for their
+    /// leases' end.
+    pub fn give_back(&mut self) -> Result<(), JobError> {
+        while let Some(lease) = self.leased.pop_front() {
+            let entry = lease.entry.clone();
+            self.finish(
+                &lease,
+                Outcome::NotFetched,
+                Some((u64::from(lease.priority), &entry)),
+            )?;
+        }
+        Ok(())
     }
 
     pub(super) fn pick(&mut self) -> Result<Picked, JobError> {
@@ -149,51 +194,64 @@ impl SharedFrontier {
         })
     }
 
-    /// Asks `host` for a URL; returns the step (if any) and when the host may next give work.
+    /// Asks `host` for up to `wanted` URLs; returns the step (if any) and when the host may
+    /// next give work.
     pub(super) fn take(
         &mut self,
         host: &str,
         stamp: &str,
-    ) -> Result<(Option<Next>, Hint), JobError> {
+        wanted: usize,
+    ) -> Result<(Option<Taken>, Hint), JobError> {
         let what = "take";
         let ending = vec![u8::from(self.ending) + b'0'];
-        let items = self.host_script(what, |s| &s.take, host, &[ending])?;
+        let wanted = wanted.max(1).to_string().into_bytes();
+        let items = self.host_script(what, |s| &s.take, host, &[ending, wanted])?;
         let now = int(what, &at(what, &items, 1)?)?;
         let hint_at = |at: i64| Hint { at, head: None };
+        let other = |next: Next| Some(Taken::Other(next));
         Ok(match text(what, &at(what, &items, 0)?)?.as_str() {
             "lease" => {
-                let lease = Lease {
-                    host: host.to_string(),
-                    key: text(what, &at(what, &items, 2)?)?,
-                    token: u64::try_from(int(what, &at(what, &items, 3)?)?)
-                        .map_err(|e| bad_reply(what, e))?,
-                    entry: bytes(what, &at(what, &items, 4)?)?,
-                    priority: u32::try_from(int(what, &at(what, &items, 9)?)?).unwrap_or(u32::MAX),
-                    robots_version: u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0),
-                    stamp: stamp.to_string(),
-                    address: None,
+                let robots_version = u64::try_from(int(what, &at(what, &items, 6)?)?).unwrap_or(0);
+                let lease = |at_key: usize, at_priority: usize| -> Result<Lease, JobError> {
+                    Ok(Lease {
+                        host: host.to_string(),
+                        key: text(what, &at(what, &items, at_key)?)?,
+                        token: u64::try_from(int(what, &at(what, &items, at_key + 1)?)?)
+                            .map_err(|e| bad_reply(what, e))?,
+                        entry: bytes(what, &at(what, &items, at_key + 2)?)?,
+                        priority: u32::try_from(int(what, &at(what, &items, at_priority)?)?)
+                            .unwrap_or(u32::MAX),
+                        robots_version,
+                        stamp: stamp.to_string(),
+                        address: None,
+                    })
                 };
+                let mut leases = vec![lease(2, 9)?];
+                // Each further URL: key, token, entry, priority.
+                for first in (10..items.len()).step_by(4) {
+                    leases.push(lease(first, first + 3)?);
+                }
                 let hint = Hint {
                     head: Some(int(what, &at(what, &items, 8)?)?),
                     ..hint_at(int(what, &at(what, &items, 5)?)?)
                 };
-                (Some(Next::Fetch(lease)), hint)
+                (Some(Taken::Leases(leases)), hint)
             }
             "robots" => (
-                Some(Next::Robots {
+                other(Next::Robots {
                     host: host.to_string(),
                     address: None,
                 }),
                 hint_at(now + self.settings.robots_lease_ms as i64),
             ),
             "parked" => (
-                Some(Next::Parked {
+                other(Next::Parked {
                     host: host.to_string(),
                 }),
                 hint_at(now),
             ),
             "spent" => (
-                Some(Next::Spent {
+                other(Next::Spent {
                     host: host.to_string(),
                 }),
                 hint_at(now),
@@ -256,61 +314,25 @@ impl SharedFrontier {
         requeue: Option<(u64, &[u8])>,
         settle: bool,
     ) -> Result<Finished, JobError> {
-        let what = "finish";
-        if let Some(hold) = &lease.address {
-            // The address's place first: a finish that finds the lease stale still ends the
-            // request it held the place for.
-            self.release_address(hold, outcome)?;
-        }
-        let (outcome, retry_after) = addresses::outcome_args(outcome);
-        let (priority, entry) = requeue.map_or((-1, &[][..]), |(p, e)| {
-            (i64::try_from(p).unwrap_or(i64::MAX), e)
-        });
-        let extra = [
-            lease.key.as_bytes().to_vec(),
-            lease.token.to_string().into_bytes(),
-            outcome.as_bytes().to_vec(),
-            retry_after.to_string().into_bytes(),
-            priority.to_string().into_bytes(),
-            entry.to_vec(),
-        ];
-        let parking = match settle {
-            true => {
-                let [_, _, decided, parked] = self.parking_keys(&lease.host, &lease.key);
-                vec![decided, parked]
-            }
-            false => Vec::new(),
+        let done = super::Done {
+            lease: lease.clone(),
+            outcome,
+            requeue: requeue.map(|(priority, entry)| (priority, entry.to_vec())),
+            settle,
         };
-        let items = self.host_script_with(what, |s| &s.finish, &lease.host, &parking, &extra)?;
-        match text(what, &at(what, &items, 0)?)?.as_str() {
-            "stale" => {
-                let faults = self.redis.faults();
-                faults
-                    .stale_leases
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Ok(Finished::Stale)
-            }
-            "ok" => {
-                let hint = int(what, &at(what, &items, 2)?)?;
-                let parked = int(what, &at(what, &items, 3)?)? == 1;
-                if hint >= 0 {
-                    let head = int(what, &at(what, &items, 4)?)?;
-                    self.announce_heads(&[(&lease.host, Some(hint as u64), Some(head))])?;
-                } else {
-                    // Nothing queued or leased (or only what waits for the job's end): the
-                    // host leaves the ready set now rather than at the time its lease would
-                    // have ended.
-                    let hint = Hint {
-                        at: hint,
-                        head: None,
-                    };
-                    self.schedule(&lease.host, &lease.stamp, hint)?;
-                }
-                Ok(Finished::Done { parked })
-            }
-            other => Err(bad_reply(what, format!("{other:?}"))),
-        }
+        let mut finished = self.commit(&[], &[done], &[])?;
+        finished
+            .pop()
+            .ok_or_else(|| bad_reply("finish", "no answer"))
     }
+}
+
+/// What a take gave.
+pub(super) enum Taken {
+    /// URLs leased, at least one.
+    Leases(Vec<Lease>),
+    /// Another step for the host (robots.txt, given up, spent).
+    Other(Next),
 }
 
 pub(super) enum Picked {
@@ -325,12 +347,12 @@ pub(super) enum Picked {
 pub(super) struct Hint {
     pub(super) at: i64,
     /// The priority of its next URL, when the step read it (-1: none).
-    head: Option<i64>,
+    pub(super) head: Option<i64>,
 }
 
 /// The scripts' form of the priority of a host's next URL: `-1` (nothing queued) is `none`,
 /// not known is empty.
-fn head_arg(head: Option<i64>) -> String {
+pub(super) fn head_arg(head: Option<i64>) -> String {
     match head {
         Some(head) if head >= 0 => head.to_string(),
         Some(_) => "none".to_string(),

@@ -6,9 +6,11 @@
 -- answered (set).
 -- ARGV: 1 'acquire', 'started' or 'release', 2 max connections (0: no limit), 3 delay (ms),
 -- 4 lease (ms), 5 first back-off (ms), 6 longest back-off (ms).
--- acquire: returns {'ok', now, token} or {'wait', now, at} (at -1: at its connection limit).
--- No place is won while another's request is about to be sent (until it is 'started', or a
--- second has passed): the delay runs from when requests leave, not from when places are won.
+-- acquire, ARGV 7 the most places wanted: returns {'ok', now, token...} or {'wait', now, at}
+-- (at -1: at its connection limit). With a delay, one place: no place is won while another's
+-- request is about to be sent (until it is 'started', or a second has passed), so the delay
+-- runs from when requests leave, not from when places are won. With none, up to the places
+-- wanted, within the connections, and 'started' has nothing to do.
 -- started, ARGV 7 token: the place's request is being sent now; returns {'ok', now}.
 -- release, ARGV 7 token, 8 name, 9 outcome ('answered', 'throttled', 'failed' or 'none': no
 -- request was made), 10 Retry-After (ms, or -1): returns {'ok', now, backed off (1 or 0)}.
@@ -21,11 +23,27 @@ if ARGV[1] == 'acquire' then
   if nb > now then return {'wait', now, nb} end
   local starting = num(redis.call('HGET', KEYS[1], 'starting'), 0)
   if starting > now then return {'wait', now, math.min(starting, now + 5)} end
-  local token = redis.call('HINCRBY', KEYS[1], 'token', 1)
-  redis.call('ZADD', KEYS[2], now + lease, token)
-  redis.call('HSET', KEYS[1], 'nb', math.max(nb, now + delay), 'nb_before', nb, 'nb_token', token,
-    'starting', now + 1000, 'starting_token', token)
-  return {'ok', now, token}
+  local out = {'ok', now}
+  if delay > 0 then
+    -- One place: the next is won once this one's request is sent and the delay has run.
+    local token = redis.call('HINCRBY', KEYS[1], 'token', 1)
+    redis.call('ZADD', KEYS[2], now + lease, token)
+    redis.call('HSET', KEYS[1], 'nb', math.max(nb, now + delay), 'nb_before', nb,
+      'nb_token', token, 'starting', now + 1000, 'starting_token', token)
+    out[3] = token
+    return out
+  end
+  -- No delay: up to the count asked (ARGV 7), within the connections, and nothing to wait for
+  -- between the requests' starts.
+  local wanted = math.max(tonumber(ARGV[7] or '1'), 1)
+  local open = redis.call('ZCARD', KEYS[2])
+  while #out - 2 < wanted and (max_conn == 0 or open < max_conn) do
+    local token = redis.call('HINCRBY', KEYS[1], 'token', 1)
+    redis.call('ZADD', KEYS[2], now + lease, token)
+    open = open + 1
+    out[#out + 1] = token
+  end
+  return out
 end
 local token = ARGV[7]
 if redis.call('HGET', KEYS[1], 'starting_token') == token then

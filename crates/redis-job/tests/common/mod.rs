@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nearcrawl_redis_job::{
-    Finished, JobName, Lease, Next, Offer, Outcome, Patience, Redis, RedisTarget, Role, Settings,
-    SharedFrontier,
+    Done, Finished, JobName, Lease, Next, Offer, Outcome, Patience, Redis, RedisTarget, Role,
+    Settings, SharedFrontier,
 };
 
 pub fn connect(url: &str) -> Redis {
@@ -97,6 +97,64 @@ pub fn work(url: &str, job: &str, worker: &str, size: u32, hosts: u32) -> Vec<u3
                     frontier.finish(&lease, Outcome::Answered, None).unwrap(),
                     Finished::Done { parked: false }
                 );
+            }
+            Next::Wait(wait) => std::thread::sleep(wait.min(Duration::from_millis(20))),
+            Next::Seed => {
+                offer_nodes(&mut frontier, &[0], hosts);
+                frontier.seeded().unwrap();
+            }
+            Next::Done => return fetched,
+            other => panic!("{worker}: unexpected {other:?}"),
+        }
+    }
+}
+
+/// [`work`] as a worker that leases up to `batch` URLs of a host at once and makes its
+/// decisions known in groups ([`SharedFrontier::commit`]): each fetched node's links are
+/// offered and its lease finished together, once the URLs leased are all handed out.
+pub fn work_batched(
+    url: &str,
+    job: &str,
+    worker: &str,
+    (size, hosts): (u32, u32),
+    batch: usize,
+) -> Vec<u32> {
+    let (mut frontier, role) = join(url, job, worker, open_settings());
+    frontier.set_batch(batch);
+    if role == Role::Seed {
+        offer_nodes(&mut frontier, &[0], hosts);
+        frontier.seeded().unwrap();
+    }
+    let mut fetched = Vec::new();
+    let mut offers: BTreeMap<String, Vec<Offer>> = BTreeMap::new();
+    let mut done = Vec::new();
+    loop {
+        match frontier.next_step().unwrap() {
+            Next::Fetch(lease) => {
+                let n = entry_node(&lease);
+                fetched.push(n);
+                for m in links(n, size) {
+                    let (host, offer) = node(m, hosts);
+                    offers.entry(host).or_default().push(offer);
+                }
+                done.push(Done {
+                    lease,
+                    outcome: Outcome::Answered,
+                    requeue: None,
+                    settle: false,
+                });
+                if !frontier.has_leased() {
+                    let offers: Vec<(String, Vec<Offer>)> =
+                        std::mem::take(&mut offers).into_iter().collect();
+                    let finished = frontier.commit(&offers, &done, &[]).unwrap();
+                    assert_eq!(finished.len(), done.len());
+                    assert!(
+                        finished
+                            .iter()
+                            .all(|f| *f == Finished::Done { parked: false })
+                    );
+                    done.clear();
+                }
             }
             Next::Wait(wait) => std::thread::sleep(wait.min(Duration::from_millis(20))),
             Next::Seed => {
