@@ -32,6 +32,9 @@ const PRELUDE: &str = include_str!("lua/prelude.lua");
 /// The largest `k` the layout takes: 64 blocks of one bit.
 pub const MAX_DISTANCE: u32 = 63;
 
+/// Page ids a worker reserves at a time ([`RedisIndex::reserve`]).
+pub const ID_BLOCK: u64 = 64;
+
 /// A page as the index is asked about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageKeys {
@@ -109,6 +112,8 @@ pub struct RedisIndex {
     blocks: Vec<(u32, u32)>,
     admit: Script,
     worker: String,
+    /// Ids reserved and not used yet.
+    ids: std::ops::Range<u64>,
 }
 
 impl std::fmt::Debug for RedisIndex {
@@ -169,6 +174,7 @@ impl RedisIndex {
             blocks: blocks(max_distance),
             admit: Script::new(&format!("{PRELUDE}\n{}", include_str!("lua/admit.lua"))),
             worker: worker.to_string(),
+            ids: 0..0,
         })
     }
 
@@ -198,11 +204,20 @@ impl RedisIndex {
         self.keys.job(&format!("ix:p:{id}"))
     }
 
-    /// A new page id, unique in the job.
+    /// A new page id, unique in the job. Ids are reserved [`ID_BLOCK`] at a time, so most
+    /// calls ask nothing of the server; the ids a worker reserved and did not use are
+    /// never used.
     pub fn reserve(&mut self) -> Result<u64, JobError> {
+        if let Some(id) = self.ids.next() {
+            return Ok(id);
+        }
         let key = self.keys.job("ix:ids");
-        self.redis
-            .run("reserve", |con| redis::cmd("INCR").arg(&key).query(con))
+        let last: u64 = self.redis.run("reserve", |con| {
+            redis::cmd("INCRBY").arg(&key).arg(ID_BLOCK).query(con)
+        })?;
+        let first = last.saturating_sub(ID_BLOCK - 1).max(1);
+        self.ids = first + 1..last + 1;
+        Ok(first)
     }
 
     /// Reads what the index holds for `probe`, at one version.

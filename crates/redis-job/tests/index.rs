@@ -296,3 +296,45 @@ fn an_admitted_page_is_read_back_and_a_repeated_admission_is_the_same_one() {
     assert_eq!(again.near, vec![(id, 42, 0)]);
     assert_eq!(again.postings, vec![Some(id.to_be_bytes().to_vec())]);
 }
+
+#[test]
+fn a_page_of_thousands_of_sentences_is_admitted_whole_and_ids_differ_across_workers() {
+    let server = LocalRedis::start(false).unwrap();
+    let (mut a, mut b) = (
+        index(&server.url(), "long", "a"),
+        index(&server.url(), "long", "b"),
+    );
+    let mut ids: Vec<u64> = (0..100)
+        .flat_map(|_| [a.reserve().unwrap(), b.reserve().unwrap()])
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 200, "every id reserved once");
+    // More sentence keys than the script reads or writes in one call.
+    let sentences: Vec<u128> = (1..=2_500).collect();
+    let long = probe(7, None, &sentences);
+    let mut first = Worker::new(a, long.clone());
+    first.query();
+    first.admit();
+    assert_eq!(first.kept, Some(true));
+    let snapshot = b.query(&long).unwrap();
+    assert_eq!(snapshot.near, vec![(first.id, 7, 0)]);
+    assert!(
+        snapshot
+            .postings
+            .iter()
+            .all(|p| p.as_deref() == Some(&first.id.to_be_bytes()[..])),
+        "every sentence's posting names the page"
+    );
+    // A page sharing its last sentence only, judged against the index before the long one
+    // was admitted, conflicts.
+    let mut late = Worker::new(b, probe(1 << 40, None, &[2_500]));
+    late.snapshot = Some(Snapshot {
+        version: 0,
+        exact: None,
+        near: Vec::new(),
+        postings: vec![None],
+    });
+    late.admit();
+    assert_eq!((late.kept, late.conflicts), (Some(false), 1));
+}

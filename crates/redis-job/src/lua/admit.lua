@@ -9,11 +9,15 @@
 -- a page that could be its original arrived meanwhile: nothing is written, and the caller
 -- judges the page again. Of two near-duplicates admitted at once, exactly one is thus the
 -- original. An id already admitted (a reply lost, the step repeated) answers as before.
+--
+-- The keys are read with one MGET and written with one MSET (in groups, within what Lua's
+-- unpack takes), not one call each: a page has dozens of sentence keys.
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return {'admitted', tonumber(redis.call('HGET', KEYS[2], 'seq'))}
 end
 local judged = tonumber(ARGV[1])
 local nb = tonumber(ARGV[2])
+local GROUP = 1000
 local function version(head)
   local n = 0
   for i = 1, 8 do n = n * 256 + string.byte(head, i) end
@@ -30,24 +34,38 @@ end
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
   return {'conflict', KEYS[3]}
 end
-for i = 4, #KEYS do
-  local head = redis.call('GETRANGE', KEYS[i], 0, 7)
-  if #head == 8 and version(head) > judged then return {'conflict', KEYS[i]} end
+-- The values of KEYS[4..], read in groups; false where a key holds nothing.
+local values = {}
+for first = 4, #KEYS, GROUP do
+  local last = math.min(first + GROUP - 1, #KEYS)
+  local got = redis.call('MGET', unpack(KEYS, first, last))
+  for i = 1, last - first + 1 do values[first + i - 4] = got[i] end
+end
+for i = 1, #KEYS - 3 do
+  local v = values[i]
+  if v and #v >= 8 and version(v) > judged then return {'conflict', KEYS[i + 3]} end
 end
 local seq = redis.call('INCR', KEYS[1])
 local ver = be8(seq)
 local entry = ARGV[4] .. be8(tonumber(ARGV[3]))
-for i = 4, 3 + nb do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    redis.call('SETRANGE', KEYS[i], 0, ver)
-    redis.call('APPEND', KEYS[i], entry)
+-- Each block's list gains the page; each sentence key holds its new posting.
+local pairs_ = {}
+for i = 1, #KEYS - 3 do
+  local value
+  if i <= nb then
+    local old = values[i]
+    if old and #old >= 8 then value = ver .. string.sub(old, 9) .. entry else value = ver .. entry end
   else
-    redis.call('SET', KEYS[i], ver .. entry)
+    value = ver .. ARGV[10 + i - 1 - nb]
+  end
+  pairs_[#pairs_ + 1] = KEYS[i + 3]
+  pairs_[#pairs_ + 1] = value
+  if #pairs_ >= 2 * GROUP then
+    redis.call('MSET', unpack(pairs_))
+    pairs_ = {}
   end
 end
-for i = 4 + nb, #KEYS do
-  redis.call('SET', KEYS[i], ver .. ARGV[10 + i - 4 - nb])
-end
+if #pairs_ > 0 then redis.call('MSET', unpack(pairs_)) end
 if ARGV[5] == '1' then redis.call('SET', KEYS[3], ARGV[3]) end
 redis.call('HSET', KEYS[2], 'seq', seq, 'f', ARGV[4], 'u', ARGV[6], 't', ARGV[7],
   'l', ARGV[8], 'w', ARGV[9])
