@@ -79,6 +79,13 @@ pub type Seen<'a> = dyn Fn(&CanonicalUrl) -> Result<bool, EngineError> + 'a;
 pub trait Frontier {
     /// Whether `url` (whose key is `key`) was queued or decided before.
     fn is_seen(&self, url: &CanonicalUrl, key: &UrlKey) -> Result<bool, EngineError>;
+    /// `urls` are about to be asked [`Frontier::is_seen`] for the decision being made: a
+    /// frontier kept elsewhere asks about them all at once (this process's answers each
+    /// from its store).
+    fn look_up_seen(&self, urls: &[&CanonicalUrl]) -> Result<(), EngineError> {
+        let _ = urls;
+        Ok(())
+    }
     /// Queues `url` at `priority` (lower first) as part of `commit`, which reaches the store
     /// with the decision that found the URL.
     fn enqueue(

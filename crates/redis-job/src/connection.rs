@@ -260,6 +260,29 @@ impl Redis {
 }
 
 impl Redis {
+    /// Runs `commands` in their order, as [`Redis::run_scripts`] does scripts (one exchange
+    /// on one server, one command at a time on a cluster).
+    pub fn run_commands(
+        &mut self,
+        what: &str,
+        commands: &[redis::Cmd],
+    ) -> Result<Vec<Value>, JobError> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let single = matches!(self.target, RedisTarget::Single(_));
+        self.run(what, |con| {
+            if !single {
+                return commands.iter().map(|cmd| cmd.query(con)).collect();
+            }
+            let mut pipe = redis::pipe();
+            for cmd in commands {
+                pipe.add_command(cmd.clone());
+            }
+            pipe.query(con)
+        })
+    }
+
     /// Runs `calls` in their order and returns their replies: on one server in one exchange
     /// (a pipeline); on a cluster one call at a time, as the calls may be on several nodes.
     /// A call whose script the server does not hold yet (a new connection, a restarted

@@ -315,6 +315,45 @@ impl SharedFrontier {
         })
     }
 
+    /// [`SharedFrontier::is_seen`] of several URLs, by host, in one exchange (one server) or
+    /// one per host (a cluster): per host, per key, whether it was ever queued.
+    pub fn are_seen(
+        &mut self,
+        keys: &[(String, Vec<[u8; 16]>)],
+    ) -> Result<Vec<Vec<bool>>, JobError> {
+        let what = "are seen";
+        let commands: Vec<redis::Cmd> = keys
+            .iter()
+            .filter(|(_, keys)| !keys.is_empty())
+            .map(|(host, keys)| {
+                let mut cmd = redis::cmd("SMISMEMBER");
+                cmd.arg(self.keys.host(host, "seen"));
+                for key in keys {
+                    cmd.arg(key_hex(key));
+                }
+                cmd
+            })
+            .collect();
+        let mut replies = self.redis.run_commands(what, &commands)?.into_iter();
+        let mut out = Vec::with_capacity(keys.len());
+        for (_, keys) in keys {
+            if keys.is_empty() {
+                out.push(Vec::new());
+                continue;
+            }
+            let reply = replies
+                .next()
+                .ok_or_else(|| bad_reply(what, "fewer replies than hosts"))?;
+            let seen: Vec<i64> =
+                Vec::<i64>::from_redis_value(reply).map_err(|e| bad_reply(what, e))?;
+            if seen.len() != keys.len() {
+                return Err(bad_reply(what, format!("{} answers", seen.len())));
+            }
+            out.push(seen.into_iter().map(|n| n == 1).collect());
+        }
+        Ok(out)
+    }
+
     /// A URL of `host` about to be recorded without being queued (out of scope, a trap...):
     /// marks it seen, and says whether this worker is the first of the job to decide it
     /// (then it records it; otherwise another worker did, or it was queued).

@@ -354,6 +354,8 @@ impl Coordinator {
             self.links.note_copy(&page, original);
         }
         if !nofollow && expands {
+            let urls: Vec<&CanonicalUrl> = links.iter().filter_map(|(_, c)| c.as_ref()).collect();
+            self.frontier.look_up_seen(&urls)?;
             (self.carry()).follow_links(entry, seq, links, &follow, &mut decided)?;
         } else {
             decided.decision.fates_mut();

@@ -89,6 +89,9 @@ pub struct RedisFrontier {
     /// URLs known to be seen in the job (a URL once seen stays seen): most links of a site
     /// are its navigation, asked about again and again. Bounded: cleared when full.
     known_seen: Mutex<HashSet<UrlKey>>,
+    /// URLs the job had not seen when the decision being made looked them up
+    /// ([`Frontier::look_up_seen`]): not asked again until it is committed.
+    known_new: Mutex<HashSet<UrlKey>>,
     /// URLs decided by the decision being committed whose parked links were released: their
     /// parking is removed once the decision is committed and their leases finished.
     settling: Vec<(String, UrlKey)>,
@@ -102,6 +105,11 @@ pub struct RedisFrontier {
     finishing: Vec<Done>,
     settles: Vec<(String, UrlKey)>,
     held_back_since: Option<Instant>,
+}
+
+/// The lock, whether or not a holder panicked.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// URLs [`RedisFrontier`] remembers as seen (16 bytes each: some 40 MB with the set's own).
@@ -143,6 +151,7 @@ impl RedisFrontier {
             robots: HashMap::new(),
             seeds,
             known_seen: Mutex::new(HashSet::new()),
+            known_new: Mutex::new(HashSet::new()),
             settling: Vec::new(),
             resolutions: Resolutions::default(),
             robots_holds: HashMap::new(),
@@ -246,6 +255,9 @@ impl Frontier for RedisFrontier {
         if pending || known || self.store.is_seen(key)? {
             return Ok(true);
         }
+        if lock(&self.known_new).contains(key) {
+            return Ok(false);
+        }
         let seen = self
             .shared
             .lock()
@@ -256,6 +268,39 @@ impl Frontier for RedisFrontier {
             self.remember_seen(*key);
         }
         Ok(seen)
+    }
+
+    fn look_up_seen(&self, urls: &[&CanonicalUrl]) -> Result<(), EngineError> {
+        let mut by_origin: BTreeMap<String, Vec<UrlKey>> = BTreeMap::new();
+        {
+            let known = lock(&self.known_seen);
+            for url in urls {
+                let key = nearcrawl_store::url_key(url.as_str());
+                if !known.contains(&key) && !self.store.is_seen(&key)? {
+                    by_origin
+                        .entry(origin_of(url.as_url()))
+                        .or_default()
+                        .push(key);
+                }
+            }
+        }
+        if by_origin.is_empty() {
+            return Ok(());
+        }
+        let asked: Vec<(String, Vec<UrlKey>)> = by_origin.into_iter().collect();
+        let answers = lock(&self.shared).are_seen(&asked).map_err(shared_error)?;
+        let mut new = lock(&self.known_new);
+        for ((_, keys), seen) in asked.iter().zip(answers) {
+            for (key, seen) in keys.iter().zip(seen) {
+                match seen {
+                    true => self.remember_seen(*key),
+                    false => {
+                        new.insert(*key);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn counterpart_hub(
@@ -533,6 +578,7 @@ impl Frontier for RedisFrontier {
 
     fn committed(&mut self, taken: &[QueueKey]) -> Result<(), EngineError> {
         self.named.clear();
+        lock(&self.known_new).clear();
         for key in taken {
             let Some(held) = self.held.remove(key) else {
                 continue;
