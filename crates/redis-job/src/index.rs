@@ -178,6 +178,19 @@ impl RedisIndex {
         })
     }
 
+    /// The same index on a connection of its own (to read it from another thread).
+    pub fn reopen(&self) -> Result<RedisIndex, JobError> {
+        Ok(RedisIndex {
+            redis: self.redis.reopen()?,
+            keys: self.keys.clone(),
+            max_distance: self.max_distance,
+            blocks: self.blocks.clone(),
+            admit: self.admit.clone(),
+            worker: self.worker.clone(),
+            ids: 0..0,
+        })
+    }
+
     fn block_keys(&self, fingerprint: u64) -> Vec<String> {
         self.blocks
             .iter()

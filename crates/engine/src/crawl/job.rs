@@ -218,7 +218,7 @@ pub(super) fn shared_parts(
             job.analyzer.max_distance,
         )
         .map_err(shared_error)?;
-        Some(shared_dedup::SharedDedup::new(index, job.analyzer.verify))
+        Some(shared_dedup::SharedDedup::new(index, job.analyzer.verify)?)
     } else {
         None
     };

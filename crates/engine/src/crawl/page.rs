@@ -71,6 +71,7 @@ impl Coordinator {
             canonical_links,
             judged,
             rendered,
+            index_read,
             ..
         } = *analysed;
         let host = nearcrawl_frontier::authority(&page.url);
@@ -96,7 +97,7 @@ impl Coordinator {
             }
             (None, Some(dedup)) => {
                 let stage = self.judge.local()?.stage_mut();
-                let shared = dedup.judge(stage, analysis, &entry.url, &host)?;
+                let shared = dedup.judge(stage, analysis, (&entry.url, &host), index_read)?;
                 Progress::add(&self.progress.sentence_matches, shared.matches);
                 let judgement = shared.judgement;
                 let outcome = (shared.kept, shared.original_url);

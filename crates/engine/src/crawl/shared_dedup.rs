@@ -10,6 +10,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use nearcrawl_dedup::{
     DedupStage, Judgement, Originals, PageAnalysis, Prepared, stage_sentence_cutoff,
@@ -48,6 +49,59 @@ pub(super) struct SharedDedup {
     verify: bool,
     /// Admissions refused because another worker admitted a page sharing a key first.
     pub conflicts: u64,
+    /// Reads of the index made ahead, off the coordinator.
+    reads: Arc<IndexReads>,
+}
+
+/// A page's keys and what the index held for them, read where the page was analysed.
+pub(super) type IndexRead = (PageKeys, Snapshot);
+
+/// Reads of the job's index for pages being analysed (on the blocking pool), so that the
+/// coordinator judges a page against a snapshot already read and asks the job only to admit
+/// it. A snapshot read ahead is as good as one read on the coordinator: an admission checks
+/// that none of the page's keys was written since the snapshot's version, whenever it was
+/// read, and a page judged a duplicate has an original the index still holds.
+pub(super) struct IndexReads {
+    /// Connections not in use, and one to open more from.
+    idle: Mutex<Vec<RedisIndex>>,
+    first: Mutex<RedisIndex>,
+    verify: bool,
+}
+
+impl IndexReads {
+    /// Prepares `analysis` for verification (when the job verifies) and reads its keys; `None`
+    /// when the index cannot be read now (the coordinator reads it then).
+    pub(super) fn read(&self, analysis: &mut PageAnalysis) -> Option<IndexRead> {
+        if self.verify && analysis.prepared.is_none() {
+            analysis.prepared = Some(Prepared::of(analysis));
+        }
+        let probe = probe_of(analysis, self.verify);
+        let popped = lock(&self.idle).pop();
+        let mut index = match popped {
+            Some(index) => index,
+            None => lock(&self.first).reopen().ok()?,
+        };
+        let snapshot = index.query(&probe).ok();
+        lock(&self.idle).push(index);
+        Some((probe, snapshot?))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The keys `analysis` is looked up by in the index.
+fn probe_of(analysis: &PageAnalysis, verify: bool) -> PageKeys {
+    let has_text = !analysis.tokens.is_empty();
+    PageKeys {
+        fingerprint: analysis.simhash.bits(),
+        exact: has_text.then(|| analysis.exact_key.0.to_be_bytes().to_vec()),
+        sentences: match (&analysis.prepared, has_text && verify) {
+            (Some(prepared), true) => prepared.sentences.clone(),
+            _ => Vec::new(),
+        },
+    }
 }
 
 /// Link keys as the index keeps them: absent, or a marker byte and the keys as the store
@@ -64,22 +118,33 @@ fn unpack_links(bytes: &[u8]) -> Option<Vec<u64>> {
 }
 
 impl SharedDedup {
-    pub(super) fn new(index: RedisIndex, verify: bool) -> SharedDedup {
-        SharedDedup {
+    pub(super) fn new(index: RedisIndex, verify: bool) -> Result<SharedDedup, EngineError> {
+        let reads = IndexReads {
+            idle: Mutex::new(Vec::new()),
+            first: Mutex::new(index.reopen().map_err(shared_error)?),
+            verify,
+        };
+        Ok(SharedDedup {
             index,
             verify,
             conflicts: 0,
-        }
+            reads: Arc::new(reads),
+        })
+    }
+
+    /// Where pages being analysed read the index ahead.
+    pub(super) fn reads(&self) -> Arc<IndexReads> {
+        Arc::clone(&self.reads)
     }
 
     /// Judges `analysis` (of page `url` of `host`) against the job's index, and admits it
-    /// there if it is unique.
+    /// there if it is unique; against `read` first, when the index was read ahead.
     pub(super) fn judge(
         &mut self,
         stage: &mut DedupStage,
         mut analysis: PageAnalysis,
-        url: &str,
-        host: &str,
+        (url, host): (&str, &str),
+        mut read: Option<IndexRead>,
     ) -> Result<SharedJudgement, EngineError> {
         if self.verify && analysis.prepared.is_none() {
             analysis.prepared = Some(Prepared::of(&analysis));
@@ -92,15 +157,11 @@ impl SharedDedup {
         let mut conflicts = 0;
         loop {
             let has_text = !analysis.tokens.is_empty();
-            let probe = PageKeys {
-                fingerprint: analysis.simhash.bits(),
-                exact: has_text.then(|| analysis.exact_key.0.to_be_bytes().to_vec()),
-                sentences: match (&analysis.prepared, has_text && self.verify) {
-                    (Some(prepared), true) => prepared.sentences.clone(),
-                    _ => Vec::new(),
-                },
+            let probe = probe_of(&analysis, self.verify);
+            let snapshot = match read.take() {
+                Some((keys, snapshot)) if keys == probe => snapshot,
+                _ => self.index.query(&probe).map_err(shared_error)?,
             };
-            let snapshot = self.index.query(&probe).map_err(shared_error)?;
             let candidates = snapshot
                 .near
                 .iter()
@@ -297,7 +358,7 @@ mod tests {
             super::super::SHARED,
         )
         .unwrap();
-        (SharedDedup::new(index, true), stage)
+        (SharedDedup::new(index, true).unwrap(), stage)
     }
 
     #[test]
@@ -309,7 +370,12 @@ mod tests {
         let (mut dead, mut dead_stage) = worker(&server.url(), "dead");
         let analysis = dead_stage.analyzer().analyze_text(&text);
         let first = dead
-            .judge(&mut dead_stage, analysis, "http://h.test/p4", "h.test")
+            .judge(
+                &mut dead_stage,
+                analysis,
+                ("http://h.test/p4", "h.test"),
+                None,
+            )
             .unwrap();
         let Some(kept) = first.kept else {
             panic!("kept: {:?}", first.judgement.verdict)
@@ -320,17 +386,67 @@ mod tests {
         let (mut other, mut stage) = worker(&server.url(), "other");
         let analysis = stage.analyzer().analyze_text(&text);
         let again = other
-            .judge(&mut stage, analysis, "http://h.test/p4", "h.test")
+            .judge(&mut stage, analysis, ("http://h.test/p4", "h.test"), None)
             .unwrap();
         assert_eq!(again.judgement.verdict, nearcrawl_dedup::Likeness::Unique);
         assert_eq!(again.kept, Some(kept));
         // Another URL with the same text is still its copy.
         let analysis = stage.analyzer().analyze_text(&text);
         let copy = other
-            .judge(&mut stage, analysis, "http://h.test/copy", "h.test")
+            .judge(&mut stage, analysis, ("http://h.test/copy", "h.test"), None)
             .unwrap();
         assert_ne!(copy.judgement.verdict, nearcrawl_dedup::Likeness::Unique);
         assert_eq!(copy.original_url.as_deref(), Some("http://h.test/p4"));
+    }
+
+    /// A page's index read ahead (on the pool) and an original of it admitted by another
+    /// worker before the page is judged: judged unique on the stale read, its admission
+    /// conflicts, and judged again it is the other's copy.
+    #[test]
+    fn a_page_judged_on_a_stale_read_ahead_is_judged_again_when_its_admission_conflicts() {
+        let server = nearcrawl_redis_job::server::LocalRedis::start(false).unwrap();
+        let text: String = (0..12)
+            .map(|i| format!("Sentence {i} speaks of the harbour, the rope and bell {i}. "))
+            .collect();
+        let (mut late, mut late_stage) = worker(&server.url(), "late");
+        let mut analysis = late_stage.analyzer().analyze_text(&text);
+        let read = late.reads().read(&mut analysis);
+        assert!(read.as_ref().is_some_and(|(_, s)| s.near.is_empty()));
+        let (mut first, mut first_stage) = worker(&server.url(), "first");
+        let original = first_stage.analyzer().analyze_text(&text);
+        let kept = first
+            .judge(
+                &mut first_stage,
+                original,
+                ("http://h.test/a", "h.test"),
+                None,
+            )
+            .unwrap();
+        assert!(kept.kept.is_some());
+        let judged = late
+            .judge(
+                &mut late_stage,
+                analysis,
+                ("http://h.test/b", "h.test"),
+                read,
+            )
+            .unwrap();
+        assert_ne!(judged.judgement.verdict, nearcrawl_dedup::Likeness::Unique);
+        assert_eq!(judged.original_url.as_deref(), Some("http://h.test/a"));
+        assert_eq!(late.conflicts, 1);
+        // Read ahead after the original was kept: a copy at once, with no conflict.
+        let mut analysis = late_stage.analyzer().analyze_text(&text);
+        let read = late.reads().read(&mut analysis);
+        let copy = late
+            .judge(
+                &mut late_stage,
+                analysis,
+                ("http://h.test/c", "h.test"),
+                read,
+            )
+            .unwrap();
+        assert_eq!(copy.original_url.as_deref(), Some("http://h.test/a"));
+        assert_eq!(late.conflicts, 1);
     }
 
     #[test]

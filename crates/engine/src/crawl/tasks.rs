@@ -95,6 +95,8 @@ pub(super) struct Analysed {
     /// Its judgement, when the judge is on a thread of its own (it judged the page between
     /// the pool and the coordinator).
     pub(super) judged: Option<Away>,
+    /// In a shared job, its keys and what the job's index held for them, read on the pool.
+    pub(super) index_read: Option<super::shared_dedup::IndexRead>,
 }
 
 /// The URL keys of a page's links that the crawl had seen when the page was analysed,
@@ -177,8 +179,9 @@ impl Coordinator {
             let (postings, prejudge) = self.judge.ahead();
             Ahead { postings, prejudge }
         });
-        // A shared job's seen set is the job's, not this store's.
+        // A shared job's seen set is the job's, not this store's; its index is read ahead.
         let seen_in = self.shared_dedup.is_none().then(|| Arc::clone(&self.store));
+        let index_reads = self.shared_dedup.as_ref().map(|d| d.reads());
         let warc_level = self.archive.warc_level();
         let focused = self.focus.is_some();
         let probes = self.job.config.dedup.enabled && self.links.probes();
@@ -287,6 +290,9 @@ impl Coordinator {
                             }))
                             .ok()
                         });
+                        if let (Ok(analysed), Some(reads)) = (&mut analysis, &index_reads) {
+                            analysed.index_read = reads.read(&mut analysed.analysis);
+                        }
                         if let Ok(analysed) = &mut analysis {
                             analysed.rendered = rendered;
                             if warc.is_some() {
@@ -399,6 +405,7 @@ fn analyse(
         canonical_links: None,
         judged: None,
         rendered: None,
+        index_read: None,
     }
 }
 

@@ -166,10 +166,7 @@ impl RedisFrontier {
     }
 
     fn remember_seen(&self, key: UrlKey) {
-        let mut known = self
-            .known_seen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut known = lock(&self.known_seen);
         if known.len() >= KNOWN_SEEN {
             known.clear();
         }
@@ -247,21 +244,14 @@ impl Frontier for RedisFrontier {
             .is_some_and(|offers| offers.iter().any(|o| &o.key == key));
         // Refused by this worker (its store marks them seen), known seen already (seen is
         // for ever), or queued or refused by any worker.
-        let known = self
-            .known_seen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(key);
+        let known = lock(&self.known_seen).contains(key);
         if pending || known || self.store.is_seen(key)? {
             return Ok(true);
         }
         if lock(&self.known_new).contains(key) {
             return Ok(false);
         }
-        let seen = self
-            .shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let seen = lock(&self.shared)
             .is_seen(&origin, key)
             .map_err(shared_error)?;
         if seen {
@@ -510,7 +500,7 @@ impl Frontier for RedisFrontier {
         for (_, ip) in self.resolutions.known() {
             *names.entry(AddressKey::of(ip)).or_default() += 1;
         }
-        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut shared = lock(&self.shared);
         names
             .into_iter()
             .map(|(key, names)| {
@@ -563,12 +553,7 @@ impl Frontier for RedisFrontier {
     }
 
     fn queued(&self) -> Result<u64, EngineError> {
-        let status = self
-            .shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .status()
-            .map_err(shared_error)?;
+        let status = lock(&self.shared).status().map_err(shared_error)?;
         Ok(status.queued)
     }
 
