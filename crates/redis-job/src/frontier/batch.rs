@@ -173,7 +173,7 @@ impl SharedFrontier {
 
     /// Announces `heads` (host, time, priority of its next URL) and schedules `schedules`
     /// (host, its stamp when picked, hint), all in one exchange: all are the job's keys.
-    fn schedule_all(
+    pub(super) fn schedule_all(
         &mut self,
         heads: &[(&str, Option<u64>, Option<i64>)],
         schedules: &[(&str, &str, Hint)],

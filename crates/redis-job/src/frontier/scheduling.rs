@@ -28,24 +28,7 @@ impl SharedFrontier {
         &mut self,
         hosts: &[(&str, Option<u64>, Option<i64>)],
     ) -> Result<(), JobError> {
-        let keys = ["ready", "stamps", "hosts", "heads"].map(|s| self.keys.job(s));
-        let script = &self.scripts.announce;
-        self.redis.run("announce", |con| {
-            let mut call = script.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            for (host, at, head) in hosts {
-                call.arg(*host);
-                match at {
-                    Some(at) => call.arg(*at),
-                    None => call.arg("now"),
-                };
-                call.arg(head_arg(*head));
-            }
-            call.invoke::<Value>(con)
-        })?;
-        Ok(())
+        self.schedule_all(hosts, &[])
     }
 
     /// What this worker should do next.
@@ -263,24 +246,7 @@ impl SharedFrontier {
     }
 
     pub(super) fn schedule(&mut self, host: &str, stamp: &str, hint: Hint) -> Result<(), JobError> {
-        let [ready, stamps, heads, job, ending] =
-            ["ready", "stamps", "heads", "job", "ending"].map(|s| self.keys.job(s));
-        let script = &self.scripts.schedule;
-        let head = head_arg(hint.head);
-        self.redis.run("schedule", |con| {
-            script
-                .key(&ready)
-                .key(&stamps)
-                .key(&heads)
-                .key(&job)
-                .key(&ending)
-                .arg(host)
-                .arg(stamp)
-                .arg(hint.at)
-                .arg(&head)
-                .invoke::<Value>(con)
-        })?;
-        Ok(())
+        self.schedule_all(&[], &[(host, stamp, hint)])
     }
 
     /// `lease` is done with: `outcome` says how the request went, and `requeue` (priority,
