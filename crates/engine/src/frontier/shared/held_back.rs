@@ -14,8 +14,8 @@ use super::{RedisFrontier, Requeue, lock, origin_of, outcome, shared_error};
 use crate::error::EngineError;
 
 /// Decisions committed locally and not yet made known to the job are sent together
-/// ([`SharedFrontier::commit`]) when the job is next asked for work, or once this many wait,
-/// or once the first has waited [`HOLD_BACK`].
+/// ([`SharedFrontier::commit`](nearcrawl_redis_job::SharedFrontier::commit)) when the job is
+/// next asked for work, or once this many wait, or once the first has waited [`HOLD_BACK`].
 const HOLD_BACK_DECISIONS: usize = 32;
 const HOLD_BACK: Duration = Duration::from_millis(50);
 
