@@ -145,6 +145,23 @@ fn at(what: &str, items: &[Value], i: usize) -> Result<Value, JobError> {
         .ok_or_else(|| bad_reply(what, format!("{} parts, wanted more than {i}", items.len())))
 }
 
+/// lua/offer.lua's call for `offers` of a host whose keys ([`SharedFrontier::host_keys`]'s)
+/// are `keys`.
+fn offer_call<'a>(
+    script: &'a Script,
+    [q, e, _, _, p, _, seen]: [String; 7],
+    offers: &[Offer],
+) -> redis::ScriptInvocation<'a> {
+    let mut call = script.prepare_invoke();
+    call.key(q).key(e).key(seen).key(p);
+    for offer in offers {
+        call.arg(key_hex(&offer.key))
+            .arg(offer.priority)
+            .arg(offer.entry.as_slice());
+    }
+    call
+}
+
 /// Hex of a URL key.
 pub fn key_hex(key: &[u8; 16]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -286,18 +303,8 @@ impl SharedFrontier {
             return Ok(Vec::new());
         }
         let what = "offer";
-        let [q, e, _, _, p, _, seen] = self.host_keys(host);
-        let script = &self.scripts.offer;
-        let mut reply: Vec<i64> = self.redis.run(what, |con| {
-            let mut call = script.key(&q);
-            call.key(&e).key(&seen).key(&p);
-            for offer in offers {
-                call.arg(key_hex(&offer.key))
-                    .arg(offer.priority)
-                    .arg(offer.entry.as_slice());
-            }
-            call.invoke(con)
-        })?;
+        let call = offer_call(&self.scripts.offer, self.host_keys(host), offers);
+        let mut reply: Vec<i64> = self.redis.run(what, |con| call.invoke(con))?;
         let head = reply.pop();
         if reply.len() != offers.len() {
             return Err(bad_reply(what, format!("{} answers", reply.len())));

@@ -157,10 +157,14 @@ impl SharedDedup {
         let mut conflicts = 0;
         loop {
             let has_text = !analysis.tokens.is_empty();
-            let probe = probe_of(&analysis, self.verify);
-            let snapshot = match read.take() {
-                Some((keys, snapshot)) if keys == probe => snapshot,
-                _ => self.index.query(&probe).map_err(shared_error)?,
+            // Read ahead from this same analysis (its keys made as here), or read now.
+            let (probe, snapshot) = match read.take() {
+                Some(read) => read,
+                None => {
+                    let probe = probe_of(&analysis, self.verify);
+                    let snapshot = self.index.query(&probe).map_err(shared_error)?;
+                    (probe, snapshot)
+                }
             };
             let candidates = snapshot
                 .near

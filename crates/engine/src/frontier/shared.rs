@@ -238,11 +238,16 @@ impl Frontier for RedisFrontier {
         // Refused by this worker (its store marks them seen), known seen already (seen is
         // for ever), or queued or refused by any worker.
         let known = lock(&self.known_seen).contains(key);
-        if pending || known || self.store.is_seen(key)? {
+        if pending || known {
             return Ok(true);
         }
+        // Looked up as new for this decision: neither this store (asked then, unchanged
+        // until the decision is committed) nor the job had it.
         if lock(&self.known_new).contains(key) {
             return Ok(false);
+        }
+        if self.store.is_seen(key)? {
+            return Ok(true);
         }
         let seen = lock(&self.shared)
             .is_seen(&origin, key)

@@ -10,7 +10,7 @@ use crate::error::{JobError, bad_reply};
 use super::addresses::outcome_args;
 use super::answers::{Finished, Lease, Offer, Outcome};
 use super::scheduling::{Hint, head_arg};
-use super::{SharedFrontier, at, int, key_hex, parts, text};
+use super::{SharedFrontier, at, int, key_hex, offer_call, parts, text};
 
 /// A lease to finish in a [`SharedFrontier::commit`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,15 +56,7 @@ impl SharedFrontier {
         };
         let mut calls: Vec<ScriptInvocation<'_>> = Vec::new();
         for (host, offers) in offers.iter().filter(|(_, o)| !o.is_empty()) {
-            let [q, e, _, _, p, _, seen] = self.host_keys(host);
-            let mut call = scripts.offer.prepare_invoke();
-            call.key(q).key(e).key(seen).key(p);
-            for offer in offers {
-                call.arg(key_hex(&offer.key))
-                    .arg(offer.priority)
-                    .arg(offer.entry.as_slice());
-            }
-            calls.push(call);
+            calls.push(offer_call(&scripts.offer, self.host_keys(host), offers));
         }
         let offered = calls.len();
         // The places first: a finish that finds its lease stale still ends the request its

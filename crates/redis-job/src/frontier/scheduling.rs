@@ -130,13 +130,17 @@ impl SharedFrontier {
     /// queues, at their places, so that a worker that stops leaves none to wait for their
     /// leases' end.
     pub fn give_back(&mut self) -> Result<(), JobError> {
-        while let Some(lease) = self.leased.pop_front() {
-            let entry = lease.entry.clone();
-            self.finish(
-                &lease,
-                Outcome::NotFetched,
-                Some((u64::from(lease.priority), &entry)),
-            )?;
+        let done: Vec<super::Done> = std::mem::take(&mut self.leased)
+            .into_iter()
+            .map(|lease| super::Done {
+                requeue: Some((u64::from(lease.priority), lease.entry.clone())),
+                lease,
+                outcome: Outcome::NotFetched,
+                settle: false,
+            })
+            .collect();
+        if !done.is_empty() {
+            self.commit(&[], &done, &[])?;
         }
         Ok(())
     }
