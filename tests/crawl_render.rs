@@ -457,7 +457,9 @@ async fn a_page_asking_for_thousands_of_urls_across_hosts_gets_its_budget() {
     let out = dir.path().join("flood");
     let mut config = rendering(RenderMode::Always);
     config.render.max_subresources = 40;
-    config.render.timeout_ms = 10_000;
+    // Each of the 5,000 requests is answered (refused) over the DevTools connection: about
+    // 10 s on two busy cores, so the page's limit leaves room for a loaded machine.
+    config.render.timeout_ms = 30_000;
     run(&format!("{}\n", running.url("/")), &out, config).await;
     let flooded = (running.site.requests().into_iter())
         .filter(|(path, _)| path.starts_with("/flood/"))
@@ -475,7 +477,7 @@ async fn a_page_asking_for_thousands_of_urls_across_hosts_gets_its_budget() {
         rendered.refused + 40 >= rendered.requests,
         "past its budget, every request is refused: {page:#?}"
     );
-    assert!(rendered.ms <= 12_000, "{page:#?}");
+    assert!(rendered.ms <= 32_000, "{page:#?}");
     let next = record(&seen, "/next.html");
     assert_eq!(next.verdict, Verdict::Unique, "{next:#?}");
 }
